@@ -1,0 +1,1 @@
+"""The controller: P4Runtime southbound, path state, REST, os-ken application."""

@@ -1,0 +1,111 @@
+"""Entry point: ``python -m mpsched.controller --netcfg FILE`` (also ``mpsched controller``)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+
+from mpsched.layout import p4_artifacts
+
+
+def build_parser() -> argparse.ArgumentParser:
+    art = p4_artifacts()
+    parser = argparse.ArgumentParser(
+        prog="mpsched controller",
+        description="Run the multipath scheduler controller (os-ken app): push the P4 pipeline "
+        "to every switch of the network description over P4Runtime, install routes and path "
+        "weights, poll per-path counters, and serve the REST API.",
+    )
+    parser.add_argument(
+        "--netcfg", required=True, help="network description JSON (written by `mpsched topo`)"
+    )
+    parser.add_argument(
+        "--p4info", default=str(art.p4info), help="P4Info text file (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--bmv2-json", default=str(art.bmv2_json), help="BMv2 JSON (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--rest-host", default="127.0.0.1", help="REST listen address (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--rest-port", type=int, default=8080, help="REST listen port (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--poll-interval",
+        type=float,
+        default=1.0,
+        help="seconds between counter reads (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    log = logging.getLogger("mpsched.controller")
+
+    from os_ken.lib import hub
+
+    hub.patch(thread=False)
+
+    from os_ken.base import app_manager
+
+    from mpsched.netcfg import ConfigError, NetCfg
+    from mpsched.p4info import P4Info, P4InfoError
+    from mpsched.pipeline import Pipeline
+
+    from .app import MultipathApp
+    from .core import Controller, ControllerSettings
+
+    if args.poll_interval <= 0:
+        log.error("--poll-interval: must be positive")
+        return 2
+    try:
+        net = NetCfg.load(args.netcfg)
+        pipeline = Pipeline(P4Info.from_file(args.p4info))
+        open(args.bmv2_json, "rb").close()
+        controller = Controller(
+            net, pipeline, args.bmv2_json, ControllerSettings(poll_interval=args.poll_interval)
+        )
+    except (ConfigError, P4InfoError, OSError, ValueError) as error:
+        log.error("%s", error)
+        return 2
+
+    stopping = hub.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("signal %d: stopping", signum)
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    manager = app_manager.AppManager.get_instance()
+    try:
+        app = manager.instantiate(
+            MultipathApp, controller=controller, rest_host=args.rest_host, rest_port=args.rest_port
+        )
+        app.start()
+    except OSError as error:
+        log.error("cannot serve REST on %s:%d: %s", args.rest_host, args.rest_port, error)
+        controller.stop()
+        return 2
+    try:
+        while not stopping.is_set():
+            stopping.wait(timeout=0.5)
+    finally:
+        app.stop()
+        manager.uninstantiate(app.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

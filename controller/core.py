@@ -1,0 +1,161 @@
+"""The controller's state and operations, independent of os-ken and HTTP.
+
+`Controller` owns the intended state (path weights), one `SwitchAgent` per
+switch, and the per-path statistics. Its methods block the calling native
+thread; the os-ken application runs them off the eventlet hub.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import wait
+from dataclasses import dataclass
+
+from mpsched.netcfg import NetCfg
+from mpsched.p4runtime import P4RuntimeClient
+from mpsched.pipeline import Pipeline
+
+from .southbound import SwitchAgent
+from .stats import PathStats, Sample
+from .weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CLASS = 0
+
+
+class NotFoundError(LookupError):
+    pass
+
+
+class UnavailableError(RuntimeError):
+    """A switch did not acknowledge a change."""
+
+
+@dataclass(frozen=True)
+class ControllerSettings:
+    poll_interval: float = 1.0
+    write_timeout: float = 5.0
+    default_weight: int = 1
+
+
+class Controller:
+    def __init__(
+        self,
+        net: NetCfg,
+        pipeline: Pipeline,
+        bmv2_json: str,
+        settings: ControllerSettings | None = None,
+    ) -> None:
+        self.net = net
+        self.pipeline = pipeline
+        self.settings = settings or ControllerSettings()
+        ids = net.path_ids()
+        too_high = [p for p in ids if p > pipeline.max_paths]
+        if too_high:
+            raise ValueError(f"path ids {too_high} exceed the program's {pipeline.max_paths} paths")
+        self._lock = threading.Lock()
+        self._weights = {p: self.settings.default_weight for p in ids}
+        self._rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
+        self._stats = {p: PathStats(p) for p in ids}
+        self.agents = [
+            SwitchAgent(
+                sw,
+                net,
+                pipeline,
+                bmv2_json,
+                self.weights,
+                self._on_sample,
+                poll_interval=self.settings.poll_interval,
+            )
+            for sw in net.switches
+        ]
+
+    # -- lifecycle -------------------------------------------------------
+
+    def start(self) -> None:
+        for agent in self.agents:
+            agent.start()
+
+    def wait_ready(self, timeout: float) -> bool:
+        return all(agent.wait_ready(timeout) for agent in self.agents)
+
+    def stop(self) -> None:
+        for agent in self.agents:
+            agent.stop()
+        for agent in self.agents:
+            agent.join(timeout=5)
+
+    # -- state -----------------------------------------------------------
+
+    def weights(self) -> dict[int, int]:
+        with self._lock:
+            return dict(self._weights)
+
+    def _on_sample(self, switch: str, samples: dict[int, Sample]) -> None:
+        with self._lock:
+            for path_id, sample in samples.items():
+                self._stats[path_id].update(switch, sample)
+
+    def path_ids(self) -> list[int]:
+        return sorted(self._weights)
+
+    def path(self, path_id: int) -> dict:
+        with self._lock:
+            if path_id not in self._weights:
+                raise NotFoundError(f"no path {path_id}")
+            stats = self._stats[path_id]
+            view = {
+                "id": path_id,
+                "weight": self._weights[path_id],
+                "configured_rate_mbps": self._rates.get(path_id),
+            }
+            view.update(stats.totals())
+            view["by_switch"] = {name: s.to_dict() for name, s in sorted(stats.by_switch.items())}
+            return view
+
+    def paths(self) -> list[dict]:
+        return [self.path(p) for p in self.path_ids()]
+
+    def switches(self) -> list[dict]:
+        return [
+            {
+                "name": a.sw.name,
+                "device_id": a.sw.device_id,
+                "grpc_address": a.sw.grpc_address,
+                "state": a.status.state,
+                "error": a.status.error,
+                "since": a.status.since,
+            }
+            for a in self.agents
+        ]
+
+    # -- operations ------------------------------------------------------
+
+    def set_weight(self, path_id: int, weight: int) -> dict:
+        """Set one path's weight on every switch; returns the path once all acknowledged."""
+        if not 0 <= weight <= MAX_WEIGHT:
+            raise ValueError(f"weight must be 0..{MAX_WEIGHT}")
+        with self._lock:
+            if path_id not in self._weights:
+                raise NotFoundError(f"no path {path_id}")
+            self._weights[path_id] = weight
+            entry = self.pipeline.weights(DEFAULT_CLASS, self._weights)
+
+        def job(client: P4RuntimeClient) -> None:
+            client.modify(entry)
+
+        futures = {a.sw.name: a.submit(job) for a in self.agents}
+        done, pending = wait(futures.values(), timeout=self.settings.write_timeout)
+        failed = [f"{name}: timed out" for name, f in futures.items() if f in pending]
+        failed += [
+            f"{name}: {f.exception()}"
+            for name, f in futures.items()
+            if f in done and f.exception() is not None
+        ]
+        if failed:
+            # The intended weight stays; a switch that comes back is reprogrammed with it.
+            raise UnavailableError("; ".join(failed))
+        log.info("path %d weight -> %d", path_id, weight)
+        return self.path(path_id)

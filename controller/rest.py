@@ -1,0 +1,172 @@
+"""The REST API as a plain WSGI application (webob), independent of os-ken.
+
+Every handler validates its input and answers JSON. Errors are
+``{"error": <message>, "field": <name or null>}`` with 400 (bad input, the
+field named), 404 (unknown resource), 405, 413, or 503 (a switch did not
+acknowledge). The API is described in openapi.yaml, served at /openapi.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from importlib import resources
+from typing import Any, Protocol
+
+from webob import Request, Response
+
+from .core import NotFoundError, UnavailableError
+from .weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024
+
+
+class Backend(Protocol):
+    def paths(self) -> list[dict]: ...
+    def path(self, path_id: int) -> dict: ...
+    def switches(self) -> list[dict]: ...
+    def set_weight(self, path_id: int, weight: int) -> dict: ...
+
+
+class HttpError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.headers = headers or {}
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    return Response(
+        body=(json.dumps(body, indent=2) + "\n").encode(),
+        status=status,
+        content_type="application/json",
+        charset=None,
+    )
+
+
+def read_json_object(request: Request) -> dict:
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
+    raw = request.body_file.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise HttpError(400, f"body is not valid JSON: {error}", "body") from None
+    if not isinstance(data, dict):
+        raise HttpError(400, "body must be a JSON object", "body")
+    return data
+
+
+def parse_weight(body: dict) -> int:
+    unknown = sorted(set(body) - {"weight"})
+    if unknown:
+        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+    if "weight" not in body:
+        raise HttpError(400, "missing field 'weight'", "weight")
+    weight = body["weight"]
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
+        raise HttpError(400, f"'weight' must be an integer 0..{MAX_WEIGHT}", "weight")
+    return weight
+
+
+Handler = Callable[..., Response]
+
+
+class RestApi:
+    """WSGI application; `run_blocking` runs backend calls off the caller's thread."""
+
+    def __init__(
+        self, backend: Backend, run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a)
+    ) -> None:
+        self.backend = backend
+        self.run_blocking = run_blocking
+        self.routes: list[tuple[re.Pattern, dict[str, Handler]]] = [
+            (re.compile(r"^/$"), {"GET": self.index}),
+            (re.compile(r"^/openapi\.yaml$"), {"GET": self.openapi}),
+            (re.compile(r"^/paths$"), {"GET": self.get_paths}),
+            (re.compile(r"^/paths/(?P<path_id>[^/]+)$"), {"GET": self.get_path}),
+            (re.compile(r"^/paths/(?P<path_id>[^/]+)/weight$"), {"PUT": self.put_weight}),
+            (re.compile(r"^/switches$"), {"GET": self.get_switches}),
+        ]
+
+    def __call__(self, environ: dict, start_response: Callable) -> Any:
+        request = Request(environ)
+        try:
+            response = self.dispatch(request)
+        except HttpError as error:
+            response = json_response({"error": error.message, "field": error.field}, error.status)
+            for key, value in error.headers.items():
+                response.headers[key] = value
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = json_response({"error": "internal error", "field": None}, 500)
+        return response(environ, start_response)
+
+    def dispatch(self, request: Request) -> Response:
+        path = request.path_info.rstrip("/") or "/"
+        for pattern, methods in self.routes:
+            match = pattern.match(path)
+            if match is None:
+                continue
+            handler = methods.get(request.method)
+            if handler is None:
+                allow = ", ".join(sorted(methods))
+                raise HttpError(
+                    405,
+                    f"method {request.method} not allowed; use {allow}",
+                    headers={"Allow": allow},
+                )
+            return handler(request, **match.groupdict())
+        raise HttpError(404, f"no resource {request.path_info}")
+
+    # -- handlers --------------------------------------------------------
+
+    def _path_id(self, text: str) -> int:
+        if not text.isdigit():
+            raise HttpError(404, f"no path {text}")
+        return int(text)
+
+    def _call(self, fn: Callable, *args: Any) -> Any:
+        try:
+            return self.run_blocking(fn, *args)
+        except NotFoundError as error:
+            raise HttpError(404, str(error)) from None
+        except UnavailableError as error:
+            raise HttpError(503, f"not acknowledged by every switch: {error}") from None
+
+    def index(self, request: Request) -> Response:
+        return json_response(
+            {"paths": "/paths", "switches": "/switches", "openapi": "/openapi.yaml"}
+        )
+
+    def openapi(self, request: Request) -> Response:
+        text = resources.files(__package__).joinpath("openapi.yaml").read_text()
+        return Response(body=text.encode(), content_type="application/yaml", charset=None)
+
+    def get_paths(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.paths))
+
+    def get_path(self, request: Request, path_id: str) -> Response:
+        return json_response(self._call(self.backend.path, self._path_id(path_id)))
+
+    def put_weight(self, request: Request, path_id: str) -> Response:
+        pid = self._path_id(path_id)
+        weight = parse_weight(read_json_object(request))
+        return json_response(self._call(self.backend.set_weight, pid, weight))
+
+    def get_switches(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.switches))

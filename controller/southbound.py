@@ -1,0 +1,175 @@
+"""One native thread per switch owns its P4Runtime session.
+
+The thread connects, becomes primary, pushes the pipeline, installs the
+forwarding state derived from the network description and the current
+weights, then polls the per-path counters. Other threads hand it work through
+`submit()`, which returns a `concurrent.futures.Future`. If the session breaks
+(e.g. the switch restarts) the thread reconnects and re-installs everything,
+so the switch always converges to the controller's state.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from mpsched.netcfg import NetCfg, SwitchCfg
+from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.pipeline import COUNTER_RX, COUNTER_TX, Pipeline
+
+from .stats import Sample
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[P4RuntimeClient], object]
+
+
+def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
+    """Routes, path next hops and path arrival ports of one switch."""
+    entries = [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
+    entries += [pipeline.route_to_paths(prefix) for prefix in net.remote_subnets(sw)]
+    entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
+    entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
+    return entries
+
+
+@dataclass
+class AgentStatus:
+    state: str = "connecting"  # connecting | ready | down
+    error: str | None = None
+    since: float = 0.0
+
+
+class SwitchAgent(threading.Thread):
+    def __init__(
+        self,
+        sw: SwitchCfg,
+        net: NetCfg,
+        pipeline: Pipeline,
+        bmv2_json: str,
+        weights: Callable[[], dict[int, int]],
+        on_sample: Callable[[str, dict[int, Sample]], None],
+        poll_interval: float = 1.0,
+        retry_interval: float = 1.0,
+        election_id: tuple[int, int] = (0, 1),
+    ) -> None:
+        super().__init__(name=f"agent-{sw.name}", daemon=True)
+        self.sw = sw
+        self.net = net
+        self.pipeline = pipeline
+        self.bmv2_json = bmv2_json
+        self.weights = weights
+        self.on_sample = on_sample
+        self.poll_interval = poll_interval
+        self.retry_interval = retry_interval
+        self.election_id = election_id
+        self.status = AgentStatus(since=time.time())
+        self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+
+    def submit(self, job: Job) -> Future:
+        future: Future = Future()
+        if self._stop.is_set():
+            future.set_exception(P4RuntimeError(f"{self.sw.name}: controller is stopping"))
+        else:
+            self._jobs.put((job, future))
+        return future
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._jobs.put(None)
+
+    def _set_status(self, state: str, error: str | None = None) -> None:
+        self.status = AgentStatus(state, error, time.time())
+
+    def _program(self, client: P4RuntimeClient) -> None:
+        client.set_pipeline(self.bmv2_json)
+        client.insert(*forwarding_entries(self.pipeline, self.net, self.sw))
+        client.insert(self.pipeline.weights(0, self.weights()))
+
+    def _poll(self, client: P4RuntimeClient) -> None:
+        now = time.time()
+        tx = client.read_counter(COUNTER_TX)
+        rx = client.read_counter(COUNTER_RX)
+        samples = {}
+        for path in self.sw.paths:
+            t, r = tx.get(path.id), rx.get(path.id)
+            samples[path.id] = Sample(
+                now,
+                t.packets if t else 0,
+                t.bytes if t else 0,
+                r.packets if r else 0,
+                r.bytes if r else 0,
+            )
+        self.on_sample(self.sw.name, samples)
+
+    def _fail_pending(self, error: Exception) -> None:
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                item[1].set_exception(error)
+
+    def run(self) -> None:
+        while not self._stop.is_set():
+            client = P4RuntimeClient(
+                self.sw.grpc_address,
+                self.sw.device_id,
+                self.pipeline.p4info,
+                election_id=self.election_id,
+            )
+            try:
+                client.connect()
+                self._program(client)
+                self._set_status("ready")
+                self._ready.set()
+                log.info(
+                    "%s: pipeline pushed, %d paths programmed", self.sw.name, len(self.sw.paths)
+                )
+                self._serve(client)
+            except P4RuntimeError as error:
+                self._ready.clear()
+                self._set_status("down", str(error))
+                log.warning("%s: %s; retrying in %.1fs", self.sw.name, error, self.retry_interval)
+                self._fail_pending(P4RuntimeError(f"{self.sw.name} is down: {error}"))
+                self._stop.wait(self.retry_interval)
+            finally:
+                client.close()
+        self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
+
+    def _serve(self, client: P4RuntimeClient) -> None:
+        next_poll = time.monotonic()
+        while not self._stop.is_set():
+            timeout = max(0.0, next_poll - time.monotonic())
+            try:
+                item = self._jobs.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+                self._poll(client)
+                next_poll = time.monotonic() + self.poll_interval
+                continue
+            if item is None:
+                continue
+            job, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job(client))
+            except P4RuntimeError as error:
+                # A refused write is the caller's error, not a broken session;
+                # a broken session shows up at the next poll.
+                future.set_exception(error)
+            except Exception as error:  # a bad job must not kill the session
+                log.exception("%s: job failed", self.sw.name)
+                future.set_exception(error)

@@ -1,0 +1,162 @@
+"""Bookkeeping of what a run starts, so that nothing outlives it.
+
+Every BMv2 process and every veth a run creates is recorded in a state file
+under /run/mpsched (one per owning process). A normal exit, an exception or
+Ctrl-C releases them through `Registry.close()`; if the owner itself is
+killed, `sweep()` (run by `mpsched cleanup` and at the start of every run)
+finds state files of dead owners and removes what they list: processes by
+PID (after checking the PID still runs the recorded command), interfaces by
+name, Mininet hosts' shells by PID.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = Path(os.environ.get("MPSCHED_STATE_DIR", "/run/mpsched"))
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def kill_pid(pid: int, expect_cmd: str | None = None, grace: float = 3.0) -> bool:
+    """SIGTERM, then SIGKILL after `grace` seconds; only if the command still matches."""
+    cmd = _cmdline(pid)
+    if cmd is None or (expect_cmd is not None and cmd != expect_cmd):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if _cmdline(pid) is None or not _alive(pid):
+            return True
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def delete_link(name: str) -> bool:
+    result = subprocess.run(
+        ["ip", "link", "delete", name], capture_output=True, text=True, check=False
+    )
+    return result.returncode == 0
+
+
+class Registry:
+    """What one owner process started; persisted to survive the owner's death."""
+
+    def __init__(self, owner: int | None = None, state_dir: Path | None = None) -> None:
+        self.owner = owner if owner is not None else os.getpid()
+        self.state_dir = state_dir or STATE_DIR
+        self.path = self.state_dir / f"{self.owner}.json"
+        self._lock = threading.Lock()
+        self.processes: dict[int, str] = {}
+        self.links: list[str] = []
+
+    def _save(self) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        data = {"owner": self.owner, "processes": self.processes, "links": self.links}
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.path)
+
+    def add_process(self, pid: int) -> None:
+        with self._lock:
+            self.processes[pid] = _cmdline(pid) or ""
+            self._save()
+
+    def forget_process(self, pid: int) -> None:
+        with self._lock:
+            self.processes.pop(pid, None)
+            self._save()
+
+    def add_link(self, name: str) -> None:
+        with self._lock:
+            if name not in self.links:
+                self.links.append(name)
+            self._save()
+
+    def forget_link(self, name: str) -> None:
+        with self._lock:
+            if name in self.links:
+                self.links.remove(name)
+            self._save()
+
+    def close(self) -> None:
+        """Stop every recorded process and delete every recorded link."""
+        with self._lock:
+            for pid, cmd in list(self.processes.items()):
+                kill_pid(pid, cmd or None)
+            for name in self.links:
+                delete_link(name)
+            self.processes.clear()
+            self.links.clear()
+            self.path.unlink(missing_ok=True)
+
+
+def sweep(state_dir: Path | None = None) -> list[str]:
+    """Clean up after owners that died without closing their registry."""
+    base = state_dir or STATE_DIR
+    done: list[str] = []
+    if not base.is_dir():
+        return done
+    for path in sorted(base.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+            owner = int(data["owner"])
+        except (OSError, ValueError, KeyError, TypeError):
+            log.warning("ignoring unreadable state file %s", path)
+            continue
+        if owner != os.getpid() and _alive(owner):
+            continue
+        for pid, cmd in data.get("processes", {}).items():
+            if kill_pid(int(pid), cmd or None):
+                done.append(f"killed process {pid} ({cmd.split(' ')[0] if cmd else '?'})")
+        for name in data.get("links", []):
+            if delete_link(name):
+                done.append(f"deleted link {name}")
+        path.unlink(missing_ok=True)
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`mpsched cleanup`: sweep what killed runs left behind."""
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="mpsched cleanup",
+        description=f"Stop processes and delete links recorded in {STATE_DIR} by runs "
+        "whose owner process is gone. Only what the project recorded is touched.",
+    ).parse_args(argv)
+    done = sweep()
+    for line in done:
+        print(line)
+    print(f"cleanup: {len(done)} item(s) removed")
+    return 0

@@ -1,0 +1,102 @@
+"""The P4 program's control-plane interface, bound to its P4Info.
+
+This is the only place that names the program's tables, actions and counters.
+Binding checks every name against the P4Info and derives the number of paths
+from it, so the controller, the PTF tests and the integration tests all agree
+with the compiled program.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+
+from mpsched.controller.weights import bucket_ends
+from mpsched.p4info import P4Info, P4InfoError
+from mpsched.p4runtime import TableEntry
+
+TABLE_ROUTE = "MpIngress.routing.ipv4_route"
+ACTION_TO_HOST = "MpIngress.routing.route_to_host"
+ACTION_TO_PATHS = "MpIngress.routing.route_to_paths"
+TABLE_WEIGHTS = "MpIngress.path_select.path_weights"
+ACTION_SET_WEIGHTS = "MpIngress.path_select.set_weights"
+TABLE_NEXTHOP = "MpIngress.path_select.path_nexthop"
+ACTION_SET_PATH_PORT = "MpIngress.path_select.set_path_port"
+TABLE_PATH_INGRESS = "MpIngress.path_ingress.path_ingress"
+ACTION_FROM_PATH = "MpIngress.path_ingress.mark_from_path"
+COUNTER_TX = "MpIngress.path_select.path_tx"
+COUNTER_RX = "MpIngress.path_ingress.path_rx"
+
+TABLES = (TABLE_ROUTE, TABLE_WEIGHTS, TABLE_NEXTHOP, TABLE_PATH_INGRESS)
+
+
+class Pipeline:
+    """Builders for the program's table entries, checked against one P4Info."""
+
+    def __init__(self, p4info: P4Info) -> None:
+        self.p4info = p4info
+        for table in TABLES:
+            p4info.table(table)
+        for action in (
+            ACTION_TO_HOST,
+            ACTION_TO_PATHS,
+            ACTION_SET_WEIGHTS,
+            ACTION_SET_PATH_PORT,
+            ACTION_FROM_PATH,
+        ):
+            p4info.action(action)
+        self.max_paths = p4info.counter_size(COUNTER_TX) - 1
+        self.weight_params = [p.name for p in p4info.action_params(ACTION_SET_WEIGHTS)]
+        if len(self.weight_params) != self.max_paths:
+            raise P4InfoError(
+                f"{ACTION_SET_WEIGHTS} has {len(self.weight_params)} parameters, "
+                f"but {COUNTER_TX} counts {self.max_paths} paths"
+            )
+        self._key = {}
+        for table in TABLES:
+            fields = p4info.match_fields(table)
+            if len(fields) != 1:
+                raise P4InfoError(f"{table} should have exactly one match field")
+            self._key[table] = fields[0].name
+
+    def route_to_host(self, ip: str, port: int, smac: str, dmac: str) -> TableEntry:
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (ip, 32)},
+            ACTION_TO_HOST,
+            {"port": port, "smac": smac, "dmac": dmac},
+        )
+
+    def route_to_paths(self, prefix: str) -> TableEntry:
+        net = ipaddress.IPv4Network(prefix)
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
+            ACTION_TO_PATHS,
+        )
+
+    def path_nexthop(self, path_id: int, port: int) -> TableEntry:
+        return TableEntry(
+            TABLE_NEXTHOP, {self._key[TABLE_NEXTHOP]: path_id}, ACTION_SET_PATH_PORT, {"port": port}
+        )
+
+    def path_ingress(self, port: int, path_id: int) -> TableEntry:
+        return TableEntry(
+            TABLE_PATH_INGRESS,
+            {self._key[TABLE_PATH_INGRESS]: port},
+            ACTION_FROM_PATH,
+            {"path_id": path_id},
+        )
+
+    def weights(self, class_id: int, weights: Mapping[int, int]) -> TableEntry:
+        """The weights entry of a class; weights maps path id (1-based) -> weight."""
+        unknown = [p for p in weights if not 1 <= p <= self.max_paths]
+        if unknown:
+            raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
+        ends = bucket_ends([weights.get(p, 0) for p in range(1, self.max_paths + 1)])
+        return TableEntry(
+            TABLE_WEIGHTS,
+            {self._key[TABLE_WEIGHTS]: class_id},
+            ACTION_SET_WEIGHTS,
+            dict(zip(self.weight_params, ends, strict=True)),
+        )

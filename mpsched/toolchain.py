@@ -1,0 +1,55 @@
+"""Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Requirement:
+    name: str
+    ok: bool
+    hint: str
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _tool(name: str, hint: str) -> Requirement:
+    return Requirement(name, shutil.which(name) is not None, hint)
+
+
+P4_HINT = (
+    "is not in Debian or PyPI: install p4c and BMv2 (with PI, for simple_switch_grpc) "
+    "from p4lang's releases or sources and put them on PATH"
+)
+SETUP_HINT = "install it with `make setup` (Debian package {})"
+
+
+def check(*names: str) -> list[Requirement]:
+    """Requirement objects for the named prerequisites, in order."""
+    table = {
+        "root": lambda: Requirement("root", is_root(), "run as root (network namespaces, BMv2)"),
+        "p4c": lambda: _tool("p4c", P4_HINT),
+        "simple_switch_grpc": lambda: _tool("simple_switch_grpc", P4_HINT),
+        "iperf3": lambda: _tool("iperf3", SETUP_HINT.format("iperf3")),
+        "ethtool": lambda: _tool("ethtool", SETUP_HINT.format("ethtool")),
+        "mininet": _mininet,
+    }
+    return [table[n]() for n in names]
+
+
+def _mininet() -> Requirement:
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        return Requirement("mininet", False, SETUP_HINT.format("mininet"))
+    return Requirement("mininet", True, "")
+
+
+def missing(*names: str) -> list[str]:
+    """One line per missing prerequisite, empty when all are there."""
+    return [f"{r.name}: {r.hint}" for r in check(*names) if not r.ok]

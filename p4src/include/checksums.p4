@@ -1,0 +1,24 @@
+// IPv4 header checksum. Verified for option-less headers (the common case);
+// after the TTL decrement it is updated incrementally (RFC 1624), which keeps
+// it right with or without options.
+#ifndef __CHECKSUMS__
+#define __CHECKSUMS__
+
+#include "headers.p4"
+
+control MpVerifyChecksum(inout headers_t hdr, inout local_metadata_t meta) {
+    apply {
+        verify_checksum(hdr.ipv4.isValid() && hdr.ipv4.ihl == 5,
+            { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+              hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+              hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+              hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+            hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+    }
+}
+
+control MpComputeChecksum(inout headers_t hdr, inout local_metadata_t meta) {
+    apply { }
+}
+
+#endif

@@ -1,0 +1,24 @@
+// Constants and type definitions shared by every stage of the pipeline.
+#ifndef __DEFINES__
+#define __DEFINES__
+
+typedef bit<9>  port_t;
+typedef bit<48> mac_addr_t;
+typedef bit<32> ipv4_addr_t;
+typedef bit<8>  path_id_t;   // 1..MAX_PATHS; 0 means "no path chosen"
+typedef bit<8>  class_id_t;  // traffic class; 0 is the default class
+typedef bit<16> bucket_t;    // weighted-hash bucket
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  IP_PROTO_TCP   = 6;
+const bit<8>  IP_PROTO_UDP   = 17;
+
+// Number of paths between two edge switches the program can schedule over.
+// The controller learns it from the P4Info (size of the per-path counters
+// minus one, and the number of parameters of set_weights).
+#define MAX_PATHS 4
+// Counter arrays are indexed by path id; index 0 counts packets for which no
+// path could be chosen (no weights, or every weight 0).
+#define PATH_COUNTER_SIZE 5
+
+#endif

@@ -1,0 +1,49 @@
+// The ingress pipeline: sanity checks, path arrival accounting, routing and,
+// for traffic to the other edge, path selection.
+#ifndef __INGRESS__
+#define __INGRESS__
+
+#include "headers.p4"
+#include "routing.p4"
+#include "path_ingress.p4"
+#include "path_select.p4"
+
+control MpIngress(inout headers_t hdr,
+                  inout local_metadata_t meta,
+                  inout standard_metadata_t std_meta) {
+
+    PathIngress() path_ingress;
+    Routing() routing;
+    PathSelect() path_select;
+
+    apply {
+        // Malformed packets (truncated, bad version, short header, bad
+        // checksum) and non-IPv4 traffic are dropped, never forwarded.
+        if (std_meta.parser_error != error.NoError ||
+                std_meta.checksum_error == 1 || !hdr.ipv4.isValid()) {
+            mark_to_drop(std_meta);
+            return;
+        }
+        meta.to_paths = false;
+        meta.class_id = 0;
+        meta.path_id = 0;
+        path_ingress.apply(hdr, meta, std_meta);
+        routing.apply(hdr, meta, std_meta);
+        if (meta.to_paths) {
+            if (meta.from_path != 0) {
+                // Never bounce a packet from one path onto another.
+                mark_to_drop(std_meta);
+            } else {
+                path_select.apply(hdr, meta, std_meta);
+            }
+        }
+    }
+}
+
+control MpEgress(inout headers_t hdr,
+                 inout local_metadata_t meta,
+                 inout standard_metadata_t std_meta) {
+    apply { }
+}
+
+#endif

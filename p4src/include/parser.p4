@@ -1,0 +1,76 @@
+// Parser and deparser. The parser never loops: every header is bounded, and a
+// malformed packet ends in reject (the ingress drops it on parser_error).
+#ifndef __PARSER__
+#define __PARSER__
+
+#include "headers.p4"
+
+parser MpParser(packet_in packet,
+                out headers_t hdr,
+                inout local_metadata_t meta,
+                inout standard_metadata_t std_meta) {
+
+    state start {
+        meta.l4_src_port = 0;
+        meta.l4_dst_port = 0;
+        transition parse_ethernet;
+    }
+
+    state parse_ethernet {
+        packet.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        packet.extract(hdr.ipv4);
+        verify(hdr.ipv4.version == 4, error.IPv4IncorrectVersion);
+        verify(hdr.ipv4.ihl >= 5, error.IPv4HeaderTooShort);
+        transition select(hdr.ipv4.ihl) {
+            5: parse_ipv4_payload;
+            default: parse_ipv4_options;
+        }
+    }
+
+    state parse_ipv4_options {
+        packet.extract(hdr.ipv4_options, ((bit<32>)hdr.ipv4.ihl - 5) * 32);
+        transition parse_ipv4_payload;
+    }
+
+    // Only the first fragment carries the L4 header.
+    state parse_ipv4_payload {
+        transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
+            (0, IP_PROTO_TCP): parse_tcp;
+            (0, IP_PROTO_UDP): parse_udp;
+            default: accept;
+        }
+    }
+
+    state parse_tcp {
+        packet.extract(hdr.tcp);
+        meta.l4_src_port = hdr.tcp.src_port;
+        meta.l4_dst_port = hdr.tcp.dst_port;
+        transition accept;
+    }
+
+    state parse_udp {
+        packet.extract(hdr.udp);
+        meta.l4_src_port = hdr.udp.src_port;
+        meta.l4_dst_port = hdr.udp.dst_port;
+        transition accept;
+    }
+}
+
+control MpDeparser(packet_out packet, in headers_t hdr) {
+    apply {
+        packet.emit(hdr.ethernet);
+        packet.emit(hdr.ipv4);
+        packet.emit(hdr.ipv4_options);
+        packet.emit(hdr.tcp);
+        packet.emit(hdr.udp);
+    }
+}
+
+#endif

@@ -1,0 +1,10 @@
+// Table sizes. The controller reads them back from the P4Info.
+#ifndef __SIZES__
+#define __SIZES__
+
+#define IPV4_ROUTE_TABLE_SIZE   1024
+#define PATH_WEIGHTS_TABLE_SIZE 64
+#define PATH_NEXTHOP_TABLE_SIZE MAX_PATHS
+#define PATH_INGRESS_TABLE_SIZE 64
+
+#endif

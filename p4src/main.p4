@@ -1,0 +1,20 @@
+// In-network multipath scheduler: v1model wiring only. Every stage lives in
+// include/.
+#include <core.p4>
+#include <v1model.p4>
+
+#include "include/defines.p4"
+#include "include/sizes.p4"
+#include "include/headers.p4"
+#include "include/parser.p4"
+#include "include/checksums.p4"
+#include "include/ingress.p4"
+
+V1Switch(
+    MpParser(),
+    MpVerifyChecksum(),
+    MpIngress(),
+    MpEgress(),
+    MpComputeChecksum(),
+    MpDeparser()
+) main;

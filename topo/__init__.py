@@ -1,0 +1,1 @@
+"""Mininet topologies whose switches are BMv2 simple_switch_grpc processes."""

@@ -1,0 +1,42 @@
+"""A Mininet switch that runs BMv2 simple_switch_grpc (programmed over P4Runtime)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mininet.node import Switch
+
+from mpsched.bmv2 import Bmv2Switch
+from mpsched.cleanup import Registry
+
+
+class Bmv2MininetSwitch(Switch):
+    """BMv2 in the root namespace; port numbers are Mininet's interface numbers."""
+
+    def __init__(
+        self, name: str, device_id: int, registry: Registry, log_dir: Path, **params: Any
+    ) -> None:
+        super().__init__(name, inNamespace=False, **params)
+        self.device_id = device_id
+        self.registry = registry
+        self.log_dir = log_dir
+        self.bmv2: Bmv2Switch | None = None
+
+    def ports_by_number(self) -> dict[int, str]:
+        return {n: intf.name for intf, n in self.ports.items() if intf.name != "lo"}
+
+    def start(self, controllers: list) -> None:
+        self.bmv2 = Bmv2Switch(
+            name=self.name,
+            device_id=self.device_id,
+            ports=self.ports_by_number(),
+            log_dir=self.log_dir,
+            registry=self.registry,
+        )
+        self.bmv2.start()
+
+    def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's signature)
+        if self.bmv2 is not None:
+            self.bmv2.stop()
+        super().stop(deleteIntfs)
