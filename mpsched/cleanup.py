@@ -134,7 +134,7 @@ def sweep(state_dir: Path | None = None) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             log.warning("ignoring unreadable state file %s", path)
             continue
-        if owner != os.getpid() and _alive(owner):
+        if _alive(owner):
             continue
         for pid, cmd in data.get("processes", {}).items():
             if kill_pid(int(pid), cmd or None):

@@ -1,0 +1,112 @@
+"""`make ptf`: run the PTF suite (ptf-tests/) against a real BMv2 over P4Runtime.
+
+Creates veth pairs, starts simple_switch_grpc on one end of each (ports 1..N),
+hands the other ends to PTF, runs the suite, and removes everything again,
+also on failure and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from mpsched import toolchain
+from mpsched.bmv2 import Bmv2Switch
+from mpsched.cleanup import Registry, sweep
+from mpsched.layout import REPO_ROOT, build_dir, p4_artifacts
+
+N_PORTS = 4
+DEVICE_ID = 1
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def make_veths(registry: Registry, count: int) -> list[tuple[str, str]]:
+    """veth pairs (switch end, PTF end), IPv6 off so the kernel sends nothing on them."""
+    tag = os.getpid() % 100000
+    pairs = []
+    for i in range(1, count + 1):
+        sw, tester = f"p{tag}s{i}", f"p{tag}t{i}"
+        _ip("link", "add", sw, "type", "veth", "peer", "name", tester)
+        registry.add_link(sw)
+        for name in (sw, tester):
+            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"],
+                           check=False, capture_output=True)
+            subprocess.run(["ethtool", "-K", name, "rx", "off", "tx", "off", "tso", "off",
+                            "gso", "off", "gro", "off"], check=False, capture_output=True)
+            _ip("link", "set", name, "up", "mtu", "9000")
+        pairs.append((sw, tester))
+    return pairs
+
+
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mpsched.ptfrun",
+        description="Run the PTF data-plane tests on BMv2 (veths, simple_switch_grpc, "
+        "P4Runtime); extra arguments select tests, e.g. `forwarding.WeightZeroTest`.",
+    )
+    parser.add_argument("--xunit-dir", default=None,
+                        help="write JUnit XML results here (PTF --xunit)")
+    parser.add_argument("tests", nargs="*", help="test names to run (default: all)")
+    args = parser.parse_args(argv)
+
+    ptf_bin = shutil.which("ptf", path=str(Path(sys.executable).parent) + os.pathsep
+                           + os.environ.get("PATH", ""))
+    problems = toolchain.missing("root", "simple_switch_grpc", "ethtool")
+    if ptf_bin is None:
+        problems.append("ptf: not installed; run `make setup`")
+    art = p4_artifacts()
+    problems += [f"{p}: missing; run `make p4`" for p in art.missing()]
+    if problems:
+        print("ptf: cannot run:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    sweep()
+    registry = Registry()
+    switch = None
+    try:
+        pairs = make_veths(registry, N_PORTS)
+        switch = Bmv2Switch(
+            name="ptf-bmv2", device_id=DEVICE_ID,
+            ports={i: sw for i, (sw, _) in enumerate(pairs, start=1)},
+            log_dir=build_dir() / "logs", registry=registry,
+        )
+        switch.start()
+        params = (f"grpcaddr='{switch.grpc_address}';device_id={DEVICE_ID};"
+                  f"p4info='{art.p4info}';bmv2_json='{art.bmv2_json}'")
+        cmd = [sys.executable, ptf_bin, "--test-dir", str(REPO_ROOT / "ptf-tests"),
+               "--pypath", str(REPO_ROOT), "--test-params", params, "--disable-ipv6"]
+        for i, (_, tester) in enumerate(pairs, start=1):
+            cmd += ["--interface", f"{i}@{tester}"]
+        if args.xunit_dir:
+            cmd += ["--xunit", "--xunit-dir", args.xunit_dir]
+        cmd += args.tests
+        result = subprocess.run(cmd, check=False)
+        if not switch.alive():
+            print("ptf: BMv2 died during the tests; see build/logs/ptf-bmv2.log",
+                  file=sys.stderr)
+            return 1
+        return result.returncode
+    except KeyboardInterrupt:
+        print("ptf: interrupted; cleaned up", file=sys.stderr)
+        return 130
+    finally:
+        if switch is not None:
+            switch.stop()
+        registry.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

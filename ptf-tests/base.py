@@ -1,0 +1,65 @@
+"""Base class of the PTF tests: pushes the pipeline, cleans up its entries.
+
+Run the suite with `make ptf` (or `python -m mpsched.ptfrun [test names]`),
+which starts BMv2 on veths and passes grpcaddr, device_id, p4info and
+bmv2_json as PTF test parameters. Port map: 1 = host h1, 2 = path 1,
+3 = path 2, 4 = path 3.
+"""
+
+from __future__ import annotations
+
+import ptf
+import ptf.testutils as testutils
+from ptf.base_tests import BaseTest
+
+from mpsched.p4info import P4Info
+from mpsched.p4runtime import P4RuntimeClient
+from mpsched.pipeline import TABLES, Pipeline
+
+HOST_PORT = 1
+PATH_PORTS = {1: 2, 2: 3, 3: 4}
+
+SWITCH_MAC = "00:00:0a:00:01:fe"
+HOST_MAC = "00:00:0a:00:01:01"
+HOST_IP = "10.0.1.1"
+REMOTE_IP = "10.0.2.1"
+REMOTE_NET = "10.0.2.0/24"
+
+
+class P4RuntimeTest(BaseTest):
+    """Connects as primary, pushes the program (which also resets counters)."""
+
+    def setUp(self) -> None:
+        BaseTest.setUp(self)
+        self.dataplane = ptf.dataplane_instance
+        self.dataplane.flush()
+        params = testutils.test_params_get()
+        p4info = P4Info.from_file(params["p4info"])
+        self.pipeline = Pipeline(p4info)
+        self.client = P4RuntimeClient(params["grpcaddr"], int(params["device_id"]), p4info)
+        self.client.connect()
+        self.client.set_pipeline(params["bmv2_json"])
+
+    def tearDown(self) -> None:
+        for table in TABLES:
+            self.client.clear_table(table)
+        self.client.close()
+        BaseTest.tearDown(self)
+
+
+class EdgeSwitchTest(P4RuntimeTest):
+    """An edge switch with host h1 on port 1 and paths 1-3 on ports 2-4."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        p = self.pipeline
+        self.client.insert(
+            p.route_to_host(HOST_IP, HOST_PORT, SWITCH_MAC, HOST_MAC),
+            p.route_to_paths(REMOTE_NET),
+            *[p.path_nexthop(pid, port) for pid, port in PATH_PORTS.items()],
+            *[p.path_ingress(port, pid) for pid, port in PATH_PORTS.items()],
+        )
+
+    def set_weights(self, weights: dict[int, int], insert: bool = False) -> None:
+        entry = self.pipeline.weights(0, weights)
+        (self.client.insert if insert else self.client.modify)(entry)

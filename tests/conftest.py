@@ -1,0 +1,25 @@
+"""Shared fixtures: prerequisites of the integration tests skip with a printed reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched import toolchain
+from mpsched.layout import p4_artifacts
+
+
+def require(*names: str) -> None:
+    """Skip the calling test, naming what is missing."""
+    problems = toolchain.missing(*names)
+    if "p4" in names:
+        problems = [p for p in problems if not p.startswith("p4:")]
+    if problems:
+        pytest.skip("missing: " + "; ".join(problems))
+
+
+@pytest.fixture
+def artifacts():
+    art = p4_artifacts()
+    if art.missing():
+        pytest.skip(f"P4 program not compiled ({art.missing()[0]}); run `make p4` (needs p4c)")
+    return art

@@ -1,0 +1,33 @@
+import pytest
+
+from mpsched.p4info import P4Info, P4InfoError, encode_ipv4, encode_mac, encode_uint
+from mpsched.pipeline import COUNTER_TX, TABLE_WEIGHTS, Pipeline
+
+
+def test_canonical_encoding():
+    assert encode_uint(0, 9) == b"\x00"
+    assert encode_uint(511, 9) == b"\x01\xff"
+    assert encode_mac("00:00:0a:00:01:01") == b"\x0a\x00\x01\x01"
+    assert encode_ipv4("10.0.2.1") == b"\x0a\x00\x02\x01"
+    with pytest.raises(ValueError):
+        encode_uint(512, 9)
+    with pytest.raises(ValueError):
+        encode_ipv4("10.0.300.1")
+
+
+def test_pipeline_binds_to_compiled_p4info(artifacts):
+    """Every name the controller uses exists in the compiled program."""
+    p4info = P4Info.from_file(artifacts.p4info)
+    pipeline = Pipeline(p4info)
+    assert pipeline.max_paths == p4info.counter_size(COUNTER_TX) - 1 >= 2
+    entry = pipeline.weights(0, {1: 1, 2: 0})
+    assert entry.table == TABLE_WEIGHTS
+    assert list(entry.params.values())[:2] == [65536, 65536]
+    with pytest.raises(ValueError):
+        pipeline.weights(0, {pipeline.max_paths + 1: 1})
+
+
+def test_unknown_name_fails_loudly(artifacts):
+    p4info = P4Info.from_file(artifacts.p4info)
+    with pytest.raises(P4InfoError, match="no table named"):
+        p4info.table("MpIngress.nope")
