@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from os_ken.lib import hub
 
+    # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
+    # patches everything but threads, so gRPC keeps its native threads.
     hub.patch(thread=False)
 
     from os_ken.base import app_manager
@@ -89,14 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
 
     manager = app_manager.AppManager.get_instance()
+    app = manager.instantiate(MultipathApp, controller=controller,
+                              rest_host=args.rest_host, rest_port=args.rest_port)
     try:
-        app = manager.instantiate(
-            MultipathApp, controller=controller, rest_host=args.rest_host, rest_port=args.rest_port
-        )
         app.start()
     except OSError as error:
         log.error("cannot serve REST on %s:%d: %s", args.rest_host, args.rest_port, error)
-        controller.stop()
+        app.stop()
         return 2
     try:
         while not stopping.is_set():

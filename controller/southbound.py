@@ -70,12 +70,12 @@ class SwitchAgent(threading.Thread):
         self.election_id = election_id
         self.status = AgentStatus(since=time.time())
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
-        self._stop = threading.Event()
+        self._stopping = threading.Event()
         self._ready = threading.Event()
 
     def submit(self, job: Job) -> Future:
         future: Future = Future()
-        if self._stop.is_set():
+        if self._stopping.is_set():
             future.set_exception(P4RuntimeError(f"{self.sw.name}: controller is stopping"))
         else:
             self._jobs.put((job, future))
@@ -85,7 +85,7 @@ class SwitchAgent(threading.Thread):
         return self._ready.wait(timeout)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()
         self._jobs.put(None)
 
     def _set_status(self, state: str, error: str | None = None) -> None:
@@ -122,7 +122,7 @@ class SwitchAgent(threading.Thread):
                 item[1].set_exception(error)
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._stopping.is_set():
             client = P4RuntimeClient(
                 self.sw.grpc_address,
                 self.sw.device_id,
@@ -143,14 +143,14 @@ class SwitchAgent(threading.Thread):
                 self._set_status("down", str(error))
                 log.warning("%s: %s; retrying in %.1fs", self.sw.name, error, self.retry_interval)
                 self._fail_pending(P4RuntimeError(f"{self.sw.name} is down: {error}"))
-                self._stop.wait(self.retry_interval)
+                self._stopping.wait(self.retry_interval)
             finally:
                 client.close()
         self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
 
     def _serve(self, client: P4RuntimeClient) -> None:
         next_poll = time.monotonic()
-        while not self._stop.is_set():
+        while not self._stopping.is_set():
             timeout = max(0.0, next_poll - time.monotonic())
             try:
                 item = self._jobs.get(timeout=timeout)

@@ -109,8 +109,11 @@ class P4RuntimeClient:
 
     # -- session ---------------------------------------------------------
 
-    def connect(self) -> None:
-        """Open the channel and the stream, and become primary (master)."""
+    def connect(self, primary: bool = True) -> None:
+        """Open the channel; with `primary`, also the stream, and become primary.
+
+        A client that is not primary can still read (tables, counters).
+        """
         self._channel = grpc.insecure_channel(self.address)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
@@ -118,6 +121,8 @@ class P4RuntimeClient:
             self._channel.close()
             raise P4RuntimeError(f"no P4Runtime server at {self.address}") from None
         self._stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
+        if not primary:
+            return
         self._stream = self._stub.StreamChannel(self._request_iterator())
         self._reader = threading.Thread(
             target=self._read_stream, name=f"p4rt-stream-{self.device_id}", daemon=True

@@ -1,0 +1,168 @@
+"""A fake P4Runtime server and a synthetic P4Info, for unit tests of pure control logic.
+
+The fake stores pipeline configs and table entries and serves counter reads;
+it is never used where a test must show the real switch works (that is what
+the BMv2 integration and PTF tests do). The synthetic P4Info is built from
+the names in mpsched.pipeline, with the shapes the real program has.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent import futures
+
+import grpc
+from google.rpc import code_pb2, status_pb2
+from p4.config.v1 import p4info_pb2
+from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from mpsched import pipeline as pl
+from mpsched.bmv2 import free_port
+
+MAX_PATHS = 4
+
+
+def synthetic_p4info() -> p4info_pb2.P4Info:
+    info = p4info_pb2.P4Info()
+    next_id = iter(range(1, 1000))
+    actions: dict[str, int] = {}
+
+    def action(name: str, params: list[tuple[str, int]]) -> None:
+        a = info.actions.add()
+        a.preamble.id = actions[name] = 0x01000000 + next(next_id)
+        a.preamble.name = name
+        a.preamble.alias = name.rsplit(".", 1)[-1]
+        for i, (pname, width) in enumerate(params, start=1):
+            p = a.params.add()
+            p.id, p.name, p.bitwidth = i, pname, width
+
+    action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
+    action(pl.ACTION_TO_PATHS, [])
+    action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)])
+    action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
+    action(pl.ACTION_FROM_PATH, [("path_id", 8)])
+    lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
+    tables = [
+        (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm, [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS]),
+        (pl.TABLE_WEIGHTS, "meta.class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
+        (pl.TABLE_NEXTHOP, "meta.path_id", 8, exact, [pl.ACTION_SET_PATH_PORT]),
+        (pl.TABLE_PATH_INGRESS, "std_meta.ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
+    ]
+    for name, field, width, kind, acts in tables:
+        t = info.tables.add()
+        t.preamble.id = 0x02000000 + next(next_id)
+        t.preamble.name = name
+        t.size = 64
+        mf = t.match_fields.add()
+        mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
+        for a in acts:
+            t.action_refs.add().id = actions[a]
+    for name in (pl.COUNTER_TX, pl.COUNTER_RX):
+        c = info.counters.add()
+        c.preamble.id = 0x13000000 + next(next_id)
+        c.preamble.name = name
+        c.size = MAX_PATHS + 1
+    return info
+
+
+def _status(code: int, message: str, details: list[p4runtime_pb2.Error]) -> grpc.Status:
+    status = status_pb2.Status(code=code, message=message)
+    for d in details:
+        status.details.add().Pack(d)
+
+    class _S(grpc.Status):
+        pass
+
+    s = _S()
+    s.code = grpc.StatusCode.UNKNOWN
+    s.details = message
+    s.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
+    return s
+
+
+class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.config: p4runtime_pb2.ForwardingPipelineConfig | None = None
+        self.entries: dict[tuple[int, bytes], p4runtime_pb2.TableEntry] = {}
+        self.counters: dict[int, dict[int, tuple[int, int]]] = {}
+        self.writes = 0
+
+    def StreamChannel(self, request_iterator, context):  # noqa: N802
+        for request in request_iterator:
+            if request.HasField("arbitration"):
+                response = p4runtime_pb2.StreamMessageResponse()
+                response.arbitration.CopyFrom(request.arbitration)
+                response.arbitration.status.code = code_pb2.OK
+                yield response
+
+    def SetForwardingPipelineConfig(self, request, context):  # noqa: N802
+        with self.lock:
+            self.config = request.config
+            self.entries.clear()
+        return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def Write(self, request, context):  # noqa: N802
+        errors, failed = [], False
+        with self.lock:
+            self.writes += 1
+            for update in request.updates:
+                entry = update.entity.table_entry
+                key = (entry.table_id, b"".join(m.SerializeToString() for m in entry.match))
+                err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
+                exists = key in self.entries
+                if update.type == p4runtime_pb2.Update.INSERT and exists:
+                    err = p4runtime_pb2.Error(canonical_code=code_pb2.ALREADY_EXISTS,
+                                              message="entry exists")
+                elif update.type in (p4runtime_pb2.Update.MODIFY,
+                                     p4runtime_pb2.Update.DELETE) and not exists:
+                    err = p4runtime_pb2.Error(canonical_code=code_pb2.NOT_FOUND,
+                                              message="no such entry")
+                elif update.type == p4runtime_pb2.Update.DELETE:
+                    del self.entries[key]
+                else:
+                    self.entries[key] = entry
+                failed |= err.canonical_code != code_pb2.OK
+                errors.append(err)
+        if failed:
+            context.abort_with_status(_status(code_pb2.UNKNOWN, "write error", errors))
+        return p4runtime_pb2.WriteResponse()
+
+    def Read(self, request, context):  # noqa: N802
+        response = p4runtime_pb2.ReadResponse()
+        with self.lock:
+            for entity in request.entities:
+                if entity.HasField("table_entry"):
+                    for (tid, _), e in self.entries.items():
+                        if tid == entity.table_entry.table_id:
+                            response.entities.add().table_entry.CopyFrom(e)
+                elif entity.HasField("counter_entry"):
+                    cid = entity.counter_entry.counter_id
+                    for index, (packets, nbytes) in self.counters.get(cid, {}).items():
+                        out = response.entities.add().counter_entry
+                        out.counter_id = cid
+                        out.index.index = index
+                        out.data.packet_count, out.data.byte_count = packets, nbytes
+        yield response
+
+
+class FakeServer:
+    """The fake on 127.0.0.1:<free port>; start()/stop() may be repeated (a 'restart')."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.servicer = FakeP4Runtime()
+        self.server: grpc.Server | None = None
+
+    def start(self) -> FakeServer:
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        p4runtime_pb2_grpc.add_P4RuntimeServicer_to_server(self.servicer, self.server)
+        self.server.add_insecure_port(self.address)
+        self.server.start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop(grace=0).wait()
+            self.server = None

@@ -1,0 +1,188 @@
+"""P4Runtime client and controller logic against a fake P4Runtime server (pure logic)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.netcfg import NetCfg
+from mpsched.p4info import P4Info
+from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.pipeline import (
+    ACTION_SET_WEIGHTS,
+    COUNTER_TX,
+    TABLE_NEXTHOP,
+    TABLE_ROUTE,
+    TABLE_WEIGHTS,
+    Pipeline,
+)
+
+from .fake_p4rt import FakeServer, synthetic_p4info
+
+
+@pytest.fixture
+def p4info():
+    return P4Info(synthetic_p4info())
+
+
+@pytest.fixture
+def server():
+    srv = FakeServer().start()
+    yield srv
+    srv.stop()
+
+
+def wait_until(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_client_writes_reads_and_reports_per_update_errors(server, p4info, tmp_path):
+    pipeline = Pipeline(p4info)
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        client.set_pipeline(str(json_file))
+        client.insert(pipeline.path_nexthop(1, 2), pipeline.path_nexthop(2, 3))
+        entries = client.read_table(TABLE_NEXTHOP)
+        assert len(entries) == 2
+        with pytest.raises(P4RuntimeError, match="update 1: ALREADY_EXISTS"):
+            client.insert(pipeline.path_nexthop(3, 4), pipeline.path_nexthop(1, 2))
+        assert client.clear_table(TABLE_NEXTHOP) == 3
+        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (10, 1500)}
+        assert client.read_counter(COUNTER_TX)[1].bytes == 1500
+
+
+def test_client_names_missing_parameters(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    entry = Pipeline(p4info).path_nexthop(1, 2)
+    entry.params = {}
+    with pytest.raises(ValueError, match="needs parameter 'port'"):
+        client.build_table_entry(entry)
+
+
+def test_no_server_is_a_clear_error(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info, timeout=0.5)
+    with pytest.raises(P4RuntimeError, match="no P4Runtime server"):
+        client.connect()
+
+
+def _net(address: str) -> NetCfg:
+    return NetCfg.from_dict({"switches": [{
+        "name": "s1", "device_id": 1, "grpc_address": address, "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"],
+        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
+        "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
+    }, {
+        "name": "s2", "device_id": 2, "grpc_address": "127.0.0.1:1", "mac": "00:00:0a:00:02:fe",
+        "subnets": ["10.0.2.0/24"], "hosts": [], "paths": [],
+    }]})
+
+
+def _ends(server, p4info) -> list[int]:
+    (entry,) = (e for (tid, _), e in server.servicer.entries.items()
+                if tid == p4info.table_id(TABLE_WEIGHTS))
+    return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
+
+
+def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, tmp_path):
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    net = _net(server.address)
+    ctl = Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
+                     ControllerSettings(poll_interval=0.05, write_timeout=2))
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        tables = {p4info.table_id(TABLE_ROUTE), p4info.table_id(TABLE_NEXTHOP)}
+        assert sum(1 for tid, _ in server.servicer.entries if tid in tables) == 3
+        assert _ends(server, p4info)[:2] == [32768, 65536]
+        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (5, 5000), 2: (0, 0)}
+        assert wait_until(lambda: ctl.path(1)["packets"] == 5)
+
+        assert ctl.set_weight(2, 0)["weight"] == 0
+        assert _ends(server, p4info)[:2] == [65536, 65536]
+
+        # The switch restarts (state lost): the agent reconnects and reinstalls
+        # everything, including the current weights.
+        server.stop()
+        server.servicer.entries.clear()
+        assert wait_until(lambda: ctl.agents[0].status.state == "down")
+        server.start()
+        assert wait_until(lambda: ctl.agents[0].status.state == "ready", timeout=10)
+        assert _ends(server, p4info)[:2] == [65536, 65536]
+    finally:
+        ctl.stop()
+
+
+def test_set_weight_reports_unreachable_switch(server, p4info, tmp_path):
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    ctl = Controller(_net(server.address), Pipeline(p4info), str(json_file),
+                     ControllerSettings(poll_interval=0.05, write_timeout=1))
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        with pytest.raises(UnavailableError, match="s2"):
+            ctl.set_weight(1, 3)
+        assert ctl.weights()[1] == 3  # intended state kept for when s2 comes back
+        assert _ends(server, p4info)[:2] == [49152, 65536]
+        with pytest.raises(ValueError):
+            ctl.set_weight(1, 256)
+    finally:
+        ctl.stop()
+
+
+@pytest.mark.parametrize("hub_type", ["native", "eventlet"])
+def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
+    """`python -m mpsched.controller` end to end on os-ken's native and eventlet hubs
+    (gRPC always in native threads)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import requests
+    from google.protobuf import text_format
+
+    from mpsched.bmv2 import free_port
+
+    (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
+    (tmp_path / "p.json").write_text("{}")
+    net = _net(server.address)
+    (tmp_path / "net.json").write_text(json.dumps({"switches": [net.to_dict()["switches"][0]]}))
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpsched.controller", "--netcfg", str(tmp_path / "net.json"),
+         "--p4info", str(tmp_path / "p4info.txt"), "--bmv2-json", str(tmp_path / "p.json"),
+         "--rest-port", str(port), "--poll-interval", "0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        def ready():
+            try:
+                return requests.get(base + "/switches", timeout=1).json()[0]["state"] == "ready"
+            except requests.RequestException:
+                return False
+
+        assert wait_until(ready, timeout=15), "controller not ready"
+        r = requests.put(base + "/paths/1/weight", json={"weight": 0}, timeout=5)
+        assert r.status_code == 200, r.text
+        assert _ends(server, p4info)[:2] == [0, 65536]
+        # Many concurrent REST calls while the native threads poll: the hub stays live.
+        for _ in range(20):
+            assert requests.get(base + "/paths", timeout=2).status_code == 200
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
