@@ -4,6 +4,12 @@
 
 #include "defines.p4"
 
+// Parser errors beyond core.p4's; a packet that raises one is dropped.
+error {
+    IPv4IncorrectVersion,  // version field is not 4
+    IPv4HeaderTooShort     // IHL below 5 words
+}
+
 header ethernet_t {
     mac_addr_t dst_addr;
     mac_addr_t src_addr;
