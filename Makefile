@@ -10,7 +10,7 @@ APT_PACKAGES := mininet iperf3 ethtool tcpdump iproute2 python3-venv python3-thr
 .PHONY: help setup p4 test lint unit ptf demo cleanup clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 	@if [ "$$(id -u)" = 0 ]; then \
