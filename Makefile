@@ -5,7 +5,7 @@ PY    := $(VENV)/bin/python
 BUILD ?= build
 P4SRC := $(wildcard p4src/*.p4 p4src/include/*.p4)
 P4OUT := $(BUILD)/p4
-APT_PACKAGES := mininet iperf3 ethtool tcpdump iproute2 python3-venv python3-thrift
+APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift
 
 .PHONY: help setup p4 test lint unit ptf demo cleanup clean
 

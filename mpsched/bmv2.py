@@ -77,7 +77,7 @@ class Bmv2Switch:
                 start_new_session=True,
             )
         if self.registry is not None:
-            self.registry.add_process(self.process.pid)
+            self.registry.add_process(self.process.pid, " ".join(cmd))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

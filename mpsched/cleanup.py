@@ -87,9 +87,15 @@ class Registry:
         tmp.write_text(json.dumps(data))
         tmp.replace(self.path)
 
-    def add_process(self, pid: int) -> None:
+    def add_process(self, pid: int, cmd: str | None = None) -> None:
+        """Record a process; `cmd` is its command line as /proc shows it once it runs.
+
+        Pass `cmd` for a process just started: its /proc entry may not show the
+        new program yet. A process recorded without a command line is never
+        killed by a sweep (its PID cannot be verified).
+        """
         with self._lock:
-            self.processes[pid] = _cmdline(pid) or ""
+            self.processes[pid] = cmd or _cmdline(pid) or ""
             self._save()
 
     def forget_process(self, pid: int) -> None:
@@ -137,7 +143,7 @@ def sweep(state_dir: Path | None = None) -> list[str]:
         if _alive(owner):
             continue
         for pid, cmd in data.get("processes", {}).items():
-            if kill_pid(int(pid), cmd or None):
+            if cmd and kill_pid(int(pid), cmd):
                 done.append(f"killed process {pid} ({cmd.split(' ')[0] if cmd else '?'})")
         for name in data.get("links", []):
             if delete_link(name):

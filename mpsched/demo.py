@@ -21,6 +21,7 @@ import requests
 from mpsched import toolchain
 from mpsched.bmv2 import free_port
 from mpsched.layout import p4_artifacts
+from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
 
@@ -87,16 +88,16 @@ def run_phase(
     streams: int,
     poll: float,
 ) -> PhaseResult:
-    from mpsched.traffic.iperf import bulk_tcp
-
     for path_id, weight in weights.items():
         rest.set_weight(path_id, weight)
     time.sleep(2 * poll)
     before = tx_packets_bytes(rest)
-    result = bulk_tcp(bed.host("h1"), bed.host("h2"), "10.0.2.1", seconds, streams)
-    dead = bed.dead_switches()
-    if dead:
-        raise DemoError(f"switch(es) {', '.join(dead)} died during {name}")
+    def switch_died() -> str | None:
+        dead = bed.dead_switches()
+        return f"switch(es) {', '.join(dead)} died during phase {name}" if dead else None
+
+    result = bulk_tcp(bed.host("h1"), bed.host("h2"), "10.0.2.1", seconds, streams,
+                      abort=switch_died)
     time.sleep(2 * poll)
     after = tx_packets_bytes(rest)
     return PhaseResult(
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, _raise_interrupt)  # also when started with SIGINT ignored
     poll = 0.5
     controller = None
     try:
@@ -189,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
-            bed.registry.add_process(controller.pid)
+            bed.registry.add_process(controller.pid, " ".join(controller.args))
             rest = RestClient(f"http://127.0.0.1:{port}")
             wait_controller(rest, controller, timeout=30)
             ids = sorted(p["id"] for p in rest.get("/paths"))
@@ -211,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("demo: interrupted; everything was torn down", file=sys.stderr)
         return 130
-    except (DemoError, requests.RequestException, RuntimeError) as error:
+    except (DemoError, TrafficError, requests.RequestException, RuntimeError) as error:
         print(f"demo: failed: {error} (logs in build/logs/)", file=sys.stderr)
         return 1
     finally:

@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         params = (f"grpcaddr='{switch.grpc_address}';device_id={DEVICE_ID};"
                   f"p4info='{art.p4info}';bmv2_json='{art.bmv2_json}'")
         cmd = [sys.executable, ptf_bin, "--test-dir", str(REPO_ROOT / "ptf-tests"),
-               "--pypath", str(REPO_ROOT), "--test-params", params, "--disable-ipv6"]
+               "--pypath", str(REPO_ROOT), "--test-params", params, "--disable-ipv6",
+               "--log-dir", str(build_dir() / "logs" / "ptf")]
         for i, (_, tester) in enumerate(pairs, start=1):
             cmd += ["--interface", f"{i}@{tester}"]
         if args.xunit_dir:

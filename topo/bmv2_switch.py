@@ -17,7 +17,8 @@ class Bmv2MininetSwitch(Switch):
     def __init__(
         self, name: str, device_id: int, registry: Registry, log_dir: Path, **params: Any
     ) -> None:
-        super().__init__(name, inNamespace=False, **params)
+        params["inNamespace"] = False
+        super().__init__(name, **params)
         self.device_id = device_id
         self.registry = registry
         self.log_dir = log_dir

@@ -1,7 +1,7 @@
 """The walking-skeleton testbed: h1 - s1 =(path 1..n)= s2 - h2.
 
 Each path is a veth link between the two edge switches, shaped with HTB to
-its rate in both directions (this kernel has no netem; rate shaping works).
+its rate in both directions with HTB and a bounded pfifo (this kernel has no netem).
 `Testbed` is a context manager: whatever it started is stopped on exit, on an
 exception and on Ctrl-C; if the process itself is killed, `mpsched cleanup`
 (or the next run) removes the leftovers recorded in its registry.
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mininet.link import Link, TCLink
+from mininet.link import Link
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
@@ -48,6 +49,23 @@ def disable_offloads(run, iface: str) -> None:
     for feature in OFFLOADS:
         args += [feature, "off"]
     run(f"ethtool -K {iface} {' '.join(args)} >/dev/null 2>&1")
+
+
+def shape(iface: str, rate_mbps: float, queue_packets: int) -> None:
+    """HTB at `rate_mbps` with a `queue_packets` FIFO on one direction of a path.
+
+    Mininet's TCLink puts the queue limit into netem, which this kernel lacks;
+    HTB and pfifo are all that is needed for rate and a bounded queue.
+    """
+    rate = f"{rate_mbps:g}mbit"
+    for cmd in (
+        f"tc qdisc replace dev {iface} root handle 1: htb default 1",
+        f"tc class add dev {iface} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
+        f"tc qdisc add dev {iface} parent 1:1 handle 10: pfifo limit {queue_packets}",
+    ):
+        result = subprocess.run(cmd.split(), capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"{cmd}: {result.stderr.strip()}")
 
 
 class Testbed:
@@ -97,16 +115,10 @@ class Testbed:
         ]
         for n in (0, 1):
             net.addLink(hosts[n], switches[n], port1=0, port2=1, cls=Link)
-        for i, rate in enumerate(spec.path_rates_mbps, start=1):
-            net.addLink(
-                switches[0],
-                switches[1],
-                port1=i + 1,
-                port2=i + 1,
-                cls=TCLink,
-                bw=rate,
-                max_queue_size=spec.queue_packets,
-            )
+        path_links = [
+            net.addLink(switches[0], switches[1], port1=i + 1, port2=i + 1, cls=Link)
+            for i in range(1, len(spec.path_rates_mbps) + 1)
+        ]
         net.build()
         for sw in switches:
             for intf in sw.intfList():
@@ -115,6 +127,9 @@ class Testbed:
                     disable_offloads(
                         lambda c: subprocess.run(c, shell=True, check=False), intf.name
                     )
+        for link, rate in zip(path_links, spec.path_rates_mbps, strict=True):
+            for intf in (link.intf1, link.intf2):
+                shape(intf.name, rate, spec.queue_packets)
         for node in hosts + switches:
             self.registry.add_process(node.pid)
         net.start()
@@ -148,11 +163,23 @@ class Testbed:
         """Names of switches whose BMv2 process has died."""
         return [s.name for s in self.net.switches if not s.bmv2 or not s.bmv2.alive()]
 
+    def _interrupt_hosts(self) -> None:
+        """Stop commands still running in host shells (e.g. iperf3 at Ctrl-C)."""
+        for host in self.net.hosts:
+            if not host.waiting:
+                continue
+            host.sendInt()
+            deadline = time.monotonic() + 3
+            while host.waiting and time.monotonic() < deadline:
+                host.monitor(timeoutms=200)
+            host.waiting = False
+
     def stop(self) -> None:
         if self.net is not None:
+            self._interrupt_hosts()
             try:
                 self.net.stop()
             except Exception:
-                log.exception("Mininet stop failed; cleaning up by PID and name")
+                log.exception("Mininet stop failed; cleaning up what the registry recorded")
             self.net = None
         self.registry.close()

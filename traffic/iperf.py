@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
@@ -43,21 +46,47 @@ def parse_iperf3(report: str) -> BulkResult:
 
 
 def bulk_tcp(
-    client, server, server_ip: str, seconds: float, streams: int = 1, port: int = 5201
+    client,
+    server,
+    server_ip: str,
+    seconds: float,
+    streams: int = 1,
+    port: int = 5201,
+    abort: Callable[[], str | None] = lambda: None,
+    grace: float = 15.0,
 ) -> BulkResult:
-    """Run iperf3 from `client` to `server` (Mininet hosts) for `seconds`."""
+    """Run iperf3 from `client` to `server` (Mininet hosts) for `seconds`.
+
+    `abort` is polled while the transfer runs; when it returns a reason (e.g. a
+    switch died) the transfer is stopped and TrafficError raised. The client
+    is also stopped `grace` seconds after its end (iperf3 3.12 can spin for
+    ever on a dead path).
+    """
     srv = server.popen(["iperf3", "-s", "-1", "-p", str(port)])
+    cli = None
     try:
         # Wait until the server listens (iperf3 has no readiness signal).
         for _ in range(50):
             if f":{port} " in server.cmd("ss -ltnH"):
                 break
-            server.cmd("sleep 0.1")
-        out = client.cmd(
-            f"iperf3 -c {server_ip} -p {port} -t {seconds:g} -P {streams} -J --connect-timeout 3000"
+            time.sleep(0.1)
+        cli = client.popen(
+            ["iperf3", "-c", server_ip, "-p", str(port), "-t", f"{seconds:g}", "-P",
+             str(streams), "-J", "--connect-timeout", "3000"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
-        return parse_iperf3(out)
+        deadline = time.monotonic() + seconds + grace
+        while cli.poll() is None:
+            reason = abort()
+            if reason:
+                raise TrafficError(f"transfer aborted: {reason}")
+            if time.monotonic() > deadline:
+                raise TrafficError(f"iperf3 still running {grace:g}s after its end")
+            time.sleep(0.2)
+        return parse_iperf3(cli.stdout.read())
     finally:
-        if srv.poll() is None:
-            srv.terminate()
-        srv.wait(timeout=5)
+        for proc in (cli, srv):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+            if proc is not None:
+                proc.wait(timeout=5)
