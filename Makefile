@@ -36,7 +36,7 @@ p4: $(P4OUT)/main.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4I
 lint: ## ruff
 	$(VENV)/bin/ruff check .
 
-unit: ## Python unit and integration tests only
+unit: ## the pytest suite only (no ruff, no P4 build)
 	$(PY) -m pytest -q -rs
 
 ptf: p4 ## PTF data-plane tests on BMv2 over P4Runtime
