@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,16 +65,19 @@ def bulk_tcp(
     """
     srv = server.popen(["iperf3", "-s", "-1", "-p", str(port)])
     cli = None
+    report = tempfile.TemporaryFile(mode="w+")
     try:
         # Wait until the server listens (iperf3 has no readiness signal).
         for _ in range(50):
             if f":{port} " in server.cmd("ss -ltnH"):
                 break
             time.sleep(0.1)
+        # The JSON report goes to a file: a pipe read only at the end would fill
+        # up (several streams' reports exceed 64 KiB) and block iperf3.
         cli = client.popen(
             ["iperf3", "-c", server_ip, "-p", str(port), "-t", f"{seconds:g}", "-P",
-             str(streams), "-J", "--connect-timeout", "3000"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+             str(streams), "-J", "-i", "0", "--connect-timeout", "3000"],
+            stdout=report, stderr=subprocess.STDOUT, text=True,
         )
         deadline = time.monotonic() + seconds + grace
         while cli.poll() is None:
@@ -83,10 +87,12 @@ def bulk_tcp(
             if time.monotonic() > deadline:
                 raise TrafficError(f"iperf3 still running {grace:g}s after its end")
             time.sleep(0.2)
-        return parse_iperf3(cli.stdout.read())
+        report.seek(0)
+        return parse_iperf3(report.read())
     finally:
         for proc in (cli, srv):
             if proc is not None and proc.poll() is None:
                 proc.kill()
             if proc is not None:
                 proc.wait(timeout=5)
+        report.close()
