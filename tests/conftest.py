@@ -11,8 +11,6 @@ from mpsched.layout import p4_artifacts
 def require(*names: str) -> None:
     """Skip the calling test, naming what is missing."""
     problems = toolchain.missing(*names)
-    if "p4" in names:
-        problems = [p for p in problems if not p.startswith("p4:")]
     if problems:
         pytest.skip("missing: " + "; ".join(problems))
 

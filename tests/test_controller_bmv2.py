@@ -1,4 +1,5 @@
-"""The controller (os-ken app, eventlet hub, gRPC in native threads) against a real BMv2.
+"""The controller (os-ken app on its native and eventlet hubs, gRPC in native threads)
+against a real BMv2.
 
 Starts simple_switch_grpc on veths, runs `python -m mpsched.controller` as a
 process, and checks through REST and through an independent P4Runtime read
