@@ -10,6 +10,18 @@ import sys
 from mpsched.layout import p4_artifacts
 
 
+def command(netcfg: object, rest_port: int, poll_interval: float = 1.0,
+            p4info: object = None, bmv2_json: object = None) -> list[str]:
+    """The argv that runs the controller as a process of its own (demo, tests)."""
+    cmd = [sys.executable, "-m", "mpsched.controller", "--netcfg", str(netcfg),
+           "--rest-port", str(rest_port), "--poll-interval", str(poll_interval)]
+    if p4info is not None:
+        cmd += ["--p4info", str(p4info)]
+    if bmv2_json is not None:
+        cmd += ["--bmv2-json", str(bmv2_json)]
+    return cmd
+
+
 def build_parser() -> argparse.ArgumentParser:
     art = p4_artifacts()
     parser = argparse.ArgumentParser(

@@ -20,6 +20,7 @@ import requests
 
 from mpsched import toolchain
 from mpsched.bmv2 import free_port
+from mpsched.controller.__main__ import command as controller_command
 from mpsched.layout import p4_artifacts
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
@@ -176,17 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             log_path = bed.spec.log_dir / "controller.log"
             with log_path.open("wb") as out:
                 controller = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "mpsched.controller",
-                        "--netcfg",
-                        str(bed.netcfg_path),
-                        "--rest-port",
-                        str(port),
-                        "--poll-interval",
-                        str(poll),
-                    ],
+                    controller_command(bed.netcfg_path, port, poll),
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 
 import pytest
@@ -20,6 +19,7 @@ import requests
 
 from mpsched.bmv2 import Bmv2Switch, free_port
 from mpsched.cleanup import Registry
+from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4info import P4Info
 from mpsched.p4runtime import P4RuntimeClient, param_value
 from mpsched.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
@@ -54,9 +54,7 @@ def start_controller(tmp_path, artifacts, switches: list[dict], hub_type: str = 
     log_path = tmp_path / "controller.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mpsched.controller", "--netcfg", str(path), "--rest-port",
-             str(port), "--poll-interval", "0.2", "--p4info", str(artifacts.p4info),
-             "--bmv2-json", str(artifacts.bmv2_json)],
+            controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json),
             stdout=log, stderr=subprocess.STDOUT,
             env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
         )

@@ -146,12 +146,12 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
     import json
     import os
     import subprocess
-    import sys
 
     import requests
     from google.protobuf import text_format
 
     from mpsched.bmv2 import free_port
+    from mpsched.controller.__main__ import command as controller_command
 
     (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
     (tmp_path / "p.json").write_text("{}")
@@ -159,9 +159,8 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
     (tmp_path / "net.json").write_text(json.dumps({"switches": [net.to_dict()["switches"][0]]}))
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mpsched.controller", "--netcfg", str(tmp_path / "net.json"),
-         "--p4info", str(tmp_path / "p4info.txt"), "--bmv2-json", str(tmp_path / "p.json"),
-         "--rest-port", str(port), "--poll-interval", "0.1"],
+        controller_command(tmp_path / "net.json", port, 0.1, tmp_path / "p4info.txt",
+                           tmp_path / "p.json"),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
     )

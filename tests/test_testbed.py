@@ -38,6 +38,7 @@ def prerequisites(artifacts):
 
 def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
     from mpsched.bmv2 import free_port
+    from mpsched.controller.__main__ import command as controller_command
     from mpsched.demo import RestClient, wait_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
@@ -46,9 +47,8 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
         recorded = dict(bed.registry.processes)
         port = free_port()
         ctl = subprocess.Popen(
-            [sys.executable, "-m", "mpsched.controller", "--netcfg", str(bed.netcfg_path),
-             "--rest-port", str(port), "--poll-interval", "0.2",
-             "--p4info", str(prerequisites.p4info), "--bmv2-json", str(prerequisites.bmv2_json)],
+            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
+                               prerequisites.bmv2_json),
             stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
         )
         try:
