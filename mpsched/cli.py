@@ -10,6 +10,8 @@ commands:
   controller   run the controller (os-ken app, P4Runtime, REST)   -- mpsched controller --help
   topo         bring the two-path BMv2 testbed up and wait          -- mpsched topo --help
   demo         walking-skeleton demo with weights 1:0 then 1:1     -- mpsched demo --help
+  run          run a scenario N times with fixed seeds              -- mpsched run --help
+  compare      run scenarios under every policy, one table           -- mpsched compare --help
   cleanup      remove processes and links left by killed runs
 """
 
@@ -26,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         from mpsched.topo.__main__ import main as run
     elif command == "demo":
         from mpsched.demo import main as run
+    elif command == "run":
+        from mpsched.experiment import main as run
+    elif command == "compare":
+        from mpsched.experiment import main_compare as run
     elif command == "cleanup":
         from mpsched.cleanup import main as run
     else:

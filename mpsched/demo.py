@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     poll = 0.5
     controller = None
     try:
-        with Testbed(TopoSpec(path_rates_mbps=rates)) as bed:
+        with Testbed(TopoSpec.from_rates(rates)) as bed:
             port = free_port()
             log_path = bed.spec.log_dir / "controller.log"
             with log_path.open("wb") as out:

@@ -43,7 +43,7 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     before = links()
-    with Testbed(TopoSpec(path_rates_mbps=(10.0, 5.0), log_dir=tmp_path)) as bed:
+    with Testbed(TopoSpec.from_rates((10.0, 5.0), log_dir=tmp_path)) as bed:
         recorded = dict(bed.registry.processes)
         port = free_port()
         ctl = subprocess.Popen(

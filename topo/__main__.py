@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Testbed(TopoSpec(path_rates_mbps=rates)) as bed:
+    with Testbed(TopoSpec.from_rates(rates)) as bed:
         print(f"netcfg: {bed.netcfg_path}", flush=True)
         print(f"run: mpsched controller --netcfg {bed.netcfg_path}", flush=True)
         if args.cli:

@@ -1,7 +1,12 @@
-"""The walking-skeleton testbed: h1 - s1 =(path 1..n)= s2 - h2.
+"""The testbed: h1 - s1 =(path 1..n, emulated)= s2 - h2, plus optional cross-traffic hosts.
 
-Each path is a veth link between the two edge switches, shaped with HTB to
-its rate in both directions with HTB and a bounded pfifo (this kernel has no netem).
+Every path is an emulated link (topo/emulink.py: linkem on kernels without
+netem, netem elsewhere) with its own delay, jitter, loss, rate, queue and
+time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (10.0.1.0/24,
+behind s1) and h2 (10.0.2.0/24, behind s2), each with `host_addresses`
+addresses on one interface (for MPTCP). A path with cross traffic gets a host
+x<i> on s1 and y<i> on s2 whose addresses are pinned to that path.
+
 `Testbed` is a context manager: whatever it started is stopped on exit, on an
 exception and on Ctrl-C; if the process itself is killed, `mpsched cleanup`
 (or the next run) removes the leftovers recorded in its registry.
@@ -12,31 +17,66 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mininet.link import Link
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
 from mpsched.cleanup import Registry, sweep
+from mpsched.emu.params import LinkParams
+from mpsched.emu.schedule import Event, LinkScheduler
 from mpsched.layout import build_dir
-from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
+from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
 
 from .bmv2_switch import Bmv2MininetSwitch
+from .emulink import LinkemNode, NetemOnLink, choose_backend
 
 log = logging.getLogger(__name__)
 
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
+MAX_PATHS = 4
+CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """One path: link parameters and schedules per direction (forward = s1 -> s2)."""
+
+    forward: LinkParams = field(default_factory=LinkParams)
+    reverse: LinkParams = field(default_factory=LinkParams)
+    forward_events: tuple[Event, ...] = ()
+    reverse_events: tuple[Event, ...] = ()
+    cross_traffic: bool = False
 
 
 @dataclass(frozen=True)
 class TopoSpec:
-    """Path rates in Mbit/s (one entry per path, ids 1..n) and the HTB queue per path."""
+    """The whole testbed. `backend`: auto | linkem | netem; `seed` seeds the emulators."""
 
-    path_rates_mbps: tuple[float, ...] = (10.0, 5.0)
-    queue_packets: int = 100
+    paths: tuple[PathSpec, ...] = (
+        PathSpec(LinkParams(rate_mbps=10.0), LinkParams(rate_mbps=10.0)),
+        PathSpec(LinkParams(rate_mbps=5.0), LinkParams(rate_mbps=5.0)),
+    )
+    backend: str = "auto"
+    seed: int = 0
+    host_addresses: int = 1
     log_dir: Path = field(default_factory=lambda: build_dir() / "logs")
+
+    @classmethod
+    def from_rates(cls, rates: tuple[float, ...], queue_packets: int = 100, **kw: Any) -> TopoSpec:
+        """Paths that differ only in rate (both directions), as the demo uses."""
+        paths = tuple(
+            PathSpec(
+                LinkParams(rate_mbps=r, queue_packets=queue_packets),
+                LinkParams(rate_mbps=r, queue_packets=queue_packets),
+            )
+            for r in rates
+        )
+        return cls(paths=paths, **kw)
 
 
 def _mac(subnet: int, host: int) -> str:
@@ -51,32 +91,24 @@ def disable_offloads(run, iface: str) -> None:
     run(f"ethtool -K {iface} {' '.join(args)} >/dev/null 2>&1")
 
 
-def shape(iface: str, rate_mbps: float, queue_packets: int) -> None:
-    """HTB at `rate_mbps` with a `queue_packets` FIFO on one direction of a path.
-
-    Mininet's TCLink puts the queue limit into netem, which this kernel lacks;
-    HTB and pfifo are all that is needed for rate and a bounded queue.
-    """
-    rate = f"{rate_mbps:g}mbit"
-    for cmd in (
-        f"tc qdisc replace dev {iface} root handle 1: htb default 1",
-        f"tc class add dev {iface} parent 1: classid 1:1 htb rate {rate} ceil {rate}",
-        f"tc qdisc add dev {iface} parent 1:1 handle 10: pfifo limit {queue_packets}",
-    ):
-        result = subprocess.run(cmd.split(), capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise RuntimeError(f"{cmd}: {result.stderr.strip()}")
+def _sh(cmd: str) -> None:
+    subprocess.run(cmd, shell=True, check=False)
 
 
 class Testbed:
     def __init__(self, spec: TopoSpec | None = None) -> None:
         self.spec = spec or TopoSpec()
-        if not 1 <= len(self.spec.path_rates_mbps) <= 4:
-            raise ValueError("between 1 and 4 paths")
+        if not 1 <= len(self.spec.paths) <= MAX_PATHS:
+            raise ValueError(f"paths: between 1 and {MAX_PATHS} paths")
+        if not 1 <= self.spec.host_addresses <= 8:
+            raise ValueError("host_addresses: between 1 and 8")
+        self.backend = choose_backend(self.spec.backend)
         self.registry = Registry()
         self.net: Mininet | None = None
         self.netcfg: NetCfg | None = None
         self.netcfg_path = self.spec.log_dir / "netcfg.json"
+        self.links: dict[int, Any] = {}
+        self.schedulers: list[LinkScheduler] = []
 
     def __enter__(self) -> Testbed:
         try:
@@ -89,6 +121,27 @@ class Testbed:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    # ---- construction -------------------------------------------------
+
+    def _hosts(self, net: Mininet) -> dict[str, Any]:
+        hosts = {
+            f"h{n}": net.addHost(
+                f"h{n}", ip=f"10.0.{n}.1/24", mac=_mac(n, 1), defaultRoute=f"via 10.0.{n}.254"
+            )
+            for n in (1, 2)
+        }
+        for i, path in enumerate(self.spec.paths, start=1):
+            if path.cross_traffic:
+                for n, prefix in ((1, "x"), (2, "y")):
+                    octet = CROSS_HOST_BASE + i
+                    hosts[f"{prefix}{i}"] = net.addHost(
+                        f"{prefix}{i}",
+                        ip=f"10.0.{n}.{octet}/24",
+                        mac=_mac(n, octet),
+                        defaultRoute=f"via 10.0.{n}.254",
+                    )
+        return hosts
+
     def start(self) -> None:
         for line in sweep():
             log.info("cleaned up a previous run: %s", line)
@@ -96,72 +149,160 @@ class Testbed:
         spec = self.spec
         net = Mininet(build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net = net
-        switches = []
-        for n in (1, 2):
-            switches.append(
-                net.addSwitch(
-                    f"s{n}",
-                    cls=Bmv2MininetSwitch,
-                    device_id=n,
-                    registry=self.registry,
-                    log_dir=spec.log_dir,
-                )
-            )
-        hosts = [
-            net.addHost(
-                f"h{n}", ip=f"10.0.{n}.1/24", mac=_mac(n, 1), defaultRoute=f"via 10.0.{n}.254"
+        switches = [
+            net.addSwitch(
+                f"s{n}",
+                cls=Bmv2MininetSwitch,
+                device_id=n,
+                registry=self.registry,
+                log_dir=spec.log_dir,
             )
             for n in (1, 2)
         ]
-        for n in (0, 1):
-            net.addLink(hosts[n], switches[n], port1=0, port2=1, cls=Link)
-        path_links = [
-            net.addLink(switches[0], switches[1], port1=i + 1, port2=i + 1, cls=Link)
-            for i in range(1, len(spec.path_rates_mbps) + 1)
-        ]
+        hosts = self._hosts(net)
+        net.addLink(hosts["h1"], switches[0], port1=0, port2=1, cls=Link)
+        net.addLink(hosts["h2"], switches[1], port1=0, port2=1, cls=Link)
+        for i in range(1, len(spec.paths) + 1):
+            port = i + 1
+            if self.backend == "linkem":
+                emu = net.addSwitch(
+                    f"e{i}",
+                    cls=LinkemNode,
+                    seed=spec.seed * 1000 + i,
+                    registry=self.registry,
+                )
+                net.addLink(switches[0], emu, port1=port, port2=0, cls=Link)
+                net.addLink(emu, switches[1], port1=1, port2=port, cls=Link)
+                self.links[i] = emu
+            else:
+                self.links[i] = net.addLink(switches[0], switches[1], port1=port, port2=port)
+        next_port = len(spec.paths) + 2
+        cross_ports: dict[str, int] = {}
+        for name, host in hosts.items():
+            if name[0] in "xy":
+                sw = switches[0] if name[0] == "x" else switches[1]
+                net.addLink(host, sw, port1=0, port2=next_port, cls=Link)
+                cross_ports[name] = next_port
+                if name[0] == "y":
+                    next_port += 1
         net.build()
-        for sw in switches:
+        if self.backend == "netem":
+            self.links = {i: NetemOnLink(link) for i, link in self.links.items()}
+        for sw in net.switches:
             for intf in sw.intfList():
                 if intf.name != "lo":
                     self.registry.add_link(intf.name)
-                    disable_offloads(
-                        lambda c: subprocess.run(c, shell=True, check=False), intf.name
-                    )
-        for link, rate in zip(path_links, spec.path_rates_mbps, strict=True):
-            for intf in (link.intf1, link.intf2):
-                shape(intf.name, rate, spec.queue_packets)
-        for node in hosts + switches:
+                    disable_offloads(_sh, intf.name)
+        for i, path in enumerate(spec.paths, start=1):
+            self.links[i].set("ab", path.forward)
+            self.links[i].set("ba", path.reverse)
+        for node in list(hosts.values()) + switches:
             self.registry.add_process(node.pid)
         net.start()
-        for n, host in enumerate(hosts, start=1):
+        for name, host in hosts.items():
+            n = 1 if name == "h1" or name.startswith("x") else 2
             disable_offloads(host.cmd, host.defaultIntf().name)
             host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
             host.cmd(f"arp -s 10.0.{n}.254 {_mac(n, 0xfe)}")
-        self.netcfg = NetCfg(
-            switches=tuple(
+        for n in (1, 2):
+            host = hosts[f"h{n}"]
+            for k in range(2, spec.host_addresses + 1):
+                host.cmd(f"ip addr add 10.0.{n}.{k}/24 dev {host.defaultIntf().name}")
+        self.netcfg = self._netcfg(switches, hosts, cross_ports)
+        self.netcfg.dump(self.netcfg_path)
+
+    def _netcfg(self, switches: list, hosts: dict[str, Any], cross_ports: dict[str, int]) -> NetCfg:
+        spec = self.spec
+        cfgs = []
+        for n, sw in enumerate(switches, start=1):
+            local = [
+                HostCfg(f"h{n}", f"10.0.{n}.{k}", _mac(n, 1), 1)
+                for k in range(1, spec.host_addresses + 1)
+            ]
+            prefix = "x" if n == 1 else "y"
+            other = 2 if n == 1 else 1
+            pins = []
+            for i, path in enumerate(spec.paths, start=1):
+                if path.cross_traffic:
+                    octet = CROSS_HOST_BASE + i
+                    local.append(
+                        HostCfg(
+                            f"{prefix}{i}",
+                            f"10.0.{n}.{octet}",
+                            _mac(n, octet),
+                            cross_ports[f"{prefix}{i}"],
+                        )
+                    )
+                    pins.append(PinCfg(f"10.0.{other}.{octet}/32", i))
+            cfgs.append(
                 SwitchCfg(
                     name=sw.name,
                     device_id=sw.device_id,
                     grpc_address=sw.bmv2.grpc_address,
                     mac=_mac(n, 0xFE),
                     subnets=(f"10.0.{n}.0/24",),
-                    hosts=(HostCfg(hosts[n - 1].name, f"10.0.{n}.1", _mac(n, 1), 1),),
+                    hosts=tuple(local),
                     paths=tuple(
-                        PathCfg(i, i + 1, rate)
-                        for i, rate in enumerate(spec.path_rates_mbps, start=1)
+                        PathCfg(i, i + 1, p.forward.rate_mbps)
+                        for i, p in enumerate(spec.paths, start=1)
                     ),
+                    pins=tuple(pins),
                 )
-                for n, sw in enumerate(switches, start=1)
             )
-        )
-        self.netcfg.dump(self.netcfg_path)
+        return NetCfg(switches=tuple(cfgs))
+
+    # ---- run-time -------------------------------------------------------
 
     def host(self, name: str):
         return self.net.get(name)
 
+    def set_path(self, path_id: int, direction: str, params: LinkParams) -> None:
+        """Change one direction (`ab` = forward, `ba` = reverse) of a path now."""
+        self.links[path_id].set(direction, params)
+
+    def link_stats(self) -> dict[int, dict]:
+        return {i: link.stats() for i, link in self.links.items()}
+
+    def start_schedules(
+        self, horizon_s: float, on_error: Callable[[Exception], None] | None = None
+    ) -> None:
+        """Run every path's schedules from now for `horizon_s` seconds."""
+        t0 = time.monotonic()
+        for i, path in enumerate(self.spec.paths, start=1):
+            for direction, base, events in (
+                ("ab", path.forward, path.forward_events),
+                ("ba", path.reverse, path.reverse_events),
+            ):
+                if not events:
+                    continue
+                link = self.links[i]
+                sched = LinkScheduler(
+                    f"path{i}-{direction}",
+                    base,
+                    list(events),
+                    lambda params, link=link, d=direction: link.set(d, params),
+                    horizon_s,
+                    on_error,
+                )
+                sched.start_at(t0)
+                self.schedulers.append(sched)
+
+    def stop_schedules(self) -> None:
+        for sched in self.schedulers:
+            sched.stop()
+        for sched in self.schedulers:
+            sched.join(timeout=2)
+        self.schedulers.clear()
+
     def dead_switches(self) -> list[str]:
-        """Names of switches whose BMv2 process has died."""
-        return [s.name for s in self.net.switches if not s.bmv2 or not s.bmv2.alive()]
+        """Names of switches (and link emulators) whose process has died."""
+        dead = [
+            s.name
+            for s in self.net.switches
+            if isinstance(s, Bmv2MininetSwitch) and (not s.bmv2 or not s.bmv2.alive())
+        ]
+        dead += [f"e{i}" for i, link in self.links.items() if not link.alive()]
+        return dead
 
     def _interrupt_hosts(self) -> None:
         """Stop commands still running in host shells (e.g. iperf3 at Ctrl-C)."""
@@ -175,6 +316,7 @@ class Testbed:
             host.waiting = False
 
     def stop(self) -> None:
+        self.stop_schedules()
         if self.net is not None:
             self._interrupt_hosts()
             try:
@@ -182,4 +324,10 @@ class Testbed:
             except Exception:
                 log.exception("Mininet stop failed; cleaning up what the registry recorded")
             self.net = None
+        for link in self.links.values():
+            try:
+                link.close()
+            except Exception:
+                log.exception("closing a link emulator failed")
+        self.links = {}
         self.registry.close()

@@ -1,0 +1,151 @@
+"""Scenario files: the shipped ones load; bad keys are named; netem arguments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mpsched.emu.netem import netem_args
+from mpsched.emu.params import GilbertElliott, LinkParams
+from mpsched.emu.schedule import Ramp, Step
+from mpsched.layout import REPO_ROOT
+from mpsched.scenario import ScenarioError, load, parse
+
+SCENARIOS = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
+MINIMAL = {
+    "name": "t",
+    "duration_s": 10,
+    "paths": [{"rate_mbps": 10, "delay_ms": 5}, {"rate_mbps": 5}],
+    "workload": [{"kind": "bulk", "streams": 2}],
+}
+
+
+def test_every_design_row_has_a_scenario():
+    names = {p.stem for p in SCENARIOS}
+    for required in (
+        "llhd-1", "llhd-2", "llhd-3", "llhd-comprehensive", "cmt-la", "fd-mvqs",
+        "lm3-failure", "fairness-002",
+    ):  # fmt: skip
+        assert required in names
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_shipped_scenarios_load_and_cite_the_paper(path: Path):
+    sc = load(path)
+    assert sc.name == path.stem
+    assert path.read_text().startswith("# "), "a comment citing the paper's parameters"
+    assert 1 <= len(sc.topo.paths) <= 4
+
+
+def test_llhd1_parameters():
+    sc = load(REPO_ROOT / "scenarios" / "llhd-1.yaml")
+    p1, p2 = sc.topo.paths
+    assert (p1.forward.rate_mbps, p1.forward.delay_ms, p1.forward.loss) == (10, 10, 0.01)
+    assert (p2.forward.rate_mbps, p2.forward.delay_ms, p2.forward.loss) == (5, 5, 0.02)
+    assert p1.reverse == p1.forward
+    assert sc.capacities_mbps() == [10, 5]
+    assert sc.policy_weights("ecmp") == {1: 1, 2: 1}
+    assert sc.policy_weights("static") == {1: 100, 2: 50}
+
+
+def test_lm3_failure_schedule():
+    sc = load(REPO_ROOT / "scenarios" / "lm3-failure.yaml")
+    path3 = sc.topo.paths[2]
+    downs = [e for e in path3.forward_events if isinstance(e, Step)]
+    assert [(e.at_s, e.changes["up"]) for e in downs] == [(10, False), (30, True), (50, False)]
+    assert isinstance(path3.forward.gilbert, GilbertElliott)
+    assert path3.forward.mean_loss() == pytest.approx(0.045)
+
+
+def test_reverse_override_and_direction():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["paths"][0]["reverse"] = {"loss_pct": 0}
+    doc["paths"][0]["loss_pct"] = 3
+    doc["paths"][0]["schedule"] = [
+        {"at_s": 5, "set": {"loss_pct": 9}, "direction": "forward"},
+        {"ramp": "rate_mbps", "from_s": 0, "to_s": 4, "start": 10, "end": 20},
+    ]
+    sc = parse(doc)
+    p = sc.topo.paths[0]
+    assert p.forward.loss == 0.03 and p.reverse.loss == 0.0
+    assert p.reverse.delay_ms == 5
+    assert len(p.forward_events) == 2 and len(p.reverse_events) == 1
+    assert isinstance(p.reverse_events[0], Ramp)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field"),
+    [
+        (lambda d: d.pop("duration_s"), "duration_s"),
+        (lambda d: d.update(bogus=1), "bogus"),
+        (lambda d: d["paths"][0].update(delay_ms=-1), "paths[0].delay_ms"),
+        (lambda d: d["paths"][0].update(dealy_ms=5), "paths[0].dealy_ms"),
+        (lambda d: d["paths"][1].update(loss_pct=101), "paths[1].loss_pct"),
+        (lambda d: d["paths"][1].update(rate_mbps="fast"), "paths[1].rate_mbps"),
+        (lambda d: d["paths"][0].update(gilbert={"p_pct": 1}), "paths[0].gilbert.r_pct"),
+        (
+            lambda d: d["paths"][0].update(schedule=[{"at_s": -1, "set": {}}]),
+            "paths[0].schedule[0].at_s",
+        ),
+        (
+            lambda d: d["paths"][0].update(schedule=[{"at_s": 1, "set": {"loss": 1}}]),
+            "paths[0].schedule[0].set.loss",
+        ),
+        (
+            lambda d: d["paths"][0].update(
+                schedule=[{"ramp": "up", "from_s": 0, "to_s": 1, "start": 0, "end": 1}]
+            ),
+            "paths[0].schedule[0].ramp",
+        ),
+        (lambda d: d["paths"][0].update(schedule=[{"when": 1}]), "paths[0].schedule[0]"),
+        (
+            lambda d: d["paths"][0].update(schedule=[{"trace": "nope.csv"}]),
+            "paths[0].schedule[0].trace",
+        ),
+        (lambda d: d["workload"][0].update(kind="ftp"), "workload[0].kind"),
+        (lambda d: d["workload"][0].update(streams=0), "workload[0].streams"),
+        (lambda d: d["workload"][0].update(sizes_kb=[1]), "workload[0].sizes_kb"),
+        (lambda d: d["workload"].append({"kind": "vbr", "path": 1}), "workload[1].path"),
+        (lambda d: d["workload"].append({"kind": "files", "count": 3}), "workload[1].sizes_kb"),
+        (lambda d: d.update(paths=[]), "paths"),
+        (lambda d: d.update(policy={"name": "magic"}), "policy.name"),
+        (lambda d: d.update(policy={"weights": [1]}), "policy.weights"),
+        (lambda d: d.update(policy={"weights": [0, 0]}), "policy.weights"),
+    ],
+)
+def test_bad_scenarios_name_the_key(mutate, field):
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    mutate(doc)
+    with pytest.raises(ScenarioError) as err:
+        parse(doc)
+    assert err.value.field == field, str(err.value)
+
+
+def test_not_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load(bad)
+    with pytest.raises(ScenarioError):
+        load(tmp_path / "missing.yaml")
+
+
+def test_mptcp_workload_gives_hosts_enough_addresses():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["workload"].append({"kind": "bulk", "mptcp": True, "subflows": 3})
+    assert parse(doc).topo.host_addresses == 3
+
+
+def test_netem_arguments():
+    args = netem_args(LinkParams(delay_ms=10, jitter_ms=1, loss=0.01, rate_mbps=10))
+    assert args[:5] == ["delay", "10ms", "1ms", "distribution", "normal"]
+    assert args[5:8] == ["loss", "random", "1%"]
+    assert args[8:10] == ["rate", "10000000bit"]
+    # limit = queue + packets in flight during the delay at the rate (10 Mbit/s * 13 ms / 1514 B)
+    assert args[10:] == ["limit", str(100 + 11)]
+    ge = netem_args(LinkParams(gilbert=GilbertElliott(0.01, 0.3, 0.0, 0.5)))
+    assert ge[:6] == ["loss", "gemodel", "1%", "30%", "50%", "0%"]
+    down = netem_args(LinkParams(up=False, loss=0.5))
+    assert down[:3] == ["loss", "random", "100%"]

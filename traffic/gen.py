@@ -1,0 +1,455 @@
+"""Traffic sources and sinks that run inside the testbed's hosts.
+
+`python -m mpsched.traffic.gen <role> …` (the runner starts these in the
+hosts' namespaces; every role writes one JSON report to `--out` when it ends,
+also on SIGTERM/SIGINT). Times in reports are wall-clock seconds (the
+namespaces share one clock).
+
+Roles:
+  sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time.
+  bulk    long-lived streams for `--seconds`.
+  files   transfers of given sizes, Poisson arrivals, bounded concurrency: FCT.
+  flows   closed-loop many-flow load: `--flows` connections each sending
+          `--size-kb`, again and again.
+  vbr     Pareto on/off source with the papers' packet-size mix, a share over
+          TCP (TCP_NODELAY, one write per packet) and the rest over UDP.
+
+Wire protocol (TCP): the client sends an 8-byte big-endian length (0 = until
+EOF), then the data; for a length > 0 the sink answers one byte after the
+last one, which ends the client's flow completion time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import random
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("mpsched.traffic.gen")
+
+IPPROTO_MPTCP = 262
+HEADER = struct.Struct("!Q")
+CHUNK = 64 * 1024
+SAMPLE_S = 0.25
+PACKET_MIX = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
+
+
+def tcp_socket(mptcp: bool) -> socket.socket:
+    """A TCP socket, or an MPTCP one (kernel MPTCP, protocol 262) when asked."""
+    if mptcp:
+        return socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+
+
+def tcp_info(sock: socket.socket) -> dict[str, float] | None:
+    """rtt/retransmission figures of a socket from TCP_INFO (None if unavailable)."""
+    from mpsched.metrics import parse_tcp_info
+
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    except OSError:
+        return None
+    info = parse_tcp_info(raw)
+    if info is None:
+        return None
+    return {
+        "rtt_ms": info.rtt_us / 1000,
+        "rttvar_ms": info.rttvar_us / 1000,
+        "total_retrans": info.total_retrans,
+        "bytes_acked": info.bytes_acked,
+    }
+
+
+class Stopper:
+    """Set by SIGTERM/SIGINT or a deadline; roles poll it."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.event = threading.Event()
+        self.deadline = time.monotonic() + seconds if seconds else None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self.event.set())
+
+    def done(self) -> bool:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.event.set()
+        return self.event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        if self.deadline is not None:
+            seconds = max(0.0, min(seconds, self.deadline - time.monotonic()))
+        self.event.wait(seconds)
+        return self.done()
+
+
+def write_report(path: str, report: dict[str, Any]) -> None:
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(report))
+    tmp.replace(path)
+
+
+# ---- sink ------------------------------------------------------------------------
+
+
+@dataclass
+class Conn:
+    peer: str
+    start: float
+    bytes: int = 0
+    end: float | None = None
+
+
+def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    conns: list[Conn] = []
+    total: list[tuple[float, int]] = []
+    lock = threading.Lock()
+    udp = {"packets": 0, "bytes": 0}
+    try:
+        server = tcp_socket(True)
+    except OSError:
+        server = tcp_socket(False)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind((args.bind, args.port))
+    server.listen(512)
+    server.settimeout(0.2)
+
+    def serve(sock: socket.socket, conn: Conn) -> None:
+        with sock:
+            sock.settimeout(1.0)
+            try:
+                header = _recv_exact(sock, HEADER.size, stop)
+                if header is None:
+                    return
+                (size,) = HEADER.unpack(header)
+                while not stop.done():
+                    try:
+                        data = sock.recv(CHUNK)
+                    except TimeoutError:
+                        continue
+                    if not data:
+                        break
+                    with lock:
+                        conn.bytes += len(data)
+                    if size and conn.bytes >= size:
+                        sock.sendall(b"\x01")
+                        break
+            except OSError as exc:
+                log.debug("connection from %s: %s", conn.peer, exc)
+            finally:
+                conn.end = time.time()
+
+    def sample() -> None:
+        while not stop.wait(SAMPLE_S):
+            now = time.time()
+            with lock:
+                total.append((now, sum(c.bytes for c in conns)))
+
+    def serve_udp() -> None:
+        usock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        usock.bind((args.bind, args.udp_port))
+        usock.settimeout(0.2)
+        while not stop.done():
+            try:
+                data = usock.recv(65535)
+            except TimeoutError:
+                continue
+            udp["packets"] += 1
+            udp["bytes"] += len(data)
+
+    threading.Thread(target=sample, daemon=True).start()
+    if args.udp_port:
+        threading.Thread(target=serve_udp, daemon=True).start()
+    while not stop.done():
+        try:
+            sock, peer = server.accept()
+        except TimeoutError:
+            continue
+        conn = Conn(f"{peer[0]}:{peer[1]}", time.time())
+        with lock:
+            conns.append(conn)
+        threading.Thread(target=serve, args=(sock, conn), daemon=True).start()
+    server.close()
+    with lock:
+        return {
+            "role": "sink",
+            "connections": [c.__dict__ for c in conns],
+            "total": total,
+            "udp": udp,
+        }
+
+
+def _recv_exact(sock: socket.socket, n: int, stop: Stopper) -> bytes | None:
+    buf = b""
+    while len(buf) < n and not stop.done():
+        try:
+            data = sock.recv(n - len(buf))
+        except TimeoutError:
+            continue
+        if not data:
+            return None
+        buf += data
+    return buf if len(buf) == n else None
+
+
+# ---- senders ---------------------------------------------------------------------
+
+
+def _connect(args: argparse.Namespace, timeout: float = 5.0) -> socket.socket:
+    sock = tcp_socket(args.mptcp)
+    sock.settimeout(timeout)
+    sock.connect((args.dst, args.port))
+    return sock
+
+
+def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    streams: list[dict[str, Any]] = []
+    socks: list[socket.socket] = []
+    payload = b"\0" * CHUNK
+
+    def run(sock: socket.socket, rec: dict[str, Any]) -> None:
+        try:
+            sock.sendall(HEADER.pack(0))
+            sock.settimeout(0.5)
+            while not stop.done():
+                try:
+                    rec["bytes"] += sock.send(payload)
+                except TimeoutError:
+                    continue
+        except OSError as exc:
+            rec["error"] = str(exc)
+
+    for _ in range(args.streams):
+        try:
+            sock = _connect(args)
+        except OSError as exc:
+            return {"role": "bulk", "error": f"connect {args.dst}:{args.port}: {exc}"}
+        socks.append(sock)
+        streams.append({"bytes": 0, "rtt_ms": [], "start": time.time()})
+    threads = [
+        threading.Thread(target=run, args=(s, r), daemon=True)
+        for s, r in zip(socks, streams, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    while not stop.wait(SAMPLE_S):
+        for sock, rec in zip(socks, streams, strict=True):
+            info = tcp_info(sock)
+            if info:
+                rec["rtt_ms"].append(info["rtt_ms"])
+    for t in threads:
+        t.join(timeout=2)
+    for sock, rec in zip(socks, streams, strict=True):
+        info = tcp_info(sock)
+        rec["retrans"] = info["total_retrans"] if info else None
+        rec["end"] = time.time()
+        with contextlib.suppress(OSError):
+            sock.close()
+    return {"role": "bulk", "streams": streams}
+
+
+def _transfer(args: argparse.Namespace, size: int, stop: Stopper) -> dict[str, Any]:
+    """One flow of `size` bytes; its FCT runs from connect() to the sink's reply."""
+    rec: dict[str, Any] = {"size": size, "start": time.time()}
+    t0 = time.monotonic()
+    try:
+        with _connect(args, timeout=10.0) as sock:
+            sock.sendall(HEADER.pack(size))
+            left = size
+            chunk = b"\0" * min(CHUNK, size)
+            while left > 0 and not stop.done():
+                sent = sock.send(chunk[: min(len(chunk), left)])
+                left -= sent
+            sock.settimeout(10.0)
+            while not stop.done():
+                try:
+                    if sock.recv(1):
+                        rec["fct_s"] = time.monotonic() - t0
+                    break
+                except TimeoutError:
+                    continue
+            info = tcp_info(sock)
+            if info:
+                rec["rtt_ms"] = info["rtt_ms"]
+                rec["retrans"] = info["total_retrans"]
+    except OSError as exc:
+        rec["error"] = str(exc)
+    return rec
+
+
+def role_files(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    sizes = [int(s) * 1000 for s in args.sizes_kb.split(",")]
+    plan = [sizes[i % len(sizes)] for i in range(args.count)]
+    rng.shuffle(plan)
+    slots = threading.Semaphore(args.concurrency)
+    results: list[dict[str, Any]] = []
+    threads = []
+
+    def one(size: int) -> None:
+        try:
+            results.append(_transfer(args, size, stop))
+        finally:
+            slots.release()
+
+    for size in plan:
+        if stop.wait(rng.expovariate(1000.0 / args.interarrival_ms)):
+            break
+        while not slots.acquire(timeout=0.2):
+            if stop.done():
+                break
+        if stop.done():
+            break
+        t = threading.Thread(target=one, args=(size,), daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join(timeout=max(0.0, (stop.deadline or time.monotonic()) - time.monotonic()) + 1)
+    return {"role": "files", "transfers": list(results), "planned": len(plan)}
+
+
+def role_flows(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def loop() -> None:
+        while not stop.done():
+            rec = _transfer(args, args.size_kb * 1000, stop)
+            with lock:
+                results.append(rec)
+            if "error" in rec:
+                stop.wait(0.2)
+
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(args.flows)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return {"role": "flows", "transfers": results}
+
+
+def pareto(rng: random.Random, shape: float, mean: float) -> float:
+    """A Pareto sample with the given shape and mean (scale = mean*(shape-1)/shape)."""
+    return rng.paretovariate(shape) * mean * (shape - 1) / shape
+
+
+def role_vbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    rng = random.Random(args.seed)
+    sizes, weights = zip(*PACKET_MIX, strict=True)
+    mean_size = sum(s * w for s, w in PACKET_MIX) / sum(weights)
+    duty = args.on_ms / (args.on_ms + args.off_ms)
+    peak_pps = args.rate_mbps * 1e6 / 8 / mean_size / duty
+    sent = {"tcp_packets": 0, "udp_packets": 0, "bytes": 0, "on_periods": 0}
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        tcp = _connect(args)
+        tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        tcp.sendall(HEADER.pack(0))
+        tcp.setblocking(False)
+    except OSError as exc:
+        return {"role": "vbr", "error": f"connect {args.dst}:{args.port}: {exc}"}
+    while not stop.done():
+        on_end = time.monotonic() + pareto(rng, args.shape, args.on_ms / 1000)
+        sent["on_periods"] += 1
+        next_send = time.monotonic()
+        while time.monotonic() < on_end and not stop.done():
+            size = rng.choices(sizes, weights)[0]
+            try:
+                if rng.random() * 100 < args.tcp_pct:
+                    tcp.send(b"\0" * max(1, size - 40))
+                    sent["tcp_packets"] += 1
+                else:
+                    udp.sendto(b"\0" * max(1, size - 28), (args.dst, args.udp_port))
+                    sent["udp_packets"] += 1
+                sent["bytes"] += size
+            except (BlockingIOError, OSError):
+                pass  # a full TCP buffer or no route: the packet is not sent, as in a real source
+            next_send += rng.expovariate(peak_pps)
+            delay = next_send - time.monotonic()
+            if delay > 0:
+                stop.wait(delay)
+        stop.wait(pareto(rng, args.shape, args.off_ms / 1000))
+    tcp.close()
+    return {"role": "vbr", "sent": sent}
+
+
+ROLES: dict[str, Callable[[argparse.Namespace, Stopper], dict[str, Any]]] = {
+    "sink": role_sink,
+    "bulk": role_bulk,
+    "files": role_files,
+    "flows": role_flows,
+    "vbr": role_vbr,
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m mpsched.traffic.gen",
+        description="Traffic roles run inside testbed hosts; each writes a JSON report to --out.",
+    )
+    sub = p.add_subparsers(dest="role", required=True)
+
+    def common(sp: argparse.ArgumentParser, client: bool = True) -> None:
+        sp.add_argument("--out", required=True, help="JSON report written at the end")
+        sp.add_argument("--port", type=int, required=True, help="TCP port of the sink")
+        sp.add_argument("--seconds", type=float, default=None, help="stop after this long")
+        if client:
+            sp.add_argument("--dst", required=True, help="sink address")
+            sp.add_argument("--mptcp", action="store_true", help="use kernel MPTCP (proto 262)")
+            sp.add_argument("--seed", type=int, default=0)
+
+    sp = sub.add_parser("sink", help="receiver")
+    common(sp, client=False)
+    sp.add_argument("--bind", default="0.0.0.0")
+    sp.add_argument("--udp-port", type=int, default=0, help="also count UDP on this port")
+    sp = sub.add_parser("bulk", help="long-lived streams")
+    common(sp)
+    sp.add_argument("--streams", type=int, default=1)
+    sp = sub.add_parser("files", help="file transfers (FCT)")
+    common(sp)
+    sp.add_argument("--sizes-kb", required=True, help="comma-separated sizes in kB")
+    sp.add_argument("--count", type=int, required=True)
+    sp.add_argument("--concurrency", type=int, default=4)
+    sp.add_argument("--interarrival-ms", type=float, default=100.0, help="mean (exponential)")
+    sp = sub.add_parser("flows", help="many concurrent closed-loop flows")
+    common(sp)
+    sp.add_argument("--flows", type=int, required=True)
+    sp.add_argument("--size-kb", type=int, required=True)
+    sp = sub.add_parser("vbr", help="Pareto on/off cross traffic with the papers' packet mix")
+    common(sp)
+    sp.add_argument("--udp-port", type=int, required=True)
+    sp.add_argument("--rate-mbps", type=float, required=True, help="long-run mean rate")
+    sp.add_argument("--shape", type=float, default=1.5, help="Pareto shape of on/off periods")
+    sp.add_argument("--on-ms", type=float, default=500.0, help="mean on period")
+    sp.add_argument("--off-ms", type=float, default=500.0, help="mean off period")
+    sp.add_argument("--tcp-pct", type=float, default=90.0, help="share of packets over TCP")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    stop = Stopper(args.seconds)
+    started = time.time()
+    try:
+        report = ROLES[args.role](args, stop)
+    except Exception as exc:  # the runner reads the error from the report
+        log.exception("role %s failed", args.role)
+        report = {"role": args.role, "error": repr(exc)}
+    report.update({"started": started, "ended": time.time()})
+    write_report(args.out, report)
+    return 1 if "error" in report else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
