@@ -37,6 +37,7 @@ def check(*names: str) -> list[Requirement]:
         "simple_switch_grpc": lambda: _tool("simple_switch_grpc", P4_HINT),
         "iperf3": lambda: _tool("iperf3", SETUP_HINT.format("iperf3")),
         "ethtool": lambda: _tool("ethtool", SETUP_HINT.format("ethtool")),
+        "tcpdump": lambda: _tool("tcpdump", SETUP_HINT.format("tcpdump")),
         "mininet": _mininet,
     }
     return [table[n]() for n in names]
