@@ -5,9 +5,10 @@ PY    := $(VENV)/bin/python
 BUILD ?= build
 P4SRC := $(wildcard p4src/*.p4 p4src/include/*.p4)
 P4OUT := $(BUILD)/p4
-APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift
+APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
+                gcc libc6-dev
 
-.PHONY: help setup p4 test lint unit ptf demo cleanup clean
+.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -33,6 +34,15 @@ $(P4OUT)/main.json: $(P4SRC)
 
 p4: $(P4OUT)/main.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info)
 
+$(BUILD)/bin/linkem: csrc/linkem.c
+	@mkdir -p $(@D)
+	cc -O2 -Wall -Wextra -o $@ $< -lm
+
+linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
+
+bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
+	$(PY) -m mpsched.bench.links
+
 lint: ## ruff
 	$(VENV)/bin/ruff check .
 
@@ -46,6 +56,7 @@ test: ## everything: ruff, the P4 build (if p4c is there), unit + integration + 
 	$(VENV)/bin/ruff check .
 	@if command -v p4c >/dev/null; then $(MAKE) --no-print-directory p4; \
 	  else echo "test: p4c not on PATH: P4 build skipped (tests that need it will skip)"; fi
+	$(MAKE) --no-print-directory linkem
 	$(PY) -m pytest -q -rs
 
 demo: p4 ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST

@@ -24,6 +24,11 @@ def build_dir() -> Path:
     return Path(os.environ.get("MPSCHED_BUILD_DIR", REPO_ROOT / "build"))
 
 
+def linkem_binary() -> Path:
+    """The userspace link emulator built by `make linkem` from csrc/linkem.c."""
+    return build_dir() / "bin" / "linkem"
+
+
 def p4_artifacts() -> P4Artifacts:
     base = build_dir() / "p4"
     return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")

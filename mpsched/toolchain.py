@@ -1,4 +1,4 @@
-"""Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3."""
+"""Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3, linkem."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ def check(*names: str) -> list[Requirement]:
         "ethtool": lambda: _tool("ethtool", SETUP_HINT.format("ethtool")),
         "tcpdump": lambda: _tool("tcpdump", SETUP_HINT.format("tcpdump")),
         "mininet": _mininet,
+        "linkem": _linkem,
     }
     return [table[n]() for n in names]
 
@@ -49,6 +50,13 @@ def _mininet() -> Requirement:
     except ImportError:
         return Requirement("mininet", False, SETUP_HINT.format("mininet"))
     return Requirement("mininet", True, "")
+
+
+def _linkem() -> Requirement:
+    from .layout import linkem_binary
+
+    path = linkem_binary()
+    return Requirement("linkem", os.access(path, os.X_OK), f"{path}: run `make linkem` (needs gcc)")
 
 
 def missing(*names: str) -> list[str]:
