@@ -30,9 +30,18 @@ Job = Callable[[P4RuntimeClient], object]
 
 
 def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
-    """Routes, path next hops and path arrival ports of one switch."""
+    """Routes, pinned prefixes, path next hops and path arrival ports of one switch.
+
+    A pin is usually more specific than the remote subnet covering it (LPM
+    prefers it); a pin of exactly a remote subnet replaces that subnet's
+    weighted route.
+    """
+    pinned = {pin.prefix for pin in sw.pins}
     entries = [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
-    entries += [pipeline.route_to_paths(prefix) for prefix in net.remote_subnets(sw)]
+    entries += [
+        pipeline.route_to_paths(prefix) for prefix in net.remote_subnets(sw) if prefix not in pinned
+    ]
+    entries += [pipeline.route_via_path(pin.prefix, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
     return entries

@@ -1,7 +1,8 @@
 """The network description that the topology writes and the controller reads.
 
 One JSON document lists, per edge switch, its P4Runtime address, its router
-MAC, the hosts behind it and the ports of the paths. Loading validates every
+MAC, the hosts behind it, the ports of the paths and, optionally, prefixes
+pinned to one path ("pins": [{"prefix": "10.0.2.3/32", "path_id": 2}]). Loading validates every
 field and names the bad one in the error.
 """
 
@@ -36,6 +37,14 @@ class PathCfg:
 
 
 @dataclass(frozen=True)
+class PinCfg:
+    """Traffic to prefix (normalised CIDR, e.g. "10.0.2.3/32") always leaves on path_id."""
+
+    prefix: str
+    path_id: int
+
+
+@dataclass(frozen=True)
 class SwitchCfg:
     name: str
     device_id: int
@@ -44,6 +53,7 @@ class SwitchCfg:
     subnets: tuple[str, ...]
     hosts: tuple[HostCfg, ...]
     paths: tuple[PathCfg, ...]
+    pins: tuple[PinCfg, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,9 +155,37 @@ def _unique(values: list, where: str) -> None:
         seen.add(value)
 
 
+def _pins(
+    data: object, where: str, paths: list[PathCfg], subnets: tuple[str, ...],
+    hosts: tuple[HostCfg, ...],
+) -> tuple[PinCfg, ...]:
+    """Pins lead to the other edge: none may lie inside this switch's own subnets or hosts
+    (a broader pin is fine, the local routes are more specific)."""
+    path_ids = sorted(p.id for p in paths)
+    own = [ipaddress.IPv4Network(s) for s in subnets]
+    own += [ipaddress.IPv4Network(h.ip) for h in hosts]
+    pins = []
+    for i, item in enumerate(_list(data, where)):
+        pw = f"{where}[{i}]"
+        obj = _object(item, pw, {"prefix", "path_id"})
+        for key in ("prefix", "path_id"):
+            if key not in obj:
+                raise ConfigError(f"{pw}.{key}: missing")
+        prefix = _subnet(obj["prefix"], f"{pw}.prefix")
+        clash = [s for s in own if ipaddress.IPv4Network(prefix).subnet_of(s)]
+        if clash:
+            raise ConfigError(f"{pw}.prefix: lies inside {clash[0]}, local to this switch")
+        path_id = obj["path_id"]
+        if isinstance(path_id, bool) or not isinstance(path_id, int) or path_id not in path_ids:
+            raise ConfigError(f"{pw}.path_id: must be one of this switch's paths {path_ids}")
+        pins.append(PinCfg(prefix=prefix, path_id=path_id))
+    _unique([p.prefix for p in pins], f"{where}[].prefix")
+    return tuple(pins)
+
+
 def _switch(data: object, where: str) -> SwitchCfg:
     keys = {"name", "device_id", "grpc_address", "mac", "subnets", "hosts", "paths"}
-    obj = _object(data, where, keys)
+    obj = _object(data, where, keys | {"pins"})
     for key in keys:
         if key not in obj:
             raise ConfigError(f"{where}.{key}: missing")
@@ -184,15 +222,20 @@ def _switch(data: object, where: str) -> SwitchCfg:
     address = _str(obj["grpc_address"], f"{where}.grpc_address")
     if ":" not in address:
         raise ConfigError(f"{where}.grpc_address: must be host:port")
+    name = _str(obj["name"], f"{where}.name")
+    device_id = _int(obj["device_id"], f"{where}.device_id", 0, 2**32 - 1)
+    mac = _mac(obj["mac"], f"{where}.mac")
+    subnets = tuple(
+        _subnet(s, f"{where}.subnets[{i}]")
+        for i, s in enumerate(_list(obj["subnets"], f"{where}.subnets"))
+    )
     return SwitchCfg(
-        name=_str(obj["name"], f"{where}.name"),
-        device_id=_int(obj["device_id"], f"{where}.device_id", 0, 2**32 - 1),
+        name=name,
+        device_id=device_id,
         grpc_address=address,
-        mac=_mac(obj["mac"], f"{where}.mac"),
-        subnets=tuple(
-            _subnet(s, f"{where}.subnets[{i}]")
-            for i, s in enumerate(_list(obj["subnets"], f"{where}.subnets"))
-        ),
+        mac=mac,
+        subnets=subnets,
         hosts=hosts,
         paths=tuple(paths),
+        pins=_pins(obj.get("pins", []), f"{where}.pins", paths, subnets, hosts),
     )

@@ -18,6 +18,7 @@ from mpsched.p4runtime import TableEntry
 TABLE_ROUTE = "MpIngress.routing.ipv4_route"
 ACTION_TO_HOST = "MpIngress.routing.route_to_host"
 ACTION_TO_PATHS = "MpIngress.routing.route_to_paths"
+ACTION_VIA_PATH = "MpIngress.routing.route_via_path"
 TABLE_WEIGHTS = "MpIngress.path_select.path_weights"
 ACTION_SET_WEIGHTS = "MpIngress.path_select.set_weights"
 TABLE_NEXTHOP = "MpIngress.path_select.path_nexthop"
@@ -40,11 +41,15 @@ class Pipeline:
         for action in (
             ACTION_TO_HOST,
             ACTION_TO_PATHS,
+            ACTION_VIA_PATH,
             ACTION_SET_WEIGHTS,
             ACTION_SET_PATH_PORT,
             ACTION_FROM_PATH,
         ):
             p4info.action(action)
+        if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
+            raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
+        p4info.action_param(ACTION_VIA_PATH, "path_id")
         self.max_paths = p4info.counter_size(COUNTER_TX) - 1
         self.weight_params = [p.name for p in p4info.action_params(ACTION_SET_WEIGHTS)]
         if len(self.weight_params) != self.max_paths:
@@ -73,6 +78,18 @@ class Pipeline:
             TABLE_ROUTE,
             {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
             ACTION_TO_PATHS,
+        )
+
+    def route_via_path(self, prefix: str, path_id: int) -> TableEntry:
+        """Pin a prefix (e.g. a cross-traffic host's /32) to one path, bypassing the weights."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        net = ipaddress.IPv4Network(prefix)
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
+            ACTION_VIA_PATH,
+            {"path_id": path_id},
         )
 
     def path_nexthop(self, path_id: int, port: int) -> TableEntry:

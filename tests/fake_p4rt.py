@@ -38,12 +38,14 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
 
     action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
     action(pl.ACTION_TO_PATHS, [])
+    action(pl.ACTION_VIA_PATH, [("path_id", 8)])
     action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)])
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
-        (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm, [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS]),
+        (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm,
+         [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH]),
         (pl.TABLE_WEIGHTS, "meta.class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
         (pl.TABLE_NEXTHOP, "meta.path_id", 8, exact, [pl.ACTION_SET_PATH_PORT]),
         (pl.TABLE_PATH_INGRESS, "std_meta.ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),

@@ -2,7 +2,12 @@ import copy
 
 import pytest
 
-from mpsched.netcfg import ConfigError, NetCfg
+from mpsched.controller.southbound import forwarding_entries
+from mpsched.netcfg import ConfigError, NetCfg, PinCfg
+from mpsched.p4info import P4Info
+from mpsched.pipeline import ACTION_TO_PATHS, ACTION_VIA_PATH, Pipeline
+
+from .fake_p4rt import synthetic_p4info
 
 GOOD = {
     "switches": [
@@ -18,13 +23,90 @@ GOOD = {
 }
 
 
+def _pinned(*pins: dict) -> dict:
+    data = copy.deepcopy(GOOD)
+    data["switches"][0]["pins"] = list(pins)
+    return data
+
+
 def test_loads_and_round_trips(tmp_path):
     net = NetCfg.from_dict(GOOD)
     assert net.path_ids() == [1, 2]
     assert net.remote_subnets(net.switches[0]) == ["10.0.2.0/24"]
+    assert net.switches[0].pins == ()
     path = tmp_path / "net.json"
     net.dump(path)
     assert NetCfg.load(path) == net
+
+
+def test_pins_load_normalise_and_round_trip(tmp_path):
+    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2},
+                                   {"prefix": "10.0.2.4", "path_id": 1},
+                                   {"prefix": "10.0.0.0/8", "path_id": 1}))
+    assert net.switches[0].pins == (PinCfg("10.0.2.3/32", 2), PinCfg("10.0.2.4/32", 1),
+                                    PinCfg("10.0.0.0/8", 1))
+    assert net.switches[1].pins == ()
+    path = tmp_path / "net.json"
+    net.dump(path)
+    assert NetCfg.load(path) == net
+    assert net.to_dict()["switches"][0]["pins"][0] == {"prefix": "10.0.2.3/32", "path_id": 2}
+
+
+@pytest.mark.parametrize(
+    ("pins", "field"),
+    [
+        ("10.0.2.3/32", "switches[0].pins: must be a list"),
+        (["10.0.2.3/32"], "switches[0].pins[0]: must be an object"),
+        ([{"prefix": "10.0.2.3/32"}], "switches[0].pins[0].path_id: missing"),
+        ([{"path_id": 1}], "switches[0].pins[0].prefix: missing"),
+        ([{"prefix": "10.0.2.3/32", "path_id": 1, "weight": 1}], "switches[0].pins[0].weight"),
+        ([{"prefix": "10.0.2.300/32", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": "10.0.2.3/24", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": "10.0.2.3/33", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": 3, "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": "10.0.1.7/32", "path_id": 1}], "switches[0].pins[0].prefix: lies inside"),
+        ([{"prefix": "10.0.2.3/32", "path_id": 3}], "switches[0].pins[0].path_id"),
+        ([{"prefix": "10.0.2.3/32", "path_id": 0}], "switches[0].pins[0].path_id"),
+        ([{"prefix": "10.0.2.3/32", "path_id": "1"}], "switches[0].pins[0].path_id"),
+        ([{"prefix": "10.0.2.3/32", "path_id": True}], "switches[0].pins[0].path_id"),
+        ([{"prefix": "10.0.2.3/32", "path_id": 1.0}], "switches[0].pins[0].path_id"),
+        ([{"prefix": "10.0.2.3/32", "path_id": 1}, {"prefix": "10.0.2.3", "path_id": 2}],
+         "switches[0].pins[].prefix"),
+    ],
+)
+def test_pin_errors_name_the_field(pins, field):
+    data = copy.deepcopy(GOOD)
+    data["switches"][0]["pins"] = pins
+    with pytest.raises(ConfigError) as info:
+        NetCfg.from_dict(data)
+    assert str(info.value).startswith(field), str(info.value)
+
+
+def test_pins_are_installed_after_the_routes():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    entries = forwarding_entries(pipeline, net, net.switches[0])
+    actions = [e.action for e in entries]
+    assert actions.index(ACTION_TO_PATHS) < actions.index(ACTION_VIA_PATH)
+    (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
+    assert list(pin.match.values()) == [("10.0.2.3", 32)]
+    assert pin.params == {"path_id": 2}
+
+
+def test_a_pin_of_a_whole_remote_subnet_replaces_its_weighted_route():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.0/24", "path_id": 1}))
+    entries = forwarding_entries(pipeline, net, net.switches[0])
+    assert ACTION_TO_PATHS not in [e.action for e in entries]
+    (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
+    assert list(pin.match.values()) == [("10.0.2.0", 24)]
+
+
+def test_pipeline_refuses_a_pin_outside_its_paths():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    for bad in (0, pipeline.max_paths + 1):
+        with pytest.raises(ValueError, match="outside"):
+            pipeline.route_via_path("10.0.2.3/32", bad)
 
 
 @pytest.mark.parametrize(

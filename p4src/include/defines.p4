@@ -18,7 +18,8 @@ const bit<8>  IP_PROTO_UDP   = 17;
 // minus one, and the number of parameters of set_weights).
 #define MAX_PATHS 4
 // Counter arrays are indexed by path id; index 0 counts packets for which no
-// path could be chosen (no weights, or every weight 0).
+// path could be chosen (no weights, every weight 0, a pin to a path without
+// next hop).
 #define PATH_COUNTER_SIZE 5
 
 #endif

@@ -69,6 +69,7 @@ struct local_metadata_t {
     bit<16>    l4_src_port;  // 0 for non-TCP/UDP packets and non-first fragments
     bit<16>    l4_dst_port;
     bool       to_paths;     // the route says: leave over one of the paths
+    bool       pinned;       // the route fixed path_id itself (no weighted choice)
     class_id_t class_id;     // traffic class (0 until classification exists)
     bucket_t   bucket;       // weighted-hash bucket of the flow
     path_id_t  path_id;      // chosen path (0: none)

@@ -25,6 +25,7 @@ control MpIngress(inout headers_t hdr,
             return;
         }
         meta.to_paths = false;
+        meta.pinned = false;
         meta.class_id = 0;
         meta.path_id = 0;
         path_ingress.apply(hdr, meta, std_meta);

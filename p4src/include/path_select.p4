@@ -2,7 +2,9 @@
 // a bucket in [0, 65536); controller-written cumulative weights map the
 // bucket to a path, and the path to its egress port. The weights are action
 // data of one table entry per traffic class, so a weight change is a single,
-// atomic P4Runtime MODIFY.
+// atomic P4Runtime MODIFY. A route may instead pin the packet to one path
+// (routing's route_via_path); it then skips the weights but takes the same
+// next hop lookup and counting.
 #ifndef __PATH_SELECT__
 #define __PATH_SELECT__
 
@@ -14,7 +16,8 @@ control PathSelect(inout headers_t hdr,
                    inout standard_metadata_t std_meta) {
 
     // Packets (and bytes) this switch placed onto each path, by path id;
-    // index 0 counts packets for which no path could be chosen.
+    // index 0 counts packets for which no path could be chosen (no weights,
+    // every weight 0) or whose path has no next hop; those are dropped.
     counter(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_tx;
 
     // Cumulative bucket ends: path i owns the buckets [bound_{i-1}, bound_i).
@@ -64,8 +67,9 @@ control PathSelect(inout headers_t hdr,
         std_meta.egress_spec = port;
     }
 
-    // Purpose: the egress port of each path.
-    // Miss: the packet is dropped (path not configured).
+    // Purpose: the egress port of each path (weighted and pinned traffic).
+    // Miss: the packet is dropped (path not configured) and counted at
+    // path_tx[0].
     table path_nexthop {
         key = {
             meta.path_id: exact;
@@ -79,24 +83,30 @@ control PathSelect(inout headers_t hdr,
     }
 
     apply {
-        path_weights.apply();
-        bit<17> bucket = (bit<17>)meta.bucket;
-        if (bucket < bound_1) {
-            meta.path_id = 1;
-        } else if (bucket < bound_2) {
-            meta.path_id = 2;
-        } else if (bucket < bound_3) {
-            meta.path_id = 3;
-        } else if (bucket < bound_4) {
-            meta.path_id = 4;
-        } else {
-            meta.path_id = 0;
+        if (!meta.pinned) {
+            path_weights.apply();
+            bit<17> bucket = (bit<17>)meta.bucket;
+            if (bucket < bound_1) {
+                meta.path_id = 1;
+            } else if (bucket < bound_2) {
+                meta.path_id = 2;
+            } else if (bucket < bound_3) {
+                meta.path_id = 3;
+            } else if (bucket < bound_4) {
+                meta.path_id = 4;
+            } else {
+                meta.path_id = 0;
+            }
         }
-        path_tx.count((bit<32>)meta.path_id);
-        if (meta.path_id == 0) {
+        // A pinned path id outside 1..MAX_PATHS has no counter: drop it
+        // rather than forward traffic nobody counts.
+        if (meta.path_id == 0 || meta.path_id > MAX_PATHS) {
+            path_tx.count(0);
             drop();
+        } else if (path_nexthop.apply().hit) {
+            path_tx.count((bit<32>)meta.path_id);
         } else {
-            path_nexthop.apply();
+            path_tx.count(0);
         }
     }
 }

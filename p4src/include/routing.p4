@@ -27,8 +27,23 @@ control Routing(inout headers_t hdr,
         meta.to_paths = true;
     }
 
-    // Purpose: longest-prefix routing on the IPv4 destination.
+    // The destination is behind the other edge switch and the prefix is
+    // pinned to one path (e.g. a cross-traffic host): leave over path_id,
+    // bypassing the weights; path_nexthop and path_tx treat the packet like
+    // weighted traffic.
+    action route_via_path(path_id_t path_id) {
+        meta.to_paths = true;
+        meta.pinned = true;
+        meta.path_id = path_id;
+    }
+
+    // Purpose: longest-prefix routing on the IPv4 destination. A pin is
+    // usually more specific (e.g. a /32) than the route_to_paths prefix
+    // covering it, so it wins by prefix length.
     // Miss: the packet is dropped (no default route).
+    // route_via_path to a path id that is 0, above MAX_PATHS or has no
+    // path_nexthop entry: the packet is dropped and counted at path_tx[0];
+    // it never falls back to the weights or to another path.
     table ipv4_route {
         key = {
             hdr.ipv4.dst_addr: lpm;
@@ -36,6 +51,7 @@ control Routing(inout headers_t hdr,
         actions = {
             route_to_host;
             route_to_paths;
+            route_via_path;
             @defaultonly drop;
         }
         const default_action = drop();
