@@ -131,21 +131,28 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
     from mpsched import report
 
     written: list[Path] = []
-    tables = []
+    described = []
     for sc in scenarios:
         mine = [r for r in results if r.scenario == sc.name]
         if not mine:
             continue
         sdir = out / sc.name
-        report.write_csv(sdir, mine)
-        written += [sdir / "results.csv"]
-        table = report.comparison_table(mine)
-        (sdir / "summary.md").write_text(f"# {sc.name}\n\n{sc.description}\n\n{table}\n")
+        written += list(report.write_csv(sdir, mine))
+        source = f"`{sc.source}`" if sc.source else sc.name
+        (sdir / "summary.md").write_text(
+            f"# {sc.name}\n\n{sc.description} ({source})\n\n{report.comparison_table(mine)}\n"
+        )
         written.append(sdir / "summary.md")
         written += report.write_plots(sdir / "plots", mine)
-        tables.append(f"## {sc.name}\n\n{sc.description}\n\n{table}\n")
-    if tables:
-        (out / "summary.md").write_text("# Results\n\n" + "\n".join(tables))
+        described.append(f"- **{sc.name}**: {sc.description} ({source})")
+    if described:
+        (out / "summary.md").write_text(
+            "# Results\n\n"
+            + "\n".join(described)
+            + "\n\n"
+            + report.comparison_table(results)
+            + "\n"
+        )
         written.append(out / "summary.md")
     return written
 

@@ -53,6 +53,7 @@ class RunRaw:
     t0: float = 0.0
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     capture: Path | None = None
     link_stats: dict[int, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
@@ -173,8 +174,8 @@ class Run:
         h2 = self.bed.host("h2")
         self.raw.capture = self.raw.dir / "h2.pcap"
         args = [
-            "tcpdump", "-i", h2.defaultIntf().name, "-s", "96", "-B", "8192", "-U", "-n",
-            "-w", str(self.raw.capture), "tcp and dst net 10.0.2.0/24",
+            "tcpdump", "-i", h2.defaultIntf().name, "-s", "96", "-B", "8192", "-U",
+            "--immediate-mode", "-n", "-w", str(self.raw.capture), "tcp and dst net 10.0.2.0/24",
         ]  # fmt: skip
         proc = self._popen("h2", args, "tcpdump")
         time.sleep(0.5)
@@ -273,6 +274,13 @@ class Run:
             s1 = p.get("by_switch", {}).get("s1") or {}
             counters[int(p["id"])] = int(s1.get("tx_bytes", 0))
         self.raw.path_counters.append((time.time(), counters))
+        try:
+            stats = self.bed.link_stats()
+        except Exception as exc:  # an emulator that died is caught by dead_switches()
+            log.debug("link stats: %s", exc)
+            return
+        delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
+        self.raw.link_tx.append((time.time(), delivered))
 
     def _finish_senders(self, timeout: float) -> None:
         """Senders end by themselves at their --seconds; then sinks and capture get SIGTERM."""

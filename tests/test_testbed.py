@@ -73,6 +73,11 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
     from mpsched.cleanup import STATE_DIR, sweep
 
     before = links()
+    from mpsched.layout import linkem_binary
+
+    require("linkem")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "linkem").symlink_to(linkem_binary())
     env = dict(os.environ, MPSCHED_BUILD_DIR=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-m", "mpsched.topo"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -90,3 +95,62 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
     time.sleep(0.5)
     assert links() == before
     assert not [pid for pid in pids if running(pid)]
+
+
+def _rtt_ms(out: str) -> float:
+    """Average RTT from ping's summary line."""
+    for line in out.splitlines():
+        if "min/avg/max" in line:
+            return float(line.split("=")[1].split("/")[1])
+    raise AssertionError(f"no RTT in ping output: {out}")
+
+
+def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_path):
+    """Each path has its own emulated delay (seen end to end through BMv2); a path set down
+    carries nothing; cross-traffic hosts stay on their pinned path whatever the weights."""
+    require("linkem")
+    from mpsched.bmv2 import free_port
+    from mpsched.controller.__main__ import command as controller_command
+    from mpsched.demo import RestClient, wait_controller
+    from mpsched.emu.params import LinkParams
+    from mpsched.topo.testbed import PathSpec, Testbed, TopoSpec
+
+    slow = LinkParams(delay_ms=20.0, rate_mbps=10.0)
+    fast = LinkParams(delay_ms=2.0, rate_mbps=10.0)
+    spec = TopoSpec(
+        paths=(PathSpec(slow, slow, cross_traffic=True), PathSpec(fast, fast)),
+        backend="linkem",
+        log_dir=tmp_path,
+    )
+    with Testbed(spec) as bed:
+        port = free_port()
+        ctl = subprocess.Popen(
+            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
+                               prerequisites.bmv2_json),
+            stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
+        )
+        try:
+            rest = RestClient(f"http://127.0.0.1:{port}")
+            wait_controller(rest, ctl, timeout=30)
+            h1 = bed.host("h1")
+            rest.set_weight(2, 0)
+            rtt_slow = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+            rest.set_weight(1, 0)
+            rest.set_weight(2, 1)
+            rtt_fast = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+            assert 40.0 <= rtt_slow <= 50.0, rtt_slow
+            assert 4.0 <= rtt_fast <= 12.0, rtt_fast
+            # the pinned cross host uses path 1 although its weight is 0
+            rtt_cross = _rtt_ms(bed.host("x1").cmd("ping -c 3 -i 0.2 -W 2 10.0.2.11"))
+            assert 40.0 <= rtt_cross <= 50.0, rtt_cross
+            bed.set_path(2, "ab", fast.with_changes(up=False))
+            out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+            assert "100% packet loss" in out, out
+            bed.set_path(2, "ab", fast)
+            out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+            assert " 0% packet loss" in out, out
+            stats = bed.link_stats()
+            assert stats[2]["ab"]["drop_down"] >= 3, stats
+        finally:
+            ctl.terminate()
+            ctl.wait(timeout=10)

@@ -35,7 +35,7 @@ def choose_backend(requested: str) -> str:
 class LinkemNode(Switch):
     """A root-namespace node whose two ports are bridged by a linkem process.
 
-    Port 0 faces the link's first node (direction `ab` leaves port 1), port 1
+    Port 1 faces the link's first node (direction `ab` leaves port 2), port 2
     the second. Parameters given before start are applied when it starts.
     """
 
@@ -48,7 +48,8 @@ class LinkemNode(Switch):
         self.pending: dict[str, LinkParams] = {}
 
     def ports_in_order(self) -> list[str]:
-        return [intf.name for intf, _ in sorted(self.ports.items(), key=lambda kv: kv[1])]
+        ports = sorted((n, intf.name) for intf, n in self.ports.items() if intf.name != "lo")
+        return [name for _, name in ports]
 
     def start(self, controllers: list) -> None:
         from mpsched.emu.linkem import Linkem

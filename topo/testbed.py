@@ -171,8 +171,8 @@ class Testbed:
                     seed=spec.seed * 1000 + i,
                     registry=self.registry,
                 )
-                net.addLink(switches[0], emu, port1=port, port2=0, cls=Link)
-                net.addLink(emu, switches[1], port1=1, port2=port, cls=Link)
+                net.addLink(switches[0], emu, port1=port, port2=1, cls=Link)
+                net.addLink(emu, switches[1], port1=2, port2=port, cls=Link)
                 self.links[i] = emu
             else:
                 self.links[i] = net.addLink(switches[0], switches[1], port1=port, port2=port)

@@ -55,20 +55,16 @@ def tcp_socket(mptcp: bool) -> socket.socket:
 
 def tcp_info(sock: socket.socket) -> dict[str, float] | None:
     """rtt/retransmission figures of a socket from TCP_INFO (None if unavailable)."""
-    from mpsched.metrics import parse_tcp_info
+    from mpsched.metrics import tcp_info as read_tcp_info
 
     try:
-        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-    except OSError:
-        return None
-    info = parse_tcp_info(raw)
-    if info is None:
+        info = read_tcp_info(sock)
+    except (OSError, ValueError):
         return None
     return {
-        "rtt_ms": info.rtt_us / 1000,
-        "rttvar_ms": info.rttvar_us / 1000,
+        "rtt_ms": info.rtt / 1000,
+        "rttvar_ms": info.rttvar / 1000,
         "total_retrans": info.total_retrans,
-        "bytes_acked": info.bytes_acked,
     }
 
 
