@@ -8,10 +8,10 @@ P4OUT := $(BUILD)/p4
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev
 
-.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links
+.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links compare
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -42,6 +42,11 @@ linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
 
 bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
 	$(PY) -m mpsched.bench.links
+
+RUNS ?= 3
+COMPARE_OUT ?= $(BUILD)/results/compare
+compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded runs each
+	$(PY) -m mpsched.cli compare scenarios/*.yaml --runs $(RUNS) --out $(COMPARE_OUT)
 
 lint: ## ruff
 	$(VENV)/bin/ruff check .

@@ -218,7 +218,9 @@ def _switch(data: object, where: str) -> SwitchCfg:
             )
         )
     _unique([p.id for p in paths], f"{where}.paths[].id")
-    _unique([p.port for p in paths] + [h.port for h in hosts], f"{where}: port")
+    # several addresses of one host may share its port; a path port is never a host port
+    _unique([p.port for p in paths] + sorted({h.port for h in hosts}), f"{where}: port")
+    _unique([h.ip for h in hosts], f"{where}.hosts[].ip")
     address = _str(obj["grpc_address"], f"{where}.grpc_address")
     if ":" not in address:
         raise ConfigError(f"{where}.grpc_address: must be host:port")

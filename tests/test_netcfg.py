@@ -137,3 +137,17 @@ def test_unreadable_file_is_a_config_error(tmp_path):
     bad.write_text("{nope")
     with pytest.raises(ConfigError, match="not JSON"):
         NetCfg.load(bad)
+
+
+def test_host_addresses_may_share_a_port_but_not_an_ip_or_a_path_port():
+    data = copy.deepcopy(GOOD)
+    hosts = data["switches"][0]["hosts"]
+    hosts.append({"name": "h1", "ip": "10.0.1.2", "mac": "00:00:0a:00:01:01", "port": 1})
+    assert len(NetCfg.from_dict(data).switches[0].hosts) == 2
+    hosts.append({"name": "h1", "ip": "10.0.1.2", "mac": "00:00:0a:00:01:01", "port": 1})
+    with pytest.raises(ConfigError, match=r"switches\[0\].hosts\[\].ip"):
+        NetCfg.from_dict(data)
+    hosts.pop()
+    hosts.append({"name": "x", "ip": "10.0.1.9", "mac": "00:00:0a:00:01:09", "port": 2})
+    with pytest.raises(ConfigError, match="port: 2 appears twice"):
+        NetCfg.from_dict(data)

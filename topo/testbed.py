@@ -317,6 +317,7 @@ class Testbed:
 
     def stop(self) -> None:
         self.stop_schedules()
+        self._close_links()  # before Mininet deletes the interfaces under the emulators
         if self.net is not None:
             self._interrupt_hosts()
             try:
@@ -324,10 +325,13 @@ class Testbed:
             except Exception:
                 log.exception("Mininet stop failed; cleaning up what the registry recorded")
             self.net = None
+        self._close_links()
+        self.registry.close()
+
+    def _close_links(self) -> None:
         for link in self.links.values():
             try:
                 link.close()
             except Exception:
                 log.exception("closing a link emulator failed")
         self.links = {}
-        self.registry.close()

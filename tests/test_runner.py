@@ -1,0 +1,100 @@
+"""The experiment runner end to end on the real stack: a short scenario with a failure
+schedule, cross traffic and file transfers; results, tables and plots; Ctrl-C cleans up."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from .conftest import require
+from .test_testbed import links
+
+pytestmark = pytest.mark.integration
+
+SCENARIO = {
+    "name": "tiny",
+    "description": "two paths, path 2 fails for 2 s, VBR cross traffic on path 1",
+    "duration_s": 8,
+    "warmup_s": 1,
+    "paths": [
+        {"rate_mbps": 8, "delay_ms": 5, "loss_pct": 1, "cross_traffic": True},
+        {"rate_mbps": 4, "delay_ms": 2, "schedule": [{"down_s": 3, "up_s": 5}]},
+    ],
+    "workload": [
+        {"kind": "files", "sizes_kb": [50, 200], "count": 40, "concurrency": 4,
+         "interarrival_ms": 100},
+        {"kind": "vbr", "path": 1, "load_pct": 20},
+    ],
+}
+
+
+@pytest.fixture
+def prerequisites(artifacts):
+    require("root", "simple_switch_grpc", "mininet", "ethtool", "tcpdump", "linkem")
+    return artifacts
+
+
+def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(SCENARIO))
+    out = tmp_path / "out"
+    before = links()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpsched.cli", "compare", str(scenario), "--runs", "1",
+         "--backend", "linkem", "--out", str(out)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[2/2] tiny · static · run 1/1" in proc.stderr
+    runs = sorted((out / "tiny").glob("*/run0/tiny__*__run000.json"))
+    assert len(runs) == 2
+    for path in runs:
+        result = json.loads(path.read_text())
+        m = result["metrics"]
+        assert m["goodput_mbps"] > 1.0, m
+        assert 0 < m["goodput_frac"] <= 1.2, m
+        assert m["transfers"] >= 5 and result["fct"], m
+        assert m["path1_mbps"] > 0.5, m  # the cross traffic is pinned to path 1
+        assert {"total", "path1", "path2"} <= set(result["series"])
+        # while path 2 was down (3..5 s) its link delivered nothing
+        down = [v for t, v in result["series"]["path2"] if 3.6 <= t <= 4.6]
+        assert down and max(down) < 0.1, result["series"]["path2"]
+    summary = (out / "summary.md").read_text()
+    assert "| goodput_mbps" in summary and "ecmp" in summary and "static" in summary
+    assert list((out / "tiny" / "plots").glob("*.png"))
+    assert (out / "tiny" / "runs.csv").read_text().count("\n") == 3
+    assert not list(out.rglob("*.pcap"))  # captures are dropped unless --keep-captures
+    assert links() == before
+
+
+def test_interrupted_run_leaves_nothing_behind(prerequisites, tmp_path):
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump({**SCENARIO, "duration_s": 60}))
+    before = links()
+    netns_before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpsched.cli", "run", str(scenario), "--out", str(tmp_path / "o")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    seen = ""
+    while time.monotonic() < deadline and "t=" not in seen:
+        seen += proc.stderr.readline()
+    assert "t=" in seen, seen
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted" in err
+    assert links() == before
+    assert subprocess.run(["ip", "netns", "list"], capture_output=True,
+                          text=True).stdout == netns_before
+    leftover = subprocess.run(["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"],
+                              capture_output=True, text=True).stdout
+    assert leftover == ""
