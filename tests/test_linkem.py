@@ -1,0 +1,390 @@
+"""linkem, the userspace link emulator (csrc/linkem.c), and its Python wrapper.
+
+Pure parts first (the control line, the probe analysis); then the emulator on
+real veths between two network namespaces (mpsched.bench.linkbed): each
+impairment is measured end to end with ping or UDP probes whose one-way delay
+comes from payload and kernel receive timestamps. Tolerances are loose enough
+for a busy 2-core machine and tight enough to fail on a broken emulator.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from array import array
+from pathlib import Path
+
+import pytest
+
+from mpsched.bench import udpprobe as up
+from mpsched.bench.linkbed import LinkBed
+from mpsched.bench.udpprobe import Records
+from mpsched.cleanup import Registry
+from mpsched.emu.linkem import Linkem, LinkemError, command_line, set_command
+from mpsched.emu.params import GilbertElliott, LinkParams
+from mpsched.layout import linkem_binary
+
+from .conftest import require
+
+# ------------------------------------------------------------------ pure: control line
+
+
+def test_set_command_defaults():
+    assert set_command("ab", LinkParams()) == (
+        "set ab delay_us=0 jitter_us=0 loss=0.0 ge=0 ge_p=0.0 ge_r=0.0 ge_loss_good=0.0 "
+        "ge_loss_bad=1.0 rate_bps=0 queue=100 up=1"
+    )
+
+
+def test_set_command_converts_units():
+    line = set_command("ba", LinkParams(delay_ms=12.5, jitter_ms=0.25, loss=0.015,
+                                        rate_mbps=0.1, queue_packets=7, up=False))
+    kv = dict(item.split("=") for item in line.split()[2:])
+    assert line.split()[:2] == ["set", "ba"]
+    assert kv["delay_us"] == "12500" and kv["jitter_us"] == "250"
+    assert kv["rate_bps"] == "100000" and kv["queue"] == "7" and kv["up"] == "0"
+    assert float(kv["loss"]) == 0.015 and kv["ge"] == "0"
+
+
+def test_set_command_gilbert_elliott():
+    ge = GilbertElliott(p=0.01, r=0.3, loss_good=0.001, loss_bad=0.8)
+    kv = dict(item.split("=") for item in set_command("ab", LinkParams(gilbert=ge)).split()[2:])
+    assert kv["ge"] == "1"
+    assert [float(kv[k]) for k in ("ge_p", "ge_r", "ge_loss_good", "ge_loss_bad")] == [
+        0.01, 0.3, 0.001, 0.8]
+
+
+def test_set_command_rejects_bad_direction():
+    with pytest.raises(ValueError, match="direction"):
+        set_command("ac", LinkParams())
+
+
+def test_command_line():
+    argv = command_line("a0", "b0", seed=3, binary=Path("/x/linkem"), pdeathsig=False)
+    assert argv == ["/x/linkem", "--a", "a0", "--b", "b0", "--seed", "3", "--no-pdeathsig"]
+
+
+# ------------------------------------------------------------------ pure: probe analysis
+
+
+def _records(seq, tx_ms=None, rx_ms=None, size=100):
+    n = len(seq)
+    tx = tx_ms or [0.0] * n
+    rx = rx_ms or [0.0] * n
+    return Records(array("I", seq), array("q", [int(t * 1e6) for t in tx]),
+                   array("q", [int(t * 1e6) for t in rx]), array("I", [size] * n))
+
+
+def test_loss_runs_and_fraction():
+    rec = _records([0, 3, 4, 8])  # of 0..9: lost 1-2, 5-7, 9
+    assert up.loss_runs(10, rec) == [2, 3, 1]
+    assert up.loss_fraction(10, rec) == pytest.approx(0.6)
+    assert up.loss_runs(3, _records([0, 1, 2])) == []
+
+
+def test_reordered_and_delays():
+    rec = _records([0, 2, 1, 3], tx_ms=[0, 1, 2, 3], rx_ms=[5, 7, 8, 8.5])
+    assert up.reordered(rec) == 1
+    assert up.one_way_delays_ms(rec) == pytest.approx([5, 6, 6, 5.5])
+    assert up.median([3.0, 1.0, 2.0, 10.0]) == 2.5
+    assert up.percentile([float(i) for i in range(101)], 90) == 90
+
+
+def test_frame_rate_counts_ethernet_bytes(tmp_path):
+    # 11 datagrams of 958 payload bytes (1000-byte frames), one per ms: 10 frames in 10 ms
+    rec = _records(list(range(11)), rx_ms=[float(i) for i in range(11)], size=958)
+    assert up.frame_rate_bps(rec) == pytest.approx(8e6)
+    assert up.pps_for_mbps(8, 958) == pytest.approx(1000)
+    rec.write(tmp_path / "r.bin")
+    back = up.Records.read(tmp_path / "r.bin")
+    assert back.seq == rec.seq and back.rx_ns == rec.rx_ns and back.size == rec.size
+
+
+def test_start_without_binary_says_how_to_build(tmp_path):
+    with pytest.raises(LinkemError, match="make linkem"):
+        Linkem.start("a", "b", binary=tmp_path / "linkem")
+
+
+def test_start_error_names_interface_and_is_unregistered(tmp_path):
+    require("linkem")
+    registry = Registry(owner=os.getpid(), state_dir=tmp_path)
+    with pytest.raises(LinkemError, match="nosuch0lk") as err:
+        Linkem.start("nosuch0lk", "nosuch1lk", registry=registry)
+    assert "exit status 2" in str(err.value)
+    assert registry.processes == {}
+
+
+# ------------------------------------------------------------------ integration
+
+
+@pytest.fixture(scope="module")
+def bed():
+    require("root", "ethtool", "linkem")
+    with LinkBed(seed=42) as b:
+        yield b
+
+
+@pytest.fixture
+def link(bed):
+    """The bed with both directions reset to an ideal link and nothing queued."""
+    if not bed.em.alive():
+        bed.restart()
+    bed.set_both(LinkParams())
+    bed.wait_idle()
+    return bed
+
+
+def _iqr(values):
+    q = statistics.quantiles(values, n=4)
+    return q[2] - q[0]
+
+
+def _accounted(c):
+    return c["tx"] + c["drop_loss"] + c["drop_queue"] + c["drop_down"] + c["drop_oversize"] + \
+        c["tx_err"] + c["queued"]
+
+
+@pytest.mark.integration
+def test_delay_doubles_in_the_round_trip(link):
+    base = link.ping(count=5)
+    assert len(base) == 5 and statistics.median(base) < 3.0, base
+    link.set_both(LinkParams(delay_ms=15))
+    rtts = link.ping(count=10, interval=0.05)
+    assert len(rtts) == 10, rtts
+    assert 30.0 <= statistics.median(rtts) <= 33.0, rtts
+
+
+@pytest.mark.integration
+def test_jitter_spreads_delay_without_reordering(link):
+    link.em.set("ab", LinkParams(delay_ms=20))
+    steady = up.one_way_delays_ms(link.probe(pps=500, count=300, size=200).records)
+    link.em.set("ab", LinkParams(delay_ms=20, jitter_ms=4))
+    res = link.probe(pps=500, count=300, size=200)
+    jittery = up.one_way_delays_ms(res.records)
+    assert len(jittery) == 300
+    assert 20.0 <= statistics.median(steady) <= 21.0, statistics.median(steady)
+    assert _iqr(steady) < 0.5, _iqr(steady)
+    assert _iqr(jittery) > 2.0, _iqr(jittery)
+    assert 19.0 <= statistics.median(jittery) <= 27.0, statistics.median(jittery)
+    assert up.reordered(res.records) == 0
+
+
+@pytest.mark.integration
+def test_bernoulli_loss(link):
+    link.em.set("ab", LinkParams(loss=0.2))
+    before = link.em.stats()["ab"]
+    res = link.probe(pps=10_000, count=5000, size=64)
+    after = link.em.stats()["ab"]
+    lost = 5000 - len(res.records)
+    assert 0.17 <= up.loss_fraction(5000, res.records) <= 0.23, lost
+    assert abs((after["drop_loss"] - before["drop_loss"]) - lost) <= 25
+    runs = up.loss_runs(5000, res.records)
+    assert sum(runs) / len(runs) < 1.5  # independent losses: mean run 1/(1-0.2) = 1.25
+    assert link.em.stats()["ba"]["drop_loss"] == 0
+
+
+@pytest.mark.integration
+def test_gilbert_elliott_losses_come_in_bursts(link):
+    ge = GilbertElliott(p=0.05, r=0.25, loss_good=0.0, loss_bad=1.0)  # mean 1/6, runs of 4
+    link.em.set("ab", LinkParams(gilbert=ge))
+    res = link.probe(pps=10_000, count=10_000, size=64)
+    assert 0.12 <= up.loss_fraction(10_000, res.records) <= 0.22
+    runs = up.loss_runs(10_000, res.records)
+    assert sum(runs) / len(runs) >= 2.5, sum(runs) / len(runs)
+
+
+@pytest.mark.integration
+def test_same_seed_same_losses(link):
+    def lost_with_seed(seed):
+        link.restart(seed)
+        link.em.set("ab", LinkParams(loss=0.3))
+        res = link.probe(pps=5000, count=500, size=64)
+        return set(range(500)) - set(res.records.seq)
+
+    first, again, other = lost_with_seed(5), lost_with_seed(5), lost_with_seed(6)
+    assert first == again
+    assert first != other
+
+
+@pytest.mark.integration
+def test_rate_and_bounded_queue(link):
+    link.em.set("ab", LinkParams(rate_mbps=8, queue_packets=30))
+    before = link.em.stats()["ab"]
+    pps = up.pps_for_mbps(12, 1000)  # 50 % above the rate
+    res = link.probe(pps=pps, count=int(pps * 2), size=1000, drain_s=0.3)
+    after = link.em.stats()["ab"]
+    rate = up.frame_rate_bps(res.records, skip_s=0.2)
+    assert rate == pytest.approx(8e6, rel=0.05)
+    assert after["drop_queue"] > before["drop_queue"]
+    owd = up.one_way_delays_ms(res.records)
+    frame_ms = up.frame_bits(1000) / 8e3
+    assert up.percentile(owd, 90) > 15 * frame_ms  # the queue did fill up ...
+    assert max(owd) < 32 * frame_ms + 8.0  # ... and never held more than 30 (+1 in service)
+    assert after["rx"] == _accounted(after)
+
+
+@pytest.mark.integration
+def test_tiny_queue_tail_drops(link):
+    link.em.set("ab", LinkParams(rate_mbps=1, queue_packets=2))
+    before = link.em.stats()["ab"]
+    res = link.probe(pps=2000, count=50, size=1000, burst=50, drain_s=0.2)
+    after = link.em.stats()["ab"]
+    assert after["drop_queue"] - before["drop_queue"] >= 35
+    assert len(res.records) <= 15
+    assert after["rx"] == _accounted(after)
+
+
+@pytest.mark.integration
+def test_down_drops_everything_and_flushes_then_up(link):
+    link.em.set("ab", LinkParams(delay_ms=500))
+    link.probe(pps=1000, count=40, size=100, drain_s=0.0)
+    held = link.em.stats()["ab"]
+    assert held["queued"] >= 30, held
+    link.em.set("ab", LinkParams(delay_ms=500, up=False))
+    flushed = link.em.stats()["ab"]
+    assert flushed["queued"] == 0
+    assert flushed["drop_down"] - held["drop_down"] == held["queued"]
+    assert link.ping(count=3, interval=0.1, wait_s=0.5) == []
+    time.sleep(0.3)
+    after = link.em.stats()["ab"]
+    assert after["tx"] == flushed["tx"]  # nothing flushed came out later
+    assert after["drop_down"] >= flushed["drop_down"] + 3
+    link.em.set("ab", LinkParams(up=True))
+    assert len(link.ping(count=3, interval=0.1)) == 3
+
+
+@pytest.mark.integration
+def test_parameters_change_while_traffic_flows(link):
+    """The delay goes from 5 to 40 ms once 400 datagrams have passed; other threads
+    read the counters meanwhile (one request/reply at a time through the lock)."""
+    link.em.set("ab", LinkParams(delay_ms=5))
+    rx0 = link.em.stats()["ab"]["rx"]
+    errors: list[BaseException] = []
+
+    def change() -> None:
+        try:
+            deadline = time.monotonic() + 20
+            while link.em.stats()["ab"]["rx"] - rx0 < 400 and time.monotonic() < deadline:
+                time.sleep(0.002)
+            link.em.set("ab", LinkParams(delay_ms=40))
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    def read() -> None:
+        try:
+            for _ in range(100):
+                assert set(link.em.stats()) == {"ab", "ba"}
+                time.sleep(0.005)
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=change)] + [threading.Thread(target=read) for _ in range(3)]
+    for t in threads:
+        t.start()
+    res = link.probe(pps=1000, count=1000, size=200, drain_s=0.2)
+    for t in threads:
+        t.join()
+    assert not errors
+    owd = up.one_way_delays_ms(res.records)
+    early = [d for d, s in zip(owd, res.records.seq, strict=True) if s < 300]
+    late = [d for d, s in zip(owd, res.records.seq, strict=True) if s > 600]
+    assert 5.0 <= statistics.median(early) <= 6.5
+    assert 40.0 <= statistics.median(late) <= 41.5
+    assert up.reordered(res.records) == 0
+
+
+@pytest.mark.integration
+def test_invalid_lines_change_nothing(link):
+    em = link.em
+    em.set("ab", LinkParams(delay_ms=7, loss=0.1, rate_mbps=3, queue_packets=20))
+    before = em.get("ab")
+    bad = {
+        "set ab loss=0.5 delay_us=abc": "delay_us",
+        "set ab delay_us=1000 loss=1.5": "loss",
+        "set ab queue=0": "queue",
+        "set ab foo=1": "foo",
+        "set ab up=2": "up",
+        "set ab rate_bps=12": "rate_bps",
+        "set ab loss=nan": "loss",
+        "set ab jitter_us=-1": "jitter_us",
+        "set ab loss": "loss",
+        "set xx loss=0": "direction",
+        "set": "direction",
+        "frobnicate": "command",
+        "stats now": "command",
+        "x" * 5000: "line",
+    }
+    for line, key in bad.items():
+        reply = em.request(line)
+        assert reply.startswith(f"err {key}"), (line[:40], reply)
+        assert em.get("ab") == before, line[:40]
+    assert em.request("set ab loss=0.25") == "ok"
+    assert em.get("ab") == {**before, "loss": 0.25}
+    assert em.get("ba")["delay_us"] == 0
+    assert em.alive()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def _wait_gone(pid: int, timeout: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _gone(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.integration
+def test_exits_on_stdin_eof_and_on_sigterm(link):
+    argv = [str(linkem_binary()), "--a", link.names.a, "--b", link.names.b]
+    for stop in ("eof", "term"):
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            assert proc.stdout.readline() == b"ready\n"
+            if stop == "eof":
+                proc.stdin.close()
+            else:
+                proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=3) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.mark.integration
+def test_dies_with_its_parent(link):
+    code = (
+        "import sys, time\n"
+        "from mpsched.emu.linkem import Linkem\n"
+        "em = Linkem.start(sys.argv[1], sys.argv[2])\n"
+        "print(em.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code, link.names.a, link.names.b],
+                              stdout=subprocess.PIPE, text=True)
+    pid = 0
+    try:
+        pid = int(parent.stdout.readline())
+        assert not _gone(pid)
+        parent.kill()
+        parent.wait()
+        assert _wait_gone(pid), f"linkem {pid} outlived its parent"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        if pid and not _gone(pid):
+            os.kill(pid, signal.SIGKILL)
