@@ -651,7 +651,7 @@ static void cmd_get(struct dir dirs[2], char *args)
 
 static void cmd_stats(struct dir dirs[2])
 {
-	char out[1024];
+	char out[2048];
 	size_t n = 0;
 	n += (size_t)snprintf(out + n, sizeof out - n, "{");
 	for (int i = 0; i < 2; i++) {

@@ -388,3 +388,66 @@ def test_dies_with_its_parent(link):
             parent.wait()
         if pid and not _gone(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+_RAW_SENDER = """
+import os, socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+frames = [b"\\xff" * 6 + os.urandom(8)]                    # header only, random ethertype
+frames += [os.urandom(n) for n in (14, 60, 61, 333, 1514)]  # random bytes, any addresses
+frames += [b"\\x01\\x00\\x5e" + os.urandom(1000)]            # multicast destination
+for f in frames:
+    s.send(f)
+print(len(frames))
+"""
+
+
+@pytest.mark.integration
+def test_odd_and_oversized_frames(link):
+    """Random bytes are copied as they are; frames over 9216 bytes are dropped and counted."""
+    n = link.names
+    ends = [(n.ns1, n.x), (None, n.a), (None, n.b), (n.ns2, n.y)]
+
+    def mtu(value: int) -> None:
+        for ns, iface in ends:
+            argv = ["ip", "link", "set", iface, "mtu", str(value)]
+            subprocess.run(["ip", "netns", "exec", ns, *argv] if ns else argv, check=True)
+
+    before = link.em.stats()["ab"]
+    out = subprocess.run(["ip", "netns", "exec", n.ns1, sys.executable, "-c", _RAW_SENDER, n.x],
+                         capture_output=True, text=True, check=True).stdout
+    time.sleep(0.1)
+    after = link.em.stats()["ab"]
+    assert after["tx"] - before["tx"] == int(out) == after["rx"] - before["rx"]
+    assert link.em.alive()
+    mtu(9500)
+    try:
+        before = after
+        res = link.probe(pps=100, count=2, size=9300)  # 9342-byte frames: too big
+        small = link.probe(pps=100, count=2, size=9000)  # 9042-byte frames: fine
+        after = link.em.stats()["ab"]
+    finally:
+        mtu(1500)
+    assert len(res.records) == 0
+    assert after["drop_oversize"] - before["drop_oversize"] == 2
+    assert len(small.records) == 2 and max(small.records.size) == 9000
+
+
+@pytest.mark.integration
+def test_started_from_a_thread_outlives_the_thread(link):
+    """PR_SET_PDEATHSIG fires when the forking *thread* exits: the wrapper does not ask
+    for it outside the main thread (stdin EOF still ties linkem to its owner)."""
+    started: list[Linkem] = []
+    t = threading.Thread(target=lambda: started.append(Linkem.start(link.names.a,
+                                                                     link.names.b)))
+    t.start()
+    t.join()
+    em = started[0]
+    try:
+        assert "--no-pdeathsig" in em.argv
+        time.sleep(0.3)
+        assert em.alive() and em.request("stats").startswith("{")
+    finally:
+        em.close()
+    assert em.proc.returncode == 0
