@@ -151,7 +151,8 @@ class Run:
             host.cmd(f"ip mptcp limits set subflows {subflows} add_addr_accepted {subflows}")
         h1 = self.bed.host("h1")
         for k in range(2, subflows + 1):
-            h1.cmd(f"ip mptcp endpoint add 10.0.1.{k} dev {h1.defaultIntf().name} subflow")
+            ip, dev = self.bed.host_address(1, k)
+            h1.cmd(f"ip mptcp endpoint add {ip} dev {dev} subflow")
 
     def _start_controller(self) -> RestClient:
         port = free_port()

@@ -371,6 +371,7 @@ class Scenario:
 
 TOP_KEYS = {
     "name", "description", "duration_s", "seed", "warmup_s", "paths", "host_addresses",
+    "host_interfaces",
     "workload", "policy", "compare", "backend",
 }  # fmt: skip
 
@@ -412,8 +413,11 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         _int(obj.get("host_addresses", 1), "host_addresses", 1, 8),
         max((w.subflows for w in workload if w.mptcp), default=1),
     )
+    host_interfaces = _int(obj.get("host_interfaces", 1), "host_interfaces", 1, 4)
+    host_addresses = max(host_addresses, host_interfaces)
     topo = TopoSpec(
         paths=paths,
+        host_interfaces=host_interfaces,
         backend=backend or _str(obj.get("backend", "auto"), "backend", ("auto", "linkem", "netem")),
         host_addresses=host_addresses,
     )

@@ -120,6 +120,8 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
     spec = TopoSpec(
         paths=(PathSpec(slow, slow, cross_traffic=True), PathSpec(fast, fast)),
         backend="linkem",
+        host_addresses=3,
+        host_interfaces=2,
         log_dir=tmp_path,
     )
     with Testbed(spec) as bed:
@@ -143,6 +145,13 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
             # the pinned cross host uses path 1 although its weight is 0
             rtt_cross = _rtt_ms(bed.host("x1").cmd("ping -c 3 -i 0.2 -W 2 10.0.2.11"))
             assert 40.0 <= rtt_cross <= 50.0, rtt_cross
+            # multi-homed h1: 10.0.1.2 leaves through h1-eth1 (its own link to s1), and
+            # 10.0.1.3 (a second address on eth1) too; h2's second address answers
+            before = int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets"))
+            for src, dst in (("10.0.1.2", "10.0.2.2"), ("10.0.1.3", "10.0.2.3")):
+                out = h1.cmd(f"ping -c 3 -i 0.2 -W 2 -I {src} {dst}")
+                assert " 0% packet loss" in out, out
+            assert int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets")) >= before + 6
             bed.set_path(2, "ab", fast.with_changes(up=False))
             out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
             assert "100% packet loss" in out, out

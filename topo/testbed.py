@@ -4,7 +4,10 @@ Every path is an emulated link (topo/emulink.py: linkem on kernels without
 netem, netem elsewhere) with its own delay, jitter, loss, rate, queue and
 time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (10.0.1.0/24,
 behind s1) and h2 (10.0.2.0/24, behind s2), each with `host_addresses`
-addresses on one interface (for MPTCP). A path with cross traffic gets a host
+addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
+interface min(k, host_interfaces) - 1, so a single-homed host carries all of
+them on eth0, and a multi-homed one has one link to its edge switch per
+address (source-address policy routing picks the interface). A path with cross traffic gets a host
 x<i> on s1 and y<i> on s2 whose addresses are pinned to that path.
 
 `Testbed` is a context manager: whatever it started is stopped on exit, on an
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 MAX_PATHS = 4
 CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
+HOST_IF_MAC_BASE = 0x40  # h<n>-eth<j> (j >= 1) has MAC 00:00:0a:00:0n:(40+j)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,7 @@ class TopoSpec:
     backend: str = "auto"
     seed: int = 0
     host_addresses: int = 1
+    host_interfaces: int = 1
     log_dir: Path = field(default_factory=lambda: build_dir() / "logs")
 
     @classmethod
@@ -102,6 +107,8 @@ class Testbed:
             raise ValueError(f"paths: between 1 and {MAX_PATHS} paths")
         if not 1 <= self.spec.host_addresses <= 8:
             raise ValueError("host_addresses: between 1 and 8")
+        if not 1 <= self.spec.host_interfaces <= min(4, self.spec.host_addresses):
+            raise ValueError("host_interfaces: between 1 and min(4, host_addresses)")
         self.backend = choose_backend(self.spec.backend)
         self.registry = Registry()
         self.net: Mininet | None = None
@@ -185,6 +192,15 @@ class Testbed:
                 cross_ports[name] = next_port
                 if name[0] == "y":
                     next_port += 1
+        self.host_ports = {(1, 0): 1, (2, 0): 1}
+        for j in range(1, spec.host_interfaces):
+            for n in (1, 2):
+                net.addLink(
+                    hosts[f"h{n}"], switches[n - 1], port1=j, port2=next_port,
+                    addr1=_mac(n, HOST_IF_MAC_BASE + j), cls=Link,
+                )  # fmt: skip
+                self.host_ports[(n, j)] = next_port
+            next_port += 1
         net.build()
         if self.backend == "netem":
             self.links = {i: NetemOnLink(link) for i, link in self.links.items()}
@@ -201,24 +217,49 @@ class Testbed:
         net.start()
         for name, host in hosts.items():
             n = 1 if name == "h1" or name.startswith("x") else 2
-            disable_offloads(host.cmd, host.defaultIntf().name)
             host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
-            host.cmd(f"arp -s 10.0.{n}.254 {_mac(n, 0xfe)}")
+            for intf in host.intfList():
+                if intf.name != "lo":
+                    disable_offloads(host.cmd, intf.name)
+                    host.cmd(f"arp -i {intf.name} -s 10.0.{n}.254 {_mac(n, 0xFE)}")
         for n in (1, 2):
-            host = hosts[f"h{n}"]
-            for k in range(2, spec.host_addresses + 1):
-                host.cmd(f"ip addr add 10.0.{n}.{k}/24 dev {host.defaultIntf().name}")
+            self._addresses(hosts[f"h{n}"], n)
         self.netcfg = self._netcfg(switches, hosts, cross_ports)
         self.netcfg.dump(self.netcfg_path)
+
+    def host_address(self, n: int, k: int) -> tuple[str, str]:
+        """(address, interface) of address k (1-based) of host h<n>."""
+        idx = min(k, self.spec.host_interfaces) - 1
+        return f"10.0.{n}.{k}", f"h{n}-eth{idx}"
+
+    def _addresses(self, host: Any, n: int) -> None:
+        """Extra addresses; per extra interface, a routing table chosen by source address."""
+        for k in range(2, self.spec.host_addresses + 1):
+            ip, dev = self.host_address(n, k)
+            host.cmd(f"ip addr add {ip}/24 dev {dev}")
+        if self.spec.host_interfaces > 1:
+            host.cmd("sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0")
+            host.cmd("sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2")
+        for j in range(1, self.spec.host_interfaces):
+            ip, dev = self.host_address(n, j + 1)
+            host.cmd(f"sysctl -qw net.ipv4.conf.{dev}.rp_filter=0")
+            host.cmd(f"ip route add 10.0.{n}.0/24 dev {dev} src {ip} table {100 + j}")
+            host.cmd(f"ip route add default via 10.0.{n}.254 dev {dev} table {100 + j}")
+        for k in range(2, self.spec.host_addresses + 1):
+            ip, dev = self.host_address(n, k)
+            j = int(dev.rsplit("eth", 1)[1])
+            if j:
+                host.cmd(f"ip rule add from {ip} table {100 + j}")
 
     def _netcfg(self, switches: list, hosts: dict[str, Any], cross_ports: dict[str, int]) -> NetCfg:
         spec = self.spec
         cfgs = []
         for n, sw in enumerate(switches, start=1):
-            local = [
-                HostCfg(f"h{n}", f"10.0.{n}.{k}", _mac(n, 1), 1)
-                for k in range(1, spec.host_addresses + 1)
-            ]
+            local = []
+            for k in range(1, spec.host_addresses + 1):
+                idx = min(k, spec.host_interfaces) - 1
+                mac = _mac(n, 1) if idx == 0 else _mac(n, HOST_IF_MAC_BASE + idx)
+                local.append(HostCfg(f"h{n}", f"10.0.{n}.{k}", mac, self.host_ports[(n, idx)]))
             prefix = "x" if n == 1 else "y"
             other = 2 if n == 1 else 1
             pins = []
