@@ -451,3 +451,11 @@ def test_started_from_a_thread_outlives_the_thread(link):
     finally:
         em.close()
     assert em.proc.returncode == 0
+
+
+@pytest.mark.integration
+def test_registry_holds_the_command_line_proc_shows(link):
+    """A sweep kills a recorded PID only if /proc shows exactly the recorded command."""
+    pid = link.em.pid
+    shown = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    assert link.registry.processes[pid] == shown

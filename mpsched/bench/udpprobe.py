@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
+import os
 import selectors
+import signal
 import socket
 import struct
 import sys
@@ -41,6 +44,7 @@ SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 SOCK_BUF = 64 << 20
 MAX_BURST = 32
+PR_SET_PDEATHSIG = 1
 
 
 # ------------------------------------------------------------------ records and analysis
@@ -297,8 +301,18 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _die_with_parent() -> None:
+    """SIGTERM when the process that started the probe dies (a killed benchmark)."""
+    parent = os.getppid()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        raise SystemExit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _die_with_parent()
     if args.cmd == "send":
         if args.size < MIN_PAYLOAD:
             raise SystemExit(f"--size: at least {MIN_PAYLOAD} bytes")

@@ -118,6 +118,7 @@ class Linkem:
         self._registry = registry
         self._lock = threading.Lock()
         self._closed = False
+        self._broken = ""  # why the reply stream cannot be trusted any more
         self._reader = _LineReader(proc.stdout.fileno())  # type: ignore[union-attr]
 
     @property
@@ -177,6 +178,8 @@ class Linkem:
         if "\n" in line:
             raise ValueError("one control line at a time")
         with self._lock:
+            if self._broken:
+                raise LinkemError(self._broken)
             if self.proc.poll() is not None:
                 raise LinkemError(
                     f"linkem {self.pid} has exited ({self.proc.returncode}): "
@@ -186,7 +189,12 @@ class Linkem:
                 self.proc.stdin.write(line.encode() + b"\n")  # type: ignore[union-attr]
             except BrokenPipeError as e:
                 raise LinkemError(f"linkem {self.pid} has exited: {self._stderr_text()}") from e
-            reply = self._reader.readline(timeout)
+            try:
+                reply = self._reader.readline(timeout)
+            except LinkemError as e:
+                # a late reply would be taken for the next request's: stop talking
+                self._broken = f"linkem {self.pid} stopped answering ({e})"
+                raise LinkemError(self._broken) from e
         if reply is None:
             raise LinkemError(f"linkem {self.pid} closed its output: {self._stderr_text()}")
         return reply
