@@ -209,6 +209,7 @@ class Testbed:
                 if intf.name != "lo":
                     self.registry.add_link(intf.name)
                     disable_offloads(_sh, intf.name)
+                    _sh(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
         for i, path in enumerate(spec.paths, start=1):
             self.links[i].set("ab", path.forward)
             self.links[i].set("ba", path.reverse)
