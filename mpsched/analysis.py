@@ -7,7 +7,7 @@ formula lives in `metrics.py`; this module only selects the data:
 
 - goodput_mbps: bytes the h2 sinks received in the window (`metrics.goodput_mbps`).
 - goodput_frac: goodput / time-averaged capacity, where capacity at a time is
-  the sum of the configured forward rates of the paths that are up then.
+  the sum over paths of `scenario.path_rate` (slowest segment, 0 while down).
 - path<i>_mbps: mean forward rate delivered by path i's link emulator (Ethernet
   bytes s1 -> s2, cross traffic pinned to the path included); series "path<i>".
 - path<i>_offered_mbps: what s1 placed onto path i (its path_tx counter), drops
@@ -27,10 +27,10 @@ import logging
 import math
 from typing import Any
 
-from mpsched import metrics
-from mpsched.emu.schedule import params_at
+from mpsched import metrics, pcap
 from mpsched.report import RunResult
 from mpsched.runner import RunRaw
+from mpsched.scenario import path_rate
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +58,7 @@ def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> f
     total = 0.0
     for k in range(n):
         t = start + (k + 0.5) * (end - start) / n
-        for p in paths:
-            params = params_at(p.forward, p.forward_events, t)
-            if params.up:
-                total += params.rate_mbps or 0.0
+        total += sum(path_rate(p, t) for p in paths)
     return total / n
 
 
@@ -146,8 +143,8 @@ def analyse(raw: RunRaw) -> RunResult:
     extents: list[int] = []
     if raw.capture and raw.capture.exists():
         try:
-            packets, stats = metrics.read_pcap(raw.capture)
-            per_flow = metrics.pcap_reordering(
+            packets, stats = pcap.read_pcap(raw.capture)
+            per_flow = pcap.pcap_reordering(
                 p for p in packets if p.src.startswith("10.0.1.") and p.dst.startswith("10.0.2.")
             )
             pooled = metrics.merge_reorder_stats(per_flow.values())
@@ -155,7 +152,7 @@ def analyse(raw: RunRaw) -> RunResult:
             m["reorder_ratio"] = pooled.ratio
             m["reorder_degree"] = pooled.degree
             extents = pooled.extents
-        except (OSError, metrics.PcapError) as exc:
+        except (OSError, pcap.PcapError) as exc:
             log.warning("capture %s: %s", raw.capture, exc)
     return RunResult(
         scenario=sc.name,

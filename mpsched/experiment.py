@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -22,6 +23,20 @@ from mpsched.layout import build_dir, p4_artifacts
 from mpsched.scenario import POLICIES, Scenario, ScenarioError, load
 
 log = logging.getLogger("mpsched.experiment")
+
+EPILOG = """\
+Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
+testbed, and the policy's path weights. Output (OUT = --out):
+  OUT/<scenario>/<policy>/run<k>/   raw reports, logs, the run's JSON result
+  OUT/<scenario>/runs.csv           one row per run, one column per metric
+  OUT/<scenario>/series.csv         time series (goodput, per-path rates)
+  OUT/<scenario>/summary.md         mean +- 95 % CI per metric and policy
+  OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
+                                    reordering CDFs
+  OUT/summary.md                    every scenario of this call
+Ctrl-C stops the run and tears everything down (exit code 130). Scenario
+file reference: scenarios/README.md.
+"""
 
 
 def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
@@ -32,7 +47,12 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
         )
     else:
         description = "Run a scenario N times with fixed seeds under one or more policies."
-    p = argparse.ArgumentParser(prog=prog, description=description + " " + __doc__.split("\n")[2])
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=textwrap.fill(description, 78),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML file(s)")
     p.add_argument(
         "--policy",

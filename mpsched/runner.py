@@ -29,7 +29,7 @@ import requests
 from mpsched.bmv2 import free_port
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.demo import RestClient, wait_controller
-from mpsched.scenario import Scenario, Workload
+from mpsched.scenario import Scenario, Workload, path_rate
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +247,7 @@ class Run:
         _, dst = _sink_host(w)
         seed = self.seed * 100 + index
         if w.kind == "vbr":
-            rate = sc.topo.paths[w.path - 1].forward.rate_mbps or 10.0
+            rate = path_rate(sc.topo.paths[w.path - 1], 0.0) or 10.0
             role = vbr_args(w, index, dst, seconds, seed, rate)
         else:
             role = sender_args(w, index, dst, seconds, seed)

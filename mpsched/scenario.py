@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
-from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
-from mpsched.topo.testbed import MAX_PATHS, PathSpec, TopoSpec
+from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace, params_at
+from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
 
 POLICIES = ("ecmp", "static")
 WORKLOAD_KINDS = ("bulk", "files", "flows", "vbr", "cross_bulk")
@@ -141,7 +141,8 @@ def _trace_converters() -> dict[str, Callable[[str], tuple[str, Any]]]:
 
 
 DIRECTIONS = ("both", "forward", "reverse")
-PATH_KEYS = set(LINK_KEYS) | {"reverse", "schedule", "cross_traffic"}
+SEGMENT_KEYS = set(LINK_KEYS) | {"reverse", "schedule"}
+PATH_KEYS = SEGMENT_KEYS | {"cross_traffic", "core"}
 
 
 def _schedule(data: Any, where: str, base_dir: Path) -> list[tuple[str, Event]]:
@@ -207,8 +208,7 @@ def _params(values: dict[str, Any], where: str) -> LinkParams:
         raise ScenarioError(f"{where}.{exc.field}", exc.message) from None
 
 
-def _path(data: Any, where: str, base_dir: Path) -> PathSpec:
-    obj = _obj(data, where, PATH_KEYS, {"rate_mbps"})
+def _segment(obj: dict[str, Any], where: str, base_dir: Path) -> Segment:
     link = {k: v for k, v in obj.items() if k in LINK_KEYS}
     forward = _link_changes(link, where)
     reverse = dict(forward)
@@ -223,12 +223,28 @@ def _path(data: Any, where: str, base_dir: Path) -> PathSpec:
             for d, base in (("forward", fwd_params), ("reverse", rev_params)):
                 if direction in ("both", d):
                     _params({**_as_dict(base), **event.changes}, f"{where}.schedule")
-    return PathSpec(
+    return Segment(
         forward=fwd_params,
         reverse=rev_params,
         forward_events=tuple(e for d, e in events if d in ("both", "forward")),
         reverse_events=tuple(e for d, e in events if d in ("both", "reverse")),
+    )
+
+
+def _path(data: Any, where: str, base_dir: Path) -> PathSpec:
+    obj = _obj(data, where, PATH_KEYS, {"rate_mbps"})
+    seg = _segment(obj, where, base_dir)
+    core = None
+    if obj.get("core") is not None:
+        cobj = _obj(obj["core"], f"{where}.core", SEGMENT_KEYS, {"rate_mbps"})
+        core = _segment(cobj, f"{where}.core", base_dir)
+    return PathSpec(
+        forward=seg.forward,
+        reverse=seg.reverse,
+        forward_events=seg.forward_events,
+        reverse_events=seg.reverse_events,
         cross_traffic=_bool(obj.get("cross_traffic", False), f"{where}.cross_traffic"),
+        core=core,
     )
 
 
@@ -327,6 +343,20 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
 # ---- the scenario ----------------------------------------------------------------
 
 
+def path_rate(path: PathSpec, t: float) -> float:
+    """Forward capacity of a path at time t: the slowest segment's rate, 0 while any is down
+    (an unlimited rate counts as 0 when no segment has a rate)."""
+    rates = []
+    for seg in path.segments():
+        params = params_at(seg.forward, seg.forward_events, t)
+        if not params.up:
+            return 0.0
+        if params.rate_mbps is not None:
+            rates.append(params.rate_mbps)
+    return min(rates, default=0.0)
+
+
+
 @dataclass(frozen=True)
 class Policy:
     name: str = "ecmp"
@@ -347,8 +377,8 @@ class Scenario:
     source: Path | None = None
 
     def capacities_mbps(self) -> list[float]:
-        """Configured forward rate of each path at t=0 (None counts as 0)."""
-        return [p.forward.rate_mbps or 0.0 for p in self.topo.paths]
+        """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
+        return [path_rate(p, 0.0) for p in self.topo.paths]
 
     def policy_weights(self, policy: str) -> dict[int, int]:
         """Per-path weights that realise a baseline policy with the weighted-hash data plane.

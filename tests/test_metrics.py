@@ -16,6 +16,8 @@ import pytest
 from scapy import all as scapy
 
 from mpsched import metrics as m
+from mpsched import pcap as pc
+from mpsched import tcpstats as ts
 from mpsched.toolchain import is_root
 
 # --------------------------------------------------------------------------------------------
@@ -230,7 +232,7 @@ SS_SAMPLE = (
 
 
 def test_parse_ss_sample():
-    socks = m.parse_ss(SS_SAMPLE)
+    socks = ts.parse_ss(SS_SAMPLE)
     assert [s.peer for s in socks] == [
         "10.212.2.1:15203",
         "10.212.2.1:15203",
@@ -244,7 +246,7 @@ def test_parse_ss_sample():
         "10.212.1.1:47844",
         "cubic",
     )
-    assert a.stats == m.TcpStats(
+    assert a.stats == ts.TcpStats(
         rtt_ms=25.54,
         rttvar_ms=5.222,
         min_rtt_ms=0.005,
@@ -284,17 +286,17 @@ def test_parse_ss_oneline_and_human_rates():
         'ESTAB 0 0 127.0.0.1:1 127.0.0.1:2 users:(("x",pid=1,fd=3)) cubic rtt:1.5/0.5 '
         "send 48.7Mbps delivery_rate 1.5Gbps pacing_rate 20.2Kbps/30.0Kbps retrans:0/3\n"
     )
-    (s,) = m.parse_ss(text)
+    (s,) = ts.parse_ss(text)
     assert s.stats.rtt_ms == 1.5 and s.stats.retrans_total == 3
     assert s.stats.delivery_rate_bps == 1.5e9 and s.stats.pacing_rate_bps == pytest.approx(20.2e3)
-    assert m.parse_ss("garbage\n\tmore garbage\n") == []
+    assert ts.parse_ss("garbage\n\tmore garbage\n") == []
 
 
 def _pack_tcp_info(**vals: int) -> bytes:
-    buf = bytearray(m.TCP_INFO_LEN_6_1)
+    buf = bytearray(ts.TCP_INFO_LEN_6_1)
     buf[0] = 1  # TCP_ESTABLISHED
     buf[6] = (7 << 4) | 9  # snd_wscale 9, rcv_wscale 7
-    for name, code, off in m._TCPI_FIELDS:
+    for name, code, off in ts._TCPI_FIELDS:
         if name in vals:
             struct.pack_into("=" + code, buf, off, vals[name])
     return bytes(buf)
@@ -306,7 +308,7 @@ def test_parse_tcp_info_layout():
         snd_cwnd=2, snd_ssthresh=0x7FFFFFFF, delivery_rate=84505, snd_wnd=1014784,
         rcv_ooopack=125, bytes_retrans=102800, min_rtt=5,
     )  # fmt: skip
-    ti = m.parse_tcp_info(buf)
+    ti = ts.parse_tcp_info(buf)
     assert (ti.state, ti.snd_wscale, ti.rcv_wscale) == (1, 9, 7)
     assert (ti.rtt, ti.total_retrans, ti.bytes_acked, ti.snd_wnd) == (25540, 71, 582126, 1014784)
     st = ti.stats()
@@ -314,11 +316,11 @@ def test_parse_tcp_info_layout():
     assert st.ssthresh is None and st.cwnd == 2 and st.delivery_rate_bps == 676040.0
     assert (st.bytes_retrans, st.rcv_ooopack, st.bytes_received) == (102800, 125, 9)
     # newer kernels append fields: ignored; older ones return less: missing fields are None
-    assert m.parse_tcp_info(buf + bytes(48)).snd_wnd == 1014784
-    old = m.parse_tcp_info(buf[: m.TCP_INFO_MIN_LEN])
+    assert ts.parse_tcp_info(buf + bytes(48)).snd_wnd == 1014784
+    old = ts.parse_tcp_info(buf[: ts.TCP_INFO_MIN_LEN])
     assert old.total_retrans == 71 and old.bytes_acked is None and old.stats().bytes_acked == 0
     with pytest.raises(ValueError):
-        m.parse_tcp_info(buf[:50])
+        ts.parse_tcp_info(buf[:50])
 
 
 @pytest.fixture
@@ -346,7 +348,7 @@ def loopback_transfer():
 
 def test_tcp_info_of_a_real_socket(loopback_transfer):
     cli, acc, size = loopback_transfer
-    sender, receiver = m.tcp_info(cli), m.tcp_info(acc)
+    sender, receiver = ts.tcp_info(cli), ts.tcp_info(acc)
     assert sender.state == receiver.state == 1  # TCP_ESTABLISHED
     assert sender.bytes_sent == size and sender.bytes_acked == size + 1  # + the SYN
     assert receiver.bytes_received == size
@@ -362,8 +364,8 @@ def test_ss_and_tcp_info_agree(loopback_transfer):
         ["ss", "-tinH", "src", f"{lhost}:{lport}", "dst", f"{rhost}:{rport}"],
         capture_output=True, text=True, check=True, timeout=10,
     ).stdout  # fmt: skip
-    (sock,) = m.parse_ss(out)
-    from_ss, from_info = sock.stats, m.tcp_info(cli).stats()
+    (sock,) = ts.parse_ss(out)
+    from_ss, from_info = sock.stats, ts.tcp_info(cli).stats()
     for name in ("bytes_sent", "bytes_acked", "bytes_received", "segs_out", "segs_in",
                  "data_segs_out", "retrans_total", "cwnd", "mss", "ssthresh", "min_rtt_ms",
                  "rto_ms"):  # fmt: skip
@@ -404,12 +406,12 @@ def _sample_packets():
 
 
 EXPECTED = [
-    m.PcapPacket(1_700_000_000.0, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 100, 1000, 100),
-    m.PcapPacket(1_700_000_000.25, "10.0.0.2", "10.0.0.1", 6, 5201, 40000, 7, 1, 0),
-    m.PcapPacket(1_700_000_000.5, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 102, 1200, 100),
-    m.PcapPacket(1_700_000_000.75, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 101, 1100, 100),
-    m.PcapPacket(1_700_000_001.0, "10.0.0.3", "10.0.0.4", 17, 1, 2, 9, None, 33),
-    m.PcapPacket(1_700_000_001.75, "10.0.0.5", "10.0.0.6", 17, None, None, 11, None, 40),
+    pc.PcapPacket(1_700_000_000.0, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 100, 1000, 100),
+    pc.PcapPacket(1_700_000_000.25, "10.0.0.2", "10.0.0.1", 6, 5201, 40000, 7, 1, 0),
+    pc.PcapPacket(1_700_000_000.5, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 102, 1200, 100),
+    pc.PcapPacket(1_700_000_000.75, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 101, 1100, 100),
+    pc.PcapPacket(1_700_000_001.0, "10.0.0.3", "10.0.0.4", 17, 1, 2, 9, None, 33),
+    pc.PcapPacket(1_700_000_001.75, "10.0.0.5", "10.0.0.6", 17, None, None, 11, None, 40),
 ]
 
 
@@ -421,16 +423,16 @@ def test_pcap_written_by_scapy(tmp_path, endianness, nano):
     with scapy.PcapWriter(str(path), linktype=1, endianness=endianness, nano=nano) as w:
         for p in _sample_packets():
             w.write(p)
-    packets, stats = m.read_pcap(path)
+    packets, stats = pc.read_pcap(path)
     assert [p._replace(ts=round(p.ts, 6)) for p in packets] == EXPECTED
     assert (stats.records, stats.packets, stats.non_ip, stats.malformed) == (8, 6, 2, 0)
-    flows = m.pcap_reordering(packets)
-    data_flow = m.Flow("10.0.0.1", 40000, "10.0.0.2", 5201, 6)
+    flows = pc.pcap_reordering(packets)
+    data_flow = pc.Flow("10.0.0.1", 40000, "10.0.0.2", 5201, 6)
     assert list(flows) == [data_flow]  # the pure ACK carries no data
     assert (flows[data_flow].reordered, flows[data_flow].extents) == (1, [1])
-    assert m.ip_id_sequences(packets, proto=17) == {
-        m.Flow("10.0.0.3", 1, "10.0.0.4", 2, 17): [9],
-        m.Flow("10.0.0.5", None, "10.0.0.6", None, 17): [11],
+    assert pc.ip_id_sequences(packets, proto=17) == {
+        pc.Flow("10.0.0.3", 1, "10.0.0.4", 2, 17): [9],
+        pc.Flow("10.0.0.5", None, "10.0.0.6", None, 17): [11],
     }
 
 
@@ -444,11 +446,11 @@ def _pcap(records: list[tuple[bytes, int]], linktype: int = 1, endian: str = "<"
 
 def test_pcap_snaplen_truncated_frames_keep_ip_lengths():
     frame = bytes(_tcp("10.0.0.1", "10.0.0.2", 1, 2, 65535, 9, b"p" * 1000))
-    packets, stats = m.read_pcap(io.BytesIO(_pcap([(frame[:54], len(frame))])))
+    packets, stats = pc.read_pcap(io.BytesIO(_pcap([(frame[:54], len(frame))])))
     assert packets[0].payload_len == 1000 and packets[0].ip_id == 65535
     assert packets[0].ts == pytest.approx(1000.0005)
     # cut inside the TCP header: skipped and counted
-    packets, stats = m.read_pcap(io.BytesIO(_pcap([(frame[:40], len(frame))])))
+    packets, stats = pc.read_pcap(io.BytesIO(_pcap([(frame[:40], len(frame))])))
     assert packets == [] and stats.malformed == 1
 
 
@@ -457,8 +459,8 @@ def test_pcap_raw_and_cooked_link_types():
     sll = b"\x00\x00\x00\x01\x00\x06" + bytes(8) + b"\x08\x00" + ip
     sll2 = b"\x08\x00" + bytes(18) + ip
     for linktype, frame in ((101, ip), (113, sll), (276, sll2)):
-        packets, _ = m.read_pcap(io.BytesIO(_pcap([(frame, len(frame))], linktype)))
-        assert packets == [m.PcapPacket(1000.0005, "1.2.3.4", "5.6.7.8", 17, 7, 9, 3, None, 2)]
+        packets, _ = pc.read_pcap(io.BytesIO(_pcap([(frame, len(frame))], linktype)))
+        assert packets == [pc.PcapPacket(1000.0005, "1.2.3.4", "5.6.7.8", 17, 7, 9, 3, None, 2)]
 
 
 def test_pcap_garbage_is_skipped_and_counted():
@@ -468,12 +470,12 @@ def test_pcap_garbage_is_skipped_and_counted():
     bad_doff = good[:46] + bytes([0x20]) + good[47:]
     records = [(b"\x00" * 10, 10), (ip6_in_v4, 64), (bad_ihl, 64), (bad_doff, 64), (good, 64)]
     data = _pcap(records) + struct.pack("<IIII", 1, 2, 100, 100) + b"short"
-    packets, stats = m.read_pcap(io.BytesIO(data))
+    packets, stats = pc.read_pcap(io.BytesIO(data))
     assert [p.ip_id for p in packets] == [1]
     assert (stats.malformed, stats.truncated_file, stats.records) == (4, 1, 6)
     # an implausible record length stops reading
     data = _pcap([(good, 64)]) + struct.pack("<IIII", 1, 2, 1 << 30, 1 << 30) + good
-    packets, stats = m.read_pcap(io.BytesIO(data))
+    packets, stats = pc.read_pcap(io.BytesIO(data))
     assert len(packets) == 1 and stats.truncated_file == 1
 
 
@@ -486,7 +488,7 @@ def test_pcap_random_bytes_never_raise():
         for _ in range(rng.randint(1, 30)):
             blob[rng.randrange(24, len(blob))] = rng.randrange(256)
         cut = rng.randrange(24, len(blob) + 1)
-        packets, stats = m.read_pcap(io.BytesIO(bytes(blob[:cut])))
+        packets, stats = pc.read_pcap(io.BytesIO(bytes(blob[:cut])))
         assert stats.packets == len(packets) <= stats.records
 
 
@@ -500,8 +502,8 @@ def test_pcap_random_bytes_never_raise():
     ],
 )
 def test_pcap_bad_global_header(blob, message):
-    with pytest.raises(m.PcapError, match=message):
-        m.read_pcap(io.BytesIO(blob))
+    with pytest.raises(pc.PcapError, match=message):
+        pc.read_pcap(io.BytesIO(blob))
 
 
 @pytest.mark.integration
@@ -545,10 +547,10 @@ def test_tcpdump_loopback_capture(tmp_path):
         dump.terminate()
         dump.wait(10)
         srv.close()
-    packets, stats = m.read_pcap(path)
+    packets, stats = pc.read_pcap(path)
     assert stats.malformed == 0 and stats.truncated_file == 0
-    flow = m.Flow("127.0.0.1", client_port, "127.0.0.1", port, 6)
-    assert sum(p.payload_len for p in packets if m.Flow(p.src, p.sport, p.dst, p.dport, 6)
+    flow = pc.Flow("127.0.0.1", client_port, "127.0.0.1", port, 6)
+    assert sum(p.payload_len for p in packets if pc.Flow(p.src, p.sport, p.dst, p.dport, 6)
                == flow) == size  # fmt: skip
-    reo = m.pcap_reordering(packets)[flow]
+    reo = pc.pcap_reordering(packets)[flow]
     assert reo.reordered == 0 and reo.duplicates == 0 and reo.packets >= 1

@@ -11,7 +11,7 @@ from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
 from mpsched.layout import REPO_ROOT
-from mpsched.scenario import ScenarioError, load, parse
+from mpsched.scenario import ScenarioError, load, parse, path_rate
 
 SCENARIOS = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
 MINIMAL = {
@@ -57,6 +57,19 @@ def test_lm3_failure_schedule():
     assert [(e.at_s, e.changes["up"]) for e in downs] == [(10, False), (30, True), (50, False)]
     assert isinstance(path3.forward.gilbert, GilbertElliott)
     assert path3.forward.mean_loss() == pytest.approx(0.045)
+    assert path3.core is not None and path3.core.forward.delay_ms == 30
+    assert sc.capacities_mbps() == [10, 11, 2]  # the access links are the bottlenecks
+
+
+def test_path_rate_is_the_slowest_segment_and_zero_while_down():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["paths"][0]["core"] = {"rate_mbps": 4, "schedule": [{"down_s": 2, "up_s": 3}]}
+    path = parse(doc).topo.paths[0]
+    assert [path_rate(path, t) for t in (0, 2.5, 3)] == [4, 0, 4]
+    doc["paths"][0]["core"] = {"rate_mbps": 4, "dealy_ms": 1}
+    with pytest.raises(ScenarioError) as err:
+        parse(doc)
+    assert err.value.field == "paths[0].core.dealy_ms"
 
 
 def test_reverse_override_and_direction():

@@ -163,3 +163,40 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
         finally:
             ctl.terminate()
             ctl.wait(timeout=10)
+
+
+def test_path_through_a_core_switch(prerequisites, tmp_path):
+    """A path with a core segment: s1 - e1 - c1 (Linux bridge) - f1 - s2; both segments' delays
+    add up end to end, and a failure of the core link stops the path."""
+    require("linkem")
+    from mpsched.bmv2 import free_port
+    from mpsched.controller.__main__ import command as controller_command
+    from mpsched.demo import RestClient, wait_controller
+    from mpsched.emu.params import LinkParams
+    from mpsched.topo.testbed import PathSpec, Segment, Testbed, TopoSpec
+
+    access = LinkParams(delay_ms=3.0, rate_mbps=10.0)
+    core = LinkParams(delay_ms=7.0, rate_mbps=100.0)
+    spec = TopoSpec(paths=(PathSpec(access, access, core=Segment(core, core)),),
+                    backend="linkem", log_dir=tmp_path)
+    before = links()
+    with Testbed(spec) as bed:
+        assert "c1-br" in links()
+        port = free_port()
+        ctl = subprocess.Popen(
+            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
+                               prerequisites.bmv2_json),
+            stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_controller(RestClient(f"http://127.0.0.1:{port}"), ctl, timeout=30)
+            h1 = bed.host("h1")
+            rtt = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+            assert 20.0 <= rtt <= 28.0, rtt
+            bed.set_path(1, "ab", core.with_changes(up=False), segment=1)
+            assert "100% packet loss" in h1.cmd("ping -c 2 -i 0.2 -W 1 10.0.2.1")
+            assert bed.link_stats()[1]["ab"]["drop_down"] >= 2
+        finally:
+            ctl.terminate()
+            ctl.wait(timeout=10)
+    assert links() == before

@@ -81,6 +81,41 @@ class LinkemNode(Switch):
         super().stop(deleteIntfs)
 
 
+class CoreBridge(Switch):
+    """A core switch: a Linux bridge (STP off) over its ports, in the root namespace.
+
+    It joins the two emulated segments of a path (port 1 towards s1, port 2
+    towards s2); with two ports it forwards everything from one to the other.
+    """
+
+    def __init__(self, name: str, registry: Registry, **params: Any) -> None:
+        params["inNamespace"] = False
+        super().__init__(name, **params)
+        self.registry = registry
+        self.bridge = f"{name}-br"
+
+    def start(self, controllers: list) -> None:
+        run = _node_run
+        self.registry.add_link(self.bridge)
+        for cmd in (
+            ["ip", "link", "add", "name", self.bridge, "type", "bridge", "stp_state", "0"],
+            ["sysctl", "-qw", f"net.ipv6.conf.{self.bridge}.disable_ipv6=1"],
+            ["ip", "link", "set", self.bridge, "up"],
+        ):
+            result = run(self, cmd)
+            if result.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip()}")
+        for intf in self.intfList():
+            if intf.name != "lo":
+                run(self, ["ip", "link", "set", intf.name, "master", self.bridge])
+                run(self, ["ip", "link", "set", intf.name, "up"])
+
+    def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's signature)
+        _node_run(self, ["ip", "link", "delete", self.bridge])
+        self.registry.forget_link(self.bridge)
+        super().stop(deleteIntfs)
+
+
 class NetemOnLink:
     """netem on both ends of a Mininet link (parameters may be set before start)."""
 

@@ -36,7 +36,7 @@ from mpsched.layout import build_dir
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
 
 from .bmv2_switch import Bmv2MininetSwitch
-from .emulink import LinkemNode, NetemOnLink, choose_backend
+from .emulink import CoreBridge, LinkemNode, NetemOnLink, choose_backend
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +47,26 @@ HOST_IF_MAC_BASE = 0x40  # h<n>-eth<j> (j >= 1) has MAC 00:00:0a:00:0n:(40+j)
 
 
 @dataclass(frozen=True)
-class PathSpec:
-    """One path: link parameters and schedules per direction (forward = s1 -> s2)."""
+class Segment:
+    """One emulated link: parameters and schedules per direction (forward = towards s2)."""
 
     forward: LinkParams = field(default_factory=LinkParams)
     reverse: LinkParams = field(default_factory=LinkParams)
     forward_events: tuple[Event, ...] = ()
     reverse_events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True)
+class PathSpec(Segment):
+    """One path (forward = s1 -> s2). Its own parameters are those of the link at s1; with
+    `core`, the path continues through a core switch c<i> and a second emulated link (the
+    core segment) to s2, e.g. a wireless access link followed by a wired core."""
+
     cross_traffic: bool = False
+    core: Segment | None = None
+
+    def segments(self) -> list[Segment]:
+        return [self] if self.core is None else [self, self.core]
 
 
 @dataclass(frozen=True)
@@ -169,20 +181,8 @@ class Testbed:
         hosts = self._hosts(net)
         net.addLink(hosts["h1"], switches[0], port1=0, port2=1, cls=Link)
         net.addLink(hosts["h2"], switches[1], port1=0, port2=1, cls=Link)
-        for i in range(1, len(spec.paths) + 1):
-            port = i + 1
-            if self.backend == "linkem":
-                emu = net.addSwitch(
-                    f"e{i}",
-                    cls=LinkemNode,
-                    seed=spec.seed * 1000 + i,
-                    registry=self.registry,
-                )
-                net.addLink(switches[0], emu, port1=port, port2=1, cls=Link)
-                net.addLink(emu, switches[1], port1=2, port2=port, cls=Link)
-                self.links[i] = emu
-            else:
-                self.links[i] = net.addLink(switches[0], switches[1], port1=port, port2=port)
+        for i, path in enumerate(spec.paths, start=1):
+            self._add_path(net, switches, i, path)
         next_port = len(spec.paths) + 2
         cross_ports: dict[str, int] = {}
         for name, host in hosts.items():
@@ -203,7 +203,7 @@ class Testbed:
             next_port += 1
         net.build()
         if self.backend == "netem":
-            self.links = {i: NetemOnLink(link) for i, link in self.links.items()}
+            self.links = {key: NetemOnLink(link) for key, link in self.links.items()}
         for sw in net.switches:
             for intf in sw.intfList():
                 if intf.name != "lo":
@@ -211,8 +211,9 @@ class Testbed:
                     disable_offloads(_sh, intf.name)
                     _sh(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
         for i, path in enumerate(spec.paths, start=1):
-            self.links[i].set("ab", path.forward)
-            self.links[i].set("ba", path.reverse)
+            for k, seg in enumerate(path.segments()):
+                self.links[(i, k)].set("ab", seg.forward)
+                self.links[(i, k)].set("ba", seg.reverse)
         for node in list(hosts.values()) + switches:
             self.registry.add_process(node.pid)
         net.start()
@@ -227,6 +228,29 @@ class Testbed:
             self._addresses(hosts[f"h{n}"], n)
         self.netcfg = self._netcfg(switches, hosts, cross_ports)
         self.netcfg.dump(self.netcfg_path)
+
+    def _add_path(self, net: Mininet, switches: list, i: int, path: PathSpec) -> None:
+        """s1 port i+1 ... s2 port i+1: one emulated link, or two joined by core switch c<i>."""
+        port = i + 1
+        ends: list[tuple[Any, int]] = [(switches[0], port)]
+        if path.core is not None:
+            ends.append((net.addSwitch(f"c{i}", cls=CoreBridge, registry=self.registry), 1))
+        ends.append((switches[1], port))
+        for k in range(len(ends) - 1):
+            (left, lport), (right, rport) = ends[k], ends[k + 1]
+            if right.name.startswith("c"):
+                rport = 1
+            if left.name.startswith("c"):
+                lport = 2
+            if self.backend == "linkem":
+                name = f"e{i}" if k == 0 else f"f{i}"
+                seed = self.spec.seed * 1000 + i + 100 * k
+                emu = net.addSwitch(name, cls=LinkemNode, seed=seed, registry=self.registry)
+                net.addLink(left, emu, port1=lport, port2=1, cls=Link)
+                net.addLink(emu, right, port1=2, port2=rport, cls=Link)
+                self.links[(i, k)] = emu
+            else:
+                self.links[(i, k)] = net.addLink(left, right, port1=lport, port2=rport)
 
     def host_address(self, n: int, k: int) -> tuple[str, str]:
         """(address, interface) of address k (1-based) of host h<n>."""
@@ -298,28 +322,35 @@ class Testbed:
     def host(self, name: str):
         return self.net.get(name)
 
-    def set_path(self, path_id: int, direction: str, params: LinkParams) -> None:
-        """Change one direction (`ab` = forward, `ba` = reverse) of a path now."""
-        self.links[path_id].set(direction, params)
+    def set_path(
+        self, path_id: int, direction: str, params: LinkParams, segment: int = 0
+    ) -> None:
+        """Change one direction (`ab` = forward, `ba` = reverse) of a path's link now
+        (`segment` 1 is the core link of a path with a core switch)."""
+        self.links[(path_id, segment)].set(direction, params)
 
     def link_stats(self) -> dict[int, dict]:
-        return {i: link.stats() for i, link in self.links.items()}
+        """Per path, the counters of the link that delivers to s2 (the last segment)."""
+        out: dict[int, dict] = {}
+        for (i, _k), link in sorted(self.links.items()):
+            out[i] = link.stats()  # a core segment comes after, and overwrites, the first
+        return out
 
     def start_schedules(
         self, horizon_s: float, on_error: Callable[[Exception], None] | None = None
     ) -> None:
         """Run every path's schedules from now for `horizon_s` seconds."""
         t0 = time.monotonic()
-        for i, path in enumerate(self.spec.paths, start=1):
+        for (i, k), link in self.links.items():
+            seg = self.spec.paths[i - 1].segments()[k]
             for direction, base, events in (
-                ("ab", path.forward, path.forward_events),
-                ("ba", path.reverse, path.reverse_events),
+                ("ab", seg.forward, seg.forward_events),
+                ("ba", seg.reverse, seg.reverse_events),
             ):
                 if not events:
                     continue
-                link = self.links[i]
                 sched = LinkScheduler(
-                    f"path{i}-{direction}",
+                    f"path{i}{'-core' if k else ''}-{direction}",
                     base,
                     list(events),
                     lambda params, link=link, d=direction: link.set(d, params),
@@ -343,7 +374,9 @@ class Testbed:
             for s in self.net.switches
             if isinstance(s, Bmv2MininetSwitch) and (not s.bmv2 or not s.bmv2.alive())
         ]
-        dead += [f"e{i}" for i, link in self.links.items() if not link.alive()]
+        dead += [
+            f"{'f' if k else 'e'}{i}" for (i, k), link in self.links.items() if not link.alive()
+        ]
         return dead
 
     def _interrupt_hosts(self) -> None:

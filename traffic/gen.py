@@ -55,7 +55,7 @@ def tcp_socket(mptcp: bool) -> socket.socket:
 
 def tcp_info(sock: socket.socket) -> dict[str, float] | None:
     """rtt/retransmission figures of a socket from TCP_INFO (None if unavailable)."""
-    from mpsched.metrics import tcp_info as read_tcp_info
+    from mpsched.tcpstats import tcp_info as read_tcp_info
 
     try:
         info = read_tcp_info(sock)
