@@ -96,3 +96,25 @@ def test_pareto_mean_and_packet_mix():
     assert sum(samples) / len(samples) == pytest.approx(0.5, rel=0.05)
     assert min(samples) >= 0.5 * 1.5 / 2.5 - 1e-9
     assert sum(w for _, w in PACKET_MIX) == pytest.approx(1.0, abs=0.01)
+
+
+def test_source_ports_repeat_with_the_seed(tmp_path):
+    """Seeded source ports: the same seed gives the same 5-tuples (and so the same hash paths)."""
+    ports = []
+    for attempt in range(2):
+        port = free_port()
+        out = tmp_path / f"sink{attempt}.json"
+        sink = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
+                                    "--out", str(out)))
+        try:
+            time.sleep(0.8)
+            subprocess.run(gen("bulk", "--dst", "127.0.0.1", "--port", str(port), "--seconds",
+                               "0.5", "--streams", "3", "--seed", "42",
+                               "--out", str(tmp_path / "b.json")), timeout=30, check=True)
+            got = finish(sink, out)
+        finally:
+            if sink.poll() is None:
+                sink.kill()
+        ports.append(sorted(int(c["peer"].split(":")[1]) for c in got["connections"]))
+    assert ports[0] == ports[1] and len(set(ports[0])) == 3
+    assert all(20_000 <= p < 60_000 for p in ports[0])

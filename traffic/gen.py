@@ -14,6 +14,9 @@ Roles:
   vbr     Pareto on/off source with the papers' packet-size mix, a share over
           TCP (TCP_NODELAY, one write per packet) and the rest over UDP.
 
+Flows connect from source ports drawn from a generator seeded with `--seed`,
+so a run's 5-tuples (and so the path a hash gives each flow) repeat with the seed.
+
 Wire protocol (TCP): the client sends an 8-byte big-endian length (0 = until
 EOF), then the data; for a length > 0 the sink answers one byte after the
 last one, which ends the client's flow completion time.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import random
@@ -43,6 +47,8 @@ IPPROTO_MPTCP = 262
 HEADER = struct.Struct("!Q")
 CHUNK = 64 * 1024
 SAMPLE_S = 0.25
+SOURCE_PORTS = (20_000, 60_000)
+PORT_TRIES = 20
 PACKET_MIX = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 
 
@@ -201,11 +207,36 @@ def _recv_exact(sock: socket.socket, n: int, stop: Stopper) -> bytes | None:
 # ---- senders ---------------------------------------------------------------------
 
 
-def _connect(args: argparse.Namespace, timeout: float = 5.0) -> socket.socket:
-    sock = tcp_socket(args.mptcp)
-    sock.settimeout(timeout)
-    sock.connect((args.dst, args.port))
-    return sock
+def port_rng(seed: int, flow: int) -> random.Random:
+    """The source-port generator of flow number `flow` of a role seeded with `seed`."""
+    return random.Random(seed * 100_003 + flow)
+
+
+def _connect(
+    args: argparse.Namespace, timeout: float = 5.0, rng: random.Random | None = None
+) -> socket.socket:
+    """Connect to the sink, from a source port drawn from `rng` when given.
+
+    Seeded source ports make a run's 5-tuples, and so hash-based path choices,
+    the same in every run with the same seed (a port in use is skipped: the
+    next draw is taken). Without `rng` the kernel picks the port.
+    """
+    last: OSError | None = None
+    for _ in range(PORT_TRIES if rng is not None else 1):
+        sock = tcp_socket(args.mptcp)
+        try:
+            if rng is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(("0.0.0.0", rng.randrange(*SOURCE_PORTS)))
+            sock.settimeout(timeout)
+            sock.connect((args.dst, args.port))
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+            if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+                raise
+    raise last or OSError("no source port")
 
 
 def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
@@ -225,9 +256,9 @@ def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
         except OSError as exc:
             rec["error"] = str(exc)
 
-    for _ in range(args.streams):
+    for n in range(args.streams):
         try:
-            sock = _connect(args)
+            sock = _connect(args, rng=port_rng(args.seed, n))
         except OSError as exc:
             return {"role": "bulk", "error": f"connect {args.dst}:{args.port}: {exc}"}
         socks.append(sock)
@@ -254,12 +285,14 @@ def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     return {"role": "bulk", "streams": streams}
 
 
-def _transfer(args: argparse.Namespace, size: int, stop: Stopper) -> dict[str, Any]:
+def _transfer(
+    args: argparse.Namespace, size: int, stop: Stopper, rng: random.Random
+) -> dict[str, Any]:
     """One flow of `size` bytes; its FCT runs from connect() to the sink's reply."""
     rec: dict[str, Any] = {"size": size, "start": time.time()}
     t0 = time.monotonic()
     try:
-        with _connect(args, timeout=10.0) as sock:
+        with _connect(args, timeout=10.0, rng=rng) as sock:
             sock.sendall(HEADER.pack(size))
             left = size
             chunk = b"\0" * min(CHUNK, size)
@@ -292,13 +325,13 @@ def role_files(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     threads = []
 
-    def one(size: int) -> None:
+    def one(size: int, flow: int) -> None:
         try:
-            results.append(_transfer(args, size, stop))
+            results.append(_transfer(args, size, stop, port_rng(args.seed, flow)))
         finally:
             slots.release()
 
-    for size in plan:
+    for flow, size in enumerate(plan):
         if stop.wait(rng.expovariate(1000.0 / args.interarrival_ms)):
             break
         while not slots.acquire(timeout=0.2):
@@ -306,7 +339,7 @@ def role_files(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
                 break
         if stop.done():
             break
-        t = threading.Thread(target=one, args=(size,), daemon=True)
+        t = threading.Thread(target=one, args=(size, flow), daemon=True)
         t.start()
         threads.append(t)
     for t in threads:
@@ -318,15 +351,16 @@ def role_flows(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     lock = threading.Lock()
 
-    def loop() -> None:
+    def loop(k: int) -> None:
+        rng = port_rng(args.seed, k)
         while not stop.done():
-            rec = _transfer(args, args.size_kb * 1000, stop)
+            rec = _transfer(args, args.size_kb * 1000, stop, rng)
             with lock:
                 results.append(rec)
             if "error" in rec:
                 stop.wait(0.2)
 
-    threads = [threading.Thread(target=loop, daemon=True) for _ in range(args.flows)]
+    threads = [threading.Thread(target=loop, args=(k,), daemon=True) for k in range(args.flows)]
     for t in threads:
         t.start()
     for t in threads:
@@ -348,7 +382,7 @@ def role_vbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     sent = {"tcp_packets": 0, "udp_packets": 0, "bytes": 0, "on_periods": 0}
     udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        tcp = _connect(args)
+        tcp = _connect(args, rng=port_rng(args.seed, 0))
         tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         tcp.sendall(HEADER.pack(0))
         tcp.setblocking(False)
