@@ -18,6 +18,10 @@ formula lives in `metrics.py`; this module only selects the data:
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of
   each h1 -> h2 TCP flow in the receiver-side capture.
 - jain: Jain's index over the goodput of the bulk workloads' connections.
+- reaction_time_s (scenarios where a path goes down inside the window): time from
+  the first failure until the total goodput is back at 90 % of what it was in the
+  5 s before, scaled by the capacity left in the next second (`metrics.reaction_time`, held for
+  2 s); 0 when the goodput never dips below that, NaN when it never recovers.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import math
 from typing import Any
 
 from mpsched import metrics, pcap
+from mpsched.emu.schedule import Step
 from mpsched.report import RunResult
 from mpsched.runner import RunRaw
 from mpsched.scenario import path_rate
@@ -62,6 +67,36 @@ def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> f
     return total / n
 
 
+def first_failure(raw: RunRaw) -> float | None:
+    """Time of the first scheduled event that takes a path segment down (forward)."""
+    times = [
+        e.at_s
+        for p in raw.scenario.topo.paths
+        for seg in p.segments()
+        for e in seg.forward_events
+        if isinstance(e, Step) and e.changes.get("up") is False
+    ]
+    return min(times, default=None)
+
+
+def reaction_time_s(
+    raw: RunRaw, total: list[tuple[float, float]], w0: float, w1: float
+) -> float | None:
+    t_down = first_failure(raw)
+    if t_down is None or not w0 + 1 <= t_down < w1 - 2:
+        return None
+    before = [r for t, r in total if t_down - 5 <= t < t_down]
+    cap_before = capacity_mbps(raw, max(0.0, t_down - 5), t_down)
+    cap_after = capacity_mbps(raw, t_down, min(w1, t_down + 1))
+    if not before or cap_before <= 0:
+        return None
+    target = 0.9 * (sum(before) / len(before)) * cap_after / cap_before
+    dips = [t for t, r in total if t_down <= t <= t_down + 3 and r < target]
+    if not dips:
+        return 0.0
+    return dips[0] - t_down + metrics.reaction_time(total, dips[0], target, hold_s=2.0)
+
+
 def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]:
     return [(t - t0, float(b)) for t, b in report.get("total", [])]
 
@@ -87,6 +122,10 @@ def analyse(raw: RunRaw) -> RunResult:
     edges = [k * BIN_S for k in range(int(sc.duration_s / BIN_S) + 1)]
     total = [(t, sum(_interp(s, t) for s in sink_series)) for t in edges]
     series["total"] = metrics.rate_series(total)
+
+    reaction = reaction_time_s(raw, series["total"], w0, w1)
+    if reaction is not None:
+        m["reaction_time_s"] = reaction
 
     # per-path rates: delivered by each link, and offered to it by s1
     for source, suffix in ((raw.link_tx, ""), (raw.path_counters, "_offered")):

@@ -100,3 +100,26 @@ def test_sender_arguments():
     assert args[args.index("--port") + 1] == "5001"
     assert args[args.index("--sizes-kb") + 1] == "100"
     assert "--mptcp" not in args
+
+
+def test_reaction_time_after_a_failure(tmp_path):
+    r = raw(tmp_path)
+    # path 1 (10 of 15 Mbit/s) goes down at 5 s: capacity 15 -> 5; goodput 8 Mbit/s before,
+    # so the target is 0.9 * 8 * 5/15 = 2.4 Mbit/s; it dips to 1 and is back at 3 from t=7
+    steps = {t: 8.0 for t in range(5)} | {5: 1.0, 6: 1.0} | {t: 3.0 for t in range(7, 11)}
+    cum, total = 0.0, []
+    for t in range(11):
+        total.append((T0 + t, cum))
+        cum += steps[t] * 1e6 / 8
+    r.reports["sink0"]["total"] = total
+    m = analyse(r).metrics
+    # rate points sit at bin midpoints: the dip shows at 5.5, recovery at 7.5
+    assert m["reaction_time_s"] == pytest.approx(2.5)
+
+
+def test_no_failure_no_reaction_time(tmp_path):
+    r = raw(tmp_path)
+    doc = yaml.safe_load(yaml.safe_dump(DOC))
+    del doc["paths"][0]["schedule"]
+    r.scenario = parse(doc)
+    assert "reaction_time_s" not in analyse(r).metrics
