@@ -1,4 +1,4 @@
-"""`mpsched topo`: bring the two-path BMv2 testbed up, print its netcfg, wait for Ctrl-C."""
+"""`mpsched topo`: bring the BMv2 testbed up, print its netcfg, wait for Ctrl-C."""
 
 from __future__ import annotations
 
@@ -11,13 +11,24 @@ import threading
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="mpsched topo",
-        description="Start h1 - s1 =(paths)= s2 - h2 with BMv2 switches and HTB-shaped paths, "
-        "write the network description for the controller, and wait; Ctrl-C tears it down.",
+        description="Start h1 - s1 =(paths)= s2 - h2 with BMv2 switches and emulated paths "
+        "(rates only, or a scenario's topology and link parameters), write the network "
+        "description for the controller, and wait; Ctrl-C tears it down. Schedules and "
+        "workloads of a scenario are not started (use `mpsched run` for those).",
     )
     parser.add_argument(
         "--rates",
         default="10,5",
         help="path rates in Mbit/s, comma separated, 1-4 paths " "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--scenario", default=None, help="take paths, hosts and cross-traffic hosts from this file"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "linkem", "netem"),
+        default=None,
+        help="link emulator (default: auto = netem if the kernel has it, else linkem)",
     )
     parser.add_argument("--cli", action="store_true", help="open the Mininet CLI")
     args = parser.parse_args(argv)
@@ -27,18 +38,37 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("topo: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
-    try:
-        rates = tuple(float(r) for r in args.rates.split(","))
-    except ValueError:
-        print(f"topo: --rates: not a list of numbers: {args.rates!r}", file=sys.stderr)
-        return 2
-
     from mpsched.topo.testbed import Testbed, TopoSpec
+
+    if args.scenario:
+        from mpsched.scenario import ScenarioError, load
+
+        try:
+            spec = load(args.scenario, backend=args.backend).topo
+        except ScenarioError as exc:
+            print(f"topo: {exc}", file=sys.stderr)
+            return 2
+    else:
+        try:
+            rates = tuple(float(r) for r in args.rates.split(","))
+        except ValueError:
+            print(f"topo: --rates: not a list of numbers: {args.rates!r}", file=sys.stderr)
+            return 2
+        try:
+            spec = TopoSpec.from_rates(rates, backend=args.backend or "auto")
+        except ValueError as exc:
+            print(f"topo: --rates: {exc}", file=sys.stderr)
+            return 2
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with Testbed(TopoSpec.from_rates(rates)) as bed:
+    try:
+        bed = Testbed(spec)
+    except ValueError as exc:
+        print(f"topo: {exc}", file=sys.stderr)
+        return 2
+    with bed:
         print(f"netcfg: {bed.netcfg_path}", flush=True)
         print(f"run: mpsched controller --netcfg {bed.netcfg_path}", flush=True)
         if args.cli:
