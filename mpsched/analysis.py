@@ -12,7 +12,9 @@ formula lives in `metrics.py`; this module only selects the data:
   bytes s1 -> s2, cross traffic pinned to the path included); series "path<i>".
 - path<i>_offered_mbps: what s1 placed onto path i (its path_tx counter), drops
   on the link included.
-- fct_mean_s, fct_p99_s: completed transfers of files/flows workloads.
+- fct_mean_s, fct_p99_s: completed transfers of files/flows workloads;
+  completed_frac: completed / started transfers (a transfer still running at
+  the end, or failed, is not completed): compare FCTs only together with it.
 - rtt_p50_ms, rtt_p99_ms: senders' TCP_INFO smoothed RTT samples.
 - retrans: tcpi_total_retrans summed over the senders' sockets.
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of
@@ -118,7 +120,10 @@ def analyse(raw: RunRaw) -> RunResult:
         sink_series.append(s)
         delivered += _interp(s, w1) - _interp(s, w0)
     m["goodput_mbps"] = metrics.goodput_mbps(delivered, w1 - w0)
-    m["goodput_frac"] = metrics.goodput_fraction(m["goodput_mbps"], capacity_mbps(raw, w0, w1))
+    capacity = capacity_mbps(raw, w0, w1)
+    m["goodput_frac"] = (
+        metrics.goodput_fraction(m["goodput_mbps"], capacity) if capacity > 0 else NAN
+    )
     edges = [k * BIN_S for k in range(int(sc.duration_s / BIN_S) + 1)]
     total = [(t, sum(_interp(s, t) for s in sink_series)) for t in edges]
     series["total"] = metrics.rate_series(total)
@@ -141,6 +146,7 @@ def analyse(raw: RunRaw) -> RunResult:
     rtt: list[float] = []
     retrans = 0
     failed_transfers = 0
+    started = 0
     for i in main:
         rep = raw.reports.get(f"send{i}", {})
         if "error" in rep:
@@ -149,6 +155,7 @@ def analyse(raw: RunRaw) -> RunResult:
             rtt += [x for x in stream.get("rtt_ms", []) if x > 0]
             retrans += stream.get("retrans") or 0
         for tr in rep.get("transfers", []):
+            started += 1
             if "fct_s" in tr:
                 fct.append((int(tr["size"]), float(tr["fct_s"])))
             elif "error" in tr:
@@ -156,12 +163,14 @@ def analyse(raw: RunRaw) -> RunResult:
             if tr.get("rtt_ms"):
                 rtt.append(float(tr["rtt_ms"]))
             retrans += tr.get("retrans") or 0
+    if started:
+        m["transfers"] = float(len(fct))
+        m["failed_transfers"] = float(failed_transfers)
+        m["completed_frac"] = len(fct) / started
     if fct:
         times = [f for _, f in fct]
         m["fct_mean_s"] = math.fsum(times) / len(times)
         m["fct_p99_s"] = metrics.percentile(times, 99)
-        m["transfers"] = float(len(fct))
-        m["failed_transfers"] = float(failed_transfers)
     if rtt:
         m["rtt_p50_ms"] = metrics.percentile(rtt, 50)
         m["rtt_p99_ms"] = metrics.percentile(rtt, 99)

@@ -134,7 +134,13 @@ def run_experiments(
             failed += 1
             progress(f"FAILED: {exc}")
             continue
-        result = analysis.analyse(raw)
+        try:
+            result = analysis.analyse(raw)
+        except (ValueError, KeyError, TypeError) as exc:
+            failed += 1
+            log.exception("analysis of %s failed", run_dir)
+            progress(f"FAILED: analysis: {exc}")
+            continue
         report.write_run(run_dir, result)
         if raw.capture and not keep_captures:
             raw.capture.unlink(missing_ok=True)

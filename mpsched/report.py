@@ -46,6 +46,7 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("goodput_mbps", "Mbit/s", True, "receiver goodput (RFC 2647 §3.17)"),
     MetricSpec("goodput_frac", "", True, "goodput / summed path capacity"),
     MetricSpec("jain", "", True, "Jain's fairness index over flows"),
+    MetricSpec("completed_frac", "", True, "completed / started transfers"),
     MetricSpec("fct_mean_s", "s", False, "mean flow completion time"),
     MetricSpec("fct_p99_s", "s", False, "99th percentile flow completion time"),
     MetricSpec("rtt_p50_ms", "ms", False, "median smoothed RTT"),

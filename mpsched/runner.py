@@ -55,7 +55,7 @@ class RunRaw:
     path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     capture: Path | None = None
-    link_stats: dict[int, dict] = field(default_factory=dict)
+    link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
 
 
@@ -113,8 +113,10 @@ class Run:
         self.seed = scenario.seed + run
         self.raw = RunRaw(scenario, policy, run, self.seed, out_dir)
         self.procs: list[tuple[str, subprocess.Popen]] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.failure: str | None = None
+        self.closing = False
+        self.timers: list[threading.Timer] = []
         self.bed = None
 
     # -- processes in hosts ------------------------------------------------
@@ -174,8 +176,10 @@ class Run:
     def _capture(self) -> subprocess.Popen:
         h2 = self.bed.host("h2")
         self.raw.capture = self.raw.dir / "h2.pcap"
+        # a multi-homed h2 receives on several interfaces: capture them all
+        iface = "any" if self.scenario.topo.host_interfaces > 1 else h2.defaultIntf().name
         args = [
-            "tcpdump", "-i", h2.defaultIntf().name, "-s", "96", "-B", "8192", "-U",
+            "tcpdump", "-i", iface, "-s", "96", "-B", "8192", "-U",
             "--immediate-mode", "-n", "-w", str(self.raw.capture), "tcp and dst net 10.0.2.0/24",
         ]  # fmt: skip
         proc = self._popen("h2", args, "tcpdump")
@@ -196,8 +200,12 @@ class Run:
             try:
                 self._execute(progress)
             finally:
+                try:
+                    self.raw.link_stats = bed.segment_stats() if bed.links else {}
+                    (self.raw.dir / "links.json").write_text(json.dumps(self.raw.link_stats))
+                except Exception as exc:  # an emulator gone (e.g. at Ctrl-C) must not mask it
+                    log.debug("link stats at the end: %s", exc)
                 self._stop_all()
-                self.raw.link_stats = bed.link_stats() if bed.links else {}
                 self.bed = None
         if self.failure:
             raise RunError(self.failure)
@@ -221,7 +229,7 @@ class Run:
         t0 = time.monotonic()
         self.raw.t0 = time.time()
         self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
-        timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
+        self.timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
         deadline = t0 + sc.duration_s
         next_progress = t0
         while time.monotonic() < deadline and self.failure is None:
@@ -234,8 +242,7 @@ class Run:
                 progress(f"t={now - t0:4.0f}s/{sc.duration_s:g}s")
                 next_progress = now + 10
             time.sleep(POLL_S)
-        for timer in timers:
-            timer.cancel()
+        self._cancel_timers()
         self._poll_counters(rest)
         self._finish_senders(timeout=15)
         self.bed.stop_schedules()
@@ -254,7 +261,9 @@ class Run:
 
         def launch() -> None:
             try:
-                if self.failure is None and self.bed is not None:
+                with self.lock:  # no sender starts once the run is closing
+                    if self.closing or self.failure is not None or self.bed is None:
+                        return
                     self._gen(_source_host(w), role, f"send{index}")
             except Exception as exc:
                 self._fail(f"workload {index}: {exc}")
@@ -263,6 +272,12 @@ class Run:
         timer.daemon = True
         timer.start()
         return timer
+
+    def _cancel_timers(self) -> None:
+        with self.lock:
+            self.closing = True
+        for timer in self.timers:
+            timer.cancel()
 
     def _poll_counters(self, rest: RestClient) -> None:
         try:
@@ -311,6 +326,7 @@ class Run:
                     self._fail(f"{path}: {exc}")
 
     def _stop_all(self) -> None:
+        self._cancel_timers()
         with self.lock:
             procs = list(self.procs)
             self.procs.clear()

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
-from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace, params_at
+from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
 from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
 
 POLICIES = ("ecmp", "static")
@@ -133,6 +133,8 @@ def _trace_converters() -> dict[str, Callable[[str], tuple[str, Any]]]:
                 if cell.lower() not in ("0", "1", "true", "false"):
                     raise ValueError(f"up must be 0/1/true/false, got {cell!r}")
                 return name, cell.lower() in ("1", "true")
+            if key == "queue_packets":
+                return name, fn(int(cell), key)
             return name, fn(float(cell), key)
 
         return parse
@@ -162,6 +164,8 @@ def _schedule(data: Any, where: str, base_dir: Path) -> list[tuple[str, Event]]:
             obj = _obj(item, w, keys, {"ramp", "from_s", "to_s", "start", "end"})
             key = _str(obj["ramp"], f"{w}.ramp", ("delay_ms", "jitter_ms", "loss_pct", "rate_mbps"))
             name, conv = LINK_KEYS[key]
+            for end in ("start", "end"):
+                _num(obj[end], f"{w}.{end}")  # a number, also for rate_mbps (no null here)
             start_s = _num(obj["from_s"], f"{w}.from_s", 0)
             end_s = _num(obj["to_s"], f"{w}.to_s", start_s)
             new = [
@@ -218,6 +222,15 @@ def _segment(obj: dict[str, Any], where: str, base_dir: Path) -> Segment:
     events = _schedule(obj.get("schedule", []), f"{where}.schedule", base_dir)
     fwd_params = _params(forward, where)
     rev_params = _params(reverse, f"{where}.reverse")
+    for j, (_d, event) in enumerate(events):
+        moves_loss = (isinstance(event, Step) and "loss" in event.changes) or (
+            isinstance(event, Ramp) and event.field == "loss"
+        )
+        if moves_loss and fwd_params.gilbert is not None:
+            raise ScenarioError(
+                f"{where}.schedule[{j}]",
+                "changes loss_pct on a link with gilbert loss (the gilbert model decides)",
+            )
     for direction, event in events:
         if isinstance(event, Step):
             for d, base in (("forward", fwd_params), ("reverse", rev_params)):
@@ -326,7 +339,9 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
             kw[key] = _int(value, w, 1, n_paths)
             if kw[key] not in cross:
                 raise ScenarioError(w, f"path {kw[key]} has no cross_traffic: true")
-        elif key in ("load_pct", "tcp_pct"):
+        elif key == "load_pct":
+            kw[key] = _num(value, w, 0.1, 100)
+        elif key == "tcp_pct":
             kw[key] = _num(value, w, 0, 100)
         elif key == "pareto_shape":
             kw[key] = _num(value, w, 1.01, 10)
@@ -344,16 +359,8 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
 
 
 def path_rate(path: PathSpec, t: float) -> float:
-    """Forward capacity of a path at time t: the slowest segment's rate, 0 while any is down
-    (an unlimited rate counts as 0 when no segment has a rate)."""
-    rates = []
-    for seg in path.segments():
-        params = params_at(seg.forward, seg.forward_events, t)
-        if not params.up:
-            return 0.0
-        if params.rate_mbps is not None:
-            rates.append(params.rate_mbps)
-    return min(rates, default=0.0)
+    """Forward capacity of a path at time t (`PathSpec.rate_at`)."""
+    return path.rate_at(t)
 
 
 

@@ -123,6 +123,25 @@ def test_reverse_override_and_direction():
         (lambda d: d["workload"].append({"kind": "vbr", "path": 1}), "workload[1].path"),
         (lambda d: d["workload"].append({"kind": "files", "count": 3}), "workload[1].sizes_kb"),
         (lambda d: d.update(paths=[]), "paths"),
+        (
+            lambda d: d["paths"][0].update(
+                schedule=[{"ramp": "rate_mbps", "from_s": 0, "to_s": 1, "start": None, "end": 5}]
+            ),
+            "paths[0].schedule[0].start",
+        ),
+        (
+            lambda d: d["paths"][0].update(
+                gilbert={"p_pct": 1, "r_pct": 9}, schedule=[{"at_s": 1, "set": {"loss_pct": 3}}]
+            ),
+            "paths[0].schedule[0]",
+        ),
+        (
+            lambda d: (
+                d["paths"][0].update(cross_traffic=True),
+                d["workload"].append({"kind": "vbr", "path": 1, "load_pct": 0}),
+            ),
+            "workload[1].load_pct",
+        ),
         (lambda d: d.update(policy={"name": "magic"}), "policy.name"),
         (lambda d: d.update(policy={"weights": [1]}), "policy.weights"),
         (lambda d: d.update(policy={"weights": [0, 0]}), "policy.weights"),

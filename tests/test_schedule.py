@@ -92,11 +92,13 @@ def test_gilbert_mean_loss():
 
 def test_trace_replay(tmp_path):
     trace = tmp_path / "t.csv"
-    trace.write_text("time_s,rate_mbps,loss_pct,up\n0,10,1,1\n5,20,,0\n7.5,,3,true\n")
+    trace.write_text(
+        "time_s,rate_mbps,loss_pct,up,queue_packets\n0,10,1,1,50\n5,20,,0,\n7.5,,3,true,\n"
+    )
     steps = load_trace(trace, _trace_converters())
     assert [s.at_s for s in steps] == [0.0, 5.0, 7.5]
     p = params_at(BASE, steps, 6.0)
-    assert (p.rate_mbps, p.loss, p.up) == (20.0, 0.01, False)
+    assert (p.rate_mbps, p.loss, p.up, p.queue_packets) == (20.0, 0.01, False, 50)
     p = params_at(BASE, steps, 8.0)
     assert (p.rate_mbps, p.loss, p.up) == (20.0, 0.03, True)
 

@@ -31,7 +31,7 @@ from mininet.net import Mininet
 
 from mpsched.cleanup import Registry, sweep
 from mpsched.emu.params import LinkParams
-from mpsched.emu.schedule import Event, LinkScheduler
+from mpsched.emu.schedule import Event, LinkScheduler, params_at
 from mpsched.layout import build_dir
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
 
@@ -67,6 +67,18 @@ class PathSpec(Segment):
 
     def segments(self) -> list[Segment]:
         return [self] if self.core is None else [self, self.core]
+
+    def rate_at(self, t: float) -> float:
+        """Forward capacity at time t: the slowest segment's rate, 0 while any segment is
+        down (an unlimited rate counts as 0 when no segment has a rate)."""
+        rates = []
+        for seg in self.segments():
+            params = params_at(seg.forward, seg.forward_events, t)
+            if not params.up:
+                return 0.0
+            if params.rate_mbps is not None:
+                rates.append(params.rate_mbps)
+        return min(rates, default=0.0)
 
 
 @dataclass(frozen=True)
@@ -309,7 +321,7 @@ class Testbed:
                     subnets=(f"10.0.{n}.0/24",),
                     hosts=tuple(local),
                     paths=tuple(
-                        PathCfg(i, i + 1, p.forward.rate_mbps)
+                        PathCfg(i, i + 1, p.rate_at(0.0) or None)
                         for i, p in enumerate(spec.paths, start=1)
                     ),
                     pins=tuple(pins),
@@ -335,6 +347,13 @@ class Testbed:
         for (i, _k), link in sorted(self.links.items()):
             out[i] = link.stats()  # a core segment comes after, and overwrites, the first
         return out
+
+    def segment_stats(self) -> dict[str, dict]:
+        """Counters of every emulated link: `path<i>` and `path<i>-core`."""
+        return {
+            f"path{i}{'-core' if k else ''}": link.stats()
+            for (i, k), link in sorted(self.links.items())
+        }
 
     def start_schedules(
         self, horizon_s: float, on_error: Callable[[Exception], None] | None = None
@@ -391,17 +410,19 @@ class Testbed:
             host.waiting = False
 
     def stop(self) -> None:
-        self.stop_schedules()
-        self._close_links()  # before Mininet deletes the interfaces under the emulators
-        if self.net is not None:
-            self._interrupt_hosts()
-            try:
-                self.net.stop()
-            except Exception:
-                log.exception("Mininet stop failed; cleaning up what the registry recorded")
-            self.net = None
-        self._close_links()
-        self.registry.close()
+        try:
+            self.stop_schedules()
+            self._close_links()  # before Mininet deletes the interfaces under the emulators
+            if self.net is not None:
+                try:
+                    self._interrupt_hosts()
+                    self.net.stop()
+                except Exception:
+                    log.exception("Mininet stop failed; cleaning up what the registry recorded")
+                self.net = None
+            self._close_links()
+        finally:
+            self.registry.close()
 
     def _close_links(self) -> None:
         for link in self.links.values():

@@ -292,21 +292,27 @@ def _transfer(
     rec: dict[str, Any] = {"size": size, "start": time.time()}
     t0 = time.monotonic()
     try:
-        with _connect(args, timeout=10.0, rng=rng) as sock:
+        with _connect(args, timeout=3.0, rng=rng) as sock:
+            sock.settimeout(1.0)  # short waits: the deadline is checked between them
             sock.sendall(HEADER.pack(size))
             left = size
             chunk = b"\0" * min(CHUNK, size)
             while left > 0 and not stop.done():
-                sent = sock.send(chunk[: min(len(chunk), left)])
-                left -= sent
-            sock.settimeout(10.0)
+                try:
+                    left -= sock.send(chunk[: min(len(chunk), left)])
+                except TimeoutError:
+                    continue
             while not stop.done():
                 try:
                     if sock.recv(1):
                         rec["fct_s"] = time.monotonic() - t0
+                    else:
+                        rec["error"] = "the sink closed without a reply"
                     break
                 except TimeoutError:
                     continue
+            if "fct_s" not in rec and "error" not in rec:
+                rec["incomplete"] = True  # still running at the deadline
             info = tcp_info(sock)
             if info:
                 rec["rtt_ms"] = info["rtt_ms"]
@@ -364,8 +370,9 @@ def role_flows(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
-    return {"role": "flows", "transfers": results}
+        t.join(timeout=max(0.0, (stop.deadline or time.monotonic()) - time.monotonic()) + 3)
+    with lock:
+        return {"role": "flows", "transfers": list(results)}
 
 
 def pareto(rng: random.Random, shape: float, mean: float) -> float:

@@ -142,6 +142,7 @@ class Linkem:
         stderr = tempfile.TemporaryFile()
         proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
+            start_new_session=True,  # a terminal's Ctrl-C goes to the owner, which tears down
         )
         em = cls(proc, argv, stderr, registry)
         if registry is not None:

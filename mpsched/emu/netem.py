@@ -7,7 +7,11 @@ results are read correctly:
   limit given is `queue_packets` plus the packets one delay holds at the rate;
 - jitter uses netem's `distribution normal`; netem keeps packets in order
   only while `rate` is set (otherwise jitter reorders, as netem documents);
-- a link that is down is `loss 100%`.
+- a link that is down is `loss 100%`;
+- netem draws loss and jitter from the kernel's generator, not from the run's
+  seed: runs with the same seed are not packet-for-packet identical;
+- removing a rate needs a new qdisc (a `replace` without `rate` keeps the
+  old one), so that change drops what the qdisc held.
 The kernel of this project's machines has no sch_netem: this backend is
 chosen only where `netem_available()` finds it (or when asked for by name).
 """
@@ -96,13 +100,18 @@ class NetemLink:
         self, iface_ab: str, iface_ba: str, run_ab: Runner = _run, run_ba: Runner = _run
     ) -> None:
         self.ifaces = {"ab": (iface_ab, run_ab), "ba": (iface_ba, run_ba)}
+        self.current: dict[str, LinkParams] = {}
 
     def set(self, direction: str, params: LinkParams) -> None:
         iface, run = self.ifaces[direction]
+        last = self.current.get(direction)
+        if last is not None and last.rate_mbps is not None and params.rate_mbps is None:
+            run(["tc", "qdisc", "del", "dev", iface, "root"])
         cmd = ["tc", "qdisc", "replace", "dev", iface, "root", "netem", *netem_args(params)]
         result = run(cmd)
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)}: {result.stderr.strip()}")
+        self.current[direction] = params
 
     def stats(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}

@@ -122,7 +122,7 @@ def change_times(events: Iterable[Event], horizon_s: float) -> list[float]:
             n = math.ceil((event.end_s - event.start_s) / event.interval_s - 1e-9)
             times.update(event.start_s + i * event.interval_s for i in range(n))
             times.add(event.end_s)
-    return sorted(round(t, 6) for t in times if 0.0 <= t <= horizon_s)
+    return sorted(t for t in times if 0.0 <= t <= horizon_s)
 
 
 def load_trace(
