@@ -4,6 +4,7 @@ schedule, cross traffic and file transfers; results, tables and plots; Ctrl-C cl
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -87,7 +88,7 @@ def test_interrupted_run_leaves_nothing_behind(prerequisites, tmp_path):
     netns_before = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpsched.cli", "run", str(scenario), "--out", str(tmp_path / "o")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
     deadline = time.monotonic() + 60
     seen = ""
@@ -95,7 +96,7 @@ def test_interrupted_run_leaves_nothing_behind(prerequisites, tmp_path):
         seen += proc.stderr.readline()
     assert "t=" in seen, seen
     time.sleep(2)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)  # like Ctrl-C in a terminal: the whole process group
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted" in err
