@@ -33,7 +33,8 @@ def _cmdline(pid: int) -> str | None:
         return None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process with this PID exists (ours or not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -54,7 +55,7 @@ def kill_pid(pid: int, expect_cmd: str | None = None, grace: float = 3.0) -> boo
         return False
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if _cmdline(pid) is None or not _alive(pid):
+        if _cmdline(pid) is None or not alive(pid):
             return True
         time.sleep(0.05)
     with contextlib.suppress(ProcessLookupError):
@@ -140,7 +141,7 @@ def sweep(state_dir: Path | None = None) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             log.warning("ignoring unreadable state file %s", path)
             continue
-        if _alive(owner):
+        if alive(owner):
             continue
         for pid, cmd in data.get("processes", {}).items():
             if cmd and kill_pid(int(pid), cmd):

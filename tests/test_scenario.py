@@ -181,3 +181,27 @@ def test_netem_arguments():
     assert ge[:6] == ["loss", "gemodel", "1%", "30%", "50%", "0%"]
     down = netem_args(LinkParams(up=False, loss=0.5))
     assert down[:3] == ["loss", "random", "100%"]
+
+
+def test_netem_link_commands_with_a_fake_tc():
+    """The netem backend's commands (this kernel has no netem to run them on)."""
+    import subprocess
+
+    from mpsched.emu.netem import NetemLink
+
+    calls: list[list[str]] = []
+
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        calls.append(cmd)
+        out = "qdisc netem 8001: root refcnt 2 limit 111\n Sent 1514 bytes 1 pkt (dropped 2, ...)\n"
+        return subprocess.CompletedProcess(cmd, 0, out if "-s" in cmd else "", "")
+
+    link = NetemLink("s1-eth2", "s2-eth2", run_ab=run, run_ba=run)
+    link.set("ab", LinkParams(delay_ms=5, rate_mbps=10))
+    assert calls[-1][:7] == ["tc", "qdisc", "replace", "dev", "s1-eth2", "root", "netem"]
+    link.set("ba", LinkParams(loss=0.02))
+    assert calls[-1][4] == "s2-eth2" and "2%" in calls[-1]
+    # dropping the rate needs a fresh qdisc: replace keeps an old rate
+    link.set("ab", LinkParams(delay_ms=5))
+    assert calls[-2] == ["tc", "qdisc", "del", "dev", "s1-eth2", "root"]
+    assert link.stats()["ab"] == {"tx_bytes": 1514, "tx": 1, "drop": 2}

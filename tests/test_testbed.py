@@ -3,6 +3,7 @@ chosen path, and nothing is left behind, after a normal stop or after the owner 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -36,33 +37,40 @@ def prerequisites(artifacts):
     return artifacts
 
 
-def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
+@contextlib.contextmanager
+def controller(bed, artifacts, tmp_path: Path):
+    """The controller on the testbed's netcfg, ready; stopped on exit. Yields its REST client."""
     from mpsched.bmv2 import free_port
     from mpsched.controller.__main__ import command as controller_command
     from mpsched.demo import RestClient, wait_controller
+
+    port = free_port()
+    ctl = subprocess.Popen(
+        controller_command(bed.netcfg_path, port, 0.2, artifacts.p4info, artifacts.bmv2_json),
+        stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
+    )
+    try:
+        rest = RestClient(f"http://127.0.0.1:{port}")
+        wait_controller(rest, ctl, timeout=30)
+        yield rest
+    finally:
+        ctl.terminate()
+        ctl.wait(timeout=10)
+
+
+def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     before = links()
     with Testbed(TopoSpec.from_rates((10.0, 5.0), log_dir=tmp_path)) as bed:
         recorded = dict(bed.registry.processes)
-        port = free_port()
-        ctl = subprocess.Popen(
-            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
-                               prerequisites.bmv2_json),
-            stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
-        )
-        try:
-            rest = RestClient(f"http://127.0.0.1:{port}")
-            wait_controller(rest, ctl, timeout=30)
+        with controller(bed, prerequisites, tmp_path) as rest:
             rest.set_weight(2, 0)
             out = bed.host("h1").cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1")
             assert " 0% packet loss" in out, out
             time.sleep(0.6)
             paths = {p["id"]: p for p in rest.get("/paths")}
             assert paths[1]["packets"] >= 10 and paths[2]["packets"] == 0, paths
-        finally:
-            ctl.terminate()
-            ctl.wait(timeout=10)
     assert not any(running(pid) for pid in recorded), recorded
     assert links() == before
 
@@ -109,9 +117,6 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
     """Each path has its own emulated delay (seen end to end through BMv2); a path set down
     carries nothing; cross-traffic hosts stay on their pinned path whatever the weights."""
     require("linkem")
-    from mpsched.bmv2 import free_port
-    from mpsched.controller.__main__ import command as controller_command
-    from mpsched.demo import RestClient, wait_controller
     from mpsched.emu.params import LinkParams
     from mpsched.topo.testbed import PathSpec, Testbed, TopoSpec
 
@@ -124,54 +129,39 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
         host_interfaces=2,
         log_dir=tmp_path,
     )
-    with Testbed(spec) as bed:
-        port = free_port()
-        ctl = subprocess.Popen(
-            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
-                               prerequisites.bmv2_json),
-            stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
-        )
-        try:
-            rest = RestClient(f"http://127.0.0.1:{port}")
-            wait_controller(rest, ctl, timeout=30)
-            h1 = bed.host("h1")
-            rest.set_weight(2, 0)
-            rtt_slow = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
-            rest.set_weight(1, 0)
-            rest.set_weight(2, 1)
-            rtt_fast = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
-            assert 40.0 <= rtt_slow <= 50.0, rtt_slow
-            assert 4.0 <= rtt_fast <= 12.0, rtt_fast
-            # the pinned cross host uses path 1 although its weight is 0
-            rtt_cross = _rtt_ms(bed.host("x1").cmd("ping -c 3 -i 0.2 -W 2 10.0.2.11"))
-            assert 40.0 <= rtt_cross <= 50.0, rtt_cross
-            # multi-homed h1: 10.0.1.2 leaves through h1-eth1 (its own link to s1), and
-            # 10.0.1.3 (a second address on eth1) too; h2's second address answers
-            before = int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets"))
-            for src, dst in (("10.0.1.2", "10.0.2.2"), ("10.0.1.3", "10.0.2.3")):
-                out = h1.cmd(f"ping -c 3 -i 0.2 -W 2 -I {src} {dst}")
-                assert " 0% packet loss" in out, out
-            assert int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets")) >= before + 6
-            bed.set_path(2, "ab", fast.with_changes(up=False))
-            out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
-            assert "100% packet loss" in out, out
-            bed.set_path(2, "ab", fast)
-            out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+    with Testbed(spec) as bed, controller(bed, prerequisites, tmp_path) as rest:
+        h1 = bed.host("h1")
+        rest.set_weight(2, 0)
+        rtt_slow = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+        rest.set_weight(1, 0)
+        rest.set_weight(2, 1)
+        rtt_fast = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+        assert 40.0 <= rtt_slow <= 50.0, rtt_slow
+        assert 4.0 <= rtt_fast <= 12.0, rtt_fast
+        # the pinned cross host uses path 1 although its weight is 0
+        rtt_cross = _rtt_ms(bed.host("x1").cmd("ping -c 3 -i 0.2 -W 2 10.0.2.11"))
+        assert 40.0 <= rtt_cross <= 50.0, rtt_cross
+        # multi-homed h1: 10.0.1.2 leaves through h1-eth1 (its own link to s1), and
+        # 10.0.1.3 (a second address on eth1) too; h2's second address answers
+        before = int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets"))
+        for src, dst in (("10.0.1.2", "10.0.2.2"), ("10.0.1.3", "10.0.2.3")):
+            out = h1.cmd(f"ping -c 3 -i 0.2 -W 2 -I {src} {dst}")
             assert " 0% packet loss" in out, out
-            stats = bed.link_stats()
-            assert stats[2]["ab"]["drop_down"] >= 3, stats
-        finally:
-            ctl.terminate()
-            ctl.wait(timeout=10)
+        assert int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets")) >= before + 6
+        bed.set_path(2, "ab", fast.with_changes(up=False))
+        out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+        assert "100% packet loss" in out, out
+        bed.set_path(2, "ab", fast)
+        out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+        assert " 0% packet loss" in out, out
+        stats = bed.link_stats()
+        assert stats[2]["ab"]["drop_down"] >= 3, stats
 
 
 def test_path_through_a_core_switch(prerequisites, tmp_path):
     """A path with a core segment: s1 - e1 - c1 (Linux bridge) - f1 - s2; both segments' delays
     add up end to end, and a failure of the core link stops the path."""
     require("linkem")
-    from mpsched.bmv2 import free_port
-    from mpsched.controller.__main__ import command as controller_command
-    from mpsched.demo import RestClient, wait_controller
     from mpsched.emu.params import LinkParams
     from mpsched.topo.testbed import PathSpec, Segment, Testbed, TopoSpec
 
@@ -182,21 +172,11 @@ def test_path_through_a_core_switch(prerequisites, tmp_path):
     before = links()
     with Testbed(spec) as bed:
         assert "c1-br" in links()
-        port = free_port()
-        ctl = subprocess.Popen(
-            controller_command(bed.netcfg_path, port, 0.2, prerequisites.p4info,
-                               prerequisites.bmv2_json),
-            stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
-        )
-        try:
-            wait_controller(RestClient(f"http://127.0.0.1:{port}"), ctl, timeout=30)
+        with controller(bed, prerequisites, tmp_path):
             h1 = bed.host("h1")
             rtt = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
             assert 20.0 <= rtt <= 28.0, rtt
             bed.set_path(1, "ab", core.with_changes(up=False), segment=1)
             assert "100% packet loss" in h1.cmd("ping -c 2 -i 0.2 -W 1 10.0.2.1")
             assert bed.link_stats()[1]["ab"]["drop_down"] >= 2
-        finally:
-            ctl.terminate()
-            ctl.wait(timeout=10)
     assert links() == before

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.cleanup import Registry, sweep
+from mpsched.cleanup import Registry, alive, sweep
 from mpsched.emu.linkem import Linkem
 from mpsched.emu.params import LinkParams
 
@@ -83,16 +83,6 @@ def _run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess
     return result
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def sweep_stale_namespaces() -> list[str]:
     """Delete namespaces named by this module for owners that no longer run."""
     out = _run(["ip", "netns", "list"], check=False).stdout
@@ -100,7 +90,7 @@ def sweep_stale_namespaces() -> list[str]:
     for line in out.splitlines():
         name = line.split()[0] if line.split() else ""
         m = NS_RE.match(name)
-        if m and not _pid_alive(int(m.group(1))):
+        if m and not alive(int(m.group(1))):
             _run(["ip", "netns", "delete", name], check=False)
             gone.append(name)
     return gone
