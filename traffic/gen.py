@@ -29,7 +29,9 @@ import contextlib
 import errno
 import json
 import logging
+import os
 import random
+import select
 import signal
 import socket
 import struct
@@ -49,6 +51,7 @@ CHUNK = 64 * 1024
 SAMPLE_S = 0.25
 SOURCE_PORTS = (20_000, 60_000)
 PORT_TRIES = 20
+CONNECT_TIMEOUT_S = 15.0  # a SYN lost in a full queue costs 1 s, two 3 s, ...
 PACKET_MIX = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 
 
@@ -213,13 +216,18 @@ def port_rng(seed: int, flow: int) -> random.Random:
 
 
 def _connect(
-    args: argparse.Namespace, timeout: float = 5.0, rng: random.Random | None = None
+    args: argparse.Namespace,
+    timeout: float = 5.0,
+    rng: random.Random | None = None,
+    stop: Stopper | None = None,
 ) -> socket.socket:
     """Connect to the sink, from a source port drawn from `rng` when given.
 
     Seeded source ports make a run's 5-tuples, and so hash-based path choices,
     the same in every run with the same seed (a port in use is skipped: the
-    next draw is taken). Without `rng` the kernel picks the port.
+    next draw is taken). Without `rng` the kernel picks the port. The wait for
+    the handshake (lost SYNs are retried by the kernel after 1, 3, 7 s) ends at
+    `timeout` or when `stop` is set.
     """
     last: OSError | None = None
     for _ in range(PORT_TRIES if rng is not None else 1):
@@ -228,8 +236,7 @@ def _connect(
             if rng is not None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 sock.bind(("0.0.0.0", rng.randrange(*SOURCE_PORTS)))
-            sock.settimeout(timeout)
-            sock.connect((args.dst, args.port))
+            _handshake(sock, (args.dst, args.port), timeout, stop)
             return sock
         except OSError as exc:
             sock.close()
@@ -237,6 +244,25 @@ def _connect(
             if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
                 raise
     raise last or OSError("no source port")
+
+
+def _handshake(
+    sock: socket.socket, address: tuple[str, int], timeout: float, stop: Stopper | None
+) -> None:
+    sock.setblocking(False)
+    err = sock.connect_ex(address)
+    deadline = time.monotonic() + timeout
+    while err in (errno.EINPROGRESS, errno.EALREADY):
+        _, writable, _ = select.select([], [sock], [], 0.2)
+        if writable:
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            break
+        if time.monotonic() >= deadline or (stop is not None and stop.done()):
+            raise TimeoutError(f"connect to {address[0]}:{address[1]} timed out")
+    if err:
+        raise OSError(err, os.strerror(err))
+    sock.setblocking(True)
+    sock.settimeout(timeout)
 
 
 def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
@@ -292,7 +318,7 @@ def _transfer(
     rec: dict[str, Any] = {"size": size, "start": time.time()}
     t0 = time.monotonic()
     try:
-        with _connect(args, timeout=3.0, rng=rng) as sock:
+        with _connect(args, timeout=CONNECT_TIMEOUT_S, rng=rng, stop=stop) as sock:
             sock.settimeout(1.0)  # short waits: the deadline is checked between them
             sock.sendall(HEADER.pack(size))
             left = size
