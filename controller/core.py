@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mpsched.netcfg import NetCfg
 from mpsched.p4runtime import P4RuntimeClient
@@ -18,6 +19,7 @@ from mpsched.pipeline import Pipeline
 
 from .southbound import SwitchAgent
 from .stats import PathStats, Sample
+from .telemetry import EstimatorSettings, PathEstimator, PathReport
 from .weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,8 @@ class ControllerSettings:
     poll_interval: float = 1.0
     write_timeout: float = 5.0
     default_weight: int = 1
+    telemetry_period: float = 1.0  # how often each path's estimates go into its history
+    estimators: EstimatorSettings = field(default_factory=EstimatorSettings)
 
 
 class Controller:
@@ -59,6 +63,9 @@ class Controller:
         self._weights = {p: self.settings.default_weight for p in ids}
         self._rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
         self._stats = {p: PathStats(p) for p in ids}
+        self._telemetry: dict[tuple[int, str], PathEstimator] = {}
+        self._stop = threading.Event()
+        self._recorder = threading.Thread(target=self._record_loop, name="telemetry", daemon=True)
         self.agents = [
             SwitchAgent(
                 sw,
@@ -77,11 +84,13 @@ class Controller:
     def start(self) -> None:
         for agent in self.agents:
             agent.start()
+        self._recorder.start()
 
     def wait_ready(self, timeout: float) -> bool:
         return all(agent.wait_ready(timeout) for agent in self.agents)
 
     def stop(self) -> None:
+        self._stop.set()
         for agent in self.agents:
             agent.stop()
         for agent in self.agents:
@@ -98,6 +107,67 @@ class Controller:
             for path_id, sample in samples.items():
                 self._stats[path_id].update(switch, sample)
 
+    # -- telemetry -------------------------------------------------------
+
+    def direction(self, ingress: str, egress: str) -> str:
+        return f"{ingress}->{egress}"
+
+    def _other(self, switch: str) -> str:
+        others = [sw.name for sw in self.net.switches if sw.name != switch]
+        return others[0] if len(others) == 1 else "?"
+
+    def _estimator(self, path_id: int, direction: str) -> PathEstimator:
+        key = (path_id, direction)
+        if key not in self._telemetry:
+            self._telemetry[key] = PathEstimator(path_id, self.settings.estimators)
+        return self._telemetry[key]
+
+    def ingest_report(self, report: PathReport) -> None:
+        """A path report of the egress edge `report.switch` (traffic from the other edge)."""
+        with self._lock:
+            if report.path_id not in self._weights:
+                log.debug("report for unknown path %d ignored", report.path_id)
+                return
+            direction = self.direction(self._other(report.switch), report.switch)
+            self._estimator(report.path_id, direction).add_report(report)
+
+    def ingest_rtt(self, switch: str, path_id: int, rtt_ms: float, at: float) -> None:
+        """An RTT sample measured by the ingress edge `switch` for its traffic on a path."""
+        with self._lock:
+            if path_id in self._weights:
+                direction = self.direction(switch, self._other(switch))
+                self._estimator(path_id, direction).add_rtt(rtt_ms, at)
+
+    def _record_loop(self) -> None:
+        while not self._stop.wait(self.settings.telemetry_period):
+            now = time.time()
+            with self._lock:
+                for est in self._telemetry.values():
+                    est.record(now)
+
+    def telemetry(self, path_id: int) -> dict:
+        """Current estimates and the short history of one path, per direction."""
+        now = time.time()
+        with self._lock:
+            if path_id not in self._weights:
+                raise NotFoundError(f"no path {path_id}")
+            return {
+                "id": path_id,
+                "directions": {
+                    d: {"current": est.snapshot(now), "history": list(est.history)}
+                    for (p, d), est in sorted(self._telemetry.items())
+                    if p == path_id
+                },
+            }
+
+    def telemetry_since(self, since: float) -> dict:
+        """History snapshots newer than `since` (seconds since the epoch), for polling."""
+        with self._lock:
+            out: dict[str, dict[str, list[dict]]] = {}
+            for (p, d), est in sorted(self._telemetry.items()):
+                out.setdefault(str(p), {})[d] = [s for s in est.history if s["t"] > since]
+            return {"now": round(time.time(), 3), "paths": out}
+
     def path_ids(self) -> list[int]:
         return sorted(self._weights)
 
@@ -113,6 +183,12 @@ class Controller:
             }
             view.update(stats.totals())
             view["by_switch"] = {name: s.to_dict() for name, s in sorted(stats.by_switch.items())}
+            now = time.time()
+            view["telemetry"] = {
+                d: est.snapshot(now)
+                for (p, d), est in sorted(self._telemetry.items())
+                if p == path_id
+            }
             return view
 
     def paths(self) -> list[dict]:

@@ -30,6 +30,8 @@ class Backend(Protocol):
     def path(self, path_id: int) -> dict: ...
     def switches(self) -> list[dict]: ...
     def set_weight(self, path_id: int, weight: int) -> dict: ...
+    def telemetry(self, path_id: int) -> dict: ...
+    def telemetry_since(self, since: float) -> dict: ...
 
 
 class HttpError(Exception):
@@ -100,6 +102,8 @@ class RestApi:
             (re.compile(r"^/paths$"), {"GET": self.get_paths}),
             (re.compile(r"^/paths/(?P<path_id>[^/]+)$"), {"GET": self.get_path}),
             (re.compile(r"^/paths/(?P<path_id>[^/]+)/weight$"), {"PUT": self.put_weight}),
+            (re.compile(r"^/paths/(?P<path_id>[^/]+)/telemetry$"), {"GET": self.get_telemetry}),
+            (re.compile(r"^/telemetry$"), {"GET": self.get_telemetry_since}),
             (re.compile(r"^/switches$"), {"GET": self.get_switches}),
         ]
 
@@ -150,7 +154,12 @@ class RestApi:
 
     def index(self, request: Request) -> Response:
         return json_response(
-            {"paths": "/paths", "switches": "/switches", "openapi": "/openapi.yaml"}
+            {
+                "paths": "/paths",
+                "telemetry": "/telemetry?since=<t>",
+                "switches": "/switches",
+                "openapi": "/openapi.yaml",
+            }
         )
 
     def openapi(self, request: Request) -> Response:
@@ -167,6 +176,21 @@ class RestApi:
         pid = self._path_id(path_id)
         weight = parse_weight(read_json_object(request))
         return json_response(self._call(self.backend.set_weight, pid, weight))
+
+    def get_telemetry(self, request: Request, path_id: str) -> Response:
+        return json_response(self._call(self.backend.telemetry, self._path_id(path_id)))
+
+    def get_telemetry_since(self, request: Request) -> Response:
+        text = request.GET.get("since", "0")
+        try:
+            since = float(text)
+        except ValueError:
+            raise HttpError(
+                400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
+            ) from None
+        if since != since or since < 0:
+            raise HttpError(400, "'since' must be a number >= 0", "since")
+        return json_response(self._call(self.backend.telemetry_since, since))
 
     def get_switches(self, request: Request) -> Response:
         return json_response(self._call(self.backend.switches))

@@ -26,6 +26,14 @@ class FakeBackend:
     def switches(self):
         return [{"name": "s1", "state": "ready"}]
 
+    def telemetry(self, path_id):
+        self.path(path_id)
+        return {"id": path_id, "directions": {}}
+
+    def telemetry_since(self, since):
+        self.since = since
+        return {"now": 100.0, "paths": {}}
+
     def set_weight(self, path_id, weight):
         self.path(path_id)
         if self.down:
@@ -115,5 +123,18 @@ def test_openapi_is_served_and_lists_every_route(api):
     response = Request.blank("/openapi.yaml").get_response(app)
     text = response.body.decode()
     assert response.status_int == 200
-    for route in ("/paths:", "/paths/{id}:", "/paths/{id}/weight:", "/switches:"):
+    for route in ("/paths:", "/paths/{id}:", "/paths/{id}/weight:", "/paths/{id}/telemetry:",
+                  "/telemetry:", "/switches:"):
         assert route in text
+
+
+def test_telemetry_routes(api):
+    app, backend = api
+    status, body = call(app, "GET", "/paths/1/telemetry")
+    assert status == 200 and body["id"] == 1
+    assert call(app, "GET", "/paths/9/telemetry")[0] == 404
+    status, body = call(app, "GET", "/telemetry?since=12.5")
+    assert status == 200 and backend.since == 12.5
+    for bad in ("x", "-1", "nan"):
+        status, body = call(app, "GET", f"/telemetry?since={bad}")
+        assert status == 400 and body["field"] == "since", bad

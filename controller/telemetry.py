@@ -1,0 +1,227 @@
+"""Per-path estimators fed by the data plane's telemetry (pure, no I/O).
+
+Inputs, all from the switches:
+- `PathReport`: the egress edge switch's sampled report of one tagged packet
+  (digest `path_report_t`): the packet's path and sequence number, the tag's
+  time stamp from the ingress edge's clock (`tx_ts_us`), the egress edge's own
+  time stamp (`rx_ts_us`), and the path's cumulative counters at the egress
+  (packets, bytes, packets lost by sequence gaps, packets that came late).
+  The counters are 32-bit and wrap; differences are taken modulo 2^32.
+- RTT samples (ms) measured at the ingress edge (data segment -> its ACK).
+
+Estimators (DESIGN.md §4), each with the time of its last update:
+- srtt / rttvar: RFC 6298 §2 (alpha = 1/8, beta = 1/4; first sample R:
+  srtt = R, rttvar = R/2); rtt_min / rtt_max over a sliding window.
+- loss: lost / (received + lost) over the window, from counter differences.
+- goodput: bytes delivered per second at the egress over the window, timed
+  with the egress switch's clock (`rx_ts_us`), so controller delays do not
+  distort it.
+- capacity: the highest delivered rate over 1 s intervals in the window, a
+  lower bound of the path's capacity (it equals it only while the path is
+  saturated; a configured rate is reported next to it).
+- one-way delay: `rx_ts - tx_ts` compares two switches' clocks that started
+  at different times, so it is only meaningful relative to itself; `owd_ms`
+  is reported relative to the minimum seen in the window (= queueing delay
+  above the base propagation delay, as FD-MVQS uses it), and the raw series
+  keeps the absolute differences.
+- freshness: seconds since the last report (controller clock); liveness:
+  a path is alive while its last report is younger than `dead_after_s`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+WRAP32 = 1 << 32
+SRTT_ALPHA = 1 / 8
+RTTVAR_BETA = 1 / 4
+
+
+@dataclass(frozen=True)
+class PathReport:
+    """One `path_report_t` digest, as the southbound decodes it."""
+
+    switch: str
+    path_id: int
+    seq: int
+    tx_ts_us: int
+    rx_ts_us: int
+    rx_packets: int
+    rx_bytes: int
+    lost: int
+    reordered: int
+    received_at: float  # controller's monotonic clock
+
+
+@dataclass(frozen=True)
+class EstimatorSettings:
+    window_s: float = 5.0  # rtt min/max, loss, goodput, capacity, owd minimum
+    dead_after_s: float = 1.0  # no report for this long: the path counts as dead
+    history: int = 120  # snapshots kept per path for GET …/telemetry
+
+
+def wrap_delta(new: int, old: int, modulus: int = WRAP32) -> int:
+    """new - old for a counter that wraps at `modulus` (assumes < one wrap in between)."""
+    return (new - old) % modulus
+
+
+@dataclass
+class _Point:
+    """Cumulative counters at one report, on the egress clock (seconds)."""
+
+    t: float
+    packets: int  # unwrapped
+    bytes: int
+    lost: int
+    reordered: int
+    owd_us: int
+
+
+@dataclass
+class PathEstimator:
+    """Everything known about one path; feed it reports and RTT samples in time order."""
+
+    path_id: int
+    settings: EstimatorSettings = field(default_factory=EstimatorSettings)
+    srtt_ms: float | None = None
+    rttvar_ms: float | None = None
+    last_report_at: float | None = None
+    last_rtt_at: float | None = None
+    _points: deque[_Point] = field(default_factory=deque)
+    _rtts: deque[tuple[float, float]] = field(default_factory=deque)
+    _last_raw: PathReport | None = None
+    history: deque[dict] = field(default_factory=deque)
+
+    # -- inputs ---------------------------------------------------------
+
+    def add_report(self, r: PathReport) -> None:
+        t = r.rx_ts_us / 1e6
+        prev = self._points[-1] if self._points else None
+        last = self._last_raw
+        if prev is None or last is None or r.rx_ts_us < last.rx_ts_us:
+            # first report, or the egress switch restarted (its clock went back): start over
+            self._points.clear()
+            point = _Point(t, 0, 0, 0, 0, r.rx_ts_us - r.tx_ts_us)
+        else:
+            point = _Point(
+                t,
+                prev.packets + wrap_delta(r.rx_packets, last.rx_packets),
+                prev.bytes + wrap_delta(r.rx_bytes, last.rx_bytes),
+                prev.lost + _signed(wrap_delta(r.lost, last.lost)),
+                prev.reordered + wrap_delta(r.reordered, last.reordered),
+                r.rx_ts_us - r.tx_ts_us,
+            )
+        self._points.append(point)
+        self._last_raw = r
+        self.last_report_at = r.received_at
+        while self._points and self._points[0].t < t - self.settings.window_s:
+            self._points.popleft()
+
+    def add_rtt(self, rtt_ms: float, at: float) -> None:
+        """One RTT sample (RFC 6298 §2.2/2.3 smoothing; window for min/max)."""
+        if not math.isfinite(rtt_ms) or rtt_ms < 0:
+            return
+        if self.srtt_ms is None or self.rttvar_ms is None:
+            self.srtt_ms, self.rttvar_ms = rtt_ms, rtt_ms / 2
+        else:
+            self.rttvar_ms = (1 - RTTVAR_BETA) * self.rttvar_ms + RTTVAR_BETA * abs(
+                self.srtt_ms - rtt_ms
+            )
+            self.srtt_ms = (1 - SRTT_ALPHA) * self.srtt_ms + SRTT_ALPHA * rtt_ms
+        self._rtts.append((at, rtt_ms))
+        self.last_rtt_at = at
+        while self._rtts and self._rtts[0][0] < at - self.settings.window_s:
+            self._rtts.popleft()
+
+    # -- estimates ------------------------------------------------------
+
+    def loss_rate(self) -> float | None:
+        if len(self._points) < 2:
+            return None
+        a, b = self._points[0], self._points[-1]
+        got, lost = b.packets - a.packets, b.lost - a.lost
+        total = got + max(0, lost)
+        return max(0.0, lost) / total if total > 0 else None
+
+    def goodput_mbps(self) -> float | None:
+        if len(self._points) < 2:
+            return None
+        a, b = self._points[0], self._points[-1]
+        if b.t <= a.t:
+            return None
+        return 8 * (b.bytes - a.bytes) / (b.t - a.t) / 1e6
+
+    def capacity_mbps(self) -> float | None:
+        """Highest rate over consecutive stretches of >= 1 s in the window."""
+        best: float | None = None
+        pts = list(self._points)
+        j = 0
+        for i in range(len(pts)):
+            while j < len(pts) and pts[j].t - pts[i].t < 1.0:
+                j += 1
+            if j == len(pts):
+                break
+            rate = 8 * (pts[j].bytes - pts[i].bytes) / (pts[j].t - pts[i].t) / 1e6
+            best = rate if best is None else max(best, rate)
+        return best
+
+    def owd_ms(self) -> float | None:
+        """Latest one-way delay above the window's minimum (queueing delay)."""
+        if not self._points:
+            return None
+        base = min(p.owd_us for p in self._points)
+        return (self._points[-1].owd_us - base) / 1000
+
+    def rtt_min_max_ms(self) -> tuple[float | None, float | None]:
+        if not self._rtts:
+            return None, None
+        values = [r for _, r in self._rtts]
+        return min(values), max(values)
+
+    def reordered(self) -> int | None:
+        if len(self._points) < 2:
+            return None
+        return self._points[-1].reordered - self._points[0].reordered
+
+    def freshness_s(self, now: float) -> float | None:
+        return None if self.last_report_at is None else max(0.0, now - self.last_report_at)
+
+    def alive(self, now: float) -> bool | None:
+        age = self.freshness_s(now)
+        return None if age is None else age < self.settings.dead_after_s
+
+    def snapshot(self, now: float) -> dict:
+        rtt_min, rtt_max = self.rtt_min_max_ms()
+        return {
+            "t": round(now, 3),
+            "srtt_ms": _r(self.srtt_ms),
+            "rttvar_ms": _r(self.rttvar_ms),
+            "rtt_min_ms": _r(rtt_min),
+            "rtt_max_ms": _r(rtt_max),
+            "loss": _r(self.loss_rate(), 5),
+            "goodput_mbps": _r(self.goodput_mbps()),
+            "capacity_mbps": _r(self.capacity_mbps()),
+            "owd_ms": _r(self.owd_ms()),
+            "reordered": self.reordered(),
+            "alive": self.alive(now),
+            "freshness_s": _r(self.freshness_s(now)),
+        }
+
+    def record(self, now: float) -> dict:
+        """Take a snapshot into the short history (the controller does this once per period)."""
+        snap = self.snapshot(now)
+        self.history.append(snap)
+        while len(self.history) > self.settings.history:
+            self.history.popleft()
+        return snap
+
+
+def _signed(delta: int) -> int:
+    """A wrapped difference read as signed (a late packet can lower the lost count)."""
+    return delta - WRAP32 if delta >= WRAP32 // 2 else delta
+
+
+def _r(x: float | None, digits: int = 3) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, digits)

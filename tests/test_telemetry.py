@@ -1,0 +1,148 @@
+"""Per-path estimators against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.telemetry import (
+    EstimatorSettings,
+    PathEstimator,
+    PathReport,
+    wrap_delta,
+)
+
+
+def report(t_s: float, packets: int, nbytes: int, lost: int = 0, reordered: int = 0,
+           owd_us: int = 10_000, at: float | None = None) -> PathReport:
+    rx = int(t_s * 1e6)
+    return PathReport("s2", 1, packets, rx - owd_us + 5_000_000, rx, packets % 2**32,
+                      nbytes % 2**32, lost % 2**32, reordered, t_s if at is None else at)
+
+
+def test_rfc6298_smoothing():
+    e = PathEstimator(1)
+    e.add_rtt(100.0, 0.0)
+    assert (e.srtt_ms, e.rttvar_ms) == (100.0, 50.0)
+    e.add_rtt(200.0, 0.1)
+    # rttvar = 3/4*50 + 1/4*|100-200| = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
+    assert e.rttvar_ms == pytest.approx(62.5)
+    assert e.srtt_ms == pytest.approx(112.5)
+    assert e.rtt_min_max_ms() == (100.0, 200.0)
+    e.add_rtt(-1.0, 0.2)  # ignored
+    assert e.srtt_ms == pytest.approx(112.5)
+
+
+def test_rtt_window_forgets_old_samples():
+    e = PathEstimator(1, EstimatorSettings(window_s=1.0))
+    e.add_rtt(50.0, 0.0)
+    e.add_rtt(10.0, 2.0)
+    assert e.rtt_min_max_ms() == (10.0, 10.0)
+
+
+def test_goodput_loss_and_reordering_from_counters():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 1000, 1_000_000))
+    e.add_report(report(2.0, 1900, 2_250_000, lost=100, reordered=3))
+    # 1.25 MB in 1 s = 10 Mbit/s; 900 received, 100 lost -> 10 %
+    assert e.goodput_mbps() == pytest.approx(10.0)
+    assert e.loss_rate() == pytest.approx(0.1)
+    assert e.reordered() == 3
+
+
+def test_counters_wrap():
+    assert wrap_delta(5, 2**32 - 5) == 10
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 2**32 - 10, 2**32 - 500))
+    e.add_report(report(2.0, 2**32 + 90, 2**32 + 124_500))
+    assert e.goodput_mbps() == pytest.approx(1.0)
+
+
+def test_late_packets_lower_the_loss():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 100, 100_000, lost=10))
+    e.add_report(report(2.0, 200, 200_000, lost=8))  # two "lost" packets came late
+    assert e.loss_rate() == 0.0
+
+
+def test_capacity_is_the_best_one_second_rate():
+    e = PathEstimator(1)
+    for k, mbytes in enumerate([0, 0.5, 1.75, 2.0]):  # 4, 10, 2 Mbit/s over 1 s steps
+        e.add_report(report(1.0 + k, 100 * k, int(mbytes * 1e6)))
+    assert e.capacity_mbps() == pytest.approx(10.0)
+    assert e.goodput_mbps() == pytest.approx(16 / 3)
+
+
+def test_owd_is_relative_to_the_window_minimum():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 1, 1, owd_us=30_000))
+    e.add_report(report(1.5, 2, 2, owd_us=20_000))
+    e.add_report(report(2.0, 3, 3, owd_us=27_500))
+    assert e.owd_ms() == pytest.approx(7.5)
+
+
+def test_liveness_and_freshness():
+    e = PathEstimator(1, EstimatorSettings(dead_after_s=0.5))
+    assert e.alive(0.0) is None
+    e.add_report(report(1.0, 1, 1, at=10.0))
+    assert e.alive(10.2) is True and e.freshness_s(10.2) == pytest.approx(0.2)
+    assert e.alive(10.6) is False
+
+
+def test_switch_restart_starts_over():
+    e = PathEstimator(1)
+    e.add_report(report(100.0, 5000, 5_000_000))
+    e.add_report(report(101.0, 6000, 6_000_000))
+    e.add_report(report(0.5, 10, 10_000))  # egress clock went back: the switch restarted
+    assert e.goodput_mbps() is None
+    e.add_report(report(1.5, 1010, 1_010_000))
+    assert e.goodput_mbps() == pytest.approx(8.0)
+
+
+def test_snapshot_and_bounded_history():
+    e = PathEstimator(1, EstimatorSettings(history=3))
+    e.add_report(report(1.0, 0, 0))
+    e.add_report(report(2.0, 10, 125_000))
+    for k in range(5):
+        snap = e.record(2.0 + k * 0.1)
+    assert len(e.history) == 3
+    assert snap["goodput_mbps"] == pytest.approx(1.0)
+    assert snap["loss"] == 0.0 and snap["srtt_ms"] is None
+
+
+def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
+    import time
+
+    from mpsched.controller.core import Controller, NotFoundError
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4info import P4Info
+    from mpsched.pipeline import Pipeline
+
+    from .fake_p4rt import synthetic_p4info
+
+    sw = {"device_id": 1, "grpc_address": "127.0.0.1:1", "hosts": [],
+          "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]}
+    net = NetCfg.from_dict({"switches": [
+        {**sw, "name": "s1", "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"]},
+        {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
+         "subnets": ["10.0.2.0/24"]},
+    ]})
+    ctl = Controller(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+    now = time.time()
+    ctl.ingest_report(report(1.0, 0, 0, at=now))
+    ctl.ingest_report(report(2.0, 100, 250_000, lost=5, at=now))
+    ctl.ingest_rtt("s1", 1, 40.0, now)
+    ctl.ingest_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
+    view = ctl.telemetry(1)
+    current = view["directions"]["s1->s2"]["current"]
+    assert current["goodput_mbps"] == pytest.approx(2.0)
+    assert current["loss"] == pytest.approx(5 / 105, abs=1e-4)
+    assert current["srtt_ms"] == 40.0 and current["alive"] is True
+    assert ctl.path(1)["telemetry"]["s1->s2"]["goodput_mbps"] == pytest.approx(2.0)
+    assert ctl.telemetry(2)["directions"] == {}
+    with pytest.raises(NotFoundError):
+        ctl.telemetry(9)
+    with ctl._lock:
+        ctl._telemetry[(1, "s1->s2")].record(now + 1)
+    since = ctl.telemetry_since(now)
+    assert len(since["paths"]["1"]["s1->s2"]) == 1
+    assert ctl.telemetry_since(now + 2)["paths"]["1"]["s1->s2"] == []
