@@ -8,10 +8,10 @@ P4OUT := $(BUILD)/p4
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev
 
-.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links compare
+.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane compare
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
 
 setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 	@if [ "$$(id -u)" = 0 ]; then \
@@ -32,7 +32,13 @@ $(P4OUT)/main.json: $(P4SRC)
 	p4c --target bmv2 --arch v1model --std p4-16 -o $(P4OUT) \
 	    --p4runtime-files $(P4OUT)/main.p4info.txt p4src/main.p4
 
-p4: $(P4OUT)/main.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info)
+p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info)
+
+$(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
+	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
+	@mkdir -p $(BUILD)/p4-minimal
+	p4c --target bmv2 --arch v1model --std p4-16 -o $(BUILD)/p4-minimal \
+	    --p4runtime-files $(BUILD)/p4-minimal/minimal.p4info.txt p4src/bench/minimal.p4
 
 $(BUILD)/bin/linkem: csrc/linkem.c
 	@mkdir -p $(@D)
@@ -42,6 +48,9 @@ linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
 
 bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
 	$(PY) -m mpsched.bench.links
+
+bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2
+	$(PY) -m mpsched.bench.dataplane
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare
