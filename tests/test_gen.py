@@ -118,3 +118,17 @@ def test_source_ports_repeat_with_the_seed(tmp_path):
         ports.append(sorted(int(c["peer"].split(":")[1]) for c in got["connections"]))
     assert ports[0] == ports[1] and len(set(ports[0])) == 3
     assert all(20_000 <= p < 60_000 for p in ports[0])
+
+
+def test_cbr_keeps_its_rate(sink, tmp_path):
+    port, proc, out = sink
+    report = tmp_path / "cbr.json"
+    rc = subprocess.run(gen("cbr", "--dst", "127.0.0.1", "--port", str(port), "--udp-port",
+                            str(port), "--seconds", "2", "--rate-mbps", "4", "--size", "972",
+                            "--out", str(report)), timeout=30).returncode
+    assert rc == 0
+    sent = json.loads(report.read_text())["sent"]
+    # 4 Mbit/s of 1000-byte IP packets for 2 s = 1000 datagrams
+    assert 900 <= sent["udp_packets"] <= 1010
+    got = finish(proc, out)
+    assert got["udp"]["packets"] == sent["udp_packets"]

@@ -11,6 +11,7 @@ Roles:
   files   transfers of given sizes, Poisson arrivals, bounded concurrency: FCT.
   flows   closed-loop many-flow load: `--flows` connections each sending
           `--size-kb`, again and again.
+  cbr     constant-bit-rate UDP.
   vbr     Pareto on/off source with the papers' packet-size mix, a share over
           TCP (TCP_NODELAY, one write per packet) and the rest over UDP.
 
@@ -446,7 +447,28 @@ def role_vbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     return {"role": "vbr", "sent": sent}
 
 
+def role_cbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    """Constant-bit-rate UDP: datagrams of `--size` payload bytes at `--rate-mbps` (IP bits)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    payload = b"\0" * args.size
+    interval = (args.size + 28) * 8 / (args.rate_mbps * 1e6)
+    sent = 0
+    next_send = time.monotonic()
+    while not stop.done():
+        try:
+            sock.sendto(payload, (args.dst, args.udp_port))
+            sent += 1
+        except OSError:
+            pass  # no route / buffer full: the datagram is lost, as on a real host
+        next_send += interval
+        delay = next_send - time.monotonic()
+        if delay > 0:
+            stop.wait(delay)
+    return {"role": "cbr", "sent": {"udp_packets": sent, "bytes": sent * args.size}}
+
+
 ROLES: dict[str, Callable[[argparse.Namespace, Stopper], dict[str, Any]]] = {
+    "cbr": role_cbr,
     "sink": role_sink,
     "bulk": role_bulk,
     "files": role_files,
@@ -488,6 +510,11 @@ def parser() -> argparse.ArgumentParser:
     common(sp)
     sp.add_argument("--flows", type=int, required=True)
     sp.add_argument("--size-kb", type=int, required=True)
+    sp = sub.add_parser("cbr", help="constant-bit-rate UDP")
+    common(sp)
+    sp.add_argument("--udp-port", type=int, required=True)
+    sp.add_argument("--rate-mbps", type=float, required=True, help="IP-level rate")
+    sp.add_argument("--size", type=int, default=1200, help="UDP payload bytes")
     sp = sub.add_parser("vbr", help="Pareto on/off cross traffic with the papers' packet mix")
     common(sp)
     sp.add_argument("--udp-port", type=int, required=True)
