@@ -28,9 +28,13 @@ log = logging.getLogger(__name__)
 
 Job = Callable[[P4RuntimeClient], object]
 
+# Default per-path report interval of the egress edge's path_report_t digests.
+REPORT_INTERVAL_US = 10_000
+
 
 def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
-    """Routes, pinned prefixes, path next hops and path arrival ports of one switch.
+    """Routes, pinned prefixes, path next hops, path arrival ports and path report
+    intervals (REPORT_INTERVAL_US) of one switch.
 
     A pin is usually more specific than the remote subnet covering it (LPM
     prefers it); a pin of exactly a remote subnet replaces that subnet's
@@ -44,6 +48,7 @@ def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[T
     entries += [pipeline.route_via_path(pin.prefix, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
+    entries += [pipeline.report_config(p.id, REPORT_INTERVAL_US) for p in sw.paths]
     return entries
 
 

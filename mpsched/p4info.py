@@ -66,7 +66,9 @@ class P4Info:
     def __init__(self, message: p4info_pb2.P4Info) -> None:
         self.message = message
         self._by_kind: dict[str, dict[str, object]] = {}
-        for kind in ("tables", "actions", "counters", "direct_counters", "meters", "digests"):
+        for kind in (
+            "tables", "actions", "counters", "direct_counters", "meters", "registers", "digests"
+        ):
             index: dict[str, object] = {}
             for entity in getattr(message, kind):
                 index[entity.preamble.name] = entity
@@ -94,6 +96,32 @@ class P4Info:
 
     def counter(self, name: str) -> p4info_pb2.Counter:
         return self._get("counters", name)
+
+    def register(self, name: str) -> p4info_pb2.Register:
+        return self._get("registers", name)
+
+    def digest(self, name: str) -> p4info_pb2.Digest:
+        return self._get("digests", name)
+
+    def digest_id(self, name: str) -> int:
+        return self.digest(name).preamble.id
+
+    def digest_members(self, name: str) -> list[tuple[str, int]]:
+        """(name, bitwidth) of each member of a struct digest, in declaration order."""
+        spec = self.digest(name).type_spec
+        if not spec.HasField("struct"):
+            raise P4InfoError(f"digest {name!r} is not a struct")
+        struct = spec.struct.name
+        if struct not in self.message.type_info.structs:
+            raise P4InfoError(f"no struct {struct!r} in the P4Info type_info")
+        members = []
+        for member in self.message.type_info.structs[struct].members:
+            if not member.type_spec.HasField("bitstring"):
+                raise P4InfoError(f"member {member.name!r} of {struct!r} is not a bit string")
+            bits = member.type_spec.bitstring
+            width = getattr(bits, bits.WhichOneof("type_spec")).bitwidth
+            members.append((member.name, width))
+        return members
 
     def table_id(self, name: str) -> int:
         return self.table(name).preamble.id

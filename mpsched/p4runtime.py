@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -278,6 +279,68 @@ class P4RuntimeClient:
 
     def delete(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.DELETE, entries))
+
+    # -- digests ---------------------------------------------------------
+
+    def insert_digest(
+        self,
+        digest: str,
+        max_timeout_ns: int = 0,
+        max_list_size: int = 1,
+        ack_timeout_ns: int = 1_000_000_000,
+    ) -> None:
+        """Enable a digest (DigestEntry INSERT): its DigestLists then arrive on the stream."""
+        entity = p4runtime_pb2.Entity()
+        entry = entity.digest_entry
+        entry.digest_id = self.p4info.digest_id(digest)
+        entry.config.max_timeout_ns = max_timeout_ns
+        entry.config.max_list_size = max_list_size
+        entry.config.ack_timeout_ns = ack_timeout_ns
+        self.write([(p4runtime_pb2.Update.INSERT, entity)])
+
+    def read_digest_list(self, timeout: float) -> p4runtime_pb2.DigestList | None:
+        """The next DigestList from the stream (acked), or None after `timeout` seconds.
+
+        Needs a primary session (the stream). Other stream messages are skipped.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            try:
+                response = self._responses.get(timeout=remaining)
+            except queue.Empty:
+                return None
+            if isinstance(response, Exception):
+                raise P4RuntimeError(f"stream to {self.address} failed: {response}")
+            if response.HasField("digest"):
+                self.ack_digest_list(response.digest)
+                return response.digest
+            log.debug("stream message skipped: %s", response.WhichOneof("update"))
+
+    def ack_digest_list(self, digest_list: p4runtime_pb2.DigestList) -> None:
+        request = p4runtime_pb2.StreamMessageRequest()
+        request.digest_ack.digest_id = digest_list.digest_id
+        request.digest_ack.list_id = digest_list.list_id
+        self._requests.put(request)
+
+    def decode_digest_list(
+        self, digest: str, digest_list: p4runtime_pb2.DigestList
+    ) -> list[dict[str, int]]:
+        """The struct members of each entry of a DigestList, by name (from the P4Info)."""
+        names = [name for name, _ in self.p4info.digest_members(digest)]
+        if digest_list.digest_id != self.p4info.digest_id(digest):
+            raise P4RuntimeError(f"digest id {digest_list.digest_id} is not {digest}")
+        out = []
+        for data in digest_list.data:
+            members = data.struct.members
+            if len(members) != len(names):
+                raise P4RuntimeError(f"{digest}: {len(members)} members, expected {len(names)}")
+            out.append(
+                {name: decode_uint(m.bitstring) for name, m in zip(names, members, strict=True)}
+            )
+        return out
 
     # -- reads -----------------------------------------------------------
 

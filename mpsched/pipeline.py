@@ -1,6 +1,7 @@
 """The P4 program's control-plane interface, bound to its P4Info.
 
-This is the only place that names the program's tables, actions and counters.
+This is the only place that names the program's tables, actions, counters,
+registers and digests.
 Binding checks every name against the P4Info and derives the number of paths
 from it, so the controller, the PTF tests and the integration tests all agree
 with the compiled program.
@@ -27,8 +28,19 @@ TABLE_PATH_INGRESS = "MpIngress.path_ingress.path_ingress"
 ACTION_FROM_PATH = "MpIngress.path_ingress.mark_from_path"
 COUNTER_TX = "MpIngress.path_select.path_tx"
 COUNTER_RX = "MpIngress.path_ingress.path_rx"
+# Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
+TABLE_REPORT_CONFIG = "MpIngress.path_monitor.report_config"
+ACTION_SET_REPORT_INTERVAL = "MpIngress.path_monitor.set_report_interval"
+REGISTER_TX_SEQ = "MpIngress.path_tag.tx_seq"
+REGISTERS_PATH_MONITOR = tuple(
+    f"MpIngress.path_monitor.{name}"
+    for name in ("rx_packets", "rx_bytes", "expected_seq", "lost", "reordered", "last_report_ts")
+)
+DIGEST_PATH_REPORT = "path_report_t"
+# Path tag on the wire (p4src/include/headers.p4, path_tag_t).
+ETHERTYPE_PATH_TAG = 0x88B5
 
-TABLES = (TABLE_ROUTE, TABLE_WEIGHTS, TABLE_NEXTHOP, TABLE_PATH_INGRESS)
+TABLES = (TABLE_ROUTE, TABLE_WEIGHTS, TABLE_NEXTHOP, TABLE_PATH_INGRESS, TABLE_REPORT_CONFIG)
 
 
 class Pipeline:
@@ -45,8 +57,13 @@ class Pipeline:
             ACTION_SET_WEIGHTS,
             ACTION_SET_PATH_PORT,
             ACTION_FROM_PATH,
+            ACTION_SET_REPORT_INTERVAL,
         ):
             p4info.action(action)
+        for register in (REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR):
+            p4info.register(register)
+        p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
+        self.path_report_id, self.path_report_fields = self._path_report(p4info)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         p4info.action_param(ACTION_VIA_PATH, "path_id")
@@ -63,6 +80,15 @@ class Pipeline:
             if len(fields) != 1:
                 raise P4InfoError(f"{table} should have exactly one match field")
             self._key[table] = fields[0].name
+
+    @staticmethod
+    def _path_report(p4info: P4Info) -> tuple[int, list[str]]:
+        members = p4info.digest_members(DIGEST_PATH_REPORT)
+        return p4info.digest_id(DIGEST_PATH_REPORT), [name for name, _ in members]
+
+    def path_report_digest(self) -> tuple[int, list[str]]:
+        """Digest id of path_report_t and its member names in order, from the P4Info."""
+        return self.path_report_id, list(self.path_report_fields)
 
     def route_to_host(self, ip: str, port: int, smac: str, dmac: str) -> TableEntry:
         return TableEntry(
@@ -116,4 +142,17 @@ class Pipeline:
             {self._key[TABLE_WEIGHTS]: class_id},
             ACTION_SET_WEIGHTS,
             dict(zip(self.weight_params, ends, strict=True)),
+        )
+
+    def report_config(self, path_id: int, interval_us: int) -> TableEntry:
+        """Report path path_id at most once per interval_us µs (path_report_t digests)."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if interval_us < 0:
+            raise ValueError(f"report interval {interval_us} < 0")
+        return TableEntry(
+            TABLE_REPORT_CONFIG,
+            {self._key[TABLE_REPORT_CONFIG]: path_id},
+            ACTION_SET_REPORT_INTERVAL,
+            {"interval_us": interval_us},
         )

@@ -15,6 +15,7 @@ from base import (
     SWITCH_MAC,
     EdgeSwitchTest,
 )
+from path_tag import tagged
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -31,7 +32,7 @@ def host_packet(sport: int = 40000, dport: int = 5201, ttl: int = 64, **ip: obje
 
 
 def routed(pkt):
-    """What the switch forwards onto a path: TTL - 1, checksum right."""
+    """What the switch forwards (untagged): TTL - 1, checksum right."""
     out = pkt.copy()
     out[IP].ttl -= 1
     del out[IP].chksum
@@ -39,16 +40,22 @@ def routed(pkt):
 
 
 def path_of(test, pkt) -> int:
-    """Send pkt from the host port; return the path id it left on."""
+    """Send pkt from the host port; return the path id it left on. The packet must leave
+    routed and tagged with the id of the path whose port it leaves on."""
     testutils.send_packet(test, HOST_PORT, pkt)
-    ports = sorted(PATH_PORTS.values())
-    index = testutils.verify_any_packet_any_port(test, [routed(pkt)], ports)
-    return {port: pid for pid, port in PATH_PORTS.items()}[ports[index]]
+    result = testutils.dp_poll(test, timeout=2)
+    assert isinstance(result, test.dataplane.PollSuccess), "no packet left the switch"
+    by_port = {port: pid for pid, port in PATH_PORTS.items()}
+    assert result.port in by_port, f"packet left on port {result.port}, not a path port"
+    path_id = by_port[result.port]
+    assert tagged(routed(pkt), path_id).pkt_match(result.packet), (path_id, result.packet)
+    return path_id
 
 
 class RouteToHostTest(EdgeSwitchTest):
-    """A packet arriving from a path for h1 leaves on h1's port with MACs rewritten,
-    TTL decremented and a valid checksum, and is counted as received from that path."""
+    """An (untagged) packet arriving from a path for h1 leaves on h1's port with MACs
+    rewritten, TTL decremented and a valid checksum, and is counted as received from
+    that path. (Tagged arrivals: telemetry.TagPopTest.)"""
 
     def runTest(self) -> None:
         self.set_weights({1: 1}, insert=True)
@@ -114,7 +121,7 @@ class IPv4OptionsTest(EdgeSwitchTest):
         self.set_weights({1: 1}, insert=True)
         pkt = host_packet(options=b"\x94\x04\x00\x00")  # Router Alert
         testutils.send_packet(self, HOST_PORT, pkt)
-        testutils.verify_packet(self, routed(pkt), PATH_PORTS[1])
+        testutils.verify_packet(self, tagged(routed(pkt), 1), PATH_PORTS[1])
         testutils.verify_no_other_packets(self)
 
 
@@ -150,4 +157,4 @@ class MalformedDropTest(EdgeSwitchTest):
         testutils.verify_no_other_packets(self)
         # The switch still forwards a good packet afterwards.
         testutils.send_packet(self, HOST_PORT, host_packet())
-        testutils.verify_packet(self, routed(host_packet()), PATH_PORTS[1])
+        testutils.verify_packet(self, tagged(routed(host_packet()), 1), PATH_PORTS[1])

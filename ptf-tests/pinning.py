@@ -18,6 +18,7 @@ from base import (
     EdgeSwitchTest,
 )
 from forwarding import path_of, routed
+from path_tag import tagged
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -52,7 +53,7 @@ class PinnedRouteTest(EdgeSwitchTest):
         testutils.verify_no_other_packets(self)
         pkt = to_host(PINNED_IP, 30000)
         testutils.send_packet(self, HOST_PORT, pkt)
-        testutils.verify_packet(self, routed(pkt), PATH_PORTS[2])
+        testutils.verify_packet(self, tagged(routed(pkt), 2), PATH_PORTS[2])
         testutils.verify_no_other_packets(self)
 
         self.set_weights({1: 1, 2: 0, 3: 0}, insert=True)

@@ -20,6 +20,11 @@ from mpsched import pipeline as pl
 from mpsched.bmv2 import free_port
 
 MAX_PATHS = 4
+# The shape of path_report_t in p4src/include/headers.p4.
+PATH_REPORT_MEMBERS = [
+    ("path_id", 8), ("seq", 32), ("tx_ts", 48), ("rx_ts", 48),
+    ("rx_packets", 32), ("rx_bytes", 32), ("lost", 32), ("reordered", 32),
+]
 
 
 def synthetic_p4info() -> p4info_pb2.P4Info:
@@ -42,6 +47,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)])
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
+    action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
         (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm,
@@ -49,6 +55,8 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         (pl.TABLE_WEIGHTS, "meta.class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
         (pl.TABLE_NEXTHOP, "meta.path_id", 8, exact, [pl.ACTION_SET_PATH_PORT]),
         (pl.TABLE_PATH_INGRESS, "std_meta.ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
+        (pl.TABLE_REPORT_CONFIG, "hdr.path_tag.path_id", 8, exact,
+         [pl.ACTION_SET_REPORT_INTERVAL]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -64,6 +72,20 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
+    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR):
+        r = info.registers.add()
+        r.preamble.id = 0x15000000 + next(next_id)
+        r.preamble.name = name
+        r.size = MAX_PATHS + 1
+    d = info.digests.add()
+    d.preamble.id = 0x05000000 + next(next_id)
+    d.preamble.name = pl.DIGEST_PATH_REPORT
+    d.type_spec.struct.name = pl.DIGEST_PATH_REPORT
+    struct = info.type_info.structs[pl.DIGEST_PATH_REPORT]
+    for mname, width in PATH_REPORT_MEMBERS:
+        m = struct.members.add()
+        m.name = mname
+        m.type_spec.bitstring.bit.bitwidth = width
     return info
 
 

@@ -2,10 +2,15 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound import forwarding_entries
+from mpsched.controller.southbound import REPORT_INTERVAL_US, forwarding_entries
 from mpsched.netcfg import ConfigError, NetCfg, PinCfg
 from mpsched.p4info import P4Info
-from mpsched.pipeline import ACTION_TO_PATHS, ACTION_VIA_PATH, Pipeline
+from mpsched.pipeline import (
+    ACTION_SET_REPORT_INTERVAL,
+    ACTION_TO_PATHS,
+    ACTION_VIA_PATH,
+    Pipeline,
+)
 
 from .fake_p4rt import synthetic_p4info
 
@@ -91,6 +96,16 @@ def test_pins_are_installed_after_the_routes():
     (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
     assert list(pin.match.values()) == [("10.0.2.3", 32)]
     assert pin.params == {"path_id": 2}
+
+
+def test_every_path_gets_a_report_interval():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    sw = net.switches[0]
+    entries = forwarding_entries(pipeline, net, sw)
+    reports = [e for e in entries if e.action == ACTION_SET_REPORT_INTERVAL]
+    assert sorted(next(iter(e.match.values())) for e in reports) == sorted(p.id for p in sw.paths)
+    assert {e.params["interval_us"] for e in reports} == {REPORT_INTERVAL_US} == {10_000}
 
 
 def test_a_pin_of_a_whole_remote_subnet_replaces_its_weighted_route():

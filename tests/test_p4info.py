@@ -1,7 +1,14 @@
 import pytest
 
 from mpsched.p4info import P4Info, P4InfoError, encode_ipv4, encode_mac, encode_uint
-from mpsched.pipeline import COUNTER_TX, TABLE_WEIGHTS, Pipeline
+from mpsched.pipeline import (
+    ACTION_SET_REPORT_INTERVAL,
+    COUNTER_TX,
+    DIGEST_PATH_REPORT,
+    TABLE_REPORT_CONFIG,
+    TABLE_WEIGHTS,
+    Pipeline,
+)
 
 
 def test_canonical_encoding():
@@ -25,6 +32,24 @@ def test_pipeline_binds_to_compiled_p4info(artifacts):
     assert list(entry.params.values())[:2] == [65536, 65536]
     with pytest.raises(ValueError):
         pipeline.weights(0, {pipeline.max_paths + 1: 1})
+
+
+def test_path_report_digest_from_compiled_p4info(artifacts):
+    """The digest's id and member names (in order) come from the P4Info; the
+    test pins the order the design fixes, the code never copies it."""
+    from .fake_p4rt import PATH_REPORT_MEMBERS
+
+    p4info = P4Info.from_file(artifacts.p4info)
+    pipeline = Pipeline(p4info)
+    digest_id, names = pipeline.path_report_digest()
+    assert digest_id == p4info.digest_id(DIGEST_PATH_REPORT)
+    assert p4info.digest_members(DIGEST_PATH_REPORT) == PATH_REPORT_MEMBERS
+    assert names == [name for name, _ in PATH_REPORT_MEMBERS]
+    entry = pipeline.report_config(2, 10_000)
+    assert (entry.table, entry.action) == (TABLE_REPORT_CONFIG, ACTION_SET_REPORT_INTERVAL)
+    assert entry.params == {"interval_us": 10_000}
+    with pytest.raises(ValueError, match="outside"):
+        pipeline.report_config(pipeline.max_paths + 1, 10_000)
 
 
 def test_unknown_name_fails_loudly(artifacts):

@@ -58,6 +58,10 @@ def controller(bed, artifacts, tmp_path: Path):
         ctl.wait(timeout=10)
 
 
+def _mtu(iface: str) -> int:
+    return int(Path(f"/sys/class/net/{iface}/mtu").read_text())
+
+
 def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
     from mpsched.topo.testbed import Testbed, TopoSpec
 
@@ -68,9 +72,12 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
             rest.set_weight(2, 0)
             out = bed.host("h1").cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1")
             assert " 0% packet loss" in out, out
+            # Full-size (1500-byte IP, DF) packets fit with the path tag.
+            out = bed.host("h1").cmd("ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.1")
+            assert " 0% packet loss" in out, out
             time.sleep(0.6)
             paths = {p["id"]: p for p in rest.get("/paths")}
-            assert paths[1]["packets"] >= 10 and paths[2]["packets"] == 0, paths
+            assert paths[1]["packets"] >= 16 and paths[2]["packets"] == 0, paths
     assert not any(running(pid) for pid in recorded), recorded
     assert links() == before
 
@@ -172,10 +179,21 @@ def test_path_through_a_core_switch(prerequisites, tmp_path):
     before = links()
     with Testbed(spec) as bed:
         assert "c1-br" in links()
+        # Path links carry the 14-byte path tag: MTU 1600 on every interface of
+        # the path (switch ports, linkem ports, the bridge and its ports); hosts 1500.
+        from mpsched.topo.testbed import PATH_MTU
+
+        for name in ("s1-eth2", "e1-eth1", "e1-eth2", "c1-eth1", "c1-br", "c1-eth2",
+                     "f1-eth1", "f1-eth2", "s2-eth2"):
+            assert _mtu(name) == PATH_MTU, name
+        assert _mtu("s1-eth1") == 1500
+        assert "mtu 1500" in bed.host("h1").cmd("ip link show h1-eth0")
         with controller(bed, prerequisites, tmp_path):
             h1 = bed.host("h1")
             rtt = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
             assert 20.0 <= rtt <= 28.0, rtt
+            out = h1.cmd("ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.1")
+            assert " 0% packet loss" in out, out
             bed.set_path(1, "ab", core.with_changes(up=False), segment=1)
             assert "100% packet loss" in h1.cmd("ping -c 2 -i 0.2 -W 1 10.0.2.1")
             assert bed.link_stats()[1]["ab"]["drop_down"] >= 2

@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 MAX_PATHS = 4
 CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
+# MTU of every interface on the path links (switch path ports, linkem node ports, core
+# bridges and their ports): the path tag adds 14 bytes to the hosts' 1500-byte MTU
+# frames, and a veth drops frames above its MTU (+ Ethernet header). Host links keep 1500.
+PATH_MTU = 1600
 HOST_IF_MAC_BASE = 0x40  # h<n>-eth<j> (j >= 1) has MAC 00:00:0a:00:0n:(40+j)
 
 
@@ -118,6 +122,15 @@ def disable_offloads(run, iface: str) -> None:
     for feature in OFFLOADS:
         args += [feature, "off"]
     run(f"ethtool -K {iface} {' '.join(args)} >/dev/null 2>&1")
+
+
+def _on_path_link(intf: Any, hosts: list) -> bool:
+    """Whether a switch interface is on a path link (its peer is no host)."""
+    link = intf.link
+    if link is None:
+        return False
+    peer = link.intf2 if link.intf1 is intf else link.intf1
+    return peer.node not in hosts
 
 
 def _sh(cmd: str) -> None:
@@ -222,6 +235,8 @@ class Testbed:
                     self.registry.add_link(intf.name)
                     disable_offloads(_sh, intf.name)
                     _sh(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
+                    if _on_path_link(intf, net.hosts):
+                        _sh(f"ip link set dev {intf.name} mtu {PATH_MTU}")
         for i, path in enumerate(spec.paths, start=1):
             for k, seg in enumerate(path.segments()):
                 self.links[(i, k)].set("ab", seg.forward)
@@ -229,6 +244,9 @@ class Testbed:
         for node in list(hosts.values()) + switches:
             self.registry.add_process(node.pid)
         net.start()
+        for sw in net.switches:
+            if isinstance(sw, CoreBridge):
+                _sh(f"ip link set dev {sw.bridge} mtu {PATH_MTU}")
         for name, host in hosts.items():
             n = 1 if name == "h1" or name.startswith("x") else 2
             host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")

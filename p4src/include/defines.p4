@@ -10,6 +10,8 @@ typedef bit<8>  class_id_t;  // traffic class; 0 is the default class
 typedef bit<16> bucket_t;    // weighted-hash bucket
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
+// Path tag (headers.p4, path_tag_t): IEEE 802 local experimental ether type 1.
+const bit<16> ETHERTYPE_PATH_TAG = 0x88B5;
 const bit<8>  IP_PROTO_TCP   = 6;
 const bit<8>  IP_PROTO_UDP   = 17;
 
@@ -21,5 +23,14 @@ const bit<8>  IP_PROTO_UDP   = 17;
 // path could be chosen (no weights, every weight 0, a pin to a path without
 // next hop).
 #define PATH_COUNTER_SIZE 5
+// Per-path registers (sequence numbers, egress bookkeeping) are indexed by
+// path id as well; index 0 is never used.
+#define PATH_REGISTER_SIZE PATH_COUNTER_SIZE
+
+typedef bit<48> timestamp_t;  // µs of the local switch's clock (see path_tag_t)
+typedef bit<32> path_seq_t;   // per-path sequence number; wraps
+
+// Receiver id of the per-path telemetry digest (path_report_t).
+const bit<32> DIGEST_PATH_REPORT = 1;
 
 #endif

@@ -7,13 +7,39 @@
 // Parser errors beyond core.p4's; a packet that raises one is dropped.
 error {
     IPv4IncorrectVersion,  // version field is not 4
-    IPv4HeaderTooShort     // IHL below 5 words
+    IPv4HeaderTooShort,    // IHL below 5 words
+    PathTagNotIPv4         // a path tag whose next_type is not IPv4
 }
 
 header ethernet_t {
     mac_addr_t dst_addr;
     mac_addr_t src_addr;
     bit<16>    ether_type;
+}
+
+// Path tag, 14 bytes between Ethernet and IPv4 (ethernet.ether_type is
+// ETHERTYPE_PATH_TAG). The ingress edge switch pushes it on every packet it
+// places onto a path (weighted or pinned); the egress edge switch measures
+// the path with it and removes it, so hosts never see it. Path links need an
+// MTU 14 bytes above the hosts' (topo/testbed.py uses 1600).
+header path_tag_t {
+    // Path the ingress edge placed the packet on (1..MAX_PATHS).
+    path_id_t   path_id;
+    // 0 for data packets; reserved for probes.
+    bit<8>      flags;
+    // Per-path sequence number from the ingress edge's register (0, 1, ...;
+    // wraps at 2^32). Gaps at the egress edge are losses, late arrivals
+    // reorderings.
+    path_seq_t  seq;
+    // The ingress edge's ingress_global_timestamp, in µs of ITS OWN clock.
+    // BMv2's clock starts when the switch starts, so the clocks of two
+    // switches differ by an unknown constant: rx_ts - tx_ts at the egress
+    // is the one-way delay plus that offset. OWD is relative; the
+    // controller uses differences between samples or subtracts the minimum.
+    timestamp_t tx_ts;
+    // Ether type of what follows the tag: always ETHERTYPE_IPV4 (anything
+    // else is dropped by the parser).
+    bit<16>     next_type;
 }
 
 header ipv4_t {
@@ -59,6 +85,7 @@ header udp_t {
 
 struct headers_t {
     ethernet_t     ethernet;
+    path_tag_t     path_tag;
     ipv4_t         ipv4;
     ipv4_options_t ipv4_options;
     tcp_t          tcp;
@@ -74,6 +101,22 @@ struct local_metadata_t {
     bucket_t   bucket;       // weighted-hash bucket of the flow
     path_id_t  path_id;      // chosen path (0: none)
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
+    bool       on_path;      // path_select found the chosen path's port: push a tag
+}
+
+// Per-path telemetry digest of the egress edge switch (receiver
+// DIGEST_PATH_REPORT), sent for a tagged packet at most once per the path's
+// report interval (report_config). Counters are cumulative since the
+// pipeline was pushed and wrap; the controller takes differences.
+struct path_report_t {
+    path_id_t   path_id;     // path of the reporting packet (its tag)
+    path_seq_t  seq;         // its tag's sequence number
+    timestamp_t tx_ts;       // its tag's tx time stamp (ingress edge clock, µs)
+    timestamp_t rx_ts;       // its arrival time (this switch's clock, µs)
+    bit<32>     rx_packets;  // tagged packets received on this path
+    bit<32>     rx_bytes;    // their bytes (whole frames, tag included)
+    bit<32>     lost;        // sequence numbers skipped and not (yet) seen late
+    bit<32>     reordered;   // packets that arrived after a higher sequence number
 }
 
 #endif

@@ -1,5 +1,11 @@
-// The ingress pipeline: sanity checks, path arrival accounting, routing and,
-// for traffic to the other edge, path selection.
+// The ingress pipeline: sanity checks, path arrival accounting, path
+// measurement and tag removal (egress edge), routing and, for traffic to the
+// other edge, path selection and tag push (ingress edge).
+//
+// Ports: a path tag arriving on a host port (not in path_ingress) is
+// dropped: hosts never send tags. An untagged IPv4 packet arriving on a path
+// port is forwarded as before but not measured, so an edge without tags on
+// the other side (mixed deployments) keeps working.
 #ifndef __INGRESS__
 #define __INGRESS__
 
@@ -7,6 +13,8 @@
 #include "routing.p4"
 #include "path_ingress.p4"
 #include "path_select.p4"
+#include "path_monitor.p4"
+#include "path_tag.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -15,10 +23,13 @@ control MpIngress(inout headers_t hdr,
     PathIngress() path_ingress;
     Routing() routing;
     PathSelect() path_select;
+    PathMonitor() path_monitor;
+    PathTagPush() path_tag;
 
     apply {
         // Malformed packets (truncated, bad version, short header, bad
-        // checksum) and non-IPv4 traffic are dropped, never forwarded.
+        // checksum, truncated path tag or one not carrying IPv4) and
+        // non-IPv4 traffic are dropped, never forwarded.
         if (std_meta.parser_error != error.NoError ||
                 std_meta.checksum_error == 1 || !hdr.ipv4.isValid()) {
             mark_to_drop(std_meta);
@@ -28,7 +39,16 @@ control MpIngress(inout headers_t hdr,
         meta.pinned = false;
         meta.class_id = 0;
         meta.path_id = 0;
+        meta.on_path = false;
         path_ingress.apply(hdr, meta, std_meta);
+        if (hdr.path_tag.isValid()) {
+            if (meta.from_path == 0) {
+                // A tag from a host port: hosts never send tags.
+                mark_to_drop(std_meta);
+                return;
+            }
+            path_monitor.apply(hdr, meta, std_meta);
+        }
         routing.apply(hdr, meta, std_meta);
         if (meta.to_paths) {
             if (meta.from_path != 0) {
@@ -36,6 +56,9 @@ control MpIngress(inout headers_t hdr,
                 mark_to_drop(std_meta);
             } else {
                 path_select.apply(hdr, meta, std_meta);
+                if (meta.on_path) {
+                    path_tag.apply(hdr, meta, std_meta);
+                }
             }
         }
     }

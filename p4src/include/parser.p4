@@ -20,8 +20,17 @@ parser MpParser(packet_in packet,
         packet.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             ETHERTYPE_IPV4: parse_ipv4;
+            ETHERTYPE_PATH_TAG: parse_path_tag;
             default: accept;
         }
+    }
+
+    // A truncated tag fails the extract (PacketTooShort); a tag that does
+    // not carry IPv4 fails the verify. Either way the ingress drops it.
+    state parse_path_tag {
+        packet.extract(hdr.path_tag);
+        verify(hdr.path_tag.next_type == ETHERTYPE_IPV4, error.PathTagNotIPv4);
+        transition parse_ipv4;
     }
 
     state parse_ipv4 {
@@ -66,6 +75,7 @@ parser MpParser(packet_in packet,
 control MpDeparser(packet_out packet, in headers_t hdr) {
     apply {
         packet.emit(hdr.ethernet);
+        packet.emit(hdr.path_tag);
         packet.emit(hdr.ipv4);
         packet.emit(hdr.ipv4_options);
         packet.emit(hdr.tcp);

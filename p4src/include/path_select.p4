@@ -4,7 +4,8 @@
 // data of one table entry per traffic class, so a weight change is a single,
 // atomic P4Runtime MODIFY. A route may instead pin the packet to one path
 // (routing's route_via_path); it then skips the weights but takes the same
-// next hop lookup and counting.
+// next hop lookup and counting. A packet placed onto a path (meta.on_path)
+// then gets its path tag (path_tag.p4).
 #ifndef __PATH_SELECT__
 #define __PATH_SELECT__
 
@@ -65,6 +66,7 @@ control PathSelect(inout headers_t hdr,
 
     action set_path_port(port_t port) {
         std_meta.egress_spec = port;
+        meta.on_path = true;
     }
 
     // Purpose: the egress port of each path (weighted and pinned traffic).

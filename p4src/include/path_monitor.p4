@@ -1,0 +1,116 @@
+// Path measurement at the egress edge: a tagged packet arriving from a path
+// updates its path's receive counters, loss and reordering (from the tag's
+// sequence number), may trigger a rate-bounded path_report_t digest, and
+// loses its tag before it goes on towards a host.
+//
+// Sequence numbers are compared by their signed 32-bit difference d to the
+// path's expected next one, so wrap-around is harmless:
+//   d == 0: in order;
+//   d > 0:  d packets are missing: lost += d, expected = seq + 1;
+//   d < 0:  a late packet that filled a gap counted before: reordered += 1,
+//           lost -= 1 (not below 0: a duplicate does not make lost wrap).
+// The first tagged packet of a path after the pipeline push only
+// synchronises expected (no loss is counted before it).
+#ifndef __PATH_MONITOR__
+#define __PATH_MONITOR__
+
+#include "headers.p4"
+#include "sizes.p4"
+
+control PathMonitor(inout headers_t hdr,
+                    inout local_metadata_t meta,
+                    inout standard_metadata_t std_meta) {
+
+    // Per-path state, by path id (the tag's). The controller does not read
+    // the registers: their values travel in the digest.
+    register<bit<32>>(PATH_REGISTER_SIZE) rx_packets;
+    register<bit<32>>(PATH_REGISTER_SIZE) rx_bytes;
+    register<path_seq_t>(PATH_REGISTER_SIZE) expected_seq;
+    register<bit<32>>(PATH_REGISTER_SIZE) lost;
+    register<bit<32>>(PATH_REGISTER_SIZE) reordered;
+    register<timestamp_t>(PATH_REGISTER_SIZE) last_report_ts;
+
+    timestamp_t report_interval = 0;
+    bool reporting = false;
+
+    // Report this path at most once per interval_us µs.
+    action set_report_interval(timestamp_t interval_us) {
+        report_interval = interval_us;
+        reporting = true;
+    }
+
+    // Purpose: the report interval of each path (by path id), settable at
+    // run time.
+    // Miss: NoAction, the path is measured but never reported.
+    table report_config {
+        key = {
+            hdr.path_tag.path_id: exact;
+        }
+        actions = {
+            set_report_interval;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = REPORT_CONFIG_TABLE_SIZE;
+    }
+
+    apply {
+        path_id_t path_id = hdr.path_tag.path_id;
+        // Measure only tags from a path port, with a path id the registers
+        // cover; the tag is removed in any case.
+        if (meta.from_path != 0 && path_id != 0 && path_id <= MAX_PATHS) {
+            bit<32> index = (bit<32>)path_id;
+            path_seq_t seq = hdr.path_tag.seq;
+            timestamp_t rx_ts = std_meta.ingress_global_timestamp;
+
+            bit<32> packets;
+            bit<32> bytes;
+            path_seq_t expected;
+            bit<32> n_lost;
+            bit<32> n_reordered;
+            rx_packets.read(packets, index);
+            rx_bytes.read(bytes, index);
+            expected_seq.read(expected, index);
+            lost.read(n_lost, index);
+            reordered.read(n_reordered, index);
+
+            bit<32> d = seq - expected;
+            if (packets == 0 || d == 0) {
+                expected = seq + 1;
+            } else if (d[31:31] == 0) {
+                n_lost = n_lost + d;
+                expected = seq + 1;
+            } else {
+                n_reordered = n_reordered + 1;
+                if (n_lost != 0) {
+                    n_lost = n_lost - 1;
+                }
+            }
+            packets = packets + 1;
+            bytes = bytes + std_meta.packet_length;
+
+            rx_packets.write(index, packets);
+            rx_bytes.write(index, bytes);
+            expected_seq.write(index, expected);
+            lost.write(index, n_lost);
+            reordered.write(index, n_reordered);
+
+            report_config.apply();
+            if (reporting) {
+                timestamp_t last;
+                last_report_ts.read(last, index);
+                if (rx_ts - last >= report_interval) {
+                    last_report_ts.write(index, rx_ts);
+                    digest<path_report_t>(DIGEST_PATH_REPORT, {
+                        path_id, seq, hdr.path_tag.tx_ts, rx_ts,
+                        packets, bytes, n_lost, n_reordered });
+                }
+            }
+        }
+        // Pop: restore the original ether type.
+        hdr.ethernet.ether_type = hdr.path_tag.next_type;
+        hdr.path_tag.setInvalid();
+    }
+}
+
+#endif

@@ -1,0 +1,32 @@
+// Path tag push at the ingress edge: every packet path selection placed onto
+// a path (weighted or pinned, with a next hop) leaves with a path tag
+// carrying the path id, the path's next sequence number and the arrival time.
+#ifndef __PATH_TAG__
+#define __PATH_TAG__
+
+#include "headers.p4"
+#include "sizes.p4"
+
+control PathTagPush(inout headers_t hdr,
+                    inout local_metadata_t meta,
+                    inout standard_metadata_t std_meta) {
+
+    // Next sequence number of each path, by path id; starts at 0 when the
+    // pipeline is pushed, wraps at 2^32.
+    register<path_seq_t>(PATH_REGISTER_SIZE) tx_seq;
+
+    apply {
+        path_seq_t seq;
+        tx_seq.read(seq, (bit<32>)meta.path_id);
+        tx_seq.write((bit<32>)meta.path_id, seq + 1);
+        hdr.path_tag.setValid();
+        hdr.path_tag.path_id = meta.path_id;
+        hdr.path_tag.flags = 0;
+        hdr.path_tag.seq = seq;
+        hdr.path_tag.tx_ts = std_meta.ingress_global_timestamp;
+        hdr.path_tag.next_type = hdr.ethernet.ether_type;
+        hdr.ethernet.ether_type = ETHERTYPE_PATH_TAG;
+    }
+}
+
+#endif
