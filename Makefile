@@ -8,7 +8,7 @@ P4OUT := $(BUILD)/p4
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev
 
-.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane compare
+.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -48,6 +48,9 @@ linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
 
 bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
 	$(PY) -m mpsched.bench.links
+
+bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated delay/loss/rate
+	$(PY) -m mpsched.bench.telemetry
 
 bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2
 	$(PY) -m mpsched.bench.dataplane

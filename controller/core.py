@@ -74,6 +74,7 @@ class Controller:
                 bmv2_json,
                 self.weights,
                 self._on_sample,
+                on_report=self.ingest_report,
                 poll_interval=self.settings.poll_interval,
             )
             for sw in net.switches

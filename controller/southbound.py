@@ -20,9 +20,11 @@ from dataclasses import dataclass
 
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
-from mpsched.pipeline import COUNTER_RX, COUNTER_TX, Pipeline
+from mpsched.pipeline import COUNTER_RX, COUNTER_TX, DIGEST_PATH_REPORT, Pipeline
 
+from .reports import check_members, path_report
 from .stats import Sample
+from .telemetry import PathReport
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,8 @@ Job = Callable[[P4RuntimeClient], object]
 
 # Default per-path report interval of the egress edge's path_report_t digests.
 REPORT_INTERVAL_US = 10_000
+JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
+REPORT_WAIT_S = 0.001
 
 
 def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
@@ -68,6 +72,7 @@ class SwitchAgent(threading.Thread):
         bmv2_json: str,
         weights: Callable[[], dict[int, int]],
         on_sample: Callable[[str, dict[int, Sample]], None],
+        on_report: Callable[[PathReport], None] = lambda _r: None,
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
@@ -79,6 +84,7 @@ class SwitchAgent(threading.Thread):
         self.bmv2_json = bmv2_json
         self.weights = weights
         self.on_sample = on_sample
+        self.on_report = on_report
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
@@ -109,6 +115,25 @@ class SwitchAgent(threading.Thread):
         client.set_pipeline(self.bmv2_json)
         client.insert(*forwarding_entries(self.pipeline, self.net, self.sw))
         client.insert(self.pipeline.weights(0, self.weights()))
+        _, members = self.pipeline.path_report_digest()
+        check_members(members)
+        # one digest per list, sent at once: report_config already bounds the rate
+        client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+
+    def _drain_reports(self, client: P4RuntimeClient) -> None:
+        """Hand every path report waiting on the stream to the controller."""
+        while True:
+            digest_list = client.read_digest_list(timeout=REPORT_WAIT_S)
+            if digest_list is None:
+                return
+            now = time.time()
+            try:
+                values = client.decode_digest_list(DIGEST_PATH_REPORT, digest_list)
+            except P4RuntimeError as error:
+                log.warning("%s: undecodable digest: %s", self.sw.name, error)
+                continue
+            for v in values:
+                self.on_report(path_report(v, self.sw.name, now))
 
     def _poll(self, client: P4RuntimeClient) -> None:
         now = time.time()
@@ -165,13 +190,15 @@ class SwitchAgent(threading.Thread):
     def _serve(self, client: P4RuntimeClient) -> None:
         next_poll = time.monotonic()
         while not self._stopping.is_set():
-            timeout = max(0.0, next_poll - time.monotonic())
+            self._drain_reports(client)
+            timeout = max(0.0, min(next_poll - time.monotonic(), JOB_WAIT_S))
             try:
                 item = self._jobs.get(timeout=timeout)
             except queue.Empty:
                 item = None
-                self._poll(client)
-                next_poll = time.monotonic() + self.poll_interval
+                if time.monotonic() >= next_poll:
+                    self._poll(client)
+                    next_poll = time.monotonic() + self.poll_interval
                 continue
             if item is None:
                 continue

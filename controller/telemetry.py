@@ -3,8 +3,8 @@
 Inputs, all from the switches:
 - `PathReport`: the egress edge switch's sampled report of one tagged packet
   (digest `path_report_t`): the packet's path and sequence number, the tag's
-  time stamp from the ingress edge's clock (`tx_ts_us`), the egress edge's own
-  time stamp (`rx_ts_us`), and the path's cumulative counters at the egress
+  time stamp from the ingress edge's clock (`tx_ts`, µs), the egress edge's own
+  time stamp (`rx_ts`, µs), and the path's cumulative counters at the egress
   (packets, bytes, packets lost by sequence gaps, packets that came late).
   The counters are 32-bit and wrap; differences are taken modulo 2^32.
 - RTT samples (ms) measured at the ingress edge (data segment -> its ACK).
@@ -14,7 +14,7 @@ Estimators (DESIGN.md §4), each with the time of its last update:
   srtt = R, rttvar = R/2); rtt_min / rtt_max over a sliding window.
 - loss: lost / (received + lost) over the window, from counter differences.
 - goodput: bytes delivered per second at the egress over the window, timed
-  with the egress switch's clock (`rx_ts_us`), so controller delays do not
+  with the egress switch's clock (`rx_ts`), so controller delays do not
   distort it.
 - capacity: the highest delivered rate over 1 s intervals in the window, a
   lower bound of the path's capacity (it equals it only while the path is
@@ -41,13 +41,13 @@ RTTVAR_BETA = 1 / 4
 
 @dataclass(frozen=True)
 class PathReport:
-    """One `path_report_t` digest, as the southbound decodes it."""
+    """One `path_report_t` digest; the data fields are named like the P4 struct's members."""
 
     switch: str
     path_id: int
     seq: int
-    tx_ts_us: int
-    rx_ts_us: int
+    tx_ts: int  # µs, the ingress edge's clock (when it tagged the packet)
+    rx_ts: int  # µs, the egress edge's clock (when it received the packet)
     rx_packets: int
     rx_bytes: int
     lost: int
@@ -97,13 +97,13 @@ class PathEstimator:
     # -- inputs ---------------------------------------------------------
 
     def add_report(self, r: PathReport) -> None:
-        t = r.rx_ts_us / 1e6
+        t = r.rx_ts / 1e6
         prev = self._points[-1] if self._points else None
         last = self._last_raw
-        if prev is None or last is None or r.rx_ts_us < last.rx_ts_us:
+        if prev is None or last is None or r.rx_ts < last.rx_ts:
             # first report, or the egress switch restarted (its clock went back): start over
             self._points.clear()
-            point = _Point(t, 0, 0, 0, 0, r.rx_ts_us - r.tx_ts_us)
+            point = _Point(t, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
         else:
             point = _Point(
                 t,
@@ -111,7 +111,7 @@ class PathEstimator:
                 prev.bytes + wrap_delta(r.rx_bytes, last.rx_bytes),
                 prev.lost + _signed(wrap_delta(r.lost, last.lost)),
                 prev.reordered + wrap_delta(r.reordered, last.reordered),
-                r.rx_ts_us - r.tx_ts_us,
+                r.rx_ts - r.tx_ts,
             )
         self._points.append(point)
         self._last_raw = r

@@ -1,49 +1,32 @@
-"""Digest decoding: member names from the P4Info order, bad shapes rejected."""
+"""Digest values to PathReport: names shared with the P4 struct, missing members named."""
 
 from __future__ import annotations
 
 import pytest
-from p4.v1 import p4data_pb2
 
-from mpsched.controller.reports import DigestFormatError, check_members, path_report
+from mpsched.controller.reports import DIGEST_FIELDS, DigestFormatError, check_members, path_report
 
-MEMBERS = ["path_id", "seq", "tx_ts", "rx_ts", "rx_packets", "rx_bytes", "lost", "reordered"]
-
-
-def digest(values: list[int], widths: list[int]) -> p4data_pb2.P4Data:
-    data = p4data_pb2.P4Data()
-    for v, w in zip(values, widths, strict=True):
-        data.struct.members.add().bitstring = v.to_bytes((w + 7) // 8, "big")
-    return data
+VALUES = {"path_id": 2, "seq": 7, "tx_ts": 1_000_000, "rx_ts": 1_020_000, "rx_packets": 99,
+          "rx_bytes": 99_000, "lost": 1, "reordered": 0}
 
 
-def test_decodes_in_p4info_order():
-    widths = [8, 32, 48, 48, 32, 32, 32, 32]
-    r = path_report(digest([2, 7, 1_000_000, 1_020_000, 99, 99_000, 1, 0], widths),
-                    MEMBERS, "s2", 5.0)
-    assert (r.path_id, r.seq, r.tx_ts_us, r.rx_ts_us) == (2, 7, 1_000_000, 1_020_000)
-    assert (r.rx_packets, r.rx_bytes, r.lost, r.reordered, r.switch) == (99, 99_000, 1, 0, "s2")
-    # another member order in the P4 struct still decodes right
-    order = list(reversed(MEMBERS))
-    r2 = path_report(digest([0, 1, 99_000, 99, 1_020_000, 1_000_000, 7, 2],
-                            list(reversed(widths))), order, "s2", 5.0)
-    assert r2 == r
+def test_a_report_from_decoded_values():
+    r = path_report({**VALUES, "extra": 5}, "s2", 5.0)
+    assert (r.path_id, r.seq, r.tx_ts, r.rx_ts, r.switch) == (2, 7, 1_000_000, 1_020_000, "s2")
 
 
-def test_bad_shapes_are_rejected():
-    with pytest.raises(DigestFormatError):
-        path_report(digest([1, 2], [8, 8]), MEMBERS, "s2", 0.0)
-    with pytest.raises(DigestFormatError):
-        path_report(p4data_pb2.P4Data(bitstring=b"\x01"), MEMBERS, "s2", 0.0)
+def test_missing_members_are_named():
     with pytest.raises(DigestFormatError, match="lacks reordered"):
-        check_members(MEMBERS[:-1])
-    check_members(MEMBERS)
+        check_members([m for m in VALUES if m != "reordered"])
+    with pytest.raises(DigestFormatError, match="lacks lost"):
+        path_report({k: v for k, v in VALUES.items() if k != "lost"}, "s2", 0.0)
+    check_members(VALUES)
+    assert set(DIGEST_FIELDS) == set(VALUES)
 
 
-def test_every_mapped_field_exists_on_path_report():
-    from dataclasses import fields
+def test_the_compiled_program_carries_every_member(artifacts):
+    from mpsched.p4info import P4Info
+    from mpsched.pipeline import Pipeline
 
-    from mpsched.controller.reports import REPORT_FIELDS
-    from mpsched.controller.telemetry import PathReport
-
-    assert set(REPORT_FIELDS.values()) <= {f.name for f in fields(PathReport)}
+    _, members = Pipeline(P4Info.from_file(artifacts.p4info)).path_report_digest()
+    check_members(members)

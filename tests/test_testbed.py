@@ -140,6 +140,11 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
         h1 = bed.host("h1")
         rest.set_weight(2, 0)
         rtt_slow = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+        # the egress edges' path reports reach the controller's estimators, per direction
+        view = rest.get("/paths/1/telemetry")["directions"]
+        assert view["s1->s2"]["current"]["alive"] is True, view
+        assert view["s2->s1"]["current"]["alive"] is True, view
+        assert view["s1->s2"]["current"]["loss"] == 0.0, view
         rest.set_weight(1, 0)
         rest.set_weight(2, 1)
         rtt_fast = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
