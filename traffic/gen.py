@@ -448,18 +448,29 @@ def role_vbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
 
 
 def role_cbr(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
-    """Constant-bit-rate UDP: datagrams of `--size` payload bytes at `--rate-mbps` (IP bits)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    """Constant-bit-rate UDP: `--flows` flows (seeded source ports), each sending datagrams
+    of `--size` payload bytes, `--rate-mbps` (IP bits) in all."""
+    socks = []
+    for k in range(args.flows):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        if args.flows > 1 or args.seed:
+            rng = port_rng(args.seed, k)
+            for _ in range(PORT_TRIES):
+                try:
+                    sock.bind(("0.0.0.0", rng.randrange(*SOURCE_PORTS)))
+                    break
+                except OSError:
+                    continue
+        socks.append(sock)
     payload = b"\0" * args.size
     interval = (args.size + 28) * 8 / (args.rate_mbps * 1e6)
     sent = 0
     next_send = time.monotonic()
     while not stop.done():
-        try:
-            sock.sendto(payload, (args.dst, args.udp_port))
-            sent += 1
-        except OSError:
-            pass  # no route / buffer full: the datagram is lost, as on a real host
+        # no route / buffer full: the datagram is lost, as on a real host
+        with contextlib.suppress(OSError):
+            socks[sent % len(socks)].sendto(payload, (args.dst, args.udp_port))
+        sent += 1
         next_send += interval
         delay = next_send - time.monotonic()
         if delay > 0:
@@ -515,6 +526,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--udp-port", type=int, required=True)
     sp.add_argument("--rate-mbps", type=float, required=True, help="IP-level rate")
     sp.add_argument("--size", type=int, default=1200, help="UDP payload bytes")
+    sp.add_argument("--flows", type=int, default=1, help="flows (source ports), round robin")
     sp = sub.add_parser("vbr", help="Pareto on/off cross traffic with the papers' packet mix")
     common(sp)
     sp.add_argument("--udp-port", type=int, required=True)
