@@ -41,6 +41,8 @@ PATHS = (  # (one-way delay ms, forward loss, rate Mbit/s, offered UDP Mbit/s)
 )
 WARMUP_S = 4.0  # snapshots before this (after traffic start) are not used
 WINDOW_S = 5.0  # the estimators' window (EstimatorSettings.window_s)
+FAILOVER_LOAD_MBPS = 6.0
+FAILOVER_WATCH_S = 1.5
 PAYLOAD = 1200
 BASE_PORT = 6000
 TAG_HEADER_TYPE = "path_tag_t"
@@ -126,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{i:>4} {what:<10} {expected:>12.4g} {shown:>12} {err:>8.3f}")
     worst = {k: math.nan if any(math.isnan(x) for x in v) else max(v) for k, v in errs.items()}
     if failover is None:
-        print("failover: not measured (this program has no data-plane failover)")
+        print(f"failover: traffic still entered path 1 {FAILOVER_WATCH_S:g} s after it went "
+              "down (no data-plane failover)")
     else:
         print(f"failover: traffic left path 1 {failover:.0f} ms after it went down")
     print(f"rtt_rel_err={worst['rtt']:.3f}")
@@ -134,6 +137,40 @@ def main(argv: list[str] | None = None) -> int:
     print(f"goodput_rel_err={worst['goodput']:.3f}")
     print(f"failover_ms={math.nan if failover is None else round(failover, 1)}")
     return 0
+
+
+def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float | None:
+    """Milliseconds from path 1 going down (both directions) until s1 stops placing traffic on
+    it, seen as the last frame arriving at path 1's link emulator from s1; None if traffic
+    still arrives after FAILOVER_WATCH_S (no failover). Many UDP flows h1 -> h2 are spread
+    over both paths by the weights, so some of them hash onto path 1."""
+    port = str(BASE_PORT + 9)
+    sink = bed.host("h2").popen([*gen, "sink", "--port", port, "--udp-port", port,
+                                 "--out", str(out_dir / "failover-sink.json")])  # fmt: skip
+    procs.append(sink)
+    time.sleep(1.0)
+    procs.append(bed.host("h1").popen([
+        *gen, "cbr", "--dst", "10.0.2.1", "--port", port, "--udp-port", port, "--flows", "16",
+        "--rate-mbps", str(FAILOVER_LOAD_MBPS), "--size", str(PAYLOAD), "--seconds", "6",
+        "--out", str(out_dir / "failover-cbr.json"),
+    ]))  # fmt: skip
+    time.sleep(2.0)
+    link = bed.links[(1, 0)]
+    params = bed.spec.paths[0]
+    last = link.stats()["ab"]["rx"]
+    t_down = last_change = time.monotonic()
+    bed.set_path(1, "ab", params.forward.with_changes(up=False))
+    bed.set_path(1, "ba", params.reverse.with_changes(up=False))
+    while time.monotonic() - t_down < FAILOVER_WATCH_S:
+        rx = link.stats()["ab"]["rx"]
+        if rx != last:
+            last, last_change = rx, time.monotonic()
+        time.sleep(0.002)
+    bed.set_path(1, "ab", params.forward)
+    bed.set_path(1, "ba", params.reverse)
+    if time.monotonic() - last_change < FAILOVER_WATCH_S / 3:
+        return None
+    return (last_change - t_down) * 1000
 
 
 def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, float | None]:
@@ -208,7 +245,7 @@ def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, floa
             for proc in sinks:
                 proc.terminate()
                 proc.wait(timeout=10)
-            failover = None  # measured once the program fails over in the data plane
+            failover = measure_failover(bed, gen, out_dir, procs)
             return views, started, failover
     finally:
         for proc in procs:
