@@ -17,6 +17,7 @@ from mpsched.netcfg import NetCfg
 from mpsched.p4runtime import P4RuntimeClient
 from mpsched.pipeline import Pipeline
 
+from .reports import RttReport
 from .southbound import SwitchAgent
 from .stats import PathStats, Sample
 from .telemetry import EstimatorSettings, PathEstimator, PathReport
@@ -75,6 +76,7 @@ class Controller:
                 self.weights,
                 self._on_sample,
                 on_report=self.ingest_report,
+                on_rtt=self.ingest_rtt_report,
                 poll_interval=self.settings.poll_interval,
             )
             for sw in net.switches
@@ -138,6 +140,18 @@ class Controller:
             if path_id in self._weights:
                 direction = self.direction(switch, self._other(switch))
                 self._estimator(path_id, direction).add_rtt(rtt_ms, at)
+
+    def ingest_rtt_report(self, report: RttReport) -> None:
+        """An RTT report of the ingress edge `report.switch` (its traffic on a path): the
+        RTT sample, the path's retransmission count and bytes in flight."""
+        at = report.received_at
+        self.ingest_rtt(report.switch, report.path_id, report.rtt_us / 1000, at)
+        with self._lock:
+            if report.path_id in self._weights:
+                direction = self.direction(report.switch, self._other(report.switch))
+                self._estimator(report.path_id, direction).add_rtt_report(
+                    report.retrans, report.inflight_bytes, at
+                )
 
     def _record_loop(self) -> None:
         while not self._stop.wait(self.settings.telemetry_period):

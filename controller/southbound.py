@@ -20,9 +20,15 @@ from dataclasses import dataclass
 
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
-from mpsched.pipeline import COUNTER_RX, COUNTER_TX, DIGEST_PATH_REPORT, Pipeline
+from mpsched.pipeline import (
+    COUNTER_RX,
+    COUNTER_TX,
+    DIGEST_PATH_REPORT,
+    DIGEST_RTT_REPORT,
+    Pipeline,
+)
 
-from .reports import check_members, path_report
+from .reports import RttReport, check_members, check_rtt_members, path_report, rtt_report
 from .stats import Sample
 from .telemetry import PathReport
 
@@ -32,13 +38,16 @@ Job = Callable[[P4RuntimeClient], object]
 
 # Default per-path report interval of the egress edge's path_report_t digests.
 REPORT_INTERVAL_US = 10_000
+# Default per-path interval of the ingress edge's rtt_report_t digests.
+RTT_REPORT_INTERVAL_US = 10_000
 JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
 REPORT_WAIT_S = 0.001
 
 
 def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
-    """Routes, pinned prefixes, path next hops, path arrival ports and path report
-    intervals (REPORT_INTERVAL_US) of one switch.
+    """Routes, pinned prefixes, path next hops, path arrival ports, path report
+    intervals (REPORT_INTERVAL_US) and RTT report intervals (RTT_REPORT_INTERVAL_US)
+    of one switch.
 
     A pin is usually more specific than the remote subnet covering it (LPM
     prefers it); a pin of exactly a remote subnet replaces that subnet's
@@ -53,6 +62,7 @@ def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[T
     entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
     entries += [pipeline.report_config(p.id, REPORT_INTERVAL_US) for p in sw.paths]
+    entries += [pipeline.rtt_config(p.id, RTT_REPORT_INTERVAL_US) for p in sw.paths]
     return entries
 
 
@@ -73,6 +83,7 @@ class SwitchAgent(threading.Thread):
         weights: Callable[[], dict[int, int]],
         on_sample: Callable[[str, dict[int, Sample]], None],
         on_report: Callable[[PathReport], None] = lambda _r: None,
+        on_rtt: Callable[[RttReport], None] = lambda _r: None,
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
@@ -85,6 +96,7 @@ class SwitchAgent(threading.Thread):
         self.weights = weights
         self.on_sample = on_sample
         self.on_report = on_report
+        self.on_rtt = on_rtt
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
@@ -117,23 +129,34 @@ class SwitchAgent(threading.Thread):
         client.insert(self.pipeline.weights(0, self.weights()))
         _, members = self.pipeline.path_report_digest()
         check_members(members)
-        # one digest per list, sent at once: report_config already bounds the rate
+        _, members = self.pipeline.rtt_report_digest()
+        check_rtt_members(members)
+        # one digest per list, sent at once: report_config / rtt_config already bound the rate
         client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
 
     def _drain_reports(self, client: P4RuntimeClient) -> None:
-        """Hand every path report waiting on the stream to the controller."""
+        """Hand every path and RTT report waiting on the stream to the controller."""
+        path_id, rtt_id = self.pipeline.path_report_id, self.pipeline.rtt_report_id
         while True:
             digest_list = client.read_digest_list(timeout=REPORT_WAIT_S)
             if digest_list is None:
                 return
             now = time.time()
+            if digest_list.digest_id == path_id:
+                name, make, deliver = DIGEST_PATH_REPORT, path_report, self.on_report
+            elif digest_list.digest_id == rtt_id:
+                name, make, deliver = DIGEST_RTT_REPORT, rtt_report, self.on_rtt
+            else:
+                log.warning("%s: unknown digest id %d", self.sw.name, digest_list.digest_id)
+                continue
             try:
-                values = client.decode_digest_list(DIGEST_PATH_REPORT, digest_list)
+                values = client.decode_digest_list(name, digest_list)
             except P4RuntimeError as error:
                 log.warning("%s: undecodable digest: %s", self.sw.name, error)
                 continue
             for v in values:
-                self.on_report(path_report(v, self.sw.name, now))
+                deliver(make(v, self.sw.name, now))
 
     def _poll(self, client: P4RuntimeClient) -> None:
         now = time.time()

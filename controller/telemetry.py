@@ -7,7 +7,10 @@ Inputs, all from the switches:
   time stamp (`rx_ts`, µs), and the path's cumulative counters at the egress
   (packets, bytes, packets lost by sequence gaps, packets that came late).
   The counters are 32-bit and wrap; differences are taken modulo 2^32.
-- RTT samples (ms) measured at the ingress edge (data segment -> its ACK).
+- RTT samples (ms) measured at the ingress edge (data segment -> its ACK),
+  from its `rtt_report_t` digests, which also carry the path's cumulative
+  count of TCP retransmissions seen there (32-bit, wraps) and its bytes in
+  flight (sent minus acknowledged, an approximation: p4src/include/rtt_monitor.p4).
 
 Estimators (DESIGN.md §4), each with the time of its last update:
 - srtt / rttvar: RFC 6298 §2 (alpha = 1/8, beta = 1/4; first sample R:
@@ -24,6 +27,10 @@ Estimators (DESIGN.md §4), each with the time of its last update:
   is reported relative to the minimum seen in the window (= queueing delay
   above the base propagation delay, as FD-MVQS uses it), and the raw series
   keeps the absolute differences.
+- retrans: TCP retransmissions the ingress edge saw on the path within the
+  window (difference of the cumulative counter between the window's first
+  and last RTT report; like `reordered`, a count, not a rate);
+  inflight_bytes: the latest reported bytes in flight.
 - freshness: seconds since the last report (controller clock); liveness:
   a path is alive while its last report is younger than `dead_after_s`.
 """
@@ -91,6 +98,9 @@ class PathEstimator:
     last_rtt_at: float | None = None
     _points: deque[_Point] = field(default_factory=deque)
     _rtts: deque[tuple[float, float]] = field(default_factory=deque)
+    _retrans: deque[tuple[float, int]] = field(default_factory=deque)  # (at, unwrapped)
+    _last_retrans_raw: int | None = None
+    inflight: int | None = None
     _last_raw: PathReport | None = None
     history: deque[dict] = field(default_factory=deque)
 
@@ -135,7 +145,26 @@ class PathEstimator:
         while self._rtts and self._rtts[0][0] < at - self.settings.window_s:
             self._rtts.popleft()
 
+    def add_rtt_report(self, retrans: int, inflight_bytes: int, at: float) -> None:
+        """The TCP state of one RTT report: cumulative retransmissions (32-bit, wraps) and
+        bytes in flight (the RTT sample itself goes to add_rtt)."""
+        if self._last_retrans_raw is None or not self._retrans:
+            total = 0
+        else:
+            total = self._retrans[-1][1] + wrap_delta(retrans, self._last_retrans_raw)
+        self._retrans.append((at, total))
+        self._last_retrans_raw = retrans
+        self.inflight = inflight_bytes
+        while self._retrans and self._retrans[0][0] < at - self.settings.window_s:
+            self._retrans.popleft()
+
     # -- estimates ------------------------------------------------------
+
+    def retrans(self) -> int | None:
+        """Retransmissions seen within the window (None before two RTT reports)."""
+        if len(self._retrans) < 2:
+            return None
+        return self._retrans[-1][1] - self._retrans[0][1]
 
     def loss_rate(self) -> float | None:
         if len(self._points) < 2:
@@ -205,6 +234,8 @@ class PathEstimator:
             "capacity_mbps": _r(self.capacity_mbps()),
             "owd_ms": _r(self.owd_ms()),
             "reordered": self.reordered(),
+            "retrans": self.retrans(),
+            "inflight_bytes": self.inflight,
             "alive": self.alive(now),
             "freshness_s": _r(self.freshness_s(now)),
         }

@@ -37,10 +37,28 @@ REGISTERS_PATH_MONITOR = tuple(
     for name in ("rx_packets", "rx_bytes", "expected_seq", "lost", "reordered", "last_report_ts")
 )
 DIGEST_PATH_REPORT = "path_report_t"
+# Passive RTT, retransmissions and bytes in flight at the ingress edge (rtt_monitor.p4).
+TABLE_RTT_CONFIG = "MpIngress.rtt_monitor.rtt_config"
+ACTION_SET_RTT_INTERVAL = "MpIngress.rtt_monitor.set_rtt_interval"
+REGISTERS_RTT_MONITOR = tuple(
+    f"MpIngress.rtt_monitor.{name}"
+    for name in (
+        "flow_sig", "flow_seq_end", "flow_ack", "flow_path", "sample_ack", "sample_ts",
+        "sample_path", "path_retrans", "path_sent", "path_acked", "rtt_last_report_ts",
+    )
+)
+DIGEST_RTT_REPORT = "rtt_report_t"
 # Path tag on the wire (p4src/include/headers.p4, path_tag_t).
 ETHERTYPE_PATH_TAG = 0x88B5
 
-TABLES = (TABLE_ROUTE, TABLE_WEIGHTS, TABLE_NEXTHOP, TABLE_PATH_INGRESS, TABLE_REPORT_CONFIG)
+TABLES = (
+    TABLE_ROUTE,
+    TABLE_WEIGHTS,
+    TABLE_NEXTHOP,
+    TABLE_PATH_INGRESS,
+    TABLE_REPORT_CONFIG,
+    TABLE_RTT_CONFIG,
+)
 
 
 class Pipeline:
@@ -58,12 +76,15 @@ class Pipeline:
             ACTION_SET_PATH_PORT,
             ACTION_FROM_PATH,
             ACTION_SET_REPORT_INTERVAL,
+            ACTION_SET_RTT_INTERVAL,
         ):
             p4info.action(action)
-        for register in (REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR):
+        for register in (REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR, *REGISTERS_RTT_MONITOR):
             p4info.register(register)
         p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
-        self.path_report_id, self.path_report_fields = self._path_report(p4info)
+        p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
+        self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
+        self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         p4info.action_param(ACTION_VIA_PATH, "path_id")
@@ -82,13 +103,17 @@ class Pipeline:
             self._key[table] = fields[0].name
 
     @staticmethod
-    def _path_report(p4info: P4Info) -> tuple[int, list[str]]:
-        members = p4info.digest_members(DIGEST_PATH_REPORT)
-        return p4info.digest_id(DIGEST_PATH_REPORT), [name for name, _ in members]
+    def _digest(p4info: P4Info, digest: str) -> tuple[int, list[str]]:
+        members = p4info.digest_members(digest)
+        return p4info.digest_id(digest), [name for name, _ in members]
 
     def path_report_digest(self) -> tuple[int, list[str]]:
         """Digest id of path_report_t and its member names in order, from the P4Info."""
         return self.path_report_id, list(self.path_report_fields)
+
+    def rtt_report_digest(self) -> tuple[int, list[str]]:
+        """Digest id of rtt_report_t and its member names in order, from the P4Info."""
+        return self.rtt_report_id, list(self.rtt_report_fields)
 
     def route_to_host(self, ip: str, port: int, smac: str, dmac: str) -> TableEntry:
         return TableEntry(
@@ -154,5 +179,18 @@ class Pipeline:
             TABLE_REPORT_CONFIG,
             {self._key[TABLE_REPORT_CONFIG]: path_id},
             ACTION_SET_REPORT_INTERVAL,
+            {"interval_us": interval_us},
+        )
+
+    def rtt_config(self, path_id: int, interval_us: int) -> TableEntry:
+        """Report path path_id's RTT samples at most once per interval_us µs (rtt_report_t)."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if interval_us < 0:
+            raise ValueError(f"RTT report interval {interval_us} < 0")
+        return TableEntry(
+            TABLE_RTT_CONFIG,
+            {self._key[TABLE_RTT_CONFIG]: path_id},
+            ACTION_SET_RTT_INTERVAL,
             {"interval_us": interval_us},
         )

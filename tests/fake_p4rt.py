@@ -25,6 +25,8 @@ PATH_REPORT_MEMBERS = [
     ("path_id", 8), ("seq", 32), ("tx_ts", 48), ("rx_ts", 48),
     ("rx_packets", 32), ("rx_bytes", 32), ("lost", 32), ("reordered", 32),
 ]
+# The shape of rtt_report_t in p4src/include/rtt_monitor.p4.
+RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]
 
 
 def synthetic_p4info() -> p4info_pb2.P4Info:
@@ -48,6 +50,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
+    action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
         (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm,
@@ -57,6 +60,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         (pl.TABLE_PATH_INGRESS, "std_meta.ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
         (pl.TABLE_REPORT_CONFIG, "hdr.path_tag.path_id", 8, exact,
          [pl.ACTION_SET_REPORT_INTERVAL]),
+        (pl.TABLE_RTT_CONFIG, "meta.rtt_path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -72,20 +76,22 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
-    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR):
+    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR, *pl.REGISTERS_RTT_MONITOR):
         r = info.registers.add()
         r.preamble.id = 0x15000000 + next(next_id)
         r.preamble.name = name
         r.size = MAX_PATHS + 1
-    d = info.digests.add()
-    d.preamble.id = 0x05000000 + next(next_id)
-    d.preamble.name = pl.DIGEST_PATH_REPORT
-    d.type_spec.struct.name = pl.DIGEST_PATH_REPORT
-    struct = info.type_info.structs[pl.DIGEST_PATH_REPORT]
-    for mname, width in PATH_REPORT_MEMBERS:
-        m = struct.members.add()
-        m.name = mname
-        m.type_spec.bitstring.bit.bitwidth = width
+    for digest, members in ((pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS),
+                            (pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS)):
+        d = info.digests.add()
+        d.preamble.id = 0x05000000 + next(next_id)
+        d.preamble.name = digest
+        d.type_spec.struct.name = digest
+        struct = info.type_info.structs[digest]
+        for mname, width in members:
+            m = struct.members.add()
+            m.name = mname
+            m.type_spec.bitstring.bit.bitwidth = width
     return info
 
 
@@ -111,6 +117,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.entries: dict[tuple[int, bytes], p4runtime_pb2.TableEntry] = {}
         self.counters: dict[int, dict[int, tuple[int, int]]] = {}
         self.writes = 0
+        self.digests: dict[int, p4runtime_pb2.DigestEntry] = {}
 
     def StreamChannel(self, request_iterator, context):  # noqa: N802
         for request in request_iterator:
@@ -124,6 +131,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         with self.lock:
             self.config = request.config
             self.entries.clear()
+            self.digests.clear()
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
     def Write(self, request, context):  # noqa: N802
@@ -131,6 +139,11 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         with self.lock:
             self.writes += 1
             for update in request.updates:
+                if update.entity.HasField("digest_entry"):
+                    digest = update.entity.digest_entry
+                    self.digests[digest.digest_id] = digest
+                    errors.append(p4runtime_pb2.Error(canonical_code=code_pb2.OK))
+                    continue
                 entry = update.entity.table_entry
                 key = (entry.table_id, b"".join(m.SerializeToString() for m in entry.match))
                 err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)

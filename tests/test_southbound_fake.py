@@ -185,3 +185,37 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+def test_agent_dispatches_digests_by_id(p4info):
+    """Path reports go to on_report, RTT reports to on_rtt; unknown ids are skipped."""
+    from p4.v1 import p4runtime_pb2
+
+    from mpsched.controller.southbound import SwitchAgent
+    from mpsched.p4info import encode_uint
+    from mpsched.pipeline import DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
+
+    from .fake_p4rt import PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
+
+    def digest_list(name, members, values):
+        dl = p4runtime_pb2.DigestList(digest_id=p4info.digest_id(name))
+        struct = dl.data.add().struct
+        for (_, width), v in zip(members, values, strict=True):
+            struct.members.add().bitstring = encode_uint(v, width)
+        return dl
+
+    pending = [
+        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
+        p4runtime_pb2.DigestList(digest_id=12345),
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0]),
+    ]
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
+    paths, rtts = [], []
+    net = _net("127.0.0.1:1")
+    agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", dict,
+                        lambda *_: None, on_report=paths.append, on_rtt=rtts.append)
+    agent._drain_reports(client)
+    assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
+        (2, 30_000, 4, 1_500, "s1")]
+    assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]

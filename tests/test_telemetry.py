@@ -146,3 +146,46 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     since = ctl.telemetry_since(now)
     assert len(since["paths"]["1"]["s1->s2"]) == 1
     assert ctl.telemetry_since(now + 2)["paths"]["1"]["s1->s2"] == []
+
+
+def test_retransmissions_in_window_and_inflight():
+    e = PathEstimator(1, EstimatorSettings(window_s=5.0))
+    assert e.retrans() is None and e.snapshot(0.0)["inflight_bytes"] is None
+    e.add_rtt_report(2**32 - 3, 10_000, 1.0)
+    assert e.retrans() is None  # one report: no difference yet
+    e.add_rtt_report(2, 4_000, 2.0)  # the counter wrapped: 5 more
+    e.add_rtt_report(4, 6_000, 3.0)
+    snap = e.snapshot(3.0)
+    assert (snap["retrans"], snap["inflight_bytes"]) == (7, 6_000)
+    e.add_rtt_report(4, 0, 7.5)  # the reports at 1 s and 2 s leave the window
+    assert e.retrans() == 0 and e.inflight == 0
+
+
+def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
+    import time
+
+    from mpsched.controller.core import Controller
+    from mpsched.controller.reports import RttReport
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4info import P4Info
+    from mpsched.pipeline import Pipeline
+
+    from .fake_p4rt import synthetic_p4info
+
+    sw = {"device_id": 1, "grpc_address": "127.0.0.1:1", "hosts": [],
+          "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]}
+    net = NetCfg.from_dict({"switches": [
+        {**sw, "name": "s1", "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"]},
+        {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
+         "subnets": ["10.0.2.0/24"]},
+    ]})
+    ctl = Controller(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+    now = time.time()
+    ctl.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, now))
+    ctl.ingest_rtt_report(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
+    ctl.ingest_rtt_report(RttReport("s2", 9, 50_000, 8, 3_000, now))  # unknown path: ignored
+    current = ctl.telemetry(2)["directions"]["s2->s1"]["current"]
+    assert current["srtt_ms"] == pytest.approx(30 + (50 - 30) / 8)
+    assert (current["rtt_min_ms"], current["rtt_max_ms"]) == (30.0, 50.0)
+    assert (current["retrans"], current["inflight_bytes"]) == (3, 3_000)
+    assert "s1->s2" not in ctl.telemetry(2)["directions"]

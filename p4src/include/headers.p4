@@ -102,6 +102,7 @@ struct local_metadata_t {
     path_id_t  path_id;      // chosen path (0: none)
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
     bool       on_path;      // path_select found the chosen path's port: push a tag
+    path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver

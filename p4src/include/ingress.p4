@@ -15,6 +15,7 @@
 #include "path_select.p4"
 #include "path_monitor.p4"
 #include "path_tag.p4"
+#include "rtt_monitor.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -25,6 +26,7 @@ control MpIngress(inout headers_t hdr,
     PathSelect() path_select;
     PathMonitor() path_monitor;
     PathTagPush() path_tag;
+    RttMonitor() rtt_monitor;
 
     apply {
         // Malformed packets (truncated, bad version, short header, bad
@@ -60,6 +62,12 @@ control MpIngress(inout headers_t hdr,
                     path_tag.apply(hdr, meta, std_meta);
                 }
             }
+        }
+        // TCP data placed onto a path, or coming back from one to a host:
+        // RTT, retransmissions, bytes in flight (rtt_monitor.p4).
+        if (hdr.tcp.isValid() && (meta.on_path || (meta.from_path != 0 && !meta.to_paths))) {
+            meta.rtt_path_id = 0;
+            rtt_monitor.apply(hdr, meta, std_meta);
         }
     }
 }

@@ -7,5 +7,8 @@
 #define PATH_NEXTHOP_TABLE_SIZE MAX_PATHS
 #define PATH_INGRESS_TABLE_SIZE 64
 #define REPORT_CONFIG_TABLE_SIZE MAX_PATHS
+// RTT/retransmission flow slots of the ingress edge (rtt_monitor.p4).
+#define RTT_SLOTS 4096
+#define RTT_CONFIG_TABLE_SIZE MAX_PATHS
 
 #endif
