@@ -6,6 +6,13 @@ weights, then polls the per-path counters. Other threads hand it work through
 `submit()`, which returns a `concurrent.futures.Future`. If the session breaks
 (e.g. the switch restarts) the thread reconnects and re-installs everything,
 so the switch always converges to the controller's state.
+
+Once programmed, a second thread per agent (`Prober`) sends a probe onto
+every path of the switch each PROBE_INTERVAL_S as a P4Runtime PacketOut; it
+only puts the messages on the client's stream request queue (thread-safe), so
+it never waits for the switch and never delays the agent's table writes,
+reads or digest handling. It stops when the session breaks or the agent
+stops, and a new one starts with the next session.
 """
 
 from __future__ import annotations
@@ -40,14 +47,19 @@ Job = Callable[[P4RuntimeClient], object]
 REPORT_INTERVAL_US = 10_000
 # Default per-path interval of the ingress edge's rtt_report_t digests.
 RTT_REPORT_INTERVAL_US = 10_000
+# Path liveness: probes per path and switch every PROBE_INTERVAL_S; a path
+# from which nothing tagged arrived for DEAD_AFTER_US (5 probe intervals) is
+# dead and the edge switch fails its weighted traffic over (failover.p4).
+PROBE_INTERVAL_S = 0.010
+DEAD_AFTER_US = 50_000
 JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
 REPORT_WAIT_S = 0.001
 
 
 def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
     """Routes, pinned prefixes, path next hops, path arrival ports, path report
-    intervals (REPORT_INTERVAL_US) and RTT report intervals (RTT_REPORT_INTERVAL_US)
-    of one switch.
+    intervals (REPORT_INTERVAL_US), RTT report intervals (RTT_REPORT_INTERVAL_US) and
+    path liveness (DEAD_AFTER_US) of one switch.
 
     A pin is usually more specific than the remote subnet covering it (LPM
     prefers it); a pin of exactly a remote subnet replaces that subnet's
@@ -63,7 +75,44 @@ def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[T
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
     entries += [pipeline.report_config(p.id, REPORT_INTERVAL_US) for p in sw.paths]
     entries += [pipeline.rtt_config(p.id, RTT_REPORT_INTERVAL_US) for p in sw.paths]
+    entries += [pipeline.liveness_config(p.id, DEAD_AFTER_US) for p in sw.paths]
     return entries
+
+
+class Prober(threading.Thread):
+    """Sends one probe per path of a switch every `interval` seconds (PacketOut)."""
+
+    def __init__(
+        self, client: P4RuntimeClient, pipeline: Pipeline, path_ids: list[int], interval: float
+    ) -> None:
+        super().__init__(name=f"probe-{client.device_id}", daemon=True)
+        self.client = client
+        self.probes = [pipeline.probe(p) for p in path_ids]
+        self.interval = interval
+        self.sent = 0
+        self._halt = threading.Event()
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self.is_alive():
+            self.join(timeout=1)
+
+    def run(self) -> None:
+        next_at = time.monotonic()
+        while not self._halt.is_set():
+            try:
+                for payload, metadata in self.probes:
+                    self.client.packet_out(payload, metadata)
+                    self.sent += 1
+            except P4RuntimeError as error:  # session closed under us
+                log.debug("probing stopped: %s", error)
+                return
+            next_at += self.interval
+            delay = next_at - time.monotonic()
+            if delay < 0:  # fell behind (e.g. a paused process): do not burst
+                next_at = time.monotonic()
+                delay = 0
+            self._halt.wait(delay)
 
 
 @dataclass
@@ -87,6 +136,7 @@ class SwitchAgent(threading.Thread):
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
+        probe_interval: float | None = PROBE_INTERVAL_S,
     ) -> None:
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
@@ -100,6 +150,8 @@ class SwitchAgent(threading.Thread):
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
+        self.probe_interval = probe_interval  # None: no probes
+        self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
         self._stopping = threading.Event()
@@ -191,9 +243,16 @@ class SwitchAgent(threading.Thread):
                 self.pipeline.p4info,
                 election_id=self.election_id,
             )
+            prober = None
             try:
                 client.connect()
                 self._program(client)
+                if self.probe_interval is not None and self.sw.paths:
+                    prober = Prober(
+                        client, self.pipeline, [p.id for p in self.sw.paths], self.probe_interval
+                    )
+                    prober.start()
+                    self.prober = prober
                 self._set_status("ready")
                 self._ready.set()
                 log.info(
@@ -207,6 +266,8 @@ class SwitchAgent(threading.Thread):
                 self._fail_pending(P4RuntimeError(f"{self.sw.name} is down: {error}"))
                 self._stopping.wait(self.retry_interval)
             finally:
+                if prober is not None:
+                    prober.stop()
                 client.close()
         self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
 

@@ -26,6 +26,11 @@ class Bmv2Error(RuntimeError):
     pass
 
 
+# simple_switch_grpc's CPU port for P4Runtime packet I/O (p4src defines.p4
+# CPU_PORT): the testbed and the PTF runner start BMv2 with it.
+CPU_PORT = 255
+
+
 @dataclass
 class Bmv2Switch:
     """One simple_switch_grpc process, started without a P4 program.

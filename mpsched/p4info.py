@@ -67,7 +67,8 @@ class P4Info:
         self.message = message
         self._by_kind: dict[str, dict[str, object]] = {}
         for kind in (
-            "tables", "actions", "counters", "direct_counters", "meters", "registers", "digests"
+            "tables", "actions", "counters", "direct_counters", "meters", "registers", "digests",
+            "controller_packet_metadata",
         ):
             index: dict[str, object] = {}
             for entity in getattr(message, kind):
@@ -102,6 +103,11 @@ class P4Info:
 
     def digest(self, name: str) -> p4info_pb2.Digest:
         return self._get("digests", name)
+
+    def packet_metadata(self, name: str) -> list[MatchField]:
+        """Fields of a controller header ("packet_out", "packet_in"): name, id, bitwidth."""
+        header = self._get("controller_packet_metadata", name)
+        return [MatchField(m.name, m.id, m.bitwidth, 0) for m in header.metadata]
 
     def digest_id(self, name: str) -> int:
         return self.digest(name).preamble.id

@@ -280,6 +280,38 @@ class P4RuntimeClient:
     def delete(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.DELETE, entries))
 
+    # -- packet I/O ------------------------------------------------------
+
+    def build_packet_out(
+        self, payload: bytes, metadata: dict[str, int]
+    ) -> p4runtime_pb2.StreamMessageRequest:
+        """A PacketOut stream message; metadata by the names of the P4Info's
+        packet_out controller header (every field required)."""
+        request = p4runtime_pb2.StreamMessageRequest()
+        request.packet.payload = payload
+        given = set(metadata)
+        for field_ in self.p4info.packet_metadata("packet_out"):
+            if field_.name not in metadata:
+                raise ValueError(f"packet_out needs metadata {field_.name!r}")
+            given.discard(field_.name)
+            m = request.packet.metadata.add()
+            m.metadata_id = field_.id
+            m.value = encode_value(metadata[field_.name], field_.bitwidth)
+        if given:
+            raise ValueError(f"packet_out has no metadata {sorted(given)}")
+        return request
+
+    def packet_out(self, payload: bytes, metadata: dict[str, int]) -> None:
+        """Send a packet through the switch's CPU port (P4Runtime PacketOut).
+
+        Only puts the message on the stream's request queue (thread-safe, does
+        not wait for the switch), so other threads may call it while the
+        session's owner does unary RPCs. Needs a primary session.
+        """
+        if self._stream is None:
+            raise P4RuntimeError("packet_out needs a primary session (the stream)")
+        self._requests.put(self.build_packet_out(payload, metadata))
+
     # -- digests ---------------------------------------------------------
 
     def insert_digest(

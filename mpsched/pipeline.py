@@ -50,6 +50,17 @@ REGISTERS_RTT_MONITOR = tuple(
 DIGEST_RTT_REPORT = "rtt_report_t"
 # Path tag on the wire (p4src/include/headers.p4, path_tag_t).
 ETHERTYPE_PATH_TAG = 0x88B5
+# Path liveness and probes (p4src/include/liveness.p4, failover.p4).
+TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
+ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
+REGISTERS_LIVENESS = ("MpIngress.liveness.last_seen", "MpIngress.liveness.dead_after")
+PACKET_OUT = "packet_out"  # controller header of PacketOuts
+PACKET_OUT_PATH = "path_id"
+PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
+# A probe as the agent sends it (after the packet_out header): Ethernet with
+# ether type 0 (the tag's next_type: nothing the switch parses follows) and a
+# 4-byte body; on the wire 14 + 14 + 4 bytes (padded to 60 by the NIC or not).
+PROBE_FRAME = bytes(6) + bytes.fromhex("00000a0000fe") + b"\x00\x00" + b"mpsP"
 
 TABLES = (
     TABLE_ROUTE,
@@ -58,6 +69,7 @@ TABLES = (
     TABLE_PATH_INGRESS,
     TABLE_REPORT_CONFIG,
     TABLE_RTT_CONFIG,
+    TABLE_LIVENESS_CONFIG,
 )
 
 
@@ -77,12 +89,18 @@ class Pipeline:
             ACTION_FROM_PATH,
             ACTION_SET_REPORT_INTERVAL,
             ACTION_SET_RTT_INTERVAL,
+            ACTION_SET_DEAD_AFTER,
         ):
             p4info.action(action)
-        for register in (REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR, *REGISTERS_RTT_MONITOR):
+        for register in (
+            REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR, *REGISTERS_RTT_MONITOR, *REGISTERS_LIVENESS
+        ):
             p4info.register(register)
         p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
         p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
+        p4info.action_param(ACTION_SET_DEAD_AFTER, "dead_after_us")
+        if PACKET_OUT_PATH not in [f.name for f in p4info.packet_metadata(PACKET_OUT)]:
+            raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
         self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
@@ -194,3 +212,24 @@ class Pipeline:
             ACTION_SET_RTT_INTERVAL,
             {"interval_us": interval_us},
         )
+
+    def liveness_config(self, path_id: int, dead_after_us: int) -> TableEntry:
+        """Declare path path_id dead dead_after_us µs after the last tagged packet
+        (data or probe) arrived from it; without an entry the path never dies."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if dead_after_us <= 0:
+            raise ValueError(f"dead_after_us {dead_after_us} <= 0")
+        return TableEntry(
+            TABLE_LIVENESS_CONFIG,
+            {self._key[TABLE_LIVENESS_CONFIG]: path_id},
+            ACTION_SET_DEAD_AFTER,
+            {"dead_after_us": dead_after_us},
+        )
+
+    def probe(self, path_id: int) -> tuple[bytes, dict[str, int]]:
+        """Payload and packet_out metadata of a probe onto path path_id, for
+        P4RuntimeClient.packet_out(*pipeline.probe(path_id))."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        return PROBE_FRAME, {PACKET_OUT_PATH: path_id}

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from mpsched import toolchain
-from mpsched.bmv2 import Bmv2Switch
+from mpsched.bmv2 import CPU_PORT, Bmv2Switch
 from mpsched.cleanup import Registry, sweep
 from mpsched.layout import REPO_ROOT, build_dir, p4_artifacts
 
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         switch = Bmv2Switch(
             name="ptf-bmv2", device_id=DEVICE_ID,
             ports={i: sw for i, (sw, _) in enumerate(pairs, start=1)},
-            log_dir=build_dir() / "logs", registry=registry,
+            log_dir=build_dir() / "logs", registry=registry, cpu_port=CPU_PORT,
         )
         switch.start()
         params = (f"grpcaddr='{switch.grpc_address}';device_id={DEVICE_ID};"

@@ -51,6 +51,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
+    action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
         (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm,
@@ -61,6 +62,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         (pl.TABLE_REPORT_CONFIG, "hdr.path_tag.path_id", 8, exact,
          [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "meta.rtt_path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
+        (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -76,7 +78,8 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
-    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR, *pl.REGISTERS_RTT_MONITOR):
+    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR, *pl.REGISTERS_RTT_MONITOR,
+                 *pl.REGISTERS_LIVENESS):
         r = info.registers.add()
         r.preamble.id = 0x15000000 + next(next_id)
         r.preamble.name = name
@@ -92,6 +95,11 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             m = struct.members.add()
             m.name = mname
             m.type_spec.bitstring.bit.bitwidth = width
+    po = info.controller_packet_metadata.add()
+    po.preamble.id = 0x40000000 + next(next_id)
+    po.preamble.name = pl.PACKET_OUT
+    m = po.metadata.add()
+    m.id, m.name, m.bitwidth = 1, pl.PACKET_OUT_PATH, 8
     return info
 
 
@@ -118,9 +126,13 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.counters: dict[int, dict[int, tuple[int, int]]] = {}
         self.writes = 0
         self.digests: dict[int, p4runtime_pb2.DigestEntry] = {}
+        self.packets_out: list[p4runtime_pb2.PacketOut] = []
 
     def StreamChannel(self, request_iterator, context):  # noqa: N802
         for request in request_iterator:
+            if request.HasField("packet"):
+                with self.lock:
+                    self.packets_out.append(request.packet)
             if request.HasField("arbitration"):
                 response = p4runtime_pb2.StreamMessageResponse()
                 response.arbitration.CopyFrom(request.arbitration)

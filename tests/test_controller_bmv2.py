@@ -17,7 +17,7 @@ import time
 import pytest
 import requests
 
-from mpsched.bmv2 import Bmv2Switch, free_port
+from mpsched.bmv2 import CPU_PORT, Bmv2Switch, free_port
 from mpsched.cleanup import Registry
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4info import P4Info
@@ -38,7 +38,7 @@ def switch(tmp_path, artifacts):
     try:
         pairs = make_veths(registry, 3)
         sw = Bmv2Switch("itest-bmv2", 1, {i: s for i, (s, _) in enumerate(pairs, start=1)},
-                        tmp_path, registry=registry)
+                        tmp_path, registry=registry, cpu_port=CPU_PORT)
         sw.start()
         yield sw, pairs
     finally:

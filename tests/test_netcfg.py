@@ -2,13 +2,19 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound import REPORT_INTERVAL_US, forwarding_entries
+from mpsched.controller.southbound import (
+    DEAD_AFTER_US,
+    PROBE_INTERVAL_S,
+    REPORT_INTERVAL_US,
+    forwarding_entries,
+)
 from mpsched.netcfg import ConfigError, NetCfg, PinCfg
 from mpsched.p4info import P4Info
 from mpsched.pipeline import (
     ACTION_SET_REPORT_INTERVAL,
     ACTION_TO_PATHS,
     ACTION_VIA_PATH,
+    TABLE_LIVENESS_CONFIG,
     Pipeline,
 )
 
@@ -166,3 +172,27 @@ def test_host_addresses_may_share_a_port_but_not_an_ip_or_a_path_port():
     hosts.append({"name": "x", "ip": "10.0.1.9", "mac": "00:00:0a:00:01:09", "port": 2})
     with pytest.raises(ConfigError, match="port: 2 appears twice"):
         NetCfg.from_dict(data)
+
+
+def test_every_path_gets_liveness():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    sw = net.switches[0]
+    entries = forwarding_entries(pipeline, net, sw)
+    live = [e for e in entries if e.table == TABLE_LIVENESS_CONFIG]
+    assert sorted(e.match["path_id"] for e in live) == sorted(p.id for p in sw.paths)
+    assert {e.params["dead_after_us"] for e in live} == {DEAD_AFTER_US} == {50_000}
+    assert 5 * round(PROBE_INTERVAL_S * 1e6) == DEAD_AFTER_US
+
+
+def test_liveness_and_probe_builders_check_their_input():
+    pipeline = Pipeline(P4Info(synthetic_p4info()))
+    with pytest.raises(ValueError, match="path id"):
+        pipeline.liveness_config(0, 1000)
+    with pytest.raises(ValueError, match="dead_after_us"):
+        pipeline.liveness_config(1, 0)
+    with pytest.raises(ValueError, match="path id"):
+        pipeline.probe(5)
+    payload, metadata = pipeline.probe(3)
+    assert metadata == {"path_id": 3}
+    assert len(payload) <= 20 and payload[12:14] == b"\x00\x00"

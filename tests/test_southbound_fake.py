@@ -13,6 +13,7 @@ from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, param_value
 from mpsched.pipeline import (
     ACTION_SET_WEIGHTS,
     COUNTER_TX,
+    TABLE_LIVENESS_CONFIG,
     TABLE_NEXTHOP,
     TABLE_ROUTE,
     TABLE_WEIGHTS,
@@ -219,3 +220,45 @@ def test_agent_dispatches_digests_by_id(p4info):
     assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
         (2, 30_000, 4, 1_500, "s1")]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
+
+
+def test_client_builds_packet_out_from_the_p4info(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    request = client.build_packet_out(b"abc", {"path_id": 3})
+    assert request.packet.payload == b"abc"
+    ((meta_id, value),) = ((m.metadata_id, m.value) for m in request.packet.metadata)
+    assert meta_id == 1 and int.from_bytes(value, "big") == 3
+    with pytest.raises(ValueError, match="path_id"):
+        client.build_packet_out(b"abc", {})
+    with pytest.raises(ValueError, match="no metadata"):
+        client.build_packet_out(b"abc", {"path_id": 1, "bogus": 1})
+    with pytest.raises(P4RuntimeError, match="primary"):
+        client.packet_out(b"abc", {"path_id": 1})
+
+
+def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_path):
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    net = _net(server.address)
+    ctl = Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
+                     ControllerSettings(poll_interval=0.05, write_timeout=2))
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        live = p4info.table_id(TABLE_LIVENESS_CONFIG)
+        assert sum(1 for tid, _ in server.servicer.entries if tid == live) == 2
+        # PROBE_INTERVAL_S = 10 ms: ~100 probes per path and second
+        assert wait_until(lambda: len(server.servicer.packets_out) >= 40)
+        started = time.monotonic()
+        assert ctl.set_weight(2, 0)["weight"] == 0  # table writes are not held up
+        assert time.monotonic() - started < 1.0
+        paths = {int.from_bytes(p.metadata[0].value, "big") for p in server.servicer.packets_out}
+        assert paths == {1, 2}
+    finally:
+        ctl.stop()
+    prober = ctl.agents[0].prober
+    assert prober is not None
+    assert wait_until(lambda: not prober.is_alive())
+    sent = prober.sent
+    time.sleep(0.1)
+    assert prober.sent == sent

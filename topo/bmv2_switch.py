@@ -7,7 +7,7 @@ from typing import Any
 
 from mininet.node import Switch
 
-from mpsched.bmv2 import Bmv2Switch
+from mpsched.bmv2 import CPU_PORT, Bmv2Switch
 from mpsched.cleanup import Registry
 
 
@@ -34,6 +34,7 @@ class Bmv2MininetSwitch(Switch):
             ports=self.ports_by_number(),
             log_dir=self.log_dir,
             registry=self.registry,
+            cpu_port=CPU_PORT,
         )
         self.bmv2.start()
 

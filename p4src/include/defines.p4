@@ -30,6 +30,12 @@ const bit<8>  IP_PROTO_UDP   = 17;
 typedef bit<48> timestamp_t;  // µs of the local switch's clock (see path_tag_t)
 typedef bit<32> path_seq_t;   // per-path sequence number; wraps
 
+// Path tag flags (path_tag_t.flags).
+const bit<8> PATH_FLAG_PROBE = 1;
+// The CPU port of simple_switch_grpc (--cpu-port): P4Runtime PacketOuts
+// arrive on it (mpsched/bmv2.py CPU_PORT).
+const port_t CPU_PORT = 255;
+
 // Receiver id of the per-path telemetry digest (path_report_t).
 const bit<32> DIGEST_PATH_REPORT = 1;
 

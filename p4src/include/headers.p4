@@ -9,6 +9,14 @@ error {
     IPv4IncorrectVersion,  // version field is not 4
     IPv4HeaderTooShort,    // IHL below 5 words
     PathTagNotIPv4         // a path tag whose next_type is not IPv4
+                           // (0 is allowed on probes: flags has PATH_FLAG_PROBE)
+}
+
+// Controller packet-out header (P4Runtime PacketOut metadata): a probe the
+// switch agent asks this switch to send onto path path_id (liveness.p4).
+@controller_header("packet_out")
+header packet_out_t {
+    path_id_t path_id;
 }
 
 header ethernet_t {
@@ -25,7 +33,9 @@ header ethernet_t {
 header path_tag_t {
     // Path the ingress edge placed the packet on (1..MAX_PATHS).
     path_id_t   path_id;
-    // 0 for data packets; reserved for probes.
+    // 0 for data packets; PATH_FLAG_PROBE for the controller's probes
+    // (liveness.p4), which carry no IPv4 (next_type 0) and are dropped by
+    // the egress edge after the liveness update.
     bit<8>      flags;
     // Per-path sequence number from the ingress edge's register (0, 1, ...;
     // wraps at 2^32). Gaps at the egress edge are losses, late arrivals
@@ -37,8 +47,8 @@ header path_tag_t {
     // is the one-way delay plus that offset. OWD is relative; the
     // controller uses differences between samples or subtracts the minimum.
     timestamp_t tx_ts;
-    // Ether type of what follows the tag: always ETHERTYPE_IPV4 (anything
-    // else is dropped by the parser).
+    // Ether type of what follows the tag: ETHERTYPE_IPV4, or 0 on probes
+    // (anything else is dropped by the parser).
     bit<16>     next_type;
 }
 
@@ -84,6 +94,7 @@ header udp_t {
 }
 
 struct headers_t {
+    packet_out_t   packet_out;  // only on packets from the CPU port (never emitted)
     ethernet_t     ethernet;
     path_tag_t     path_tag;
     ipv4_t         ipv4;
@@ -103,6 +114,7 @@ struct local_metadata_t {
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
     bool       on_path;      // path_select found the chosen path's port: push a tag
     path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
+    bit<8>     alive;        // liveness.p4: bit i-1 set if path i is alive
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver

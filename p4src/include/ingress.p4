@@ -16,6 +16,7 @@
 #include "path_monitor.p4"
 #include "path_tag.p4"
 #include "rtt_monitor.p4"
+#include "liveness.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -27,13 +28,17 @@ control MpIngress(inout headers_t hdr,
     PathMonitor() path_monitor;
     PathTagPush() path_tag;
     RttMonitor() rtt_monitor;
+    Liveness() liveness;
 
     apply {
         // Malformed packets (truncated, bad version, short header, bad
         // checksum, truncated path tag or one not carrying IPv4) and
         // non-IPv4 traffic are dropped, never forwarded.
+        // Probes (PacketOuts to send, tagged arrivals) carry no IPv4.
         if (std_meta.parser_error != error.NoError ||
-                std_meta.checksum_error == 1 || !hdr.ipv4.isValid()) {
+                std_meta.checksum_error == 1 ||
+                (!hdr.ipv4.isValid() && !hdr.packet_out.isValid() &&
+                 !hdr.path_tag.isValid())) {
             mark_to_drop(std_meta);
             return;
         }
@@ -42,16 +47,32 @@ control MpIngress(inout headers_t hdr,
         meta.class_id = 0;
         meta.path_id = 0;
         meta.on_path = false;
+        meta.alive = 0;
         path_ingress.apply(hdr, meta, std_meta);
-        if (hdr.path_tag.isValid()) {
-            if (meta.from_path == 0) {
-                // A tag from a host port: hosts never send tags.
-                mark_to_drop(std_meta);
-                return;
-            }
-            path_monitor.apply(hdr, meta, std_meta);
+        if (hdr.path_tag.isValid() && meta.from_path == 0) {
+            // A tag from a host port: hosts never send tags.
+            mark_to_drop(std_meta);
+            return;
         }
-        routing.apply(hdr, meta, std_meta);
+        liveness.apply(hdr, meta, std_meta);
+        if (hdr.packet_out.isValid()) {
+            // A probe from the switch agent: onto its path like a pinned
+            // packet, tagged with PATH_FLAG_PROBE below.
+            meta.to_paths = true;
+            meta.pinned = true;
+            meta.path_id = hdr.packet_out.path_id;
+        } else {
+            if (hdr.path_tag.isValid()) {
+                bool probe = (hdr.path_tag.flags & PATH_FLAG_PROBE) != 0;
+                path_monitor.apply(hdr, meta, std_meta);
+                if (probe) {
+                    // Probes end here: liveness and path_monitor updated.
+                    mark_to_drop(std_meta);
+                    return;
+                }
+            }
+            routing.apply(hdr, meta, std_meta);
+        }
         if (meta.to_paths) {
             if (meta.from_path != 0) {
                 // Never bounce a packet from one path onto another.
@@ -60,6 +81,9 @@ control MpIngress(inout headers_t hdr,
                 path_select.apply(hdr, meta, std_meta);
                 if (meta.on_path) {
                     path_tag.apply(hdr, meta, std_meta);
+                    if (hdr.packet_out.isValid()) {
+                        hdr.path_tag.flags = PATH_FLAG_PROBE;
+                    }
                 }
             }
         }

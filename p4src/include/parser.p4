@@ -13,6 +13,15 @@ parser MpParser(packet_in packet,
     state start {
         meta.l4_src_port = 0;
         meta.l4_dst_port = 0;
+        transition select(std_meta.ingress_port) {
+            CPU_PORT: parse_packet_out;
+            default: parse_ethernet;
+        }
+    }
+
+    // A P4Runtime PacketOut: the controller header, then the probe frame.
+    state parse_packet_out {
+        packet.extract(hdr.packet_out);
         transition parse_ethernet;
     }
 
@@ -26,9 +35,18 @@ parser MpParser(packet_in packet,
     }
 
     // A truncated tag fails the extract (PacketTooShort); a tag that does
-    // not carry IPv4 fails the verify. Either way the ingress drops it.
+    // not carry IPv4 fails the verify, unless it is a probe (PROBE flag,
+    // next_type 0: nothing follows that the switch reads). Either way the
+    // ingress drops it; a probe after its liveness update.
     state parse_path_tag {
         packet.extract(hdr.path_tag);
+        transition select(hdr.path_tag.flags & PATH_FLAG_PROBE, hdr.path_tag.next_type) {
+            (PATH_FLAG_PROBE, 0): accept;
+            default: parse_path_tag_ipv4;
+        }
+    }
+
+    state parse_path_tag_ipv4 {
         verify(hdr.path_tag.next_type == ETHERTYPE_IPV4, error.PathTagNotIPv4);
         transition parse_ipv4;
     }

@@ -11,6 +11,7 @@
 
 #include "headers.p4"
 #include "sizes.p4"
+#include "failover.p4"
 
 control PathSelect(inout headers_t hdr,
                    inout local_metadata_t meta,
@@ -20,6 +21,8 @@ control PathSelect(inout headers_t hdr,
     // index 0 counts packets for which no path could be chosen (no weights,
     // every weight 0) or whose path has no next hop; those are dropped.
     counter(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_tx;
+
+    PathFailover() failover;
 
     // Cumulative bucket ends: path i owns the buckets [bound_{i-1}, bound_i).
     bit<17> bound_1 = 0;
@@ -98,6 +101,16 @@ control PathSelect(inout headers_t hdr,
                 meta.path_id = 4;
             } else {
                 meta.path_id = 0;
+            }
+            if (meta.path_id != 0) {
+                // Paths with a nonzero weight (bit i-1: path i) may take
+                // over from a dead one (failover.p4). Pins do not fail over.
+                bit<8> weighted = 0;
+                if (bound_1 > 0) { weighted = weighted | 1; }
+                if (bound_2 > bound_1) { weighted = weighted | 2; }
+                if (bound_3 > bound_2) { weighted = weighted | 4; }
+                if (bound_4 > bound_3) { weighted = weighted | 8; }
+                failover.apply(meta, weighted);
             }
         }
         // A pinned path id outside 1..MAX_PATHS has no counter: drop it

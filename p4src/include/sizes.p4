@@ -10,5 +10,6 @@
 // RTT/retransmission flow slots of the ingress edge (rtt_monitor.p4).
 #define RTT_SLOTS 4096
 #define RTT_CONFIG_TABLE_SIZE MAX_PATHS
+#define LIVENESS_CONFIG_TABLE_SIZE MAX_PATHS
 
 #endif

@@ -1,0 +1,104 @@
+// Path liveness at each edge switch, for local fast failover (path_select.p4).
+//
+// A path p is alive while now - last_seen[p] <= dead_after[p], where
+// last_seen[p] is the ingress time stamp of the latest TAGGED packet that
+// arrived FROM path p (data or probe) and dead_after[p] is the path's
+// liveness_config value (µs, this switch's clock). dead_after[p] == 0 means
+// "no liveness configured": the path is never declared dead (a switch
+// without liveness_config entries behaves as before).
+//
+// The switch agent keeps idle paths measured with probes: a P4Runtime
+// PacketOut with the packet_out header (path id) is sent onto that path with
+// a path tag whose flags carry PATH_FLAG_PROBE (ingress.p4 routes it like a
+// pinned packet: next hop, path_tx, sequence number, tag push). Sending a
+// probe on a configured path also arms its timer if nothing has arrived on
+// it yet, so a path that is dead from the start is declared dead
+// dead_after µs after the first probe.
+//
+// Each packet reads the registers of every path once and leaves the result
+// in meta.alive (bit i-1: path i), which path_select uses.
+#ifndef __LIVENESS__
+#define __LIVENESS__
+
+#include "headers.p4"
+#include "sizes.p4"
+
+control Liveness(inout headers_t hdr,
+                 inout local_metadata_t meta,
+                 inout standard_metadata_t std_meta) {
+
+    // Per path, by path id: arrival time of the latest tagged packet from
+    // the path (µs) and the dead-after interval in force (0: never dead).
+    register<timestamp_t>(PATH_REGISTER_SIZE) last_seen;
+    register<timestamp_t>(PATH_REGISTER_SIZE) dead_after;
+
+    path_id_t key_path = 0;
+    timestamp_t config_dead_after = 0;
+
+    // Declare the path dead dead_after_us µs after the last tagged packet
+    // that arrived from it.
+    action set_dead_after(timestamp_t dead_after_us) {
+        config_dead_after = dead_after_us;
+    }
+
+    // Purpose: the dead-after interval of each path (by path id).
+    // Miss: NoAction, dead_after stays 0: the path is never declared dead.
+    table liveness_config {
+        key = {
+            key_path: exact @name("path_id");
+        }
+        actions = {
+            set_dead_after;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = LIVENESS_CONFIG_TABLE_SIZE;
+    }
+
+    // alive bit of path i (index i) at time now.
+    action check(in bit<32> i, in timestamp_t now, out bit<1> alive) {
+        timestamp_t seen;
+        timestamp_t after;
+        last_seen.read(seen, i);
+        dead_after.read(after, i);
+        alive = (after == 0 || now - seen <= after) ? 1w1 : 1w0;
+    }
+
+    apply {
+        timestamp_t now = std_meta.ingress_global_timestamp;
+        bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
+                       meta.from_path <= MAX_PATHS;
+        bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
+                        hdr.packet_out.path_id <= MAX_PATHS;
+        if (arrival) {
+            key_path = meta.from_path;
+        } else if (probe_tx) {
+            key_path = hdr.packet_out.path_id;
+        }
+        if (arrival || probe_tx) {
+            liveness_config.apply();
+            bit<32> index = (bit<32>)key_path;
+            dead_after.write(index, config_dead_after);
+            if (arrival) {
+                last_seen.write(index, now);
+            } else {
+                timestamp_t seen;
+                last_seen.read(seen, index);
+                if (seen == 0) {
+                    last_seen.write(index, now);
+                }
+            }
+        }
+        bit<1> a1;
+        bit<1> a2;
+        bit<1> a3;
+        bit<1> a4;
+        check(1, now, a1);
+        check(2, now, a2);
+        check(3, now, a3);
+        check(4, now, a4);
+        meta.alive = (bit<8>)(a4 ++ a3 ++ a2 ++ a1);
+    }
+}
+
+#endif
