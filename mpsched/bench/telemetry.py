@@ -11,8 +11,9 @@ warm-up (one per second, each over the estimator's 5 s window) with:
 - goodput: the current estimate (Ethernet bytes delivered at the egress over the last 5 s,
   path tag included) vs what the receiver's interface got in the same 5 s, plus the tag per
   packet (its size read from the BMv2 JSON);
-- RTT: the passive RTT estimate vs 2 x the configured one-way delays (when the data plane
-  measures RTT; otherwise `nan` with the reason);
+- RTT: the passive RTT's window minimum vs 2 x the configured one-way delay (the key);
+  srtt is printed too: it also holds the queueing the bench's own traffic causes and the
+  receiver's delayed ACKs, which the configured delay does not;
 - failover: time from a path going down to s1 no longer placing traffic on it (when the data
   plane fails over locally; otherwise `nan`).
 Ends with `rtt_rel_err=`, `loss_rel_err=`, `goodput_rel_err=`, `failover_ms=`.
@@ -43,6 +44,7 @@ WARMUP_S = 4.0  # snapshots before this (after traffic start) are not used
 WINDOW_S = 5.0  # the estimators' window (EstimatorSettings.window_s)
 FAILOVER_LOAD_MBPS = 6.0
 FAILOVER_WATCH_S = 1.5
+PROBE_BYTES_MAX = 200  # more than the probes that can arrive within one 2 ms poll
 PAYLOAD = 1200
 BASE_PORT = 6000
 TAG_HEADER_TYPE = "path_tag_t"
@@ -68,7 +70,7 @@ def rx_counters(host) -> tuple[int, int]:
 def steady_mean(snapshots: list[dict]) -> dict[str, float | None]:
     """Per estimate, the mean over the snapshots that have it (None if none has)."""
     out: dict[str, float | None] = {}
-    for key in ("loss", "goodput_mbps", "srtt_ms"):
+    for key in ("loss", "goodput_mbps", "srtt_ms", "rtt_min_ms"):
         values = [s[key] for s in snapshots if s.get(key) is not None]
         out[key] = sum(values) / len(values) if values else None
     return out
@@ -118,12 +120,14 @@ def main(argv: list[str] | None = None) -> int:
         for what, expected, measured in (
             ("loss", loss, cur.get("loss")),
             ("goodput", views[i]["receiver_l2_mbps"], now.get("goodput_mbps")),
-            ("rtt", 2 * delay, cur.get("srtt_ms")),
+            ("rtt", 2 * delay, cur.get("rtt_min_ms")),
+            ("srtt", 2 * delay, cur.get("srtt_ms")),
         ):
             err = rel_err(measured, expected)
             if what == "rtt" and measured is not None and abs(measured - expected) <= 1.0:
                 err = min(err, 0.0)  # within the 1 ms floor of the target
-            errs[what].append(err)
+            if what in errs:
+                errs[what].append(err)
             shown = "n/a" if measured is None else f"{measured:.4g}"
             print(f"{i:>4} {what:<10} {expected:>12.4g} {shown:>12} {err:>8.3f}")
     worst = {k: math.nan if any(math.isnan(x) for x in v) else max(v) for k, v in errs.items()}
@@ -141,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float | None:
     """Milliseconds from path 1 going down (both directions) until s1 stops placing traffic on
-    it, seen as the last frame arriving at path 1's link emulator from s1; None if traffic
+    it, seen as the last data frame arriving at path 1's link emulator from s1 (s1's probes
+    keep going onto the dead path: that is how it notices recovery); None if traffic
     still arrives after FAILOVER_WATCH_S (no failover). Many UDP flows h1 -> h2 are spread
     over both paths by the weights, so some of them hash onto path 1."""
     port = str(BASE_PORT + 9)
@@ -157,14 +162,17 @@ def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float |
     time.sleep(2.0)
     link = bed.links[(1, 0)]
     params = bed.spec.paths[0]
-    last = link.stats()["ab"]["rx"]
+    last = link.stats()["ab"]["rx_bytes"]
     t_down = last_change = time.monotonic()
     bed.set_path(1, "ab", params.forward.with_changes(up=False))
     bed.set_path(1, "ba", params.reverse.with_changes(up=False))
     while time.monotonic() - t_down < FAILOVER_WATCH_S:
-        rx = link.stats()["ab"]["rx"]
-        if rx != last:
-            last, last_change = rx, time.monotonic()
+        rx = link.stats()["ab"]["rx_bytes"]
+        # s1's probes (32-byte frames, 100/s) keep arriving on a dead path by design; a data
+        # frame (> 1200 bytes) shows as a jump of more than PROBE_BYTES_MAX in one poll
+        if rx - last > PROBE_BYTES_MAX:
+            last_change = time.monotonic()
+        last = rx
         time.sleep(0.002)
     bed.set_path(1, "ab", params.forward)
     bed.set_path(1, "ba", params.reverse)
