@@ -9,12 +9,34 @@ import sys
 
 from mpsched.layout import p4_artifacts
 
+from .telemetry import (
+    DEAD_AFTER_US,
+    PROBE_INTERVAL_S,
+    REPORT_INTERVAL_US,
+    RTT_REPORT_INTERVAL_US,
+    TelemetryConfig,
+)
 
-def command(netcfg: object, rest_port: int, poll_interval: float = 1.0,
-            p4info: object = None, bmv2_json: object = None) -> list[str]:
+
+def command(
+    netcfg: object,
+    rest_port: int,
+    poll_interval: float = 1.0,
+    p4info: object = None,
+    bmv2_json: object = None,
+) -> list[str]:
     """The argv that runs the controller as a process of its own (demo, tests)."""
-    cmd = [sys.executable, "-m", "mpsched.controller", "--netcfg", str(netcfg),
-           "--rest-port", str(rest_port), "--poll-interval", str(poll_interval)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mpsched.controller",
+        "--netcfg",
+        str(netcfg),
+        "--rest-port",
+        str(rest_port),
+        "--poll-interval",
+        str(poll_interval),
+    ]
     if p4info is not None:
         cmd += ["--p4info", str(p4info)]
     if bmv2_json is not None:
@@ -52,9 +74,51 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between counter reads (default: %(default)s)",
     )
     parser.add_argument(
+        "--report-interval-ms",
+        type=float,
+        default=REPORT_INTERVAL_US / 1000,
+        help="at most one path report per path and interval from each egress edge "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--rtt-interval-ms",
+        type=float,
+        default=RTT_REPORT_INTERVAL_US / 1000,
+        help="at most one RTT report per path and interval from each ingress edge "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--probe-interval-ms",
+        type=float,
+        default=PROBE_INTERVAL_S * 1000,
+        help="probe PacketOuts per path and switch; 0 = no probes (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--dead-after-ms",
+        type=float,
+        default=DEAD_AFTER_US / 1000,
+        help="a path silent this long is dead and its flows fail over (default: %(default)s)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
     return parser
+
+
+def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
+    """The data plane's telemetry settings from the command line; errors name the option."""
+    for option in ("report_interval_ms", "rtt_interval_ms", "dead_after_ms"):
+        value = getattr(args, option)
+        if not value > 0 or round(value * 1000) < 1:
+            raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
+    if args.probe_interval_ms < 0:
+        raise ValueError(f"--probe-interval-ms: must be >= 0, got {args.probe_interval_ms}")
+    return TelemetryConfig(
+        report_interval_us=round(args.report_interval_ms * 1000),
+        rtt_interval_us=round(args.rtt_interval_ms * 1000),
+        probe_interval_s=args.probe_interval_ms / 1000 if args.probe_interval_ms else None,
+        dead_after_us=round(args.dead_after_ms * 1000),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,11 +147,19 @@ def main(argv: list[str] | None = None) -> int:
         log.error("--poll-interval: must be positive")
         return 2
     try:
+        telemetry = telemetry_config(args)
+    except ValueError as error:
+        log.error("%s", error)
+        return 2
+    try:
         net = NetCfg.load(args.netcfg)
         pipeline = Pipeline(P4Info.from_file(args.p4info))
         open(args.bmv2_json, "rb").close()
         controller = Controller(
-            net, pipeline, args.bmv2_json, ControllerSettings(poll_interval=args.poll_interval)
+            net,
+            pipeline,
+            args.bmv2_json,
+            ControllerSettings(poll_interval=args.poll_interval, telemetry=telemetry),
         )
     except (ConfigError, P4InfoError, OSError, ValueError) as error:
         log.error("%s", error)
@@ -103,8 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
 
     manager = app_manager.AppManager.get_instance()
-    app = manager.instantiate(MultipathApp, controller=controller,
-                              rest_host=args.rest_host, rest_port=args.rest_port)
+    app = manager.instantiate(
+        MultipathApp, controller=controller, rest_host=args.rest_host, rest_port=args.rest_port
+    )
     try:
         app.start()
     except OSError as error:

@@ -18,7 +18,7 @@ from mpsched.p4runtime import P4RuntimeClient
 from mpsched.pipeline import Pipeline
 
 from .reports import RttReport
-from .southbound import SwitchAgent
+from .southbound import SwitchAgent, TelemetryConfig
 from .stats import PathStats, Sample
 from .telemetry import EstimatorSettings, PathEstimator, PathReport
 from .weights import MAX_WEIGHT
@@ -43,6 +43,7 @@ class ControllerSettings:
     default_weight: int = 1
     telemetry_period: float = 1.0  # how often each path's estimates go into its history
     estimators: EstimatorSettings = field(default_factory=EstimatorSettings)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
 
 
 class Controller:
@@ -78,6 +79,7 @@ class Controller:
                 on_report=self.ingest_report,
                 on_rtt=self.ingest_rtt_report,
                 poll_interval=self.settings.poll_interval,
+                telemetry=self.settings.telemetry,
             )
             for sw in net.switches
         ]

@@ -37,29 +37,25 @@ from mpsched.pipeline import (
 
 from .reports import RttReport, check_members, check_rtt_members, path_report, rtt_report
 from .stats import Sample
-from .telemetry import PathReport
+from .telemetry import (
+    PROBE_INTERVAL_S,
+    PathReport,
+    TelemetryConfig,
+)
 
 log = logging.getLogger(__name__)
 
 Job = Callable[[P4RuntimeClient], object]
 
-# Default per-path report interval of the egress edge's path_report_t digests.
-REPORT_INTERVAL_US = 10_000
-# Default per-path interval of the ingress edge's rtt_report_t digests.
-RTT_REPORT_INTERVAL_US = 10_000
-# Path liveness: probes per path and switch every PROBE_INTERVAL_S; a path
-# from which nothing tagged arrived for DEAD_AFTER_US (5 probe intervals) is
-# dead and the edge switch fails its weighted traffic over (failover.p4).
-PROBE_INTERVAL_S = 0.010
-DEAD_AFTER_US = 50_000
 JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
 REPORT_WAIT_S = 0.001
 
 
-def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[TableEntry]:
-    """Routes, pinned prefixes, path next hops, path arrival ports, path report
-    intervals (REPORT_INTERVAL_US), RTT report intervals (RTT_REPORT_INTERVAL_US) and
-    path liveness (DEAD_AFTER_US) of one switch.
+def forwarding_entries(
+    pipeline: Pipeline, net: NetCfg, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
+) -> list[TableEntry]:
+    """Routes, pinned prefixes, path next hops, path arrival ports, and the
+    telemetry settings (report and RTT report intervals, path liveness) of one switch.
 
     A pin is usually more specific than the remote subnet covering it (LPM
     prefers it); a pin of exactly a remote subnet replaces that subnet's
@@ -73,9 +69,10 @@ def forwarding_entries(pipeline: Pipeline, net: NetCfg, sw: SwitchCfg) -> list[T
     entries += [pipeline.route_via_path(pin.prefix, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
-    entries += [pipeline.report_config(p.id, REPORT_INTERVAL_US) for p in sw.paths]
-    entries += [pipeline.rtt_config(p.id, RTT_REPORT_INTERVAL_US) for p in sw.paths]
-    entries += [pipeline.liveness_config(p.id, DEAD_AFTER_US) for p in sw.paths]
+    tc = telemetry or TelemetryConfig()
+    entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
+    entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
+    entries += [pipeline.liveness_config(p.id, tc.dead_after_us) for p in sw.paths]
     return entries
 
 
@@ -137,6 +134,7 @@ class SwitchAgent(threading.Thread):
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
         probe_interval: float | None = PROBE_INTERVAL_S,
+        telemetry: TelemetryConfig | None = None,
     ) -> None:
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
@@ -150,7 +148,8 @@ class SwitchAgent(threading.Thread):
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
-        self.probe_interval = probe_interval  # None: no probes
+        self.telemetry = telemetry or TelemetryConfig(probe_interval_s=probe_interval)
+        self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
@@ -177,7 +176,7 @@ class SwitchAgent(threading.Thread):
 
     def _program(self, client: P4RuntimeClient) -> None:
         client.set_pipeline(self.bmv2_json)
-        client.insert(*forwarding_entries(self.pipeline, self.net, self.sw))
+        client.insert(*forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry))
         client.insert(self.pipeline.weights(0, self.weights()))
         _, members = self.pipeline.path_report_digest()
         check_members(members)

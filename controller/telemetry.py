@@ -41,6 +41,16 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+# Default per-path report interval of the egress edge's path_report_t digests.
+REPORT_INTERVAL_US = 10_000
+# Default per-path interval of the ingress edge's rtt_report_t digests.
+RTT_REPORT_INTERVAL_US = 10_000
+# Path liveness: probes per path and switch every PROBE_INTERVAL_S; a path
+# from which nothing tagged arrived for DEAD_AFTER_US (5 probe intervals) is
+# dead and the edge switch fails its weighted traffic over (failover.p4).
+PROBE_INTERVAL_S = 0.010
+DEAD_AFTER_US = 50_000
+
 WRAP32 = 1 << 32
 SRTT_ALPHA = 1 / 8
 RTTVAR_BETA = 1 / 4
@@ -256,3 +266,27 @@ def _signed(delta: int) -> int:
 
 def _r(x: float | None, digits: int = 3) -> float | None:
     return None if x is None or not math.isfinite(x) else round(x, digits)
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    """The data plane's export and liveness settings, installed per path on every switch.
+
+    report_interval_us: at most one path_report_t per path per interval (egress edge).
+    rtt_interval_us: at most one rtt_report_t per path per interval (ingress edge).
+    probe_interval_s: each agent's probe PacketOuts per path; None = no probes.
+    dead_after_us: a path with nothing tagged from it for this long is dead (fails over).
+    """
+
+    report_interval_us: int = REPORT_INTERVAL_US
+    rtt_interval_us: int = RTT_REPORT_INTERVAL_US
+    probe_interval_s: float | None = PROBE_INTERVAL_S
+    dead_after_us: int = DEAD_AFTER_US
+
+    def __post_init__(self) -> None:
+        for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.probe_interval_s is not None and not self.probe_interval_s > 0:
+            raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")

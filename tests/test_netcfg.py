@@ -2,12 +2,8 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound import (
-    DEAD_AFTER_US,
-    PROBE_INTERVAL_S,
-    REPORT_INTERVAL_US,
-    forwarding_entries,
-)
+from mpsched.controller.southbound import forwarding_entries
+from mpsched.controller.telemetry import DEAD_AFTER_US, PROBE_INTERVAL_S, REPORT_INTERVAL_US
 from mpsched.netcfg import ConfigError, NetCfg, PinCfg
 from mpsched.p4info import P4Info
 from mpsched.pipeline import (

@@ -189,3 +189,47 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     assert (current["rtt_min_ms"], current["rtt_max_ms"]) == (30.0, 50.0)
     assert (current["retrans"], current["inflight_bytes"]) == (3, 3_000)
     assert "s1->s2" not in ctl.telemetry(2)["directions"]
+
+
+def test_telemetry_options_of_the_controller_command():
+    from mpsched.controller.__main__ import build_parser, telemetry_config
+    from mpsched.controller.telemetry import TelemetryConfig
+
+    parse = build_parser().parse_args
+    base = ["--netcfg", "x.json"]
+    assert telemetry_config(parse(base)) == TelemetryConfig()
+    cfg = telemetry_config(parse([*base, "--report-interval-ms", "2.5", "--probe-interval-ms",
+                                  "0", "--dead-after-ms", "100"]))
+    assert (cfg.report_interval_us, cfg.probe_interval_s, cfg.dead_after_us) == (2500, None,
+                                                                                  100_000)
+    for option in ("--report-interval-ms", "--rtt-interval-ms", "--dead-after-ms",
+                   "--probe-interval-ms"):
+        with pytest.raises(ValueError, match=option):
+            telemetry_config(parse([*base, option, "-1"]))
+
+
+def test_forwarding_entries_carry_the_telemetry_settings():
+    from mpsched.controller.southbound import forwarding_entries
+    from mpsched.controller.telemetry import TelemetryConfig
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4info import P4Info
+    from mpsched.pipeline import (
+        ACTION_SET_DEAD_AFTER,
+        ACTION_SET_REPORT_INTERVAL,
+        ACTION_SET_RTT_INTERVAL,
+        Pipeline,
+    )
+
+    from .fake_p4rt import synthetic_p4info
+
+    net = NetCfg.from_dict({"switches": [{
+        "name": "s1", "device_id": 1, "grpc_address": "127.0.0.1:1", "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"], "hosts": [], "paths": [{"id": 1, "port": 2}]}]})
+    cfg = TelemetryConfig(report_interval_us=3000, rtt_interval_us=4000, dead_after_us=70_000)
+    entries = forwarding_entries(Pipeline(P4Info(synthetic_p4info())), net, net.switches[0], cfg)
+    params = {e.action: e.params for e in entries}
+    assert params[ACTION_SET_REPORT_INTERVAL] == {"interval_us": 3000}
+    assert params[ACTION_SET_RTT_INTERVAL] == {"interval_us": 4000}
+    assert params[ACTION_SET_DEAD_AFTER] == {"dead_after_us": 70_000}
+    with pytest.raises(ValueError, match="dead_after_us"):
+        TelemetryConfig(dead_after_us=0)
