@@ -109,10 +109,8 @@ def test_snapshot_and_bounded_history():
     assert snap["loss"] == 0.0 and snap["srtt_ms"] is None
 
 
-def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
-    import time
-
-    from mpsched.controller.core import Controller, NotFoundError
+def two_edge_controller(controller_cls, tmp_path):
+    """A Controller (not started) for two edge switches with paths 1 and 2."""
     from mpsched.netcfg import NetCfg
     from mpsched.p4info import P4Info
     from mpsched.pipeline import Pipeline
@@ -126,7 +124,14 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
         {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
          "subnets": ["10.0.2.0/24"]},
     ]})
-    ctl = Controller(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+    return controller_cls(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+
+
+def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
+    import time
+
+    from mpsched.controller.core import Controller, NotFoundError
+    ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
     ctl.ingest_report(report(1.0, 0, 0, at=now))
     ctl.ingest_report(report(2.0, 100, 250_000, lost=5, at=now))
@@ -166,20 +171,7 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
 
     from mpsched.controller.core import Controller
     from mpsched.controller.reports import RttReport
-    from mpsched.netcfg import NetCfg
-    from mpsched.p4info import P4Info
-    from mpsched.pipeline import Pipeline
-
-    from .fake_p4rt import synthetic_p4info
-
-    sw = {"device_id": 1, "grpc_address": "127.0.0.1:1", "hosts": [],
-          "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]}
-    net = NetCfg.from_dict({"switches": [
-        {**sw, "name": "s1", "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"]},
-        {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
-         "subnets": ["10.0.2.0/24"]},
-    ]})
-    ctl = Controller(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+    ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
     ctl.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, now))
     ctl.ingest_rtt_report(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
