@@ -7,7 +7,7 @@ formula lives in `metrics.py`; this module only selects the data:
 
 - goodput_mbps: bytes the h2 sinks received in the window (`metrics.goodput_mbps`).
 - goodput_frac: goodput / time-averaged capacity, where capacity at a time is
-  the sum over paths of `scenario.path_rate` (slowest segment, 0 while down).
+  the sum over paths of `PathSpec.rate_at` (slowest segment, 0 while down).
 - path<i>_mbps: mean forward rate delivered by path i's link emulator (Ethernet
   bytes s1 -> s2, cross traffic pinned to the path included); series "path<i>".
 - path<i>_offered_mbps: what s1 placed onto path i (its path_tx counter), drops
@@ -37,7 +37,6 @@ from mpsched import metrics, pcap
 from mpsched.emu.schedule import Step
 from mpsched.report import RunResult
 from mpsched.runner import RunRaw
-from mpsched.scenario import path_rate
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> f
     total = 0.0
     for k in range(n):
         t = start + (k + 0.5) * (end - start) / n
-        total += sum(path_rate(p, t) for p in paths)
+        total += sum(p.rate_at(t) for p in paths)
     return total / n
 
 

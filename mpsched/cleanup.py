@@ -63,6 +63,18 @@ def kill_pid(pid: int, expect_cmd: str | None = None, grace: float = 3.0) -> boo
     return True
 
 
+def _raise_interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def interrupt_on_signals(*signums: int) -> None:
+    """Turn the given signals (default SIGINT and SIGTERM) into KeyboardInterrupt, so a run
+    unwinds through its context managers and releases what it started. Also makes SIGINT
+    work when the process was started with it ignored (a shell's background job)."""
+    for signum in signums or (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _raise_interrupt)
+
+
 def delete_link(name: str) -> bool:
     result = subprocess.run(
         ["ip", "link", "delete", name], capture_output=True, text=True, check=False

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -19,16 +17,12 @@ from dataclasses import dataclass
 import requests
 
 from mpsched import toolchain
-from mpsched.bmv2 import free_port
-from mpsched.controller.__main__ import command as controller_command
+from mpsched.cleanup import interrupt_on_signals
 from mpsched.layout import p4_artifacts
+from mpsched.restclient import RestClient, start_controller, stop_controller
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
-
-
-class DemoError(RuntimeError):
-    pass
 
 
 @dataclass
@@ -38,42 +32,6 @@ class PhaseResult:
     packets: dict[int, int]
     path_mbps: dict[int, float]
     goodput_mbps: float
-
-
-class RestClient:
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    def get(self, path: str):
-        r = requests.get(self.base + path, timeout=10)
-        r.raise_for_status()
-        return r.json()
-
-    def set_weight(self, path_id: int, weight: int) -> None:
-        r = requests.put(f"{self.base}/paths/{path_id}/weight", json={"weight": weight}, timeout=10)
-        if r.status_code != 200:
-            raise DemoError(f"PUT /paths/{path_id}/weight: {r.status_code} {r.text}")
-
-
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def wait_controller(rest: RestClient, proc: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    last = "no answer"
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise DemoError(f"the controller exited with code {proc.returncode}")
-        try:
-            switches = rest.get("/switches")
-            if all(s["state"] == "ready" for s in switches):
-                return
-            last = ", ".join(f"{s['name']}={s['state']}" for s in switches)
-        except requests.RequestException as error:
-            last = str(error)
-        time.sleep(0.2)
-    raise DemoError(f"switches not ready after {timeout}s ({last})")
 
 
 def tx_packets_bytes(rest: RestClient) -> dict[int, tuple[int, int]]:
@@ -167,24 +125,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from mpsched.topo.testbed import Testbed, TopoSpec
 
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGINT, _raise_interrupt)  # also when started with SIGINT ignored
+    interrupt_on_signals()
     poll = 0.5
     controller = None
     try:
         with Testbed(TopoSpec.from_rates(rates)) as bed:
-            port = free_port()
-            log_path = bed.spec.log_dir / "controller.log"
-            with log_path.open("wb") as out:
-                controller = subprocess.Popen(
-                    controller_command(bed.netcfg_path, port, poll),
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            bed.registry.add_process(controller.pid, " ".join(controller.args))
-            rest = RestClient(f"http://127.0.0.1:{port}")
-            wait_controller(rest, controller, timeout=30)
+            controller, rest = start_controller(
+                bed.netcfg_path, bed.spec.log_dir / "controller.log", bed.registry, poll
+            )
             ids = sorted(p["id"] for p in rest.get("/paths"))
             phases = [
                 ("1:0", {p: (1 if p == ids[0] else 0) for p in ids}),
@@ -196,15 +144,14 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(
                     run_phase(bed, rest, name, weights, args.seconds, args.streams, poll)
                 )
-            controller.terminate()
-            controller.wait(timeout=10)
+            stop_controller(controller, bed.registry)
         print()
         print(format_table(results, dict(enumerate(rates, start=1))))
         return 0
     except KeyboardInterrupt:
         print("demo: interrupted; everything was torn down", file=sys.stderr)
         return 130
-    except (DemoError, TrafficError, requests.RequestException, RuntimeError) as error:
+    except (TrafficError, requests.RequestException, RuntimeError) as error:
         print(f"demo: failed: {error} (logs in build/logs/)", file=sys.stderr)
         return 1
     finally:

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from mpsched import toolchain
+from mpsched.cleanup import interrupt_on_signals
 from mpsched.layout import build_dir, p4_artifacts
 from mpsched.scenario import POLICIES, Scenario, ScenarioError, load
 
@@ -220,9 +221,7 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     }
     out = args.out or build_dir() / "results" / time.strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
-    from mpsched.runner import install_signal_handlers
-
-    install_signal_handlers()
+    interrupt_on_signals()
     try:
         results, failed = run_experiments(
             scenarios, policies_for, args.runs, out, args.keep_captures

@@ -48,7 +48,9 @@ REGISTERS_RTT_MONITOR = tuple(
     )
 )
 DIGEST_RTT_REPORT = "rtt_report_t"
-# Path tag on the wire (p4src/include/headers.p4, path_tag_t).
+# Path tag on the wire (p4src/include/headers.p4): header type name (its size is read
+# from the BMv2 JSON) and ether type.
+HEADER_PATH_TAG = "path_tag_t"
 ETHERTYPE_PATH_TAG = 0x88B5
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
 TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"

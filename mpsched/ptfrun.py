@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mpsched import toolchain
 from mpsched.bmv2 import CPU_PORT, Bmv2Switch
-from mpsched.cleanup import Registry, sweep
+from mpsched.cleanup import Registry, interrupt_on_signals, sweep
 from mpsched.layout import REPO_ROOT, build_dir, p4_artifacts
 
 N_PORTS = 4
@@ -46,10 +46,6 @@ def make_veths(registry: Registry, count: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def _raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpsched.ptfrun",
@@ -72,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         print("ptf: cannot run:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
 
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    interrupt_on_signals(signal.SIGTERM)
     sweep()
     registry = Registry()
     switch = None

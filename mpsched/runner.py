@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import signal
 import subprocess
 import sys
 import threading
@@ -26,10 +25,8 @@ from typing import Any
 
 import requests
 
-from mpsched.bmv2 import free_port
-from mpsched.controller.__main__ import command as controller_command
-from mpsched.demo import RestClient, wait_controller
-from mpsched.scenario import Scenario, Workload, path_rate
+from mpsched.restclient import RestClient, start_controller
+from mpsched.scenario import Scenario, Workload
 
 log = logging.getLogger(__name__)
 
@@ -157,20 +154,11 @@ class Run:
             h1.cmd(f"ip mptcp endpoint add {ip} dev {dev} subflow")
 
     def _start_controller(self) -> RestClient:
-        port = free_port()
-        log_path = self.raw.dir / "controller.log"
-        with log_path.open("wb") as out:
-            proc = subprocess.Popen(
-                controller_command(self.bed.netcfg_path, port, POLL_S),
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.bed.registry.add_process(proc.pid, " ".join(proc.args))
+        proc, rest = start_controller(
+            self.bed.netcfg_path, self.raw.dir / "controller.log", self.bed.registry, POLL_S
+        )
         with self.lock:
             self.procs.append(("controller", proc))
-        rest = RestClient(f"http://127.0.0.1:{port}")
-        wait_controller(rest, proc, timeout=30)
         return rest
 
     def _capture(self) -> subprocess.Popen:
@@ -254,7 +242,7 @@ class Run:
         _, dst = _sink_host(w)
         seed = self.seed * 100 + index
         if w.kind == "vbr":
-            rate = path_rate(sc.topo.paths[w.path - 1], 0.0) or 10.0
+            rate = sc.topo.paths[w.path - 1].rate_at(0.0) or 10.0
             role = vbr_args(w, index, dst, seconds, seed, rate)
         else:
             role = sender_args(w, index, dst, seconds, seed)
@@ -343,11 +331,3 @@ class Run:
                 self.bed.registry.forget_process(proc.pid)
 
 
-def raise_interrupt(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def install_signal_handlers() -> None:
-    """SIGTERM and SIGINT unwind the run (context managers clean up)."""
-    signal.signal(signal.SIGTERM, raise_interrupt)
-    signal.signal(signal.SIGINT, raise_interrupt)

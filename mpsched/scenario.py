@@ -358,12 +358,6 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
 # ---- the scenario ----------------------------------------------------------------
 
 
-def path_rate(path: PathSpec, t: float) -> float:
-    """Forward capacity of a path at time t (`PathSpec.rate_at`)."""
-    return path.rate_at(t)
-
-
-
 @dataclass(frozen=True)
 class Policy:
     name: str = "ecmp"
@@ -385,7 +379,7 @@ class Scenario:
 
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
-        return [path_rate(p, 0.0) for p in self.topo.paths]
+        return [p.rate_at(0.0) for p in self.topo.paths]
 
     def policy_weights(self, policy: str) -> dict[int, int]:
         """Per-path weights that realise a baseline policy with the weighted-hash data plane.

@@ -11,7 +11,7 @@ from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
 from mpsched.layout import REPO_ROOT
-from mpsched.scenario import ScenarioError, load, parse, path_rate
+from mpsched.scenario import ScenarioError, load, parse
 
 SCENARIOS = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
 MINIMAL = {
@@ -65,7 +65,7 @@ def test_path_rate_is_the_slowest_segment_and_zero_while_down():
     doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
     doc["paths"][0]["core"] = {"rate_mbps": 4, "schedule": [{"down_s": 2, "up_s": 3}]}
     path = parse(doc).topo.paths[0]
-    assert [path_rate(path, t) for t in (0, 2.5, 3)] == [4, 0, 4]
+    assert [path.rate_at(t) for t in (0, 2.5, 3)] == [4, 0, 4]
     doc["paths"][0]["core"] = {"rate_mbps": 4, "dealy_ms": 1}
     with pytest.raises(ScenarioError) as err:
         parse(doc)

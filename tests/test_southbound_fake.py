@@ -92,12 +92,17 @@ def _ends(server, p4info) -> list[int]:
     return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
 
 
-def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, tmp_path):
+def _one_switch_controller(server, p4info, tmp_path) -> Controller:
+    """A controller (not started) for s1 of `_net`, on the fake server."""
     json_file = tmp_path / "p.json"
     json_file.write_text("{}")
     net = _net(server.address)
-    ctl = Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
-                     ControllerSettings(poll_interval=0.05, write_timeout=2))
+    return Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
+                      ControllerSettings(poll_interval=0.05, write_timeout=2))
+
+
+def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, tmp_path):
+    ctl = _one_switch_controller(server, p4info, tmp_path)
     ctl.start()
     try:
         assert ctl.agents[0].wait_ready(5)
@@ -237,11 +242,7 @@ def test_client_builds_packet_out_from_the_p4info(p4info):
 
 
 def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_path):
-    json_file = tmp_path / "p.json"
-    json_file.write_text("{}")
-    net = _net(server.address)
-    ctl = Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
-                     ControllerSettings(poll_interval=0.05, write_timeout=2))
+    ctl = _one_switch_controller(server, p4info, tmp_path)
     ctl.start()
     try:
         assert ctl.agents[0].wait_ready(5)

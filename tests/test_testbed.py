@@ -40,22 +40,14 @@ def prerequisites(artifacts):
 @contextlib.contextmanager
 def controller(bed, artifacts, tmp_path: Path):
     """The controller on the testbed's netcfg, ready; stopped on exit. Yields its REST client."""
-    from mpsched.bmv2 import free_port
-    from mpsched.controller.__main__ import command as controller_command
-    from mpsched.demo import RestClient, wait_controller
+    from mpsched.restclient import start_controller, stop_controller
 
-    port = free_port()
-    ctl = subprocess.Popen(
-        controller_command(bed.netcfg_path, port, 0.2, artifacts.p4info, artifacts.bmv2_json),
-        stdout=(tmp_path / "ctl.log").open("wb"), stderr=subprocess.STDOUT,
-    )
+    ctl, rest = start_controller(bed.netcfg_path, tmp_path / "ctl.log", poll=0.2,
+                                 p4info=artifacts.p4info, bmv2_json=artifacts.bmv2_json)
     try:
-        rest = RestClient(f"http://127.0.0.1:{port}")
-        wait_controller(rest, ctl, timeout=30)
         yield rest
     finally:
-        ctl.terminate()
-        ctl.wait(timeout=10)
+        stop_controller(ctl)
 
 
 def _mtu(iface: str) -> int:

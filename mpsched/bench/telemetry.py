@@ -25,14 +25,15 @@ import argparse
 import json
 import logging
 import math
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from mpsched import toolchain
+from mpsched.cleanup import interrupt_on_signals
 from mpsched.layout import build_dir, p4_artifacts
+from mpsched.pipeline import HEADER_PATH_TAG
 
 log = logging.getLogger("mpsched.bench.telemetry")
 
@@ -47,14 +48,13 @@ FAILOVER_WATCH_S = 1.5
 PROBE_BYTES_MAX = 200  # more than the probes that can arrive within one 2 ms poll
 PAYLOAD = 1200
 BASE_PORT = 6000
-TAG_HEADER_TYPE = "path_tag_t"
 
 
 def tag_bytes(bmv2_json: Path) -> int:
     """Size of the path tag from the compiled program (0 if it has none)."""
     doc = json.loads(bmv2_json.read_text())
     for ht in doc.get("header_types", []):
-        if ht.get("name") == TAG_HEADER_TYPE:
+        if ht.get("name") == HEADER_PATH_TAG:
             return sum(f[1] for f in ht["fields"]) // 8
     return 0
 
@@ -100,10 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
 
-    from mpsched.runner import raise_interrupt
-
-    signal.signal(signal.SIGINT, raise_interrupt)
-    signal.signal(signal.SIGTERM, raise_interrupt)
+    interrupt_on_signals()
     out_dir = build_dir() / "logs" / "bench-telemetry"
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -184,10 +181,8 @@ def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float |
 def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, float | None]:
     """Bring the testbed up, measure, tear it down; returns (telemetry views, traffic start
     time, failover ms or None)."""
-    from mpsched.bmv2 import free_port
-    from mpsched.controller.__main__ import command as controller_command
-    from mpsched.demo import RestClient, wait_controller
     from mpsched.emu.params import LinkParams
+    from mpsched.restclient import start_controller
     from mpsched.topo.testbed import PathSpec, Testbed, TopoSpec
 
     paths = tuple(
@@ -202,16 +197,8 @@ def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, floa
     gen = [sys.executable, "-m", "mpsched.traffic.gen"]
     try:
         with Testbed(TopoSpec(paths=paths, backend="linkem", log_dir=out_dir)) as bed:
-            port = free_port()
-            with (out_dir / "controller.log").open("wb") as logf:
-                ctl = subprocess.Popen(
-                    controller_command(bed.netcfg_path, port, 0.5),
-                    stdout=logf, stderr=subprocess.STDOUT, start_new_session=True,
-                )  # fmt: skip
+            ctl, rest = start_controller(bed.netcfg_path, out_dir / "controller.log", bed.registry)
             procs.append(ctl)
-            bed.registry.add_process(ctl.pid, " ".join(ctl.args))
-            rest = RestClient(f"http://127.0.0.1:{port}")
-            wait_controller(rest, ctl, timeout=30)
             sinks = []
             for i in range(1, len(PATHS) + 1):
                 sink_port = str(BASE_PORT + i)
