@@ -129,6 +129,13 @@ class P4Info:
             members.append((member.name, width))
         return members
 
+    def serializable_enum(self, name: str) -> dict[str, int]:
+        """Member name -> value of a serializable enum (``enum bit<W> name {...}``)."""
+        enums = self.message.type_info.serializable_enums
+        if name not in enums:
+            raise P4InfoError(f"no serializable enum {name!r} in the P4Info type_info")
+        return {m.name: decode_uint(m.value) for m in enums[name].members}
+
     def table_id(self, name: str) -> int:
         return self.table(name).preamble.id
 

@@ -55,7 +55,22 @@ ETHERTYPE_PATH_TAG = 0x88B5
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
 TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
 ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
-REGISTERS_LIVENESS = ("MpIngress.liveness.last_seen", "MpIngress.liveness.dead_after")
+REGISTERS_LIVENESS = ("path_last_seen", "path_dead_after")
+# Traffic classes, flowlets, round robin and MVQS (classify.p4, path_select.p4, mvqs.p4).
+TABLE_TRAFFIC_CLASS = "MpIngress.classify.traffic_class"
+ACTION_SET_CLASS = "MpIngress.classify.set_class"
+CLASS_KEYS = ("dscp", "src_addr", "dst_addr", "protocol", "src_port", "dst_port")
+TABLE_MVQS = "MpIngress.path_select.mvqs.mvqs_params"
+ACTION_SET_MVQS = "MpIngress.path_select.mvqs.set_mvqs"
+MVQS_PARAMS = ("pad_us", "bdp_bytes", "us_per_kbyte", "drain_1024us")  # each _1.._MAX_PATHS
+REGISTERS_PATH_SELECT = (
+    "MpIngress.path_select.flowlet_ts",
+    "MpIngress.path_select.flowlet_path",
+    "MpIngress.path_select.rr_last",
+    "MpIngress.path_select.mvqs.vq_bytes",
+    "MpIngress.path_select.mvqs.vq_ts",
+)
+ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
 PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
@@ -72,6 +87,7 @@ TABLES = (
     TABLE_REPORT_CONFIG,
     TABLE_RTT_CONFIG,
     TABLE_LIVENESS_CONFIG,
+    TABLE_MVQS,
 )
 
 
@@ -92,10 +108,16 @@ class Pipeline:
             ACTION_SET_REPORT_INTERVAL,
             ACTION_SET_RTT_INTERVAL,
             ACTION_SET_DEAD_AFTER,
+            ACTION_SET_CLASS,
+            ACTION_SET_MVQS,
         ):
             p4info.action(action)
         for register in (
-            REGISTER_TX_SEQ, *REGISTERS_PATH_MONITOR, *REGISTERS_RTT_MONITOR, *REGISTERS_LIVENESS
+            REGISTER_TX_SEQ,
+            *REGISTERS_PATH_MONITOR,
+            *REGISTERS_RTT_MONITOR,
+            *REGISTERS_LIVENESS,
+            *REGISTERS_PATH_SELECT,
         ):
             p4info.register(register)
         p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
@@ -109,12 +131,27 @@ class Pipeline:
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         p4info.action_param(ACTION_VIA_PATH, "path_id")
         self.max_paths = p4info.counter_size(COUNTER_TX) - 1
-        self.weight_params = [p.name for p in p4info.action_params(ACTION_SET_WEIGHTS)]
-        if len(self.weight_params) != self.max_paths:
+        self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
+        for name in (*self.weight_params, "mode", "flowlet_gap_us"):
+            p4info.action_param(ACTION_SET_WEIGHTS, name)
+        ends = [p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")]
+        if len(ends) != self.max_paths:
             raise P4InfoError(
-                f"{ACTION_SET_WEIGHTS} has {len(self.weight_params)} parameters, "
+                f"{ACTION_SET_WEIGHTS} has {len(ends)} bucket ends, "
                 f"but {COUNTER_TX} counts {self.max_paths} paths"
             )
+        # Policy modes by name (lower case: "hash", "flowlet", "rr", "vq") -> value.
+        self.modes = {
+            name.lower(): value for name, value in p4info.serializable_enum(ENUM_POLICY_MODE).items()
+        }
+        for name in MVQS_PARAMS:
+            for i in range(1, self.max_paths + 1):
+                p4info.action_param(ACTION_SET_MVQS, f"{name}_{i}")
+        self.class_keys = {f.name: f for f in p4info.match_fields(TABLE_TRAFFIC_CLASS)}
+        missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
+        if missing:
+            raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
+        self.max_classes = p4info.table_size(TABLE_WEIGHTS)
         self._key = {}
         for table in TABLES:
             fields = p4info.match_fields(table)
@@ -176,18 +213,80 @@ class Pipeline:
             {"path_id": path_id},
         )
 
-    def weights(self, class_id: int, weights: Mapping[int, int]) -> TableEntry:
-        """The weights entry of a class; weights maps path id (1-based) -> weight."""
+    def weights(
+        self,
+        class_id: int,
+        weights: Mapping[int, int],
+        mode: str = "hash",
+        flowlet_gap_us: int = 0,
+    ) -> TableEntry:
+        """The placement entry of a class: weights maps path id (1-based) -> weight;
+        mode one of self.modes ("hash", "flowlet", "rr", "vq"); the flowlet gap in µs."""
         unknown = [p for p in weights if not 1 <= p <= self.max_paths]
         if unknown:
             raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
+        if not 0 <= class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        if mode not in self.modes:
+            raise ValueError(f"mode {mode!r} is not one of {sorted(self.modes)}")
+        if not 0 <= flowlet_gap_us < 1 << 32:
+            raise ValueError(f"flowlet gap {flowlet_gap_us} µs outside 0..2^32-1")
         ends = bucket_ends([weights.get(p, 0) for p in range(1, self.max_paths + 1)])
+        params: dict = dict(zip(self.weight_params, ends, strict=True))
+        params["mode"] = self.modes[mode]
+        params["flowlet_gap_us"] = flowlet_gap_us
         return TableEntry(
-            TABLE_WEIGHTS,
-            {self._key[TABLE_WEIGHTS]: class_id},
-            ACTION_SET_WEIGHTS,
-            dict(zip(self.weight_params, ends, strict=True)),
+            TABLE_WEIGHTS, {self._key[TABLE_WEIGHTS]: class_id}, ACTION_SET_WEIGHTS, params
         )
+
+    def traffic_class(
+        self,
+        class_id: int,
+        priority: int,
+        dscp: int | None = None,
+        src: str | None = None,
+        dst: str | None = None,
+        protocol: int | None = None,
+        src_port: tuple[int, int] | None = None,
+        dst_port: tuple[int, int] | None = None,
+    ) -> TableEntry:
+        """A classifier entry: packets matching every given field (None: any) get class_id;
+        prefixes as "a.b.c.d/len", ports as inclusive (low, high). Higher priority wins."""
+        if not 0 < class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 1..{self.max_classes - 1}")
+        if priority < 1:
+            raise ValueError(f"priority {priority} < 1")
+        match: dict[str, object] = {}
+        if dscp is not None:
+            match["dscp"] = (dscp, 0x3F)
+        for key, prefix in (("src_addr", src), ("dst_addr", dst)):
+            if prefix is not None:
+                net = ipaddress.IPv4Network(prefix)
+                if net.prefixlen:
+                    match[key] = (str(net.network_address), int(net.netmask))
+        if protocol is not None:
+            match["protocol"] = (protocol, 0xFF)
+        for key, ports in (("src_port", src_port), ("dst_port", dst_port)):
+            if ports is not None and ports != (0, 0xFFFF):
+                match[key] = ports
+        return TableEntry(
+            TABLE_TRAFFIC_CLASS, match, ACTION_SET_CLASS, {"class_id": class_id}, priority=priority
+        )
+
+    def mvqs_params(self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]) -> TableEntry:
+        """The MVQS parameters of a class in mode "vq": path id -> (pad_us, bdp_bytes,
+        us_per_kbyte, drain_1024us) (mvqs.p4); paths not given get zeros."""
+        unknown = [p for p in paths if not 1 <= p <= self.max_paths]
+        if unknown:
+            raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
+        params: dict = {}
+        for i in range(1, self.max_paths + 1):
+            values = paths.get(i, (0, 0, 0, 0))
+            for name, value in zip(MVQS_PARAMS, values, strict=True):
+                if not 0 <= value < 1 << 32:
+                    raise ValueError(f"{name} of path {i} = {value} outside 0..2^32-1")
+                params[f"{name}_{i}"] = int(value)
+        return TableEntry(TABLE_MVQS, {self._key[TABLE_MVQS]: class_id}, ACTION_SET_MVQS, params)
 
     def report_config(self, path_id: int, interval_us: int) -> TableEntry:
         """Report path path_id at most once per interval_us µs (path_report_t digests)."""

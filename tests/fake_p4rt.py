@@ -46,7 +46,11 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
     action(pl.ACTION_TO_PATHS, [])
     action(pl.ACTION_VIA_PATH, [("path_id", 8)])
-    action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)])
+    action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)]
+           + [("mode", 8), ("flowlet_gap_us", 32)])
+    action(pl.ACTION_SET_CLASS, [("class_id", 8)])
+    action(pl.ACTION_SET_MVQS, [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS
+                                for i in range(1, MAX_PATHS + 1)])
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
@@ -63,6 +67,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
          [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "meta.rtt_path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
+        (pl.TABLE_MVQS, "class_id", 8, exact, [pl.ACTION_SET_MVQS]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -73,13 +78,29 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
         for a in acts:
             t.action_refs.add().id = actions[a]
+    t = info.tables.add()
+    t.preamble.id = 0x02000000 + next(next_id)
+    t.preamble.name = pl.TABLE_TRAFFIC_CLASS
+    t.size = 256
+    ternary, range_ = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
+    for i, (key, width, kind) in enumerate(
+        [("dscp", 6, ternary), ("src_addr", 32, ternary), ("dst_addr", 32, ternary),
+         ("protocol", 8, ternary), ("src_port", 16, range_), ("dst_port", 16, range_)], start=1):
+        mf = t.match_fields.add()
+        mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
+    t.action_refs.add().id = actions[pl.ACTION_SET_CLASS]
+    modes = info.type_info.serializable_enums[pl.ENUM_POLICY_MODE]
+    modes.underlying_type.bitwidth = 8
+    for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ")):
+        m = modes.members.add()
+        m.name, m.value = name, bytes([value])
     for name in (pl.COUNTER_TX, pl.COUNTER_RX):
         c = info.counters.add()
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
     for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR, *pl.REGISTERS_RTT_MONITOR,
-                 *pl.REGISTERS_LIVENESS):
+                 *pl.REGISTERS_LIVENESS, *pl.REGISTERS_PATH_SELECT):
         r = info.registers.add()
         r.preamble.id = 0x15000000 + next(next_id)
         r.preamble.name = name

@@ -6,7 +6,7 @@ typedef bit<9>  port_t;
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<8>  path_id_t;   // 1..MAX_PATHS; 0 means "no path chosen"
-typedef bit<8>  class_id_t;  // traffic class; 0 is the default class
+typedef bit<8>  class_id_t;  // traffic class 0..MAX_CLASSES-1; 0 is the default class
 typedef bit<16> bucket_t;    // weighted-hash bucket
 
 const bit<16> ETHERTYPE_IPV4 = 0x0800;
@@ -29,6 +29,19 @@ const bit<8>  IP_PROTO_UDP   = 17;
 
 typedef bit<48> timestamp_t;  // µs of the local switch's clock (see path_tag_t)
 typedef bit<32> path_seq_t;   // per-path sequence number; wraps
+
+// Traffic classes (classify.p4): class_id_t values below MAX_CLASSES.
+#define MAX_CLASSES 64
+
+// How a traffic class places its packets onto the paths (path_select.p4),
+// the `mode` of its path_weights entry. The controller reads the member
+// values from the P4Info (type_info.serializable_enums).
+enum bit<8> policy_mode_t {
+    HASH = 0,     // per flow: 5-tuple hash over the weights (ECMP, WCMP)
+    FLOWLET = 1,  // per flowlet: a new flowlet draws a path by the weights
+    RR = 2,       // per packet: round robin over the paths with a weight
+    VQ = 3        // per flowlet: least MVQS time factor (mvqs.p4)
+}
 
 // Path tag flags (path_tag_t.flags).
 const bit<8> PATH_FLAG_PROBE = 1;

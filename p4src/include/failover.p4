@@ -1,44 +1,51 @@
-// Local fast failover at the ingress edge (called by path_select.p4 after
-// the weighted choice; pinned packets and probes never get here).
+// Local fast failover at the ingress edge (called by path_select.p4 when the
+// path chosen for a packet is not alive; pinned packets and probes never get
+// here).
 //
-// If the weighted choice p is not alive (meta.alive, liveness.p4), the
-// packet takes the first of p+1, p+2, ... (cyclically over 1..MAX_PATHS)
-// that is alive and has a nonzero weight. The choice depends only on p, i.e.
-// on the flow's bucket, so a flow stays on one fallback while p is dead, and
-// hashes back to p as soon as p is alive again (recovery needs no
-// controller). If no other path qualifies, the packet keeps p.
+// The packet moves to one of the other usable paths (alive and with a
+// nonzero weight in its class): the k-th of the n such paths in path id
+// order, k = (spread * n) / 65536, where `spread` is a 16-bit hash of the flow
+// (hash mode: the same flow always takes the same fallback, so a dead path's
+// flows spread evenly over the survivors) or a random draw (a new flowlet).
+// As soon as the chosen path is alive again, path_select picks it again:
+// recovery needs no controller. If no other path is usable, the packet keeps
+// its path.
 // Unrolled for MAX_PATHS == 4.
 #ifndef __FAILOVER__
 #define __FAILOVER__
 
 #include "headers.p4"
 
-control PathFailover(inout local_metadata_t meta, in bit<8> weighted) {
+control PathFailover(inout path_id_t path_id, in bit<8> usable, in bit<16> spread) {
 
     apply {
-        path_id_t p = meta.path_id;
-        bit<8> usable = meta.alive & weighted;
-        if ((meta.alive & (8w1 << (p - 1))) == 0) {
-            path_id_t q = p;
-            bool found = false;
-            // try p+1, p+2, p+3 (mod MAX_PATHS, 1-based)
-            q = (q == MAX_PATHS) ? 8w1 : q + 1;
-            if ((usable & (8w1 << (q - 1))) != 0) {
-                found = true;
-            } else {
-                q = (q == MAX_PATHS) ? 8w1 : q + 1;
-                if ((usable & (8w1 << (q - 1))) != 0) {
-                    found = true;
-                } else {
-                    q = (q == MAX_PATHS) ? 8w1 : q + 1;
-                    if ((usable & (8w1 << (q - 1))) != 0) {
-                        found = true;
-                    }
-                }
+        bit<8> others = usable & ~(8w1 << (path_id - 1));
+        bit<32> n = 0;
+        if ((others & 1) != 0) { n = n + 1; }
+        if ((others & 2) != 0) { n = n + 1; }
+        if ((others & 4) != 0) { n = n + 1; }
+        if ((others & 8) != 0) { n = n + 1; }
+        if (n != 0) {
+            bit<32> k = ((bit<32>)spread * n) >> 16;
+            // the path whose rank among `others` is k
+            bit<32> rank = 0;
+            path_id_t q = 0;
+            if ((others & 1) != 0) {
+                if (rank == k) { q = 1; }
+                rank = rank + 1;
             }
-            if (found) {
-                meta.path_id = q;
+            if ((others & 2) != 0) {
+                if (rank == k) { q = 2; }
+                rank = rank + 1;
             }
+            if ((others & 4) != 0) {
+                if (rank == k) { q = 3; }
+                rank = rank + 1;
+            }
+            if ((others & 8) != 0) {
+                if (rank == k) { q = 4; }
+            }
+            path_id = q;
         }
     }
 }

@@ -108,13 +108,12 @@ struct local_metadata_t {
     bit<16>    l4_dst_port;
     bool       to_paths;     // the route says: leave over one of the paths
     bool       pinned;       // the route fixed path_id itself (no weighted choice)
-    class_id_t class_id;     // traffic class (0 until classification exists)
+    class_id_t class_id;     // traffic class (classify.p4; 0: default class)
     bucket_t   bucket;       // weighted-hash bucket of the flow
     path_id_t  path_id;      // chosen path (0: none)
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
     bool       on_path;      // path_select found the chosen path's port: push a tag
     path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
-    bit<8>     alive;        // liveness.p4: bit i-1 set if path i is alive
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver

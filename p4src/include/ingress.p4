@@ -17,6 +17,7 @@
 #include "path_tag.p4"
 #include "rtt_monitor.p4"
 #include "liveness.p4"
+#include "classify.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -29,6 +30,7 @@ control MpIngress(inout headers_t hdr,
     PathTagPush() path_tag;
     RttMonitor() rtt_monitor;
     Liveness() liveness;
+    Classify() classify;
 
     apply {
         // Malformed packets (truncated, bad version, short header, bad
@@ -47,7 +49,6 @@ control MpIngress(inout headers_t hdr,
         meta.class_id = 0;
         meta.path_id = 0;
         meta.on_path = false;
-        meta.alive = 0;
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.
@@ -78,6 +79,9 @@ control MpIngress(inout headers_t hdr,
                 // Never bounce a packet from one path onto another.
                 mark_to_drop(std_meta);
             } else {
+                if (!meta.pinned) {
+                    classify.apply(hdr, meta, std_meta);
+                }
                 path_select.apply(hdr, meta, std_meta);
                 if (meta.on_path) {
                     path_tag.apply(hdr, meta, std_meta);

@@ -15,22 +15,24 @@
 // it yet, so a path that is dead from the start is declared dead
 // dead_after µs after the first probe.
 //
-// Each packet reads the registers of every path once and leaves the result
-// in meta.alive (bit i-1: path i), which path_select uses.
+// The registers are instantiated at the top level so that path_select.p4
+// reads them where it needs a path's state: the chosen path's on every
+// packet, every path's only when the chosen one is dead (failover) or the
+// class goes round robin.
 #ifndef __LIVENESS__
 #define __LIVENESS__
 
 #include "headers.p4"
 #include "sizes.p4"
 
+// Per path, by path id: arrival time of the latest tagged packet from the
+// path (µs) and the dead-after interval in force (0: never dead).
+register<timestamp_t>(PATH_REGISTER_SIZE) path_last_seen;
+register<timestamp_t>(PATH_REGISTER_SIZE) path_dead_after;
+
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta) {
-
-    // Per path, by path id: arrival time of the latest tagged packet from
-    // the path (µs) and the dead-after interval in force (0: never dead).
-    register<timestamp_t>(PATH_REGISTER_SIZE) last_seen;
-    register<timestamp_t>(PATH_REGISTER_SIZE) dead_after;
 
     path_id_t key_path = 0;
     timestamp_t config_dead_after = 0;
@@ -55,15 +57,6 @@ control Liveness(inout headers_t hdr,
         size = LIVENESS_CONFIG_TABLE_SIZE;
     }
 
-    // alive bit of path i (index i) at time now.
-    action check(in bit<32> i, in timestamp_t now, out bit<1> alive) {
-        timestamp_t seen;
-        timestamp_t after;
-        last_seen.read(seen, i);
-        dead_after.read(after, i);
-        alive = (after == 0 || now - seen <= after) ? 1w1 : 1w0;
-    }
-
     apply {
         timestamp_t now = std_meta.ingress_global_timestamp;
         bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
@@ -78,26 +71,17 @@ control Liveness(inout headers_t hdr,
         if (arrival || probe_tx) {
             liveness_config.apply();
             bit<32> index = (bit<32>)key_path;
-            dead_after.write(index, config_dead_after);
+            path_dead_after.write(index, config_dead_after);
             if (arrival) {
-                last_seen.write(index, now);
+                path_last_seen.write(index, now);
             } else {
                 timestamp_t seen;
-                last_seen.read(seen, index);
+                path_last_seen.read(seen, index);
                 if (seen == 0) {
-                    last_seen.write(index, now);
+                    path_last_seen.write(index, now);
                 }
             }
         }
-        bit<1> a1;
-        bit<1> a2;
-        bit<1> a3;
-        bit<1> a4;
-        check(1, now, a1);
-        check(2, now, a2);
-        check(3, now, a3);
-        check(4, now, a4);
-        meta.alive = (bit<8>)(a4 ++ a3 ++ a2 ++ a1);
     }
 }
 

@@ -3,7 +3,7 @@
 #define __SIZES__
 
 #define IPV4_ROUTE_TABLE_SIZE   1024
-#define PATH_WEIGHTS_TABLE_SIZE 64
+#define PATH_WEIGHTS_TABLE_SIZE MAX_CLASSES
 #define PATH_NEXTHOP_TABLE_SIZE MAX_PATHS
 #define PATH_INGRESS_TABLE_SIZE 64
 #define REPORT_CONFIG_TABLE_SIZE MAX_PATHS
@@ -11,5 +11,11 @@
 #define RTT_SLOTS 4096
 #define RTT_CONFIG_TABLE_SIZE MAX_PATHS
 #define LIVENESS_CONFIG_TABLE_SIZE MAX_PATHS
+// Traffic classifier entries (classify.p4).
+#define TRAFFIC_CLASS_TABLE_SIZE 256
+// Flowlet slots (path_select.p4): flows hash into them; two flows sharing a
+// slot share its flowlet state.
+#define FLOWLET_SLOTS 8192
+#define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
 
 #endif
