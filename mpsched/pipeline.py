@@ -43,8 +43,17 @@ ACTION_SET_RTT_INTERVAL = "MpIngress.rtt_monitor.set_rtt_interval"
 REGISTERS_RTT_MONITOR = tuple(
     f"MpIngress.rtt_monitor.{name}"
     for name in (
-        "flow_sig", "flow_seq_end", "flow_ack", "flow_path", "sample_ack", "sample_ts",
-        "sample_path", "path_retrans", "path_sent", "path_acked", "rtt_last_report_ts",
+        "flow_sig",
+        "flow_seq_end",
+        "flow_ack",
+        "flow_path",
+        "sample_ack",
+        "sample_ts",
+        "sample_path",
+        "path_retrans",
+        "path_sent",
+        "path_acked",
+        "rtt_last_report_ts",
     )
 )
 DIGEST_RTT_REPORT = "rtt_report_t"
@@ -89,6 +98,8 @@ TABLES = (
     TABLE_LIVENESS_CONFIG,
     TABLE_MVQS,
 )
+# Every table the controller writes (TABLES have a single match field).
+ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS)
 
 
 class Pipeline:
@@ -134,7 +145,9 @@ class Pipeline:
         self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
         for name in (*self.weight_params, "mode", "flowlet_gap_us"):
             p4info.action_param(ACTION_SET_WEIGHTS, name)
-        ends = [p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")]
+        ends = [
+            p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")
+        ]
         if len(ends) != self.max_paths:
             raise P4InfoError(
                 f"{ACTION_SET_WEIGHTS} has {len(ends)} bucket ends, "
@@ -142,7 +155,8 @@ class Pipeline:
             )
         # Policy modes by name (lower case: "hash", "flowlet", "rr", "vq") -> value.
         self.modes = {
-            name.lower(): value for name, value in p4info.serializable_enum(ENUM_POLICY_MODE).items()
+            name.lower(): value
+            for name, value in p4info.serializable_enum(ENUM_POLICY_MODE).items()
         }
         for name in MVQS_PARAMS:
             for i in range(1, self.max_paths + 1):
@@ -273,7 +287,9 @@ class Pipeline:
             TABLE_TRAFFIC_CLASS, match, ACTION_SET_CLASS, {"class_id": class_id}, priority=priority
         )
 
-    def mvqs_params(self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]) -> TableEntry:
+    def mvqs_params(
+        self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
+    ) -> TableEntry:
         """The MVQS parameters of a class in mode "vq": path id -> (pad_us, bdp_bytes,
         us_per_kbyte, drain_1024us) (mvqs.p4); paths not given get zeros."""
         unknown = [p for p in paths if not 1 <= p <= self.max_paths]

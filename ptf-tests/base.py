@@ -14,7 +14,7 @@ from ptf.base_tests import BaseTest
 
 from mpsched.p4info import P4Info
 from mpsched.p4runtime import P4RuntimeClient
-from mpsched.pipeline import TABLES, Pipeline
+from mpsched.pipeline import ALL_TABLES, Pipeline
 
 HOST_PORT = 1
 PATH_PORTS = {1: 2, 2: 3, 3: 4}
@@ -41,7 +41,7 @@ class P4RuntimeTest(BaseTest):
         self.client.set_pipeline(params["bmv2_json"])
 
     def tearDown(self) -> None:
-        for table in TABLES:
+        for table in ALL_TABLES:
             self.client.clear_table(table)
         self.client.close()
         BaseTest.tearDown(self)
@@ -60,6 +60,7 @@ class EdgeSwitchTest(P4RuntimeTest):
             *[p.path_ingress(port, pid) for pid, port in PATH_PORTS.items()],
         )
 
-    def set_weights(self, weights: dict[int, int], insert: bool = False) -> None:
-        entry = self.pipeline.weights(0, weights)
+    def set_weights(self, weights: dict[int, int], insert: bool = False, class_id: int = 0,
+                    mode: str = "hash", gap_us: int = 0) -> None:
+        entry = self.pipeline.weights(class_id, weights, mode, gap_us)
         (self.client.insert if insert else self.client.modify)(entry)

@@ -22,8 +22,14 @@ from mpsched.bmv2 import free_port
 MAX_PATHS = 4
 # The shape of path_report_t in p4src/include/headers.p4.
 PATH_REPORT_MEMBERS = [
-    ("path_id", 8), ("seq", 32), ("tx_ts", 48), ("rx_ts", 48),
-    ("rx_packets", 32), ("rx_bytes", 32), ("lost", 32), ("reordered", 32),
+    ("path_id", 8),
+    ("seq", 32),
+    ("tx_ts", 48),
+    ("rx_ts", 48),
+    ("rx_packets", 32),
+    ("rx_bytes", 32),
+    ("lost", 32),
+    ("reordered", 32),
 ]
 # The shape of rtt_report_t in p4src/include/rtt_monitor.p4.
 RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]
@@ -46,11 +52,15 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
     action(pl.ACTION_TO_PATHS, [])
     action(pl.ACTION_VIA_PATH, [("path_id", 8)])
-    action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)]
-           + [("mode", 8), ("flowlet_gap_us", 32)])
+    action(
+        pl.ACTION_SET_WEIGHTS,
+        [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)] + [("mode", 8), ("flowlet_gap_us", 32)],
+    )
     action(pl.ACTION_SET_CLASS, [("class_id", 8)])
-    action(pl.ACTION_SET_MVQS, [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS
-                                for i in range(1, MAX_PATHS + 1)])
+    action(
+        pl.ACTION_SET_MVQS,
+        [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS for i in range(1, MAX_PATHS + 1)],
+    )
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
     action(pl.ACTION_FROM_PATH, [("path_id", 8)])
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
@@ -58,13 +68,17 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
-        (pl.TABLE_ROUTE, "hdr.ipv4.dst_addr", 32, lpm,
-         [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH]),
+        (
+            pl.TABLE_ROUTE,
+            "hdr.ipv4.dst_addr",
+            32,
+            lpm,
+            [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH],
+        ),
         (pl.TABLE_WEIGHTS, "meta.class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
         (pl.TABLE_NEXTHOP, "meta.path_id", 8, exact, [pl.ACTION_SET_PATH_PORT]),
         (pl.TABLE_PATH_INGRESS, "std_meta.ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
-        (pl.TABLE_REPORT_CONFIG, "hdr.path_tag.path_id", 8, exact,
-         [pl.ACTION_SET_REPORT_INTERVAL]),
+        (pl.TABLE_REPORT_CONFIG, "hdr.path_tag.path_id", 8, exact, [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "meta.rtt_path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
         (pl.TABLE_MVQS, "class_id", 8, exact, [pl.ACTION_SET_MVQS]),
@@ -84,8 +98,16 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     t.size = 256
     ternary, range_ = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
     for i, (key, width, kind) in enumerate(
-        [("dscp", 6, ternary), ("src_addr", 32, ternary), ("dst_addr", 32, ternary),
-         ("protocol", 8, ternary), ("src_port", 16, range_), ("dst_port", 16, range_)], start=1):
+        [
+            ("dscp", 6, ternary),
+            ("src_addr", 32, ternary),
+            ("dst_addr", 32, ternary),
+            ("protocol", 8, ternary),
+            ("src_port", 16, range_),
+            ("dst_port", 16, range_),
+        ],
+        start=1,
+    ):
         mf = t.match_fields.add()
         mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
     t.action_refs.add().id = actions[pl.ACTION_SET_CLASS]
@@ -99,14 +121,21 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
-    for name in (pl.REGISTER_TX_SEQ, *pl.REGISTERS_PATH_MONITOR, *pl.REGISTERS_RTT_MONITOR,
-                 *pl.REGISTERS_LIVENESS, *pl.REGISTERS_PATH_SELECT):
+    for name in (
+        pl.REGISTER_TX_SEQ,
+        *pl.REGISTERS_PATH_MONITOR,
+        *pl.REGISTERS_RTT_MONITOR,
+        *pl.REGISTERS_LIVENESS,
+        *pl.REGISTERS_PATH_SELECT,
+    ):
         r = info.registers.add()
         r.preamble.id = 0x15000000 + next(next_id)
         r.preamble.name = name
         r.size = MAX_PATHS + 1
-    for digest, members in ((pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS),
-                            (pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS)):
+    for digest, members in (
+        (pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS),
+        (pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS),
+    ):
         d = info.digests.add()
         d.preamble.id = 0x05000000 + next(next_id)
         d.preamble.name = digest
@@ -182,12 +211,16 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
                 err = p4runtime_pb2.Error(canonical_code=code_pb2.OK)
                 exists = key in self.entries
                 if update.type == p4runtime_pb2.Update.INSERT and exists:
-                    err = p4runtime_pb2.Error(canonical_code=code_pb2.ALREADY_EXISTS,
-                                              message="entry exists")
-                elif update.type in (p4runtime_pb2.Update.MODIFY,
-                                     p4runtime_pb2.Update.DELETE) and not exists:
-                    err = p4runtime_pb2.Error(canonical_code=code_pb2.NOT_FOUND,
-                                              message="no such entry")
+                    err = p4runtime_pb2.Error(
+                        canonical_code=code_pb2.ALREADY_EXISTS, message="entry exists"
+                    )
+                elif (
+                    update.type in (p4runtime_pb2.Update.MODIFY, p4runtime_pb2.Update.DELETE)
+                    and not exists
+                ):
+                    err = p4runtime_pb2.Error(
+                        canonical_code=code_pb2.NOT_FOUND, message="no such entry"
+                    )
                 elif update.type == p4runtime_pb2.Update.DELETE:
                     del self.entries[key]
                 else:
