@@ -69,6 +69,7 @@ class PathReport:
     rx_bytes: int
     lost: int
     reordered: int
+    flow_ooo: int  # packets of this path overtaken within their flow (cumulative, wraps)
     received_at: float  # controller's monotonic clock
 
 
@@ -93,6 +94,7 @@ class _Point:
     bytes: int
     lost: int
     reordered: int
+    flow_ooo: int
     owd_us: int
 
 
@@ -123,7 +125,7 @@ class PathEstimator:
         if prev is None or last is None or r.rx_ts < last.rx_ts:
             # first report, or the egress switch restarted (its clock went back): start over
             self._points.clear()
-            point = _Point(t, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
+            point = _Point(t, 0, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
         else:
             point = _Point(
                 t,
@@ -131,6 +133,7 @@ class PathEstimator:
                 prev.bytes + wrap_delta(r.rx_bytes, last.rx_bytes),
                 prev.lost + _signed(wrap_delta(r.lost, last.lost)),
                 prev.reordered + wrap_delta(r.reordered, last.reordered),
+                prev.flow_ooo + wrap_delta(r.flow_ooo, last.flow_ooo),
                 r.rx_ts - r.tx_ts,
             )
         self._points.append(point)
@@ -224,6 +227,24 @@ class PathEstimator:
             return None
         return self._points[-1].reordered - self._points[0].reordered
 
+    def flow_ooo(self) -> int | None:
+        """Packets of this path overtaken within their flow, over the window."""
+        if len(self._points) < 2:
+            return None
+        return self._points[-1].flow_ooo - self._points[0].flow_ooo
+
+    def flow_ooo_total(self) -> int:
+        """Cumulative (unwrapped) count since this estimator's first report; restarts
+        with the egress switch."""
+        return self._points[-1].flow_ooo if self._points else 0
+
+    def owd_series_ms(self, n: int = 32) -> tuple[float, ...]:
+        """The latest n one-way delays above the window minimum (ms), oldest first."""
+        if not self._points:
+            return ()
+        base = min(p.owd_us for p in self._points)
+        return tuple((p.owd_us - base) / 1000 for p in list(self._points)[-n:])
+
     def freshness_s(self, now: float) -> float | None:
         return None if self.last_report_at is None else max(0.0, now - self.last_report_at)
 
@@ -244,6 +265,7 @@ class PathEstimator:
             "capacity_mbps": _r(self.capacity_mbps()),
             "owd_ms": _r(self.owd_ms()),
             "reordered": self.reordered(),
+            "flow_ooo": self.flow_ooo(),
             "retrans": self.retrans(),
             "inflight_bytes": self.inflight,
             "alive": self.alive(now),

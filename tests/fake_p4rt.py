@@ -30,6 +30,7 @@ PATH_REPORT_MEMBERS = [
     ("rx_bytes", 32),
     ("lost", 32),
     ("reordered", 32),
+    ("flow_ooo", 32),
 ]
 # The shape of rtt_report_t in p4src/include/rtt_monitor.p4.
 RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]

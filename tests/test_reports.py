@@ -7,7 +7,7 @@ import pytest
 from mpsched.controller.reports import DIGEST_FIELDS, DigestFormatError, check_members, path_report
 
 VALUES = {"path_id": 2, "seq": 7, "tx_ts": 1_000_000, "rx_ts": 1_020_000, "rx_packets": 99,
-          "rx_bytes": 99_000, "lost": 1, "reordered": 0}
+          "rx_bytes": 99_000, "lost": 1, "reordered": 0, "flow_ooo": 0}
 
 
 def test_a_report_from_decoded_values():

@@ -213,7 +213,7 @@ def test_agent_dispatches_digests_by_id(p4info):
     pending = [
         digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
         p4runtime_pb2.DigestList(digest_id=12345),
-        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0]),
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
     ]
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
     client.read_digest_list = lambda timeout: pending.pop(0) if pending else None

@@ -13,10 +13,11 @@ from mpsched.controller.telemetry import (
 
 
 def report(t_s: float, packets: int, nbytes: int, lost: int = 0, reordered: int = 0,
-           owd_us: int = 10_000, at: float | None = None) -> PathReport:
+           owd_us: int = 10_000, at: float | None = None, flow_ooo: int = 0) -> PathReport:
     rx = int(t_s * 1e6)
     return PathReport("s2", 1, packets, rx - owd_us + 5_000_000, rx, packets % 2**32,
-                      nbytes % 2**32, lost % 2**32, reordered, t_s if at is None else at)
+                      nbytes % 2**32, lost % 2**32, reordered, flow_ooo % 2**32,
+                      t_s if at is None else at)
 
 
 def test_rfc6298_smoothing():
@@ -42,11 +43,12 @@ def test_rtt_window_forgets_old_samples():
 def test_goodput_loss_and_reordering_from_counters():
     e = PathEstimator(1)
     e.add_report(report(1.0, 1000, 1_000_000))
-    e.add_report(report(2.0, 1900, 2_250_000, lost=100, reordered=3))
+    e.add_report(report(2.0, 1900, 2_250_000, lost=100, reordered=3, flow_ooo=2**32 + 5))
     # 1.25 MB in 1 s = 10 Mbit/s; 900 received, 100 lost -> 10 %
     assert e.goodput_mbps() == pytest.approx(10.0)
     assert e.loss_rate() == pytest.approx(0.1)
     assert e.reordered() == 3
+    assert e.flow_ooo() == 5 and e.flow_ooo_total() == 5  # wrapped counter
 
 
 def test_counters_wrap():

@@ -129,6 +129,7 @@ struct path_report_t {
     bit<32>     rx_bytes;    // their bytes (whole frames, tag included)
     bit<32>     lost;        // sequence numbers skipped and not (yet) seen late
     bit<32>     reordered;   // packets that arrived after a higher sequence number
+    bit<32>     flow_ooo;    // packets of this path overtaken within their flow (path_monitor.p4)
 }
 
 #endif

@@ -11,6 +11,15 @@
 //           lost -= 1 (not below 0: a duplicate does not make lost wrap).
 // The first tagged packet of a path after the pipeline push only
 // synchronises expected (no loss is counted before it).
+//
+// Per-flow order across paths (LM3's receiver buffer blocking): a flow's
+// packets carry the ingress edge's time stamps (tx_ts, one clock for every
+// path), so a packet whose tx_ts is older than the newest one already
+// received for its flow was overtaken by a later packet of the same flow on
+// another (faster) path: flow_ooo of the late packet's path counts it.
+// TCP retransmissions are new transmissions with new time stamps and do not
+// count. Flows share FLOW_ORDER_SLOTS slots by 5-tuple hash; a slot records
+// a 16-bit flow signature and restarts when another flow takes it over.
 #ifndef __PATH_MONITOR__
 #define __PATH_MONITOR__
 
@@ -29,6 +38,10 @@ control PathMonitor(inout headers_t hdr,
     register<bit<32>>(PATH_REGISTER_SIZE) lost;
     register<bit<32>>(PATH_REGISTER_SIZE) reordered;
     register<timestamp_t>(PATH_REGISTER_SIZE) last_report_ts;
+    register<bit<32>>(PATH_REGISTER_SIZE) flow_ooo;
+    // Per flow slot: signature and newest tx_ts received.
+    register<bit<16>>(FLOW_ORDER_SLOTS) order_sig;
+    register<timestamp_t>(FLOW_ORDER_SLOTS) order_ts;
 
     timestamp_t report_interval = 0;
     bool reporting = false;
@@ -89,6 +102,32 @@ control PathMonitor(inout headers_t hdr,
             packets = packets + 1;
             bytes = bytes + std_meta.packet_length;
 
+            bit<32> n_ooo;
+            flow_ooo.read(n_ooo, index);
+            if (hdr.ipv4.isValid()) {
+                bit<32> slot;
+                bit<16> sig;
+                hash(slot, HashAlgorithm.crc16, 32w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     (bit<32>)FLOW_ORDER_SLOTS);
+                hash(sig, HashAlgorithm.crc32, 16w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     32w65536);
+                bit<16> slot_sig;
+                timestamp_t newest;
+                order_sig.read(slot_sig, slot);
+                order_ts.read(newest, slot);
+                if (slot_sig != sig || hdr.path_tag.tx_ts >= newest) {
+                    order_sig.write(slot, sig);
+                    order_ts.write(slot, hdr.path_tag.tx_ts);
+                } else {
+                    n_ooo = n_ooo + 1;
+                    flow_ooo.write(index, n_ooo);
+                }
+            }
+
             rx_packets.write(index, packets);
             rx_bytes.write(index, bytes);
             expected_seq.write(index, expected);
@@ -103,7 +142,7 @@ control PathMonitor(inout headers_t hdr,
                     last_report_ts.write(index, rx_ts);
                     digest<path_report_t>(DIGEST_PATH_REPORT, {
                         path_id, seq, hdr.path_tag.tx_ts, rx_ts,
-                        packets, bytes, n_lost, n_reordered });
+                        packets, bytes, n_lost, n_reordered, n_ooo });
                 }
             }
         }

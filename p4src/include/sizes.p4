@@ -17,5 +17,7 @@
 // slot share its flowlet state.
 #define FLOWLET_SLOTS 8192
 #define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
+// Per-flow order slots of the egress edge (path_monitor.p4).
+#define FLOW_ORDER_SLOTS 4096
 
 #endif
