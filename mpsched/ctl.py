@@ -138,11 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
 # -- input helpers -------------------------------------------------------------
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse_value(text: str) -> Any:
-    """JSON if it parses (numbers, true, null, lists, objects), else the string itself."""
+    """JSON if it parses (numbers, true, null, lists, objects; not NaN or Infinity), else
+    the string itself."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError:
         return text
 
 
@@ -262,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help (0) or a usage error (2), already printed
         return int(exit_.code or 0)
+    token, token_source = None, ""
     try:
         url_port(args.url)
         token, token_source = resolve_token(args)
