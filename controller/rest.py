@@ -2,14 +2,18 @@
 
 Every handler validates its input and answers JSON. Errors are
 ``{"error": <message>, "field": <name or null>}`` with 400 (bad input, the
-field named), 404 (unknown resource), 405, 413, or 503 (a switch did not
-acknowledge). The API is described in openapi.yaml, served at /openapi.yaml.
+field named), 401/403 (a write without the right token), 404 (unknown
+resource), 405, 413, or 503 (a switch did not acknowledge). With a `token`,
+every PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
+Without one, writes are open too (tests, loopback demos). The API is described
+in openapi.yaml, served at /openapi.yaml.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Callable
 from importlib import resources
@@ -17,12 +21,18 @@ from typing import Any, Protocol
 
 from webob import Request, Response
 
+from . import auth
+from .classes import MAX_CLASSES, TrafficClass, classes_from_list, policy_changes
 from .core import NotFoundError, UnavailableError
+from .errors import FieldError
 from .weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
+MAX_DECISIONS = 1000
+DEFAULT_DECISIONS = 100
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 class Backend(Protocol):
@@ -32,6 +42,15 @@ class Backend(Protocol):
     def set_weight(self, path_id: int, weight: int) -> dict: ...
     def telemetry(self, path_id: int) -> dict: ...
     def telemetry_since(self, since: float) -> dict: ...
+    def set_admin(self, path_id: int, up: bool) -> dict: ...
+    def classes(self) -> list[dict]: ...
+    def set_classes(self, classes: list[TrafficClass]) -> list[dict]: ...
+    def traffic_class(self, class_id: int) -> dict: ...
+    def class_policy(self, class_id: int) -> dict: ...
+    def set_class_policy(self, class_id: int, changes: dict) -> dict: ...
+    def params(self) -> dict: ...
+    def set_params(self, changes: dict) -> dict: ...
+    def decisions(self, since: float, limit: int) -> dict: ...
 
 
 class HttpError(Exception):
@@ -85,6 +104,37 @@ def parse_weight(body: dict) -> int:
     return weight
 
 
+def parse_admin(body: dict) -> bool:
+    """``{"state": "up"|"down"}`` -> up?"""
+    unknown = sorted(set(body) - {"state"})
+    if unknown:
+        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+    if body.get("state") not in ("up", "down"):
+        raise HttpError(400, "'state' must be \"up\" or \"down\"", "state")
+    return body["state"] == "up"
+
+
+def query_since(request: Request) -> float:
+    text = request.GET.get("since", "0")
+    try:
+        since = float(text)
+    except ValueError:
+        raise HttpError(
+            400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
+        ) from None
+    if not math.isfinite(since) or since < 0:
+        raise HttpError(400, "'since' must be a number >= 0", "since")
+    return since
+
+
+def query_limit(request: Request) -> int:
+    text = request.GET.get("limit", str(DEFAULT_DECISIONS))
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_DECISIONS:
+        raise HttpError(400, f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}",
+                        "limit")
+    return int(text)
+
+
 Handler = Callable[..., Response]
 
 
@@ -92,19 +142,32 @@ class RestApi:
     """WSGI application; `run_blocking` runs backend calls off the caller's thread."""
 
     def __init__(
-        self, backend: Backend, run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a)
+        self,
+        backend: Backend,
+        run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a),
+        token: str | None = None,
     ) -> None:
         self.backend = backend
         self.run_blocking = run_blocking
+        self.token = token
         self.routes: list[tuple[re.Pattern, dict[str, Handler]]] = [
             (re.compile(r"^/$"), {"GET": self.index}),
             (re.compile(r"^/openapi\.yaml$"), {"GET": self.openapi}),
             (re.compile(r"^/paths$"), {"GET": self.get_paths}),
             (re.compile(r"^/paths/(?P<path_id>[^/]+)$"), {"GET": self.get_path}),
             (re.compile(r"^/paths/(?P<path_id>[^/]+)/weight$"), {"PUT": self.put_weight}),
+            (re.compile(r"^/paths/(?P<path_id>[^/]+)/admin$"), {"PUT": self.put_admin}),
             (re.compile(r"^/paths/(?P<path_id>[^/]+)/telemetry$"), {"GET": self.get_telemetry}),
             (re.compile(r"^/telemetry$"), {"GET": self.get_telemetry_since}),
             (re.compile(r"^/switches$"), {"GET": self.get_switches}),
+            (re.compile(r"^/classes$"), {"GET": self.get_classes, "PUT": self.put_classes}),
+            (re.compile(r"^/classes/(?P<class_id>[^/]+)$"), {"GET": self.get_class}),
+            (
+                re.compile(r"^/classes/(?P<class_id>[^/]+)/policy$"),
+                {"GET": self.get_class_policy, "PUT": self.put_class_policy},
+            ),
+            (re.compile(r"^/params$"), {"GET": self.get_params, "PUT": self.put_params}),
+            (re.compile(r"^/decisions$"), {"GET": self.get_decisions}),
         ]
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
@@ -134,14 +197,24 @@ class RestApi:
                     f"method {request.method} not allowed; use {allow}",
                     headers={"Allow": allow},
                 )
+            if self.token is not None and request.method not in READ_METHODS:
+                try:
+                    auth.check(request.headers.get("Authorization"), self.token)
+                except auth.AuthError as error:
+                    raise HttpError(error.status, error.message, headers=error.headers) from None
             return handler(request, **match.groupdict())
         raise HttpError(404, f"no resource {request.path_info}")
 
     # -- handlers --------------------------------------------------------
 
     def _path_id(self, text: str) -> int:
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):
             raise HttpError(404, f"no path {text}")
+        return int(text)
+
+    def _class_id(self, text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or int(text) >= MAX_CLASSES:
+            raise HttpError(404, f"no class {text}")
         return int(text)
 
     def _call(self, fn: Callable, *args: Any) -> Any:
@@ -149,6 +222,8 @@ class RestApi:
             return self.run_blocking(fn, *args)
         except NotFoundError as error:
             raise HttpError(404, str(error)) from None
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
         except UnavailableError as error:
             raise HttpError(503, f"not acknowledged by every switch: {error}") from None
 
@@ -158,6 +233,9 @@ class RestApi:
                 "paths": "/paths",
                 "telemetry": "/telemetry?since=<t>",
                 "switches": "/switches",
+                "classes": "/classes",
+                "params": "/params",
+                "decisions": "/decisions?since=<t>&limit=<n>",
                 "openapi": "/openapi.yaml",
             }
         )
@@ -180,17 +258,54 @@ class RestApi:
     def get_telemetry(self, request: Request, path_id: str) -> Response:
         return json_response(self._call(self.backend.telemetry, self._path_id(path_id)))
 
+    def put_admin(self, request: Request, path_id: str) -> Response:
+        pid = self._path_id(path_id)
+        up = parse_admin(read_json_object(request))
+        return json_response(self._call(self.backend.set_admin, pid, up))
+
     def get_telemetry_since(self, request: Request) -> Response:
-        text = request.GET.get("since", "0")
-        try:
-            since = float(text)
-        except ValueError:
-            raise HttpError(
-                400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
-            ) from None
-        if since != since or since < 0:
-            raise HttpError(400, "'since' must be a number >= 0", "since")
-        return json_response(self._call(self.backend.telemetry_since, since))
+        return json_response(self._call(self.backend.telemetry_since, query_since(request)))
 
     def get_switches(self, request: Request) -> Response:
         return json_response(self._call(self.backend.switches))
+
+    def get_classes(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.classes))
+
+    def put_classes(self, request: Request) -> Response:
+        body = read_json_object(request)
+        unknown = sorted(set(body) - {"classes"})
+        if unknown:
+            raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+        if "classes" not in body:
+            raise HttpError(400, "missing field 'classes'", "classes")
+        try:
+            classes = classes_from_list(body["classes"])
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
+        return json_response(self._call(self.backend.set_classes, classes))
+
+    def get_class(self, request: Request, class_id: str) -> Response:
+        return json_response(self._call(self.backend.traffic_class, self._class_id(class_id)))
+
+    def get_class_policy(self, request: Request, class_id: str) -> Response:
+        return json_response(self._call(self.backend.class_policy, self._class_id(class_id)))
+
+    def put_class_policy(self, request: Request, class_id: str) -> Response:
+        cid = self._class_id(class_id)
+        body = read_json_object(request)
+        try:
+            changes = policy_changes(body, "policy")
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
+        return json_response(self._call(self.backend.set_class_policy, cid, changes))
+
+    def get_params(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.params))
+
+    def put_params(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.set_params, read_json_object(request)))
+
+    def get_decisions(self, request: Request) -> Response:
+        since, limit = query_since(request), query_limit(request)
+        return json_response(self._call(self.backend.decisions, since, limit))

@@ -12,6 +12,7 @@ commands:
   demo         walking-skeleton demo with weights 1:0 then 1:1     -- mpsched demo --help
   run          run a scenario N times with fixed seeds              -- mpsched run --help
   compare      run scenarios under every policy, one table           -- mpsched compare --help
+  ctl          drive a running controller over REST (classes, ...)  -- mpsched ctl --help
   cleanup      remove processes and links left by killed runs
 """
 
@@ -32,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
         from mpsched.experiment import main as run
     elif command == "compare":
         from mpsched.experiment import main_compare as run
+    elif command == "ctl":
+        from mpsched.ctl import main as run
     elif command == "cleanup":
         from mpsched.cleanup import main as run
     else:

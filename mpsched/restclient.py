@@ -1,8 +1,8 @@
 """The controller as a process of its own, and a small client for its REST API.
 
-Used by the demo, the experiment runner, the benchmarks and the tests: one
-way to start the controller on a free port, wait until every switch is
-programmed, and stop it again.
+Used by the demo, the experiment runner, the benchmarks, `mpsched ctl` and the
+tests: one way to start the controller on a free port, wait until every switch
+is programmed, and stop it again; one way to call its REST API.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -19,22 +20,78 @@ from mpsched.controller.__main__ import command as controller_command
 
 
 class ControllerError(RuntimeError):
-    """The controller did not start, or refused a request."""
+    """The controller did not start, or refused a request: then `status` is the HTTP
+    status and `message`/`field` come from its JSON error body."""
+
+    def __init__(self, message: str, status: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.field = field
+
+    def __str__(self) -> str:
+        text = self.message if self.status is None else f"{self.status} {self.message}"
+        return text + (f" (field: {self.field})" if self.field else "")
+
+
+class ControllerHTTPError(ControllerError, requests.HTTPError):
+    """An error answer; also a `requests.HTTPError`, so callers that catch
+    `requests.RequestException` around the REST calls keep working."""
+
+    def __init__(self, response: requests.Response) -> None:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("error"), str):
+            message, field = body["error"], body.get("field")
+        else:
+            message, field = response.text.strip() or response.reason or "error", None
+        super().__init__(message, response.status_code, field)
+        self.response = response
+        self.request = response.request
+
+    def __str__(self) -> str:
+        where = f"{self.request.method} {self.request.path_url}: "
+        return where + ControllerError.__str__(self)
 
 
 class RestClient:
-    def __init__(self, base: str) -> None:
-        self.base = base
+    """JSON over HTTP to the controller; `token` goes out as ``Authorization: Bearer``.
+    Error answers raise ControllerHTTPError; unreachable controllers raise
+    `requests.RequestException` (e.g. ConnectionError)."""
 
-    def get(self, path: str):
-        r = requests.get(self.base + path, timeout=10)
-        r.raise_for_status()
+    def __init__(self, base: str, token: str | None = None, timeout: float = 10.0) -> None:
+        self.base = base.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def request(
+        self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        r = requests.request(
+            method,
+            self.base + path,
+            json=body,
+            params=params,
+            headers=headers,
+            timeout=self.timeout,
+        )
+        if not 200 <= r.status_code < 300:
+            raise ControllerHTTPError(r)
         return r.json()
 
-    def set_weight(self, path_id: int, weight: int) -> None:
-        r = requests.put(f"{self.base}/paths/{path_id}/weight", json={"weight": weight}, timeout=10)
-        if r.status_code != 200:
-            raise ControllerError(f"PUT /paths/{path_id}/weight: {r.status_code} {r.text}")
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Any:
+        return self.request("GET", path, params=params)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self.request("PUT", path, body)
+
+    def set_weight(self, path_id: int, weight: int) -> dict:
+        return self.put(f"/paths/{path_id}/weight", {"weight": weight})
 
 
 def wait_controller(rest: RestClient, proc: subprocess.Popen, timeout: float) -> None:
