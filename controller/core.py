@@ -1,8 +1,13 @@
 """The controller's state and operations, independent of os-ken and HTTP.
 
-`Controller` owns the intended state (path weights), one `SwitchAgent` per
-switch, and the per-path statistics. Its methods block the calling native
-thread; the os-ken application runs them off the eventlet hub.
+`Controller` owns the intended state (traffic classes, their policies and
+parameters, the operator's path weights and admin states), one `SwitchAgent`
+per switch, the per-path statistics and estimators, and the control loop:
+every control period, for each ingress edge switch, telemetry -> estimators ->
+policy -> LM3 -> weights/active set -> table writes (controller/scheduler.py
+decides; this module reads the estimators and writes the switches). Its
+methods block the calling native thread; the os-ken application runs them off
+the eventlet hub.
 """
 
 from __future__ import annotations
@@ -10,14 +15,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import wait
+from collections import deque
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 from mpsched.netcfg import NetCfg
-from mpsched.p4runtime import P4RuntimeClient
+from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.pipeline import Pipeline
 
+from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass, class_to_dict, policy_to_dict
+from .policy import PathState
 from .reports import RttReport
+from .scheduler import Change, GlobalParams, Placement, Scheduler, SwitchView
 from .southbound import SwitchAgent, TelemetryConfig
 from .stats import PathStats, Sample
 from .telemetry import EstimatorSettings, PathEstimator, PathReport
@@ -25,7 +34,10 @@ from .weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CLASS = 0
+DEFAULT_CLASS = DEFAULT_CLASS_ID
+DEFAULT_POLICY = "ecmp"
+MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
+LATENCIES_KEPT = 10_000
 
 
 class NotFoundError(LookupError):
@@ -44,6 +56,19 @@ class ControllerSettings:
     telemetry_period: float = 1.0  # how often each path's estimates go into its history
     estimators: EstimatorSettings = field(default_factory=EstimatorSettings)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    default_policy: str = DEFAULT_POLICY  # the default class's policy at start
+    control_period_ms: float = 100.0
+    control: bool = True  # run the control loop (False: placements change on request only)
+
+
+def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
+    """MODIFY the entry, or INSERT it if the switch does not have it yet."""
+    try:
+        client.modify(entry)
+    except P4RuntimeError as error:
+        if not any("NOT_FOUND" in d for d in error.details):
+            raise
+        client.insert(entry)
 
 
 class Controller:
@@ -68,13 +93,23 @@ class Controller:
         self._telemetry: dict[tuple[int, str], PathEstimator] = {}
         self._stop = threading.Event()
         self._recorder = threading.Thread(target=self._record_loop, name="telemetry", daemon=True)
+        self._control = threading.Thread(target=self._control_loop, name="control", daemon=True)
+        self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
+        self.iterations = 0
+        self.scheduler = Scheduler(
+            [sw.name for sw in net.switches],
+            ids,
+            [TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy(self.settings.default_policy))],
+            GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
+        )
+        self._installed_classes: dict[str, list[TableEntry]] = {}
         self.agents = [
             SwitchAgent(
                 sw,
                 net,
                 pipeline,
                 bmv2_json,
-                self.weights,
+                self.sched_entries,
                 self._on_sample,
                 on_report=self.ingest_report,
                 on_rtt=self.ingest_rtt_report,
@@ -90,6 +125,8 @@ class Controller:
         for agent in self.agents:
             agent.start()
         self._recorder.start()
+        if self.settings.control:
+            self._control.start()
 
     def wait_ready(self, timeout: float) -> bool:
         return all(agent.wait_ready(timeout) for agent in self.agents)
@@ -104,6 +141,7 @@ class Controller:
     # -- state -----------------------------------------------------------
 
     def weights(self) -> dict[int, int]:
+        """The operator's static path weights (PUT /paths/{id}/weight)."""
         with self._lock:
             return dict(self._weights)
 
@@ -196,6 +234,7 @@ class Controller:
             view = {
                 "id": path_id,
                 "weight": self._weights[path_id],
+                "admin": "down" if path_id in self.scheduler.admin_down else "up",
                 "configured_rate_mbps": self._rates.get(path_id),
             }
             view.update(stats.totals())
@@ -224,22 +263,118 @@ class Controller:
             for a in self.agents
         ]
 
-    # -- operations ------------------------------------------------------
+    # -- scheduling -------------------------------------------------------
 
-    def set_weight(self, path_id: int, weight: int) -> dict:
-        """Set one path's weight on every switch; returns the path once all acknowledged."""
-        if not 0 <= weight <= MAX_WEIGHT:
-            raise ValueError(f"weight must be 0..{MAX_WEIGHT}")
+    def _path_states(self, switch: str, now: float) -> list[PathState]:
+        """The paths as seen for `switch`'s outgoing traffic (its direction's estimators)."""
+        direction = self.direction(switch, self._other(switch))
+        states = []
+        for pid in sorted(self._weights):
+            est = self._telemetry.get((pid, direction))
+            rate = self._rates.get(pid)
+            if est is None:
+                states.append(PathState(pid, alive=True, capacity_mbps=rate))
+                continue
+            rtt_min, rtt_max = est.rtt_min_max_ms()
+            alive = est.alive(time.time())
+            rto = None
+            if est.srtt_ms is not None and est.rttvar_ms is not None:
+                rto = max(MIN_RTO_MS, est.srtt_ms + 4 * est.rttvar_ms)
+            states.append(
+                PathState(
+                    pid,
+                    alive=alive is not False,
+                    srtt_ms=est.srtt_ms,
+                    rttvar_ms=est.rttvar_ms,
+                    rtt_min_ms=rtt_min,
+                    rtt_max_ms=rtt_max,
+                    loss_rate=est.loss_rate(),
+                    goodput_mbps=est.goodput_mbps(),
+                    capacity_mbps=rate if rate else est.capacity_mbps(),
+                    inflight_bytes=est.inflight,
+                    owd_ms=est.owd_ms(),
+                    owd_series_ms=est.owd_series_ms(),
+                    retrans=est.retrans(),
+                    reordered=est.reordered(),
+                    rto_ms=rto,
+                )
+            )
+        return states
+
+    def _view(self, switch: str, now: float) -> SwitchView:
+        # flow order is measured by the far edge (the egress of this switch's traffic)
+        direction = self.direction(switch, self._other(switch))
+        ooo = {
+            pid: est.flow_ooo_total()
+            for (pid, d), est in self._telemetry.items()
+            if d == direction
+        }
+        return SwitchView(switch, self._path_states(switch, now), ooo)
+
+    def _entries(self, change: Change) -> list[TableEntry]:
+        pl = change.placement
+        entries = []
+        if pl.vq:
+            entries.append(self.pipeline.mvqs_params(change.class_id, pl.vq_map()))
+        entries.append(
+            self.pipeline.weights(change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us)
+        )
+        return entries
+
+    def _classifier(self) -> list[TableEntry]:
+        out = []
+        for c in self.scheduler.classes.values():
+            if c.id == DEFAULT_CLASS_ID:
+                continue
+            m = c.match
+            out.append(
+                self.pipeline.traffic_class(
+                    c.id, c.priority, m.dscp, m.src, m.dst, m.proto, m.src_port, m.dst_port
+                )
+            )
+        return out
+
+    def sched_entries(self, switch: str) -> list[TableEntry]:
+        """Everything the scheduler keeps on a (re)programmed switch: every class's
+        placement (and MVQS parameters), then the classifier."""
         with self._lock:
-            if path_id not in self._weights:
-                raise NotFoundError(f"no path {path_id}")
-            self._weights[path_id] = weight
-            entry = self.pipeline.weights(DEFAULT_CLASS, self._weights)
+            now = time.time()
+            self.scheduler.step(self._view(switch, now), now)
+            entries: list[TableEntry] = []
+            for cid in sorted(self.scheduler.classes):
+                pl = self.scheduler.placement_of(switch, cid)
+                if pl is not None:
+                    entries += self._entries(Change(switch, cid, pl))
+            classifier = self._classifier()
+            self._installed_classes[switch] = classifier
+            return entries + classifier
 
-        def job(client: P4RuntimeClient) -> None:
-            client.modify(entry)
+    def _submit_step(self, extra: dict[str, list] | None = None) -> dict[str, Future]:
+        """Under the lock: one step per switch; submit its changes (plus `extra` jobs).
+        Jobs reach each switch in the order of the decisions."""
+        now = time.time()
+        futures = {}
+        for agent in self.agents:
+            if agent.status.state != "ready":
+                continue
+            changes = self.scheduler.step(self._view(agent.sw.name, now), now)
+            entries = [e for ch in changes for e in self._entries(ch)]
+            pre, post = (extra or {}).get(agent.sw.name, ([], []))
+            if not entries and not pre and not post:
+                continue
 
-        futures = {a.sw.name: a.submit(job) for a in self.agents}
+            def job(client: P4RuntimeClient, entries=entries, pre=pre, post=post) -> None:
+                for fn in pre:
+                    fn(client)
+                for e in entries:
+                    upsert(client, e)
+                for fn in post:
+                    fn(client)
+
+            futures[agent.sw.name] = agent.submit(job)
+        return futures
+
+    def _await(self, futures: dict[str, Future]) -> None:
         done, pending = wait(futures.values(), timeout=self.settings.write_timeout)
         failed = [f"{name}: timed out" for name, f in futures.items() if f in pending]
         failed += [
@@ -248,7 +383,166 @@ class Controller:
             if f in done and f.exception() is not None
         ]
         if failed:
-            # The intended weight stays; a switch that comes back is reprogrammed with it.
+            # The intended state stays; a switch that comes back is reprogrammed with it.
             raise UnavailableError("; ".join(failed))
+
+    def _control_loop(self) -> None:
+        while not self._stop.wait(self.scheduler.params.control_period_ms / 1000):
+            t0 = time.perf_counter()
+            try:
+                with self._lock:
+                    futures = self._submit_step()
+                if futures:
+                    self._await(futures)
+                    self.latencies_ms.append((time.perf_counter() - t0) * 1000)
+                self.iterations += 1
+            except UnavailableError as error:
+                log.warning("control loop: %s", error)
+            except Exception:
+                log.exception("control loop step failed")
+
+    def control_stats(self) -> dict:
+        lat = sorted(self.latencies_ms)
+
+        def pct(q: float) -> float | None:
+            return round(lat[min(len(lat) - 1, int(q * len(lat)))], 3) if lat else None
+
+        return {
+            "iterations": self.iterations,
+            "writes": len(lat),
+            "latency_ms_p50": pct(0.5),
+            "latency_ms_p99": pct(0.99),
+            "control_period_ms": self.scheduler.params.control_period_ms,
+        }
+
+    def _class(self, class_id: int) -> TrafficClass:
+        c = self.scheduler.classes.get(class_id)
+        if c is None:
+            raise NotFoundError(f"no class {class_id}")
+        return c
+
+    def _class_view(self, c: TrafficClass) -> dict:
+        view = class_to_dict(c)
+        view["placement"] = {
+            sw: _placement_dict(self.scheduler.placement_of(sw, c.id))
+            for sw in self.scheduler.switches
+        }
+        return view
+
+    def classes(self) -> list[dict]:
+        with self._lock:
+            return [self._class_view(c) for _, c in sorted(self.scheduler.classes.items())]
+
+    def traffic_class(self, class_id: int) -> dict:
+        with self._lock:
+            return self._class_view(self._class(class_id))
+
+    def class_policy(self, class_id: int) -> dict:
+        with self._lock:
+            return policy_to_dict(self._class(class_id).policy)
+
+    def set_classes(self, classes: list[TrafficClass]) -> list[dict]:
+        """Replace the traffic classes on every switch without a gap: new placements
+        first, then the classifier, then the removed classes' placements."""
+        with self._lock:
+            before = set(self.scheduler.classes)
+            self.scheduler.set_classes(classes)
+            removed = sorted(before - set(self.scheduler.classes))
+            classifier = self._classifier()
+            extra = {}
+            for agent in self.agents:
+                old = self._installed_classes.get(agent.sw.name, [])
+                self._installed_classes[agent.sw.name] = classifier
+
+                def swap(client: P4RuntimeClient, old=old) -> None:
+                    if old:
+                        client.delete(*old)
+                    if classifier:
+                        client.insert(*classifier)
+
+                def drop_removed(client: P4RuntimeClient) -> None:
+                    for cid in removed:
+                        for e in (self.pipeline.weights(cid, {}), self.pipeline.mvqs_params(cid, {})):
+                            try:
+                                client.delete(e)
+                            except P4RuntimeError as error:
+                                if not any("NOT_FOUND" in d for d in error.details):
+                                    raise
+
+                extra[agent.sw.name] = ([], [swap, drop_removed])
+            futures = self._submit_step(extra)
+        self._await(futures)
+        log.info("classes -> %s", sorted(c.id for c in classes))
+        return self.classes()
+
+    def set_class_policy(self, class_id: int, changes: dict) -> dict:
+        with self._lock:
+            self._class(class_id)
+            self.scheduler.set_class_policy(class_id, changes)
+            futures = self._submit_step()
+        self._await(futures)
+        log.info("class %d policy -> %s", class_id, changes)
+        return self.class_policy(class_id)
+
+    def params(self) -> dict:
+        with self._lock:
+            out = self.scheduler.params.to_dict()
+            out["schema"] = self.scheduler.params.schema()
+            return out
+
+    def set_params(self, changes: dict) -> dict:
+        with self._lock:
+            self.scheduler.set_params(changes)
+            futures = self._submit_step()
+        self._await(futures)
+        return self.params()
+
+    def set_admin(self, path_id: int, up: bool) -> dict:
+        with self._lock:
+            if path_id not in self._weights:
+                raise NotFoundError(f"no path {path_id}")
+            if up:
+                self.scheduler.admin_down.discard(path_id)
+            else:
+                self.scheduler.admin_down.add(path_id)
+            futures = self._submit_step()
+        self._await(futures)
+        log.info("path %d admin -> %s", path_id, "up" if up else "down")
+        return self.path(path_id)
+
+    def decisions(self, since: float, limit: int) -> dict:
+        with self._lock:
+            entries = [e for e in self.scheduler.log if e["t"] > since][-limit:]
+            return {"now": round(time.time(), 3), "decisions": entries, "loop": self.control_stats()}
+
+    # -- operations ------------------------------------------------------
+
+    def set_weight(self, path_id: int, weight: int) -> dict:
+        """Set one path's static weight: the default class then runs the static `wcmp`
+        policy with the operator's weights; returns the path once every switch acknowledged."""
+        if not 0 <= weight <= MAX_WEIGHT:
+            raise ValueError(f"weight must be 0..{MAX_WEIGHT}")
+        with self._lock:
+            if path_id not in self._weights:
+                raise NotFoundError(f"no path {path_id}")
+            self._weights[path_id] = weight
+            spec = ",".join(f"{p}:{w}" for p, w in sorted(self._weights.items()))
+            if not any(self._weights.values()):
+                spec = ",".join(f"{p}:0" for p in sorted(self._weights))
+            self.scheduler.set_class_policy(
+                DEFAULT_CLASS_ID, {"name": "wcmp", "params": {"weights": spec}, "lm3": False}
+            )
+            futures = self._submit_step()
+        self._await(futures)
         log.info("path %d weight -> %d", path_id, weight)
         return self.path(path_id)
+
+
+def _placement_dict(pl: Placement | None) -> dict | None:
+    if pl is None:
+        return None
+    return {
+        "weights": {str(p): w for p, w in pl.weights},
+        "mode": pl.mode,
+        "flowlet_gap_us": pl.flowlet_gap_us,
+    }

@@ -1,8 +1,8 @@
 """One native thread per switch owns its P4Runtime session.
 
 The thread connects, becomes primary, pushes the pipeline, installs the
-forwarding state derived from the network description and the current
-weights, then polls the per-path counters. Other threads hand it work through
+forwarding state derived from the network description and the scheduler's
+placements and classifier (Controller.sched_entries), then polls the per-path counters. Other threads hand it work through
 `submit()`, which returns a `concurrent.futures.Future`. If the session breaks
 (e.g. the switch restarts) the thread reconnects and re-installs everything,
 so the switch always converges to the controller's state.
@@ -126,7 +126,7 @@ class SwitchAgent(threading.Thread):
         net: NetCfg,
         pipeline: Pipeline,
         bmv2_json: str,
-        weights: Callable[[], dict[int, int]],
+        sched_entries: Callable[[str], list[TableEntry]],
         on_sample: Callable[[str, dict[int, Sample]], None],
         on_report: Callable[[PathReport], None] = lambda _r: None,
         on_rtt: Callable[[RttReport], None] = lambda _r: None,
@@ -141,7 +141,7 @@ class SwitchAgent(threading.Thread):
         self.net = net
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json
-        self.weights = weights
+        self.sched_entries = sched_entries
         self.on_sample = on_sample
         self.on_report = on_report
         self.on_rtt = on_rtt
@@ -177,7 +177,8 @@ class SwitchAgent(threading.Thread):
     def _program(self, client: P4RuntimeClient) -> None:
         client.set_pipeline(self.bmv2_json)
         client.insert(*forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry))
-        client.insert(self.pipeline.weights(0, self.weights()))
+        # every class's placement and the classifier (Controller.sched_entries)
+        client.insert(*self.sched_entries(self.sw.name))
         _, members = self.pipeline.path_report_digest()
         check_members(members)
         _, members = self.pipeline.rtt_report_digest()
