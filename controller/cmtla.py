@@ -1,0 +1,182 @@
+"""CMT-LA: loss-aware concurrent multipath transfer (seed 001), in-network form.
+
+Paper (seeds/001_6c7406378a4334ba.txt; the equations were lost in the text extraction,
+DESIGN.md §5 restates them):
+- line 41: the Mathis model GP = C · MSS / (RTT · √p), so p̂ = (C · MSS / (RTT · GP))²,
+  C = √(3/2), MSS = 1500 bytes in the paper's simulations;
+- lines 45-49: the jitter indicator J_p = (x_now - x_avg) / (x_max - x_min) over the last m
+  observations of p̂_p; a path is unreliable when J_p > 0 and J_p rises between consecutive
+  observations;
+- lines 66 and 73-92 (Algorithm 2): order the ACTIVE paths by p̂ ascending, ties by the
+  smaller RTT; take the first; if its cwnd is full, take the next one.
+
+In-network reading (Mode.FLOWLET), once per control period:
+- p̂_p combines the two loss signals: the measured loss from the egress's per-path sequence
+  gaps (`loss_rate`) and the Mathis estimate from `goodput_mbps` and `srtt_ms`:
+  p̂ = (1 - mathis_weight) · measured + mathis_weight · mathis when both exist, the one that
+  exists otherwise, and 0 (neutral: the path is tried) when neither does. The default
+  mathis_weight = 0 uses the measured loss wherever it exists, because in the network the
+  Mathis estimate overstates the loss of a path that carries little traffic (its goodput is
+  limited by how much the scheduler sends there, not by loss). The Mathis estimate is
+  clamped to [0, 1].
+- J_p is computed over the last `jitter_window` p̂_p of this policy's own history (0 when
+  the range is 0 or fewer than two observations are known).
+- "cwnd full": the path's `inflight_bytes` has reached its BDP (`PathState.bdp_bytes`).
+  Such a path gets weight 0 unless every alive path is full (then none is skipped); a path
+  with no in-flight or BDP reading counts as not full.
+
+Reconstructions and deviations:
+- Algorithm 2's treatment of an unreliable path (line 9's condition was lost) is read as:
+  unreliable paths go after every reliable one in the order (each group by p̂, then RTT).
+- The order becomes weights: the k-th usable path in the order (k = 0 for the best) gets
+  `rank_decay`^k, so by default the best gets the most flowlets and each next path half as
+  many; rank_decay = 0 is the paper's single-candidate rule (winner takes all).
+- An unmeasured srtt sorts after every measured one among paths of equal p̂.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .policy import (
+    Decision,
+    Mode,
+    PathState,
+    Policy,
+    fmt_scores,
+    jitter_indicator,
+    no_alive_decision,
+    register,
+)
+
+log = logging.getLogger(__name__)
+
+MATHIS_C = math.sqrt(1.5)
+
+
+@dataclass(frozen=True)
+class CmtlaParams:
+    mss_bytes: int = field(
+        default=1500,
+        metadata={"min": 1, "max": 65535, "doc": "MSS in the Mathis model (paper: 1500)"},
+    )
+    mathis_weight: float = field(
+        default=0.0,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "weight of the Mathis estimate where a measured loss exists (0: measured only)",
+        },
+    )
+    jitter_window: int = field(
+        default=8,
+        metadata={
+            "min": 2,
+            "max": 1000,
+            "doc": "m: observations of the loss in the jitter indicator",
+        },
+    )
+    rank_decay: float = field(
+        default=0.5,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "weight of the k-th path in the order = rank_decay^k (0: best only)",
+        },
+    )
+
+
+def mathis_loss(goodput_mbps: float, rtt_ms: float, mss_bytes: int = 1500) -> float:
+    """p̂ = (C · MSS / (RTT · GP))², C = √(3/2), clamped to [0, 1]; 1 when GP or RTT is 0."""
+    gp_bytes_per_s = goodput_mbps * 1e6 / 8
+    rtt_s = rtt_ms / 1000
+    if gp_bytes_per_s <= 0 or rtt_s <= 0:
+        return 1.0
+    return min(1.0, (MATHIS_C * mss_bytes / (rtt_s * gp_bytes_per_s)) ** 2)
+
+
+def estimate_loss(p: PathState, mss_bytes: int, mathis_weight: float) -> float:
+    """p̂ from the measured loss and the Mathis estimate as documented in the module."""
+    mathis = (
+        mathis_loss(p.goodput_mbps, p.srtt_ms, mss_bytes)
+        if p.goodput_mbps is not None and p.srtt_ms is not None
+        else None
+    )
+    measured = p.loss_rate
+    if measured is not None and mathis is not None:
+        return (1 - mathis_weight) * measured + mathis_weight * mathis
+    if measured is not None:
+        return measured
+    return mathis if mathis is not None else 0.0
+
+
+def cwnd_full(p: PathState) -> bool:
+    bdp = p.bdp_bytes()
+    return p.inflight_bytes is not None and bdp is not None and p.inflight_bytes >= bdp
+
+
+def order_paths(
+    loss: dict[int, float], rtt_ms: dict[int, float | None], unreliable: set[int]
+) -> list[int]:
+    """Reliable paths first, then unreliable; each by p̂, then RTT (unmeasured last), then id."""
+
+    def key(pid: int) -> tuple:
+        rtt = rtt_ms.get(pid)
+        return (pid in unreliable, loss[pid], rtt is None, rtt or 0.0, pid)
+
+    return sorted(loss, key=key)
+
+
+@register
+class CmtLa(Policy):
+    name = "cmtla"
+    Params = CmtlaParams
+
+    def __init__(self, params: CmtlaParams | None = None) -> None:
+        super().__init__(params)
+        self._history: dict[int, deque[float]] = {}
+        self._last_j: dict[int, float] = {}
+
+    def observe(self, pid: int, loss: float) -> tuple[float, bool]:
+        """Record p̂ for a path; (J now, unreliable: J > 0 and rising)."""
+        hist = self._history.setdefault(pid, deque(maxlen=self.params.jitter_window))
+        hist.append(loss)
+        j = jitter_indicator(list(hist))
+        prev = self._last_j.get(pid)
+        self._last_j[pid] = j
+        return j, j > 0 and prev is not None and j > prev
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive_decision(paths, Mode.FLOWLET)
+        loss: dict[int, float] = {}
+        unreliable: set[int] = set()
+        for p in alive:
+            loss[p.path_id] = estimate_loss(p, self.params.mss_bytes, self.params.mathis_weight)
+            _, bad = self.observe(p.path_id, loss[p.path_id])
+            if bad:
+                unreliable.add(p.path_id)
+        order = order_paths(loss, {p.path_id: p.srtt_ms for p in alive}, unreliable)
+        full = {p.path_id for p in alive if cwnd_full(p)}
+        usable = [pid for pid in order if pid not in full] or order
+        weights = {p.path_id: 0.0 for p in paths}
+        for rank, pid in enumerate(usable):
+            weights[pid] = 1.0 if rank == 0 else self.params.rank_decay**rank
+        scores = {p.path_id: loss.get(p.path_id, 1.0) for p in paths}
+        notes = []
+        if unreliable:
+            notes.append(f"unreliable {sorted(unreliable)}")
+        if full and len(usable) < len(order):
+            notes.append(f"cwnd full {sorted(full)} skipped")
+        extra = f"; {', '.join(notes)}" if notes else ""
+        return Decision(
+            weights=weights,
+            mode=Mode.FLOWLET,
+            scores=scores,
+            reason=f"cmtla: order {usable} by loss then RTT{extra}; p̂ {fmt_scores(loss)}",
+        )
