@@ -99,7 +99,11 @@ class Controller:
         self.scheduler = Scheduler(
             [sw.name for sw in net.switches],
             ids,
-            [TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy(self.settings.default_policy))],
+            [
+                TrafficClass(
+                    DEFAULT_CLASS_ID, "default", policy=ClassPolicy(self.settings.default_policy)
+                )
+            ],
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
         )
         self._installed_classes: dict[str, list[TableEntry]] = {}
@@ -305,9 +309,7 @@ class Controller:
         # flow order is measured by the far edge (the egress of this switch's traffic)
         direction = self.direction(switch, self._other(switch))
         ooo = {
-            pid: est.flow_ooo_total()
-            for (pid, d), est in self._telemetry.items()
-            if d == direction
+            pid: est.flow_ooo_total() for (pid, d), est in self._telemetry.items() if d == direction
         }
         return SwitchView(switch, self._path_states(switch, now), ooo)
 
@@ -349,13 +351,17 @@ class Controller:
             self._installed_classes[switch] = classifier
             return entries + classifier
 
-    def _submit_step(self, extra: dict[str, list] | None = None) -> dict[str, Future]:
+    def _submit_step(
+        self, extra: dict[str, tuple] | None = None, only_ready: bool = False
+    ) -> dict[str, Future]:
         """Under the lock: one step per switch; submit its changes (plus `extra` jobs).
-        Jobs reach each switch in the order of the decisions."""
+        Jobs reach each switch in the order of the decisions. Operator requests go to
+        every switch (one that is down fails them: 503); the control loop skips those
+        not ready (they get everything when they are reprogrammed)."""
         now = time.time()
         futures = {}
         for agent in self.agents:
-            if agent.status.state != "ready":
+            if only_ready and agent.status.state != "ready":
                 continue
             changes = self.scheduler.step(self._view(agent.sw.name, now), now)
             entries = [e for ch in changes for e in self._entries(ch)]
@@ -391,7 +397,7 @@ class Controller:
             t0 = time.perf_counter()
             try:
                 with self._lock:
-                    futures = self._submit_step()
+                    futures = self._submit_step(only_ready=True)
                 if futures:
                     self._await(futures)
                     self.latencies_ms.append((time.perf_counter() - t0) * 1000)
@@ -462,7 +468,10 @@ class Controller:
 
                 def drop_removed(client: P4RuntimeClient) -> None:
                     for cid in removed:
-                        for e in (self.pipeline.weights(cid, {}), self.pipeline.mvqs_params(cid, {})):
+                        for e in (
+                            self.pipeline.weights(cid, {}),
+                            self.pipeline.mvqs_params(cid, {}),
+                        ):
                             try:
                                 client.delete(e)
                             except P4RuntimeError as error:
@@ -513,7 +522,11 @@ class Controller:
     def decisions(self, since: float, limit: int) -> dict:
         with self._lock:
             entries = [e for e in self.scheduler.log if e["t"] > since][-limit:]
-            return {"now": round(time.time(), 3), "decisions": entries, "loop": self.control_stats()}
+            return {
+                "now": round(time.time(), 3),
+                "decisions": entries,
+                "loop": self.control_stats(),
+            }
 
     # -- operations ------------------------------------------------------
 

@@ -21,9 +21,10 @@ import logging
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import baselines, cmtla, fdmvqs, llhd, qos  # noqa: F401  (they register the policies)
 from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from .errors import FieldError
 from .lm3 import Lm3
@@ -98,7 +99,7 @@ class GlobalParams:
             value = changes["control_period_ms"]
             if (
                 isinstance(value, bool)
-                or not isinstance(value, (int, float))
+                or not isinstance(value, int | float)
                 or not math.isfinite(value)
                 or not MIN_CONTROL_PERIOD_MS <= value <= MAX_CONTROL_PERIOD_MS
             ):
@@ -143,7 +144,9 @@ def make_class_policy(cp: ClassPolicy, params: GlobalParams, where: str = "polic
             f"{where}.name", f"no policy {cp.name!r}; known: {', '.join(sorted(REGISTRY))}"
         )
     cls = REGISTRY[cp.name]
-    merged = params_from_dict(cls.Params, dict(cp.params), params.policies[cp.name], f"{where}.params.")
+    merged = params_from_dict(
+        cls.Params, dict(cp.params), params.policies[cp.name], f"{where}.params."
+    )
     return cls(merged)
 
 
@@ -238,9 +241,7 @@ class Scheduler:
 
     def step(self, view: SwitchView, now: float) -> list[Change]:
         """One period of one switch: the classes whose entries must change."""
-        paths = [
-            p if p.path_id not in self.admin_down else _down(p) for p in view.paths
-        ]
+        paths = [p if p.path_id not in self.admin_down else _down(p) for p in view.paths]
         changes = []
         for class_id in sorted(self.classes):
             st = self._state[(view.switch, class_id)]
@@ -256,22 +257,20 @@ class Scheduler:
         return changes
 
     def _placement(self, c: TrafficClass, d: Decision) -> Placement:
-        weights = {p: (0.0 if p in self.admin_down else d.weights.get(p, 0.0)) for p in self.path_ids}
+        weights = {
+            p: (0.0 if p in self.admin_down else d.weights.get(p, 0.0)) for p in self.path_ids
+        }
         q = quantise(weights) if any(w > 0 for w in weights.values()) else {p: 0 for p in weights}
-        vq: tuple = ()
+        vq: tuple[tuple[int, tuple[int, int, int, int]], ...] = ()
         if d.mode == Mode.VQ:
             vq = tuple(
                 (p, (v.pad_us, v.bdp_bytes, v.us_per_kbyte, v.drain_bytes_per_ms))
                 for p, v in sorted(d.vq.items())
             )
-        return Placement(
-            tuple(sorted(q.items())), Mode(d.mode).value, c.policy.flowlet_gap_us, vq
-        )
+        return Placement(tuple(sorted(q.items())), Mode(d.mode).value, c.policy.flowlet_gap_us, vq)
 
 
 def _down(p: PathState) -> PathState:
-    from dataclasses import replace
-
     return replace(p, alive=False)
 
 

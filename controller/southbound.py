@@ -2,9 +2,10 @@
 
 The thread connects, becomes primary, pushes the pipeline, installs the
 forwarding state derived from the network description and the scheduler's
-placements and classifier (Controller.sched_entries), then polls the per-path counters. Other threads hand it work through
-`submit()`, which returns a `concurrent.futures.Future`. If the session breaks
-(e.g. the switch restarts) the thread reconnects and re-installs everything,
+placements and classifier (Controller.sched_entries), then polls the
+per-path counters. Other threads hand it work through `submit()`, which
+returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
+restarts) the thread reconnects and re-installs everything,
 so the switch always converges to the controller's state.
 
 Once programmed, a second thread per agent (`Prober`) sends a probe onto
