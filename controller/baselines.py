@@ -156,6 +156,7 @@ class Wcmp(Policy):
             if not any(weights.values()):
                 weights = equal_weights(paths, [p.path_id for p in alive])
                 why = "no operator-weighted path alive: equal weights over alive paths"
+                log.info("wcmp: no path of %r is alive", self.params.weights)
         else:
             known = [p.capacity_mbps for p in alive if p.capacity_mbps is not None]
             if not known or not any(known):

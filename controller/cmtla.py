@@ -7,7 +7,7 @@ DESIGN.md §5 restates them):
 - lines 45-49: the jitter indicator J_p = (x_now - x_avg) / (x_max - x_min) over the last m
   observations of p̂_p; a path is unreliable when J_p > 0 and J_p rises between consecutive
   observations;
-- lines 66 and 73-92 (Algorithm 2): order the ACTIVE paths by p̂ ascending, ties by the
+- line 66 and Algorithm 2 (lines 70-89): order the ACTIVE paths by p̂ ascending, ties by the
   smaller RTT; take the first; if its cwnd is full, take the next one.
 
 In-network reading (Mode.FLOWLET), once per control period:
@@ -26,7 +26,7 @@ In-network reading (Mode.FLOWLET), once per control period:
   with no in-flight or BDP reading counts as not full.
 
 Reconstructions and deviations:
-- Algorithm 2's treatment of an unreliable path (line 9's condition was lost) is read as:
+- Algorithm 2's treatment of an unreliable path (the condition of its step 9 was lost) is read as:
   unreliable paths go after every reliable one in the order (each group by p̂, then RTT).
 - The order becomes weights: the k-th usable path in the order (k = 0 for the best) gets
   `rank_decay`^k, so by default the best gets the most flowlets and each next path half as
@@ -161,6 +161,7 @@ class CmtLa(Policy):
             _, bad = self.observe(p.path_id, loss[p.path_id])
             if bad:
                 unreliable.add(p.path_id)
+                log.debug("cmtla: path %d unreliable (loss jitter rising)", p.path_id)
         order = order_paths(loss, {p.path_id: p.srtt_ms for p in alive}, unreliable)
         full = {p.path_id for p in alive if cwnd_full(p)}
         usable = [pid for pid in order if pid not in full] or order

@@ -3,7 +3,7 @@
 The paper's equations were lost in the text extraction (seeds/000_c8b3b8babc6a9e82.txt);
 what survives, and DESIGN.md §5's reconstruction, is:
 
-TFE, transmission failure estimation (lines 49-69, Algorithm 1 at lines 69-92):
+TFE, transmission failure estimation (lines 49-67, Algorithm 1 at lines 69-91):
     F_p = 1 / (1 + exp(-b · (x_p - a)))                         (eq. 1: "a" offset, "b" sensitivity)
   x_p combines the RTT parameter R_p = SRTT_now / SRTT_last (eq. 2-3, line 51), the swnd
   parameter W_p = swnd_p / mean of the top-k swnd values reached before a drop (eq. 4-5,
@@ -18,7 +18,8 @@ CTADP, chaos-theory arrival-delay prediction (lines 94-102): the log arrival-del
   is the predicted log delay; PAD = exp of it.
 MVQS, multipath virtual-queue scheduling (lines 104-120): time factor
   T_p = PAD_p when VQ_p <= bdp_p, else ceil(VQ_p / (w_p · bdp_p)) · srtt_p + PAD_p, with the
-  window factor w_p = 1 - F_p · (1 - β_md), β_md = 0.5 (line 114); a segment goes to argmin T_p.
+  window factor w_p = 1 - F_p · (1 - β_md), β_md = 0.5 (lines 110-114); a segment goes to
+  argmin T_p (line 116).
 
 In-network reading (Mode.VQ, once per control period):
 - R_p: srtt_ms now / srtt_ms at the previous period (1.0 before two readings).
@@ -323,6 +324,10 @@ class FdMvqs(Policy):
         else:
             pred = {pid: srtt[pid] / 2 for pid in series}
             basis = "srtt/2 (an OWD series is missing)"
+            log.debug(
+                "fdmvqs: PAD from srtt/2: no OWD series for %s",
+                [k for k, s in series.items() if not s],
+            )
         base = min(pred.values())
         return {"pad": {pid: v - base for pid, v in pred.items()}, "basis": basis}
 

@@ -112,6 +112,7 @@ class Llhd(Policy):
             self.params.min_rtt_ms,
         )
         best = best_path(gamma)
+        log.debug("llhd: gamma %s, best %d", gamma, best)
         if self.params.weighted and any(g > 0 for g in gamma.values()):
             weights = {p.path_id: gamma.get(p.path_id, 0.0) for p in paths}
             how = "weights ∝ gamma"

@@ -1,9 +1,9 @@
 """MPTCP-LM3: lightweight path management (seed 004) on top of any policy, in-network form.
 
 Paper (seeds/004_9baa050e4f795def.txt):
-- line 84-88: R_p = sigma · cwnd_p + ε · RTT_p, sigma + ε = 1, sigma = ε = 1/2 by default, with
+- lines 84-88: R_p = sigma · cwnd_p + ε · RTT_p, sigma + ε = 1, sigma = ε = 1/2 by default, with
   cwnd_p = (cwnd - H_min) / (H_max - H_min) and RTT_p = (Π_max - RTT) / (Π_max - Π_min);
-- lines 78-82, 95-104 and Algorithm 1 (lines 117-140): a receiver buffer-blocking event
+- lines 78-82, 95-104 and Algorithm 1 (lines 110-140): a receiver buffer-blocking event
   increments buf_bloc_count; at 1 or 2 the number of active paths is halved (the better
   half by R is kept); at 3 only the best path is kept and the count is reset to 0;
 - lines 106-108, Algorithm 1 lines 15-22: every period (per RTT) a removed path is moved

@@ -228,13 +228,19 @@ def _load_all() -> None:
     from . import baselines, cmtla, fdmvqs, llhd, qos  # noqa: F401
 
 
-def make_policy(name: str, params_dict: Mapping[str, Any] | None = None) -> Policy:
-    """A new policy by name with its parameters from a (partial) mapping."""
+def make_policy(
+    name: str, params_dict: Mapping[str, Any] | None = None, *, prefix: str = "params."
+) -> Policy:
+    """A new policy by name with its parameters from a (partial) mapping.
+
+    An unknown name raises FieldError("policy", ...); a bad parameter raises FieldError
+    naming ``prefix + key`` (default ``params.beta`` and so on).
+    """
     _load_all()
     cls = REGISTRY.get(name)
     if cls is None:
         raise FieldError("policy", f"unknown policy {name!r} (known: {sorted(REGISTRY)})")
-    return cls(params_from_dict(cls.Params, params_dict or {}, prefix="params."))
+    return cls(params_from_dict(cls.Params, params_dict or {}, prefix=prefix))
 
 
 # -- helpers shared by the policies --------------------------------------------

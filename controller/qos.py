@@ -198,6 +198,7 @@ class Qos(Policy):
         if not eligible:
             eligible = [p.path_id for p in alive]
             note = "no path meets the class targets: all alive paths eligible; "
+            log.info("qos: no alive path meets the class targets; using all alive paths")
         if prm.weighted and any(scores[pid] > 0 for pid in eligible):
             weights = {
                 p.path_id: scores[p.path_id] if p.path_id in eligible else 0.0 for p in paths
