@@ -138,7 +138,7 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     ctl.ingest_report(report(1.0, 0, 0, at=now))
     ctl.ingest_report(report(2.0, 100, 250_000, lost=5, at=now))
     ctl.ingest_rtt("s1", 1, 40.0, now)
-    ctl.ingest_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
+    ctl.ingest_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
     view = ctl.telemetry(1)
     current = view["directions"]["s1->s2"]["current"]
     assert current["goodput_mbps"] == pytest.approx(2.0)
