@@ -6,9 +6,17 @@ import argparse
 import logging
 import signal
 import sys
+from pathlib import Path
 
 from mpsched.layout import p4_artifacts
 
+from .core import DEFAULT_POLICY
+from .scheduler import (
+    CONTROL_PERIOD_MS,
+    MAX_CONTROL_PERIOD_MS,
+    MIN_CONTROL_PERIOD_MS,
+    REGISTRY,
+)
 from .telemetry import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -24,6 +32,7 @@ def command(
     poll_interval: float = 1.0,
     p4info: object = None,
     bmv2_json: object = None,
+    token_file: object = None,
 ) -> list[str]:
     """The argv that runs the controller as a process of its own (demo, tests)."""
     cmd = [
@@ -41,6 +50,8 @@ def command(
         cmd += ["--p4info", str(p4info)]
     if bmv2_json is not None:
         cmd += ["--bmv2-json", str(bmv2_json)]
+    if token_file is not None:
+        cmd += ["--token-file", str(token_file)]
     return cmd
 
 
@@ -100,6 +111,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="a path silent this long is dead and its flows fail over (default: %(default)s)",
     )
     parser.add_argument(
+        "--token-file",
+        default=None,
+        help="REST write token: read from this file, or created there (mode 0600) with a "
+        "random token; every PUT needs 'Authorization: Bearer <token>' "
+        "(default: $MPSCHED_RUN_DIR or /run/mpsched, file token-<rest port>)",
+    )
+    parser.add_argument(
+        "--policy",
+        default=DEFAULT_POLICY,
+        choices=sorted(REGISTRY),
+        help="the default class's policy at start (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--control-period-ms",
+        type=float,
+        default=CONTROL_PERIOD_MS,
+        help="control loop period: telemetry -> policy -> table writes "
+        f"({MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}; default: %(default)s)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
     return parser
@@ -141,10 +172,22 @@ def main(argv: list[str] | None = None) -> int:
     from mpsched.pipeline import Pipeline
 
     from .app import MultipathApp
+    from .auth import TokenFileError, default_token_path, load_or_create_token
     from .core import Controller, ControllerSettings
 
     if args.poll_interval <= 0:
         log.error("--poll-interval: must be positive")
+        return 2
+    if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
+        log.error(
+            "--control-period-ms: must be %g..%g", MIN_CONTROL_PERIOD_MS, MAX_CONTROL_PERIOD_MS
+        )
+        return 2
+    token_path = Path(args.token_file) if args.token_file else default_token_path(args.rest_port)
+    try:
+        token = load_or_create_token(token_path)
+    except (OSError, TokenFileError) as error:
+        log.error("--token-file %s: %s", token_path, error)
         return 2
     try:
         telemetry = telemetry_config(args)
@@ -159,7 +202,12 @@ def main(argv: list[str] | None = None) -> int:
             net,
             pipeline,
             args.bmv2_json,
-            ControllerSettings(poll_interval=args.poll_interval, telemetry=telemetry),
+            ControllerSettings(
+                poll_interval=args.poll_interval,
+                telemetry=telemetry,
+                default_policy=args.policy,
+                control_period_ms=args.control_period_ms,
+            ),
         )
     except (ConfigError, P4InfoError, OSError, ValueError) as error:
         log.error("%s", error)
@@ -176,8 +224,13 @@ def main(argv: list[str] | None = None) -> int:
 
     manager = app_manager.AppManager.get_instance()
     app = manager.instantiate(
-        MultipathApp, controller=controller, rest_host=args.rest_host, rest_port=args.rest_port
+        MultipathApp,
+        controller=controller,
+        rest_host=args.rest_host,
+        rest_port=args.rest_port,
+        token=token,
     )
+    log.info("REST write token in %s", token_path)
     try:
         app.start()
     except OSError as error:

@@ -44,11 +44,19 @@ class _QuietHandler(WSGIRequestHandler):
 class MultipathApp(app_manager.OSKenApp):
     """os-ken application of the in-network multipath scheduler."""
 
-    def __init__(self, *args: Any, controller: Controller, rest_host: str = "127.0.0.1",
-                 rest_port: int = 8080, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        controller: Controller,
+        rest_host: str = "127.0.0.1",
+        rest_port: int = 8080,
+        token: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.controller = controller
         self.rest_address = (rest_host, rest_port)
+        self.token = token
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rest-blocking")
         self._server: Any = None
         self._server_thread: Any = None
@@ -63,17 +71,21 @@ class MultipathApp(app_manager.OSKenApp):
 
     def start(self) -> Any:
         thread = super().start()
-        api = RestApi(self.controller, self.run_blocking)
+        api = RestApi(self.controller, self.run_blocking, token=self.token)
         if EVENTLET_HUB:
             self._server = hub.WSGIServer(self.rest_address, api)
         else:
             host, port = self.rest_address
-            self._server = make_server(host, port, api, server_class=_ThreadingWSGIServer,
-                                       handler_class=_QuietHandler)
+            self._server = make_server(
+                host, port, api, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+            )
         self._server_thread = hub.spawn(self._server.serve_forever)
         self.controller.start()
-        log.info("REST API on http://%s:%d (%s hub)", *self.rest_address,
-                 "eventlet" if EVENTLET_HUB else "native")
+        log.info(
+            "REST API on http://%s:%d (%s hub)",
+            *self.rest_address,
+            "eventlet" if EVENTLET_HUB else "native",
+        )
         return thread
 
     def stop(self) -> None:

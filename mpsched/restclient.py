@@ -7,6 +7,7 @@ is programmed, and stop it again; one way to call its REST API.
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import time
 from pathlib import Path
@@ -122,18 +123,23 @@ def start_controller(
     timeout: float = 30.0,
 ) -> tuple[subprocess.Popen, RestClient]:
     """Start the controller on a free REST port (its output to `log_path`, its PID in
-    `registry`) and wait until the switches are ready; on failure it is stopped again."""
+    `registry`, its write token in `log_path` with suffix .token, known to the returned
+    client) and wait until the switches are ready; on failure it is stopped again."""
     port = free_port()
+    token_file = log_path.with_suffix(".token")
+    token = secrets.token_urlsafe(24)
+    token_file.touch(mode=0o600)
+    token_file.write_text(token + "\n")
     with log_path.open("wb") as out:
         proc = subprocess.Popen(
-            controller_command(netcfg, port, poll, p4info, bmv2_json),
+            controller_command(netcfg, port, poll, p4info, bmv2_json, token_file),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C goes to the owner, which stops it
         )
     if registry is not None:
         registry.add_process(proc.pid, " ".join(proc.args))
-    rest = RestClient(f"http://127.0.0.1:{port}")
+    rest = RestClient(f"http://127.0.0.1:{port}", token=token)
     try:
         wait_controller(rest, proc, timeout)
     except BaseException:

@@ -1,7 +1,8 @@
 """The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
 
 One run = a fresh testbed (emulated paths seeded with the run's seed), the
-controller with the policy's weights, the scenario's workloads started at
+controller running the policy (PUT /classes/0/policy; its decision log is
+saved), the scenario's workloads started at
 their times in the hosts, link schedules driven in real time, the switches'
 per-path counters polled over REST, a receiver-side capture of h2's TCP
 traffic, and everything torn down again (also on Ctrl-C or a crash: the
@@ -202,9 +203,10 @@ class Run:
     def _execute(self, progress: Callable[[str], None]) -> None:
         sc = self.scenario
         rest = self._start_controller()
-        self.raw.weights = sc.policy_weights(self.policy)
-        for path_id, weight in self.raw.weights.items():
-            rest.set_weight(path_id, weight)
+        request = sc.policy_request(self.policy)
+        if self.policy in ("ecmp", "static"):
+            self.raw.weights = sc.policy_weights(self.policy)
+        rest.put("/classes/0/policy", request)
         self._mptcp()
         for i, w in enumerate(sc.workload):
             host, _ = _sink_host(w)
@@ -232,8 +234,18 @@ class Run:
             time.sleep(POLL_S)
         self._cancel_timers()
         self._poll_counters(rest)
+        self._save_decisions(rest)
         self._finish_senders(timeout=15)
         self.bed.stop_schedules()
+
+    def _save_decisions(self, rest: RestClient) -> None:
+        """The controller's decision log of the run (decisions.json in the run's directory)."""
+        try:
+            log_ = rest.get("/decisions", {"since": 0, "limit": 1000})
+        except requests.RequestException as exc:
+            log.debug("decision log: %s", exc)
+            return
+        (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
 
     def _schedule_workload(self, index: int, w: Workload, t0: float) -> threading.Timer:
         sc = self.scenario

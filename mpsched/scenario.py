@@ -22,7 +22,13 @@ from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
 from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
 from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
 
-POLICIES = ("ecmp", "static")
+# Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
+# ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
+# and each paper's scheduler under LM3 path activation ("<name>+lm3").
+BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
+PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
+POLICIES = (*BASELINES, *PAPERS, "static", *(f"{p}+lm3" for p in PAPERS))
+DEFAULT_FLOWLET_GAP_US = 500
 WORKLOAD_KINDS = ("bulk", "files", "flows", "vbr", "cross_bulk")
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 
@@ -362,6 +368,7 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
 class Policy:
     name: str = "ecmp"
     weights: tuple[int, ...] = ()
+    flowlet_gap_us: int = DEFAULT_FLOWLET_GAP_US
 
 
 @dataclass(frozen=True)
@@ -380,6 +387,25 @@ class Scenario:
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
         return [p.rate_at(0.0) for p in self.topo.paths]
+
+    def policy_request(self, policy: str) -> dict:
+        """The body of ``PUT /classes/0/policy`` that runs `policy` (one of POLICIES)."""
+        if policy not in POLICIES:
+            raise ScenarioError(
+                "policy", f"unknown policy {policy!r} (known: {', '.join(POLICIES)})"
+            )
+        name, lm3 = policy.removesuffix("+lm3"), policy.endswith("+lm3")
+        params: dict = {}
+        if name == "static":
+            name = "wcmp"
+            weights = self.policy_weights("static")
+            params["weights"] = ",".join(f"{p}:{w}" for p, w in sorted(weights.items()))
+        return {
+            "name": name,
+            "params": params,
+            "lm3": lm3,
+            "flowlet_gap_us": self.policy.flowlet_gap_us,
+        }
 
     def policy_weights(self, policy: str) -> dict[int, int]:
         """Per-path weights that realise a baseline policy with the weighted-hash data plane.
@@ -425,7 +451,7 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         raise ScenarioError("workload", "at least one workload")
     policy = Policy()
     if "policy" in obj:
-        pobj = _obj(obj["policy"], "policy", {"name", "weights"})
+        pobj = _obj(obj["policy"], "policy", {"name", "weights", "flowlet_gap_us"})
         name = _str(pobj.get("name", "ecmp"), "policy.name", POLICIES)
         weights: tuple[int, ...] = ()
         if "weights" in pobj:
@@ -435,7 +461,9 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
             weights = tuple(_int(x, f"policy.weights[{i}]", 0, 255) for i, x in enumerate(wl))
             if not any(weights):
                 raise ScenarioError("policy.weights", "at least one weight > 0")
-        policy = Policy(name, weights)
+        gap = _int(pobj.get("flowlet_gap_us", DEFAULT_FLOWLET_GAP_US), "policy.flowlet_gap_us",
+                   1, 10_000_000)
+        policy = Policy(name, weights, gap)
     compare = tuple(
         _str(p, f"compare[{i}]", POLICIES)
         for i, p in enumerate(_list(obj.get("compare", list(POLICIES)), "compare"))

@@ -29,6 +29,16 @@ from .conftest import require
 
 pytestmark = pytest.mark.integration
 
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def token_file(tmp_path):
+    """The controller's write token, in a file it reads at start."""
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    return path
+
 
 @pytest.fixture
 def switch(tmp_path, artifacts):
@@ -37,8 +47,14 @@ def switch(tmp_path, artifacts):
     sw = None
     try:
         pairs = make_veths(registry, 3)
-        sw = Bmv2Switch("itest-bmv2", 1, {i: s for i, (s, _) in enumerate(pairs, start=1)},
-                        tmp_path, registry=registry, cpu_port=CPU_PORT)
+        sw = Bmv2Switch(
+            "itest-bmv2",
+            1,
+            {i: s for i, (s, _) in enumerate(pairs, start=1)},
+            tmp_path,
+            registry=registry,
+            cpu_port=CPU_PORT,
+        )
         sw.start()
         yield sw, pairs
     finally:
@@ -54,8 +70,11 @@ def start_controller(tmp_path, artifacts, switches: list[dict], hub_type: str = 
     log_path = tmp_path / "controller.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json),
-            stdout=log, stderr=subprocess.STDOUT,
+            controller_command(
+                path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token_file(tmp_path)
+            ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
             env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
         )
     base = f"http://127.0.0.1:{port}"
@@ -85,15 +104,25 @@ def stop(proc: subprocess.Popen) -> None:
 
 def s1_config(sw: Bmv2Switch) -> dict:
     return {
-        "name": "s1", "device_id": 1, "grpc_address": sw.grpc_address,
-        "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"],
+        "name": "s1",
+        "device_id": 1,
+        "grpc_address": sw.grpc_address,
+        "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"],
         "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
         "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3, "rate_mbps": 5}],
     }
 
 
-REMOTE = {"name": "s2", "device_id": 2, "grpc_address": "127.0.0.1:1",
-          "mac": "00:00:0a:00:02:fe", "subnets": ["10.0.2.0/24"], "hosts": [], "paths": []}
+REMOTE = {
+    "name": "s2",
+    "device_id": 2,
+    "grpc_address": "127.0.0.1:1",
+    "mac": "00:00:0a:00:02:fe",
+    "subnets": ["10.0.2.0/24"],
+    "hosts": [],
+    "paths": [],
+}
 
 
 def reader(sw: Bmv2Switch, artifacts) -> tuple[P4RuntimeClient, P4Info]:
@@ -124,18 +153,26 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
         assert weight_ends(client, p4info)[:2] == [32768, 65536]
 
         r = requests.put(base + "/paths/2/weight", json={"weight": 0}, timeout=10)
+        assert r.status_code == 401, r.text  # writes need the token
+        r = requests.put(headers=AUTH, url=base + "/paths/2/weight", json={"weight": 0}, timeout=10)
         assert r.status_code == 200 and r.json()["weight"] == 0, r.text
         assert weight_ends(client, p4info)[:2] == [65536, 65536]
 
-        r = requests.put(base + "/paths/1/weight", json={"weight": 300}, timeout=5)
+        r = requests.put(
+            headers=AUTH, url=base + "/paths/1/weight", json={"weight": 300}, timeout=5
+        )
         assert r.status_code == 400 and r.json()["field"] == "weight"
         assert weight_ends(client, p4info)[:2] == [65536, 65536]
 
         # A packet arriving from path 2 is counted, and the count reaches REST.
         from scapy.all import IP, UDP, Ether, sendp
 
-        sendp(Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
-              iface=pairs[2][1], count=3, verbose=False)
+        sendp(
+            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            iface=pairs[2][1],
+            count=3,
+            verbose=False,
+        )
         deadline = time.monotonic() + 5
         rx = 0
         while time.monotonic() < deadline and rx < 3:
@@ -156,7 +193,7 @@ def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
     try:
         states = {s["name"]: s["state"] for s in requests.get(base + "/switches", timeout=5).json()}
         assert states == {"s1": "ready", "s2": "down"} or states["s2"] == "connecting"
-        r = requests.put(base + "/paths/2/weight", json={"weight": 0}, timeout=15)
+        r = requests.put(headers=AUTH, url=base + "/paths/2/weight", json={"weight": 0}, timeout=15)
         assert r.status_code == 503, r.text
         assert weight_ends(client, p4info)[:2] == [65536, 65536]
     finally:

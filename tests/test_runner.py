@@ -39,6 +39,7 @@ SCENARIO = {
          "interarrival_ms": 100},
         {"kind": "vbr", "path": 1, "load_pct": 20},
     ],
+    "compare": ["static", "fdmvqs+lm3"],
 }
 
 
@@ -59,7 +60,7 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
         capture_output=True, text=True, timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "[2/2] tiny · static · run 1/1" in proc.stderr
+    assert "[2/2] tiny · fdmvqs+lm3 · run 1/1" in proc.stderr
     runs = sorted((out / "tiny").glob("*/run0/tiny__*__run000.json"))
     assert len(runs) == 2
     for path in runs:
@@ -73,8 +74,13 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
         # while path 2 was down (3..5 s) its link delivered nothing
         down = [v for t, v in result["series"]["path2"] if 3.6 <= t <= 4.6]
         assert down and max(down) < 0.1, result["series"]["path2"]
+    decisions = json.loads((out / "tiny" / "fdmvqs+lm3" / "run0" / "decisions.json").read_text())
+    assert decisions["decisions"], decisions  # the control loop decided and wrote
+    ours = [d for d in decisions["decisions"] if d["policy"] == "fdmvqs+lm3"]
+    assert ours and {d["mode"] for d in ours} == {"vq"}, decisions  # after the start's ecmp
+    assert decisions["decisions"][-1]["policy"] == "fdmvqs+lm3"
     summary = (out / "summary.md").read_text()
-    assert "| goodput_mbps" in summary and "ecmp" in summary and "static" in summary
+    assert "| goodput_mbps" in summary and "fdmvqs+lm3" in summary and "static" in summary
     assert list((out / "tiny" / "plots").glob("*.png"))
     assert (out / "tiny" / "runs.csv").read_text().count("\n") == 3
     assert not list(out.rglob("*.pcap"))  # captures are dropped unless --keep-captures

@@ -22,6 +22,16 @@ from mpsched.pipeline import (
 
 from .fake_p4rt import FakeServer, synthetic_p4info
 
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def token_file(tmp_path):
+    """The controller's write token, in a file it reads at start."""
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    return path
+
 
 @pytest.fixture
 def p4info():
@@ -75,20 +85,40 @@ def test_no_server_is_a_clear_error(p4info):
 
 
 def _net(address: str) -> NetCfg:
-    return NetCfg.from_dict({"switches": [{
-        "name": "s1", "device_id": 1, "grpc_address": address, "mac": "00:00:0a:00:01:fe",
-        "subnets": ["10.0.1.0/24"],
-        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
-        "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
-    }, {
-        "name": "s2", "device_id": 2, "grpc_address": "127.0.0.1:1", "mac": "00:00:0a:00:02:fe",
-        "subnets": ["10.0.2.0/24"], "hosts": [], "paths": [],
-    }]})
+    return NetCfg.from_dict(
+        {
+            "switches": [
+                {
+                    "name": "s1",
+                    "device_id": 1,
+                    "grpc_address": address,
+                    "mac": "00:00:0a:00:01:fe",
+                    "subnets": ["10.0.1.0/24"],
+                    "hosts": [
+                        {"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}
+                    ],
+                    "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
+                },
+                {
+                    "name": "s2",
+                    "device_id": 2,
+                    "grpc_address": "127.0.0.1:1",
+                    "mac": "00:00:0a:00:02:fe",
+                    "subnets": ["10.0.2.0/24"],
+                    "hosts": [],
+                    "paths": [],
+                },
+            ]
+        }
+    )
 
 
 def _ends(server, p4info) -> list[int]:
-    (entry,) = (e for (tid, _), e in server.servicer.entries.items()
-                if tid == p4info.table_id(TABLE_WEIGHTS))
+    (entry,) = (
+        e
+        for (tid, _), e in server.servicer.entries.items()
+        if tid == p4info.table_id(TABLE_WEIGHTS)
+    )
     return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
 
 
@@ -97,8 +127,12 @@ def _one_switch_controller(server, p4info, tmp_path) -> Controller:
     json_file = tmp_path / "p.json"
     json_file.write_text("{}")
     net = _net(server.address)
-    return Controller(NetCfg(switches=net.switches[:1]), Pipeline(p4info), str(json_file),
-                      ControllerSettings(poll_interval=0.05, write_timeout=2))
+    return Controller(
+        NetCfg(switches=net.switches[:1]),
+        Pipeline(p4info),
+        str(json_file),
+        ControllerSettings(poll_interval=0.05, write_timeout=2),
+    )
 
 
 def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, tmp_path):
@@ -130,8 +164,12 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
 def test_set_weight_reports_unreachable_switch(server, p4info, tmp_path):
     json_file = tmp_path / "p.json"
     json_file.write_text("{}")
-    ctl = Controller(_net(server.address), Pipeline(p4info), str(json_file),
-                     ControllerSettings(poll_interval=0.05, write_timeout=1))
+    ctl = Controller(
+        _net(server.address),
+        Pipeline(p4info),
+        str(json_file),
+        ControllerSettings(poll_interval=0.05, write_timeout=1),
+    )
     ctl.start()
     try:
         assert ctl.agents[0].wait_ready(5)
@@ -165,13 +203,21 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
     (tmp_path / "net.json").write_text(json.dumps({"switches": [net.to_dict()["switches"][0]]}))
     port = free_port()
     proc = subprocess.Popen(
-        controller_command(tmp_path / "net.json", port, 0.1, tmp_path / "p4info.txt",
-                           tmp_path / "p.json"),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        controller_command(
+            tmp_path / "net.json",
+            port,
+            0.1,
+            tmp_path / "p4info.txt",
+            tmp_path / "p.json",
+            token_file(tmp_path),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
     )
     base = f"http://127.0.0.1:{port}"
     try:
+
         def ready():
             try:
                 return requests.get(base + "/switches", timeout=1).json()[0]["state"] == "ready"
@@ -179,7 +225,7 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
                 return False
 
         assert wait_until(ready, timeout=15), "controller not ready"
-        r = requests.put(base + "/paths/1/weight", json={"weight": 0}, timeout=5)
+        r = requests.put(headers=AUTH, url=base + "/paths/1/weight", json={"weight": 0}, timeout=5)
         assert r.status_code == 200, r.text
         assert _ends(server, p4info)[:2] == [0, 65536]
         # Many concurrent REST calls while the native threads poll: the hub stays live.
@@ -219,11 +265,20 @@ def test_agent_dispatches_digests_by_id(p4info):
     client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
     paths, rtts = [], []
     net = _net("127.0.0.1:1")
-    agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", dict,
-                        lambda *_: None, on_report=paths.append, on_rtt=rtts.append)
+    agent = SwitchAgent(
+        net.switches[0],
+        net,
+        Pipeline(p4info),
+        "x.json",
+        dict,
+        lambda *_: None,
+        on_report=paths.append,
+        on_rtt=rtts.append,
+    )
     agent._drain_reports(client)
     assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
-        (2, 30_000, 4, 1_500, "s1")]
+        (2, 30_000, 4, 1_500, "s1")
+    ]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
 
 
