@@ -4,11 +4,21 @@ VENV  ?= .venv
 PY    := $(VENV)/bin/python
 BUILD ?= build
 P4SRC := $(wildcard p4src/*.p4 p4src/include/*.p4)
-P4OUT := $(BUILD)/p4
+# Paths the P4 program can schedule over (p4src/include/defines.p4, MAX_PATHS:
+# 4 or 8). The default builds build/p4; `make p4 P4_PATHS=8` (or `make p4-8`)
+# builds build/p4-8paths with -DMAX_PATHS=8.
+P4_PATHS ?= 4
+ifeq ($(P4_PATHS),4)
+P4OUT  := $(BUILD)/p4
+P4DEFS :=
+else
+P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
+P4DEFS := -DMAX_PATHS=$(P4_PATHS)
+endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev
 
-.PHONY: help setup p4 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry compare
+.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -29,10 +39,13 @@ setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 $(P4OUT)/main.json: $(P4SRC)
 	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
 	@mkdir -p $(P4OUT)
-	p4c --target bmv2 --arch v1model --std p4-16 -o $(P4OUT) \
+	p4c --target bmv2 --arch v1model --std p4-16 $(P4DEFS) -o $(P4OUT) \
 	    --p4runtime-files $(P4OUT)/main.p4info.txt p4src/main.p4
 
-p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info)
+p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths
+
+p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
+	$(MAKE) --no-print-directory p4 P4_PATHS=8
 
 $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
 	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }

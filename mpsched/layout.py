@@ -32,3 +32,12 @@ def linkem_binary() -> Path:
 def p4_artifacts() -> P4Artifacts:
     base = build_dir() / "p4"
     return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")
+
+
+def p4_artifacts_for_paths(max_paths: int) -> P4Artifacts:
+    """The outputs of `make p4 P4_PATHS=n` (MAX_PATHS = n, 4 or 8): build/p4 for 4
+    (the same as p4_artifacts()), build/p4-<n>paths otherwise."""
+    if max_paths == 4:
+        return p4_artifacts()
+    base = build_dir() / f"p4-{max_paths}paths"
+    return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")

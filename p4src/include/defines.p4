@@ -18,11 +18,19 @@ const bit<8>  IP_PROTO_UDP   = 17;
 // Number of paths between two edge switches the program can schedule over.
 // The controller learns it from the P4Info (size of the per-path counters
 // minus one, and the number of parameters of set_weights).
+// Set at compile time with -DMAX_PATHS=N (`make p4 P4_PATHS=8`); the code
+// unrolled over the paths (path_select.p4, failover.p4, mvqs.p4) supports
+// 4 and 8.
+#ifndef MAX_PATHS
 #define MAX_PATHS 4
+#endif
+#if MAX_PATHS != 4 && MAX_PATHS != 8
+#error "MAX_PATHS must be 4 or 8"
+#endif
 // Counter arrays are indexed by path id; index 0 counts packets for which no
 // path could be chosen (no weights, every weight 0, a pin to a path without
 // next hop).
-#define PATH_COUNTER_SIZE 5
+#define PATH_COUNTER_SIZE (MAX_PATHS + 1)
 // Per-path registers (sequence numbers, egress bookkeeping) are indexed by
 // path id as well; index 0 is never used.
 #define PATH_REGISTER_SIZE PATH_COUNTER_SIZE

@@ -10,7 +10,7 @@
 // As soon as the chosen path is alive again, path_select picks it again:
 // recovery needs no controller. If no other path is usable, the packet keeps
 // its path.
-// Unrolled for MAX_PATHS == 4.
+// Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __FAILOVER__
 #define __FAILOVER__
 
@@ -25,6 +25,12 @@ control PathFailover(inout path_id_t path_id, in bit<8> usable, in bit<16> sprea
         if ((others & 2) != 0) { n = n + 1; }
         if ((others & 4) != 0) { n = n + 1; }
         if ((others & 8) != 0) { n = n + 1; }
+#if MAX_PATHS > 4
+        if ((others & 16) != 0) { n = n + 1; }
+        if ((others & 32) != 0) { n = n + 1; }
+        if ((others & 64) != 0) { n = n + 1; }
+        if ((others & 128) != 0) { n = n + 1; }
+#endif
         if (n != 0) {
             bit<32> k = ((bit<32>)spread * n) >> 16;
             // the path whose rank among `others` is k
@@ -44,6 +50,24 @@ control PathFailover(inout path_id_t path_id, in bit<8> usable, in bit<16> sprea
             }
             if ((others & 8) != 0) {
                 if (rank == k) { q = 4; }
+#if MAX_PATHS > 4
+                rank = rank + 1;
+            }
+            if ((others & 16) != 0) {
+                if (rank == k) { q = 5; }
+                rank = rank + 1;
+            }
+            if ((others & 32) != 0) {
+                if (rank == k) { q = 6; }
+                rank = rank + 1;
+            }
+            if ((others & 64) != 0) {
+                if (rank == k) { q = 7; }
+                rank = rank + 1;
+            }
+            if ((others & 128) != 0) {
+                if (rank == k) { q = 8; }
+#endif
             }
             path_id = q;
         }

@@ -14,7 +14,7 @@
 // the continuous form of the paper's ceil(VQ_p / (w_p bdp_p)) * srtt_p + PAD_p.
 // Ties go to the lower path id. Every VQ-mode packet is then added to its
 // path's queue.
-// Unrolled for MAX_PATHS == 4.
+// Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __MVQS__
 #define __MVQS__
 
@@ -39,20 +39,51 @@ control Mvqs(in class_id_t class_id,
     bit<32> bdp_1 = 0;   bit<32> bdp_2 = 0;   bit<32> bdp_3 = 0;   bit<32> bdp_4 = 0;
     bit<32> k_1 = 0;     bit<32> k_2 = 0;     bit<32> k_3 = 0;     bit<32> k_4 = 0;
     bit<32> drain_1 = 0; bit<32> drain_2 = 0; bit<32> drain_3 = 0; bit<32> drain_4 = 0;
+#if MAX_PATHS > 4
+    bit<32> pad_5 = 0;   bit<32> pad_6 = 0;   bit<32> pad_7 = 0;   bit<32> pad_8 = 0;
+    bit<32> bdp_5 = 0;   bit<32> bdp_6 = 0;   bit<32> bdp_7 = 0;   bit<32> bdp_8 = 0;
+    bit<32> k_5 = 0;     bit<32> k_6 = 0;     bit<32> k_7 = 0;     bit<32> k_8 = 0;
+    bit<32> drain_5 = 0; bit<32> drain_6 = 0; bit<32> drain_7 = 0; bit<32> drain_8 = 0;
+#endif
 
     // The MVQS parameters of every path for one class (see the header comment).
+    // Parameters are grouped by kind (pad_us_1..N, bdp_bytes_1..N, ...), in
+    // that order, whatever MAX_PATHS is.
     action set_mvqs(bit<32> pad_us_1, bit<32> pad_us_2, bit<32> pad_us_3, bit<32> pad_us_4,
+#if MAX_PATHS > 4
+                    bit<32> pad_us_5, bit<32> pad_us_6, bit<32> pad_us_7, bit<32> pad_us_8,
+#endif
                     bit<32> bdp_bytes_1, bit<32> bdp_bytes_2, bit<32> bdp_bytes_3,
                     bit<32> bdp_bytes_4,
+#if MAX_PATHS > 4
+                    bit<32> bdp_bytes_5, bit<32> bdp_bytes_6, bit<32> bdp_bytes_7,
+                    bit<32> bdp_bytes_8,
+#endif
                     bit<32> us_per_kbyte_1, bit<32> us_per_kbyte_2, bit<32> us_per_kbyte_3,
                     bit<32> us_per_kbyte_4,
+#if MAX_PATHS > 4
+                    bit<32> us_per_kbyte_5, bit<32> us_per_kbyte_6, bit<32> us_per_kbyte_7,
+                    bit<32> us_per_kbyte_8,
+#endif
                     bit<32> drain_1024us_1, bit<32> drain_1024us_2, bit<32> drain_1024us_3,
-                    bit<32> drain_1024us_4) {
+                    bit<32> drain_1024us_4
+#if MAX_PATHS > 4
+                    , bit<32> drain_1024us_5, bit<32> drain_1024us_6, bit<32> drain_1024us_7,
+                    bit<32> drain_1024us_8
+#endif
+                    ) {
         pad_1 = pad_us_1; pad_2 = pad_us_2; pad_3 = pad_us_3; pad_4 = pad_us_4;
         bdp_1 = bdp_bytes_1; bdp_2 = bdp_bytes_2; bdp_3 = bdp_bytes_3; bdp_4 = bdp_bytes_4;
         k_1 = us_per_kbyte_1; k_2 = us_per_kbyte_2; k_3 = us_per_kbyte_3; k_4 = us_per_kbyte_4;
         drain_1 = drain_1024us_1; drain_2 = drain_1024us_2;
         drain_3 = drain_1024us_3; drain_4 = drain_1024us_4;
+#if MAX_PATHS > 4
+        pad_5 = pad_us_5; pad_6 = pad_us_6; pad_7 = pad_us_7; pad_8 = pad_us_8;
+        bdp_5 = bdp_bytes_5; bdp_6 = bdp_bytes_6; bdp_7 = bdp_bytes_7; bdp_8 = bdp_bytes_8;
+        k_5 = us_per_kbyte_5; k_6 = us_per_kbyte_6; k_7 = us_per_kbyte_7; k_8 = us_per_kbyte_8;
+        drain_5 = drain_1024us_5; drain_6 = drain_1024us_6;
+        drain_7 = drain_1024us_7; drain_8 = drain_1024us_8;
+#endif
     }
 
     // Purpose: per class, the MVQS parameters the controller derives from
@@ -103,12 +134,30 @@ control Mvqs(in class_id_t class_id,
             time_factor(q2, pad_2, bdp_2, k_2, t2);
             time_factor(q3, pad_3, bdp_3, k_3, t3);
             time_factor(q4, pad_4, bdp_4, k_4, t4);
+#if MAX_PATHS > 4
+            bit<32> q5; bit<32> q6; bit<32> q7; bit<32> q8;
+            bit<64> t5; bit<64> t6; bit<64> t7; bit<64> t8;
+            drained(5, drain_5, now, q5);
+            drained(6, drain_6, now, q6);
+            drained(7, drain_7, now, q7);
+            drained(8, drain_8, now, q8);
+            time_factor(q5, pad_5, bdp_5, k_5, t5);
+            time_factor(q6, pad_6, bdp_6, k_6, t6);
+            time_factor(q7, pad_7, bdp_7, k_7, t7);
+            time_factor(q8, pad_8, bdp_8, k_8, t8);
+#endif
             path_id_t best = 0;
             bit<64> best_t = 0;
             if ((usable & 1) != 0) { best = 1; best_t = t1; }
             if ((usable & 2) != 0 && (best == 0 || t2 < best_t)) { best = 2; best_t = t2; }
             if ((usable & 4) != 0 && (best == 0 || t3 < best_t)) { best = 3; best_t = t3; }
             if ((usable & 8) != 0 && (best == 0 || t4 < best_t)) { best = 4; best_t = t4; }
+#if MAX_PATHS > 4
+            if ((usable & 16) != 0 && (best == 0 || t5 < best_t)) { best = 5; best_t = t5; }
+            if ((usable & 32) != 0 && (best == 0 || t6 < best_t)) { best = 6; best_t = t6; }
+            if ((usable & 64) != 0 && (best == 0 || t7 < best_t)) { best = 7; best_t = t7; }
+            if ((usable & 128) != 0 && (best == 0 || t8 < best_t)) { best = 8; best_t = t8; }
+#endif
             if (best != 0) {
                 path_id = best;
             }
@@ -121,6 +170,16 @@ control Mvqs(in class_id_t class_id,
                 drain = drain_3;
             } else if (path_id == 4) {
                 drain = drain_4;
+#if MAX_PATHS > 4
+            } else if (path_id == 5) {
+                drain = drain_5;
+            } else if (path_id == 6) {
+                drain = drain_6;
+            } else if (path_id == 7) {
+                drain = drain_7;
+            } else if (path_id == 8) {
+                drain = drain_8;
+#endif
             }
             bit<32> index = (bit<32>)path_id;
             bit<32> q;

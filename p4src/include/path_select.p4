@@ -23,6 +23,7 @@
 // the packet to one path (routing's route_via_path); it then skips all of
 // this but takes the same next hop lookup and counting. A packet placed onto
 // a path (meta.on_path) then gets its path tag (path_tag.p4).
+// Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __PATH_SELECT__
 #define __PATH_SELECT__
 
@@ -54,6 +55,12 @@ control PathSelect(inout headers_t hdr,
     bit<17> bound_2 = 0;
     bit<17> bound_3 = 0;
     bit<17> bound_4 = 0;
+#if MAX_PATHS > 4
+    bit<17> bound_5 = 0;
+    bit<17> bound_6 = 0;
+    bit<17> bound_7 = 0;
+    bit<17> bound_8 = 0;
+#endif
     policy_mode_t class_mode = policy_mode_t.HASH;
     timestamp_t gap = 0;
 
@@ -65,11 +72,20 @@ control PathSelect(inout headers_t hdr,
     // non-decreasing), the mode, and the idle gap (µs) after which a flow's
     // next packet starts a new flowlet (FLOWLET and VQ modes).
     action set_weights(bit<17> end_1, bit<17> end_2, bit<17> end_3, bit<17> end_4,
+#if MAX_PATHS > 4
+                       bit<17> end_5, bit<17> end_6, bit<17> end_7, bit<17> end_8,
+#endif
                        policy_mode_t mode, bit<32> flowlet_gap_us) {
         bound_1 = end_1;
         bound_2 = end_2;
         bound_3 = end_3;
         bound_4 = end_4;
+#if MAX_PATHS > 4
+        bound_5 = end_5;
+        bound_6 = end_6;
+        bound_7 = end_7;
+        bound_8 = end_8;
+#endif
         class_mode = mode;
         gap = (timestamp_t)flowlet_gap_us;
     }
@@ -77,6 +93,9 @@ control PathSelect(inout headers_t hdr,
     // No weights for this class: no path can be chosen.
     action no_weights() {
         bound_4 = 0;
+#if MAX_PATHS > 4
+        bound_8 = 0;
+#endif
     }
 
     // Purpose: the weights, mode and flowlet gap of each traffic class.
@@ -132,7 +151,19 @@ control PathSelect(inout headers_t hdr,
         check_alive(2, now, a2);
         check_alive(3, now, a3);
         check_alive(4, now, a4);
+#if MAX_PATHS > 4
+        bit<1> a5;
+        bit<1> a6;
+        bit<1> a7;
+        bit<1> a8;
+        check_alive(5, now, a5);
+        check_alive(6, now, a6);
+        check_alive(7, now, a7);
+        check_alive(8, now, a8);
+        mask = a8 ++ a7 ++ a6 ++ a5 ++ a4 ++ a3 ++ a2 ++ a1;
+#else
         mask = (bit<8>)(a4 ++ a3 ++ a2 ++ a1);
+#endif
     }
 
     // The path owning bucket b.
@@ -145,6 +176,16 @@ control PathSelect(inout headers_t hdr,
             meta.path_id = 3;
         } else if (b < bound_4) {
             meta.path_id = 4;
+#if MAX_PATHS > 4
+        } else if (b < bound_5) {
+            meta.path_id = 5;
+        } else if (b < bound_6) {
+            meta.path_id = 6;
+        } else if (b < bound_7) {
+            meta.path_id = 7;
+        } else if (b < bound_8) {
+            meta.path_id = 8;
+#endif
         } else {
             meta.path_id = 0;
         }
@@ -159,6 +200,12 @@ control PathSelect(inout headers_t hdr,
             if (bound_2 > bound_1) { weighted = weighted | 2; }
             if (bound_3 > bound_2) { weighted = weighted | 4; }
             if (bound_4 > bound_3) { weighted = weighted | 8; }
+#if MAX_PATHS > 4
+            if (bound_5 > bound_4) { weighted = weighted | 16; }
+            if (bound_6 > bound_5) { weighted = weighted | 32; }
+            if (bound_7 > bound_6) { weighted = weighted | 64; }
+            if (bound_8 > bound_7) { weighted = weighted | 128; }
+#endif
             bit<8> alive_mask = 0;
             bit<1> alive = 1;      // 0: the chosen path is dead, fail over
             bit<16> spread = 0;    // the failover's draw (failover.p4)
@@ -176,7 +223,8 @@ control PathSelect(inout headers_t hdr,
                 path_id_t q;
                 rr_last.read(q, index);
                 path_id_t next = 0;
-                // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
+                // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in
+                // usable: MAX_PATHS tries
                 q = (q >= MAX_PATHS) ? 8w1 : q + 1;
                 if ((usable & (8w1 << (q - 1))) != 0) { next = q; }
                 q = (q >= MAX_PATHS) ? 8w1 : q + 1;
@@ -185,6 +233,16 @@ control PathSelect(inout headers_t hdr,
                 if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
                 q = (q >= MAX_PATHS) ? 8w1 : q + 1;
                 if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+#if MAX_PATHS > 4
+                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+#endif
                 meta.path_id = next;
                 rr_last.write(index, next);
             } else if (class_mode == policy_mode_t.HASH) {
