@@ -61,6 +61,20 @@ class ControllerSettings:
     control: bool = True  # run the control loop (False: placements change on request only)
 
 
+def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """MODIFY every entry in one P4Runtime Write (one round trip); entries the switch
+    does not have yet are inserted one by one."""
+    if not entries:
+        return
+    try:
+        client.modify(*entries)
+    except P4RuntimeError as error:
+        if not any("NOT_FOUND" in d for d in error.details):
+            raise
+        for entry in entries:
+            upsert(client, entry)
+
+
 def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
     """MODIFY the entry, or INSERT it if the switch does not have it yet."""
     try:
@@ -372,8 +386,7 @@ class Controller:
             def job(client: P4RuntimeClient, entries=entries, pre=pre, post=post) -> None:
                 for fn in pre:
                     fn(client)
-                for e in entries:
-                    upsert(client, e)
+                upsert_all(client, entries)
                 for fn in post:
                     fn(client)
 

@@ -4,7 +4,7 @@ For 2, 4 and 8 paths, one BMv2 `simple_switch_grpc` runs the program built for t
 paths (build/p4 for up to 4, build/p4-8paths for 8), and the real controller (the same
 `Controller` the os-ken app hosts: estimators, scheduler, P4Runtime agent) programs it.
 A feeder injects synthetic telemetry for every path as the switches' digests would
-(path reports and RTT reports every few ms, with RTTs and rates that change all the
+(a path report and an RTT report per path every 10 ms, with RTTs and rates that change all the
 time), so the policy's weights change every period and every iteration writes.
 
 One sample = one control-loop iteration that wrote: from the moment the loop reads the
@@ -32,7 +32,7 @@ from mpsched.cleanup import Registry, sweep
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.reports import RttReport
 from mpsched.controller.telemetry import PathReport, TelemetryConfig
-from mpsched.layout import P4Artifacts, p4_artifacts, p4_artifacts_paths
+from mpsched.layout import P4Artifacts, p4_artifacts, p4_artifacts_for_paths
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
 from mpsched.p4info import P4Info
 from mpsched.pipeline import Pipeline
@@ -40,19 +40,24 @@ from mpsched.pipeline import Pipeline
 log = logging.getLogger("mpsched.bench.control")
 
 PATH_COUNTS = (2, 4, 8)
-FEED_INTERVAL_S = 0.005
+FEED_INTERVAL_S = 0.010  # the switches' default report interval per path
 POLICIES = ("llhd", "fdmvqs")
 
 
 def artifacts_for(n: int) -> P4Artifacts:
-    return p4_artifacts() if n <= 4 else p4_artifacts_paths(8)
+    return p4_artifacts() if n <= 4 else p4_artifacts_for_paths(8)
 
 
 def netcfg(address: str, n: int) -> NetCfg:
     paths = tuple(PathCfg(i, i + 1, 10.0 * i) for i in range(1, n + 1))
     s1 = SwitchCfg(
-        "s1", 1, address, "00:00:0a:00:01:fe", ("10.0.1.0/24",),
-        (HostCfg("h1", "10.0.1.1", "00:00:0a:00:01:01", 1),), paths,
+        "s1",
+        1,
+        address,
+        "00:00:0a:00:01:fe",
+        ("10.0.1.0/24",),
+        (HostCfg("h1", "10.0.1.1", "00:00:0a:00:01:01", 1),),
+        paths,
     )
     # the far edge only names the direction of s1's traffic; nothing listens there
     s2 = SwitchCfg("s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), paths)
@@ -80,27 +85,40 @@ class Feeder(threading.Thread):
                 seq[p] += 50
                 rx_bytes[p] += int(self.rng.uniform(0.2, 1.0) * 1500 * 50)
                 owd = rtt_us // 2
-                self.ctl.ingest_report(PathReport(
-                    "s2", p, seq[p], t_us - owd + 7_000_000, t_us, seq[p], rx_bytes[p],
-                    self.rng.randrange(0, 3), 0, self.rng.randrange(0, 40), now,
-                ))
+                self.ctl.ingest_report(
+                    PathReport(
+                        "s2",
+                        p,
+                        seq[p],
+                        t_us - owd + 7_000_000,
+                        t_us,
+                        seq[p],
+                        rx_bytes[p],
+                        self.rng.randrange(0, 3),
+                        0,
+                        self.rng.randrange(0, 40),
+                        now,
+                    )
+                )
                 self.ctl.ingest_rtt_report(
                     RttReport("s1", p, rtt_us, 0, int(self.rng.uniform(0, 200_000)), now)
                 )
 
 
-def measure(n: int, policy: str, seconds: float, period_ms: float, log_dir: Path,
-            registry: Registry) -> list[float]:
+def measure(
+    n: int, policy: str, seconds: float, period_ms: float, log_dir: Path, registry: Registry
+) -> list[float]:
     art = artifacts_for(n)
-    sw = Bmv2Switch(name=f"bench-ctl{n}", device_id=1, ports={}, log_dir=log_dir,
-                    registry=registry)
+    sw = Bmv2Switch(name=f"bench-ctl{n}", device_id=1, ports={}, log_dir=log_dir, registry=registry)
     sw.start()
     try:
         pipeline = Pipeline(P4Info.from_file(art.p4info))
         if pipeline.max_paths < n:
             raise SystemExit(f"{art.p4info}: {pipeline.max_paths} paths, need {n}")
         ctl = Controller(
-            netcfg(sw.grpc_address, n), pipeline, str(art.bmv2_json),
+            netcfg(sw.grpc_address, n),
+            pipeline,
+            str(art.bmv2_json),
             ControllerSettings(
                 poll_interval=1.0,
                 telemetry=TelemetryConfig(probe_interval_s=None),
@@ -138,21 +156,22 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--seconds", type=float, default=8.0, help="measurement per path count "
-                   "and policy (default: %(default)s)")
-    p.add_argument("--period-ms", type=float, default=20.0,
-                   help="control period (default: %(default)s)")
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=8.0,
+        help="measurement per path count " "and policy (default: %(default)s)",
+    )
+    p.add_argument(
+        "--period-ms", type=float, default=20.0, help="control period (default: %(default)s)"
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = toolchain.missing("simple_switch_grpc")
     for n in PATH_COUNTS:
-        problems += [
-            f"{m}: missing; run `make p4{'' if n <= 4 else ' p4-8paths'}`"
-            for m in artifacts_for(n).missing()
-        ]
+        problems += [f"{m}: missing; X" for m in artifacts_for(n).missing()]
     if problems:
-        print("bench-control: missing prerequisites:\n  " + "\n  ".join(problems),
-              file=sys.stderr)
+        print("bench-control: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
     for line in sweep():
         log.info("cleaned up: %s", line)
@@ -164,12 +183,18 @@ def main(argv: list[str] | None = None) -> int:
                 samples: list[float] = []
                 for policy in POLICIES:
                     got = measure(n, policy, args.seconds, args.period_ms, Path(tmp), registry)
-                    print(f"{n} paths {policy:7s} {len(got):5d} writes  p50 {pct(got, 0.5):6.2f} ms"
-                          f"  p99 {pct(got, 0.99):6.2f} ms  max {max(got):6.2f} ms", flush=True)
+                    print(
+                        f"{n} paths {policy:7s} {len(got):5d} writes  p50 {pct(got, 0.5):6.2f} ms"
+                        f"  p99 {pct(got, 0.99):6.2f} ms  max {max(got):6.2f} ms",
+                        flush=True,
+                    )
                     samples += got
                 p99[n] = pct(samples, 0.99)
-                print(f"{n} paths all     {len(samples):5d} writes  p50 "
-                      f"{statistics.median(samples):6.2f} ms  p99 {p99[n]:6.2f} ms", flush=True)
+                print(
+                    f"{n} paths all     {len(samples):5d} writes  p50 "
+                    f"{statistics.median(samples):6.2f} ms  p99 {p99[n]:6.2f} ms",
+                    flush=True,
+                )
     except KeyboardInterrupt:
         print("bench-control: interrupted; cleaned up", file=sys.stderr)
         return 130
