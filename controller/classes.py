@@ -23,9 +23,9 @@ from .errors import FieldError
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
 MAX_PRIORITY = 1000
-MIN_FLOWLET_GAP_US = 1
+MIN_FLOWLET_GAP_US = 0  # 0: automatic (controller/scheduler.py auto_gap_us)
 MAX_FLOWLET_GAP_US = 10_000_000
-DEFAULT_FLOWLET_GAP_US = 500
+DEFAULT_FLOWLET_GAP_US = 0
 PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
 POLICY_KEYS = ("name", "params", "lm3", "flowlet_gap_us")
 

@@ -315,6 +315,7 @@ class Controller:
                     retrans=est.retrans(),
                     reordered=est.reordered(),
                     rto_ms=rto,
+                    owd_raw_ms=est.owd_raw_ms(),
                 )
             )
         return states

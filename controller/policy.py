@@ -57,6 +57,9 @@ class PathState:
     retrans: int | None = None  # TCP retransmissions seen in the window
     reordered: int | None = None
     rto_ms: float | None = None  # RFC 6298 srtt + 4*rttvar (>= 200 ms floor is the caller's)
+    # latest raw one-way delay (egress clock - ingress clock): the two edges' clock offset is
+    # the same for every path between them, so differences between paths are real delays
+    owd_raw_ms: float | None = None
 
     def bdp_bytes(self) -> float | None:
         """capacity * srtt in bytes (1 Mbit/s * 1 ms = 125 bytes); None when either is None."""

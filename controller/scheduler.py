@@ -168,6 +168,31 @@ class SwitchView:
     flow_ooo: Mapping[int, int]  # path -> cumulative flow_ooo at the far egress edge
 
 
+AUTO_GAP_MIN_US = 500
+AUTO_GAP_STEP_US = 1000
+
+
+def auto_gap_us(paths: Sequence[PathState], weighted: Iterable[int]) -> int:
+    """The flowlet gap of a class with `flowlet_gap_us` 0: a flowlet may move to another
+    path without reordering when the gap exceeds the difference of the paths' one-way
+    delays (FLARE, Kandula et al. 2007). Over the alive weighted paths: the spread of the
+    latest raw one-way delays (the edges' clock offset cancels), else half the spread of
+    the smoothed RTTs; plus AUTO_GAP_MIN_US, rounded up to AUTO_GAP_STEP_US (fewer
+    rewrites), at least AUTO_GAP_MIN_US."""
+    ids = set(weighted)
+    live = [p for p in paths if p.alive and p.path_id in ids]
+    owd = [p.owd_raw_ms for p in live if p.owd_raw_ms is not None]
+    rtt = [p.srtt_ms for p in live if p.srtt_ms is not None]
+    if len(owd) == len(live) and len(owd) >= 2:
+        spread_us = (max(owd) - min(owd)) * 1000
+    elif len(rtt) >= 2:
+        spread_us = (max(rtt) - min(rtt)) * 500
+    else:
+        spread_us = 0.0
+    gap = spread_us + AUTO_GAP_MIN_US
+    return max(AUTO_GAP_MIN_US, int(math.ceil(gap / AUTO_GAP_STEP_US)) * AUTO_GAP_STEP_US)
+
+
 class Scheduler:
     """The decisions of every (switch, class); call `step` once per control period."""
 
@@ -220,17 +245,31 @@ class Scheduler:
         return updated
 
     def set_params(self, changes: Mapping[str, Any]) -> GlobalParams:
+        """Apply a partial parameter change. Every class's policy is rebuilt with the new
+        defaults before anything is swapped in, so a change that some class's own
+        overrides make invalid (FieldError `class <id>: policy.params.<key>`) changes
+        nothing."""
         new = self.params.updated(changes)
+        if new.policies == self.params.policies and new.lm3 == self.params.lm3:
+            self.params = new
+            return new
         old, self.params = self.params, new
+        fresh: dict[tuple[str, int], _ClassState] = {}
         try:
-            for key, st in list(self._state.items()):
-                if new.policies != old.policies or new.lm3 != old.lm3:
-                    fresh = self._new_state(st.cls)
-                    fresh.last, fresh.ooo = st.last, st.ooo
-                    self._state[key] = fresh
+            for key, st in self._state.items():
+                try:
+                    state = self._new_state(st.cls)
+                except FieldError as error:
+                    raise FieldError(
+                        f"policies.{st.cls.policy.name}",
+                        f"class {st.cls.id} rejects it: {error}",
+                    ) from None
+                state.last, state.ooo = st.last, st.ooo
+                fresh[key] = state
         except FieldError:
             self.params = old
             raise
+        self._state = fresh
         return new
 
     # -- decisions -------------------------------------------------------
@@ -249,14 +288,14 @@ class Scheduler:
             if st.lm3 is not None:
                 events = _blocking(st, view.flow_ooo)
                 decision = st.lm3.apply(paths, decision, events, now)
-            placement = self._placement(st.cls, decision)
+            placement = self._placement(st.cls, decision, paths)
             if placement != st.last:
                 changes.append(Change(view.switch, class_id, placement))
                 self.log.append(_entry(now, view.switch, st, decision, placement))
                 st.last = placement
         return changes
 
-    def _placement(self, c: TrafficClass, d: Decision) -> Placement:
+    def _placement(self, c: TrafficClass, d: Decision, paths: Sequence[PathState]) -> Placement:
         weights = {
             p: (0.0 if p in self.admin_down else d.weights.get(p, 0.0)) for p in self.path_ids
         }
@@ -267,7 +306,10 @@ class Scheduler:
                 (p, (v.pad_us, v.bdp_bytes, v.us_per_kbyte, v.drain_bytes_per_ms))
                 for p, v in sorted(d.vq.items())
             )
-        return Placement(tuple(sorted(q.items())), Mode(d.mode).value, c.policy.flowlet_gap_us, vq)
+        gap = c.policy.flowlet_gap_us
+        if gap == 0:
+            gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
+        return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq)
 
 
 def _down(p: PathState) -> PathState:

@@ -216,6 +216,10 @@ class PathEstimator:
         base = min(p.owd_us for p in self._points)
         return (self._points[-1].owd_us - base) / 1000
 
+    def owd_raw_ms(self) -> float | None:
+        """Latest rx_ts - tx_ts (ms): one-way delay plus the edges' common clock offset."""
+        return self._points[-1].owd_us / 1000 if self._points else None
+
     def rtt_min_max_ms(self) -> tuple[float | None, float | None]:
         if not self._rtts:
             return None, None

@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lm3", action=argparse.BooleanOptionalAction, default=None,
                    help="LM3 path activation on top of the policy (or not)")
     s.add_argument("--gap-us", type=int, metavar="N",
-                   help="flowlet gap in microseconds (1..10000000)")
+                   help="flowlet gap in microseconds (0..10000000; 0: automatic)")
 
     p = command("params", "show the scheduler's parameters; `params set K=V ...` changes some",
                 "mpsched ctl params [-h] [set K=V [K=V ...]]")

@@ -28,7 +28,10 @@ from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
 BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
 PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
 POLICIES = (*BASELINES, *PAPERS, "static", *(f"{p}+lm3" for p in PAPERS))
-DEFAULT_FLOWLET_GAP_US = 500
+# A scenario's default `compare` list: every policy ("static" only differs from wcmp when
+# the scenario gives weights, so it is compared when asked for).
+COMPARE = tuple(p for p in POLICIES if p != "static")
+DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduler.py auto_gap_us)
 WORKLOAD_KINDS = ("bulk", "files", "flows", "vbr", "cross_bulk")
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 
@@ -380,7 +383,7 @@ class Scenario:
     topo: TopoSpec
     workload: tuple[Workload, ...]
     policy: Policy = field(default_factory=Policy)
-    compare: tuple[str, ...] = POLICIES
+    compare: tuple[str, ...] = COMPARE
     warmup_s: float = 2.0
     source: Path | None = None
 
@@ -462,11 +465,11 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
             if not any(weights):
                 raise ScenarioError("policy.weights", "at least one weight > 0")
         gap = _int(pobj.get("flowlet_gap_us", DEFAULT_FLOWLET_GAP_US), "policy.flowlet_gap_us",
-                   1, 10_000_000)
+                   0, 10_000_000)
         policy = Policy(name, weights, gap)
     compare = tuple(
         _str(p, f"compare[{i}]", POLICIES)
-        for i, p in enumerate(_list(obj.get("compare", list(POLICIES)), "compare"))
+        for i, p in enumerate(_list(obj.get("compare", list(COMPARE)), "compare"))
     )
     host_addresses = max(
         _int(obj.get("host_addresses", 1), "host_addresses", 1, 8),

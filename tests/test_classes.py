@@ -62,7 +62,7 @@ def test_class_from_dict_normalises():
 def test_defaults():
     c = class_from_dict({"id": 1, "name": "bulk"})
     assert c.priority == 1 and c.match == Match() and c.policy == ClassPolicy()
-    assert ClassPolicy().name == "ecmp" and ClassPolicy().flowlet_gap_us == 500
+    assert ClassPolicy().name == "ecmp" and ClassPolicy().flowlet_gap_us == 0  # automatic
     assert class_from_dict(DEFAULT).priority == 0
     assert TrafficClass(0, "default").priority == 0
 
@@ -128,7 +128,7 @@ def test_policy_updated_keeps_missing_keys():
         ({"id": 1, "name": "x", "policy": "llhd"}, "policy"),
         ({"id": 1, "name": "x", "policy": {"name": 3}}, "policy.name"),
         ({"id": 1, "name": "x", "policy": {"lm3": 1}}, "policy.lm3"),
-        ({"id": 1, "name": "x", "policy": {"flowlet_gap_us": 0}}, "policy.flowlet_gap_us"),
+        ({"id": 1, "name": "x", "policy": {"flowlet_gap_us": -1}}, "policy.flowlet_gap_us"),
         ({"id": 1, "name": "x", "policy": {"flowlet_gap_us": 10_000_001}},
          "policy.flowlet_gap_us"),
         ({"id": 1, "name": "x", "policy": {"params": [1]}}, "policy.params"),

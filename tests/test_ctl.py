@@ -314,10 +314,10 @@ def test_token_from_the_controllers_file_for_the_port(capsys, guarded_server, tm
 def test_client_error_carries_status_field_and_message(guarded_server):
     client = RestClient(guarded_server.url, token=TOKEN)
     with pytest.raises(ControllerError) as info:
-        client.put("/classes/0/policy", {"flowlet_gap_us": 0})
+        client.put("/classes/0/policy", {"flowlet_gap_us": -1})
     error = info.value
     assert (error.status, error.field) == (400, "policy.flowlet_gap_us")
-    assert "1..10000000" in error.message and "PUT /classes/0/policy" in str(error)
+    assert "0..10000000" in error.message and "PUT /classes/0/policy" in str(error)
     with pytest.raises(ControllerError) as info:
         RestClient(guarded_server.url).set_weight(1, 3)
     assert info.value.status == 401 and info.value.field is None

@@ -334,7 +334,7 @@ def test_classes_get_and_put(api):
         ({"classes": [{"id": 0, "name": "d", "match": {"dscp": 1}}]}, "classes[0].match"),
         ({"classes": [{"id": 0, "name": "d"}, {**VIDEO, "match": {"src_port": [9, 1]}}]},
          "classes[1].match.src_port"),
-        ({"classes": [{"id": 0, "name": "d"}, {**VIDEO, "policy": {"flowlet_gap_us": 0}}]},
+        ({"classes": [{"id": 0, "name": "d"}, {**VIDEO, "policy": {"flowlet_gap_us": -1}}]},
          "classes[1].policy.flowlet_gap_us"),
     ],
 )
@@ -368,7 +368,7 @@ def test_class_policy_get_and_partial_put(api):
     app, backend = api
     status, body = call(app, "GET", "/classes/0/policy")
     assert status == 200 and body == {"name": "ecmp", "params": {}, "lm3": False,
-                                      "flowlet_gap_us": 500}
+                                      "flowlet_gap_us": 0}
     status, body = call(app, "PUT", "/classes/0/policy", {"lm3": True, "flowlet_gap_us": 900})
     assert status == 200 and body["lm3"] is True and body["flowlet_gap_us"] == 900
     assert body["name"] == "ecmp"
@@ -388,7 +388,7 @@ def test_class_policy_get_and_partial_put(api):
         ({"params": []}, "policy.params"),
         ({"params": {"beta": float("nan")}}, "policy.params.beta"),
         ({"lm3": "yes"}, "policy.lm3"),
-        ({"flowlet_gap_us": 0}, "policy.flowlet_gap_us"),
+        ({"flowlet_gap_us": -1}, "policy.flowlet_gap_us"),
         ({"flowlet_gap_us": 1.5}, "policy.flowlet_gap_us"),
         ({"flowlet_gap_us": True}, "policy.flowlet_gap_us"),
     ],

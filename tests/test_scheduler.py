@@ -72,7 +72,8 @@ def test_first_step_places_the_default_class():
     assert list(s.classes) == [DEFAULT_CLASS_ID]
     assert s.placement_of("s1", 0) is None
     changes = s.step(view(ALL_UP), 1.0)
-    assert changes == [Change("s1", 0, Placement(ALL_255, "hash", 500))]
+    # gap 0 (automatic) with no delays measured: the 500 µs floor rounded up to 1 ms
+    assert changes == [Change("s1", 0, Placement(ALL_255, "hash", 1000))]
     assert s.placement_of("s1", 0) == changes[0].placement
     assert s.placement_of("s2", 0) is None  # only the stepped switch
     assert s.placement_of("s1", 7) is None  # no such class
@@ -252,7 +253,7 @@ def test_set_class_policy_rr_logs_the_decision():
     updated = s.set_class_policy(0, {"name": "rr"})
     assert updated.policy.name == "rr"
     assert s.classes[0] == updated
-    assert updated.name == "default" and updated.policy.flowlet_gap_us == 500
+    assert updated.name == "default" and updated.policy.flowlet_gap_us == 0  # 0: automatic
     pl = only(s.step(view(ALL_UP), 1.23456))
     assert pl.mode == "rr"
     assert pl.weights == ALL_255
@@ -586,18 +587,9 @@ def test_decision_log_is_bounded():
     assert s.log[-1]["t"] == float(DECISION_LOG + 9)
 
 
-# -- known bugs --------------------------------------------------------------------
+# -- atomic parameter changes ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "set_params swaps policy instances one (switch, class) at a time and, when a later "
-        "class's merged params fail (e.g. a class override of qos.loss_window_max_s below the "
-        "new global loss_window_min_s), restores self.params but not the states already "
-        "replaced: earlier classes keep policies built from the rejected params"
-    ),
-)
 def test_set_params_rejected_by_a_class_override_changes_nothing():
     classes = [
         default_class(ClassPolicy("llhd")),
@@ -612,3 +604,21 @@ def test_set_params_rejected_by_a_class_override_changes_nothing():
     assert s.params is before  # holds
     # class 0 must still decide with beta 0.001: nothing to write
     assert s.step(view(LLHD_PATHS), 1.0) == []
+
+
+def test_auto_flowlet_gap_follows_the_one_way_delay_spread():
+    """Gap 0 = automatic: spread of the raw one-way delays of the alive weighted paths
+    + 500 µs, rounded up to whole ms; srtt spread / 2 without OWDs; at least 500 µs."""
+    from mpsched.controller.scheduler import auto_gap_us
+
+    owd = [PathState(1, True, owd_raw_ms=1005.0), PathState(2, True, owd_raw_ms=1012.2)]
+    # 7.2 ms spread + 0.5 ms = 7.7 ms -> 8 ms
+    assert auto_gap_us(owd, [1, 2]) == 8000
+    assert auto_gap_us(owd, [1]) == 1000  # one path: 0.5 ms rounded up to 1 ms
+    rtt = [PathState(1, True, srtt_ms=10.0), PathState(2, True, srtt_ms=30.0)]
+    assert auto_gap_us(rtt, [1, 2]) == 11000  # 20 ms / 2 + 0.5 ms -> 11 ms
+    dead = [PathState(1, True, srtt_ms=10.0), PathState(2, False, srtt_ms=300.0)]
+    assert auto_gap_us(dead, [1, 2]) == 1000
+    s = Scheduler(["s1"], [1, 2], [TrafficClass(0, "d", policy=ClassPolicy("letflow"))])
+    (change,) = s.step(SwitchView("s1", owd, {}), 1.0)
+    assert change.placement.flowlet_gap_us == 8000
