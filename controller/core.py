@@ -110,6 +110,7 @@ class Controller:
         self._control = threading.Thread(target=self._control_loop, name="control", daemon=True)
         self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
         self.iterations = 0
+        self.writes = 0
         self.scheduler = Scheduler(
             [sw.name for sw in net.switches],
             ids,
@@ -311,7 +312,7 @@ class Controller:
                     capacity_mbps=rate if rate else est.capacity_mbps(),
                     inflight_bytes=est.inflight,
                     owd_ms=est.owd_ms(),
-                    owd_series_ms=est.owd_series_ms(),
+                    owd_series_ms=est.owd_series_ms(64),
                     retrans=est.retrans(),
                     reordered=est.reordered(),
                     rto_ms=rto,
@@ -407,7 +408,13 @@ class Controller:
             raise UnavailableError("; ".join(failed))
 
     def _control_loop(self) -> None:
-        while not self._stop.wait(self.scheduler.params.control_period_ms / 1000):
+        next_at = time.monotonic()
+        while True:
+            # a fixed schedule: the period does not stretch by the step's own time
+            next_at += self.scheduler.params.control_period_ms / 1000
+            if self._stop.wait(max(0.0, next_at - time.monotonic())):
+                return
+            next_at = max(next_at, time.monotonic() - 1.0)
             t0 = time.perf_counter()
             try:
                 with self._lock:
@@ -415,6 +422,7 @@ class Controller:
                 if futures:
                     self._await(futures)
                     self.latencies_ms.append((time.perf_counter() - t0) * 1000)
+                    self.writes += 1
                 self.iterations += 1
             except UnavailableError as error:
                 log.warning("control loop: %s", error)
@@ -429,7 +437,7 @@ class Controller:
 
         return {
             "iterations": self.iterations,
-            "writes": len(lat),
+            "writes": self.writes,
             "latency_ms_p50": pct(0.5),
             "latency_ms_p99": pct(0.99),
             "control_period_ms": self.scheduler.params.control_period_ms,
@@ -475,10 +483,8 @@ class Controller:
                 self._installed_classes[agent.sw.name] = classifier
 
                 def swap(client: P4RuntimeClient, old=old) -> None:
-                    if old:
-                        client.delete(*old)
-                    if classifier:
-                        client.insert(*classifier)
+                    # one Write: the switch applies the deletions and insertions in order
+                    client.replace_entries(old, classifier)
 
                 def drop_removed(client: P4RuntimeClient) -> None:
                     for cid in removed:
@@ -554,8 +560,6 @@ class Controller:
                 raise NotFoundError(f"no path {path_id}")
             self._weights[path_id] = weight
             spec = ",".join(f"{p}:{w}" for p, w in sorted(self._weights.items()))
-            if not any(self._weights.values()):
-                spec = ",".join(f"{p}:0" for p in sorted(self._weights))
             self.scheduler.set_class_policy(
                 DEFAULT_CLASS_ID, {"name": "wcmp", "params": {"weights": spec}, "lm3": False}
             )

@@ -303,7 +303,8 @@ class Scheduler:
         vq: tuple[tuple[int, tuple[int, int, int, int]], ...] = ()
         if d.mode == Mode.VQ:
             vq = tuple(
-                (p, (v.pad_us, v.bdp_bytes, v.us_per_kbyte, v.drain_bytes_per_ms))
+                # mvqs.p4 drains per 1024 µs: bytes/ms * 1.024
+                (p, (v.pad_us, v.bdp_bytes, v.us_per_kbyte, round(v.drain_bytes_per_ms * 1.024)))
                 for p, v in sorted(d.vq.items())
             )
         gap = c.policy.flowlet_gap_us
@@ -318,7 +319,8 @@ def _down(p: PathState) -> PathState:
 
 def _blocking(st: _ClassState, totals: Mapping[int, int]) -> int:
     """LM3's buffer-blocking events this period, from the packets overtaken within their
-    flow (egress flow_ooo) on the class's paths since the last period."""
+    flow (egress flow_ooo) on the switch's paths since the last period. The egress counts
+    per path, not per class: every LM3 class of a switch sees the same events."""
     delta = 0
     for p, total in totals.items():
         before = st.ooo.get(p)

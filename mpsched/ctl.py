@@ -38,7 +38,7 @@ examples:
   mpsched ctl admin 3 down
   mpsched ctl classes set classes.yaml
   mpsched ctl policy 1 set llhd --param beta=0.01 --lm3 --gap-us 200
-  mpsched ctl params set policies.llhd.beta=0.01 lm3.sigma=0.3 control_period_ms=50
+  mpsched ctl params set policies.llhd.beta=0.01 lm3.blocking_threshold=8 control_period_ms=50
   mpsched ctl decisions --since 1700000000 --limit 20
 
 exit status: 0 done; 1 refused by the controller (or not reachable); 2 usage error
@@ -106,7 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="set the class's policy",
         description="Set a class's policy NAME; options left out keep their current value.",
     )
-    s.add_argument("name", metavar="NAME", help="policy name, e.g. ecmp, static, llhd")
+    s.add_argument(
+        "name",
+        metavar="NAME",
+        help="policy name: ecmp, rr, letflow, minrtt, wcmp, llhd, cmtla, fdmvqs, qos",
+    )
     s.add_argument("--param", action="append", default=[], metavar="K=V",
                    help="a policy parameter (repeatable; dotted keys nest; V as JSON if it "
                    "parses, else a string)")
@@ -123,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="mpsched ctl params set",
         help="change some parameters",
         description="Change some parameters; the others keep their value. Dotted keys nest "
-        "(policies.llhd.beta=0.01, lm3.sigma=0.3, control_period_ms=50); values are JSON "
-        "if they parse, else strings.",
+        "(policies.llhd.beta=0.01, lm3.blocking_threshold=8, control_period_ms=50); values "
+        "are JSON if they parse, else strings.",
     )
     s.add_argument("assignments", nargs="+", metavar="K=V")
 

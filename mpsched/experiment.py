@@ -44,7 +44,7 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
     if compare:
         description = (
             "Run every given scenario under several policies (default: each scenario's "
-            "`compare` list, i.e. every policy that exists) and write one comparison table."
+            "`compare` list, by default every policy but `static`) and write one comparison table."
         )
     else:
         description = "Run a scenario N times with fixed seeds under one or more policies."

@@ -277,6 +277,15 @@ class P4RuntimeClient:
     def modify(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.MODIFY, entries))
 
+    def replace_entries(self, old: Iterable[TableEntry], new: Iterable[TableEntry]) -> None:
+        """Delete `old` and insert `new` in one Write request (in that order)."""
+        updates = [
+            *self._table_updates(p4runtime_pb2.Update.DELETE, old),
+            *self._table_updates(p4runtime_pb2.Update.INSERT, new),
+        ]
+        if updates:
+            self.write(updates)
+
     def delete(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.DELETE, entries))
 

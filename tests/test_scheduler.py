@@ -490,7 +490,8 @@ def test_fdmvqs_vq_mode_and_params_per_alive_path():
     # smallest (no OWD series): 5 ms and 10 ms -> 0 and 5000 us; bdp = cap * srtt * 125
     assert vq[1][0] == 0 and vq[2][0] == 5000
     assert vq[1][1] == 12500 and vq[2][1] == 100000
-    assert vq[1][3] == 1250 and vq[2][3] == 5000
+    # drain per 1024 µs (mvqs.p4): bytes per ms * 1.024
+    assert vq[1][3] == 1280 and vq[2][3] == 5120
     assert s.log[-1]["mode"] == "vq"
 
 

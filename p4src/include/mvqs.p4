@@ -13,7 +13,9 @@
 // (w_p * bdp_p) in µs per 1024 bytes, the controller's parameters. This is
 // the continuous form of the paper's ceil(VQ_p / (w_p bdp_p)) * srtt_p + PAD_p.
 // Ties go to the lower path id. Every VQ-mode packet is then added to its
-// path's queue.
+// path's queue. The queues are per path, shared by every VQ class; each
+// packet drains them with its own class's rates (the controller writes the
+// same path rates for every class).
 // Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __MVQS__
 #define __MVQS__

@@ -2,7 +2,8 @@
 //
 // A class's path_weights entry holds its weights, its mode (policy_mode_t)
 // and its flowlet gap, so a policy change is a single, atomic P4Runtime
-// MODIFY; flows and flowlets in progress keep their paths.
+// MODIFY. Flowlets in progress keep their paths while those keep a weight;
+// in hash mode a flow moves when its bucket changes owner.
 // The weights are cumulative bucket ends in [0, 65536]: path i owns the
 // buckets [end_{i-1}, end_i); a path with weight 0 owns none, and only paths
 // with a weight are "weighted" (eligible) in the class.
