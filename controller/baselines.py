@@ -81,8 +81,28 @@ class LetFlow(_EqualPolicy):
     rule = "a random path per flowlet"
 
 
+FULL_GOODPUT = 0.9  # minrtt: a path delivering this share of its capacity counts as full
+
+
+def _full(p: PathState) -> bool:
+    """The in-network reading of "its cwnd is full": bytes in flight reached the path's
+    BDP, or (in-flight unknown) it delivers >= FULL_GOODPUT of its capacity."""
+    bdp = p.bdp_bytes()
+    if p.inflight_bytes is not None and bdp is not None:
+        return p.inflight_bytes >= bdp
+    if p.goodput_mbps is not None and p.capacity_mbps:
+        return p.goodput_mbps >= FULL_GOODPUT * p.capacity_mbps
+    return False
+
+
 @register
 class MinRtt(Policy):
+    """The Linux default scheduler's rule, per flowlet: the lowest-RTT path whose window
+    has room. Paths are taken in srtt order; while a taken path is full (`_full`), the
+    next one is added too (the kernel sends on the next subflow when the fastest one's
+    cwnd is full). The taken paths share the flowlets in proportion to their capacity
+    (equal when unknown). Unmeasured paths are tried first."""
+
     name = "minrtt"
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
@@ -92,14 +112,24 @@ class MinRtt(Policy):
         scores = {p.path_id: p.srtt_ms if p.srtt_ms is not None else 0.0 for p in paths}
         unmeasured = [p.path_id for p in alive if p.srtt_ms is None]
         if unmeasured:
-            chosen = unmeasured
+            weights = equal_weights(paths, unmeasured)
             why = f"paths {unmeasured} have no srtt yet: tried first"
         else:
-            best = min(alive, key=lambda p: (p.srtt_ms, p.path_id))
-            chosen = [best.path_id]
+            order = sorted(alive, key=lambda p: (p.srtt_ms, p.path_id))
+            taken = [order[0]]
+            for p in order[1:]:
+                if not _full(taken[-1]):
+                    break
+                taken.append(p)
+            weights = dict.fromkeys((p.path_id for p in paths), 0.0)
+            for p in taken:
+                weights[p.path_id] = p.capacity_mbps or 1.0
+            best = order[0]
             why = f"path {best.path_id} has the smallest srtt ({best.srtt_ms:.3g} ms)"
+            if len(taken) > 1:
+                why += f"; full, so also {[p.path_id for p in taken[1:]]}"
         return Decision(
-            weights=equal_weights(paths, chosen),
+            weights=weights,
             mode=Mode.FLOWLET,
             scores=scores,
             reason=f"minrtt: {why}; srtt_ms {fmt_scores(scores)}",
