@@ -143,7 +143,7 @@ class Pipeline:
         p4info.action_param(ACTION_VIA_PATH, "path_id")
         self.max_paths = p4info.counter_size(COUNTER_TX) - 1
         self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
-        for name in (*self.weight_params, "mode", "flowlet_gap_us"):
+        for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us"):
             p4info.action_param(ACTION_SET_WEIGHTS, name)
         ends = [
             p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")
@@ -247,6 +247,10 @@ class Pipeline:
             raise ValueError(f"flowlet gap {flowlet_gap_us} µs outside 0..2^32-1")
         ends = bucket_ends([weights.get(p, 0) for p in range(1, self.max_paths + 1)])
         params: dict = dict(zip(self.weight_params, ends, strict=True))
+        # bit i-1: path i owns buckets (end_i > end_{i-1}), derived from the same ends
+        params["weighted_paths"] = sum(
+            1 << i for i, end in enumerate(ends) if end > (ends[i - 1] if i else 0)
+        )
         params["mode"] = self.modes[mode]
         params["flowlet_gap_us"] = flowlet_gap_us
         return TableEntry(

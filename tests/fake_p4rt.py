@@ -55,7 +55,8 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_VIA_PATH, [("path_id", 8)])
     action(
         pl.ACTION_SET_WEIGHTS,
-        [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)] + [("mode", 8), ("flowlet_gap_us", 32)],
+        [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)]
+        + [("weighted_paths", 8), ("mode", 8), ("flowlet_gap_us", 32)],
     )
     action(pl.ACTION_SET_CLASS, [("class_id", 8)])
     action(

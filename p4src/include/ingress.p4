@@ -44,11 +44,8 @@ control MpIngress(inout headers_t hdr,
             mark_to_drop(std_meta);
             return;
         }
-        meta.to_paths = false;
-        meta.pinned = false;
-        meta.class_id = 0;
-        meta.path_id = 0;
-        meta.on_path = false;
+        // local_metadata_t starts zeroed for every packet (BMv2 resets the
+        // user metadata): to_paths, pinned, on_path false; class 0; path 0.
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.

@@ -58,27 +58,30 @@ control Liveness(inout headers_t hdr,
     }
 
     apply {
-        timestamp_t now = std_meta.ingress_global_timestamp;
-        bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
-                       meta.from_path <= MAX_PATHS;
-        bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
-                        hdr.packet_out.path_id <= MAX_PATHS;
-        if (arrival) {
-            key_path = meta.from_path;
-        } else if (probe_tx) {
-            key_path = hdr.packet_out.path_id;
-        }
-        if (arrival || probe_tx) {
-            liveness_config.apply();
-            bit<32> index = (bit<32>)key_path;
-            path_dead_after.write(index, config_dead_after);
+        // most packets (host traffic) carry neither: nothing to do
+        if (hdr.path_tag.isValid() || hdr.packet_out.isValid()) {
+            timestamp_t now = std_meta.ingress_global_timestamp;
+            bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
+                           meta.from_path <= MAX_PATHS;
+            bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
+                            hdr.packet_out.path_id <= MAX_PATHS;
             if (arrival) {
-                path_last_seen.write(index, now);
-            } else {
-                timestamp_t seen;
-                path_last_seen.read(seen, index);
-                if (seen == 0) {
+                key_path = meta.from_path;
+            } else if (probe_tx) {
+                key_path = hdr.packet_out.path_id;
+            }
+            if (arrival || probe_tx) {
+                liveness_config.apply();
+                bit<32> index = (bit<32>)key_path;
+                path_dead_after.write(index, config_dead_after);
+                if (arrival) {
                     path_last_seen.write(index, now);
+                } else {
+                    timestamp_t seen;
+                    path_last_seen.read(seen, index);
+                    if (seen == 0) {
+                        path_last_seen.write(index, now);
+                    }
                 }
             }
         }

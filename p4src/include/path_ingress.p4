@@ -31,7 +31,6 @@ control PathIngress(inout headers_t hdr,
     }
 
     apply {
-        meta.from_path = 0;
         path_ingress.apply();
         if (meta.from_path != 0 && meta.from_path <= MAX_PATHS) {
             path_rx.count((bit<32>)meta.from_path);

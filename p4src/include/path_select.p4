@@ -62,6 +62,7 @@ control PathSelect(inout headers_t hdr,
     bit<17> bound_7 = 0;
     bit<17> bound_8 = 0;
 #endif
+    bit<8> weighted = 0;   // bit i-1: path i has a weight (eligible)
     policy_mode_t class_mode = policy_mode_t.HASH;
     timestamp_t gap = 0;
 
@@ -70,13 +71,15 @@ control PathSelect(inout headers_t hdr,
     }
 
     // The placement of a class: cumulative bucket ends end_i (0..65536,
-    // non-decreasing), the mode, and the idle gap (µs) after which a flow's
-    // next packet starts a new flowlet (FLOWLET and VQ modes).
+    // non-decreasing), the paths with a weight (bit i-1: end_i > end_{i-1};
+    // the controller derives both from the same weights), the mode, and the
+    // idle gap (µs) after which a flow's next packet starts a new flowlet
+    // (FLOWLET and VQ modes).
     action set_weights(bit<17> end_1, bit<17> end_2, bit<17> end_3, bit<17> end_4,
 #if MAX_PATHS > 4
                        bit<17> end_5, bit<17> end_6, bit<17> end_7, bit<17> end_8,
 #endif
-                       policy_mode_t mode, bit<32> flowlet_gap_us) {
+                       bit<8> weighted_paths, policy_mode_t mode, bit<32> flowlet_gap_us) {
         bound_1 = end_1;
         bound_2 = end_2;
         bound_3 = end_3;
@@ -87,6 +90,7 @@ control PathSelect(inout headers_t hdr,
         bound_7 = end_7;
         bound_8 = end_8;
 #endif
+        weighted = weighted_paths;
         class_mode = mode;
         gap = (timestamp_t)flowlet_gap_us;
     }
@@ -133,180 +137,156 @@ control PathSelect(inout headers_t hdr,
         size = PATH_NEXTHOP_TABLE_SIZE;
     }
 
-    // Is path i alive at time now (liveness.p4)?
-    action check_alive(in bit<32> i, in timestamp_t now, out bit<1> alive) {
-        timestamp_t seen;
-        timestamp_t after;
-        path_last_seen.read(seen, i);
-        path_dead_after.read(after, i);
-        alive = (after == 0 || now - seen <= after) ? 1w1 : 1w0;
-    }
-
-    // The alive bits of every path (bit i-1: path i).
-    action all_alive(in timestamp_t now, out bit<8> mask) {
-        bit<1> a1;
-        bit<1> a2;
-        bit<1> a3;
-        bit<1> a4;
-        check_alive(1, now, a1);
-        check_alive(2, now, a2);
-        check_alive(3, now, a3);
-        check_alive(4, now, a4);
-#if MAX_PATHS > 4
-        bit<1> a5;
-        bit<1> a6;
-        bit<1> a7;
-        bit<1> a8;
-        check_alive(5, now, a5);
-        check_alive(6, now, a6);
-        check_alive(7, now, a7);
-        check_alive(8, now, a8);
-        mask = a8 ++ a7 ++ a6 ++ a5 ++ a4 ++ a3 ++ a2 ++ a1;
-#else
-        mask = (bit<8>)(a4 ++ a3 ++ a2 ++ a1);
-#endif
-    }
-
-    // The path owning bucket b.
-    action by_bucket(in bit<17> b) {
-        if (b < bound_1) {
-            meta.path_id = 1;
-        } else if (b < bound_2) {
-            meta.path_id = 2;
-        } else if (b < bound_3) {
-            meta.path_id = 3;
-        } else if (b < bound_4) {
-            meta.path_id = 4;
-#if MAX_PATHS > 4
-        } else if (b < bound_5) {
-            meta.path_id = 5;
-        } else if (b < bound_6) {
-            meta.path_id = 6;
-        } else if (b < bound_7) {
-            meta.path_id = 7;
-        } else if (b < bound_8) {
-            meta.path_id = 8;
-#endif
-        } else {
-            meta.path_id = 0;
-        }
-    }
-
+    // Each register read, hash and table below has a single call site and the
+    // locals are few: BMv2 resets every local (its "scalars") for every packet,
+    // so their number costs forwarding rate whether the code runs or not.
     apply {
         timestamp_t now = std_meta.ingress_global_timestamp;
         if (!meta.pinned) {
             path_weights.apply();
-            bit<8> weighted = 0;
-            if (bound_1 > 0) { weighted = weighted | 1; }
-            if (bound_2 > bound_1) { weighted = weighted | 2; }
-            if (bound_3 > bound_2) { weighted = weighted | 4; }
-            if (bound_4 > bound_3) { weighted = weighted | 8; }
-#if MAX_PATHS > 4
-            if (bound_5 > bound_4) { weighted = weighted | 16; }
-            if (bound_6 > bound_5) { weighted = weighted | 32; }
-            if (bound_7 > bound_6) { weighted = weighted | 64; }
-            if (bound_8 > bound_7) { weighted = weighted | 128; }
-#endif
-            bit<8> alive_mask = 0;
-            bit<1> alive = 1;      // 0: the chosen path is dead, fail over
-            bit<16> spread = 0;    // the failover's draw (failover.p4)
             bool flowlets = class_mode == policy_mode_t.FLOWLET ||
                             class_mode == policy_mode_t.VQ;
             bool fresh = false;    // the packet continues its flow's flowlet
             bit<32> slot = 0;
-            if (class_mode == policy_mode_t.RR) {
-                all_alive(now, alive_mask);
-                bit<8> usable = alive_mask & weighted;
-                if (usable == 0) {
-                    usable = weighted;
-                }
-                bit<32> index = (bit<32>)meta.class_id;
-                path_id_t q;
-                rr_last.read(q, index);
-                path_id_t next = 0;
-                // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in
-                // usable: MAX_PATHS tries
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if ((usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-#if MAX_PATHS > 4
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                q = (q >= MAX_PATHS) ? 8w1 : q + 1;
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-#endif
-                meta.path_id = next;
-                rr_last.write(index, next);
-            } else if (class_mode == policy_mode_t.HASH) {
-                hash(meta.bucket, HashAlgorithm.crc32, 16w0,
-                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                       meta.l4_src_port, meta.l4_dst_port },
-                     32w65536);
-                by_bucket((bit<17>)meta.bucket);
-                if (meta.path_id != 0) {
-                    check_alive((bit<32>)meta.path_id, now, alive);
-                    if (alive == 0) {
-                        hash(spread, HashAlgorithm.crc16, 16w0,
-                             { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                               meta.l4_src_port, meta.l4_dst_port },
-                             32w65536);
-                    }
-                }
-            } else {
-                // FLOWLET and VQ: continue the flow's flowlet, or start one
+            if (flowlets) {
                 hash(slot, HashAlgorithm.crc16, 32w0,
                      { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
                        meta.l4_src_port, meta.l4_dst_port },
                      (bit<32>)FLOWLET_SLOTS);
                 timestamp_t last;
-                path_id_t p;
                 flowlet_ts.read(last, slot);
-                flowlet_path.read(p, slot);
-                fresh = p != 0 && p <= MAX_PATHS && now - last <= gap &&
-                        (weighted & (8w1 << (p - 1))) != 0;
-                if (fresh) {
-                    bit<1> p_alive;
-                    check_alive((bit<32>)p, now, p_alive);
-                    fresh = p_alive == 1;
-                }
-                if (fresh) {
-                    meta.path_id = p;
-                } else if (class_mode == policy_mode_t.FLOWLET) {
-                    random(meta.bucket, 16w0, 16w65535);
-                    by_bucket((bit<17>)meta.bucket);
-                    if (meta.path_id != 0) {
-                        check_alive((bit<32>)meta.path_id, now, alive);
-                        if (alive == 0) {
-                            random(spread, 16w0, 16w65535);
-                        }
-                    }
+                flowlet_path.read(meta.path_id, slot);
+                fresh = meta.path_id != 0 && meta.path_id <= MAX_PATHS && now - last <= gap &&
+                        (weighted & (8w1 << (meta.path_id - 1))) != 0;
+                if (!fresh) {
+                    meta.path_id = 0;
                 }
             }
-            if (alive == 0) {
-                // The chosen path is dead: another alive weighted path.
-                all_alive(now, alive_mask);
+            // The weighted choice: the flow's hash (hash mode) or a random
+            // draw (a new flowlet in flowlet mode) picks a bucket.
+            bool draw = false;
+            if (class_mode == policy_mode_t.HASH) {
+                hash(meta.bucket, HashAlgorithm.crc32, 16w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     32w65536);
+                draw = true;
+            } else if (class_mode == policy_mode_t.FLOWLET && !fresh) {
+                random(meta.bucket, 16w0, 16w65535);
+                draw = true;
+            }
+            if (draw) {
+                bit<17> b = (bit<17>)meta.bucket;
+                if (b < bound_1) {
+                    meta.path_id = 1;
+                } else if (b < bound_2) {
+                    meta.path_id = 2;
+                } else if (b < bound_3) {
+                    meta.path_id = 3;
+                } else if (b < bound_4) {
+                    meta.path_id = 4;
+#if MAX_PATHS > 4
+                } else if (b < bound_5) {
+                    meta.path_id = 5;
+                } else if (b < bound_6) {
+                    meta.path_id = 6;
+                } else if (b < bound_7) {
+                    meta.path_id = 7;
+                } else if (b < bound_8) {
+                    meta.path_id = 8;
+#endif
+                }
+            }
+            // Liveness of the chosen (or continued) path.
+            timestamp_t seen;
+            timestamp_t after;
+            bool dead = false;
+            if (meta.path_id != 0) {
+                path_last_seen.read(seen, (bit<32>)meta.path_id);
+                path_dead_after.read(after, (bit<32>)meta.path_id);
+                dead = after != 0 && now - seen > after;
+            }
+            // Every path's liveness, where needed: round robin, a new VQ
+            // flowlet, a failover.
+            bit<8> alive_mask = 0;
+            if (dead || class_mode == policy_mode_t.RR ||
+                    (class_mode == policy_mode_t.VQ && !fresh)) {
+                path_last_seen.read(seen, 1);
+                path_dead_after.read(after, 1);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 1; }
+                path_last_seen.read(seen, 2);
+                path_dead_after.read(after, 2);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 2; }
+                path_last_seen.read(seen, 3);
+                path_dead_after.read(after, 3);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 4; }
+                path_last_seen.read(seen, 4);
+                path_dead_after.read(after, 4);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 8; }
+#if MAX_PATHS > 4
+                path_last_seen.read(seen, 5);
+                path_dead_after.read(after, 5);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 16; }
+                path_last_seen.read(seen, 6);
+                path_dead_after.read(after, 6);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 32; }
+                path_last_seen.read(seen, 7);
+                path_dead_after.read(after, 7);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 64; }
+                path_last_seen.read(seen, 8);
+                path_dead_after.read(after, 8);
+                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 128; }
+#endif
+            }
+            bit<8> usable = alive_mask & weighted;
+            if (usable == 0) {
+                usable = weighted;
+            }
+            if (class_mode == policy_mode_t.RR) {
+                // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
+                bit<32> index = (bit<32>)meta.class_id;
+                path_id_t q;
+                rr_last.read(q, index);
+                path_id_t next = 0;
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if ((usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+#if MAX_PATHS > 4
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
+                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+#endif
+                meta.path_id = next;
+                rr_last.write(index, next);
+            } else if (dead) {
+                // The chosen path is dead: another alive weighted path, by a
+                // second hash of the flow (hash mode: the same fallback for
+                // the whole flow) or a random draw (flowlets).
+                bit<16> spread;
+                if (class_mode == policy_mode_t.HASH) {
+                    hash(spread, HashAlgorithm.crc16, 16w0,
+                         { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                           meta.l4_src_port, meta.l4_dst_port },
+                         32w65536);
+                } else {
+                    random(spread, 16w0, 16w65535);
+                }
                 failover.apply(meta.path_id, alive_mask & weighted, spread);
+                fresh = false;
             }
             if (class_mode == policy_mode_t.VQ) {
                 // A new flowlet takes the least time factor; every packet
                 // joins its path's virtual queue.
-                bit<8> usable = 0;
-                if (!fresh) {
-                    all_alive(now, alive_mask);
-                    usable = alive_mask & weighted;
-                    if (usable == 0) {
-                        usable = weighted;
-                    }
-                }
                 mvqs.apply(meta.class_id, now, std_meta.packet_length, !fresh, usable,
                            meta.path_id);
             }
