@@ -157,6 +157,7 @@ class _ClassState:
     lm3: Lm3 | None
     last: Placement | None = None
     ooo: dict[int, int] = field(default_factory=dict)  # path -> flow_ooo total last period
+    logged: bool = False  # a new policy's first decision is logged even if nothing changes
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,9 @@ class Scheduler:
             for sw in self.switches:
                 old = self._state.get((sw, c.id))
                 if old is not None and old.cls.policy == c.policy:
-                    fresh[(sw, c.id)] = _ClassState(c, old.policy, old.lm3, old.last, old.ooo)
+                    fresh[(sw, c.id)] = _ClassState(
+                        c, old.policy, old.lm3, old.last, old.ooo, old.logged
+                    )
                 else:
                     fresh[(sw, c.id)] = self._new_state(c, f"classes[{i}].policy")
         self.classes = {c.id: c for c in classes}
@@ -289,9 +292,11 @@ class Scheduler:
                 events = _blocking(st, view.flow_ooo)
                 decision = st.lm3.apply(paths, decision, events, now)
             placement = self._placement(st.cls, decision, paths)
+            if placement != st.last or not st.logged:
+                self.log.append(_entry(now, view.switch, st, decision, placement))
+                st.logged = True
             if placement != st.last:
                 changes.append(Change(view.switch, class_id, placement))
-                self.log.append(_entry(now, view.switch, st, decision, placement))
                 st.last = placement
         return changes
 
