@@ -68,7 +68,7 @@ bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated del
 bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write acked), 2/4/8 paths
 	$(PY) -m mpsched.bench.control
 
-bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 25 min)
+bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched
 
 bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2
