@@ -40,7 +40,7 @@ def test_policies_switch_at_run_time_without_resetting_flows(prerequisites, tmp_
                                          str(tmp_path / "sink.json"), "--seconds", "30"])
             bed.registry.add_process(sink.pid, "sink")
             time.sleep(1.0)
-            seconds = 2.0 * len(POLICIES) + 2
+            seconds = 2.0 * len(POLICIES) + 5
             sender = bed.host("h1").popen([*gen, "bulk", "--dst", "10.0.2.1", "--port",
                                            str(PORT), "--seconds", f"{seconds:g}", "--streams",
                                            "4", "--out", str(tmp_path / "bulk.json")])
@@ -53,6 +53,20 @@ def test_policies_switch_at_run_time_without_resetting_flows(prerequisites, tmp_
                 placement = rest.get("/classes/0")["placement"]["s1"]
                 expected = {"rr": "rr", "fdmvqs": "vq", "ecmp": "hash"}.get(name, "flowlet")
                 assert placement["mode"] == expected, (name, placement)
+            # a traffic class for the streams' port, with its own policy, added and removed
+            # at run time (placements first, classifier after: no gap for the flows)
+            classes = [{"id": 0, "name": "default"},
+                       {"id": 1, "name": "bulk", "priority": 10,
+                        "match": {"proto": "tcp", "dst_port": PORT},
+                        "policy": {"name": "rr"}}]
+            listed = rest.put("/classes", {"classes": classes})
+            assert [c["id"] for c in listed] == [0, 1]
+            assert rest.get("/classes/1")["placement"]["s1"]["mode"] == "rr"
+            time.sleep(1.5)
+            rest.put("/classes", {"classes": classes[:1]})
+            with pytest.raises(ControllerError) as info:
+                rest.get("/classes/1")
+            assert info.value.status == 404
             # a parameter change at run time, then a bad one: 400 naming the field
             assert rest.put("/params", {"policies": {"llhd": {"beta": 0.01}}})
             with pytest.raises(ControllerError) as info:
