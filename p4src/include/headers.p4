@@ -110,7 +110,6 @@ struct local_metadata_t {
     bool       pinned;       // the route fixed path_id itself (no weighted choice)
     class_id_t class_id;     // traffic class (classify.p4; 0: default class)
     bucket_t   bucket;       // weighted-hash bucket of the flow
-    bit<32>    flow_hash;    // CRC32 of the 5-tuple (ingress.p4): buckets, slots, signatures
     path_id_t  path_id;      // chosen path (0: none)
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
     bool       on_path;      // path_select found the chosen path's port: push a tag

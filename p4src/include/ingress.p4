@@ -46,14 +46,6 @@ control MpIngress(inout headers_t hdr,
         }
         // local_metadata_t starts zeroed for every packet (BMv2 resets the
         // user metadata): to_paths, pinned, on_path false; class 0; path 0.
-        // One hash of the 5-tuple per packet; every per-flow bucket, slot and
-        // signature takes its own bits of it.
-        if (hdr.ipv4.isValid()) {
-            hash(meta.flow_hash, HashAlgorithm.crc32, 32w0,
-                 { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                   meta.l4_src_port, meta.l4_dst_port },
-                 64w4294967296);
-        }
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.

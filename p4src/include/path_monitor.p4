@@ -105,8 +105,16 @@ control PathMonitor(inout headers_t hdr,
             bit<32> n_ooo;
             flow_ooo.read(n_ooo, index);
             if (hdr.ipv4.isValid()) {
-                bit<32> slot = (meta.flow_hash >> 16) & (FLOW_ORDER_SLOTS - 1);
-                bit<16> sig = meta.flow_hash[15:0];
+                bit<32> slot;
+                bit<16> sig;
+                hash(slot, HashAlgorithm.crc16, 32w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     (bit<32>)FLOW_ORDER_SLOTS);
+                hash(sig, HashAlgorithm.crc32, 16w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     32w65536);
                 bit<16> slot_sig;
                 timestamp_t newest;
                 order_sig.read(slot_sig, slot);

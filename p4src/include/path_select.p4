@@ -149,7 +149,10 @@ control PathSelect(inout headers_t hdr,
             bool fresh = false;    // the packet continues its flow's flowlet
             bit<32> slot = 0;
             if (flowlets) {
-                slot = (meta.flow_hash >> 16) & (FLOWLET_SLOTS - 1);
+                hash(slot, HashAlgorithm.crc16, 32w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     (bit<32>)FLOWLET_SLOTS);
                 timestamp_t last;
                 flowlet_ts.read(last, slot);
                 flowlet_path.read(meta.path_id, slot);
@@ -163,7 +166,10 @@ control PathSelect(inout headers_t hdr,
             // draw (a new flowlet in flowlet mode) picks a bucket.
             bool draw = false;
             if (class_mode == policy_mode_t.HASH) {
-                meta.bucket = meta.flow_hash[15:0];
+                hash(meta.bucket, HashAlgorithm.crc32, 16w0,
+                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                       meta.l4_src_port, meta.l4_dst_port },
+                     32w65536);
                 draw = true;
             } else if (class_mode == policy_mode_t.FLOWLET && !fresh) {
                 random(meta.bucket, 16w0, 16w65535);
@@ -263,12 +269,15 @@ control PathSelect(inout headers_t hdr,
                 meta.path_id = next;
                 rr_last.write(index, next);
             } else if (dead) {
-                // The chosen path is dead: another alive weighted path, by
-                // other bits of the flow's hash (hash mode: the same fallback for
+                // The chosen path is dead: another alive weighted path, by a
+                // second hash of the flow (hash mode: the same fallback for
                 // the whole flow) or a random draw (flowlets).
                 bit<16> spread;
                 if (class_mode == policy_mode_t.HASH) {
-                    spread = meta.flow_hash[31:16];
+                    hash(spread, HashAlgorithm.crc16, 16w0,
+                         { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                           meta.l4_src_port, meta.l4_dst_port },
+                         32w65536);
                 } else {
                     random(spread, 16w0, 16w65535);
                 }

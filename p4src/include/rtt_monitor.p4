@@ -5,7 +5,7 @@
 // Flow state lives in register slots indexed by a CRC32 hash of the flow's
 // 5-tuple in the DATA direction (src, dst, proto, sport, dport). An ACK
 // coming back from a path hashes its tuple reversed, so it lands in the slot
-// of the data it acknowledges. The hash's high 16 bits as a signature (bit 16
+// of the data it acknowledges. A CRC16 signature of the same tuple (bit 16
 // set = slot in use) tells the owner from colliding flows; a new flow takes
 // a slot over (newest wins), and ACKs whose signature does not match are
 // ignored.
@@ -61,7 +61,7 @@ control RttMonitor(inout headers_t hdr,
                    inout standard_metadata_t std_meta) {
 
     // Per flow slot.
-    register<bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | high 16 bits of the CRC32; 0: free
+    register<bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
     register<bit<32>>(RTT_SLOTS) flow_seq_end;    // highest seq + payload sent
     register<bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
     register<path_id_t>(RTT_SLOTS) flow_path;     // path of the flow's latest data
@@ -99,18 +99,24 @@ control RttMonitor(inout headers_t hdr,
 
     apply {
         timestamp_t now = std_meta.ingress_global_timestamp;
-        // The data flow's hash: the packet's own (meta.flow_hash) for data, the
-        // reversed tuple's for an ACK (the same CRC32 over the same fields), so
-        // a data flow and its ACKs meet in one slot; the slot takes the low
-        // bits, the signature the high 16.
-        bit<32> h = meta.flow_hash;
-        if (!meta.on_path) {
-            hash(h, HashAlgorithm.crc32, 32w0,
+        bit<32> slot;
+        bit<16> sig16;
+        if (meta.on_path) {
+            hash(slot, HashAlgorithm.crc32, 32w0,
+                 { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                   hdr.tcp.src_port, hdr.tcp.dst_port }, (bit<32>)RTT_SLOTS);
+            hash(sig16, HashAlgorithm.crc16, 16w0,
+                 { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
+                   hdr.tcp.src_port, hdr.tcp.dst_port }, 32w65536);
+        } else {
+            hash(slot, HashAlgorithm.crc32, 32w0,
                  { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol,
-                   hdr.tcp.dst_port, hdr.tcp.src_port }, 64w4294967296);
+                   hdr.tcp.dst_port, hdr.tcp.src_port }, (bit<32>)RTT_SLOTS);
+            hash(sig16, HashAlgorithm.crc16, 16w0,
+                 { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol,
+                   hdr.tcp.dst_port, hdr.tcp.src_port }, 32w65536);
         }
-        bit<32> slot = h & (RTT_SLOTS - 1);
-        bit<32> sig = 32w0x10000 | (bit<32>)h[31:16];
+        bit<32> sig = 32w0x10000 | (bit<32>)sig16;
         bit<32> stored_sig;
         flow_sig.read(stored_sig, slot);
 
