@@ -330,13 +330,19 @@ class Controller:
         return SwitchView(switch, self._path_states(switch, now), ooo)
 
     def _entries(self, change: Change) -> list[TableEntry]:
-        pl = change.placement
+        """The entries of a change; only the parts that differ from `previous`."""
+        pl, old = change.placement, change.previous
         entries = []
-        if pl.vq:
+        if pl.vq and (old is None or old.vq != pl.vq):
             entries.append(self.pipeline.mvqs_params(change.class_id, pl.vq_map()))
-        entries.append(
-            self.pipeline.weights(change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us)
-        )
+        if old is None or (old.weights, old.mode, old.flowlet_gap_us) != (
+            pl.weights,
+            pl.mode,
+            pl.flowlet_gap_us,
+        ):
+            entries.append(
+                self.pipeline.weights(change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us)
+            )
         return entries
 
     def _classifier(self) -> list[TableEntry]:

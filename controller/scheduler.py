@@ -70,6 +70,7 @@ class Change:
     switch: str
     class_id: int
     placement: Placement
+    previous: Placement | None = None  # what the switch had (None: nothing, or unknown)
 
 
 @dataclass
@@ -296,7 +297,7 @@ class Scheduler:
                 self.log.append(_entry(now, view.switch, st, decision, placement))
                 st.logged = True
             if placement != st.last:
-                changes.append(Change(view.switch, class_id, placement))
+                changes.append(Change(view.switch, class_id, placement, st.last))
                 st.last = placement
         return changes
 
