@@ -21,3 +21,14 @@ def artifacts():
     if art.missing():
         pytest.skip(f"P4 program not compiled ({art.missing()[0]}); run `make p4` (needs p4c)")
     return art
+
+
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def token_file(tmp_path):
+    """The controller's write token, in a file it reads at start."""
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    return path

@@ -25,19 +25,10 @@ from mpsched.p4runtime import P4RuntimeClient, param_value
 from mpsched.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
 from mpsched.ptfrun import make_veths
 
-from .conftest import require
+from .conftest import AUTH, require, token_file
 
 pytestmark = pytest.mark.integration
 
-TOKEN = "test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-def token_file(tmp_path):
-    """The controller's write token, in a file it reads at start."""
-    path = tmp_path / "token"
-    path.write_text(TOKEN + "\n")
-    return path
 
 
 @pytest.fixture

@@ -20,17 +20,8 @@ from mpsched.pipeline import (
     Pipeline,
 )
 
+from .conftest import AUTH, token_file
 from .fake_p4rt import FakeServer, synthetic_p4info
-
-TOKEN = "test-token"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-def token_file(tmp_path):
-    """The controller's write token, in a file it reads at start."""
-    path = tmp_path / "token"
-    path.write_text(TOKEN + "\n")
-    return path
 
 
 @pytest.fixture
