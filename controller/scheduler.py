@@ -314,7 +314,9 @@ class Scheduler:
                 for p, v in sorted(d.vq.items())
             )
         gap = c.policy.flowlet_gap_us
-        if gap == 0:
+        if Mode(d.mode) not in (Mode.FLOWLET, Mode.VQ):
+            gap = 0  # unused by hash and rr: no rewrites when the delays move
+        elif gap == 0:
             gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
         return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq)
 

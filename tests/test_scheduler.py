@@ -72,8 +72,8 @@ def test_first_step_places_the_default_class():
     assert list(s.classes) == [DEFAULT_CLASS_ID]
     assert s.placement_of("s1", 0) is None
     changes = s.step(view(ALL_UP), 1.0)
-    # gap 0 (automatic) with no delays measured: the 500 µs floor rounded up to 1 ms
-    assert changes == [Change("s1", 0, Placement(ALL_255, "hash", 1000))]
+    # hash mode uses no gap: 0 (flowlet modes get the automatic gap)
+    assert changes == [Change("s1", 0, Placement(ALL_255, "hash", 0))]
     assert s.placement_of("s1", 0) == changes[0].placement
     assert s.placement_of("s2", 0) is None  # only the stepped switch
     assert s.placement_of("s1", 7) is None  # no such class
@@ -273,13 +273,17 @@ def test_set_class_policy_rr_logs_the_decision():
 
 def test_set_class_policy_keeps_last_placement():
     s = sched()
+    s.set_class_policy(0, {"name": "letflow"})
     first = only(s.step(view(ALL_UP), 0.0))
     s.set_class_policy(0, {"flowlet_gap_us": 900})
     assert s.placement_of("s1", 0) == first
     pl = only(s.step(view(ALL_UP), 1.0))
-    assert pl == Placement(ALL_255, "hash", 900)
+    assert pl == Placement(ALL_255, "flowlet", 900)
     # same policy output as before on s2 never written: s2 gets its first placement
     assert only(s.step(view(ALL_UP, "s2"), 1.0)).flowlet_gap_us == 900
+    # hash mode ignores the gap: the placement says 0
+    s.set_class_policy(0, {"name": "ecmp"})
+    assert only(s.step(view(ALL_UP), 2.0)) == Placement(ALL_255, "hash", 0)
 
 
 def test_set_class_policy_bad_name_changes_nothing():

@@ -108,10 +108,11 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
 
 
 def _rtt_ms(out: str) -> float:
-    """Average RTT from ping's summary line."""
+    """Minimum RTT from ping's summary line: the emulated delay shows in every ping, while
+    the host's scheduling noise (2 cores, BMv2, linkem, the controller) only adds to some."""
     for line in out.splitlines():
         if "min/avg/max" in line:
-            return float(line.split("=")[1].split("/")[1])
+            return float(line.split("=")[1].split("/")[0])
     raise AssertionError(f"no RTT in ping output: {out}")
 
 
