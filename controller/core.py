@@ -69,7 +69,7 @@ def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
     try:
         client.modify(*entries)
     except P4RuntimeError as error:
-        if not any("NOT_FOUND" in d for d in error.details):
+        if not error.not_found:
             raise
         for entry in entries:
             upsert(client, entry)
@@ -80,7 +80,7 @@ def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
     try:
         client.modify(entry)
     except P4RuntimeError as error:
-        if not any("NOT_FOUND" in d for d in error.details):
+        if not error.not_found:
             raise
         client.insert(entry)
 
@@ -501,7 +501,7 @@ class Controller:
                             try:
                                 client.delete(e)
                             except P4RuntimeError as error:
-                                if not any("NOT_FOUND" in d for d in error.details):
+                                if not error.not_found:
                                     raise
 
                 extra[agent.sw.name] = ([], [swap, drop_removed])

@@ -34,6 +34,11 @@ class P4RuntimeError(RuntimeError):
         text = message if not self.details else f"{message}: {'; '.join(self.details)}"
         super().__init__(text)
 
+    @property
+    def not_found(self) -> bool:
+        """An update failed because the entry does not exist (MODIFY, DELETE)."""
+        return any("NOT_FOUND" in d for d in self.details)
+
 
 def encode_value(value: Value, bitwidth: int) -> bytes:
     if isinstance(value, bytes):
