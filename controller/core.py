@@ -34,7 +34,6 @@ from .weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
 
-DEFAULT_CLASS = DEFAULT_CLASS_ID
 DEFAULT_POLICY = "ecmp"
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
 LATENCIES_KEPT = 10_000

@@ -205,3 +205,11 @@ def test_netem_link_commands_with_a_fake_tc():
     link.set("ab", LinkParams(delay_ms=5))
     assert calls[-2] == ["tc", "qdisc", "del", "dev", "s1-eth2", "root"]
     assert link.stats()["ab"] == {"tx_bytes": 1514, "tx": 1, "drop": 2}
+
+
+def test_scenario_policies_are_the_controllers():
+    """Every policy the controller registers can be named in a scenario, and no other."""
+    from mpsched.controller.scheduler import REGISTRY
+    from mpsched.scenario import BASELINES, PAPERS
+
+    assert sorted(BASELINES + PAPERS) == sorted(REGISTRY)
