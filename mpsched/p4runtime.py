@@ -405,6 +405,23 @@ class P4RuntimeClient:
         entity.table_entry.table_id = self.p4info.table_id(table)
         return [e.table_entry for e in self._read(entity)]
 
+    def read_direct_counters(self, table: str) -> list[tuple[dict[str, int], CounterValue]]:
+        """Each entry of an exact-match table with a direct counter: its match values by
+        field name, and its counter's packets and bytes."""
+        entity = p4runtime_pb2.Entity()
+        entity.table_entry.table_id = self.p4info.table_id(table)
+        entity.table_entry.counter_data.SetInParent()
+        names = {f.id: f.name for f in self.p4info.match_fields(table)}
+        result = []
+        for e in self._read(entity):
+            entry = e.table_entry
+            if entry.is_default_action:
+                continue
+            match = {names[m.field_id]: decode_uint(m.exact.value) for m in entry.match}
+            data = entry.counter_data
+            result.append((match, CounterValue(data.packet_count, data.byte_count)))
+        return result
+
     def clear_table(self, table: str) -> int:
         """Delete every (non-default) entry of a table; returns how many."""
         entries = [e for e in self.read_table(table) if not e.is_default_action]

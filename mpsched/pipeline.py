@@ -79,6 +79,11 @@ REGISTERS_PATH_SELECT = (
     "MpIngress.path_select.mvqs.vq_bytes",
     "MpIngress.path_select.mvqs.vq_ts",
 )
+# MPTCP-aware mode (mptcp.p4): subflow pins (5-tuple -> path) and handshake reports.
+TABLE_SUBFLOW_PIN = "MpIngress.mptcp.subflow_pin"
+ACTION_PIN_SUBFLOW = "MpIngress.mptcp.pin_subflow"
+SUBFLOW_PIN_KEYS = ("src_addr", "dst_addr", "src_port", "dst_port")
+DIGEST_MPTCP = "mptcp_report_t"
 ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
@@ -99,7 +104,7 @@ TABLES = (
     TABLE_MVQS,
 )
 # Every table the controller writes (TABLES have a single match field).
-ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS)
+ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
 
 
 class Pipeline:
@@ -121,6 +126,7 @@ class Pipeline:
             ACTION_SET_DEAD_AFTER,
             ACTION_SET_CLASS,
             ACTION_SET_MVQS,
+            ACTION_PIN_SUBFLOW,
         ):
             p4info.action(action)
         for register in (
@@ -138,6 +144,12 @@ class Pipeline:
             raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
         self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
+        self.mptcp_report_id, self.mptcp_report_fields = self._digest(p4info, DIGEST_MPTCP)
+        pin_keys = [f.name for f in p4info.match_fields(TABLE_SUBFLOW_PIN)]
+        if pin_keys != list(SUBFLOW_PIN_KEYS):
+            raise P4InfoError(f"{TABLE_SUBFLOW_PIN} matches {pin_keys}, not {SUBFLOW_PIN_KEYS}")
+        p4info.action_param(ACTION_PIN_SUBFLOW, "path_id")
+        self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         p4info.action_param(ACTION_VIA_PATH, "path_id")
@@ -185,6 +197,24 @@ class Pipeline:
     def rtt_report_digest(self) -> tuple[int, list[str]]:
         """Digest id of rtt_report_t and its member names in order, from the P4Info."""
         return self.rtt_report_id, list(self.rtt_report_fields)
+
+    def mptcp_report_digest(self) -> tuple[int, list[str]]:
+        """Digest id of mptcp_report_t and its member names in order, from the P4Info."""
+        return self.mptcp_report_id, list(self.mptcp_report_fields)
+
+    def subflow_pin(self, src: str, dst: str, sport: int, dport: int, path_id: int) -> TableEntry:
+        """Pin the TCP subflow src:sport -> dst:dport (as this switch sends it) to a path."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        for port in (sport, dport):
+            if not 0 <= port <= 0xFFFF:
+                raise ValueError(f"port {port} outside 0..65535")
+        return TableEntry(
+            TABLE_SUBFLOW_PIN,
+            dict(zip(SUBFLOW_PIN_KEYS, (src, dst, sport, dport), strict=True)),
+            ACTION_PIN_SUBFLOW,
+            {"path_id": path_id},
+        )
 
     def route_to_host(self, ip: str, port: int, smac: str, dmac: str) -> TableEntry:
         return TableEntry(

@@ -86,6 +86,44 @@ header tcp_t {
     bit<16> urgent_ptr;
 }
 
+// One TCP option ahead of the MPTCP option, kept so that the deparser emits
+// it back in place (parser.p4 parses options only on SYNs and pure ACKs).
+header tcp_option_t {
+    // Option kind (RFC 9293 §3.2): 1 is NOP (one byte, no length), 0 (EOL)
+    // and 30 (MPTCP) end the walk and are never stored here.
+    bit<8>      kind;
+    // Everything after the kind byte: the length byte and the option data
+    // (length - 1 bytes); empty for NOP.
+    varbit<312> rest;
+}
+
+// The first four bytes of an MPTCP option (RFC 8684 §3, kind 30); what
+// follows depends on the subtype and the length.
+header mptcp_t {
+    bit<8> kind;     // TCP_OPTION_MPTCP (30)
+    bit<8> len;      // option length in bytes, kind and length bytes included
+    bit<4> subtype;  // MPTCP_MP_CAPABLE (0), MPTCP_MP_JOIN (1), others not read
+    // MP_CAPABLE: the version (1 for RFC 8684); MP_JOIN: 3 reserved bits and
+    // the backup flag B.
+    bit<4> bits;
+    // MP_CAPABLE: the flags A..H; MP_JOIN: the sender's address id.
+    bit<8> byte3;
+}
+
+// An MP_CAPABLE key (64 bits). In the SYN/ACK (length 12) it is the
+// listener's key; the third ACK (length 20, or 22/24 with data) carries the
+// initiator's key first and the listener's second. A key's token is the most
+// significant 32 bits of its SHA-256 (RFC 8684 §3.2); the controller computes it.
+header mptcp_key_t {
+    bit<64> key;
+}
+
+// The rest of an MP_JOIN option on a SYN (length 12).
+header mptcp_join_syn_t {
+    bit<32> token;  // the receiver's token: names the connection the subflow joins
+    bit<32> nonce;  // the sender's random number (not used by the switch)
+}
+
 header udp_t {
     bit<16> src_port;
     bit<16> dst_port;
@@ -100,6 +138,12 @@ struct headers_t {
     ipv4_t         ipv4;
     ipv4_options_t ipv4_options;
     tcp_t          tcp;
+    // TCP options ahead of an MPTCP option (parser.p4: up to TCP_OPTIONS_MAX)
+    tcp_option_t[TCP_OPTIONS_MAX] tcp_options;
+    mptcp_t          mptcp;       // an MPTCP option, if one was found
+    mptcp_key_t      mptcp_key_a; // MP_CAPABLE with keys: the first key
+    mptcp_key_t      mptcp_key_b; // MP_CAPABLE of the third ACK: the second key
+    mptcp_join_syn_t mptcp_join;  // MP_JOIN of a SYN
     udp_t          udp;
 }
 
@@ -114,6 +158,9 @@ struct local_metadata_t {
     path_id_t  from_path;    // path the packet arrived on (0: not from a path)
     bool       on_path;      // path_select found the chosen path's port: push a tag
     path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
+    bit<8>     tcp_opt_left; // parser: option bytes of the TCP header not yet walked
+    bit<8>     tcp_opt_count; // parser: options kept in hdr.tcp_options so far
+    bool       subflow_pinned; // mptcp.p4: a subflow pin chose path_id
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver
@@ -130,6 +177,23 @@ struct path_report_t {
     bit<32>     lost;        // sequence numbers skipped and not (yet) seen late
     bit<32>     reordered;   // packets that arrived after a higher sequence number
     bit<32>     flow_ooo;    // packets of this path overtaken within their flow (path_monitor.p4)
+}
+
+// An MPTCP handshake option or a pinned subflow closing, seen by the ingress
+// edge on a packet from one of its hosts (mptcp.p4; receiver DIGEST_MPTCP).
+// Ports and addresses are the packet's own (sender -> receiver). Fields that
+// do not belong to the event are undefined (their headers were not parsed).
+struct mptcp_report_t {
+    bit<8>      event;     // MPTCP_EVENT_CAPABLE, MPTCP_EVENT_JOIN or MPTCP_EVENT_CLOSE
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+    bit<16>     src_port;
+    bit<16>     dst_port;
+    bit<8>      tcp_flags; // the segment's TCP flags (SYN, SYN/ACK, ACK, FIN, RST)
+    bit<64>     key_a;     // CAPABLE: the option's first key (the sender's)
+    bit<64>     key_b;     // CAPABLE without SYN (third ACK): the receiver's key
+    bit<32>     token;     // JOIN: the receiver's token
+    bit<8>      addr_id;   // JOIN: the sender's address id
 }
 
 #endif

@@ -18,6 +18,7 @@
 #include "rtt_monitor.p4"
 #include "liveness.p4"
 #include "classify.p4"
+#include "mptcp.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -31,6 +32,7 @@ control MpIngress(inout headers_t hdr,
     RttMonitor() rtt_monitor;
     Liveness() liveness;
     Classify() classify;
+    Mptcp() mptcp;
 
     apply {
         // Malformed packets (truncated, bad version, short header, bad
@@ -78,6 +80,10 @@ control MpIngress(inout headers_t hdr,
             } else {
                 if (!meta.pinned) {
                     classify.apply(hdr, meta, std_meta);
+                    if (hdr.tcp.isValid()) {
+                        // MPTCP handshake reports and subflow pins.
+                        mptcp.apply(hdr, meta, std_meta);
+                    }
                 }
                 path_select.apply(hdr, meta, std_meta);
                 if (meta.on_path) {

@@ -75,10 +75,123 @@ parser MpParser(packet_in packet,
         }
     }
 
+    // TCP options are walked only where the MPTCP handshake lives: on SYNs
+    // (SYN, SYN/ACK, MP_JOIN SYN) and on pure ACKs (the third ACK carries
+    // MP_CAPABLE with both keys). Data segments keep their options as payload.
     state parse_tcp {
         packet.extract(hdr.tcp);
         meta.l4_src_port = hdr.tcp.src_port;
         meta.l4_dst_port = hdr.tcp.dst_port;
+        transition select(hdr.tcp.data_offset, hdr.tcp.flags) {
+            (0 .. 5, _): accept;
+            (_, TCP_FLAG_SYN &&& TCP_FLAG_SYN): parse_tcp_options_start;
+            (_, TCP_FLAG_ACK): parse_tcp_options_start;
+            default: accept;
+        }
+    }
+
+    state parse_tcp_options_start {
+        meta.tcp_opt_left = ((bit<8>)hdr.tcp.data_offset << 2) - 20;
+        transition parse_tcp_option;
+    }
+
+    // The option walk. It ends (accept, the rest stays payload and is
+    // emitted unchanged) at the end of the options, at EOL, at an MPTCP
+    // option, after TCP_OPTIONS_MAX options, or at an option whose length is
+    // below 2 or runs past the header; so it never loops for long, never
+    // overflows the stack and never reads past the TCP header. A header
+    // longer than the packet fails its extract (PacketTooShort): dropped.
+    state parse_tcp_option {
+        transition select(meta.tcp_opt_left, meta.tcp_opt_count) {
+            (0, _): accept;
+            (_, TCP_OPTIONS_MAX): accept;
+            (1, _): parse_tcp_option_last;
+            default: parse_tcp_option_kind;
+        }
+    }
+
+    // At least two option bytes left: look at the kind and length.
+    state parse_tcp_option_kind {
+        bit<16> kind_len = packet.lookahead<bit<16>>();
+        transition select(kind_len[15:8]) {
+            TCP_OPTION_EOL: accept;
+            TCP_OPTION_NOP: parse_tcp_option_nop;
+            TCP_OPTION_MPTCP: parse_mptcp_check;
+            default: parse_tcp_option_check;
+        }
+    }
+
+    // One option byte left (no lookahead past it: the segment may end
+    // there): only a NOP fits.
+    state parse_tcp_option_last {
+        transition select(packet.lookahead<bit<8>>()) {
+            TCP_OPTION_NOP: parse_tcp_option_nop;
+            default: accept;
+        }
+    }
+
+    state parse_tcp_option_nop {
+        packet.extract(hdr.tcp_options.next, 0);
+        meta.tcp_opt_left = meta.tcp_opt_left - 1;
+        meta.tcp_opt_count = meta.tcp_opt_count + 1;
+        transition parse_tcp_option;
+    }
+
+    state parse_tcp_option_check {
+        bit<16> kind_len = packet.lookahead<bit<16>>();
+        transition select(kind_len[7:0] < 2 || kind_len[7:0] > meta.tcp_opt_left) {
+            true: accept;
+            default: parse_tcp_option_other;
+        }
+    }
+
+    state parse_tcp_option_other {
+        bit<16> kind_len = packet.lookahead<bit<16>>();
+        packet.extract(hdr.tcp_options.next, ((bit<32>)kind_len[7:0] - 1) * 8);
+        meta.tcp_opt_left = meta.tcp_opt_left - kind_len[7:0];
+        meta.tcp_opt_count = meta.tcp_opt_count + 1;
+        transition parse_tcp_option;
+    }
+
+    // An MPTCP option shorter than its first four bytes, or running past
+    // the header, is left unparsed.
+    state parse_mptcp_check {
+        bit<16> kind_len = packet.lookahead<bit<16>>();
+        transition select(kind_len[7:0] < 4 || kind_len[7:0] > meta.tcp_opt_left) {
+            true: accept;
+            default: parse_mptcp;
+        }
+    }
+
+    // MP_CAPABLE of length 12 (SYN/ACK: one key) or 20..24 (third ACK: two
+    // keys, with data the data-level length and checksum after them, left as
+    // payload); MP_JOIN of length 12 (SYN: token and nonce). Any other
+    // subtype or length: only the first four bytes are read.
+    state parse_mptcp {
+        packet.extract(hdr.mptcp);
+        transition select(hdr.mptcp.subtype, hdr.mptcp.len) {
+            (MPTCP_MP_CAPABLE, 12): parse_mptcp_key_a;
+            (MPTCP_MP_CAPABLE, 20): parse_mptcp_keys;
+            (MPTCP_MP_CAPABLE, 22): parse_mptcp_keys;
+            (MPTCP_MP_CAPABLE, 24): parse_mptcp_keys;
+            (MPTCP_MP_JOIN, 12): parse_mptcp_join;
+            default: accept;
+        }
+    }
+
+    state parse_mptcp_key_a {
+        packet.extract(hdr.mptcp_key_a);
+        transition accept;
+    }
+
+    state parse_mptcp_keys {
+        packet.extract(hdr.mptcp_key_a);
+        packet.extract(hdr.mptcp_key_b);
+        transition accept;
+    }
+
+    state parse_mptcp_join {
+        packet.extract(hdr.mptcp_join);
         transition accept;
     }
 
@@ -97,6 +210,11 @@ control MpDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.ipv4);
         packet.emit(hdr.ipv4_options);
         packet.emit(hdr.tcp);
+        packet.emit(hdr.tcp_options);
+        packet.emit(hdr.mptcp);
+        packet.emit(hdr.mptcp_key_a);
+        packet.emit(hdr.mptcp_key_b);
+        packet.emit(hdr.mptcp_join);
         packet.emit(hdr.udp);
     }
 }

@@ -22,7 +22,9 @@
 // Dead paths (liveness.p4) get nothing new: a packet whose path is not alive
 // goes to another alive weighted path (failover.p4). A route may instead pin
 // the packet to one path (routing's route_via_path); it then skips all of
-// this but takes the same next hop lookup and counting. A packet placed onto
+// this but takes the same next hop lookup and counting. A pinned MPTCP
+// subflow (mptcp.p4) skips the class's choice but not the liveness check and
+// failover. A packet placed onto
 // a path (meta.on_path) then gets its path tag (path_tag.p4).
 // Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __PATH_SELECT__
@@ -144,8 +146,11 @@ control PathSelect(inout headers_t hdr,
         timestamp_t now = std_meta.ingress_global_timestamp;
         if (!meta.pinned) {
             path_weights.apply();
-            bool flowlets = class_mode == policy_mode_t.FLOWLET ||
-                            class_mode == policy_mode_t.VQ;
+            // A pinned MPTCP subflow (mptcp.p4) keeps its pin's path
+            // unless that path is dead.
+            bool placed = !meta.subflow_pinned;
+            bool flowlets = placed && (class_mode == policy_mode_t.FLOWLET ||
+                                       class_mode == policy_mode_t.VQ);
             bool fresh = false;    // the packet continues its flow's flowlet
             bit<32> slot = 0;
             if (flowlets) {
@@ -165,13 +170,13 @@ control PathSelect(inout headers_t hdr,
             // The weighted choice: the flow's hash (hash mode) or a random
             // draw (a new flowlet in flowlet mode) picks a bucket.
             bool draw = false;
-            if (class_mode == policy_mode_t.HASH) {
+            if (placed && class_mode == policy_mode_t.HASH) {
                 hash(meta.bucket, HashAlgorithm.crc32, 16w0,
                      { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
                        meta.l4_src_port, meta.l4_dst_port },
                      32w65536);
                 draw = true;
-            } else if (class_mode == policy_mode_t.FLOWLET && !fresh) {
+            } else if (flowlets && class_mode == policy_mode_t.FLOWLET && !fresh) {
                 random(meta.bucket, 16w0, 16w65535);
                 draw = true;
             }
@@ -209,8 +214,8 @@ control PathSelect(inout headers_t hdr,
             // Every path's liveness, where needed: round robin, a new VQ
             // flowlet, a failover.
             bit<8> alive_mask = 0;
-            if (dead || class_mode == policy_mode_t.RR ||
-                    (class_mode == policy_mode_t.VQ && !fresh)) {
+            if (dead || (placed && (class_mode == policy_mode_t.RR ||
+                                    (class_mode == policy_mode_t.VQ && !fresh)))) {
                 path_last_seen.read(seen, 1);
                 path_dead_after.read(after, 1);
                 if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 1; }
@@ -242,7 +247,7 @@ control PathSelect(inout headers_t hdr,
             if (usable == 0) {
                 usable = weighted;
             }
-            if (class_mode == policy_mode_t.RR) {
+            if (placed && class_mode == policy_mode_t.RR) {
                 // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
                 bit<32> index = (bit<32>)meta.class_id;
                 path_id_t q;
@@ -284,7 +289,7 @@ control PathSelect(inout headers_t hdr,
                 failover.apply(meta.path_id, alive_mask & weighted, spread);
                 fresh = false;
             }
-            if (class_mode == policy_mode_t.VQ) {
+            if (placed && class_mode == policy_mode_t.VQ) {
                 // A new flowlet takes the least time factor; every packet
                 // joins its path's virtual queue.
                 mvqs.apply(meta.class_id, now, std_meta.packet_length, !fresh, usable,

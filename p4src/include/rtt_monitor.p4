@@ -44,7 +44,6 @@ const bit<32> DIGEST_RTT_REPORT = 2;
 // A pending sample older than this is replaced by a new one (lost segment
 // or ACK, or a flow that ended).
 const timestamp_t RTT_SAMPLE_TIMEOUT_US = 1000000;
-const bit<8> TCP_FLAG_ACK = 0x10;
 
 // One RTT sample of the ingress edge, sent at most once per the path's
 // rtt_config interval. retrans and inflight_bytes are the path's state at

@@ -19,5 +19,7 @@
 #define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
 // Per-flow order slots of the egress edge (path_monitor.p4).
 #define FLOW_ORDER_SLOTS 4096
+// Pinned MPTCP subflows, one entry per subflow and direction (mptcp.p4).
+#define SUBFLOW_PIN_TABLE_SIZE 1024
 
 #endif
