@@ -83,7 +83,10 @@ REGISTERS_PATH_SELECT = (
 TABLE_SUBFLOW_PIN = "MpIngress.mptcp.subflow_pin"
 ACTION_PIN_SUBFLOW = "MpIngress.mptcp.pin_subflow"
 SUBFLOW_PIN_KEYS = ("src_addr", "dst_addr", "src_port", "dst_port")
-DIGEST_MPTCP = "mptcp_report_t"
+DIGEST_MPTCP_CAPABLE = "mptcp_capable_t"
+DIGEST_MPTCP_JOIN = "mptcp_join_t"
+DIGEST_MPTCP_CLOSE = "mptcp_close_t"
+DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
 ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
@@ -144,7 +147,11 @@ class Pipeline:
             raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
         self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
-        self.mptcp_report_id, self.mptcp_report_fields = self._digest(p4info, DIGEST_MPTCP)
+        # MPTCP digest id -> (digest name, member names)
+        self.mptcp_digests = {}
+        for name in DIGESTS_MPTCP:
+            digest_id, members = self._digest(p4info, name)
+            self.mptcp_digests[digest_id] = (name, members)
         pin_keys = [f.name for f in p4info.match_fields(TABLE_SUBFLOW_PIN)]
         if pin_keys != list(SUBFLOW_PIN_KEYS):
             raise P4InfoError(f"{TABLE_SUBFLOW_PIN} matches {pin_keys}, not {SUBFLOW_PIN_KEYS}")
@@ -197,10 +204,6 @@ class Pipeline:
     def rtt_report_digest(self) -> tuple[int, list[str]]:
         """Digest id of rtt_report_t and its member names in order, from the P4Info."""
         return self.rtt_report_id, list(self.rtt_report_fields)
-
-    def mptcp_report_digest(self) -> tuple[int, list[str]]:
-        """Digest id of mptcp_report_t and its member names in order, from the P4Info."""
-        return self.mptcp_report_id, list(self.mptcp_report_fields)
 
     def subflow_pin(self, src: str, dst: str, sport: int, dport: int, path_id: int) -> TableEntry:
         """Pin the TCP subflow src:sport -> dst:dport (as this switch sends it) to a path."""

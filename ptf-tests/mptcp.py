@@ -1,5 +1,5 @@
 """MPTCP-aware mode (p4src/include/mptcp.p4, parser.p4): handshake options parsed on SYNs
-and pure ACKs and reported as mptcp_report_t digests, subflow pins overriding the class's
+and pure ACKs and reported as digests (mptcp_capable_t, mptcp_join_t, mptcp_close_t), subflow pins overriding the class's
 placement, and option walks that survive malformed options.
 
 Run: make ptf    (or: python -m mpsched.ptfrun mptcp.CapableKeysTest)
@@ -26,14 +26,13 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import DIGEST_MPTCP
+from mpsched.pipeline import DIGESTS_MPTCP
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 SPORT, DPORT = 40000, 5201
 KEY_A = 0x1122334455667788
 KEY_B = 0x99AABBCCDDEEFF00
 TOKEN = 0xCAFEF00D
-EVENT = {"capable": 1, "join": 2, "close": 3}  # p4src/include/defines.p4 MPTCP_EVENT_*
 
 # Options as Linux sends them around the MPTCP option: MSS, SACK permitted, timestamps,
 # NOP, window scale on SYNs; NOP, NOP, timestamps on ACKs.
@@ -66,20 +65,23 @@ def segment(options: bytes, flags: str, sport: int = SPORT, dport: int = DPORT,
 
 
 class MptcpTest(EdgeSwitchTest):
-    """An edge switch with all weight on path 1 (hash mode) and mptcp_report_t enabled."""
+    """An edge switch with all weight on path 1 (hash mode) and the MPTCP digests enabled."""
 
     def setUp(self) -> None:
         super().setUp()
         self.set_weights({1: 1}, insert=True)
-        self.client.insert_digest(DIGEST_MPTCP, max_timeout_ns=0, max_list_size=1)
-        self.mptcp_id = self.client.p4info.digest_id(DIGEST_MPTCP)
+        for name in DIGESTS_MPTCP:
+            self.client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
 
     def reports(self, timeout: float = NO_DIGEST_WAIT) -> list[dict[str, int]]:
-        """Every MPTCP report that arrives until none came for `timeout` seconds."""
+        """Every MPTCP report that arrives until none came for `timeout` seconds, each
+        with its digest's name under "digest"."""
         out = []
         while (digest := self.client.read_digest_list(timeout)) is not None:
-            if digest.digest_id == self.mptcp_id:
-                out += self.client.decode_digest_list(DIGEST_MPTCP, digest)
+            if digest.digest_id in self.pipeline.mptcp_digests:
+                name, _ = self.pipeline.mptcp_digests[digest.digest_id]
+                out += [{"digest": name, **values}
+                        for values in self.client.decode_digest_list(name, digest)]
         return out
 
     def report(self) -> dict[str, int]:
@@ -103,12 +105,12 @@ class CapableKeysTest(MptcpTest):
         assert self.reports() == []
         assert path_of(self, segment(SYN_OPTS + mp_capable(KEY_A), "SA")) == 1
         r = self.report()
-        assert r["event"] == EVENT["capable"] and r["key_a"] == KEY_A, r
+        assert r["digest"] == "mptcp_capable_t" and r["key_a"] == KEY_A, r
         assert (r["src_port"], r["dst_port"], r["tcp_flags"]) == (SPORT, DPORT, 0x12), r
         assert path_of(self, segment(ACK_OPTS + mp_capable(KEY_A, KEY_B), "A")) == 1
         r = self.report()
-        assert (r["event"], r["key_a"], r["key_b"], r["tcp_flags"]) == (
-            EVENT["capable"], KEY_A, KEY_B, 0x10), r
+        assert (r["digest"], r["key_a"], r["key_b"], r["tcp_flags"]) == (
+            "mptcp_capable_t", KEY_A, KEY_B, 0x10), r
         with_data = mp_capable(KEY_B, KEY_A, tail=b"\x00\x10\xab\xcd")
         assert len(with_data) == 24
         assert path_of(self, segment(ACK_OPTS + with_data, "A")) == 1
@@ -124,8 +126,8 @@ class JoinTokenTest(MptcpTest):
     def runTest(self) -> None:
         assert path_of(self, segment(SYN_OPTS + mp_join_syn(TOKEN, 3), "S", sport=40001)) == 1
         r = self.report()
-        assert (r["event"], r["token"], r["addr_id"], r["src_port"]) == (
-            EVENT["join"], TOKEN, 3, 40001), r
+        assert (r["digest"], r["token"], r["addr_id"], r["src_port"]) == (
+            "mptcp_join_t", TOKEN, 3, 40001), r
         synack = bytes([30, 16, 0x10, 3]) + bytes(12)
         assert path_of(self, segment(SYN_OPTS + synack, "SA", sport=40001)) == 1
         assert path_of(self, segment(ACK_OPTS + mp_capable(KEY_A, KEY_B), "PA",
@@ -153,7 +155,7 @@ class SubflowPinTest(MptcpTest):
         assert (match["src_port"], match["dst_port"], value.packets) == (SPORT, DPORT, 2), counts
         assert path_of(self, segment(b"", "FA")) == 3
         r = self.report()
-        assert (r["event"], r["src_port"], r["tcp_flags"]) == (EVENT["close"], SPORT, 0x11), r
+        assert (r["digest"], r["src_port"], r["tcp_flags"]) == ("mptcp_close_t", SPORT, 0x11), r
         assert path_of(self, segment(b"", "R", sport=SPORT + 1)) == 1
         assert self.reports() == []
         self.client.delete(pin)

@@ -197,8 +197,10 @@ class TcpDataOffsetNoRttSampleTest(RobustnessTest):
 
 
 class TcpOptionLengthTest(RobustnessTest):
-    """TCP options with option length 0, 1 and one running past the header: options are
-    not parsed, so the segment is forwarded unchanged, and the switch does not crash."""
+    """TCP options with option length 0, 1 and one running past the header, on a data
+    segment (options not walked) and on a pure ACK (walked: the walk stops at the bad
+    option): forwarded unchanged, and the switch does not crash. (MPTCP options and
+    more malformed cases: mptcp.MalformedOptionsTest.)"""
 
     def runTest(self) -> None:
         tails = {

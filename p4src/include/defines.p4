@@ -59,8 +59,10 @@ const port_t CPU_PORT = 255;
 
 // Receiver id of the per-path telemetry digest (path_report_t).
 const bit<32> DIGEST_PATH_REPORT = 1;
-// Receiver id of the MPTCP digest (mptcp_report_t, mptcp.p4).
-const bit<32> DIGEST_MPTCP = 3;
+// Receiver ids of the MPTCP digests (mptcp.p4; structs in headers.p4).
+const bit<32> DIGEST_MPTCP_CAPABLE = 3;
+const bit<32> DIGEST_MPTCP_JOIN = 4;
+const bit<32> DIGEST_MPTCP_CLOSE = 5;
 
 // TCP options (parser.p4). Options are walked on SYNs and pure ACKs only (the
 // MPTCP handshake), at most TCP_OPTIONS_MAX of them ahead of the MPTCP option.
@@ -72,11 +74,8 @@ const bit<8> TCP_FLAG_FIN = 0x01;
 const bit<8> TCP_FLAG_SYN = 0x02;
 const bit<8> TCP_FLAG_RST = 0x04;
 const bit<8> TCP_FLAG_ACK = 0x10;
-// MPTCP option subtypes (RFC 8684 §3) and the MPTCP digest's events.
+// MPTCP option subtypes (RFC 8684 §3).
 const bit<4> MPTCP_MP_CAPABLE = 0;
 const bit<4> MPTCP_MP_JOIN = 1;
-const bit<8> MPTCP_EVENT_CAPABLE = 1;  // MP_CAPABLE with a key (SYN/ACK, third ACK)
-const bit<8> MPTCP_EVENT_JOIN = 2;     // MP_JOIN on a SYN
-const bit<8> MPTCP_EVENT_CLOSE = 3;    // FIN or RST of a pinned subflow
 
 #endif

@@ -179,21 +179,40 @@ struct path_report_t {
     bit<32>     flow_ooo;    // packets of this path overtaken within their flow (path_monitor.p4)
 }
 
-// An MPTCP handshake option or a pinned subflow closing, seen by the ingress
-// edge on a packet from one of its hosts (mptcp.p4; receiver DIGEST_MPTCP).
-// Ports and addresses are the packet's own (sender -> receiver). Fields that
-// do not belong to the event are undefined (their headers were not parsed).
-struct mptcp_report_t {
-    bit<8>      event;     // MPTCP_EVENT_CAPABLE, MPTCP_EVENT_JOIN or MPTCP_EVENT_CLOSE
+// MPTCP digests of the ingress edge (mptcp.p4), for packets from one of its
+// hosts bound for the paths; addresses and ports are the packet's own
+// (sender -> receiver). One struct per event: the digest's name tells the
+// controller what happened.
+
+// An MP_CAPABLE option with keys: on a SYN/ACK (one key: the listener's) or
+// on the third ACK (two keys: the initiator's, then the listener's).
+struct mptcp_capable_t {
     ipv4_addr_t src_addr;
     ipv4_addr_t dst_addr;
     bit<16>     src_port;
     bit<16>     dst_port;
-    bit<8>      tcp_flags; // the segment's TCP flags (SYN, SYN/ACK, ACK, FIN, RST)
-    bit<64>     key_a;     // CAPABLE: the option's first key (the sender's)
-    bit<64>     key_b;     // CAPABLE without SYN (third ACK): the receiver's key
-    bit<32>     token;     // JOIN: the receiver's token
-    bit<8>      addr_id;   // JOIN: the sender's address id
+    bit<8>      tcp_flags;  // SYN/ACK or ACK: which of the two it is
+    bit<64>     key_a;      // the option's first key (the sender's)
+    bit<64>     key_b;      // without SYN: the receiver's key; on the SYN/ACK undefined
+}
+
+// An MP_JOIN option on a SYN: a new subflow asks to join a connection.
+struct mptcp_join_t {
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+    bit<16>     src_port;
+    bit<16>     dst_port;
+    bit<32>     token;      // the receiver's token: names the connection
+    bit<8>      addr_id;    // the sender's address id
+}
+
+// A FIN or RST of a pinned subflow (a subflow_pin hit).
+struct mptcp_close_t {
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+    bit<16>     src_port;
+    bit<16>     dst_port;
+    bit<8>      tcp_flags;  // FIN and/or RST (with ACK etc.)
 }
 
 #endif

@@ -2,7 +2,7 @@
 //
 // The controller learns each MPTCP connection from the handshake options the
 // parser extracts (parser.p4: MP_CAPABLE keys on SYN/ACK and the third ACK,
-// MP_JOIN tokens on SYNs), reported as mptcp_report_t digests, and pins each
+// MP_JOIN tokens on SYNs), reported as mptcp_capable_t / mptcp_join_t digests, and pins each
 // subflow (its 5-tuple in the direction this switch sends it) to its own
 // path. A pin overrides the class's placement (flowlet, hash, round robin,
 // VQ) but not liveness: path_select.p4 still moves a pinned subflow off a
@@ -50,21 +50,20 @@ control Mptcp(inout headers_t hdr,
     // Only TCP packets from this switch's hosts bound for the paths come
     // here (ingress.p4).
     apply {
-        bit<8> event = 0;
         if (subflow_pin.apply().hit) {
             if ((hdr.tcp.flags & (TCP_FLAG_FIN | TCP_FLAG_RST)) != 0) {
-                event = MPTCP_EVENT_CLOSE;
+                digest<mptcp_close_t>(DIGEST_MPTCP_CLOSE, {
+                    hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
+                    hdr.tcp.dst_port, hdr.tcp.flags });
             }
         }
         if (hdr.mptcp_key_a.isValid()) {
-            event = MPTCP_EVENT_CAPABLE;
+            digest<mptcp_capable_t>(DIGEST_MPTCP_CAPABLE, {
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port, hdr.tcp.dst_port,
+                hdr.tcp.flags, hdr.mptcp_key_a.key, hdr.mptcp_key_b.key });
         } else if (hdr.mptcp_join.isValid() && (hdr.tcp.flags & TCP_FLAG_ACK) == 0) {
-            event = MPTCP_EVENT_JOIN;
-        }
-        if (event != 0) {
-            digest<mptcp_report_t>(DIGEST_MPTCP, {
-                event, hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port,
-                hdr.tcp.dst_port, hdr.tcp.flags, hdr.mptcp_key_a.key, hdr.mptcp_key_b.key,
+            digest<mptcp_join_t>(DIGEST_MPTCP_JOIN, {
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.tcp.src_port, hdr.tcp.dst_port,
                 hdr.mptcp_join.token, hdr.mptcp.byte3 });
         }
     }
