@@ -1,6 +1,7 @@
 """MPTCP-aware mode (p4src/include/mptcp.p4, parser.p4): handshake options parsed on SYNs
-and pure ACKs and reported as digests (mptcp_capable_t, mptcp_join_t, mptcp_close_t), subflow pins overriding the class's
-placement, and option walks that survive malformed options.
+and pure ACKs and reported as digests (mptcp_capable_t, mptcp_join_t, mptcp_close_t),
+subflow pins overriding the class's placement, and option walks that survive malformed
+options.
 
 Run: make ptf    (or: python -m mpsched.ptfrun mptcp.CapableKeysTest)
 """
