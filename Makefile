@@ -18,7 +18,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev
 
-.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry bench-control bench-sched compare
+.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry bench-control bench-sched bench-mptcp compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -70,6 +70,9 @@ bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write ack
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched
+
+bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 5 min)
+	$(PY) -m mpsched.bench.mptcp
 
 bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2
 	$(PY) -m mpsched.bench.dataplane

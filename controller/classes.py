@@ -93,6 +93,23 @@ class Match:
     def is_empty(self) -> bool:
         return self == Match()
 
+    def covers_flow(self, src: str, dst: str, proto: int, sport: int, dport: int) -> bool:
+        """Whether every packet of this flow matches (False if the match needs a DSCP,
+        which a flow's 5-tuple does not tell)."""
+        if self.dscp is not None:
+            return False
+        for prefix, addr in ((self.src, src), (self.dst, dst)):
+            if prefix is not None and ipaddress.IPv4Address(addr) not in ipaddress.IPv4Network(
+                prefix
+            ):
+                return False
+        if self.proto is not None and self.proto != proto:
+            return False
+        for ports, port in ((self.src_port, sport), (self.dst_port, dport)):
+            if ports is not None and not ports[0] <= port <= ports[1]:
+                return False
+        return True
+
 
 @dataclass(frozen=True)
 class ClassPolicy:

@@ -12,6 +12,7 @@ the eventlet hub.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import threading
 import time
@@ -21,9 +22,10 @@ from dataclasses import dataclass, field
 
 from mpsched.netcfg import NetCfg
 from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
-from mpsched.pipeline import Pipeline
+from mpsched.pipeline import TABLE_SUBFLOW_PIN, Pipeline
 
 from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass, class_to_dict, policy_to_dict
+from .mptcp import Flow, MptcpReport, MptcpTracker, connection_to_dict, path_order
 from .policy import PathState
 from .reports import RttReport
 from .scheduler import Change, GlobalParams, Placement, Scheduler, SwitchView
@@ -37,6 +39,10 @@ log = logging.getLogger(__name__)
 DEFAULT_POLICY = "ecmp"
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
 LATENCIES_KEPT = 10_000
+IDLE_CHECK_S = 1.0  # how often the control loop reads the subflow pins' counters
+TCP = 6
+
+PinKey = tuple[str, str, int, int]  # subflow_pin's match: src, dst, sport, dport
 
 
 class NotFoundError(LookupError):
@@ -72,6 +78,35 @@ def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
             raise
         for entry in entries:
             upsert(client, entry)
+
+
+def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """INSERT every entry in one Write; if some already exist (a switch reprogrammed
+    meanwhile), upsert them one by one."""
+    if not entries:
+        return
+    try:
+        client.insert(*entries)
+    except P4RuntimeError:
+        for entry in entries:
+            upsert(client, entry)
+
+
+def delete_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """DELETE every entry in one Write; entries already gone are skipped."""
+    if not entries:
+        return
+    try:
+        client.delete(*entries)
+    except P4RuntimeError as error:
+        if not error.not_found:
+            raise
+        for entry in entries:
+            try:
+                client.delete(entry)
+            except P4RuntimeError as one:
+                if not one.not_found:
+                    raise
 
 
 def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
@@ -121,6 +156,10 @@ class Controller:
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
         )
         self._installed_classes: dict[str, list[TableEntry]] = {}
+        # MPTCP-aware mode: connections, and the pins each switch was sent
+        self.mptcp = MptcpTracker()
+        self._pins: dict[str, dict[PinKey, int]] = {sw.name: {} for sw in net.switches}
+        self._next_idle_check = 0.0
         self.agents = [
             SwitchAgent(
                 sw,
@@ -131,6 +170,7 @@ class Controller:
                 self._on_sample,
                 on_report=self.ingest_report,
                 on_rtt=self.ingest_rtt_report,
+                on_mptcp=self.ingest_mptcp,
                 poll_interval=self.settings.poll_interval,
                 telemetry=self.settings.telemetry,
             )
@@ -370,7 +410,9 @@ class Controller:
                     entries += self._entries(Change(switch, cid, pl))
             classifier = self._classifier()
             self._installed_classes[switch] = classifier
-            return entries + classifier
+            pins = self._desired_pins()[switch]
+            self._pins[switch] = dict(pins)
+            return entries + classifier + self._pin_entries(pins)
 
     def _submit_step(
         self, extra: dict[str, tuple] | None = None, only_ready: bool = False
@@ -381,24 +423,175 @@ class Controller:
         not ready (they get everything when they are reprogrammed)."""
         now = time.time()
         futures = {}
+        steps = {}
         for agent in self.agents:
             if only_ready and agent.status.state != "ready":
                 continue
             changes = self.scheduler.step(self._view(agent.sw.name, now), now)
-            entries = [e for ch in changes for e in self._entries(ch)]
+            steps[agent] = [e for ch in changes for e in self._entries(ch)]
+        # subflow pins follow the new placements (re-pinning off paths that left them)
+        pins = self._desired_pins()
+        for agent, entries in steps.items():
+            new, changed, gone = self._pin_changes(agent.sw.name, pins[agent.sw.name])
             pre, post = (extra or {}).get(agent.sw.name, ([], []))
-            if not entries and not pre and not post:
+            if not entries and not pre and not post and not (new or changed or gone):
                 continue
 
-            def job(client: P4RuntimeClient, entries=entries, pre=pre, post=post) -> None:
+            def job(
+                client: P4RuntimeClient,
+                entries=entries + changed,
+                new=new,
+                gone=gone,
+                pre=pre,
+                post=post,
+            ) -> None:
                 for fn in pre:
                     fn(client)
                 upsert_all(client, entries)
+                insert_all(client, new)
+                delete_all(client, gone)
                 for fn in post:
                     fn(client)
 
             futures[agent.sw.name] = agent.submit(job)
         return futures
+
+    # -- MPTCP-aware mode --------------------------------------------------
+
+    def _host_switch(self, ip: str) -> str:
+        """The edge switch whose subnets hold `ip` (the first switch if none does)."""
+        addr = ipaddress.IPv4Address(ip)
+        for sw in self.net.switches:
+            if any(addr in ipaddress.IPv4Network(net) for net in sw.subnets):
+                return sw.name
+        return self.net.switches[0].name
+
+    def _class_of(self, flow: Flow) -> int:
+        """The class a TCP flow's packets fall into (without DSCP: class 0 then)."""
+        best = None
+        for c in self.scheduler.classes.values():
+            if c.id == DEFAULT_CLASS_ID:
+                continue
+            if c.match.covers_flow(flow.src, flow.dst, TCP, flow.sport, flow.dport) and (
+                best is None or c.priority > best.priority
+            ):
+                best = c
+        return DEFAULT_CLASS_ID if best is None else best.id
+
+    def _order_for(self, flow: Flow) -> list[int]:
+        """The usable paths for a subflow, best first: its class's current placement at
+        the initiator's edge (highest weight first), alive and admin-up paths only."""
+        switch = self._host_switch(flow.src)
+        pl = self.scheduler.placement_of(switch, self._class_of(flow))
+        weights = pl.weight_map() if pl is not None else {}
+        alive = [
+            s.path_id
+            for s in self._path_states(switch, time.time())
+            if s.alive and s.path_id not in self.scheduler.admin_down
+        ]
+        return path_order(weights, alive)
+
+    def _desired_pins(self) -> dict[str, dict[PinKey, int]]:
+        """Per switch, the pin of each subflow in both directions (none without steering)."""
+        out: dict[str, dict[PinKey, int]] = {sw.name: {} for sw in self.net.switches}
+        if not self.scheduler.params.mptcp.steering:
+            return out
+        plan = self.mptcp.plan(self._order_for)
+        for sw in self.net.switches:
+            ids = {p.id for p in sw.paths}
+            pins = out[sw.name]
+            for flow, path_id in sorted(plan.items()):
+                if path_id not in ids:
+                    continue
+                for f in (flow, flow.reversed()):
+                    if len(pins) >= self.pipeline.max_pins:
+                        log.warning("%s: subflow_pin is full; %s not pinned", sw.name, f)
+                        break
+                    pins[(f.src, f.dst, f.sport, f.dport)] = path_id
+        return out
+
+    def _pin_entries(self, pins: dict[PinKey, int]) -> list[TableEntry]:
+        return [self.pipeline.subflow_pin(*key, path_id) for key, path_id in pins.items()]
+
+    def _pin_changes(
+        self, switch: str, desired: dict[PinKey, int]
+    ) -> tuple[list[TableEntry], list[TableEntry], list[TableEntry]]:
+        """(new, changed, removed) pin entries of a switch; records `desired` as sent."""
+        sent = self._pins[switch]
+        new = {k: p for k, p in desired.items() if k not in sent}
+        changed = {k: p for k, p in desired.items() if k in sent and sent[k] != p}
+        gone = {k: p for k, p in sent.items() if k not in desired}
+        self._pins[switch] = dict(desired)
+        return self._pin_entries(new), self._pin_entries(changed), self._pin_entries(gone)
+
+    def ingest_mptcp(self, report: MptcpReport) -> None:
+        """An MPTCP digest (from an agent's thread): track it, and pin new subflows at
+        once (fire and forget: the agent must not wait for its own queue)."""
+        with self._lock:
+            if not self.mptcp.ingest(report):
+                return
+            log.info("mptcp: %s %s from %s", report.kind, report.flow, report.switch)
+            pins = self._desired_pins()
+            for agent in self.agents:
+                if agent.status.state != "ready":
+                    continue
+                new, changed, gone = self._pin_changes(agent.sw.name, pins[agent.sw.name])
+                if not (new or changed or gone):
+                    continue
+
+                def job(client: P4RuntimeClient, new=new, changed=changed, gone=gone) -> None:
+                    upsert_all(client, changed)
+                    insert_all(client, new)
+                    delete_all(client, gone)
+
+                agent.submit(job).add_done_callback(_log_failure)
+
+    def _check_idle(self) -> None:
+        """Read the pins' counters; subflows whose count did not move for the idle
+        timeout are dropped (their pins go with the next step)."""
+        futures = {
+            a.sw.name: a.submit(lambda c: c.read_direct_counters(TABLE_SUBFLOW_PIN))
+            for a in self.agents
+            if a.status.state == "ready"
+        }
+        done, _ = wait(futures.values(), timeout=self.settings.write_timeout)
+        now = time.time()
+        with self._lock:
+            totals: dict[Flow, int] = {}
+            for f in done:
+                if f.exception() is not None:
+                    continue
+                for match, value in f.result():
+                    flow = Flow(
+                        str(ipaddress.IPv4Address(match["src_addr"])),
+                        match["src_port"],
+                        str(ipaddress.IPv4Address(match["dst_addr"])),
+                        match["dst_port"],
+                    )
+                    found = self.mptcp.find(flow)
+                    if found is not None:
+                        key = found[1].flow
+                        totals[key] = totals.get(key, 0) + value.packets
+            self.mptcp.touch(totals, now)
+            for flow in self.mptcp.expire(now, self.scheduler.params.mptcp.idle_timeout_s):
+                log.info("mptcp: %s idle, unpinned", flow)
+
+    def mptcp_connections(self) -> dict:
+        with self._lock:
+            now = time.time()
+            return {
+                "steering": self.scheduler.params.mptcp.steering,
+                "connections": [
+                    connection_to_dict(c, now) for _, c in sorted(self.mptcp.connections.items())
+                ],
+            }
+
+    def mptcp_connection(self, conn_id: int) -> dict:
+        with self._lock:
+            conn = self.mptcp.connections.get(conn_id)
+            if conn is None:
+                raise NotFoundError(f"no MPTCP connection {conn_id}")
+            return connection_to_dict(conn, time.time())
 
     def _await(self, futures: dict[str, Future]) -> None:
         done, pending = wait(futures.values(), timeout=self.settings.write_timeout)
@@ -422,6 +615,10 @@ class Controller:
             next_at = max(next_at, time.monotonic() - 1.0)
             t0 = time.perf_counter()
             try:
+                if time.monotonic() >= self._next_idle_check:
+                    self._next_idle_check = time.monotonic() + IDLE_CHECK_S
+                    if self.mptcp.connections:
+                        self._check_idle()
                 with self._lock:
                     futures = self._submit_step(only_ready=True)
                 if futures:
@@ -572,6 +769,11 @@ class Controller:
         self._await(futures)
         log.info("path %d weight -> %d", path_id, weight)
         return self.path(path_id)
+
+
+def _log_failure(future: Future) -> None:
+    if future.exception() is not None:
+        log.warning("mptcp pin write failed: %s", future.exception())
 
 
 def _placement_dict(pl: Placement | None) -> dict | None:

@@ -39,6 +39,27 @@ TCP_RST = 0x04
 ORPHAN_TTL_S = 10.0  # how long a join whose token is unknown waits for its connection
 
 
+@dataclass(frozen=True)
+class MptcpParams:
+    """The MPTCP-aware mode's parameters (GET/PUT /params, key "mptcp")."""
+
+    steering: bool = field(
+        default=True,
+        metadata={
+            "doc": "pin each MPTCP subflow to its own path; false: subflows follow their "
+            "class's placement like any TCP flow (pins are removed)"
+        },
+    )
+    idle_timeout_s: float = field(
+        default=120.0,
+        metadata={
+            "min": 1.0,
+            "max": 86400.0,
+            "doc": "unpin a subflow whose pinned packet count did not move for this long",
+        },
+    )
+
+
 def token(key: int) -> int:
     """The MPTCP v1 token of a 64-bit key: the top 32 bits of SHA-256(key, big-endian)."""
     if not 0 <= key < 1 << 64:

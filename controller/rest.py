@@ -51,6 +51,8 @@ class Backend(Protocol):
     def params(self) -> dict: ...
     def set_params(self, changes: dict) -> dict: ...
     def decisions(self, since: float, limit: int) -> dict: ...
+    def mptcp_connections(self) -> dict: ...
+    def mptcp_connection(self, conn_id: int) -> dict: ...
 
 
 class HttpError(Exception):
@@ -168,6 +170,11 @@ class RestApi:
             ),
             (re.compile(r"^/params$"), {"GET": self.get_params, "PUT": self.put_params}),
             (re.compile(r"^/decisions$"), {"GET": self.get_decisions}),
+            (re.compile(r"^/mptcp/connections$"), {"GET": self.get_mptcp_connections}),
+            (
+                re.compile(r"^/mptcp/connections/(?P<conn_id>[^/]+)$"),
+                {"GET": self.get_mptcp_connection},
+            ),
         ]
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
@@ -236,6 +243,7 @@ class RestApi:
                 "classes": "/classes",
                 "params": "/params",
                 "decisions": "/decisions?since=<t>&limit=<n>",
+                "mptcp": "/mptcp/connections",
                 "openapi": "/openapi.yaml",
             }
         )
@@ -309,3 +317,11 @@ class RestApi:
     def get_decisions(self, request: Request) -> Response:
         since, limit = query_since(request), query_limit(request)
         return json_response(self._call(self.backend.decisions, since, limit))
+
+    def get_mptcp_connections(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.mptcp_connections))
+
+    def get_mptcp_connection(self, request: Request, conn_id: str) -> Response:
+        if not (conn_id.isascii() and conn_id.isdigit()):
+            raise HttpError(404, f"no MPTCP connection {conn_id}")
+        return json_response(self._call(self.backend.mptcp_connection, int(conn_id)))

@@ -28,6 +28,7 @@ from . import baselines, cmtla, fdmvqs, llhd, qos  # noqa: F401  (they register 
 from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from .errors import FieldError
 from .lm3 import Lm3
+from .mptcp import MptcpParams
 from .policy import (
     REGISTRY,
     Decision,
@@ -46,7 +47,7 @@ CONTROL_PERIOD_MS = 100.0
 MIN_CONTROL_PERIOD_MS = 10.0
 MAX_CONTROL_PERIOD_MS = 10_000.0
 DECISION_LOG = 2000
-TOP_KEYS = ("control_period_ms", "lm3", "policies")
+TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
 
 
 @dataclass(frozen=True)
@@ -80,12 +81,14 @@ class GlobalParams:
     policies: dict[str, Any] = field(
         default_factory=lambda: {name: cls.Params() for name, cls in REGISTRY.items()}
     )
+    mptcp: MptcpParams = field(default_factory=MptcpParams)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "control_period_ms": self.control_period_ms,
             "lm3": params_to_dict(self.lm3),
             "policies": {name: params_to_dict(p) for name, p in sorted(self.policies.items())},
+            "mptcp": params_to_dict(self.mptcp),
         }
 
     def updated(self, changes: Mapping[str, Any]) -> GlobalParams:
@@ -123,12 +126,17 @@ class GlobalParams:
                 policies[name] = params_from_dict(
                     REGISTRY[name].Params, _object(data, where), policies[name], where + "."
                 )
-        return GlobalParams(period, lm3, policies)
+        mptcp = self.mptcp
+        if "mptcp" in changes:
+            data = _object(changes["mptcp"], "mptcp")
+            mptcp = params_from_dict(MptcpParams, data, mptcp, "mptcp.")
+        return GlobalParams(period, lm3, policies, mptcp)
 
     def schema(self) -> dict[str, Any]:
         return {
             "lm3": params_schema(Lm3.Params),
             "policies": {name: params_schema(cls.Params) for name, cls in sorted(REGISTRY.items())},
+            "mptcp": params_schema(MptcpParams),
         }
 
 

@@ -33,9 +33,11 @@ from mpsched.pipeline import (
     COUNTER_TX,
     DIGEST_PATH_REPORT,
     DIGEST_RTT_REPORT,
+    DIGESTS_MPTCP,
     Pipeline,
 )
 
+from .mptcp import MptcpReport, mptcp_report
 from .reports import RttReport, check_members, check_rtt_members, path_report, rtt_report
 from .stats import Sample
 from .telemetry import (
@@ -131,6 +133,7 @@ class SwitchAgent(threading.Thread):
         on_sample: Callable[[str, dict[int, Sample]], None],
         on_report: Callable[[PathReport], None] = lambda _r: None,
         on_rtt: Callable[[RttReport], None] = lambda _r: None,
+        on_mptcp: Callable[[MptcpReport], None] = lambda _r: None,
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
@@ -146,6 +149,7 @@ class SwitchAgent(threading.Thread):
         self.on_sample = on_sample
         self.on_report = on_report
         self.on_rtt = on_rtt
+        self.on_mptcp = on_mptcp
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
@@ -187,10 +191,14 @@ class SwitchAgent(threading.Thread):
         # one digest per list, sent at once: report_config / rtt_config already bound the rate
         client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
+        # MPTCP handshakes and closes of pinned subflows: a few per connection
+        for name in DIGESTS_MPTCP:
+            client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
 
     def _drain_reports(self, client: P4RuntimeClient) -> None:
-        """Hand every path and RTT report waiting on the stream to the controller."""
+        """Hand every path, RTT and MPTCP report waiting on the stream to the controller."""
         path_id, rtt_id = self.pipeline.path_report_id, self.pipeline.rtt_report_id
+        mptcp = self.pipeline.mptcp_digests
         while True:
             digest_list = client.read_digest_list(timeout=REPORT_WAIT_S)
             if digest_list is None:
@@ -200,6 +208,13 @@ class SwitchAgent(threading.Thread):
                 name, make, deliver = DIGEST_PATH_REPORT, path_report, self.on_report
             elif digest_list.digest_id == rtt_id:
                 name, make, deliver = DIGEST_RTT_REPORT, rtt_report, self.on_rtt
+            elif digest_list.digest_id in mptcp:
+                name = mptcp[digest_list.digest_id][0]
+
+                def make(v, sw, at, name=name):
+                    return mptcp_report(name, v, sw, at)
+
+                deliver = self.on_mptcp
             else:
                 log.warning("%s: unknown digest id %d", self.sw.name, digest_list.digest_id)
                 continue

@@ -26,7 +26,7 @@ TOKEN_ENV = "MPSCHED_TOKEN"
 
 DESCRIPTION = """\
 Drive a running controller over its REST API: paths, traffic classes and their
-policies, scheduler parameters, the decision log. Writes send the controller's
+policies, scheduler parameters, the decision log, MPTCP connections. Writes send the controller's
 token (--token, --token-file, $MPSCHED_TOKEN, else the file the controller
 writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
 """
@@ -40,6 +40,8 @@ examples:
   mpsched ctl policy 1 set llhd --param beta=0.01 --lm3 --gap-us 200
   mpsched ctl params set policies.llhd.beta=0.01 lm3.blocking_threshold=8 control_period_ms=50
   mpsched ctl decisions --since 1700000000 --limit 20
+  mpsched ctl mptcp
+  mpsched ctl params set mptcp.steering=false
 
 exit status: 0 done; 1 refused by the controller (or not reachable); 2 usage error
 """
@@ -136,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=float, metavar="T",
                    help="only decisions after UNIX time T (default: all)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N, 1..1000 (default: 100)")
+
+    p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
+    p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
+                   help="only this connection (default: all)")
     return parser
 
 
@@ -262,6 +268,10 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
     if cmd == "decisions":
         query = {"since": args.since, "limit": args.limit}
         return client.get("/decisions", {k: v for k, v in query.items() if v is not None})
+    if cmd == "mptcp":
+        if args.conn_id is not None:
+            return client.get(f"/mptcp/connections/{args.conn_id}")
+        return client.get("/mptcp/connections")
     raise UsageError(f"unknown command {cmd!r}")
 
 

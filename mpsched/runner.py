@@ -143,16 +143,8 @@ class Run:
 
     def _mptcp(self) -> None:
         subflows = max((w.subflows for w in self.scenario.workload if w.mptcp), default=0)
-        if not subflows:
-            return
-        for name in ("h1", "h2"):
-            host = self.bed.host(name)
-            host.cmd("sysctl -qw net.mptcp.enabled=1")
-            host.cmd(f"ip mptcp limits set subflows {subflows} add_addr_accepted {subflows}")
-        h1 = self.bed.host("h1")
-        for k in range(2, subflows + 1):
-            ip, dev = self.bed.host_address(1, k)
-            h1.cmd(f"ip mptcp endpoint add {ip} dev {dev} subflow")
+        if subflows:
+            self.bed.enable_mptcp(subflows)
 
     def _start_controller(self) -> RestClient:
         proc, rest = start_controller(
@@ -203,6 +195,8 @@ class Run:
     def _execute(self, progress: Callable[[str], None]) -> None:
         sc = self.scenario
         rest = self._start_controller()
+        if sc.params:
+            rest.put("/params", sc.params)
         request = sc.policy_request(self.policy)
         if self.policy in ("ecmp", "static"):
             self.raw.weights = sc.policy_weights(self.policy)

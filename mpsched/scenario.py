@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from mpsched.controller.errors import FieldError
+from mpsched.controller.scheduler import GlobalParams
 from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
 from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
 from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
@@ -386,6 +388,7 @@ class Scenario:
     compare: tuple[str, ...] = COMPARE
     warmup_s: float = 2.0
     source: Path | None = None
+    params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
 
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
@@ -432,7 +435,7 @@ class Scenario:
 TOP_KEYS = {
     "name", "description", "duration_s", "seed", "warmup_s", "paths", "host_addresses",
     "host_interfaces",
-    "workload", "policy", "compare", "backend",
+    "workload", "policy", "compare", "backend", "params",
 }  # fmt: skip
 
 
@@ -483,6 +486,7 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         backend=backend or _str(obj.get("backend", "auto"), "backend", ("auto", "linkem", "netem")),
         host_addresses=host_addresses,
     )
+    params = _controller_params(obj.get("params", {}))
     return Scenario(
         name=_str(obj["name"], "name"),
         description=str(obj.get("description", "")).strip(),
@@ -494,7 +498,20 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         compare=compare,
         warmup_s=_num(obj.get("warmup_s", 2.0), "warmup_s", 0, 60),
         source=source,
+        params=params,
     )
+
+
+def _controller_params(data: Any) -> dict:
+    """The controller parameters a scenario sets (GET/PUT /params), checked here with the
+    controller's own validation so a bad value fails before the testbed starts."""
+    if not isinstance(data, dict):
+        raise ScenarioError("params", "must be a mapping (the body of PUT /params)")
+    try:
+        GlobalParams().updated(data)
+    except FieldError as error:
+        raise ScenarioError(f"params.{error.field}", error.message) from None
+    return data
 
 
 def load(path: str | Path, backend: str | None = None) -> Scenario:

@@ -36,6 +36,14 @@ PATH_REPORT_MEMBERS = [
 RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]
 
 
+FLOW_MEMBERS = [("src_addr", 32), ("dst_addr", 32), ("src_port", 16), ("dst_port", 16)]
+MPTCP_MEMBERS = {
+    pl.DIGEST_MPTCP_CAPABLE: [*FLOW_MEMBERS, ("tcp_flags", 8), ("key_a", 64), ("key_b", 64)],
+    pl.DIGEST_MPTCP_JOIN: [*FLOW_MEMBERS, ("token", 32), ("addr_id", 8)],
+    pl.DIGEST_MPTCP_CLOSE: [*FLOW_MEMBERS, ("tcp_flags", 8)],
+}
+
+
 def synthetic_p4info() -> p4info_pb2.P4Info:
     info = p4info_pb2.P4Info()
     next_id = iter(range(1, 1000))
@@ -68,6 +76,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
+    action(pl.ACTION_PIN_SUBFLOW, [("path_id", 8)])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
         (
@@ -113,6 +122,15 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         mf = t.match_fields.add()
         mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
     t.action_refs.add().id = actions[pl.ACTION_SET_CLASS]
+    t = info.tables.add()
+    t.preamble.id = 0x02000000 + next(next_id)
+    t.preamble.name = pl.TABLE_SUBFLOW_PIN
+    t.size = 1024
+    widths = (32, 32, 16, 16)
+    for i, (key, width) in enumerate(zip(pl.SUBFLOW_PIN_KEYS, widths, strict=True), start=1):
+        mf = t.match_fields.add()
+        mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, exact
+    t.action_refs.add().id = actions[pl.ACTION_PIN_SUBFLOW]
     modes = info.type_info.serializable_enums[pl.ENUM_POLICY_MODE]
     modes.underlying_type.bitwidth = 8
     for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ")):
@@ -137,6 +155,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     for digest, members in (
         (pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS),
         (pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS),
+        *[(name, MPTCP_MEMBERS[name]) for name in pl.DIGESTS_MPTCP],
     ):
         d = info.digests.add()
         d.preamble.id = 0x05000000 + next(next_id)

@@ -102,6 +102,15 @@ def test_decisions(capsys, open_server):
     assert open_server.backend.calls == [("decisions", 0.0, 100), ("decisions", 10.5, 3)]
 
 
+def test_mptcp(capsys, open_server):
+    code, out, _ = run_ctl(capsys, open_server, "mptcp")
+    assert code == 0 and out["connections"][0]["server_token"] == "cd266215"
+    code, out, _ = run_ctl(capsys, open_server, "mptcp", "1")
+    assert code == 0 and out["subflows"][0]["path_id"] == 2
+    code, _, err = run_ctl(capsys, open_server, "mptcp", "7")
+    assert code == 1 and "no MPTCP connection 7" in err
+
+
 # -- writing -------------------------------------------------------------------
 
 

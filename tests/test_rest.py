@@ -136,6 +136,19 @@ class FakeBackend:
                  "active": [1, 2], "mode": "weighted", "scores": {}, "reason": "start"}
         return {"now": 11.0, "decisions": [entry] if since < 10.0 else []}
 
+    CONNECTION = {"id": 1, "since": 5.0, "server_token": "cd266215", "client_token": None,
+                  "subflows": [{"src": "10.0.1.1", "sport": 40000, "dst": "10.0.2.1",
+                                "dport": 5201, "initial": True, "addr_id": 0, "path_id": 2,
+                                "packets": 10, "idle_s": 0.1, "fin_from": []}]}
+
+    def mptcp_connections(self):
+        return {"steering": True, "connections": [self.CONNECTION]}
+
+    def mptcp_connection(self, conn_id):
+        if conn_id != 1:
+            raise NotFoundError(f"no MPTCP connection {conn_id}")
+        return self.CONNECTION
+
 
 @pytest.fixture
 def api():
@@ -425,6 +438,20 @@ def test_params_bad_bodies(api):
     assert call(app, "PUT", "/params", raw=b"{")[1]["field"] == "body"
     status, body = call(app, "PUT", "/params", {"lm3": {"gamma": 1}})
     assert status == 400 and body["field"] == "lm3.gamma"
+
+
+def test_mptcp_connections_and_one_connection(api):
+    app, _ = api
+    status, body = call(app, "GET", "/mptcp/connections")
+    assert status == 200 and body["steering"] is True
+    assert body["connections"][0]["subflows"][0]["path_id"] == 2
+    status, body = call(app, "GET", "/mptcp/connections/1")
+    assert status == 200 and body["server_token"] == "cd266215"
+    for bad in ("2", "x", "-1"):
+        status, body = call(app, "GET", f"/mptcp/connections/{bad}")
+        assert status == 404, bad
+    status, _ = call(app, "PUT", "/mptcp/connections", {})
+    assert status == 405
 
 
 def test_decisions(api):

@@ -72,6 +72,27 @@ def test_path_rate_is_the_slowest_segment_and_zero_while_down():
     assert err.value.field == "paths[0].core.dealy_ms"
 
 
+def test_controller_params_are_checked_with_the_controllers_validation():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["params"] = {"mptcp": {"steering": False}, "control_period_ms": 50}
+    assert parse(doc).params == {"mptcp": {"steering": False}, "control_period_ms": 50}
+    assert parse(yaml.safe_load(yaml.safe_dump(MINIMAL))).params == {}
+    for bad, field in (({"mptcp": {"idle_timeout_s": 0}}, "params.mptcp.idle_timeout_s"),
+                       ({"nope": 1}, "params.nope"), ([1], "params")):
+        doc["params"] = bad
+        with pytest.raises(ScenarioError) as err:
+            parse(doc)
+        assert err.value.field == field, (bad, err.value.field)
+
+
+def test_mptcp_scenarios_differ_only_in_steering():
+    hashed, steered = (load(REPO_ROOT / "scenarios" / f"mptcp-{v}.yaml") for v in ("hash", "steered"))
+    assert (hashed.params, steered.params) == (
+        {"mptcp": {"steering": False}}, {"mptcp": {"steering": True}})
+    assert hashed.topo.paths == steered.topo.paths
+    assert steered.topo.host_addresses == 3
+
+
 def test_reverse_override_and_direction():
     doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
     doc["paths"][0]["reverse"] = {"loss_pct": 0}

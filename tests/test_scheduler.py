@@ -426,8 +426,9 @@ def test_set_params_body_must_be_an_object():
 def test_global_params_to_dict_shape():
     p = GlobalParams()
     d = p.to_dict()
-    assert set(d) == {"control_period_ms", "lm3", "policies"}
+    assert set(d) == {"control_period_ms", "lm3", "policies", "mptcp"}
     assert d["control_period_ms"] == 100.0
+    assert d["mptcp"] == {"steering": True, "idle_timeout_s": 120.0}
     assert d["lm3"] == {
         "sigma": 0.5,
         "epsilon": 0.5,
@@ -454,9 +455,21 @@ def test_global_params_updated_is_a_copy():
     assert p.updated({}).to_dict() == p.to_dict()
 
 
+def test_global_params_mptcp_section_is_checked():
+    q = GlobalParams().updated({"mptcp": {"steering": False, "idle_timeout_s": 30}})
+    assert (q.mptcp.steering, q.mptcp.idle_timeout_s) == (False, 30.0)
+    with pytest.raises(FieldError) as err:
+        GlobalParams().updated({"mptcp": {"idle_timeout_s": 0}})
+    assert err.value.field == "mptcp.idle_timeout_s"
+    with pytest.raises(FieldError) as err:
+        GlobalParams().updated({"mptcp": {"steering": "yes"}})
+    assert err.value.field == "mptcp.steering"
+
+
 def test_global_params_schema_shape():
     schema = GlobalParams().schema()
-    assert set(schema) == {"lm3", "policies"}
+    assert set(schema) == {"lm3", "policies", "mptcp"}
+    assert schema["mptcp"]["idle_timeout_s"]["min"] == 1.0
     assert list(schema["policies"]) == sorted(REGISTRY)
     assert schema["policies"]["ecmp"] == {}
     beta = schema["policies"]["llhd"]["beta"]
@@ -465,7 +478,7 @@ def test_global_params_schema_shape():
     assert set(schema["lm3"]) == {"sigma", "epsilon", "blocking_threshold", "window_source"}
     assert "one of: bdp, inflight" in schema["lm3"]["window_source"]["doc"]
     assert schema["lm3"]["blocking_threshold"]["min"] == 1
-    for fields in [schema["lm3"], *schema["policies"].values()]:
+    for fields in [schema["lm3"], schema["mptcp"], *schema["policies"].values()]:
         for entry in fields.values():
             assert set(entry) == {"default", "min", "max", "doc"}
     json.dumps(schema)

@@ -352,6 +352,21 @@ class Testbed:
     def host(self, name: str):
         return self.net.get(name)
 
+    def enable_mptcp(self, subflows: int) -> None:
+        """Kernel MPTCP on h1 and h2 for connections of up to `subflows` subflows: the
+        path manager's limits, and h1's addresses 2..subflows as subflow endpoints (each
+        connection from h1 opens one MP_JOIN subflow from each)."""
+        if not 1 <= subflows <= self.spec.host_addresses:
+            raise ValueError(f"subflows: between 1 and host_addresses ({self.spec.host_addresses})")
+        for name in ("h1", "h2"):
+            host = self.host(name)
+            host.cmd("sysctl -qw net.mptcp.enabled=1")
+            host.cmd(f"ip mptcp limits set subflows {subflows} add_addr_accepted {subflows}")
+        h1 = self.host("h1")
+        for k in range(2, subflows + 1):
+            ip, dev = self.host_address(1, k)
+            h1.cmd(f"ip mptcp endpoint add {ip} dev {dev} subflow")
+
     def set_path(
         self, path_id: int, direction: str, params: LinkParams, segment: int = 0
     ) -> None:
