@@ -86,7 +86,9 @@ def test_controller_params_are_checked_with_the_controllers_validation():
 
 
 def test_mptcp_scenarios_differ_only_in_steering():
-    hashed, steered = (load(REPO_ROOT / "scenarios" / f"mptcp-{v}.yaml") for v in ("hash", "steered"))
+    hashed, steered = (
+        load(REPO_ROOT / "scenarios" / f"mptcp-{v}.yaml") for v in ("hash", "steered")
+    )
     assert (hashed.params, steered.params) == (
         {"mptcp": {"steering": False}}, {"mptcp": {"steering": True}})
     assert hashed.topo.paths == steered.topo.paths
