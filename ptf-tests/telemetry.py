@@ -155,6 +155,24 @@ class SequenceWrapTest(TelemetryTest):
         assert got == [(2**32 - 2, 0, 0), (2**32 - 1, 0, 0), (1, 1, 0), (0, 0, 1)], got
 
 
+class IngressRestartTest(TelemetryTest):
+    """A restarted ingress edge starts its sequence numbers and its clock again at 0: after
+    seq 100000..100002 (tx_ts 10 s), seq 0 and 1 (tx_ts 1 ms) of the same flow count
+    neither as reorderings nor as losses, nor as packets overtaken within their flow; a
+    later gap (3 after 1) still counts as a loss."""
+
+    def runTest(self) -> None:
+        self.client.insert(self.pipeline.report_config(1, 0))
+        got = []
+        for seq, tx_ts in ((100_000, 10_000_000), (100_001, 10_000_100), (100_002, 10_000_200),
+                           (0, 1000), (1, 1100), (3, 1300)):
+            self.send_tagged(1, seq, tx_ts=tx_ts)
+            r = self.report()
+            got.append((r["seq"], r["lost"], r["reordered"], r["flow_ooo"]))
+        assert got == [(100_000, 0, 0, 0), (100_001, 0, 0, 0), (100_002, 0, 0, 0),
+                       (0, 0, 0, 0), (1, 0, 0, 0), (3, 1, 0, 0)], got
+
+
 class ReportIntervalTest(TelemetryTest):
     """The report interval bounds the digest rate per path: a burst of packets within
     one interval gives one report; a path without report_config entry gives none; the

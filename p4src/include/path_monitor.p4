@@ -8,7 +8,10 @@
 //   d == 0: in order;
 //   d > 0:  d packets are missing: lost += d, expected = seq + 1;
 //   d < 0:  a late packet that filled a gap counted before: reordered += 1,
-//           lost -= 1 (not below 0: a duplicate does not make lost wrap).
+//           lost -= 1 (not below 0: a duplicate does not make lost wrap);
+//   d < -SEQ_RESTART_WINDOW: no packet is that late; the ingress edge was
+//           restarted (its sequence numbers start again at 0): expected =
+//           seq + 1, nothing counted.
 // The first tagged packet of a path after the pipeline push only
 // synchronises expected (no loss is counted before it).
 //
@@ -19,12 +22,20 @@
 // another (faster) path: flow_ooo of the late packet's path counts it.
 // TCP retransmissions are new transmissions with new time stamps and do not
 // count. Flows share FLOW_ORDER_SLOTS slots by 5-tuple hash; a slot records
-// a 16-bit flow signature and restarts when another flow takes it over.
+// a 16-bit flow signature and restarts when another flow takes it over, or
+// when a tx_ts lies more than ORDER_RESTART_US behind the newest (the
+// ingress edge's clock restarted with the switch: no packet is that late).
 #ifndef __PATH_MONITOR__
 #define __PATH_MONITOR__
 
 #include "headers.p4"
 #include "sizes.p4"
+
+// A packet more than this many sequence numbers behind its path's expected
+// one, or more than this many µs of the ingress clock behind its flow's
+// newest, comes from a restarted ingress edge, not from reordering.
+const bit<32> SEQ_RESTART_WINDOW = 65536;
+const timestamp_t ORDER_RESTART_US = 2000000;
 
 control PathMonitor(inout headers_t hdr,
                     inout local_metadata_t meta,
@@ -93,6 +104,8 @@ control PathMonitor(inout headers_t hdr,
             } else if (d[31:31] == 0) {
                 n_lost = n_lost + d;
                 expected = seq + 1;
+            } else if (expected - seq > SEQ_RESTART_WINDOW) {
+                expected = seq + 1;
             } else {
                 n_reordered = n_reordered + 1;
                 if (n_lost != 0) {
@@ -119,7 +132,8 @@ control PathMonitor(inout headers_t hdr,
                 timestamp_t newest;
                 order_sig.read(slot_sig, slot);
                 order_ts.read(newest, slot);
-                if (slot_sig != sig || hdr.path_tag.tx_ts >= newest) {
+                if (slot_sig != sig || hdr.path_tag.tx_ts >= newest ||
+                        newest - hdr.path_tag.tx_ts > ORDER_RESTART_US) {
                     order_sig.write(slot, sig);
                     order_ts.write(slot, hdr.path_tag.tx_ts);
                 } else {
