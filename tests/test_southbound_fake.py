@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
 from mpsched.netcfg import NetCfg
 from mpsched.p4info import P4Info
 from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, param_value
@@ -231,14 +231,17 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
 
 
 def test_agent_dispatches_digests_by_id(p4info):
-    """Path reports go to on_report, RTT reports to on_rtt; unknown ids are skipped."""
+    """Path reports go to on_report, RTT reports to on_rtt, MPTCP reports to on_mptcp;
+    unknown ids are skipped."""
     from p4.v1 import p4runtime_pb2
 
     from mpsched.controller.southbound import SwitchAgent
     from mpsched.p4info import encode_uint
     from mpsched.pipeline import DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
 
-    from .fake_p4rt import PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
+    from mpsched.pipeline import DIGEST_MPTCP_JOIN
+
+    from .fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
 
     def digest_list(name, members, values):
         dl = p4runtime_pb2.DigestList(digest_id=p4info.digest_id(name))
@@ -251,10 +254,12 @@ def test_agent_dispatches_digests_by_id(p4info):
         digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
         p4runtime_pb2.DigestList(digest_id=12345),
         digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
+        digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
+                    [0x0A000102, 0x0A000201, 40001, 5201, 0xCAFE, 2]),
     ]
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
     client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
-    paths, rtts = [], []
+    paths, rtts, mptcp = [], [], []
     net = _net("127.0.0.1:1")
     agent = SwitchAgent(
         net.switches[0],
@@ -265,12 +270,16 @@ def test_agent_dispatches_digests_by_id(p4info):
         lambda *_: None,
         on_report=paths.append,
         on_rtt=rtts.append,
+        on_mptcp=mptcp.append,
     )
     agent._drain_reports(client)
     assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
         (2, 30_000, 4, 1_500, "s1")
     ]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
+    assert [(r.kind, str(r.flow), r.token, r.addr_id) for r in mptcp] == [
+        ("join", "10.0.1.2:40001->10.0.2.1:5201", 0xCAFE, 2)
+    ]
 
 
 def test_client_builds_packet_out_from_the_p4info(p4info):
@@ -309,3 +318,59 @@ def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_pat
     sent = prober.sent
     time.sleep(0.1)
     assert prober.sent == sent
+
+
+def _pins(server, p4info) -> dict[tuple[int, int], int]:
+    """(src port, dst port) -> path of every subflow_pin entry on the fake switch."""
+    from mpsched.p4info import decode_uint
+    from mpsched.pipeline import TABLE_SUBFLOW_PIN
+
+    fields = {f.name: f.id for f in p4info.match_fields(TABLE_SUBFLOW_PIN)}
+    out = {}
+    for (tid, _), e in server.servicer.entries.items():
+        if tid != p4info.table_id(TABLE_SUBFLOW_PIN):
+            continue
+        match = {m.field_id: decode_uint(m.exact.value) for m in e.match}
+        key = (match[fields["src_port"]], match[fields["dst_port"]])
+        out[key] = decode_uint(e.action.action.params[0].value)
+    return out
+
+
+def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_path):
+    """A SYN/ACK report and a join: two subflows pinned to paths 1 and 2 in both directions;
+    path 1 taken down: the initial subflow moves to path 2; steering off removes every
+    pin, on again restores them; an RST of the join unpins it."""
+    from mpsched.controller.mptcp import Flow, MptcpReport, token
+
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        initial = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
+        join = Flow("10.0.1.2", 40001, "10.0.2.1", 5201)
+        now = time.time()
+        ctl.ingest_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12,
+                                     key_a=7, switch="s2"))
+        ctl.ingest_mptcp(MptcpReport("join", join, now, tcp_flags=0x02, token=token(7),
+                                     addr_id=1, switch="s1"))
+        want = {(40000, 5201): 1, (5201, 40000): 1, (40001, 5201): 2, (5201, 40001): 2}
+        assert wait_until(lambda: _pins(server, p4info) == want), _pins(server, p4info)
+        (conn,) = ctl.mptcp_connections()["connections"]
+        assert [s["path_id"] for s in conn["subflows"]] == [1, 2]
+
+        ctl.set_admin(1, False)
+        assert wait_until(lambda: set(_pins(server, p4info).values()) == {2})
+        ctl.set_admin(1, True)
+
+        ctl.set_params({"mptcp": {"steering": False}})
+        assert _pins(server, p4info) == {}
+        assert ctl.mptcp_connections()["steering"] is False
+        ctl.set_params({"mptcp": {"steering": True}})
+        assert len(_pins(server, p4info)) == 4
+
+        ctl.ingest_mptcp(MptcpReport("close", join, now, tcp_flags=0x14, switch="s1"))
+        assert wait_until(lambda: set(_pins(server, p4info)) == {(40000, 5201), (5201, 40000)})
+        with pytest.raises(NotFoundError):
+            ctl.mptcp_connection(99)
+    finally:
+        ctl.stop()
