@@ -237,9 +237,7 @@ def test_agent_dispatches_digests_by_id(p4info):
 
     from mpsched.controller.southbound import SwitchAgent
     from mpsched.p4info import encode_uint
-    from mpsched.pipeline import DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
-
-    from mpsched.pipeline import DIGEST_MPTCP_JOIN
+    from mpsched.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
 
     from .fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
 
