@@ -71,7 +71,7 @@ bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write ack
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched
 
-bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 5 min)
+bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp
 
 bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2

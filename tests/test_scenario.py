@@ -85,9 +85,10 @@ def test_controller_params_are_checked_with_the_controllers_validation():
         assert err.value.field == field, (bad, err.value.field)
 
 
-def test_mptcp_scenarios_differ_only_in_steering():
+@pytest.mark.parametrize("prefix", ["mptcp", "mptcp-failure"])
+def test_mptcp_scenarios_differ_only_in_steering(prefix):
     hashed, steered = (
-        load(REPO_ROOT / "scenarios" / f"mptcp-{v}.yaml") for v in ("hash", "steered")
+        load(REPO_ROOT / "scenarios" / f"{prefix}-{v}.yaml") for v in ("hash", "steered")
     )
     assert (hashed.params, steered.params) == (
         {"mptcp": {"steering": False}}, {"mptcp": {"steering": True}})
