@@ -497,6 +497,8 @@ class Controller:
         if not self.scheduler.params.mptcp.steering:
             return out
         plan = self.mptcp.plan(self._order_for)
+        for flow, old, new in self.mptcp.moves:
+            log.info("mptcp: subflow %s pinned to path %s (was %s)", flow, new, old)
         for sw in self.net.switches:
             ids = {p.id for p in sw.paths}
             pins = out[sw.name]

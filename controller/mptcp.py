@@ -189,6 +189,7 @@ class MptcpTracker:
         self.connections: dict[int, Connection] = {}
         self._next_id = 1
         self._orphans: dict[Flow, tuple[int, int, float]] = {}  # flow -> (token, addr_id, at)
+        self.moves: list[tuple[Flow, int | None, int | None]] = []
 
     # -- lookups ---------------------------------------------------------
 
@@ -293,14 +294,17 @@ class MptcpTracker:
 
     def plan(self, order_for: Callable[[Flow], list[int]]) -> dict[Flow, int]:
         """Assign every subflow a path (updates path_id); returns flow -> path for every
-        pinned subflow (initiator direction)."""
+        pinned subflow (initiator direction). `moves` lists (flow, old, new) of this call."""
         pins: dict[Flow, int] = {}
+        self.moves: list[tuple[Flow, int | None, int | None]] = []
         for conn in self.connections.values():
             subs = conn.ordered()
             if not subs:
                 continue
             chosen = assign(subs, order_for(subs[0].flow))
             for s in subs:
+                if chosen[s.flow] != s.path_id:
+                    self.moves.append((s.flow, s.path_id, chosen[s.flow]))
                 s.path_id = chosen[s.flow]
                 if s.path_id is not None:
                     pins[s.flow] = s.path_id

@@ -145,7 +145,11 @@ def test_plan_pins_every_connection_in_its_own_order():
     t.ingest(synack())
     t.ingest(join(JOIN_1))
     assert t.plan(lambda flow: [2, 1]) == {INITIAL: 2, JOIN_1: 1}
+    assert t.moves == [(INITIAL, None, 2), (JOIN_1, None, 1)]
+    assert t.plan(lambda flow: [2, 1]) == {INITIAL: 2, JOIN_1: 1}
+    assert t.moves == []
     assert t.plan(lambda flow: [1]) == {INITIAL: 1, JOIN_1: 1}
+    assert t.moves == [(INITIAL, 2, 1)]
 
 
 def test_rst_unpins_at_once_fin_needs_both_ends():
