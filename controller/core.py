@@ -25,7 +25,7 @@ from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.pipeline import TABLE_SUBFLOW_PIN, Pipeline
 
 from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass, class_to_dict, policy_to_dict
-from .mptcp import Flow, MptcpReport, MptcpTracker, connection_to_dict, path_order
+from .mptcp import Flow, MptcpReport, MptcpTracker, connection_to_dict, flow_of, path_order
 from .policy import PathState
 from .reports import RttReport
 from .scheduler import Change, GlobalParams, Placement, Scheduler, SwitchView
@@ -107,6 +107,18 @@ def delete_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
             except P4RuntimeError as one:
                 if not one.not_found:
                     raise
+
+
+def write_pins(
+    client: P4RuntimeClient,
+    new: list[TableEntry],
+    changed: list[TableEntry],
+    gone: list[TableEntry],
+) -> None:
+    """Apply a switch's subflow pin changes (Controller._pin_changes)."""
+    upsert_all(client, changed)
+    insert_all(client, new)
+    delete_all(client, gone)
 
 
 def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
@@ -439,17 +451,15 @@ class Controller:
 
             def job(
                 client: P4RuntimeClient,
-                entries=entries + changed,
-                new=new,
-                gone=gone,
+                entries=entries,
+                pins=(new, changed, gone),
                 pre=pre,
                 post=post,
             ) -> None:
                 for fn in pre:
                     fn(client)
                 upsert_all(client, entries)
-                insert_all(client, new)
-                delete_all(client, gone)
+                write_pins(client, *pins)
                 for fn in post:
                     fn(client)
 
@@ -541,10 +551,8 @@ class Controller:
                 if not (new or changed or gone):
                     continue
 
-                def job(client: P4RuntimeClient, new=new, changed=changed, gone=gone) -> None:
-                    upsert_all(client, changed)
-                    insert_all(client, new)
-                    delete_all(client, gone)
+                def job(client: P4RuntimeClient, pins=(new, changed, gone)) -> None:
+                    write_pins(client, *pins)
 
                 agent.submit(job).add_done_callback(_log_failure)
 
@@ -564,13 +572,7 @@ class Controller:
                 if f.exception() is not None:
                     continue
                 for match, value in f.result():
-                    flow = Flow(
-                        str(ipaddress.IPv4Address(match["src_addr"])),
-                        match["src_port"],
-                        str(ipaddress.IPv4Address(match["dst_addr"])),
-                        match["dst_port"],
-                    )
-                    found = self.mptcp.find(flow)
+                    found = self.mptcp.find(flow_of(match))
                     if found is not None:
                         key = found[1].flow
                         totals[key] = totals.get(key, 0) + value.packets
@@ -691,16 +693,17 @@ class Controller:
                     client.replace_entries(old, classifier)
 
                 def drop_removed(client: P4RuntimeClient) -> None:
-                    for cid in removed:
-                        for e in (
-                            self.pipeline.weights(cid, {}),
-                            self.pipeline.mvqs_params(cid, {}),
-                        ):
-                            try:
-                                client.delete(e)
-                            except P4RuntimeError as error:
-                                if not error.not_found:
-                                    raise
+                    delete_all(
+                        client,
+                        [
+                            e
+                            for cid in removed
+                            for e in (
+                                self.pipeline.weights(cid, {}),
+                                self.pipeline.mvqs_params(cid, {}),
+                            )
+                        ],
+                    )
 
                 extra[agent.sw.name] = ([], [swap, drop_removed])
             futures = self._submit_step(extra)

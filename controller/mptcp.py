@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from mpsched.pipeline import DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_CLOSE, DIGEST_MPTCP_JOIN
+
 TCP_FIN = 0x01
 TCP_SYN = 0x02
 TCP_RST = 0x04
@@ -98,21 +100,29 @@ class MptcpReport:
     switch: str = ""
 
 
-DIGEST_KINDS = {"mptcp_capable_t": "capable", "mptcp_join_t": "join", "mptcp_close_t": "close"}
+DIGEST_KINDS = {
+    DIGEST_MPTCP_CAPABLE: "capable",
+    DIGEST_MPTCP_JOIN: "join",
+    DIGEST_MPTCP_CLOSE: "close",
+}
 
 
-def mptcp_report(digest: str, values: dict[str, int], switch: str, at: float) -> MptcpReport:
-    """An MptcpReport from a decoded digest (member names from the P4Info)."""
-    kind = DIGEST_KINDS[digest]
-    flow = Flow(
+def flow_of(values: dict[str, int]) -> Flow:
+    """The Flow of decoded P4 values (a digest's members or subflow_pin's match fields:
+    src_addr, dst_addr, src_port, dst_port)."""
+    return Flow(
         str(ipaddress.IPv4Address(values["src_addr"])),
         values["src_port"],
         str(ipaddress.IPv4Address(values["dst_addr"])),
         values["dst_port"],
     )
+
+
+def mptcp_report(digest: str, values: dict[str, int], switch: str, at: float) -> MptcpReport:
+    """An MptcpReport from a decoded digest (member names from the P4Info)."""
     return MptcpReport(
-        kind,
-        flow,
+        DIGEST_KINDS[digest],
+        flow_of(values),
         at,
         tcp_flags=values.get("tcp_flags", 0),
         key_a=values.get("key_a", 0),

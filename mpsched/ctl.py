@@ -26,9 +26,9 @@ TOKEN_ENV = "MPSCHED_TOKEN"
 
 DESCRIPTION = """\
 Drive a running controller over its REST API: paths, traffic classes and their
-policies, scheduler parameters, the decision log, MPTCP connections. Writes send the controller's
-token (--token, --token-file, $MPSCHED_TOKEN, else the file the controller
-writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
+policies, scheduler parameters, the decision log, MPTCP connections. Writes send
+the controller's token (--token, --token-file, $MPSCHED_TOKEN, else the file the
+controller writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
 """
 
 EPILOG = """\

@@ -27,7 +27,12 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import DIGESTS_MPTCP
+from mpsched.pipeline import (
+    DIGEST_MPTCP_CAPABLE,
+    DIGEST_MPTCP_CLOSE,
+    DIGEST_MPTCP_JOIN,
+    DIGESTS_MPTCP,
+)
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 SPORT, DPORT = 40000, 5201
@@ -106,12 +111,12 @@ class CapableKeysTest(MptcpTest):
         assert self.reports() == []
         assert path_of(self, segment(SYN_OPTS + mp_capable(KEY_A), "SA")) == 1
         r = self.report()
-        assert r["digest"] == "mptcp_capable_t" and r["key_a"] == KEY_A, r
+        assert r["digest"] == DIGEST_MPTCP_CAPABLE and r["key_a"] == KEY_A, r
         assert (r["src_port"], r["dst_port"], r["tcp_flags"]) == (SPORT, DPORT, 0x12), r
         assert path_of(self, segment(ACK_OPTS + mp_capable(KEY_A, KEY_B), "A")) == 1
         r = self.report()
         assert (r["digest"], r["key_a"], r["key_b"], r["tcp_flags"]) == (
-            "mptcp_capable_t", KEY_A, KEY_B, 0x10), r
+            DIGEST_MPTCP_CAPABLE, KEY_A, KEY_B, 0x10), r
         with_data = mp_capable(KEY_B, KEY_A, tail=b"\x00\x10\xab\xcd")
         assert len(with_data) == 24
         assert path_of(self, segment(ACK_OPTS + with_data, "A")) == 1
@@ -128,7 +133,7 @@ class JoinTokenTest(MptcpTest):
         assert path_of(self, segment(SYN_OPTS + mp_join_syn(TOKEN, 3), "S", sport=40001)) == 1
         r = self.report()
         assert (r["digest"], r["token"], r["addr_id"], r["src_port"]) == (
-            "mptcp_join_t", TOKEN, 3, 40001), r
+            DIGEST_MPTCP_JOIN, TOKEN, 3, 40001), r
         synack = bytes([30, 16, 0x10, 3]) + bytes(12)
         assert path_of(self, segment(SYN_OPTS + synack, "SA", sport=40001)) == 1
         assert path_of(self, segment(ACK_OPTS + mp_capable(KEY_A, KEY_B), "PA",
@@ -156,7 +161,7 @@ class SubflowPinTest(MptcpTest):
         assert (match["src_port"], match["dst_port"], value.packets) == (SPORT, DPORT, 2), counts
         assert path_of(self, segment(b"", "FA")) == 3
         r = self.report()
-        assert (r["digest"], r["src_port"], r["tcp_flags"]) == ("mptcp_close_t", SPORT, 0x11), r
+        assert (r["digest"], r["src_port"], r["tcp_flags"]) == (DIGEST_MPTCP_CLOSE, SPORT, 0x11), r
         assert path_of(self, segment(b"", "R", sport=SPORT + 1)) == 1
         assert self.reports() == []
         self.client.delete(pin)

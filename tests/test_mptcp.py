@@ -18,6 +18,7 @@ from mpsched.controller.mptcp import (
     path_order,
     token,
 )
+from mpsched.pipeline import DIGEST_MPTCP_JOIN
 
 ACK, SYNACK = 0x10, 0x12
 CLIENT_KEY = 0x0123456789ABCDEF
@@ -54,7 +55,7 @@ def join(flow: Flow, at: float = 1.0, tok: int = SERVER_TOKEN, addr_id: int = 1)
 
 def test_digest_values_become_a_report():
     r = mptcp_report(
-        "mptcp_join_t",
+        DIGEST_MPTCP_JOIN,
         {"src_addr": 0x0A000102, "dst_addr": 0x0A000201, "src_port": 40001,
          "dst_port": 5201, "token": SERVER_TOKEN, "addr_id": 2},
         "s1",
