@@ -16,60 +16,72 @@
 
 #include "headers.p4"
 
+// PathFailover's locals (headers.p4, "Locals in headers").
+header failover_vars_t {
+    bit<8>    others;  // the usable paths other than path_id
+    bit<32>   n;       // how many
+    bit<32>   k;       // rank of the choice among them
+    bit<32>   rank;    // rank of the path being looked at
+    path_id_t q;       // the choice
+}
+
 control PathFailover(inout path_id_t path_id, in bit<8> usable, in bit<16> spread) {
 
+    failover_vars_t v;
+
     apply {
-        bit<8> others = usable & ~(8w1 << (path_id - 1));
-        bit<32> n = 0;
-        if ((others & 1) != 0) { n = n + 1; }
-        if ((others & 2) != 0) { n = n + 1; }
-        if ((others & 4) != 0) { n = n + 1; }
-        if ((others & 8) != 0) { n = n + 1; }
+        v.setValid();
+        v.others = usable & ~(8w1 << (path_id - 1));
+        v.n = 0;
+        if ((v.others & 1) != 0) { v.n = v.n + 1; }
+        if ((v.others & 2) != 0) { v.n = v.n + 1; }
+        if ((v.others & 4) != 0) { v.n = v.n + 1; }
+        if ((v.others & 8) != 0) { v.n = v.n + 1; }
 #if MAX_PATHS > 4
-        if ((others & 16) != 0) { n = n + 1; }
-        if ((others & 32) != 0) { n = n + 1; }
-        if ((others & 64) != 0) { n = n + 1; }
-        if ((others & 128) != 0) { n = n + 1; }
+        if ((v.others & 16) != 0) { v.n = v.n + 1; }
+        if ((v.others & 32) != 0) { v.n = v.n + 1; }
+        if ((v.others & 64) != 0) { v.n = v.n + 1; }
+        if ((v.others & 128) != 0) { v.n = v.n + 1; }
 #endif
-        if (n != 0) {
-            bit<32> k = ((bit<32>)spread * n) >> 16;
+        if (v.n != 0) {
+            v.k = ((bit<32>)spread * v.n) >> 16;
             // the path whose rank among `others` is k
-            bit<32> rank = 0;
-            path_id_t q = 0;
-            if ((others & 1) != 0) {
-                if (rank == k) { q = 1; }
-                rank = rank + 1;
+            v.rank = 0;
+            v.q = 0;
+            if ((v.others & 1) != 0) {
+                if (v.rank == v.k) { v.q = 1; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 2) != 0) {
-                if (rank == k) { q = 2; }
-                rank = rank + 1;
+            if ((v.others & 2) != 0) {
+                if (v.rank == v.k) { v.q = 2; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 4) != 0) {
-                if (rank == k) { q = 3; }
-                rank = rank + 1;
+            if ((v.others & 4) != 0) {
+                if (v.rank == v.k) { v.q = 3; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 8) != 0) {
-                if (rank == k) { q = 4; }
+            if ((v.others & 8) != 0) {
+                if (v.rank == v.k) { v.q = 4; }
 #if MAX_PATHS > 4
-                rank = rank + 1;
+                v.rank = v.rank + 1;
             }
-            if ((others & 16) != 0) {
-                if (rank == k) { q = 5; }
-                rank = rank + 1;
+            if ((v.others & 16) != 0) {
+                if (v.rank == v.k) { v.q = 5; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 32) != 0) {
-                if (rank == k) { q = 6; }
-                rank = rank + 1;
+            if ((v.others & 32) != 0) {
+                if (v.rank == v.k) { v.q = 6; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 64) != 0) {
-                if (rank == k) { q = 7; }
-                rank = rank + 1;
+            if ((v.others & 64) != 0) {
+                if (v.rank == v.k) { v.q = 7; }
+                v.rank = v.rank + 1;
             }
-            if ((others & 128) != 0) {
-                if (rank == k) { q = 8; }
+            if ((v.others & 128) != 0) {
+                if (v.rank == v.k) { v.q = 8; }
 #endif
             }
-            path_id = q;
+            path_id = v.q;
         }
     }
 }

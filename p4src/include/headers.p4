@@ -147,6 +147,26 @@ struct headers_t {
     udp_t          udp;
 }
 
+// Locals in headers. BMv2 writes 0 into every metadata field of every
+// packet before parsing, and p4c puts every control's local variables and
+// temporaries into metadata (its "scalars"). Each such field costs a field
+// write per packet, whether the code that uses it runs or not. A header
+// costs one validity bit instead. So a stage keeps its locals in a header
+// variable of its own (`*_vars_t`): declared in the control, made valid
+// and initialised before use, and never emitted, so hosts never see it.
+
+// A flow's 5-tuple, as a header: hash() over it copies it into a header
+// temporary instead of five metadata temporaries per call site (see above). The field order is the
+// hash input order; it gives the same hash as the field list
+// { src_addr, dst_addr, protocol, src_port, dst_port }.
+header flow_key_t {
+    ipv4_addr_t src_addr;
+    ipv4_addr_t dst_addr;
+    bit<8>      protocol;
+    bit<16>     src_port;
+    bit<16>     dst_port;
+}
+
 struct local_metadata_t {
     bit<16>    l4_src_port;  // 0 for non-TCP/UDP packets and non-first fragments
     bit<16>    l4_dst_port;

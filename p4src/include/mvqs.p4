@@ -26,6 +26,33 @@
 // class_id: the packet's class; now: its time stamp (µs); len: its length;
 // choose: a new flowlet, pick the path among `usable` (bit i-1: path i);
 // path_id: the chosen (or continued) path.
+// Mvqs's locals (headers.p4, "Locals in headers"): the class's parameters
+// per path (set_mvqs), the drained queues q_i and time factors t_i of a
+// choice, and the working values of the update.
+header mvqs_vars_t {
+    bit<32> pad_1;   bit<32> pad_2;   bit<32> pad_3;   bit<32> pad_4;
+    bit<32> bdp_1;   bit<32> bdp_2;   bit<32> bdp_3;   bit<32> bdp_4;
+    bit<32> k_1;     bit<32> k_2;     bit<32> k_3;     bit<32> k_4;
+    bit<32> drain_1; bit<32> drain_2; bit<32> drain_3; bit<32> drain_4;
+    bit<32> q1;      bit<32> q2;      bit<32> q3;      bit<32> q4;
+    bit<64> t1;      bit<64> t2;      bit<64> t3;      bit<64> t4;
+#if MAX_PATHS > 4
+    bit<32> pad_5;   bit<32> pad_6;   bit<32> pad_7;   bit<32> pad_8;
+    bit<32> bdp_5;   bit<32> bdp_6;   bit<32> bdp_7;   bit<32> bdp_8;
+    bit<32> k_5;     bit<32> k_6;     bit<32> k_7;     bit<32> k_8;
+    bit<32> drain_5; bit<32> drain_6; bit<32> drain_7; bit<32> drain_8;
+    bit<32> q5;      bit<32> q6;      bit<32> q7;      bit<32> q8;
+    bit<64> t5;      bit<64> t6;      bit<64> t7;      bit<64> t8;
+#endif
+    path_id_t best;    // the choice so far
+    bit<64>   best_t;  // its time factor
+    bit<32>   drain;   // the chosen path's drain rate
+    bit<32>   q;       // its drained queue
+    bit<32>   stored;  // drained(): the queue as stored
+    timestamp_t ts;    // drained(): when it was last drained
+    bit<64>   gone;    // drained(): bytes drained since
+}
+
 control Mvqs(in class_id_t class_id,
              in timestamp_t now,
              in bit<32> len,
@@ -37,16 +64,8 @@ control Mvqs(in class_id_t class_id,
     register<bit<32>>(PATH_REGISTER_SIZE) vq_bytes;
     register<timestamp_t>(PATH_REGISTER_SIZE) vq_ts;
 
-    bit<32> pad_1 = 0;   bit<32> pad_2 = 0;   bit<32> pad_3 = 0;   bit<32> pad_4 = 0;
-    bit<32> bdp_1 = 0;   bit<32> bdp_2 = 0;   bit<32> bdp_3 = 0;   bit<32> bdp_4 = 0;
-    bit<32> k_1 = 0;     bit<32> k_2 = 0;     bit<32> k_3 = 0;     bit<32> k_4 = 0;
-    bit<32> drain_1 = 0; bit<32> drain_2 = 0; bit<32> drain_3 = 0; bit<32> drain_4 = 0;
-#if MAX_PATHS > 4
-    bit<32> pad_5 = 0;   bit<32> pad_6 = 0;   bit<32> pad_7 = 0;   bit<32> pad_8 = 0;
-    bit<32> bdp_5 = 0;   bit<32> bdp_6 = 0;   bit<32> bdp_7 = 0;   bit<32> bdp_8 = 0;
-    bit<32> k_5 = 0;     bit<32> k_6 = 0;     bit<32> k_7 = 0;     bit<32> k_8 = 0;
-    bit<32> drain_5 = 0; bit<32> drain_6 = 0; bit<32> drain_7 = 0; bit<32> drain_8 = 0;
-#endif
+    // The control's locals (headers.p4, "Locals in headers").
+    mvqs_vars_t v;
 
     // The MVQS parameters of every path for one class (see the header comment).
     // Parameters are grouped by kind (pad_us_1..N, bdp_bytes_1..N, ...), in
@@ -74,23 +93,37 @@ control Mvqs(in class_id_t class_id,
                     bit<32> drain_1024us_8
 #endif
                     ) {
-        pad_1 = pad_us_1; pad_2 = pad_us_2; pad_3 = pad_us_3; pad_4 = pad_us_4;
-        bdp_1 = bdp_bytes_1; bdp_2 = bdp_bytes_2; bdp_3 = bdp_bytes_3; bdp_4 = bdp_bytes_4;
-        k_1 = us_per_kbyte_1; k_2 = us_per_kbyte_2; k_3 = us_per_kbyte_3; k_4 = us_per_kbyte_4;
-        drain_1 = drain_1024us_1; drain_2 = drain_1024us_2;
-        drain_3 = drain_1024us_3; drain_4 = drain_1024us_4;
+        v.pad_1 = pad_us_1; v.pad_2 = pad_us_2; v.pad_3 = pad_us_3; v.pad_4 = pad_us_4;
+        v.bdp_1 = bdp_bytes_1; v.bdp_2 = bdp_bytes_2; v.bdp_3 = bdp_bytes_3; v.bdp_4 = bdp_bytes_4;
+        v.k_1 = us_per_kbyte_1; v.k_2 = us_per_kbyte_2; v.k_3 = us_per_kbyte_3; v.k_4 = us_per_kbyte_4;
+        v.drain_1 = drain_1024us_1; v.drain_2 = drain_1024us_2;
+        v.drain_3 = drain_1024us_3; v.drain_4 = drain_1024us_4;
 #if MAX_PATHS > 4
-        pad_5 = pad_us_5; pad_6 = pad_us_6; pad_7 = pad_us_7; pad_8 = pad_us_8;
-        bdp_5 = bdp_bytes_5; bdp_6 = bdp_bytes_6; bdp_7 = bdp_bytes_7; bdp_8 = bdp_bytes_8;
-        k_5 = us_per_kbyte_5; k_6 = us_per_kbyte_6; k_7 = us_per_kbyte_7; k_8 = us_per_kbyte_8;
-        drain_5 = drain_1024us_5; drain_6 = drain_1024us_6;
-        drain_7 = drain_1024us_7; drain_8 = drain_1024us_8;
+        v.pad_5 = pad_us_5; v.pad_6 = pad_us_6; v.pad_7 = pad_us_7; v.pad_8 = pad_us_8;
+        v.bdp_5 = bdp_bytes_5; v.bdp_6 = bdp_bytes_6; v.bdp_7 = bdp_bytes_7; v.bdp_8 = bdp_bytes_8;
+        v.k_5 = us_per_kbyte_5; v.k_6 = us_per_kbyte_6; v.k_7 = us_per_kbyte_7; v.k_8 = us_per_kbyte_8;
+        v.drain_5 = drain_1024us_5; v.drain_6 = drain_1024us_6;
+        v.drain_7 = drain_1024us_7; v.drain_8 = drain_1024us_8;
+#endif
+    }
+
+    // No parameters for this class: every one 0.
+    action no_params() {
+        v.pad_1 = 0; v.pad_2 = 0; v.pad_3 = 0; v.pad_4 = 0;
+        v.bdp_1 = 0; v.bdp_2 = 0; v.bdp_3 = 0; v.bdp_4 = 0;
+        v.k_1 = 0; v.k_2 = 0; v.k_3 = 0; v.k_4 = 0;
+        v.drain_1 = 0; v.drain_2 = 0; v.drain_3 = 0; v.drain_4 = 0;
+#if MAX_PATHS > 4
+        v.pad_5 = 0; v.pad_6 = 0; v.pad_7 = 0; v.pad_8 = 0;
+        v.bdp_5 = 0; v.bdp_6 = 0; v.bdp_7 = 0; v.bdp_8 = 0;
+        v.k_5 = 0; v.k_6 = 0; v.k_7 = 0; v.k_8 = 0;
+        v.drain_5 = 0; v.drain_6 = 0; v.drain_7 = 0; v.drain_8 = 0;
 #endif
     }
 
     // Purpose: per class, the MVQS parameters the controller derives from
     // the path estimates every control period.
-    // Miss: NoAction, every parameter 0: every T_p is 0, the lowest usable
+    // Miss: no_params, every parameter 0: every T_p is 0, the lowest usable
     // path id wins, queues never drain.
     table mvqs_params {
         key = {
@@ -98,20 +131,18 @@ control Mvqs(in class_id_t class_id,
         }
         actions = {
             set_mvqs;
-            @defaultonly NoAction;
+            @defaultonly no_params;
         }
-        const default_action = NoAction();
+        const default_action = no_params();
         size = MVQS_PARAMS_TABLE_SIZE;
     }
 
     // Path i's virtual queue drained up to now.
     action drained(in bit<32> i, in bit<32> drain, in timestamp_t at, out bit<32> vq) {
-        bit<32> q;
-        timestamp_t t;
-        vq_bytes.read(q, i);
-        vq_ts.read(t, i);
-        bit<64> gone = ((bit<64>)(at - t) * (bit<64>)drain) >> 10;
-        vq = ((bit<64>)q > gone) ? q - (bit<32>)gone : 32w0;
+        vq_bytes.read(v.stored, i);
+        vq_ts.read(v.ts, i);
+        v.gone = ((bit<64>)(at - v.ts) * (bit<64>)drain) >> 10;
+        vq = ((bit<64>)v.stored > v.gone) ? v.stored - (bit<32>)v.gone : 32w0;
     }
 
     // Time factor of a path with drained queue vq.
@@ -124,69 +155,65 @@ control Mvqs(in class_id_t class_id,
     }
 
     apply {
+        v.setValid();
         mvqs_params.apply();
         if (choose) {
-            bit<32> q1; bit<32> q2; bit<32> q3; bit<32> q4;
-            bit<64> t1; bit<64> t2; bit<64> t3; bit<64> t4;
-            drained(1, drain_1, now, q1);
-            drained(2, drain_2, now, q2);
-            drained(3, drain_3, now, q3);
-            drained(4, drain_4, now, q4);
-            time_factor(q1, pad_1, bdp_1, k_1, t1);
-            time_factor(q2, pad_2, bdp_2, k_2, t2);
-            time_factor(q3, pad_3, bdp_3, k_3, t3);
-            time_factor(q4, pad_4, bdp_4, k_4, t4);
+            drained(1, v.drain_1, now, v.q1);
+            drained(2, v.drain_2, now, v.q2);
+            drained(3, v.drain_3, now, v.q3);
+            drained(4, v.drain_4, now, v.q4);
+            time_factor(v.q1, v.pad_1, v.bdp_1, v.k_1, v.t1);
+            time_factor(v.q2, v.pad_2, v.bdp_2, v.k_2, v.t2);
+            time_factor(v.q3, v.pad_3, v.bdp_3, v.k_3, v.t3);
+            time_factor(v.q4, v.pad_4, v.bdp_4, v.k_4, v.t4);
 #if MAX_PATHS > 4
-            bit<32> q5; bit<32> q6; bit<32> q7; bit<32> q8;
-            bit<64> t5; bit<64> t6; bit<64> t7; bit<64> t8;
-            drained(5, drain_5, now, q5);
-            drained(6, drain_6, now, q6);
-            drained(7, drain_7, now, q7);
-            drained(8, drain_8, now, q8);
-            time_factor(q5, pad_5, bdp_5, k_5, t5);
-            time_factor(q6, pad_6, bdp_6, k_6, t6);
-            time_factor(q7, pad_7, bdp_7, k_7, t7);
-            time_factor(q8, pad_8, bdp_8, k_8, t8);
+            drained(5, v.drain_5, now, v.q5);
+            drained(6, v.drain_6, now, v.q6);
+            drained(7, v.drain_7, now, v.q7);
+            drained(8, v.drain_8, now, v.q8);
+            time_factor(v.q5, v.pad_5, v.bdp_5, v.k_5, v.t5);
+            time_factor(v.q6, v.pad_6, v.bdp_6, v.k_6, v.t6);
+            time_factor(v.q7, v.pad_7, v.bdp_7, v.k_7, v.t7);
+            time_factor(v.q8, v.pad_8, v.bdp_8, v.k_8, v.t8);
 #endif
-            path_id_t best = 0;
-            bit<64> best_t = 0;
-            if ((usable & 1) != 0) { best = 1; best_t = t1; }
-            if ((usable & 2) != 0 && (best == 0 || t2 < best_t)) { best = 2; best_t = t2; }
-            if ((usable & 4) != 0 && (best == 0 || t3 < best_t)) { best = 3; best_t = t3; }
-            if ((usable & 8) != 0 && (best == 0 || t4 < best_t)) { best = 4; best_t = t4; }
+            v.best = 0;
+            v.best_t = 0;
+            if ((usable & 1) != 0) { v.best = 1; v.best_t = v.t1; }
+            if ((usable & 2) != 0 && (v.best == 0 || v.t2 < v.best_t)) { v.best = 2; v.best_t = v.t2; }
+            if ((usable & 4) != 0 && (v.best == 0 || v.t3 < v.best_t)) { v.best = 3; v.best_t = v.t3; }
+            if ((usable & 8) != 0 && (v.best == 0 || v.t4 < v.best_t)) { v.best = 4; v.best_t = v.t4; }
 #if MAX_PATHS > 4
-            if ((usable & 16) != 0 && (best == 0 || t5 < best_t)) { best = 5; best_t = t5; }
-            if ((usable & 32) != 0 && (best == 0 || t6 < best_t)) { best = 6; best_t = t6; }
-            if ((usable & 64) != 0 && (best == 0 || t7 < best_t)) { best = 7; best_t = t7; }
-            if ((usable & 128) != 0 && (best == 0 || t8 < best_t)) { best = 8; best_t = t8; }
+            if ((usable & 16) != 0 && (v.best == 0 || v.t5 < v.best_t)) { v.best = 5; v.best_t = v.t5; }
+            if ((usable & 32) != 0 && (v.best == 0 || v.t6 < v.best_t)) { v.best = 6; v.best_t = v.t6; }
+            if ((usable & 64) != 0 && (v.best == 0 || v.t7 < v.best_t)) { v.best = 7; v.best_t = v.t7; }
+            if ((usable & 128) != 0 && (v.best == 0 || v.t8 < v.best_t)) { v.best = 8; v.best_t = v.t8; }
 #endif
-            if (best != 0) {
-                path_id = best;
+            if (v.best != 0) {
+                path_id = v.best;
             }
         }
         if (path_id != 0 && path_id <= MAX_PATHS) {
-            bit<32> drain = drain_1;
+            v.drain = v.drain_1;
             if (path_id == 2) {
-                drain = drain_2;
+                v.drain = v.drain_2;
             } else if (path_id == 3) {
-                drain = drain_3;
+                v.drain = v.drain_3;
             } else if (path_id == 4) {
-                drain = drain_4;
+                v.drain = v.drain_4;
 #if MAX_PATHS > 4
             } else if (path_id == 5) {
-                drain = drain_5;
+                v.drain = v.drain_5;
             } else if (path_id == 6) {
-                drain = drain_6;
+                v.drain = v.drain_6;
             } else if (path_id == 7) {
-                drain = drain_7;
+                v.drain = v.drain_7;
             } else if (path_id == 8) {
-                drain = drain_8;
+                v.drain = v.drain_8;
 #endif
             }
             bit<32> index = (bit<32>)path_id;
-            bit<32> q;
-            drained(index, drain, now, q);
-            vq_bytes.write(index, q + len);
+            drained(index, v.drain, now, v.q);
+            vq_bytes.write(index, v.q + len);
             vq_ts.write(index, now);
         }
     }

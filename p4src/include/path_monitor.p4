@@ -37,9 +37,33 @@
 const bit<32> SEQ_RESTART_WINDOW = 65536;
 const timestamp_t ORDER_RESTART_US = 2000000;
 
+// PathMonitor's locals (headers.p4, "Locals in headers").
+header path_monitor_vars_t {
+    bit<32>      index;
+    bit<32>      packets;
+    bit<32>      bytes;
+    bit<32>      n_lost;
+    bit<32>      n_reordered;
+    bit<32>      d;
+    bit<32>      n_ooo;
+    bit<32>      slot;
+    path_seq_t   seq;
+    path_seq_t   expected;
+    timestamp_t  rx_ts;
+    timestamp_t  newest;
+    timestamp_t  last;
+    timestamp_t  report_interval;
+    bit<16>      sig;
+    bit<16>      slot_sig;
+    path_id_t    path_id;
+}
+
 control PathMonitor(inout headers_t hdr,
                     inout local_metadata_t meta,
                     inout standard_metadata_t std_meta) {
+
+    path_monitor_vars_t v;
+    flow_key_t flow;
 
     // Per-path state, by path id (the tag's). The controller does not read
     // the registers: their values travel in the digest.
@@ -54,109 +78,102 @@ control PathMonitor(inout headers_t hdr,
     register<bit<16>>(FLOW_ORDER_SLOTS) order_sig;
     register<timestamp_t>(FLOW_ORDER_SLOTS) order_ts;
 
-    timestamp_t report_interval = 0;
     bool reporting = false;
 
     // Report this path at most once per interval_us µs.
     action set_report_interval(timestamp_t interval_us) {
-        report_interval = interval_us;
+        v.report_interval = interval_us;
         reporting = true;
+    }
+
+    // No reports for this path.
+    action no_reports() {
+        v.report_interval = 0;
+        reporting = false;
     }
 
     // Purpose: the report interval of each path (by path id), settable at
     // run time.
-    // Miss: NoAction, the path is measured but never reported.
+    // Miss: no_reports, the path is measured but never reported.
     table report_config {
         key = {
             hdr.path_tag.path_id: exact;
         }
         actions = {
             set_report_interval;
-            @defaultonly NoAction;
+            @defaultonly no_reports;
         }
-        const default_action = NoAction();
+        const default_action = no_reports();
         size = REPORT_CONFIG_TABLE_SIZE;
     }
 
     apply {
-        path_id_t path_id = hdr.path_tag.path_id;
+        v.setValid();
+        v.path_id = hdr.path_tag.path_id;
         // Measure only tags from a path port, with a path id the registers
         // cover; the tag is removed in any case.
-        if (meta.from_path != 0 && path_id != 0 && path_id <= MAX_PATHS) {
-            bit<32> index = (bit<32>)path_id;
-            path_seq_t seq = hdr.path_tag.seq;
-            timestamp_t rx_ts = std_meta.ingress_global_timestamp;
+        if (meta.from_path != 0 && v.path_id != 0 && v.path_id <= MAX_PATHS) {
+            v.index = (bit<32>)v.path_id;
+            v.seq = hdr.path_tag.seq;
+            v.rx_ts = std_meta.ingress_global_timestamp;
+            rx_packets.read(v.packets, v.index);
+            rx_bytes.read(v.bytes, v.index);
+            expected_seq.read(v.expected, v.index);
+            lost.read(v.n_lost, v.index);
+            reordered.read(v.n_reordered, v.index);
 
-            bit<32> packets;
-            bit<32> bytes;
-            path_seq_t expected;
-            bit<32> n_lost;
-            bit<32> n_reordered;
-            rx_packets.read(packets, index);
-            rx_bytes.read(bytes, index);
-            expected_seq.read(expected, index);
-            lost.read(n_lost, index);
-            reordered.read(n_reordered, index);
-
-            bit<32> d = seq - expected;
-            if (packets == 0 || d == 0) {
-                expected = seq + 1;
-            } else if (d[31:31] == 0) {
-                n_lost = n_lost + d;
-                expected = seq + 1;
-            } else if (expected - seq > SEQ_RESTART_WINDOW) {
-                expected = seq + 1;
+            v.d = v.seq - v.expected;
+            if (v.packets == 0 || v.d == 0) {
+                v.expected = v.seq + 1;
+            } else if (v.d[31:31] == 0) {
+                v.n_lost = v.n_lost + v.d;
+                v.expected = v.seq + 1;
+            } else if (v.expected - v.seq > SEQ_RESTART_WINDOW) {
+                v.expected = v.seq + 1;
             } else {
-                n_reordered = n_reordered + 1;
-                if (n_lost != 0) {
-                    n_lost = n_lost - 1;
+                v.n_reordered = v.n_reordered + 1;
+                if (v.n_lost != 0) {
+                    v.n_lost = v.n_lost - 1;
                 }
             }
-            packets = packets + 1;
-            bytes = bytes + std_meta.packet_length;
-
-            bit<32> n_ooo;
-            flow_ooo.read(n_ooo, index);
+            v.packets = v.packets + 1;
+            v.bytes = v.bytes + std_meta.packet_length;
+            flow_ooo.read(v.n_ooo, v.index);
             if (hdr.ipv4.isValid()) {
-                bit<32> slot;
-                bit<16> sig;
-                hash(slot, HashAlgorithm.crc16, 32w0,
-                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                       meta.l4_src_port, meta.l4_dst_port },
-                     (bit<32>)FLOW_ORDER_SLOTS);
-                hash(sig, HashAlgorithm.crc32, 16w0,
-                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                       meta.l4_src_port, meta.l4_dst_port },
-                     32w65536);
-                bit<16> slot_sig;
-                timestamp_t newest;
-                order_sig.read(slot_sig, slot);
-                order_ts.read(newest, slot);
-                if (slot_sig != sig || hdr.path_tag.tx_ts >= newest ||
-                        newest - hdr.path_tag.tx_ts > ORDER_RESTART_US) {
-                    order_sig.write(slot, sig);
-                    order_ts.write(slot, hdr.path_tag.tx_ts);
+                flow.setValid();
+                flow.src_addr = hdr.ipv4.src_addr;
+                flow.dst_addr = hdr.ipv4.dst_addr;
+                flow.protocol = hdr.ipv4.protocol;
+                flow.src_port = meta.l4_src_port;
+                flow.dst_port = meta.l4_dst_port;
+                hash(v.slot, HashAlgorithm.crc16, 32w0, flow, (bit<32>)FLOW_ORDER_SLOTS);
+                hash(v.sig, HashAlgorithm.crc32, 16w0, flow, 32w65536);
+                order_sig.read(v.slot_sig, v.slot);
+                order_ts.read(v.newest, v.slot);
+                if (v.slot_sig != v.sig || hdr.path_tag.tx_ts >= v.newest ||
+                        v.newest - hdr.path_tag.tx_ts > ORDER_RESTART_US) {
+                    order_sig.write(v.slot, v.sig);
+                    order_ts.write(v.slot, hdr.path_tag.tx_ts);
                 } else {
-                    n_ooo = n_ooo + 1;
-                    flow_ooo.write(index, n_ooo);
+                    v.n_ooo = v.n_ooo + 1;
+                    flow_ooo.write(v.index, v.n_ooo);
                 }
             }
 
-            rx_packets.write(index, packets);
-            rx_bytes.write(index, bytes);
-            expected_seq.write(index, expected);
-            lost.write(index, n_lost);
-            reordered.write(index, n_reordered);
+            rx_packets.write(v.index, v.packets);
+            rx_bytes.write(v.index, v.bytes);
+            expected_seq.write(v.index, v.expected);
+            lost.write(v.index, v.n_lost);
+            reordered.write(v.index, v.n_reordered);
 
             report_config.apply();
             if (reporting) {
-                timestamp_t last;
-                last_report_ts.read(last, index);
-                if (rx_ts - last >= report_interval) {
-                    last_report_ts.write(index, rx_ts);
+                last_report_ts.read(v.last, v.index);
+                if (v.rx_ts - v.last >= v.report_interval) {
+                    last_report_ts.write(v.index, v.rx_ts);
                     digest<path_report_t>(DIGEST_PATH_REPORT, {
-                        path_id, seq, hdr.path_tag.tx_ts, rx_ts,
-                        packets, bytes, n_lost, n_reordered, n_ooo });
+                        v.path_id, v.seq, hdr.path_tag.tx_ts, v.rx_ts,
+                        v.packets, v.bytes, v.n_lost, v.n_reordered, v.n_ooo });
                 }
             }
         }

@@ -36,6 +36,37 @@
 #include "liveness.p4"
 #include "mvqs.p4"
 
+// PathSelect's locals (headers.p4, "Locals in headers").
+header path_select_vars_t {
+    // the class's placement (set_weights): cumulative bucket ends
+    bit<17>        bound_1;
+    bit<17>        bound_2;
+    bit<17>        bound_3;
+    bit<17>        bound_4;
+#if MAX_PATHS > 4
+    bit<17>        bound_5;
+    bit<17>        bound_6;
+    bit<17>        bound_7;
+    bit<17>        bound_8;
+#endif
+    bit<8>         weighted;    // bit i-1: path i has a weight (eligible)
+    policy_mode_t  class_mode;
+    timestamp_t    gap;         // flowlet gap (µs)
+    timestamp_t    now;
+    bit<32>        slot;        // flowlet slot of the flow
+    timestamp_t    last;        // when the flow last sent
+    timestamp_t    seen;        // a path's last arrival (liveness)
+    timestamp_t    after;       // a path's dead-after (liveness)
+    bit<8>         alive_mask;  // bit i-1: path i is alive
+    bit<8>         usable;      // alive and weighted
+    path_id_t      q;           // round robin: candidate
+    path_id_t      next;        // round robin: choice
+    bit<16>        spread;      // failover: hash or random draw
+#if MAX_PATHS <= 4
+    bit<4>         pad;         // BMv2 wants headers of whole bytes
+#endif
+}
+
 control PathSelect(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t std_meta) {
@@ -54,19 +85,9 @@ control PathSelect(inout headers_t hdr,
     PathFailover() failover;
     Mvqs() mvqs;
 
-    bit<17> bound_1 = 0;
-    bit<17> bound_2 = 0;
-    bit<17> bound_3 = 0;
-    bit<17> bound_4 = 0;
-#if MAX_PATHS > 4
-    bit<17> bound_5 = 0;
-    bit<17> bound_6 = 0;
-    bit<17> bound_7 = 0;
-    bit<17> bound_8 = 0;
-#endif
-    bit<8> weighted = 0;   // bit i-1: path i has a weight (eligible)
-    policy_mode_t class_mode = policy_mode_t.HASH;
-    timestamp_t gap = 0;
+    // The control's locals (headers.p4, "Locals in headers").
+    path_select_vars_t v;
+    flow_key_t flow;
 
     action drop() {
         mark_to_drop(std_meta);
@@ -82,27 +103,36 @@ control PathSelect(inout headers_t hdr,
                        bit<17> end_5, bit<17> end_6, bit<17> end_7, bit<17> end_8,
 #endif
                        bit<8> weighted_paths, policy_mode_t mode, bit<32> flowlet_gap_us) {
-        bound_1 = end_1;
-        bound_2 = end_2;
-        bound_3 = end_3;
-        bound_4 = end_4;
+        v.bound_1 = end_1;
+        v.bound_2 = end_2;
+        v.bound_3 = end_3;
+        v.bound_4 = end_4;
 #if MAX_PATHS > 4
-        bound_5 = end_5;
-        bound_6 = end_6;
-        bound_7 = end_7;
-        bound_8 = end_8;
+        v.bound_5 = end_5;
+        v.bound_6 = end_6;
+        v.bound_7 = end_7;
+        v.bound_8 = end_8;
 #endif
-        weighted = weighted_paths;
-        class_mode = mode;
-        gap = (timestamp_t)flowlet_gap_us;
+        v.weighted = weighted_paths;
+        v.class_mode = mode;
+        v.gap = (timestamp_t)flowlet_gap_us;
     }
 
     // No weights for this class: no path can be chosen.
     action no_weights() {
-        bound_4 = 0;
+        v.bound_1 = 0;
+        v.bound_2 = 0;
+        v.bound_3 = 0;
+        v.bound_4 = 0;
 #if MAX_PATHS > 4
-        bound_8 = 0;
+        v.bound_5 = 0;
+        v.bound_6 = 0;
+        v.bound_7 = 0;
+        v.bound_8 = 0;
 #endif
+        v.weighted = 0;
+        v.class_mode = policy_mode_t.HASH;
+        v.gap = 0;
     }
 
     // Purpose: the weights, mode and flowlet gap of each traffic class.
@@ -139,30 +169,32 @@ control PathSelect(inout headers_t hdr,
         size = PATH_NEXTHOP_TABLE_SIZE;
     }
 
-    // Each register read, hash and table below has a single call site and the
-    // locals are few: BMv2 resets every local (its "scalars") for every packet,
-    // so their number costs forwarding rate whether the code runs or not.
+    // Each register read, hash and table below has a single call site, and the
+    // locals live in headers (v, flow): see headers.p4, "Locals in headers".
     apply {
-        timestamp_t now = std_meta.ingress_global_timestamp;
+        v.setValid();
+        v.now = std_meta.ingress_global_timestamp;
         if (!meta.pinned) {
             path_weights.apply();
+            flow.setValid();
+            flow.src_addr = hdr.ipv4.src_addr;
+            flow.dst_addr = hdr.ipv4.dst_addr;
+            flow.protocol = hdr.ipv4.protocol;
+            flow.src_port = meta.l4_src_port;
+            flow.dst_port = meta.l4_dst_port;
             // A pinned MPTCP subflow (mptcp.p4) keeps its pin's path
             // unless that path is dead.
             bool placed = !meta.subflow_pinned;
-            bool flowlets = placed && (class_mode == policy_mode_t.FLOWLET ||
-                                       class_mode == policy_mode_t.VQ);
+            bool flowlets = placed && (v.class_mode == policy_mode_t.FLOWLET ||
+                                       v.class_mode == policy_mode_t.VQ);
             bool fresh = false;    // the packet continues its flow's flowlet
-            bit<32> slot = 0;
+            v.slot = 0;
             if (flowlets) {
-                hash(slot, HashAlgorithm.crc16, 32w0,
-                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                       meta.l4_src_port, meta.l4_dst_port },
-                     (bit<32>)FLOWLET_SLOTS);
-                timestamp_t last;
-                flowlet_ts.read(last, slot);
-                flowlet_path.read(meta.path_id, slot);
-                fresh = meta.path_id != 0 && meta.path_id <= MAX_PATHS && now - last <= gap &&
-                        (weighted & (8w1 << (meta.path_id - 1))) != 0;
+                hash(v.slot, HashAlgorithm.crc16, 32w0, flow, (bit<32>)FLOWLET_SLOTS);
+                flowlet_ts.read(v.last, v.slot);
+                flowlet_path.read(meta.path_id, v.slot);
+                fresh = meta.path_id != 0 && meta.path_id <= MAX_PATHS && v.now - v.last <= v.gap &&
+                        (v.weighted & (8w1 << (meta.path_id - 1))) != 0;
                 if (!fresh) {
                     meta.path_id = 0;
                 }
@@ -170,134 +202,124 @@ control PathSelect(inout headers_t hdr,
             // The weighted choice: the flow's hash (hash mode) or a random
             // draw (a new flowlet in flowlet mode) picks a bucket.
             bool draw = false;
-            if (placed && class_mode == policy_mode_t.HASH) {
-                hash(meta.bucket, HashAlgorithm.crc32, 16w0,
-                     { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                       meta.l4_src_port, meta.l4_dst_port },
-                     32w65536);
+            if (placed && v.class_mode == policy_mode_t.HASH) {
+                hash(meta.bucket, HashAlgorithm.crc32, 16w0, flow, 32w65536);
                 draw = true;
-            } else if (flowlets && class_mode == policy_mode_t.FLOWLET && !fresh) {
+            } else if (flowlets && v.class_mode == policy_mode_t.FLOWLET && !fresh) {
                 random(meta.bucket, 16w0, 16w65535);
                 draw = true;
             }
             if (draw) {
                 bit<17> b = (bit<17>)meta.bucket;
-                if (b < bound_1) {
+                if (b < v.bound_1) {
                     meta.path_id = 1;
-                } else if (b < bound_2) {
+                } else if (b < v.bound_2) {
                     meta.path_id = 2;
-                } else if (b < bound_3) {
+                } else if (b < v.bound_3) {
                     meta.path_id = 3;
-                } else if (b < bound_4) {
+                } else if (b < v.bound_4) {
                     meta.path_id = 4;
 #if MAX_PATHS > 4
-                } else if (b < bound_5) {
+                } else if (b < v.bound_5) {
                     meta.path_id = 5;
-                } else if (b < bound_6) {
+                } else if (b < v.bound_6) {
                     meta.path_id = 6;
-                } else if (b < bound_7) {
+                } else if (b < v.bound_7) {
                     meta.path_id = 7;
-                } else if (b < bound_8) {
+                } else if (b < v.bound_8) {
                     meta.path_id = 8;
 #endif
                 }
             }
             // Liveness of the chosen (or continued) path.
-            timestamp_t seen;
-            timestamp_t after;
             bool dead = false;
             if (meta.path_id != 0) {
-                path_last_seen.read(seen, (bit<32>)meta.path_id);
-                path_dead_after.read(after, (bit<32>)meta.path_id);
-                dead = after != 0 && now - seen > after;
+                path_last_seen.read(v.seen, (bit<32>)meta.path_id);
+                path_dead_after.read(v.after, (bit<32>)meta.path_id);
+                dead = v.after != 0 && v.now - v.seen > v.after;
             }
             // Every path's liveness, where needed: round robin, a new VQ
             // flowlet, a failover.
-            bit<8> alive_mask = 0;
-            if (dead || (placed && (class_mode == policy_mode_t.RR ||
-                                    (class_mode == policy_mode_t.VQ && !fresh)))) {
-                path_last_seen.read(seen, 1);
-                path_dead_after.read(after, 1);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 1; }
-                path_last_seen.read(seen, 2);
-                path_dead_after.read(after, 2);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 2; }
-                path_last_seen.read(seen, 3);
-                path_dead_after.read(after, 3);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 4; }
-                path_last_seen.read(seen, 4);
-                path_dead_after.read(after, 4);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 8; }
+            v.alive_mask = 0;
+            if (dead || (placed && (v.class_mode == policy_mode_t.RR ||
+                                    (v.class_mode == policy_mode_t.VQ && !fresh)))) {
+                path_last_seen.read(v.seen, 1);
+                path_dead_after.read(v.after, 1);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 1; }
+                path_last_seen.read(v.seen, 2);
+                path_dead_after.read(v.after, 2);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 2; }
+                path_last_seen.read(v.seen, 3);
+                path_dead_after.read(v.after, 3);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 4; }
+                path_last_seen.read(v.seen, 4);
+                path_dead_after.read(v.after, 4);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 8; }
 #if MAX_PATHS > 4
-                path_last_seen.read(seen, 5);
-                path_dead_after.read(after, 5);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 16; }
-                path_last_seen.read(seen, 6);
-                path_dead_after.read(after, 6);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 32; }
-                path_last_seen.read(seen, 7);
-                path_dead_after.read(after, 7);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 64; }
-                path_last_seen.read(seen, 8);
-                path_dead_after.read(after, 8);
-                if (after == 0 || now - seen <= after) { alive_mask = alive_mask | 128; }
+                path_last_seen.read(v.seen, 5);
+                path_dead_after.read(v.after, 5);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 16; }
+                path_last_seen.read(v.seen, 6);
+                path_dead_after.read(v.after, 6);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 32; }
+                path_last_seen.read(v.seen, 7);
+                path_dead_after.read(v.after, 7);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 64; }
+                path_last_seen.read(v.seen, 8);
+                path_dead_after.read(v.after, 8);
+                if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 128; }
 #endif
             }
-            bit<8> usable = alive_mask & weighted;
-            if (usable == 0) {
-                usable = weighted;
+            v.usable = v.alive_mask & v.weighted;
+            if (v.usable == 0) {
+                v.usable = v.weighted;
             }
-            if (placed && class_mode == policy_mode_t.RR) {
+            if (placed && v.class_mode == policy_mode_t.RR) {
                 // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
                 bit<32> index = (bit<32>)meta.class_id;
-                path_id_t q;
-                rr_last.read(q, index);
-                path_id_t next = 0;
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if ((usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                rr_last.read(v.q, index);
+                v.next = 0;
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if ((v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
 #if MAX_PATHS > 4
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
-                if (q >= MAX_PATHS) { q = 1; } else { q = q + 1; }
-                if (next == 0 && (usable & (8w1 << (q - 1))) != 0) { next = q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
 #endif
-                meta.path_id = next;
-                rr_last.write(index, next);
+                meta.path_id = v.next;
+                rr_last.write(index, v.next);
             } else if (dead) {
                 // The chosen path is dead: another alive weighted path, by a
                 // second hash of the flow (hash mode: the same fallback for
                 // the whole flow) or a random draw (flowlets).
-                bit<16> spread;
-                if (class_mode == policy_mode_t.HASH) {
-                    hash(spread, HashAlgorithm.crc16, 16w0,
-                         { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                           meta.l4_src_port, meta.l4_dst_port },
-                         32w65536);
+                if (v.class_mode == policy_mode_t.HASH) {
+                    hash(v.spread, HashAlgorithm.crc16, 16w0, flow, 32w65536);
                 } else {
-                    random(spread, 16w0, 16w65535);
+                    random(v.spread, 16w0, 16w65535);
                 }
-                failover.apply(meta.path_id, alive_mask & weighted, spread);
+                failover.apply(meta.path_id, v.alive_mask & v.weighted, v.spread);
                 fresh = false;
             }
-            if (placed && class_mode == policy_mode_t.VQ) {
+            if (placed && v.class_mode == policy_mode_t.VQ) {
                 // A new flowlet takes the least time factor; every packet
                 // joins its path's virtual queue.
-                mvqs.apply(meta.class_id, now, std_meta.packet_length, !fresh, usable,
+                mvqs.apply(meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
                            meta.path_id);
             }
             if (flowlets) {
-                flowlet_ts.write(slot, now);
-                flowlet_path.write(slot, meta.path_id);
+                flowlet_ts.write(v.slot, v.now);
+                flowlet_path.write(v.slot, meta.path_id);
             }
         }
         // A pinned path id outside 1..MAX_PATHS has no counter: drop it

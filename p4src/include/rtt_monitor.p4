@@ -55,9 +55,42 @@ struct rtt_report_t {
     bit<32>   inflight_bytes;  // sent - acked on the path (approximation, see above)
 }
 
+// RttMonitor's locals (headers.p4, "Locals in headers").
+header rtt_monitor_vars_t {
+    bit<32>      slot;
+    bit<32>      sig;
+    bit<32>      stored_sig;
+    bit<32>      payload;
+    bit<32>      seq_end;
+    bit<32>      path_index;
+    bit<32>      advance;
+    bit<32>      highest;
+    bit<32>      d;
+    bit<32>      n;
+    bit<32>      sent;
+    bit<32>      ack;
+    bit<32>      last_ack;
+    bit<32>      acked;
+    bit<32>      expected;
+    bit<32>      e;
+    bit<32>      index;
+    bit<32>      n_retrans;
+    bit<32>      inflight;
+    timestamp_t  now;
+    timestamp_t  ts;
+    timestamp_t  last;
+    timestamp_t  rtt_interval;
+    bit<16>      sig16;
+    bit<16>      hdr_len;
+    path_id_t    fpath;
+}
+
 control RttMonitor(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t std_meta) {
+
+    rtt_monitor_vars_t v;
+    flow_key_t flow;
 
     // Per flow slot.
     register<bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
@@ -73,139 +106,130 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>>(PATH_REGISTER_SIZE) path_acked;
     register<timestamp_t>(PATH_REGISTER_SIZE) rtt_last_report_ts;
 
-    timestamp_t rtt_interval = 0;
     bool rtt_reporting = false;
 
     // Report RTT samples of this path at most once per interval_us µs.
     action set_rtt_interval(timestamp_t interval_us) {
-        rtt_interval = interval_us;
+        v.rtt_interval = interval_us;
         rtt_reporting = true;
     }
 
+    // No reports for this path.
+    action no_reports() {
+        v.rtt_interval = 0;
+        rtt_reporting = false;
+    }
+
     // Purpose: the RTT report interval of each path (by path id).
-    // Miss: NoAction, the path's samples are taken but never reported.
+    // Miss: no_reports, the path's samples are taken but never reported.
     table rtt_config {
         key = {
             meta.rtt_path_id: exact;
         }
         actions = {
             set_rtt_interval;
-            @defaultonly NoAction;
+            @defaultonly no_reports;
         }
-        const default_action = NoAction();
+        const default_action = no_reports();
         size = RTT_CONFIG_TABLE_SIZE;
     }
 
     apply {
-        timestamp_t now = std_meta.ingress_global_timestamp;
-        bit<32> slot;
-        bit<16> sig16;
+        v.setValid();
+        v.now = std_meta.ingress_global_timestamp;
+        // The flow's 5-tuple in the data's direction.
+        flow.setValid();
+        flow.protocol = hdr.ipv4.protocol;
         if (meta.on_path) {
-            hash(slot, HashAlgorithm.crc32, 32w0,
-                 { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                   hdr.tcp.src_port, hdr.tcp.dst_port }, (bit<32>)RTT_SLOTS);
-            hash(sig16, HashAlgorithm.crc16, 16w0,
-                 { hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                   hdr.tcp.src_port, hdr.tcp.dst_port }, 32w65536);
+            flow.src_addr = hdr.ipv4.src_addr;
+            flow.dst_addr = hdr.ipv4.dst_addr;
+            flow.src_port = hdr.tcp.src_port;
+            flow.dst_port = hdr.tcp.dst_port;
         } else {
-            hash(slot, HashAlgorithm.crc32, 32w0,
-                 { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol,
-                   hdr.tcp.dst_port, hdr.tcp.src_port }, (bit<32>)RTT_SLOTS);
-            hash(sig16, HashAlgorithm.crc16, 16w0,
-                 { hdr.ipv4.dst_addr, hdr.ipv4.src_addr, hdr.ipv4.protocol,
-                   hdr.tcp.dst_port, hdr.tcp.src_port }, 32w65536);
+            flow.src_addr = hdr.ipv4.dst_addr;
+            flow.dst_addr = hdr.ipv4.src_addr;
+            flow.src_port = hdr.tcp.dst_port;
+            flow.dst_port = hdr.tcp.src_port;
         }
-        bit<32> sig = 32w0x10000 | (bit<32>)sig16;
-        bit<32> stored_sig;
-        flow_sig.read(stored_sig, slot);
+        hash(v.slot, HashAlgorithm.crc32, 32w0, flow, (bit<32>)RTT_SLOTS);
+        hash(v.sig16, HashAlgorithm.crc16, 16w0, flow, 32w65536);
+        v.sig = 32w0x10000 | (bit<32>)v.sig16;
+        flow_sig.read(v.stored_sig, v.slot);
 
         if (meta.on_path) {
             // Data placed onto path meta.path_id.
-            bit<16> hdr_len = (((bit<16>)hdr.ipv4.ihl) << 2) +
-                              (((bit<16>)hdr.tcp.data_offset) << 2);
-            if (hdr.tcp.data_offset >= 5 && hdr.ipv4.total_len > hdr_len) {
-                bit<32> payload = (bit<32>)(hdr.ipv4.total_len - hdr_len);
-                bit<32> seq_end = hdr.tcp.seq_no + payload;
-                bit<32> path_index = (bit<32>)meta.path_id;
-                bit<32> advance = payload;
+            v.hdr_len = (((bit<16>)hdr.ipv4.ihl) << 2) +
+                        (((bit<16>)hdr.tcp.data_offset) << 2);
+            if (hdr.tcp.data_offset >= 5 && hdr.ipv4.total_len > v.hdr_len) {
+                v.payload = (bit<32>)(hdr.ipv4.total_len - v.hdr_len);
+                v.seq_end = hdr.tcp.seq_no + v.payload;
+                v.path_index = (bit<32>)meta.path_id;
+                v.advance = v.payload;
                 bool retrans = false;
-                timestamp_t ts;
-                if (stored_sig == sig) {
-                    bit<32> highest;
-                    flow_seq_end.read(highest, slot);
-                    bit<32> d = seq_end - highest;
-                    if (d == 0 || d[31:31] == 1) {
+                if (v.stored_sig == v.sig) {
+                    flow_seq_end.read(v.highest, v.slot);
+                    v.d = v.seq_end - v.highest;
+                    if (v.d == 0 || v.d[31:31] == 1) {
                         retrans = true;
-                        advance = 0;
+                        v.advance = 0;
                     } else {
-                        advance = d;
-                        flow_seq_end.write(slot, seq_end);
+                        v.advance = v.d;
+                        flow_seq_end.write(v.slot, v.seq_end);
                     }
-                    sample_ts.read(ts, slot);
+                    sample_ts.read(v.ts, v.slot);
                 } else {
                     // A new flow (or one taking the slot over).
-                    flow_sig.write(slot, sig);
-                    flow_seq_end.write(slot, seq_end);
-                    flow_ack.write(slot, hdr.tcp.seq_no);
-                    ts = 0;
+                    flow_sig.write(v.slot, v.sig);
+                    flow_seq_end.write(v.slot, v.seq_end);
+                    flow_ack.write(v.slot, hdr.tcp.seq_no);
+                    v.ts = 0;
                 }
-                flow_path.write(slot, meta.path_id);
+                flow_path.write(v.slot, meta.path_id);
                 if (retrans) {
-                    bit<32> n;
-                    path_retrans.read(n, path_index);
-                    path_retrans.write(path_index, n + 1);
+                    path_retrans.read(v.n, v.path_index);
+                    path_retrans.write(v.path_index, v.n + 1);
                 } else {
-                    bit<32> sent;
-                    path_sent.read(sent, path_index);
-                    path_sent.write(path_index, sent + advance);
-                    if (ts == 0 || now - ts > RTT_SAMPLE_TIMEOUT_US) {
-                        sample_ack.write(slot, seq_end);
-                        sample_ts.write(slot, now);
-                        sample_path.write(slot, meta.path_id);
+                    path_sent.read(v.sent, v.path_index);
+                    path_sent.write(v.path_index, v.sent + v.advance);
+                    if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
+                        sample_ack.write(v.slot, v.seq_end);
+                        sample_ts.write(v.slot, v.now);
+                        sample_path.write(v.slot, meta.path_id);
                     }
                 }
             }
-        } else if ((hdr.tcp.flags & TCP_FLAG_ACK) != 0 && stored_sig == sig) {
+        } else if ((hdr.tcp.flags & TCP_FLAG_ACK) != 0 && v.stored_sig == v.sig) {
             // An ACK from a path for data this switch placed onto a path.
-            bit<32> ack = hdr.tcp.ack_no;
-            bit<32> last_ack;
-            flow_ack.read(last_ack, slot);
-            bit<32> d = ack - last_ack;
-            if (d != 0 && d[31:31] == 0) {
-                path_id_t fpath;
-                flow_path.read(fpath, slot);
-                bit<32> acked;
-                path_acked.read(acked, (bit<32>)fpath);
-                path_acked.write((bit<32>)fpath, acked + d);
-                flow_ack.write(slot, ack);
+            v.ack = hdr.tcp.ack_no;
+            flow_ack.read(v.last_ack, v.slot);
+            v.d = v.ack - v.last_ack;
+            if (v.d != 0 && v.d[31:31] == 0) {
+                flow_path.read(v.fpath, v.slot);
+                path_acked.read(v.acked, (bit<32>)v.fpath);
+                path_acked.write((bit<32>)v.fpath, v.acked + v.d);
+                flow_ack.write(v.slot, v.ack);
             }
-            timestamp_t ts;
-            sample_ts.read(ts, slot);
-            bit<32> expected;
-            sample_ack.read(expected, slot);
-            bit<32> e = ack - expected;
-            if (ts != 0 && e[31:31] == 0) {
-                sample_ts.write(slot, 0);
-                sample_path.read(meta.rtt_path_id, slot);
+            sample_ts.read(v.ts, v.slot);
+            sample_ack.read(v.expected, v.slot);
+            v.e = v.ack - v.expected;
+            if (v.ts != 0 && v.e[31:31] == 0) {
+                sample_ts.write(v.slot, 0);
+                sample_path.read(meta.rtt_path_id, v.slot);
                 rtt_config.apply();
                 if (rtt_reporting) {
-                    bit<32> index = (bit<32>)meta.rtt_path_id;
-                    timestamp_t last;
-                    rtt_last_report_ts.read(last, index);
-                    if (now - last >= rtt_interval) {
-                        rtt_last_report_ts.write(index, now);
-                        bit<32> n_retrans;
-                        bit<32> sent;
-                        bit<32> acked;
-                        path_retrans.read(n_retrans, index);
-                        path_sent.read(sent, index);
-                        path_acked.read(acked, index);
-                        bit<32> inflight = sent - acked;
-                        if (inflight[31:31] == 1) {
-                            inflight = 0;
+                    v.index = (bit<32>)meta.rtt_path_id;
+                    rtt_last_report_ts.read(v.last, v.index);
+                    if (v.now - v.last >= v.rtt_interval) {
+                        rtt_last_report_ts.write(v.index, v.now);
+                        path_retrans.read(v.n_retrans, v.index);
+                        path_sent.read(v.sent, v.index);
+                        path_acked.read(v.acked, v.index);
+                        v.inflight = v.sent - v.acked;
+                        if (v.inflight[31:31] == 1) {
+                            v.inflight = 0;
                         }
                         digest<rtt_report_t>(DIGEST_RTT_REPORT, {
-                            meta.rtt_path_id, (bit<32>)(now - ts), n_retrans, inflight });
+                            meta.rtt_path_id, (bit<32>)(v.now - v.ts), v.n_retrans, v.inflight });
                     }
                 }
             }
