@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.cmtla import CmtLa, CmtlaParams, estimate_loss, mathis_loss, order_paths
+from mpsched.controller.cmtla import (
+    CmtLa,
+    CmtlaParams,
+    estimate_loss,
+    mathis_loss,
+    order_paths,
+    take_with_spill,
+)
 from mpsched.controller.policy import Mode, PathState
 
 
@@ -68,23 +75,39 @@ def test_decide_weights_and_saturated_path_skipped():
     assert d.mode == Mode.FLOWLET
     # order 3, 2, 1 -> 1, 0.5, 0.25
     assert d.weights == {1: 0.25, 2: 0.5, 3: 1.0, 4: 0.0}
-    # path 3 in flight 30000 >= its bdp 10 Mbit/s * 20 ms = 25000: skipped
+    # path 3 in flight 30000 >= its bdp 10 Mbit/s * 20 ms = 25000: full, so path 2 is
+    # taken too (spill); path 3 keeps its place and its weight
     full = [
         *paths[:2],
         PathState(3, True, loss_rate=0.01, srtt_ms=20.0, capacity_mbps=10.0, inflight_bytes=30000),
         paths[3],
     ]
     d = CmtLa().decide(full, 0.0)
-    assert d.weights == {1: 0.5, 2: 1.0, 3: 0.0, 4: 0.0}
-    assert "cwnd full [3]" in d.reason
-    # winner takes all
+    assert d.weights == {1: 0.5, 2: 1.0, 3: 1.0, 4: 0.0}
+    assert "cwnd full [3], so also [2]" in d.reason
+    # winner takes all, and with the spill the winner and the next one
     d = CmtLa(CmtlaParams(rank_decay=0.0)).decide(paths, 0.0)
     assert d.weights == {1: 0.0, 2: 0.0, 3: 1.0, 4: 0.0}
+    d = CmtLa(CmtlaParams(rank_decay=0.0)).decide(full, 0.0)
+    assert d.weights == {1: 0.0, 2: 1.0, 3: 1.0, 4: 0.0}
 
 
-def test_all_saturated_none_skipped():
+def test_spill_stops_at_the_first_path_with_room():
+    # order 1, 2, 3 by loss; 1 full -> 2 taken; 2 has room -> 3 is not
+    paths = [
+        PathState(1, True, loss_rate=0.0, srtt_ms=10.0, capacity_mbps=1.0, inflight_bytes=9999),
+        PathState(2, True, loss_rate=0.05, srtt_ms=10.0),
+        PathState(3, True, loss_rate=0.1, srtt_ms=10.0, capacity_mbps=1.0, inflight_bytes=9999),
+    ]
+    assert CmtLa().decide(paths, 0.0).weights == {1: 1.0, 2: 1.0, 3: 0.5}
+    assert take_with_spill([1, 2, 3], {1}) == [1, 2]
+    assert take_with_spill([1, 2, 3], {1, 2, 3}) == [1, 2, 3]
+    assert take_with_spill([], set()) == []
+
+
+def test_all_saturated_all_taken():
     paths = [
         PathState(1, True, loss_rate=0.0, srtt_ms=10.0, capacity_mbps=1.0, inflight_bytes=9999),
         PathState(2, True, loss_rate=0.1, srtt_ms=10.0, capacity_mbps=1.0, inflight_bytes=9999),
     ]
-    assert CmtLa().decide(paths, 0.0).weights == {1: 1.0, 2: 0.5}
+    assert CmtLa().decide(paths, 0.0).weights == {1: 1.0, 2: 1.0}
