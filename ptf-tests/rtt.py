@@ -178,6 +178,34 @@ class InflightTest(RttTest):
         assert self.report()["inflight_bytes"] == 0
 
 
+class InflightFlowMoveTest(RttTest):
+    """A flow that moves to another path takes its unacknowledged bytes along: 3 segments
+    of 1000 on path 1, then the weights move it to path 2 with one more segment. The ACK
+    of the first segment (sampled on path 1) reports path 1 with nothing in flight; a
+    second flow's sample on path 2 then reports the moved flow's 3000 bytes still
+    unacknowledged there; once they are acknowledged, 0."""
+
+    def runTest(self) -> None:
+        self.client.insert(self.pipeline.rtt_config(1, 0), self.pipeline.rtt_config(2, 0))
+        for k in range(3):
+            self.out(data_segment(k * 1000, 1000), path_id=1)
+        self.set_weights({2: 1})
+        self.out(data_segment(3000, 1000), path_id=2)
+        self.back(ack_segment(1000))
+        r = self.report()
+        assert (r["path_id"], r["inflight_bytes"]) == (1, 0), r
+        self.out(data_segment(0, 100, sport=40005), path_id=2)
+        self.back(ack_segment(100, sport=40005))
+        r = self.report()
+        assert (r["path_id"], r["inflight_bytes"]) == (2, 3000), r
+        self.back(ack_segment(4000))
+        assert self.reports() == []
+        self.out(data_segment(100, 100, sport=40005), path_id=2)
+        self.back(ack_segment(200, sport=40005))
+        r = self.report()
+        assert (r["path_id"], r["inflight_bytes"]) == (2, 0), r
+
+
 class RttIntervalTest(RttTest):
     """The interval bounds the report rate per path: 5 samples within 1 s give one
     report; a path without rtt_config entry gives none; the interval changes at run time

@@ -27,8 +27,8 @@
 
 // Per path, by path id: arrival time of the latest tagged packet from the
 // path (µs) and the dead-after interval in force (0: never dead).
-register<timestamp_t>(PATH_REGISTER_SIZE) path_last_seen;
-register<timestamp_t>(PATH_REGISTER_SIZE) path_dead_after;
+register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) path_last_seen;
+register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) path_dead_after;
 
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
@@ -72,15 +72,14 @@ control Liveness(inout headers_t hdr,
             }
             if (arrival || probe_tx) {
                 liveness_config.apply();
-                bit<32> index = (bit<32>)key_path;
-                path_dead_after.write(index, config_dead_after);
+                path_dead_after.write(key_path, config_dead_after);
                 if (arrival) {
-                    path_last_seen.write(index, now);
+                    path_last_seen.write(key_path, now);
                 } else {
                     timestamp_t seen;
-                    path_last_seen.read(seen, index);
+                    path_last_seen.read(seen, key_path);
                     if (seen == 0) {
-                        path_last_seen.write(index, now);
+                        path_last_seen.write(key_path, now);
                     }
                 }
             }

@@ -61,8 +61,8 @@ control Mvqs(in class_id_t class_id,
              inout path_id_t path_id) {
 
     // Per path, by path id: virtual queue (bytes) and when it was last drained (µs).
-    register<bit<32>>(PATH_REGISTER_SIZE) vq_bytes;
-    register<timestamp_t>(PATH_REGISTER_SIZE) vq_ts;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) vq_bytes;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) vq_ts;
 
     // The control's locals (headers.p4, "Locals in headers").
     mvqs_vars_t v;
@@ -138,7 +138,7 @@ control Mvqs(in class_id_t class_id,
     }
 
     // Path i's virtual queue drained up to now.
-    action drained(in bit<32> i, in bit<32> drain, in timestamp_t at, out bit<32> vq) {
+    action drained(in path_id_t i, in bit<32> drain, in timestamp_t at, out bit<32> vq) {
         vq_bytes.read(v.stored, i);
         vq_ts.read(v.ts, i);
         v.gone = ((bit<64>)(at - v.ts) * (bit<64>)drain) >> 10;
@@ -211,10 +211,9 @@ control Mvqs(in class_id_t class_id,
                 v.drain = v.drain_8;
 #endif
             }
-            bit<32> index = (bit<32>)path_id;
-            drained(index, v.drain, now, v.q);
-            vq_bytes.write(index, v.q + len);
-            vq_ts.write(index, now);
+            drained(path_id, v.drain, now, v.q);
+            vq_bytes.write(path_id, v.q + len);
+            vq_ts.write(path_id, now);
         }
     }
 }

@@ -10,7 +10,7 @@ control PathIngress(inout headers_t hdr,
                     inout standard_metadata_t std_meta) {
 
     // Packets (and bytes) received from each path, by path id.
-    counter(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_rx;
+    counter<path_id_t>(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_rx;
 
     action mark_from_path(path_id_t path_id) {
         meta.from_path = path_id;
@@ -33,7 +33,7 @@ control PathIngress(inout headers_t hdr,
     apply {
         path_ingress.apply();
         if (meta.from_path != 0 && meta.from_path <= MAX_PATHS) {
-            path_rx.count((bit<32>)meta.from_path);
+            path_rx.count(meta.from_path);
         }
     }
 }

@@ -39,7 +39,6 @@ const timestamp_t ORDER_RESTART_US = 2000000;
 
 // PathMonitor's locals (headers.p4, "Locals in headers").
 header path_monitor_vars_t {
-    bit<32>      index;
     bit<32>      packets;
     bit<32>      bytes;
     bit<32>      n_lost;
@@ -67,16 +66,16 @@ control PathMonitor(inout headers_t hdr,
 
     // Per-path state, by path id (the tag's). The controller does not read
     // the registers: their values travel in the digest.
-    register<bit<32>>(PATH_REGISTER_SIZE) rx_packets;
-    register<bit<32>>(PATH_REGISTER_SIZE) rx_bytes;
-    register<path_seq_t>(PATH_REGISTER_SIZE) expected_seq;
-    register<bit<32>>(PATH_REGISTER_SIZE) lost;
-    register<bit<32>>(PATH_REGISTER_SIZE) reordered;
-    register<timestamp_t>(PATH_REGISTER_SIZE) last_report_ts;
-    register<bit<32>>(PATH_REGISTER_SIZE) flow_ooo;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) rx_packets;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) rx_bytes;
+    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) expected_seq;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) lost;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) reordered;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) last_report_ts;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) flow_ooo;
     // Per flow slot: signature and newest tx_ts received.
-    register<bit<16>>(FLOW_ORDER_SLOTS) order_sig;
-    register<timestamp_t>(FLOW_ORDER_SLOTS) order_ts;
+    register<bit<16>, bit<32>>(FLOW_ORDER_SLOTS) order_sig;
+    register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;
 
     bool reporting = false;
 
@@ -113,14 +112,13 @@ control PathMonitor(inout headers_t hdr,
         // Measure only tags from a path port, with a path id the registers
         // cover; the tag is removed in any case.
         if (meta.from_path != 0 && v.path_id != 0 && v.path_id <= MAX_PATHS) {
-            v.index = (bit<32>)v.path_id;
             v.seq = hdr.path_tag.seq;
             v.rx_ts = std_meta.ingress_global_timestamp;
-            rx_packets.read(v.packets, v.index);
-            rx_bytes.read(v.bytes, v.index);
-            expected_seq.read(v.expected, v.index);
-            lost.read(v.n_lost, v.index);
-            reordered.read(v.n_reordered, v.index);
+            rx_packets.read(v.packets, v.path_id);
+            rx_bytes.read(v.bytes, v.path_id);
+            expected_seq.read(v.expected, v.path_id);
+            lost.read(v.n_lost, v.path_id);
+            reordered.read(v.n_reordered, v.path_id);
 
             v.d = v.seq - v.expected;
             if (v.packets == 0 || v.d == 0) {
@@ -138,7 +136,7 @@ control PathMonitor(inout headers_t hdr,
             }
             v.packets = v.packets + 1;
             v.bytes = v.bytes + std_meta.packet_length;
-            flow_ooo.read(v.n_ooo, v.index);
+            flow_ooo.read(v.n_ooo, v.path_id);
             if (hdr.ipv4.isValid()) {
                 flow.setValid();
                 flow.src_addr = hdr.ipv4.src_addr;
@@ -156,21 +154,21 @@ control PathMonitor(inout headers_t hdr,
                     order_ts.write(v.slot, hdr.path_tag.tx_ts);
                 } else {
                     v.n_ooo = v.n_ooo + 1;
-                    flow_ooo.write(v.index, v.n_ooo);
+                    flow_ooo.write(v.path_id, v.n_ooo);
                 }
             }
 
-            rx_packets.write(v.index, v.packets);
-            rx_bytes.write(v.index, v.bytes);
-            expected_seq.write(v.index, v.expected);
-            lost.write(v.index, v.n_lost);
-            reordered.write(v.index, v.n_reordered);
+            rx_packets.write(v.path_id, v.packets);
+            rx_bytes.write(v.path_id, v.bytes);
+            expected_seq.write(v.path_id, v.expected);
+            lost.write(v.path_id, v.n_lost);
+            reordered.write(v.path_id, v.n_reordered);
 
             report_config.apply();
             if (reporting) {
-                last_report_ts.read(v.last, v.index);
+                last_report_ts.read(v.last, v.path_id);
                 if (v.rx_ts - v.last >= v.report_interval) {
-                    last_report_ts.write(v.index, v.rx_ts);
+                    last_report_ts.write(v.path_id, v.rx_ts);
                     digest<path_report_t>(DIGEST_PATH_REPORT, {
                         v.path_id, v.seq, hdr.path_tag.tx_ts, v.rx_ts,
                         v.packets, v.bytes, v.n_lost, v.n_reordered, v.n_ooo });

@@ -74,13 +74,13 @@ control PathSelect(inout headers_t hdr,
     // Packets (and bytes) this switch placed onto each path, by path id;
     // index 0 counts packets for which no path could be chosen (no weights,
     // every weight 0) or whose path has no next hop; those are dropped.
-    counter(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_tx;
+    counter<path_id_t>(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_tx;
 
     // Flowlet state by flow-hash slot: when the flow last sent (µs) and its path.
-    register<timestamp_t>(FLOWLET_SLOTS) flowlet_ts;
-    register<path_id_t>(FLOWLET_SLOTS) flowlet_path;
+    register<timestamp_t, bit<32>>(FLOWLET_SLOTS) flowlet_ts;
+    register<path_id_t, bit<32>>(FLOWLET_SLOTS) flowlet_path;
     // Round robin: the path of each class's previous packet.
-    register<path_id_t>(MAX_CLASSES) rr_last;
+    register<path_id_t, class_id_t>(MAX_CLASSES) rr_last;
 
     PathFailover() failover;
     Mvqs() mvqs;
@@ -234,8 +234,8 @@ control PathSelect(inout headers_t hdr,
             // Liveness of the chosen (or continued) path.
             bool dead = false;
             if (meta.path_id != 0) {
-                path_last_seen.read(v.seen, (bit<32>)meta.path_id);
-                path_dead_after.read(v.after, (bit<32>)meta.path_id);
+                path_last_seen.read(v.seen, meta.path_id);
+                path_dead_after.read(v.after, meta.path_id);
                 dead = v.after != 0 && v.now - v.seen > v.after;
             }
             // Every path's liveness, where needed: round robin, a new VQ
@@ -276,8 +276,7 @@ control PathSelect(inout headers_t hdr,
             }
             if (placed && v.class_mode == policy_mode_t.RR) {
                 // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
-                bit<32> index = (bit<32>)meta.class_id;
-                rr_last.read(v.q, index);
+                rr_last.read(v.q, meta.class_id);
                 v.next = 0;
                 if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
                 if ((v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
@@ -298,7 +297,7 @@ control PathSelect(inout headers_t hdr,
                 if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
 #endif
                 meta.path_id = v.next;
-                rr_last.write(index, v.next);
+                rr_last.write(meta.class_id, v.next);
             } else if (dead) {
                 // The chosen path is dead: another alive weighted path, by a
                 // second hash of the flow (hash mode: the same fallback for
@@ -328,7 +327,7 @@ control PathSelect(inout headers_t hdr,
             path_tx.count(0);
             drop();
         } else if (path_nexthop.apply().hit) {
-            path_tx.count((bit<32>)meta.path_id);
+            path_tx.count(meta.path_id);
         } else {
             path_tx.count(0);
         }

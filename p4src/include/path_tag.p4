@@ -13,12 +13,12 @@ control PathTagPush(inout headers_t hdr,
 
     // Next sequence number of each path, by path id; starts at 0 when the
     // pipeline is pushed, wraps at 2^32.
-    register<path_seq_t>(PATH_REGISTER_SIZE) tx_seq;
+    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
 
     apply {
         path_seq_t seq;
-        tx_seq.read(seq, (bit<32>)meta.path_id);
-        tx_seq.write((bit<32>)meta.path_id, seq + 1);
+        tx_seq.read(seq, meta.path_id);
+        tx_seq.write(meta.path_id, seq + 1);
         hdr.path_tag.setValid();
         hdr.path_tag.path_id = meta.path_id;
         hdr.path_tag.flags = 0;

@@ -23,12 +23,15 @@
 // Bytes in flight, per path, approximate: sent = bytes by which data
 // segments advanced their flow's highest sequence end (a flow's first
 // segment counts whole), acked = bytes by which ACKs advanced their flow's
-// last ACK; inflight = sent - acked, 0 if negative. Exact for flows that
-// keep their path and slot. Limits: a flow taken over by a colliding flow
-// leaves its unacknowledged bytes counted forever; a flow that moves to
-// another path credits ACKs of data sent on the old path to the new one
-// (the old path keeps them as in flight); ACKs that take another return
-// switch are not seen. All per-path counters are 32-bit and wrap.
+// last ACK; inflight = sent - acked, 0 if negative. ACKs count for the
+// flow's current path, so when a data segment moves its flow to another
+// path (a new flowlet), the flow's unacknowledged bytes (highest sequence
+// end - last ACK) move too: acked on the old path, sent on the new one. A
+// flow that loses its slot to a colliding flow has its unacknowledged
+// bytes counted as acked on its path (its ACKs no longer match). Exact for
+// flows that keep their path and slot; on a move the bytes still queued on
+// the old path count on the new one from the move on. ACKs that take
+// another return switch are not seen. Per-path counters are 32-bit, wrap.
 //
 // Only TCP with a sane header counts: data offset >= 5 and a payload (IPv4
 // total length minus IHL*4 minus data offset*4) above 0 for data; the ACK
@@ -62,7 +65,6 @@ header rtt_monitor_vars_t {
     bit<32>      stored_sig;
     bit<32>      payload;
     bit<32>      seq_end;
-    bit<32>      path_index;
     bit<32>      advance;
     bit<32>      highest;
     bit<32>      d;
@@ -73,9 +75,10 @@ header rtt_monitor_vars_t {
     bit<32>      acked;
     bit<32>      expected;
     bit<32>      e;
-    bit<32>      index;
     bit<32>      n_retrans;
     bit<32>      inflight;
+    bit<32>      outstanding;  // the slot's flow: highest seq end - last ACK
+    bit<32>      carry;        // bytes moved onto this path with the flow
     timestamp_t  now;
     timestamp_t  ts;
     timestamp_t  last;
@@ -93,18 +96,18 @@ control RttMonitor(inout headers_t hdr,
     flow_key_t flow;
 
     // Per flow slot.
-    register<bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
-    register<bit<32>>(RTT_SLOTS) flow_seq_end;    // highest seq + payload sent
-    register<bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
-    register<path_id_t>(RTT_SLOTS) flow_path;     // path of the flow's latest data
-    register<bit<32>>(RTT_SLOTS) sample_ack;      // expected ACK of the pending sample
-    register<timestamp_t>(RTT_SLOTS) sample_ts;   // its time stamp; 0: no sample
-    register<path_id_t>(RTT_SLOTS) sample_path;   // its path
+    register<bit<32>, bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
+    register<bit<32>, bit<32>>(RTT_SLOTS) flow_seq_end;    // highest seq + payload sent
+    register<bit<32>, bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
+    register<path_id_t, bit<32>>(RTT_SLOTS) flow_path;     // path of the flow's latest data
+    register<bit<32>, bit<32>>(RTT_SLOTS) sample_ack;      // expected ACK of the pending sample
+    register<timestamp_t, bit<32>>(RTT_SLOTS) sample_ts;   // its time stamp; 0: no sample
+    register<path_id_t, bit<32>>(RTT_SLOTS) sample_path;   // its path
     // Per path, by path id.
-    register<bit<32>>(PATH_REGISTER_SIZE) path_retrans;
-    register<bit<32>>(PATH_REGISTER_SIZE) path_sent;
-    register<bit<32>>(PATH_REGISTER_SIZE) path_acked;
-    register<timestamp_t>(PATH_REGISTER_SIZE) rtt_last_report_ts;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_retrans;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_sent;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_acked;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) rtt_last_report_ts;
 
     bool rtt_reporting = false;
 
@@ -163,11 +166,28 @@ control RttMonitor(inout headers_t hdr,
             if (hdr.tcp.data_offset >= 5 && hdr.ipv4.total_len > v.hdr_len) {
                 v.payload = (bit<32>)(hdr.ipv4.total_len - v.hdr_len);
                 v.seq_end = hdr.tcp.seq_no + v.payload;
-                v.path_index = (bit<32>)meta.path_id;
                 v.advance = v.payload;
+                v.carry = 0;
                 bool retrans = false;
+                flow_seq_end.read(v.highest, v.slot);
+                if (v.stored_sig != 0) {
+                    // The slot's flow so far: its path and unacknowledged bytes.
+                    flow_path.read(v.fpath, v.slot);
+                    flow_ack.read(v.last_ack, v.slot);
+                    v.outstanding = v.highest - v.last_ack;
+                    if (v.outstanding[31:31] == 1) {
+                        v.outstanding = 0;
+                    }
+                    if (v.stored_sig != v.sig || v.fpath != meta.path_id) {
+                        // Moved or taken over: the old path is done with them.
+                        path_acked.read(v.acked, v.fpath);
+                        path_acked.write(v.fpath, v.acked + v.outstanding);
+                        if (v.stored_sig == v.sig) {
+                            v.carry = v.outstanding;
+                        }
+                    }
+                }
                 if (v.stored_sig == v.sig) {
-                    flow_seq_end.read(v.highest, v.slot);
                     v.d = v.seq_end - v.highest;
                     if (v.d == 0 || v.d[31:31] == 1) {
                         retrans = true;
@@ -185,17 +205,15 @@ control RttMonitor(inout headers_t hdr,
                     v.ts = 0;
                 }
                 flow_path.write(v.slot, meta.path_id);
+                path_sent.read(v.sent, meta.path_id);
+                path_sent.write(meta.path_id, v.sent + v.advance + v.carry);
                 if (retrans) {
-                    path_retrans.read(v.n, v.path_index);
-                    path_retrans.write(v.path_index, v.n + 1);
-                } else {
-                    path_sent.read(v.sent, v.path_index);
-                    path_sent.write(v.path_index, v.sent + v.advance);
-                    if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
-                        sample_ack.write(v.slot, v.seq_end);
-                        sample_ts.write(v.slot, v.now);
-                        sample_path.write(v.slot, meta.path_id);
-                    }
+                    path_retrans.read(v.n, meta.path_id);
+                    path_retrans.write(meta.path_id, v.n + 1);
+                } else if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
+                    sample_ack.write(v.slot, v.seq_end);
+                    sample_ts.write(v.slot, v.now);
+                    sample_path.write(v.slot, meta.path_id);
                 }
             }
         } else if ((hdr.tcp.flags & TCP_FLAG_ACK) != 0 && v.stored_sig == v.sig) {
@@ -205,8 +223,8 @@ control RttMonitor(inout headers_t hdr,
             v.d = v.ack - v.last_ack;
             if (v.d != 0 && v.d[31:31] == 0) {
                 flow_path.read(v.fpath, v.slot);
-                path_acked.read(v.acked, (bit<32>)v.fpath);
-                path_acked.write((bit<32>)v.fpath, v.acked + v.d);
+                path_acked.read(v.acked, v.fpath);
+                path_acked.write(v.fpath, v.acked + v.d);
                 flow_ack.write(v.slot, v.ack);
             }
             sample_ts.read(v.ts, v.slot);
@@ -217,13 +235,12 @@ control RttMonitor(inout headers_t hdr,
                 sample_path.read(meta.rtt_path_id, v.slot);
                 rtt_config.apply();
                 if (rtt_reporting) {
-                    v.index = (bit<32>)meta.rtt_path_id;
-                    rtt_last_report_ts.read(v.last, v.index);
+                    rtt_last_report_ts.read(v.last, meta.rtt_path_id);
                     if (v.now - v.last >= v.rtt_interval) {
-                        rtt_last_report_ts.write(v.index, v.now);
-                        path_retrans.read(v.n_retrans, v.index);
-                        path_sent.read(v.sent, v.index);
-                        path_acked.read(v.acked, v.index);
+                        rtt_last_report_ts.write(meta.rtt_path_id, v.now);
+                        path_retrans.read(v.n_retrans, meta.rtt_path_id);
+                        path_sent.read(v.sent, meta.rtt_path_id);
+                        path_acked.read(v.acked, meta.rtt_path_id);
                         v.inflight = v.sent - v.acked;
                         if (v.inflight[31:31] == 1) {
                             v.inflight = 0;
