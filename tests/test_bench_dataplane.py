@@ -27,3 +27,20 @@ def test_dataplane_bench_runs_both_programs(artifacts):
     rates = [float(r) for r in re.findall(r"round 1 \w+\s+(\d+) pkt/s", out.stdout)]
     assert len(rates) == 2 and min(rates) > 500, out.stdout
     assert re.search(r"\ndataplane_pps_ratio=\d+\.\d{3}\n$", out.stdout), out.stdout
+
+
+def test_cpu_plan_and_cpu_seconds():
+    import os
+
+    from mpsched.bench.dataplane import cpu_plan, cpu_seconds
+
+    assert cpu_plan(False) is None
+    plan = cpu_plan(True)
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        assert plan is None
+    else:
+        assert plan == (allowed[0], allowed[-1]) and plan[0] != plan[1]
+    t0 = cpu_seconds(os.getpid())
+    sum(i * i for i in range(300_000))
+    assert cpu_seconds(os.getpid()) >= t0 >= 0

@@ -7,13 +7,19 @@ the delivered rate. The full program gets the forwarding state the controller in
 edge switch with one path (route to the paths, the path's next hop, weights), so its frame
 takes the whole path-selection pipeline; the minimal program (p4src/bench/minimal.p4) is one
 exact-match table on the ingress port. Rounds alternate the programs; the median per program
-counts. Ends with `dataplane_pps_ratio=` (full / minimal; target >= 0.8).
+counts. With two or more CPUs the load generator runs on the first and every thread of the
+switch on the last (`--no-pin`: wherever the kernel puts them), so the switch always has one
+core of its own and the rate measures what a packet costs it; unpinned, the switch's threads
+and the sender share the cores by the scheduler's whim and the rounds scatter by ±20 %.
+Each round also prints the switch's CPU use. Ends with `dataplane_pps_ratio=` (full / minimal;
+target >= 0.8).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import statistics
 import subprocess
 import sys
@@ -79,6 +85,29 @@ def rx_packets(iface: str) -> int:
     return int(Path(f"/sys/class/net/{iface}/statistics/rx_packets").read_text())
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pin_process(pid: int, cpu: int) -> None:
+    """Pin every thread of a process to one CPU (threads it starts later inherit it)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), {cpu})
+        except (ProcessLookupError, PermissionError) as e:
+            log.warning("could not pin thread %s to CPU %d: %s", task.name, cpu, e)
+
+
+def cpu_plan(pin: bool) -> tuple[int, int] | None:
+    """(load generator's CPU, switch's CPU) from the CPUs this process may use."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if not pin or len(allowed) < 2:
+        return None
+    return allowed[0], allowed[-1]
+
+
 def measure(
     name: str,
     p4info_path: Path,
@@ -90,7 +119,10 @@ def measure(
     log_dir: Path,
     registry: Registry,
     full: bool,
-) -> float:
+    cpus: tuple[int, int] | None = None,
+) -> tuple[float, float]:
+    """(packets/s delivered, CPU seconds per second the switch used). `cpus`: (load
+    generator's CPU, switch's CPU), or None for no pinning."""
     sw = Bmv2Switch(name=name, device_id=1, ports=ports, log_dir=log_dir, registry=registry)
     sw.start()
     try:
@@ -104,8 +136,11 @@ def measure(
                     client.insert(entry)
         finally:
             client.close()
+        if cpus is not None:
+            pin_process(sw.process.pid, cpus[1])
         sender = subprocess.Popen(
             [
+                *(("taskset", "-c", str(cpus[0])) if cpus is not None else ()),
                 sys.executable,
                 "-m",
                 "mpsched.bench.pktsend",
@@ -122,16 +157,17 @@ def measure(
         registry.add_process(sender.pid, " ".join(sender.args))
         try:
             time.sleep(1.0)  # warm-up: queues filled, steady state
-            before, t0 = rx_packets(sink), time.monotonic()
+            before, t0, cpu0 = rx_packets(sink), time.monotonic(), cpu_seconds(sw.process.pid)
             time.sleep(seconds)
             delivered, elapsed = rx_packets(sink) - before, time.monotonic() - t0
+            cpu = cpu_seconds(sw.process.pid) - cpu0
             sender.wait(timeout=seconds + 10)
         finally:
             if sender.poll() is None:
                 sender.kill()
                 sender.wait()
             registry.forget_process(sender.pid)
-        return delivered / elapsed
+        return delivered / elapsed, cpu / elapsed
     finally:
         sw.stop()
 
@@ -144,7 +180,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--seconds", type=float, default=5.0, help="measurement window per round")
     p.add_argument("--rounds", type=int, default=3, help="rounds per program (median counts)")
+    p.add_argument(
+        "--no-pin",
+        dest="pin",
+        action="store_false",
+        help="leave the sender and the switch unpinned (default: each on a CPU of its own)",
+    )
     args = p.parse_args(argv)
+    if args.seconds <= 0 or args.rounds < 1:
+        p.error("--seconds must be > 0 and --rounds >= 1")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = toolchain.missing("root", "simple_switch_grpc")
     art = p4_artifacts()
@@ -164,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         log.info("cleaned up: %s", line)
     registry = Registry()
     results: dict[str, list[float]] = {"minimal": [], "full": []}
+    cpus = cpu_plan(args.pin)
+    print(
+        f"load generator on CPU {cpus[0]}, switch on CPU {cpus[1]}" if cpus else "unpinned",
+        flush=True,
+    )
     try:
         (sw1, t1), (sw2, t2) = make_veths(registry, 2)
         ports = {1: sw1, 2: sw2}
@@ -174,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                     info, json_ = (
                         (art.p4info, art.bmv2_json) if full else (minimal_info, minimal_json)
                     )
-                    pps = measure(
+                    pps, cpu = measure(
                         f"bench-{name}",
                         info,
                         json_,
@@ -185,9 +234,13 @@ def main(argv: list[str] | None = None) -> int:
                         Path(tmp),
                         registry,
                         full,
+                        cpus,
                     )
                     results[name].append(pps)
-                    print(f"round {r + 1} {name:8s} {pps:10.0f} pkt/s", flush=True)
+                    print(
+                        f"round {r + 1} {name:8s} {pps:10.0f} pkt/s  switch CPU {cpu:.2f}",
+                        flush=True,
+                    )
     except KeyboardInterrupt:
         print("bench-dataplane: interrupted; cleaned up", file=sys.stderr)
         return 130

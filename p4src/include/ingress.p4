@@ -37,14 +37,16 @@ control MpIngress(inout headers_t hdr,
     apply {
         // Malformed packets (truncated, bad version, short header, bad
         // checksum, truncated path tag or one not carrying IPv4) and
-        // non-IPv4 traffic are dropped, never forwarded.
+        // non-IPv4 traffic are dropped, never forwarded. (`exit` ends the
+        // ingress; p4c turns a `return` into a flag that every packet sets
+        // and tests.)
         // Probes (PacketOuts to send, tagged arrivals) carry no IPv4.
         if (std_meta.parser_error != error.NoError ||
                 std_meta.checksum_error == 1 ||
                 (!hdr.ipv4.isValid() && !hdr.packet_out.isValid() &&
                  !hdr.path_tag.isValid())) {
             mark_to_drop(std_meta);
-            return;
+            exit;
         }
         // local_metadata_t starts zeroed for every packet (BMv2 resets the
         // user metadata): to_paths, pinned, on_path false; class 0; path 0.
@@ -52,7 +54,7 @@ control MpIngress(inout headers_t hdr,
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.
             mark_to_drop(std_meta);
-            return;
+            exit;
         }
         liveness.apply(hdr, meta, std_meta);
         if (hdr.packet_out.isValid()) {
@@ -68,7 +70,7 @@ control MpIngress(inout headers_t hdr,
                 if (probe) {
                     // Probes end here: liveness and path_monitor updated.
                     mark_to_drop(std_meta);
-                    return;
+                    exit;
                 }
             }
             routing.apply(hdr, meta, std_meta);

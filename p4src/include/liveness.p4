@@ -34,8 +34,9 @@ control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta) {
 
-    path_id_t key_path = 0;
-    timestamp_t config_dead_after = 0;
+    // Set where used (apply), not here: an initialiser runs for every packet.
+    path_id_t key_path;
+    timestamp_t config_dead_after;
 
     // Declare the path dead dead_after_us µs after the last tagged packet
     // that arrived from it.
@@ -65,6 +66,8 @@ control Liveness(inout headers_t hdr,
                            meta.from_path <= MAX_PATHS;
             bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
                             hdr.packet_out.path_id <= MAX_PATHS;
+            key_path = 0;
+            config_dead_after = 0;
             if (arrival) {
                 key_path = meta.from_path;
             } else if (probe_tx) {

@@ -59,6 +59,7 @@ header path_select_vars_t {
     timestamp_t    after;       // a path's dead-after (liveness)
     bit<8>         alive_mask;  // bit i-1: path i is alive
     bit<8>         usable;      // alive and weighted
+    path_id_t      live_index;  // the chosen path, or 0 if out of range
     path_id_t      q;           // round robin: candidate
     path_id_t      next;        // round robin: choice
     bit<16>        spread;      // failover: hash or random draw
@@ -66,6 +67,27 @@ header path_select_vars_t {
     bit<4>         pad;         // BMv2 wants headers of whole bytes
 #endif
 }
+
+// The path whose bucket range holds bucket b (bit<17>): 1 + the number of
+// the class's bucket ends at or below b, as one expression. (A chain of
+// branches, or an action called from apply, would be a table apply of its
+// own per packet on BMv2.) With no weights every end is 0 and the result,
+// MAX_PATHS + 1, is dropped.
+#if MAX_PATHS > 4
+#define BUCKET_PATH(b) (1 + (path_id_t)(bit<1>)(v.bound_1 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_2 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_3 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_4 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_5 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_6 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_7 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_8 <= (b)))
+#else
+#define BUCKET_PATH(b) (1 + (path_id_t)(bit<1>)(v.bound_1 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_2 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_3 <= (b)) \
+                          + (path_id_t)(bit<1>)(v.bound_4 <= (b)))
+#endif
 
 control PathSelect(inout headers_t hdr,
                    inout local_metadata_t meta,
@@ -88,10 +110,6 @@ control PathSelect(inout headers_t hdr,
     // The control's locals (headers.p4, "Locals in headers").
     path_select_vars_t v;
     flow_key_t flow;
-
-    action drop() {
-        mark_to_drop(std_meta);
-    }
 
     // The placement of a class: cumulative bucket ends end_i (0..65536,
     // non-decreasing), the paths with a weight (bit i-1: end_i > end_{i-1};
@@ -152,6 +170,13 @@ control PathSelect(inout headers_t hdr,
     action set_path_port(port_t port) {
         std_meta.egress_spec = port;
         meta.on_path = true;
+        path_tx.count(meta.path_id);
+    }
+
+    // A path without a next hop: counted at path_tx[0] and dropped.
+    action unconfigured() {
+        path_tx.count(0);
+        mark_to_drop(std_meta);
     }
 
     // Purpose: the egress port of each path (weighted and pinned traffic).
@@ -163,15 +188,17 @@ control PathSelect(inout headers_t hdr,
         }
         actions = {
             set_path_port;
-            @defaultonly drop;
+            @defaultonly unconfigured;
         }
-        const default_action = drop();
+        const default_action = unconfigured();
         size = PATH_NEXTHOP_TABLE_SIZE;
     }
 
     // Each register read, hash and table below has a single call site, and the
     // locals live in headers (v, flow): see headers.p4, "Locals in headers".
     apply {
+        // (p4c sets v and flow invalid here, as declared headers; these
+        // two statements share that block, so they cost no table apply.)
         v.setValid();
         v.now = std_meta.ingress_global_timestamp;
         if (!meta.pinned) {
@@ -187,8 +214,13 @@ control PathSelect(inout headers_t hdr,
             bool placed = !meta.subflow_pinned;
             bool flowlets = placed && (v.class_mode == policy_mode_t.FLOWLET ||
                                        v.class_mode == policy_mode_t.VQ);
+            // Every local is set here, in one block with the flow key: on
+            // BMv2 each block of statements between two conditions is a
+            // table apply of its own.
             bool fresh = false;    // the packet continues its flow's flowlet
+            bool dead = false;     // the chosen path is dead
             v.slot = 0;
+            v.alive_mask = 0;
             if (flowlets) {
                 hash(v.slot, HashAlgorithm.crc16, 32w0, flow, (bit<32>)FLOWLET_SLOTS);
                 flowlet_ts.read(v.last, v.slot);
@@ -201,46 +233,24 @@ control PathSelect(inout headers_t hdr,
             }
             // The weighted choice: the flow's hash (hash mode) or a random
             // draw (a new flowlet in flowlet mode) picks a bucket.
-            bool draw = false;
             if (placed && v.class_mode == policy_mode_t.HASH) {
                 hash(meta.bucket, HashAlgorithm.crc32, 16w0, flow, 32w65536);
-                draw = true;
+                meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
             } else if (flowlets && v.class_mode == policy_mode_t.FLOWLET && !fresh) {
                 random(meta.bucket, 16w0, 16w65535);
-                draw = true;
+                meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
             }
-            if (draw) {
-                bit<17> b = (bit<17>)meta.bucket;
-                if (b < v.bound_1) {
-                    meta.path_id = 1;
-                } else if (b < v.bound_2) {
-                    meta.path_id = 2;
-                } else if (b < v.bound_3) {
-                    meta.path_id = 3;
-                } else if (b < v.bound_4) {
-                    meta.path_id = 4;
-#if MAX_PATHS > 4
-                } else if (b < v.bound_5) {
-                    meta.path_id = 5;
-                } else if (b < v.bound_6) {
-                    meta.path_id = 6;
-                } else if (b < v.bound_7) {
-                    meta.path_id = 7;
-                } else if (b < v.bound_8) {
-                    meta.path_id = 8;
-#endif
-                }
-            }
-            // Liveness of the chosen (or continued) path.
-            bool dead = false;
-            if (meta.path_id != 0) {
-                path_last_seen.read(v.seen, meta.path_id);
-                path_dead_after.read(v.after, meta.path_id);
-                dead = v.after != 0 && v.now - v.seen > v.after;
-            }
-            // Every path's liveness, where needed: round robin, a new VQ
-            // flowlet, a failover.
-            v.alive_mask = 0;
+            // Liveness of the chosen (or continued) path. Path 0 and ids
+            // above MAX_PATHS (dropped below) read the unused slot 0, which
+            // never says dead: no register is read out of its bounds.
+            v.live_index = meta.path_id * (path_id_t)(bit<1>)(meta.path_id <= MAX_PATHS);
+            path_last_seen.read(v.seen, v.live_index);
+            path_dead_after.read(v.after, v.live_index);
+            dead = v.live_index != 0 && v.after != 0 && v.now - v.seen > v.after;
+            // Usable paths: the weighted ones, or the weighted alive ones
+            // where every path's liveness is needed (round robin, a new VQ
+            // flowlet, a failover) and one of them is alive.
+            v.usable = v.weighted;
             if (dead || (placed && (v.class_mode == policy_mode_t.RR ||
                                     (v.class_mode == policy_mode_t.VQ && !fresh)))) {
                 path_last_seen.read(v.seen, 1);
@@ -269,10 +279,9 @@ control PathSelect(inout headers_t hdr,
                 path_dead_after.read(v.after, 8);
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 128; }
 #endif
-            }
-            v.usable = v.alive_mask & v.weighted;
-            if (v.usable == 0) {
-                v.usable = v.weighted;
+                if ((v.alive_mask & v.weighted) != 0) {
+                    v.usable = v.alive_mask & v.weighted;
+                }
             }
             if (placed && v.class_mode == policy_mode_t.RR) {
                 // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
@@ -324,12 +333,9 @@ control PathSelect(inout headers_t hdr,
         // A pinned path id outside 1..MAX_PATHS has no counter: drop it
         // rather than forward traffic nobody counts.
         if (meta.path_id == 0 || meta.path_id > MAX_PATHS) {
-            path_tx.count(0);
-            drop();
-        } else if (path_nexthop.apply().hit) {
-            path_tx.count(meta.path_id);
+            unconfigured();
         } else {
-            path_tx.count(0);
+            path_nexthop.apply();
         }
     }
 }

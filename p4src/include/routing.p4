@@ -14,8 +14,18 @@ control Routing(inout headers_t hdr,
         mark_to_drop(std_meta);
     }
 
+    // TTL decrement with an incremental checksum update (RFC 1624): the
+    // 16-bit word holding the TTL drops by 0x0100, so the checksum rises by
+    // 0x0100 in ones' complement arithmetic.
+    action decrement_ttl() {
+        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
+        bit<17> sum = (bit<17>)hdr.ipv4.hdr_checksum + 17w0x0100;
+        hdr.ipv4.hdr_checksum = sum[15:0] + (bit<16>)sum[16:16];
+    }
+
     // Deliver to a directly attached host: rewrite the MAC addresses.
     action route_to_host(port_t port, mac_addr_t smac, mac_addr_t dmac) {
+        decrement_ttl();
         std_meta.egress_spec = port;
         hdr.ethernet.src_addr = smac;
         hdr.ethernet.dst_addr = dmac;
@@ -24,6 +34,7 @@ control Routing(inout headers_t hdr,
     // The destination is behind the other edge switch: let path selection
     // choose the egress port.
     action route_to_paths() {
+        decrement_ttl();
         meta.to_paths = true;
     }
 
@@ -32,6 +43,7 @@ control Routing(inout headers_t hdr,
     // bypassing the weights; path_nexthop and path_tx treat the packet like
     // weighted traffic.
     action route_via_path(path_id_t path_id) {
+        decrement_ttl();
         meta.to_paths = true;
         meta.pinned = true;
         meta.path_id = path_id;
@@ -58,22 +70,13 @@ control Routing(inout headers_t hdr,
         size = IPV4_ROUTE_TABLE_SIZE;
     }
 
-    // TTL decrement with an incremental checksum update (RFC 1624): the
-    // 16-bit word holding the TTL drops by 0x0100, so the checksum rises by
-    // 0x0100 in ones' complement arithmetic.
-    action decrement_ttl() {
-        hdr.ipv4.ttl = hdr.ipv4.ttl - 1;
-        bit<17> sum = (bit<17>)hdr.ipv4.hdr_checksum + 17w0x0100;
-        hdr.ipv4.hdr_checksum = sum[15:0] + (bit<16>)sum[16:16];
-    }
-
     apply {
+        // Every route action decrements the TTL (an action of its own
+        // would be one more table apply per packet on BMv2).
         if (hdr.ipv4.ttl <= 1) {
             drop();
-            return;
-        }
-        if (ipv4_route.apply().hit) {
-            decrement_ttl();
+        } else {
+            ipv4_route.apply();
         }
     }
 }
