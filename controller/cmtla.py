@@ -189,7 +189,7 @@ class CmtLa(Policy):
         if unreliable:
             notes.append(f"unreliable {sorted(unreliable)}")
         if len(taken) > 1:
-            notes.append(f"cwnd full {[pid for pid in taken[:-1]]}, so also {taken[1:]}")
+            notes.append(f"cwnd full {taken[:-1]}, so also {taken[1:]}")
         extra = f"; {', '.join(notes)}" if notes else ""
         return Decision(
             weights=weights,

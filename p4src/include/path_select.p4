@@ -218,7 +218,6 @@ control PathSelect(inout headers_t hdr,
             // BMv2 each block of statements between two conditions is a
             // table apply of its own.
             bool fresh = false;    // the packet continues its flow's flowlet
-            bool dead = false;     // the chosen path is dead
             v.slot = 0;
             v.alive_mask = 0;
             if (flowlets) {
@@ -246,7 +245,7 @@ control PathSelect(inout headers_t hdr,
             v.live_index = meta.path_id * (path_id_t)(bit<1>)(meta.path_id <= MAX_PATHS);
             path_last_seen.read(v.seen, v.live_index);
             path_dead_after.read(v.after, v.live_index);
-            dead = v.live_index != 0 && v.after != 0 && v.now - v.seen > v.after;
+            bool dead = v.live_index != 0 && v.after != 0 && v.now - v.seen > v.after;
             // Usable paths: the weighted ones, or the weighted alive ones
             // where every path's liveness is needed (round robin, a new VQ
             // flowlet, a failover) and one of them is alive.
