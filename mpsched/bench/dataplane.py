@@ -1,18 +1,24 @@
-"""`make bench-dataplane`: forwarding rate of the full program vs a minimal one on one BMv2 build.
+"""`make bench-dataplane`: maximum forwarding rate of the full program vs a minimal one on one BMv2.
 
 Both programs run on the same `simple_switch_grpc` binary, one after the other in the same
-run, with the same two veth ports and the same load: one 64-byte UDP frame sent as fast as a
-separate process can (`pktsend`) into port 1. What leaves port 2 in a measurement window is
-the delivered rate. The full program gets the forwarding state the controller installs for an
-edge switch with one path (route to the paths, the path's next hop, weights), so its frame
-takes the whole path-selection pipeline; the minimal program (p4src/bench/minimal.p4) is one
-exact-match table on the ingress port. Rounds alternate the programs; the median per program
-counts. With two or more CPUs the load generator runs on the first and every thread of the
-switch on the last (`--no-pin`: wherever the kernel puts them), so the switch always has one
-core of its own and the rate measures what a packet costs it; unpinned, the switch's threads
-and the sender share the cores by the scheduler's whim and the rounds scatter by ±20 %.
-Each round also prints the switch's CPU use. Ends with `dataplane_pps_ratio=` (full / minimal;
-target >= 0.8).
+run, with the same two veth ports: one 64-byte UDP flow into port 1, counted as it leaves
+port 2. The full program gets the forwarding state the controller installs for an edge switch
+with one path (route to the paths, the path's next hop, weights), so its frame takes the whole
+path-selection pipeline; the minimal program (p4src/bench/minimal.p4) is one exact-match table
+on the ingress port. With two or more CPUs the load generator runs on the first and every
+thread of the switch on the last (`--no-pin`: wherever the kernel puts them).
+
+The figure per program is its maximum forwarding rate (RFC 2285, 3.6.2): the highest rate
+delivered over a sweep of paced offered loads (`pktsend --rate`), from half the overload rate
+up in steps of `--step` until two loads in a row lose more than 1 %, then two loads between
+the highest one that lost less and the next step. An unpaced sender (as fast as it can) is no
+measure of capacity: the switch then spends its core on frames it drops later (the minimal
+program received about twice what it forwarded, dropping the rest at its egress queue) and
+forwards a fraction of what it can; that overload rate is printed too, and starts the sweep.
+If no load of the sweep loses more than 1 %, the switch was not saturated and the figure is
+the sender's limit, which the output says. Rounds alternate the programs; the median per
+program counts. Each round prints the switch's CPU use and CPU time per forwarded packet
+at the best load. Ends with `dataplane_pps_ratio=` (full / minimal; target >= 0.8).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched import toolchain
@@ -108,21 +116,156 @@ def cpu_plan(pin: bool) -> tuple[int, int] | None:
     return allowed[0], allowed[-1]
 
 
-def measure(
+# A load "loses" when more than this fraction of what was sent did not come out.
+KNEE_LOSS = 0.01
+# The sender kept up with a paced load when it sent at least this fraction of it.
+SENDER_OK = 0.95
+# No sweep offers more than this (pkt/s); a Python sender tops out well below.
+MAX_OFFERED = 1_000_000.0
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One offered load held for a measurement window (rates in pkt/s)."""
+
+    offered: float  # asked of the sender; 0: unpaced (as fast as it can)
+    sent: float
+    delivered: float
+    cpu: float  # CPU seconds per second the switch used
+
+    @property
+    def loss(self) -> float:
+        return max(0.0, 1.0 - self.delivered / self.sent) if self.sent > 0 else 0.0
+
+    @property
+    def sender_kept_up(self) -> bool:
+        return self.offered == 0 or self.sent >= SENDER_OK * self.offered
+
+    @property
+    def cpu_us_per_packet(self) -> float:
+        return self.cpu / self.delivered * 1e6 if self.delivered > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The trials of one sweep and its result: the trial with the highest delivered rate."""
+
+    trials: tuple[Trial, ...]
+    best: Trial
+    saturated: bool  # some load lost more than KNEE_LOSS: the switch, not the sender, limited
+
+
+def max_forwarding_rate(
+    run: Callable[[float], Trial], start: float, step: float = 1.25, fine: int = 2
+) -> Sweep:
+    """RFC 2285's maximum forwarding rate: offer start, start*step, ... until two loads in a
+    row lose more than KNEE_LOSS (or the sender cannot keep up, or MAX_OFFERED), then `fine`
+    loads evenly (geometrically) between the highest load that did not lose and the next step
+    (where the knee is); the best is the trial with the highest delivered rate. `run(rate)`
+    holds one load and measures it."""
+    if start <= 0 or step <= 1 or fine < 0:
+        raise ValueError("start must be > 0, step > 1, fine >= 0")
+    trials: list[Trial] = []
+    rate, losing = start, 0
+    while rate <= MAX_OFFERED:
+        t = run(rate)
+        trials.append(t)
+        if not t.sender_kept_up:
+            break
+        losing = losing + 1 if t.loss > KNEE_LOSS else 0
+        if losing == 2:
+            break
+        rate *= step
+    # The knee lies between the highest load that did not lose and the next one.
+    kept = [t for t in trials if t.loss <= KNEE_LOSS and t.sender_kept_up]
+    base = max(kept or trials, key=lambda t: t.delivered)
+    for k in range(1, fine + 1):
+        trials.append(run(base.offered * step ** (k / (fine + 1))))
+    return Sweep(
+        tuple(trials),
+        max(trials, key=lambda t: t.delivered),
+        any(t.loss > KNEE_LOSS for t in trials),
+    )
+
+
+class Rig:
+    """One switch running one program under load from a separate sender process."""
+
+    def __init__(
+        self,
+        ports: dict[int, str],
+        send_iface: str,
+        sink: str,
+        seconds: float,
+        cpus: tuple[int, int] | None,
+        sw: Bmv2Switch,
+        registry: Registry,
+    ) -> None:
+        self.ports, self.send_iface, self.sink = ports, send_iface, sink
+        self.seconds, self.cpus, self.sw, self.registry = seconds, cpus, sw, registry
+
+    def trial(self, rate: float) -> Trial:
+        """Hold `rate` pkt/s (0: unpaced) for a warm-up and the measurement window."""
+        warmup = 0.3
+        duration = warmup + self.seconds + 0.2
+        sender = subprocess.Popen(
+            [
+                *(("taskset", "-c", str(self.cpus[0])) if self.cpus is not None else ()),
+                sys.executable,
+                "-m",
+                "mpsched.bench.pktsend",
+                "--iface",
+                self.send_iface,
+                "--frame",
+                frame_hex(),
+                "--seconds",
+                str(duration),
+                "--rate",
+                str(rate),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.registry.add_process(sender.pid, " ".join(sender.args))
+        pid = self.sw.process.pid
+        try:
+            time.sleep(warmup)
+            before, t0, cpu0 = rx_packets(self.sink), time.monotonic(), cpu_seconds(pid)
+            time.sleep(self.seconds)
+            delivered, elapsed = rx_packets(self.sink) - before, time.monotonic() - t0
+            cpu = cpu_seconds(pid) - cpu0
+            out, _ = sender.communicate(timeout=duration + 10)
+        finally:
+            if sender.poll() is None:
+                sender.kill()
+                sender.wait()
+            self.registry.forget_process(sender.pid)
+        time.sleep(0.2)  # queues drain before the next load
+        sent = int(out.strip() or 0) / duration
+        t = Trial(rate, sent, delivered / elapsed, cpu / elapsed)
+        log.info(
+            "offered %8.0f sent %8.0f delivered %8.0f loss %.4f cpu %.2f",
+            t.offered,
+            t.sent,
+            t.delivered,
+            t.loss,
+            t.cpu,
+        )
+        return t
+
+
+def start_switch(
     name: str,
     p4info_path: Path,
     bmv2_json: Path,
     ports: dict[int, str],
-    send_iface: str,
-    sink: str,
-    seconds: float,
     log_dir: Path,
     registry: Registry,
     full: bool,
-    cpus: tuple[int, int] | None = None,
-) -> tuple[float, float]:
-    """(packets/s delivered, CPU seconds per second the switch used). `cpus`: (load
-    generator's CPU, switch's CPU), or None for no pinning."""
+    cpus: tuple[int, int] | None,
+) -> Bmv2Switch:
+    """A switch with the program (and, for the full one, an edge switch's forwarding state),
+    its threads pinned to the switch's CPU."""
     sw = Bmv2Switch(name=name, device_id=1, ports=ports, log_dir=log_dir, registry=registry)
     sw.start()
     try:
@@ -138,38 +281,16 @@ def measure(
             client.close()
         if cpus is not None:
             pin_process(sw.process.pid, cpus[1])
-        sender = subprocess.Popen(
-            [
-                *(("taskset", "-c", str(cpus[0])) if cpus is not None else ()),
-                sys.executable,
-                "-m",
-                "mpsched.bench.pktsend",
-                "--iface",
-                send_iface,
-                "--frame",
-                frame_hex(),
-                "--seconds",
-                str(seconds + 2),
-            ],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        registry.add_process(sender.pid, " ".join(sender.args))
-        try:
-            time.sleep(1.0)  # warm-up: queues filled, steady state
-            before, t0, cpu0 = rx_packets(sink), time.monotonic(), cpu_seconds(sw.process.pid)
-            time.sleep(seconds)
-            delivered, elapsed = rx_packets(sink) - before, time.monotonic() - t0
-            cpu = cpu_seconds(sw.process.pid) - cpu0
-            sender.wait(timeout=seconds + 10)
-        finally:
-            if sender.poll() is None:
-                sender.kill()
-                sender.wait()
-            registry.forget_process(sender.pid)
-        return delivered / elapsed, cpu / elapsed
-    finally:
+    except BaseException:
         sw.stop()
+        raise
+    return sw
+
+
+def measure(rig: Rig, step: float) -> tuple[Trial, Sweep]:
+    """The overload trial (unpaced sender), then the sweep from half its delivered rate."""
+    overload = rig.trial(0)
+    return overload, max_forwarding_rate(rig.trial, max(1000.0, overload.delivered / 2), step)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,18 +299,24 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--seconds", type=float, default=5.0, help="measurement window per round")
+    p.add_argument("--seconds", type=float, default=1.5, help="measurement window per load")
     p.add_argument("--rounds", type=int, default=3, help="rounds per program (median counts)")
+    p.add_argument(
+        "--step", type=float, default=1.25, help="factor between two loads of the sweep (> 1)"
+    )
     p.add_argument(
         "--no-pin",
         dest="pin",
         action="store_false",
         help="leave the sender and the switch unpinned (default: each on a CPU of its own)",
     )
+    p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
     args = p.parse_args(argv)
-    if args.seconds <= 0 or args.rounds < 1:
-        p.error("--seconds must be > 0 and --rounds >= 1")
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    if args.seconds <= 0 or args.rounds < 1 or args.step <= 1:
+        p.error("--seconds must be > 0, --rounds >= 1 and --step > 1")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
+    )
     problems = toolchain.missing("root", "simple_switch_grpc")
     art = p4_artifacts()
     minimal_json, minimal_info = minimal_artifacts()
@@ -207,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()
-    results: dict[str, list[float]] = {"minimal": [], "full": []}
+    results: dict[str, list[Sweep]] = {"minimal": [], "full": []}
     cpus = cpu_plan(args.pin)
     print(
         f"load generator on CPU {cpus[0]}, switch on CPU {cpus[1]}" if cpus else "unpinned",
@@ -223,22 +350,22 @@ def main(argv: list[str] | None = None) -> int:
                     info, json_ = (
                         (art.p4info, art.bmv2_json) if full else (minimal_info, minimal_json)
                     )
-                    pps, cpu = measure(
-                        f"bench-{name}",
-                        info,
-                        json_,
-                        ports,
-                        t1,
-                        t2,
-                        args.seconds,
-                        Path(tmp),
-                        registry,
-                        full,
-                        cpus,
+                    sw = start_switch(
+                        f"bench-{name}", info, json_, ports, Path(tmp), registry, full, cpus
                     )
-                    results[name].append(pps)
+                    try:
+                        rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
+                        overload, result = measure(rig, args.step)
+                    finally:
+                        sw.stop()
+                    results[name].append(result)
+                    b = result.best
                     print(
-                        f"round {r + 1} {name:8s} {pps:10.0f} pkt/s  switch CPU {cpu:.2f}",
+                        f"round {r + 1} {name:8s} {b.delivered:10.0f} pkt/s max forwarding rate"
+                        f" (offered {b.offered:.0f}, loss {b.loss:.1%}, switch CPU {b.cpu:.2f},"
+                        f" {b.cpu_us_per_packet:.1f} us/pkt; {len(result.trials)} loads"
+                        f"{'' if result.saturated else '; NOT saturated: sender-limited'});"
+                        f" unpaced overload {overload.delivered:.0f} pkt/s",
                         flush=True,
                     )
     except KeyboardInterrupt:
@@ -246,11 +373,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         registry.close()
-    minimal = statistics.median(results["minimal"])
-    full = statistics.median(results["full"])
-    print(f"minimal program (1 table)       median {minimal:10.0f} pkt/s")
-    print(f"full program (routing, paths)   median {full:10.0f} pkt/s")
-    print(f"dataplane_pps_ratio={full / minimal:.3f}")
+    medians = {k: statistics.median(s.best.delivered for s in v) for k, v in results.items()}
+    for name, label in (("minimal", "minimal program (1 table)"), ("full", "full program")):
+        limited = not all(s.saturated for s in results[name])
+        print(
+            f"{label:28s} max forwarding rate median {medians[name]:10.0f} pkt/s"
+            + (" (a lower bound: the sender limited some round)" if limited else "")
+        )
+    print(f"dataplane_pps_ratio={medians['full'] / medians['minimal']:.3f}")
     return 0
 
 
