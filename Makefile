@@ -42,7 +42,7 @@ $(P4OUT)/main.json: $(P4SRC)
 	p4c --target bmv2 --arch v1model --std p4-16 $(P4DEFS) -o $(P4OUT) \
 	    --p4runtime-files $(P4OUT)/main.p4info.txt p4src/main.p4
 
-p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths
+p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths
 
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
@@ -52,6 +52,12 @@ $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
 	@mkdir -p $(BUILD)/p4-minimal
 	p4c --target bmv2 --arch v1model --std p4-16 -o $(BUILD)/p4-minimal \
 	    --p4runtime-files $(BUILD)/p4-minimal/minimal.p4info.txt p4src/bench/minimal.p4
+
+$(BUILD)/p4-ipv4/ipv4.json: p4src/bench/ipv4.p4
+	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
+	@mkdir -p $(BUILD)/p4-ipv4
+	p4c --target bmv2 --arch v1model --std p4-16 -o $(BUILD)/p4-ipv4 \
+	    --p4runtime-files $(BUILD)/p4-ipv4/ipv4.p4info.txt p4src/bench/ipv4.p4
 
 $(BUILD)/bin/linkem: csrc/linkem.c
 	@mkdir -p $(@D)

@@ -1,5 +1,5 @@
 """`make bench-dataplane`: the maximum-forwarding-rate sweep (pure logic, on model switches)
-and, end to end and short, both programs forwarding with the key line printed."""
+and, end to end and short, the three programs forwarding with the key line printed."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from .conftest import require
 pytestmark = pytest.mark.integration
 
 
-def test_dataplane_bench_runs_both_programs(artifacts):
+def test_dataplane_bench_runs_every_program(artifacts):
     require("root", "simple_switch_grpc")
-    from mpsched.bench.dataplane import minimal_artifacts
+    from mpsched.bench.dataplane import ipv4_artifacts, minimal_artifacts
 
-    if not all(p.is_file() for p in minimal_artifacts()):
-        pytest.skip("minimal program not compiled; run `make p4` (needs p4c)")
+    if not all(p.is_file() for p in (*minimal_artifacts(), *ipv4_artifacts())):
+        pytest.skip("reference programs not compiled; run `make p4` (needs p4c)")
     out = subprocess.run(
         [
             sys.executable,
@@ -40,7 +40,7 @@ def test_dataplane_bench_runs_both_programs(artifacts):
     rates = [
         float(r) for r in re.findall(r"round 1 \w+\s+(\d+) pkt/s max forwarding rate", out.stdout)
     ]
-    assert len(rates) == 2 and min(rates) > 500, out.stdout
+    assert len(rates) == 3 and min(rates) > 500, out.stdout
     assert re.search(r"\ndataplane_pps_ratio=\d+\.\d{3}\n$", out.stdout), out.stdout
 
 

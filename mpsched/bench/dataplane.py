@@ -1,12 +1,15 @@
 """`make bench-dataplane`: maximum forwarding rate of the full program vs a minimal one on one BMv2.
 
-Both programs run on the same `simple_switch_grpc` binary, one after the other in the same
+The programs run on the same `simple_switch_grpc` binary, one after the other in the same
 run, with the same two veth ports: one 64-byte UDP flow into port 1, counted as it leaves
 port 2. The full program gets the forwarding state the controller installs for an edge switch
 with one path (route to the paths, the path's next hop, weights), so its frame takes the whole
 path-selection pipeline; the minimal program (p4src/bench/minimal.p4) is one exact-match table
-on the ingress port. With two or more CPUs the load generator runs on the first and every
-thread of the switch on the last (`--no-pin`: wherever the kernel puts them).
+on the ingress port, and a second reference, plain IPv4 forwarding (p4src/bench/ipv4.p4:
+checksum check, LPM route, MAC rewrite, TTL, checksum update), shows how much of the full
+program's cost routing alone takes (printed, not in the ratio). With two or more CPUs the
+load generator runs on the first and every thread of the switch on the last (`--no-pin`:
+wherever the kernel puts them).
 
 The figure per program is its maximum forwarding rate (RFC 2285, 3.6.2): the highest rate
 delivered over a sweep of paced offered loads (`pktsend --rate`), from half the overload rate
@@ -54,6 +57,19 @@ HOST_MAC = "00:00:0a:00:01:01"
 def minimal_artifacts() -> tuple[Path, Path]:
     base = build_dir() / "p4-minimal"
     return base / "minimal.json", base / "minimal.p4info.txt"
+
+
+def ipv4_artifacts() -> tuple[Path, Path]:
+    base = build_dir() / "p4-ipv4"
+    return base / "ipv4.json", base / "ipv4.p4info.txt"
+
+
+# The programs, in the order of a round: name, label of the summary.
+PROGRAMS = (
+    ("minimal", "minimal program (1 table)"),
+    ("ipv4", "IPv4 forwarding program"),
+    ("full", "full program"),
+)
 
 
 def frame_hex() -> str:
@@ -319,11 +335,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     problems = toolchain.missing("root", "simple_switch_grpc")
     art = p4_artifacts()
-    minimal_json, minimal_info = minimal_artifacts()
-    problems += [f"{m}: missing; run `make p4`" for m in art.missing()]
+    programs = {
+        "minimal": minimal_artifacts(),
+        "ipv4": ipv4_artifacts(),
+        "full": (art.bmv2_json, art.p4info),
+    }
     problems += [
-        f"{m}: missing; run `make bench-dataplane`"
-        for m in (minimal_json, minimal_info)
+        f"{m}: missing; run `make p4`"
+        for json_, info in programs.values()
+        for m in (json_, info)
         if not m.is_file()
     ]
     if problems:
@@ -334,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()
-    results: dict[str, list[Sweep]] = {"minimal": [], "full": []}
+    results: dict[str, list[Sweep]] = {name: [] for name, _ in PROGRAMS}
     cpus = cpu_plan(args.pin)
     print(
         f"load generator on CPU {cpus[0]}, switch on CPU {cpus[1]}" if cpus else "unpinned",
@@ -345,13 +365,17 @@ def main(argv: list[str] | None = None) -> int:
         ports = {1: sw1, 2: sw2}
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
-                for name in ("minimal", "full"):
-                    full = name == "full"
-                    info, json_ = (
-                        (art.p4info, art.bmv2_json) if full else (minimal_info, minimal_json)
-                    )
+                for name, _ in PROGRAMS:
+                    json_, info = programs[name]
                     sw = start_switch(
-                        f"bench-{name}", info, json_, ports, Path(tmp), registry, full, cpus
+                        f"bench-{name}",
+                        info,
+                        json_,
+                        ports,
+                        Path(tmp),
+                        registry,
+                        name == "full",
+                        cpus,
                     )
                     try:
                         rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
@@ -361,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                     results[name].append(result)
                     b = result.best
                     print(
-                        f"round {r + 1} {name:8s} {b.delivered:10.0f} pkt/s max forwarding rate"
+                        f"round {r + 1} {name:7s} {b.delivered:10.0f} pkt/s max forwarding rate"
                         f" (offered {b.offered:.0f}, loss {b.loss:.1%}, switch CPU {b.cpu:.2f},"
                         f" {b.cpu_us_per_packet:.1f} us/pkt; {len(result.trials)} loads"
                         f"{'' if result.saturated else '; NOT saturated: sender-limited'});"
@@ -374,12 +398,13 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         registry.close()
     medians = {k: statistics.median(s.best.delivered for s in v) for k, v in results.items()}
-    for name, label in (("minimal", "minimal program (1 table)"), ("full", "full program")):
+    for name, label in PROGRAMS:
         limited = not all(s.saturated for s in results[name])
         print(
-            f"{label:28s} max forwarding rate median {medians[name]:10.0f} pkt/s"
+            f"{label:26s} max forwarding rate median {medians[name]:10.0f} pkt/s"
             + (" (a lower bound: the sender limited some round)" if limited else "")
         )
+    print(f"full / IPv4 forwarding: {medians['full'] / medians['ipv4']:.3f}")
     print(f"dataplane_pps_ratio={medians['full'] / medians['minimal']:.3f}")
     return 0
 
