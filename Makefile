@@ -16,9 +16,9 @@ P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
 P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
-                gcc libc6-dev
+                gcc libc6-dev linux-perf
 
-.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-telemetry bench-control bench-sched bench-mptcp compare
+.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -80,8 +80,11 @@ bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs ea
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp
 
-bench-dataplane: p4 ## packets/s of the full program vs a minimal one on the same BMv2
+bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal one on the same BMv2
 	$(PY) -m mpsched.bench.dataplane
+
+bench-dpcost: p4 ## per packet: CPU time, field writes, table applies, conditions (perf uprobes)
+	$(PY) -m mpsched.bench.dpcost
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare

@@ -1,0 +1,243 @@
+"""`make bench-dpcost`: what one packet costs each program on BMv2, counted rather than timed.
+
+For the programs of `make bench-dataplane` (the minimal one-table program, plain IPv4
+forwarding, the full program with an edge switch's forwarding state), one after the other on
+the same two veth ports, at one paced load below every program's capacity (`--rate`, default
+10 000 pkt/s of one 64-byte UDP flow): the switch's CPU time per forwarded packet, and, from
+uprobes on the `simple_switch_grpc` binary counted with `perf stat`, per received packet:
+
+- field writes: calls of `bm::Field::export_bytes`, which every write of a field ends in
+  (the per-packet reset of the metadata, a header made valid or invalid, an assignment, a
+  parser `set`); each costs two big-number copies;
+- table applies: `bm::MatchTableAbstract::apply_action` (p4c's synthesised tables for blocks
+  of statements included);
+- conditions: `bm::Conditional::operator()`.
+
+The counts do not depend on timing, so a change to the P4 program shows in them exactly,
+where the rates of `make bench-dataplane` vary by 10-20 % between rounds. The probes are
+placed at the functions' addresses in the binary's symbol table (`nm`) and removed at the
+end, also on errors and Ctrl-C. Needs root, `perf` (Debian's linux-perf) and a BMv2 that
+keeps those symbols (not stripped); a counter whose symbol is missing prints n/a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpsched import toolchain
+from mpsched.bench.dataplane import (
+    PROGRAMS,
+    Rig,
+    cpu_plan,
+    missing_programs,
+    program_artifacts,
+    start_switch,
+)
+from mpsched.cleanup import Registry, sweep
+from mpsched.ptfrun import make_veths
+
+log = logging.getLogger("mpsched.bench.dpcost")
+
+# uprobe group of this benchmark (perf probe GROUP:EVENT)
+GROUP = "mpsched_dpcost"
+# event name -> the demangled symbol it counts
+PROBES = {
+    "rx": "SimpleSwitch::receive_(unsigned int, char const*, int)",
+    "field_writes": "bm::Field::export_bytes()",
+    "table_applies": "bm::MatchTableAbstract::apply_action(bm::Packet*)",
+    "conditions": "bm::Conditional::operator()(bm::Packet*) const",
+}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One program's cost per packet at the load (None: not counted)."""
+
+    cpu_us: float
+    field_writes: float | None
+    table_applies: float | None
+    conditions: float | None
+
+
+def symbol_addresses(binary: str, symbols: list[str]) -> dict[str, int]:
+    """Address of each demangled symbol defined in `binary` (absent if not found)."""
+    out = subprocess.run(
+        ["nm", "-C", "--defined-only", binary], capture_output=True, text=True, check=True
+    ).stdout
+    wanted = set(symbols)
+    found: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[2] in wanted and parts[1] in "TtWw":
+            found.setdefault(parts[2], int(parts[0], 16))
+    return found
+
+
+def parse_perf_stat(text: str) -> dict[str, int]:
+    """Counts by event name from `perf stat -x,` output (its stderr); uncounted events are
+    left out."""
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        fields = line.split(",")
+        if len(fields) < 3 or ":" not in fields[2]:
+            continue
+        try:
+            counts[fields[2].split(":", 1)[1]] = int(fields[0])
+        except ValueError:
+            continue
+    return counts
+
+
+def per_packet(counts: dict[str, int], event: str) -> float | None:
+    rx = counts.get("rx", 0)
+    return counts[event] / rx if rx > 0 and event in counts else None
+
+
+class Probes:
+    """The uprobes of PROBES on `binary`, removed on exit."""
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self.events: list[str] = []
+
+    def __enter__(self) -> Probes:
+        addresses = symbol_addresses(self.binary, list(PROBES.values()))
+        for event, symbol in PROBES.items():
+            if symbol not in addresses:
+                log.warning("%s: no symbol %r; %s not counted", self.binary, symbol, event)
+                continue
+            subprocess.run(
+                [
+                    "perf",
+                    "probe",
+                    "-q",
+                    "-x",
+                    self.binary,
+                    "-a",
+                    f"{GROUP}:{event}=0x{addresses[symbol]:x}",
+                ],
+                check=True,
+                capture_output=True,
+            )
+            self.events.append(event)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run(["perf", "probe", "-q", "-d", f"{GROUP}:*"], capture_output=True)
+
+
+def count(rig: Rig, rate: float, events: list[str]) -> dict[str, int]:
+    """Hold `rate` with the switch's probes counted."""
+    perf = subprocess.Popen(
+        [
+            "perf",
+            "stat",
+            "-x,",
+            "-e",
+            ",".join(f"{GROUP}:{e}" for e in events),
+            "-p",
+            str(rig.sw.process.pid),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    rig.registry.add_process(perf.pid, " ".join(perf.args))
+    try:
+        time.sleep(0.2)
+        rig.trial(rate)
+        perf.send_signal(signal.SIGINT)
+        _, err = perf.communicate(timeout=10)
+    finally:
+        if perf.poll() is None:
+            perf.kill()
+            perf.wait()
+        rig.registry.forget_process(perf.pid)
+    return parse_perf_stat(err)
+
+
+def fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m mpsched.bench.dpcost",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--rate", type=float, default=10_000.0, help="offered load, pkt/s")
+    p.add_argument("--seconds", type=float, default=3.0, help="measurement window")
+    args = p.parse_args(argv)
+    if args.rate <= 0 or args.seconds <= 0:
+        p.error("--rate and --seconds must be > 0")
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    problems = toolchain.missing("root", "simple_switch_grpc") + missing_programs()
+    if shutil.which("perf") is None:
+        problems.append("perf: install it with `make setup` (Debian package linux-perf)")
+    if problems:
+        print("bench-dpcost: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    for line in sweep():
+        log.info("cleaned up: %s", line)
+    binary = shutil.which("simple_switch_grpc") or "simple_switch_grpc"
+    registry = Registry()
+    cpus = cpu_plan(True)
+    costs: dict[str, Cost] = {}
+    try:
+        (sw1, t1), (sw2, t2) = make_veths(registry, 2)
+        ports = {1: sw1, 2: sw2}
+        with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
+            for name, _ in PROGRAMS:
+                json_, info = program_artifacts()[name]
+                sw = start_switch(
+                    f"dpcost-{name}",
+                    info,
+                    json_,
+                    ports,
+                    Path(tmp),
+                    registry,
+                    name == "full",
+                    cpus,
+                )
+                try:
+                    rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
+                    timed = rig.trial(args.rate)  # without probes: they cost time
+                    counts = count(rig, args.rate, probes.events)
+                finally:
+                    sw.stop()
+                costs[name] = Cost(
+                    timed.cpu_us_per_packet,
+                    per_packet(counts, "field_writes"),
+                    per_packet(counts, "table_applies"),
+                    per_packet(counts, "conditions"),
+                )
+    except KeyboardInterrupt:
+        print("bench-dpcost: interrupted; cleaned up", file=sys.stderr)
+        return 130
+    finally:
+        registry.close()
+    print(f"per packet at {args.rate:.0f} pkt/s offered:")
+    print(
+        f"{'program':10s} {'CPU us':>8s} {'field writes':>13s} {'table applies':>14s}"
+        f" {'conditions':>11s}"
+    )
+    for name, c in costs.items():
+        print(
+            f"{name:10s} {c.cpu_us:8.1f} {fmt(c.field_writes):>13s}"
+            f" {fmt(c.table_applies):>14s} {fmt(c.conditions):>11s}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
