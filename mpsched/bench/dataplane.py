@@ -13,12 +13,12 @@ wherever the kernel puts them).
 
 The figure per program is its maximum forwarding rate (RFC 2285, 3.6.2): the highest rate
 delivered over a sweep of paced offered loads (`pktsend --rate`), from half the overload rate
-up in steps of `--step` until two loads in a row lose more than 1 %, then two loads between
-the highest one that lost less and the next step. An unpaced sender (as fast as it can, about
-0.9 M frames/s here) is no measure of capacity: under that overload the switch's receive path
-slows down (the minimal program took in 31 k frames/s, forwarded 16-20 k of them and dropped
-the rest at its egress queue, where paced loads get 120 k/s through); that overload rate is
-printed too, and starts the sweep.
+up in steps of `--step` until two loads in a row lose more than 1 %, then `--fine` loads
+between the highest one that lost less and the next step. An unpaced sender (as fast as it
+can, about 0.9 M frames/s here) is no measure of capacity: under that overload the switch's
+receive path slows down (the minimal program took in 31 k frames/s, forwarded 16-20 k of them
+and dropped the rest at its egress queue, where paced loads get 120 k/s through); that
+overload rate is printed too, and starts the sweep.
 If no load of the sweep loses more than 1 %, the switch was not saturated and the figure is
 the sender's limit, which the output says. Rounds alternate the programs; the median per
 program counts. Each round prints the switch's CPU use and CPU time per forwarded packet
@@ -193,7 +193,7 @@ class Sweep:
 
 
 def max_forwarding_rate(
-    run: Callable[[float], Trial], start: float, step: float = 1.25, fine: int = 2
+    run: Callable[[float], Trial], start: float, step: float = 1.25, fine: int = 3
 ) -> Sweep:
     """RFC 2285's maximum forwarding rate: offer start, start*step, ... until two loads in a
     row lose more than KNEE_LOSS (or the sender cannot keep up, or MAX_OFFERED), then `fine`
@@ -324,10 +324,11 @@ def start_switch(
     return sw
 
 
-def measure(rig: Rig, step: float) -> tuple[Trial, Sweep]:
+def measure(rig: Rig, step: float, fine: int) -> tuple[Trial, Sweep]:
     """The overload trial (unpaced sender), then the sweep from half its delivered rate."""
     overload = rig.trial(0)
-    return overload, max_forwarding_rate(rig.trial, max(1000.0, overload.delivered / 2), step)
+    start = max(1000.0, overload.delivered / 2)
+    return overload, max_forwarding_rate(rig.trial, start, step, fine)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
         "--step", type=float, default=1.25, help="factor between two loads of the sweep (> 1)"
     )
     p.add_argument(
+        "--fine", type=int, default=3, help="loads between the knee's two steps (>= 0)"
+    )
+    p.add_argument(
         "--no-pin",
         dest="pin",
         action="store_false",
@@ -349,8 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
     args = p.parse_args(argv)
-    if args.seconds <= 0 or args.rounds < 1 or args.step <= 1:
-        p.error("--seconds must be > 0, --rounds >= 1 and --step > 1")
+    if args.seconds <= 0 or args.rounds < 1 or args.step <= 1 or args.fine < 0:
+        p.error("--seconds must be > 0, --rounds >= 1, --step > 1 and --fine >= 0")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
     )
@@ -390,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     try:
                         rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
-                        overload, result = measure(rig, args.step)
+                        overload, result = measure(rig, args.step, args.fine)
                     finally:
                         sw.stop()
                     results[name].append(result)
