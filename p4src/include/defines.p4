@@ -66,7 +66,10 @@ const bit<32> DIGEST_MPTCP_CLOSE = 5;
 
 // TCP options (parser.p4). Options are walked on SYNs and pure ACKs only (the
 // MPTCP handshake), at most TCP_OPTIONS_MAX of them ahead of the MPTCP option.
-#define TCP_OPTIONS_MAX 12
+// Linux puts at most 6 there (MSS, NOP, NOP, timestamps, NOP, window scale);
+// a handshake with more is not reported and its subflows stay hashed. Each
+// stack entry is a header instance that BMv2 marks invalid for every packet.
+#define TCP_OPTIONS_MAX 8
 const bit<8> TCP_OPTION_EOL = 0;
 const bit<8> TCP_OPTION_NOP = 1;
 const bit<8> TCP_OPTION_MPTCP = 30;

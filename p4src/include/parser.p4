@@ -10,9 +10,14 @@ parser MpParser(packet_in packet,
                 inout local_metadata_t meta,
                 inout standard_metadata_t std_meta) {
 
+    // The next TCP option's kind and length bytes (option walk). One local
+    // for every state: p4c keeps each local in a metadata field of its own,
+    // which BMv2 resets for every packet.
+    bit<16> kind_len;
+
+    // meta starts zeroed (v1model resets the user metadata for every packet),
+    // so l4_src_port and l4_dst_port are 0 unless parse_tcp/parse_udp set them.
     state start {
-        meta.l4_src_port = 0;
-        meta.l4_dst_port = 0;
         transition select(std_meta.ingress_port) {
             CPU_PORT: parse_packet_out;
             default: parse_ethernet;
@@ -35,30 +40,47 @@ parser MpParser(packet_in packet,
     }
 
     // A truncated tag fails the extract (PacketTooShort); a tag that does
-    // not carry IPv4 fails the verify, unless it is a probe (PROBE flag,
-    // next_type 0: nothing follows that the switch reads). Either way the
-    // ingress drops it; a probe after its liveness update.
+    // not carry IPv4 ends in PathTagNotIPv4, unless it is a probe (PROBE
+    // flag, next_type 0: nothing follows that the switch reads). Either way
+    // the ingress drops it; a probe after its liveness update.
+    // The checks are select keys on the header's own fields, not verify()
+    // conditions: p4c computes a verify condition or a masked select key into
+    // a temporary metadata field, which BMv2 writes (and resets) for every
+    // packet.
     state parse_path_tag {
         packet.extract(hdr.path_tag);
-        transition select(hdr.path_tag.flags & PATH_FLAG_PROBE, hdr.path_tag.next_type) {
-            (PATH_FLAG_PROBE, 0): accept;
-            default: parse_path_tag_ipv4;
+        transition select(hdr.path_tag.flags, hdr.path_tag.next_type) {
+            (PATH_FLAG_PROBE &&& PATH_FLAG_PROBE, 0): accept;
+            (_, ETHERTYPE_IPV4): parse_ipv4;
+            default: path_tag_not_ipv4;
         }
     }
 
-    state parse_path_tag_ipv4 {
-        verify(hdr.path_tag.next_type == ETHERTYPE_IPV4, error.PathTagNotIPv4);
-        transition parse_ipv4;
+    // verify(false, e) ends the parse in reject with error e (BMv2 takes no
+    // explicit transition to reject).
+    state path_tag_not_ipv4 {
+        verify(false, error.PathTagNotIPv4);
+        transition accept;
     }
 
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
-        verify(hdr.ipv4.version == 4, error.IPv4IncorrectVersion);
-        verify(hdr.ipv4.ihl >= 5, error.IPv4HeaderTooShort);
-        transition select(hdr.ipv4.ihl) {
-            5: parse_ipv4_payload;
-            default: parse_ipv4_options;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl) {
+            (4, 5): parse_ipv4_payload;
+            (4, 0 .. 4): ipv4_header_too_short;
+            (4, _): parse_ipv4_options;
+            default: ipv4_incorrect_version;
         }
+    }
+
+    state ipv4_incorrect_version {
+        verify(false, error.IPv4IncorrectVersion);
+        transition accept;
+    }
+
+    state ipv4_header_too_short {
+        verify(false, error.IPv4HeaderTooShort);
+        transition accept;
     }
 
     state parse_ipv4_options {
@@ -112,7 +134,7 @@ parser MpParser(packet_in packet,
 
     // At least two option bytes left: look at the kind and length.
     state parse_tcp_option_kind {
-        bit<16> kind_len = packet.lookahead<bit<16>>();
+        kind_len = packet.lookahead<bit<16>>();
         transition select(kind_len[15:8]) {
             TCP_OPTION_EOL: accept;
             TCP_OPTION_NOP: parse_tcp_option_nop;
@@ -138,7 +160,7 @@ parser MpParser(packet_in packet,
     }
 
     state parse_tcp_option_check {
-        bit<16> kind_len = packet.lookahead<bit<16>>();
+        kind_len = packet.lookahead<bit<16>>();
         transition select(kind_len[7:0] < 2 || kind_len[7:0] > meta.tcp_opt_left) {
             true: accept;
             default: parse_tcp_option_other;
@@ -146,7 +168,7 @@ parser MpParser(packet_in packet,
     }
 
     state parse_tcp_option_other {
-        bit<16> kind_len = packet.lookahead<bit<16>>();
+        kind_len = packet.lookahead<bit<16>>();
         packet.extract(hdr.tcp_options.next, ((bit<32>)kind_len[7:0] - 1) * 8);
         meta.tcp_opt_left = meta.tcp_opt_left - kind_len[7:0];
         meta.tcp_opt_count = meta.tcp_opt_count + 1;
@@ -156,7 +178,7 @@ parser MpParser(packet_in packet,
     // An MPTCP option shorter than its first four bytes, or running past
     // the header, is left unparsed.
     state parse_mptcp_check {
-        bit<16> kind_len = packet.lookahead<bit<16>>();
+        kind_len = packet.lookahead<bit<16>>();
         transition select(kind_len[7:0] < 4 || kind_len[7:0] > meta.tcp_opt_left) {
             true: accept;
             default: parse_mptcp;

@@ -55,6 +55,8 @@ header path_monitor_vars_t {
     bit<16>      sig;
     bit<16>      slot_sig;
     path_id_t    path_id;
+    bool         reporting;   // report_config: this path is reported
+    bit<7>       pad;         // BMv2 wants headers of whole bytes
 }
 
 control PathMonitor(inout headers_t hdr,
@@ -77,18 +79,16 @@ control PathMonitor(inout headers_t hdr,
     register<bit<16>, bit<32>>(FLOW_ORDER_SLOTS) order_sig;
     register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;
 
-    bool reporting = false;
-
     // Report this path at most once per interval_us µs.
     action set_report_interval(timestamp_t interval_us) {
         v.report_interval = interval_us;
-        reporting = true;
+        v.reporting = true;
     }
 
     // No reports for this path.
     action no_reports() {
         v.report_interval = 0;
-        reporting = false;
+        v.reporting = false;
     }
 
     // Purpose: the report interval of each path (by path id), settable at
@@ -165,7 +165,7 @@ control PathMonitor(inout headers_t hdr,
             reordered.write(v.path_id, v.n_reordered);
 
             report_config.apply();
-            if (reporting) {
+            if (v.reporting) {
                 last_report_ts.read(v.last, v.path_id);
                 if (v.rx_ts - v.last >= v.report_interval) {
                     last_report_ts.write(v.path_id, v.rx_ts);

@@ -15,14 +15,14 @@ control PathTagPush(inout headers_t hdr,
     // pipeline is pushed, wraps at 2^32.
     register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
 
+    // The sequence number is read straight into the tag (a local would be
+    // one more metadata field, reset for every packet).
     apply {
-        path_seq_t seq;
-        tx_seq.read(seq, meta.path_id);
-        tx_seq.write(meta.path_id, seq + 1);
         hdr.path_tag.setValid();
+        tx_seq.read(hdr.path_tag.seq, meta.path_id);
+        tx_seq.write(meta.path_id, hdr.path_tag.seq + 1);
         hdr.path_tag.path_id = meta.path_id;
         hdr.path_tag.flags = 0;
-        hdr.path_tag.seq = seq;
         hdr.path_tag.tx_ts = std_meta.ingress_global_timestamp;
         hdr.path_tag.next_type = hdr.ethernet.ether_type;
         hdr.ethernet.ether_type = ETHERTYPE_PATH_TAG;

@@ -86,6 +86,9 @@ header rtt_monitor_vars_t {
     bit<16>      sig16;
     bit<16>      hdr_len;
     path_id_t    fpath;
+    bool         rtt_reporting;  // rtt_config: this path's RTT is reported
+    bool         retrans;        // the data segment is a retransmission
+    bit<6>       pad;            // BMv2 wants headers of whole bytes
 }
 
 control RttMonitor(inout headers_t hdr,
@@ -109,18 +112,16 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_acked;
     register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) rtt_last_report_ts;
 
-    bool rtt_reporting = false;
-
     // Report RTT samples of this path at most once per interval_us µs.
     action set_rtt_interval(timestamp_t interval_us) {
         v.rtt_interval = interval_us;
-        rtt_reporting = true;
+        v.rtt_reporting = true;
     }
 
     // No reports for this path.
     action no_reports() {
         v.rtt_interval = 0;
-        rtt_reporting = false;
+        v.rtt_reporting = false;
     }
 
     // Purpose: the RTT report interval of each path (by path id).
@@ -168,7 +169,7 @@ control RttMonitor(inout headers_t hdr,
                 v.seq_end = hdr.tcp.seq_no + v.payload;
                 v.advance = v.payload;
                 v.carry = 0;
-                bool retrans = false;
+                v.retrans = false;
                 flow_seq_end.read(v.highest, v.slot);
                 if (v.stored_sig != 0) {
                     // The slot's flow so far: its path and unacknowledged bytes.
@@ -190,7 +191,7 @@ control RttMonitor(inout headers_t hdr,
                 if (v.stored_sig == v.sig) {
                     v.d = v.seq_end - v.highest;
                     if (v.d == 0 || v.d[31:31] == 1) {
-                        retrans = true;
+                        v.retrans = true;
                         v.advance = 0;
                     } else {
                         v.advance = v.d;
@@ -207,7 +208,7 @@ control RttMonitor(inout headers_t hdr,
                 flow_path.write(v.slot, meta.path_id);
                 path_sent.read(v.sent, meta.path_id);
                 path_sent.write(meta.path_id, v.sent + v.advance + v.carry);
-                if (retrans) {
+                if (v.retrans) {
                     path_retrans.read(v.n, meta.path_id);
                     path_retrans.write(meta.path_id, v.n + 1);
                 } else if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
@@ -234,7 +235,7 @@ control RttMonitor(inout headers_t hdr,
                 sample_ts.write(v.slot, 0);
                 sample_path.read(meta.rtt_path_id, v.slot);
                 rtt_config.apply();
-                if (rtt_reporting) {
+                if (v.rtt_reporting) {
                     rtt_last_report_ts.read(v.last, meta.rtt_path_id);
                     if (v.now - v.last >= v.rtt_interval) {
                         rtt_last_report_ts.write(meta.rtt_path_id, v.now);
