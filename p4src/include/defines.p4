@@ -6,6 +6,8 @@ typedef bit<9>  port_t;
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<8>  path_id_t;   // 1..MAX_PATHS; 0 means "no path chosen"
+// Every value of path_id_t: the size of registers any path id may index.
+#define PATH_ID_SPACE 256
 typedef bit<8>  class_id_t;  // traffic class 0..MAX_CLASSES-1; 0 is the default class
 typedef bit<16> bucket_t;    // weighted-hash bucket
 

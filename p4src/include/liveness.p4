@@ -26,9 +26,11 @@
 #include "sizes.p4"
 
 // Per path, by path id: arrival time of the latest tagged packet from the
-// path (µs) and the dead-after interval in force (0: never dead).
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) path_last_seen;
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) path_dead_after;
+// path (µs) and the dead-after interval in force (0: never dead). One slot for
+// every value of path_id_t, so that path_select.p4 reads the chosen path's
+// slot without clamping the id; only 1..MAX_PATHS are ever written.
+register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
+register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
 
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,

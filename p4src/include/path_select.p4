@@ -59,7 +59,6 @@ header path_select_vars_t {
     timestamp_t    after;       // a path's dead-after (liveness)
     bit<8>         alive_mask;  // bit i-1: path i is alive
     bit<8>         usable;      // alive and weighted
-    path_id_t      live_index;  // the chosen path, or 0 if out of range
     path_id_t      q;           // round robin: candidate
     path_id_t      next;        // round robin: choice
     bit<16>        spread;      // failover: hash or random draw
@@ -239,13 +238,14 @@ control PathSelect(inout headers_t hdr,
                 random(meta.bucket, 16w0, 16w65535);
                 meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
             }
-            // Liveness of the chosen (or continued) path. Path 0 and ids
-            // above MAX_PATHS (dropped below) read the unused slot 0, which
-            // never says dead: no register is read out of its bounds.
-            v.live_index = meta.path_id * (path_id_t)(bit<1>)(meta.path_id <= MAX_PATHS);
-            path_last_seen.read(v.seen, v.live_index);
-            path_dead_after.read(v.after, v.live_index);
-            bool dead = v.live_index != 0 && v.after != 0 && v.now - v.seen > v.after;
+            // Liveness of the chosen (or continued) path. The liveness
+            // registers cover every path id (liveness.p4); path 0 and ids
+            // above MAX_PATHS (dropped below) are never configured, so their
+            // dead_after is 0: never dead. (An index computed here, e.g. a
+            // clamp, would be a temporary metadata field per read.)
+            path_last_seen.read(v.seen, meta.path_id);
+            path_dead_after.read(v.after, meta.path_id);
+            bool dead = v.after != 0 && v.now - v.seen > v.after;
             // Usable paths: the weighted ones, or the weighted alive ones
             // where every path's liveness is needed (round robin, a new VQ
             // flowlet, a failover) and one of them is alive.
