@@ -35,7 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -324,6 +325,26 @@ def start_switch(
     return sw
 
 
+@contextmanager
+def program_rig(
+    name: str,
+    ports: dict[int, str],
+    send_iface: str,
+    sink: str,
+    seconds: float,
+    cpus: tuple[int, int] | None,
+    log_dir: Path,
+    registry: Registry,
+) -> Iterator[Rig]:
+    """A Rig on a switch running program `name` (of PROGRAMS), stopped on exit."""
+    json_, info = program_artifacts()[name]
+    sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, name == "full", cpus)
+    try:
+        yield Rig(ports, send_iface, sink, seconds, cpus, sw, registry)
+    finally:
+        sw.stop()
+
+
 def measure(rig: Rig, step: float, fine: int) -> tuple[Trial, Sweep]:
     """The overload trial (unpaced sender), then the sweep from half its delivered rate."""
     overload = rig.trial(0)
@@ -342,9 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--step", type=float, default=1.25, help="factor between two loads of the sweep (> 1)"
     )
-    p.add_argument(
-        "--fine", type=int, default=3, help="loads between the knee's two steps (>= 0)"
-    )
+    p.add_argument("--fine", type=int, default=3, help="loads between the knee's two steps (>= 0)")
     p.add_argument(
         "--no-pin",
         dest="pin",
@@ -360,7 +379,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     problems = toolchain.missing("root", "simple_switch_grpc")
     problems += missing_programs()
-    programs = program_artifacts()
     if problems:
         print(
             "bench-dataplane: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr
@@ -381,22 +399,10 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
                 for name, _ in PROGRAMS:
-                    json_, info = programs[name]
-                    sw = start_switch(
-                        f"bench-{name}",
-                        info,
-                        json_,
-                        ports,
-                        Path(tmp),
-                        registry,
-                        name == "full",
-                        cpus,
-                    )
-                    try:
-                        rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
+                    with program_rig(
+                        name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry
+                    ) as rig:
                         overload, result = measure(rig, args.step, args.fine)
-                    finally:
-                        sw.stop()
                     results[name].append(result)
                     b = result.best
                     print(

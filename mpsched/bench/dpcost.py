@@ -34,14 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched import toolchain
-from mpsched.bench.dataplane import (
-    PROGRAMS,
-    Rig,
-    cpu_plan,
-    missing_programs,
-    program_artifacts,
-    start_switch,
-)
+from mpsched.bench.dataplane import PROGRAMS, Rig, cpu_plan, missing_programs, program_rig
 from mpsched.cleanup import Registry, sweep
 from mpsched.ptfrun import make_veths
 
@@ -198,23 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         ports = {1: sw1, 2: sw2}
         with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
             for name, _ in PROGRAMS:
-                json_, info = program_artifacts()[name]
-                sw = start_switch(
-                    f"dpcost-{name}",
-                    info,
-                    json_,
-                    ports,
-                    Path(tmp),
-                    registry,
-                    name == "full",
-                    cpus,
-                )
-                try:
-                    rig = Rig(ports, t1, t2, args.seconds, cpus, sw, registry)
+                with program_rig(
+                    name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry
+                ) as rig:
                     timed = rig.trial(args.rate)  # without probes: they cost time
                     counts = count(rig, args.rate, probes.events)
-                finally:
-                    sw.stop()
                 costs[name] = Cost(
                     timed.cpu_us_per_packet,
                     per_packet(counts, "field_writes"),
