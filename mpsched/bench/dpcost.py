@@ -16,8 +16,9 @@ uprobes on the `simple_switch_grpc` binary counted with `perf stat`, per receive
 The counts do not depend on timing, so a change to the P4 program shows in them exactly,
 where the rates of `make bench-dataplane` vary by 10-20 % between rounds. The probes are
 placed at the functions' addresses in the binary's symbol table (`nm`) and removed at the
-end, also on errors and Ctrl-C. Needs root, `perf` (Debian's linux-perf) and a BMv2 that
-keeps those symbols (not stripped); a counter whose symbol is missing prints n/a.
+end, also on errors and Ctrl-C, and at the start if a killed run left them. Needs root,
+`perf` (Debian's linux-perf) and a BMv2 that keeps those symbols (not stripped); a counter
+whose symbol is missing prints n/a.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class Probes:
         self.events: list[str] = []
 
     def __enter__(self) -> Probes:
+        self.remove()  # left over by a run that was killed
         addresses = symbol_addresses(self.binary, list(PROBES.values()))
         for event, symbol in PROBES.items():
             if symbol not in addresses:
@@ -125,6 +127,10 @@ class Probes:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    @staticmethod
+    def remove() -> None:
         subprocess.run(["perf", "probe", "-q", "-d", f"{GROUP}:*"], capture_output=True)
 
 
