@@ -231,7 +231,6 @@ class Rig:
 
     def __init__(
         self,
-        ports: dict[int, str],
         send_iface: str,
         sink: str,
         seconds: float,
@@ -239,8 +238,8 @@ class Rig:
         sw: Bmv2Switch,
         registry: Registry,
     ) -> None:
-        self.ports, self.send_iface, self.sink = ports, send_iface, sink
-        self.seconds, self.cpus, self.sw, self.registry = seconds, cpus, sw, registry
+        self.send_iface, self.sink, self.seconds = send_iface, sink, seconds
+        self.cpus, self.sw, self.registry = cpus, sw, registry
 
     def trial(self, rate: float) -> Trial:
         """Hold `rate` pkt/s (0: unpaced) for a warm-up and the measurement window."""
@@ -340,7 +339,7 @@ def program_rig(
     json_, info = program_artifacts()[name]
     sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, name == "full", cpus)
     try:
-        yield Rig(ports, send_iface, sink, seconds, cpus, sw, registry)
+        yield Rig(send_iface, sink, seconds, cpus, sw, registry)
     finally:
         sw.stop()
 
