@@ -16,15 +16,19 @@ uprobes on the `simple_switch_grpc` binary counted with `perf stat`, per receive
 The counts do not depend on timing, so a change to the P4 program shows in them exactly,
 where the rates of `make bench-dataplane` vary by 10-20 % between rounds. The probes are
 placed at the functions' addresses in the binary's symbol table (`nm`) and removed at the
-end, also on errors and Ctrl-C, and at the start if a killed run left them. Needs root,
-`perf` (Debian's linux-perf) and a BMv2 that keeps those symbols (not stripped); a counter
-whose symbol is missing prints n/a.
+end, also on errors and Ctrl-C, and at the start if a killed run left them. Each symbol is
+looked for in the executable (its symbol table, else its dynamic symbols) and then in the shared
+libraries it loads (`ldd`, dynamic symbols), so a stripped, dynamically linked BMv2 as
+distributions ship it is counted too, and probed where the symbol is. Needs root and `perf`
+(Debian's linux-perf); a counter whose symbol is found nowhere prints n/a, and a line
+`not counted: EVENT (...)` says why.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import shutil
 import signal
 import subprocess
@@ -62,17 +66,37 @@ class Cost:
     conditions: float | None
 
 
-def symbol_addresses(binary: str, symbols: list[str]) -> dict[str, int]:
-    """Address of each demangled symbol defined in `binary` (absent if not found)."""
-    out = subprocess.run(
-        ["nm", "-C", "--defined-only", binary], capture_output=True, text=True, check=True
-    ).stdout
-    wanted = set(symbols)
+def defined_symbols(obj: str, symbols: set[str], dynamic: bool) -> dict[str, int]:
+    """Address of each of `symbols` (demangled) that `obj` defines as a function, from its
+    symbol table or, with `dynamic`, its dynamic symbols; empty for a stripped object."""
+    cmd = ["nm", "-C", "--defined-only"] + (["-D"] if dynamic else []) + [obj]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout  # "no symbols": rc 1
     found: dict[str, int] = {}
     for line in out.splitlines():
         parts = line.split(" ", 2)
-        if len(parts) == 3 and parts[2] in wanted and parts[1] in "TtWw":
+        if len(parts) == 3 and parts[2] in symbols and parts[1] in "TtWwi":
             found.setdefault(parts[2], int(parts[0], 16))
+    return found
+
+
+def shared_libraries(binary: str) -> list[str]:
+    """The shared libraries `binary` loads, resolved by the dynamic linker (`ldd`)."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    return re.findall(r"=>\s+(/\S+)\s+\(0x", out)
+
+
+def symbol_locations(binary: str, symbols: list[str]) -> dict[str, tuple[str, int]]:
+    """(object, address) of each demangled function symbol: the executable first (symbol
+    table, then dynamic symbols), then the shared libraries it loads; absent if found
+    nowhere."""
+    found: dict[str, tuple[str, int]] = {}
+    places = [(binary, False), (binary, True)] + [(lib, True) for lib in shared_libraries(binary)]
+    for obj, dynamic in places:
+        wanted = set(symbols) - set(found)
+        if not wanted:
+            break
+        for symbol, address in defined_symbols(obj, wanted, dynamic).items():
+            found[symbol] = (obj, address)
     return found
 
 
@@ -97,34 +121,44 @@ def per_packet(counts: dict[str, int], event: str) -> float | None:
 
 
 class Probes:
-    """The uprobes of PROBES on `binary`, removed on exit."""
+    """The uprobes of PROBES on `binary` and the libraries it loads, removed on exit.
+
+    `events` are the events placed; `not_counted` says for every other one why."""
 
     def __init__(self, binary: str) -> None:
         self.binary = binary
         self.events: list[str] = []
+        self.not_counted: dict[str, str] = {}
 
     def __enter__(self) -> Probes:
         self.remove()  # left over by a run that was killed
-        addresses = symbol_addresses(self.binary, list(PROBES.values()))
+        try:
+            self._place()
+        except BaseException:
+            self.remove()
+            raise
+        return self
+
+    def _place(self) -> None:
+        where = symbol_locations(self.binary, list(PROBES.values()))
         for event, symbol in PROBES.items():
-            if symbol not in addresses:
-                log.warning("%s: no symbol %r; %s not counted", self.binary, symbol, event)
+            if symbol not in where:
+                self.not_counted[event] = (
+                    f"symbol {symbol!r} is in neither {self.binary} nor the shared libraries"
+                    " it loads (a BMv2 build without it)"
+                )
                 continue
+            obj, address = where[symbol]
+            log.info("%s: %s at 0x%x in %s", event, symbol, address, obj)
             subprocess.run(
-                [
-                    "perf",
-                    "probe",
-                    "-q",
-                    "-x",
-                    self.binary,
-                    "-a",
-                    f"{GROUP}:{event}=0x{addresses[symbol]:x}",
-                ],
+                ["perf", "probe", "-q", "-x", obj, "-a", f"{GROUP}:{event}=0x{address:x}"],
                 check=True,
                 capture_output=True,
             )
             self.events.append(event)
-        return self
+        if "rx" in self.not_counted:  # nothing to divide by: no per-packet count at all
+            for event in self.events:
+                self.not_counted[event] = "received packets not counted (rx)"
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
@@ -135,7 +169,9 @@ class Probes:
 
 
 def count(rig: Rig, rate: float, events: list[str]) -> dict[str, int]:
-    """Hold `rate` with the switch's probes counted."""
+    """Hold `rate` with the switch's probes counted (nothing to count: no figures)."""
+    if not events:
+        return {}
     perf = subprocess.Popen(
         [
             "perf",
@@ -192,10 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     cpus = cpu_plan(True)
     costs: dict[str, Cost] = {}
+    not_counted: dict[str, str] = {}
     try:
         (sw1, t1), (sw2, t2) = make_veths(registry, 2)
         ports = {1: sw1, 2: sw2}
         with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
+            not_counted = probes.not_counted
             for name, _ in PROGRAMS:
                 with program_rig(
                     name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry
@@ -223,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:10s} {c.cpu_us:8.1f} {fmt(c.field_writes):>13s}"
             f" {fmt(c.table_applies):>14s} {fmt(c.conditions):>11s}"
         )
+    for event, why in not_counted.items():
+        print(f"not counted: {event} ({why})")
     return 0
 
 
