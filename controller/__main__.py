@@ -8,22 +8,21 @@ import signal
 import sys
 from pathlib import Path
 
-from mpsched.layout import p4_artifacts
-
-from .core import DEFAULT_POLICY
-from .scheduler import (
+from mpsched.controller.core import DEFAULT_POLICY
+from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
     MIN_CONTROL_PERIOD_MS,
     REGISTRY,
 )
-from .telemetry import (
+from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
     REPORT_INTERVAL_US,
     RTT_REPORT_INTERVAL_US,
     TelemetryConfig,
 )
+from mpsched.proc.layout import p4_artifacts
 
 
 def command(
@@ -167,13 +166,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from os_ken.base import app_manager
 
+    from mpsched.controller.app import MultipathApp
+    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.northbound.auth import (
+        TokenFileError,
+        default_token_path,
+        load_or_create_token,
+    )
     from mpsched.netcfg import ConfigError, NetCfg
-    from mpsched.p4info import P4Info, P4InfoError
-    from mpsched.pipeline import Pipeline
-
-    from .app import MultipathApp
-    from .auth import TokenFileError, default_token_path, load_or_create_token
-    from .core import Controller, ControllerSettings
+    from mpsched.p4rt.p4info import P4Info, P4InfoError
+    from mpsched.p4rt.pipeline import Pipeline
 
     if args.poll_interval <= 0:
         log.error("--poll-interval: must be positive")

@@ -23,8 +23,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from os_ken.base import app_manager
 from os_ken.lib import hub
 
-from .core import Controller
-from .rest import RestApi
+from mpsched.controller.core import Controller
+from mpsched.controller.northbound.rest import RestApi
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 parameters, the operator's path weights and admin states), one `SwitchAgent`
 per switch, the per-path statistics and estimators, and the control loop:
 every control period, for each ingress edge switch, telemetry -> estimators ->
-policy -> LM3 -> weights/active set -> table writes (controller/scheduler.py
+policy -> LM3 -> weights/active set -> table writes (controller/scheduling/scheduler.py
 decides; this module reads the estimators and writes the switches). Its
 methods block the calling native thread; the os-ken application runs them off
 the eventlet hub.
@@ -20,19 +20,37 @@ from collections import deque
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
+from mpsched.controller.policies.base import PathState
+from mpsched.controller.scheduling.classes import (
+    DEFAULT_CLASS_ID,
+    ClassPolicy,
+    TrafficClass,
+    class_to_dict,
+    policy_to_dict,
+)
+from mpsched.controller.scheduling.mptcp import (
+    Flow,
+    MptcpReport,
+    MptcpTracker,
+    connection_to_dict,
+    flow_of,
+    path_order,
+)
+from mpsched.controller.scheduling.scheduler import (
+    Change,
+    GlobalParams,
+    Placement,
+    Scheduler,
+    SwitchView,
+)
+from mpsched.controller.southbound.agent import SwitchAgent, TelemetryConfig
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator, PathReport
+from mpsched.controller.telemetry.stats import PathStats, Sample
 from mpsched.netcfg import NetCfg
-from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, TableEntry
-from mpsched.pipeline import TABLE_SUBFLOW_PIN, Pipeline
-
-from .classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass, class_to_dict, policy_to_dict
-from .mptcp import Flow, MptcpReport, MptcpTracker, connection_to_dict, flow_of, path_order
-from .policy import PathState
-from .reports import RttReport
-from .scheduler import Change, GlobalParams, Placement, Scheduler, SwitchView
-from .southbound import SwitchAgent, TelemetryConfig
-from .stats import PathStats, Sample
-from .telemetry import EstimatorSettings, PathEstimator, PathReport
-from .weights import MAX_WEIGHT
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN, Pipeline
+from mpsched.p4rt.weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
 

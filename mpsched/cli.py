@@ -30,13 +30,13 @@ def main(argv: list[str] | None = None) -> int:
     elif command == "demo":
         from mpsched.demo import main as run
     elif command == "run":
-        from mpsched.experiment import main as run
+        from mpsched.lab.experiment import main as run
     elif command == "compare":
-        from mpsched.experiment import main_compare as run
+        from mpsched.lab.experiment import main_compare as run
     elif command == "ctl":
-        from mpsched.ctl import main as run
+        from mpsched.client.ctl import main as run
     elif command == "cleanup":
-        from mpsched.cleanup import main as run
+        from mpsched.proc.cleanup import main as run
     else:
         print(f"mpsched: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

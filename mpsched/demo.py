@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import requests
 
-from mpsched import toolchain
-from mpsched.cleanup import interrupt_on_signals
-from mpsched.layout import p4_artifacts
-from mpsched.restclient import RestClient, start_controller, stop_controller
+from mpsched.client.rest import RestClient
+from mpsched.proc import prereqs
+from mpsched.proc.cleanup import interrupt_on_signals
+from mpsched.proc.controller import start_controller, stop_controller
+from mpsched.proc.layout import p4_artifacts
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
-    problems = toolchain.missing(
+    problems = prereqs.missing(
         "root", "p4c", "simple_switch_grpc", "mininet", "iperf3", "ethtool"
     )
     art = p4_artifacts()

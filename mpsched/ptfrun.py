@@ -15,35 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpsched import toolchain
-from mpsched.bmv2 import CPU_PORT, Bmv2Switch
-from mpsched.cleanup import Registry, interrupt_on_signals, sweep
-from mpsched.layout import REPO_ROOT, build_dir, p4_artifacts
+from mpsched.proc import prereqs
+from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+from mpsched.proc.cleanup import Registry, interrupt_on_signals, sweep
+from mpsched.proc.layout import REPO_ROOT, build_dir, p4_artifacts
+from mpsched.proc.veth import make_veths
 
 N_PORTS = 4
 DEVICE_ID = 1
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
-def make_veths(registry: Registry, count: int) -> list[tuple[str, str]]:
-    """veth pairs (switch end, PTF end), IPv6 off so the kernel sends nothing on them."""
-    tag = os.getpid() % 100000
-    pairs = []
-    for i in range(1, count + 1):
-        sw, tester = f"p{tag}s{i}", f"p{tag}t{i}"
-        _ip("link", "add", sw, "type", "veth", "peer", "name", tester)
-        registry.add_link(sw)
-        for name in (sw, tester):
-            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"],
-                           check=False, capture_output=True)
-            subprocess.run(["ethtool", "-K", name, "rx", "off", "tx", "off", "tso", "off",
-                            "gso", "off", "gro", "off"], check=False, capture_output=True)
-            _ip("link", "set", name, "up", "mtu", "9000")
-        pairs.append((sw, tester))
-    return pairs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ptf_bin = shutil.which("ptf", path=str(Path(sys.executable).parent) + os.pathsep
                            + os.environ.get("PATH", ""))
-    problems = toolchain.missing("root", "simple_switch_grpc", "ethtool")
+    problems = prereqs.missing("root", "simple_switch_grpc", "ethtool")
     if ptf_bin is None:
         problems.append("ptf: not installed; run `make setup`")
     art = p4_artifacts()

@@ -12,9 +12,9 @@ import ptf
 import ptf.testutils as testutils
 from ptf.base_tests import BaseTest
 
-from mpsched.p4info import P4Info
-from mpsched.p4runtime import P4RuntimeClient
-from mpsched.pipeline import ALL_TABLES, Pipeline
+from mpsched.p4rt.client import P4RuntimeClient
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import ALL_TABLES, Pipeline
 
 HOST_PORT = 1
 PATH_PORTS = {1: 2, 2: 3, 3: 4}

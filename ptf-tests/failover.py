@@ -16,7 +16,7 @@ from ptf.mask import Mask
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import COUNTER_RX, ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE, PROBE_FRAME
+from mpsched.p4rt.pipeline import COUNTER_RX, ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE, PROBE_FRAME
 
 # Generous against PTF's and BMv2's slowness; the controller uses 50 ms.
 DEAD_AFTER_US = 200_000

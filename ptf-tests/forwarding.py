@@ -20,7 +20,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import COUNTER_RX, COUNTER_TX
+from mpsched.p4rt.pipeline import COUNTER_RX, COUNTER_TX
 
 PEER_MAC = "00:00:0a:00:02:fe"
 

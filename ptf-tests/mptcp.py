@@ -27,7 +27,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import (
+from mpsched.p4rt.pipeline import (
     DIGEST_MPTCP_CAPABLE,
     DIGEST_MPTCP_CLOSE,
     DIGEST_MPTCP_JOIN,

@@ -12,7 +12,7 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
-from mpsched.pipeline import ETHERTYPE_PATH_TAG
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
 

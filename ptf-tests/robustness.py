@@ -30,7 +30,7 @@ from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import DIGEST_RTT_REPORT, ETHERTYPE_PATH_TAG
+from mpsched.p4rt.pipeline import DIGEST_RTT_REPORT, ETHERTYPE_PATH_TAG
 
 ETH_LEN = 14
 TAG_LEN = len(PathTag())

@@ -25,7 +25,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import DIGEST_RTT_REPORT
+from mpsched.p4rt.pipeline import DIGEST_RTT_REPORT
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 DPORT = 5201

@@ -15,7 +15,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import COUNTER_TX
+from mpsched.p4rt.pipeline import COUNTER_TX
 
 EQUAL = {1: 1, 2: 1, 3: 1}
 LONG_GAP_US = 10_000_000  # no flowlet ends during a test

@@ -25,7 +25,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.pipeline import COUNTER_RX, DIGEST_PATH_REPORT
+from mpsched.p4rt.pipeline import COUNTER_RX, DIGEST_PATH_REPORT
 
 PINNED_IP = "10.0.2.7"
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched import toolchain
-from mpsched.layout import p4_artifacts
+from mpsched.proc import prereqs
+from mpsched.proc.layout import p4_artifacts
 
 
 def require(*names: str) -> None:
     """Skip the calling test, naming what is missing."""
-    problems = toolchain.missing(*names)
+    problems = prereqs.missing(*names)
     if problems:
         pytest.skip("missing: " + "; ".join(problems))
 

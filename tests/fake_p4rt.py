@@ -3,7 +3,7 @@
 The fake stores pipeline configs and table entries and serves counter reads;
 it is never used where a test must show the real switch works (that is what
 the BMv2 integration and PTF tests do). The synthetic P4Info is built from
-the names in mpsched.pipeline, with the shapes the real program has.
+the names in mpsched.p4rt.pipeline, with the shapes the real program has.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
-from mpsched import pipeline as pl
-from mpsched.bmv2 import free_port
+from mpsched.p4rt import pipeline as pl
+from mpsched.proc.bmv2 import free_port
 
 MAX_PATHS = 4
 # The shape of path_report_t in p4src/include/headers.p4.

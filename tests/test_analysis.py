@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mpsched.analysis import _interp, analyse, capacity_mbps
-from mpsched.runner import RunRaw, sender_args
-from mpsched.scenario import parse
+from mpsched.lab.analysis import _interp, analyse, capacity_mbps
+from mpsched.lab.runner import RunRaw, sender_args
+from mpsched.lab.scenario import parse
 
 DOC = {
     "name": "t",

@@ -5,8 +5,9 @@ import stat
 
 import pytest
 
-from mpsched.controller import auth
-from mpsched.controller.classes import (
+from mpsched.controller.errors import FieldError
+from mpsched.controller.northbound import auth
+from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     MAX_CLASSES,
     ClassPolicy,
@@ -19,7 +20,6 @@ from mpsched.controller.classes import (
     policy_from_dict,
     policy_to_dict,
 )
-from mpsched.controller.errors import FieldError
 
 DEFAULT = {"id": 0, "name": "default"}
 VIDEO = {

@@ -3,7 +3,7 @@
 import subprocess
 import time
 
-from mpsched.cleanup import Registry, sweep
+from mpsched.proc.cleanup import Registry, sweep
 
 
 def _dead_pid() -> int:

@@ -17,13 +17,13 @@ import time
 import pytest
 import requests
 
-from mpsched.bmv2 import CPU_PORT, Bmv2Switch, free_port
-from mpsched.cleanup import Registry
 from mpsched.controller.__main__ import command as controller_command
-from mpsched.p4info import P4Info
-from mpsched.p4runtime import P4RuntimeClient, param_value
-from mpsched.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
-from mpsched.ptfrun import make_veths
+from mpsched.p4rt.client import P4RuntimeClient, param_value
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
+from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch, free_port
+from mpsched.proc.cleanup import Registry
+from mpsched.proc.veth import make_veths
 
 from .conftest import AUTH, require, token_file
 

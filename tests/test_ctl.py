@@ -9,9 +9,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
-from mpsched import cli, ctl
-from mpsched.controller.rest import RestApi
-from mpsched.restclient import ControllerError, RestClient
+from mpsched import cli
+from mpsched.client import ctl
+from mpsched.client.rest import ControllerError, RestClient
+from mpsched.controller.northbound.rest import RestApi
 
 from .test_rest import FakeBackend
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from mpsched.bmv2 import free_port
+from mpsched.proc.bmv2 import free_port
 from mpsched.traffic.gen import PACKET_MIX, pareto
 
 

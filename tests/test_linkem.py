@@ -24,10 +24,10 @@ import pytest
 from mpsched.bench import udpprobe as up
 from mpsched.bench.linkbed import LinkBed
 from mpsched.bench.udpprobe import Records
-from mpsched.cleanup import Registry
 from mpsched.emu.linkem import Linkem, LinkemError, command_line, set_command
 from mpsched.emu.params import GilbertElliott, LinkParams
-from mpsched.layout import linkem_binary
+from mpsched.proc.cleanup import Registry
+from mpsched.proc.layout import linkem_binary
 
 from .conftest import require
 

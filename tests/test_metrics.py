@@ -16,10 +16,10 @@ import time
 import pytest
 from scapy import all as scapy
 
-from mpsched import metrics as m
-from mpsched import pcap as pc
-from mpsched import tcpstats as ts
-from mpsched.toolchain import is_root
+from mpsched.lab import metrics as m
+from mpsched.lab import pcap as pc
+from mpsched.lab import tcpstats as ts
+from mpsched.proc.prereqs import is_root
 
 # --------------------------------------------------------------------------------------------
 # rates

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.mptcp import (
+from mpsched.controller.scheduling.mptcp import (
     TCP_FIN,
     TCP_RST,
     TCP_SYN,
@@ -18,7 +18,7 @@ from mpsched.controller.mptcp import (
     path_order,
     token,
 )
-from mpsched.pipeline import DIGEST_MPTCP_JOIN
+from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN
 
 ACK, SYNACK = 0x10, 0x12
 CLIENT_KEY = 0x0123456789ABCDEF

@@ -48,7 +48,7 @@ def test_subflows_pinned_apart_repinned_on_failure_unpinned_at_the_end(
     prerequisites, tmp_path: Path
 ):
     from mpsched.emu.params import LinkParams
-    from mpsched.restclient import start_controller, stop_controller
+    from mpsched.proc.controller import start_controller, stop_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     spec = TopoSpec.from_rates(RATES, queue_packets=50, host_addresses=3, log_dir=tmp_path)

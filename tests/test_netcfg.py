@@ -2,11 +2,15 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound import forwarding_entries
-from mpsched.controller.telemetry import DEAD_AFTER_US, PROBE_INTERVAL_S, REPORT_INTERVAL_US
+from mpsched.controller.southbound.agent import forwarding_entries
+from mpsched.controller.telemetry.estimators import (
+    DEAD_AFTER_US,
+    PROBE_INTERVAL_S,
+    REPORT_INTERVAL_US,
+)
 from mpsched.netcfg import ConfigError, NetCfg, PinCfg
-from mpsched.p4info import P4Info
-from mpsched.pipeline import (
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import (
     ACTION_SET_REPORT_INTERVAL,
     ACTION_TO_PATHS,
     ACTION_VIA_PATH,

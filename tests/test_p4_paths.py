@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from mpsched.layout import REPO_ROOT
-from mpsched.p4info import P4Info
-from mpsched.pipeline import Pipeline
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import Pipeline
+from mpsched.proc.layout import REPO_ROOT
 
 from .conftest import require
 

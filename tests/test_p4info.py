@@ -1,7 +1,7 @@
 import pytest
 
-from mpsched.p4info import P4Info, P4InfoError, encode_ipv4, encode_mac, encode_uint
-from mpsched.pipeline import (
+from mpsched.p4rt.p4info import P4Info, P4InfoError, encode_ipv4, encode_mac, encode_uint
+from mpsched.p4rt.pipeline import (
     ACTION_SET_REPORT_INTERVAL,
     COUNTER_TX,
     DIGEST_PATH_REPORT,

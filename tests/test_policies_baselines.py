@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.baselines import parse_weights
 from mpsched.controller.errors import FieldError
-from mpsched.controller.policy import Mode, PathState, make_policy
+from mpsched.controller.policies import make_policy
+from mpsched.controller.policies.base import Mode, PathState
+from mpsched.controller.policies.baselines import parse_weights
 
 PATHS = [
     PathState(1, True, srtt_ms=30.0, capacity_mbps=10.0),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.cmtla import (
+from mpsched.controller.policies.base import Mode, PathState
+from mpsched.controller.policies.cmtla import (
     CmtLa,
     CmtlaParams,
     estimate_loss,
@@ -12,7 +13,6 @@ from mpsched.controller.cmtla import (
     order_paths,
     take_with_spill,
 )
-from mpsched.controller.policy import Mode, PathState
 
 
 def test_mathis():

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from mpsched.controller.fdmvqs import (
+from mpsched.controller.policies.base import Mode, PathState, VqPathParams
+from mpsched.controller.policies.fdmvqs import (
     FdMvqs,
     ctadp_predict,
     ewma,
@@ -21,7 +22,6 @@ from mpsched.controller.fdmvqs import (
     window_factor,
     window_state,
 )
-from mpsched.controller.policy import Mode, PathState, VqPathParams
 
 
 def test_sigmoid():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.llhd import best_path, gammas
-from mpsched.controller.policy import Mode, PathState, make_policy
+from mpsched.controller.policies import make_policy
+from mpsched.controller.policies.base import Mode, PathState
+from mpsched.controller.policies.llhd import best_path, gammas
 
 # GP (Mbit/s), srtt (ms): GP_max = 10, RTT_max = 40, beta = 0.001
 #   gamma_1 = 10/10 + 0.001 * 40/20 = 1.002

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.lm3 import Lm3, Lm3Params, quality
-from mpsched.controller.policy import Decision, Mode, PathState, VqPathParams
+from mpsched.controller.policies.base import Decision, Mode, PathState, VqPathParams
+from mpsched.controller.policies.lm3 import Lm3, Lm3Params, quality
 
 # window stand-in bdp = capacity * srtt * 125: 12500, 25000, 10000 -> H_min 10000, H_max 25000
 # srtt 10, 20, 40 -> Pi_min 10, Pi_max 40

@@ -4,22 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.baselines import WcmpParams
 from mpsched.controller.errors import FieldError
-from mpsched.controller.llhd import LlhdParams
-from mpsched.controller.lm3 import Lm3Params
-from mpsched.controller.policy import (
-    REGISTRY,
+from mpsched.controller.policies import REGISTRY, make_policy
+from mpsched.controller.policies.base import (
     Mode,
     PathState,
     jitter_indicator,
-    make_policy,
     params_from_dict,
     params_schema,
     params_to_dict,
     quantise,
 )
-from mpsched.controller.qos import QosParams
+from mpsched.controller.policies.baselines import WcmpParams
+from mpsched.controller.policies.llhd import LlhdParams
+from mpsched.controller.policies.lm3 import Lm3Params
+from mpsched.controller.policies.qos import QosParams
 
 NAMES = {"ecmp", "rr", "letflow", "minrtt", "wcmp", "llhd", "cmtla", "fdmvqs", "qos"}
 

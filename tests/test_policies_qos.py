@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.policy import Mode, PathState
-from mpsched.controller.qos import (
+from mpsched.controller.policies.base import Mode, PathState
+from mpsched.controller.policies.qos import (
     Qos,
     QosParams,
     expected_delay_ms,

@@ -26,7 +26,8 @@ def prerequisites(artifacts):
 
 
 def test_policies_switch_at_run_time_without_resetting_flows(prerequisites, tmp_path: Path):
-    from mpsched.restclient import ControllerError, start_controller, stop_controller
+    from mpsched.client.rest import ControllerError
+    from mpsched.proc.controller import start_controller, stop_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     spec = TopoSpec.from_rates((10.0, 5.0), log_dir=tmp_path)

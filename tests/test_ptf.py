@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.layout import REPO_ROOT
+from mpsched.proc.layout import REPO_ROOT
 
 from .conftest import require
 
@@ -33,7 +33,7 @@ def ptf_tests() -> list[str]:
 @pytest.fixture(scope="session")
 def ptf_results(tmp_path_factory) -> dict[str, str]:
     require("root", "simple_switch_grpc", "ethtool")
-    from mpsched.layout import p4_artifacts
+    from mpsched.proc.layout import p4_artifacts
 
     if p4_artifacts().missing():
         pytest.skip("P4 program not compiled; run `make p4` (needs p4c)")

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from mpsched.report import (
+from mpsched.lab.report import (
     METRICS,
     RunResult,
     comparison_table,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.reports import DIGEST_FIELDS, DigestFormatError, check_members, path_report
+from mpsched.controller.southbound.reports import (
+    DIGEST_FIELDS,
+    DigestFormatError,
+    check_members,
+    path_report,
+)
 
 VALUES = {"path_id": 2, "seq": 7, "tx_ts": 1_000_000, "rx_ts": 1_020_000, "rx_packets": 99,
           "rx_bytes": 99_000, "lost": 1, "reordered": 0, "flow_ooo": 0}
@@ -25,8 +30,8 @@ def test_missing_members_are_named():
 
 
 def test_the_compiled_program_carries_every_member(artifacts):
-    from mpsched.p4info import P4Info
-    from mpsched.pipeline import Pipeline
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
 
     _, members = Pipeline(P4Info.from_file(artifacts.p4info)).path_report_digest()
     check_members(members)
@@ -36,7 +41,11 @@ RTT_VALUES = {"path_id": 3, "rtt_us": 41_500, "retrans": 2, "inflight_bytes": 64
 
 
 def test_an_rtt_report_from_decoded_values():
-    from mpsched.controller.reports import RTT_DIGEST_FIELDS, check_rtt_members, rtt_report
+    from mpsched.controller.southbound.reports import (
+        RTT_DIGEST_FIELDS,
+        check_rtt_members,
+        rtt_report,
+    )
 
     r = rtt_report({**RTT_VALUES, "extra": 1}, "s1", 3.0)
     assert (r.switch, r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.received_at) == (
@@ -50,9 +59,9 @@ def test_an_rtt_report_from_decoded_values():
 
 
 def test_the_compiled_program_carries_every_rtt_member(artifacts):
-    from mpsched.controller.reports import check_rtt_members
-    from mpsched.p4info import P4Info
-    from mpsched.pipeline import DIGEST_RTT_REPORT, Pipeline
+    from mpsched.controller.southbound.reports import check_rtt_members
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import DIGEST_RTT_REPORT, Pipeline
 
     from .fake_p4rt import RTT_REPORT_MEMBERS
 

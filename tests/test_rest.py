@@ -7,15 +7,15 @@ import pytest
 import yaml
 from webob import Request
 
-from mpsched.controller.classes import (
+from mpsched.controller.core import NotFoundError, UnavailableError
+from mpsched.controller.errors import FieldError
+from mpsched.controller.northbound.rest import RestApi
+from mpsched.controller.scheduling.classes import (
     TrafficClass,
     class_to_dict,
     classes_from_list,
     policy_to_dict,
 )
-from mpsched.controller.core import NotFoundError, UnavailableError
-from mpsched.controller.errors import FieldError
-from mpsched.controller.rest import RestApi
 
 POLICIES = ("ecmp", "static", "llhd")
 
@@ -226,10 +226,9 @@ def test_switch_not_acknowledging_is_503(api):
     assert status == 503 and "timed out" in body["error"]
 
 
-def openapi_path(pattern: re.Pattern) -> str:
-    """``^/paths/(?P<path_id>[^/]+)/weight$`` -> ``/paths/{id}/weight``."""
-    text = pattern.pattern.removeprefix("^").removesuffix("$")
-    return re.sub(r"\(\?P<\w+>\[\^/\]\+\)", "{id}", text).replace("\\.", ".")
+def openapi_path(template: str) -> str:
+    """``/paths/{path_id}/weight`` -> ``/paths/{id}/weight``."""
+    return re.sub(r"\{\w+\}", "{id}", template)
 
 
 def test_openapi_is_served_and_lists_every_route(api):
@@ -239,10 +238,10 @@ def test_openapi_is_served_and_lists_every_route(api):
     spec = yaml.safe_load(response.body)
     described = spec["paths"]
     writes = 0
-    for pattern, methods in app.routes:
-        path = openapi_path(pattern)
+    for route in app.routes:
+        path = openapi_path(route.template)
         assert path in described, path
-        for method in methods:
+        for method in route.methods:
             operation = described[path].get(method.lower())
             assert operation is not None, (method, path)
             if method != "GET":

@@ -10,8 +10,8 @@ import yaml
 from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
-from mpsched.layout import REPO_ROOT
-from mpsched.scenario import ScenarioError, load, parse
+from mpsched.lab.scenario import ScenarioError, load, parse
+from mpsched.proc.layout import REPO_ROOT
 
 SCENARIOS = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
 MINIMAL = {
@@ -233,7 +233,7 @@ def test_netem_link_commands_with_a_fake_tc():
 
 def test_scenario_policies_are_the_controllers():
     """Every policy the controller registers can be named in a scenario, and no other."""
-    from mpsched.controller.scheduler import REGISTRY
-    from mpsched.scenario import BASELINES, PAPERS
+    from mpsched.controller.policies import REGISTRY
+    from mpsched.lab.scenario import BASELINES, PAPERS
 
     assert sorted(BASELINES + PAPERS) == sorted(REGISTRY)

@@ -17,7 +17,7 @@ from mpsched.emu.schedule import (
     load_trace,
     params_at,
 )
-from mpsched.scenario import _trace_converters
+from mpsched.lab.scenario import _trace_converters
 
 BASE = LinkParams(delay_ms=5.0, loss=0.02, rate_mbps=10.0)
 

@@ -1,5 +1,5 @@
-"""The control loop's decisions (controller/scheduler.py): placements, writes only on change,
-admin state, class and parameter changes, FD-MVQS parameters, LM3 and per-switch state."""
+"""The control loop's decisions (controller/scheduling/scheduler.py): placements, writes only
+on change, admin state, class and parameter changes, FD-MVQS parameters, LM3, per-switch state."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import math
 
 import pytest
 
-from mpsched.controller.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.errors import FieldError
-from mpsched.controller.lm3 import Lm3Params
-from mpsched.controller.policy import REGISTRY, PathState
-from mpsched.controller.scheduler import (
+from mpsched.controller.policies import REGISTRY
+from mpsched.controller.policies.base import PathState
+from mpsched.controller.policies.lm3 import Lm3Params
+from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
+from mpsched.controller.scheduling.scheduler import (
     DECISION_LOG,
     Change,
     GlobalParams,
@@ -627,7 +628,7 @@ def test_set_params_rejected_by_a_class_override_changes_nothing():
 def test_auto_flowlet_gap_follows_the_one_way_delay_spread():
     """Gap 0 = automatic: spread of the raw one-way delays of the alive weighted paths
     + 500 µs, rounded up to whole ms; srtt spread / 2 without OWDs; at least 500 µs."""
-    from mpsched.controller.scheduler import auto_gap_us
+    from mpsched.controller.scheduling.scheduler import auto_gap_us
 
     owd = [PathState(1, True, owd_raw_ms=1005.0), PathState(2, True, owd_raw_ms=1012.2)]
     # 7.2 ms spread + 0.5 ms = 7.7 ms -> 8 ms

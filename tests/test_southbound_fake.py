@@ -8,9 +8,9 @@ import pytest
 
 from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
 from mpsched.netcfg import NetCfg
-from mpsched.p4info import P4Info
-from mpsched.p4runtime import P4RuntimeClient, P4RuntimeError, param_value
-from mpsched.pipeline import (
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import (
     ACTION_SET_WEIGHTS,
     COUNTER_TX,
     TABLE_LIVENESS_CONFIG,
@@ -185,8 +185,8 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
     import requests
     from google.protobuf import text_format
 
-    from mpsched.bmv2 import free_port
     from mpsched.controller.__main__ import command as controller_command
+    from mpsched.proc.bmv2 import free_port
 
     (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
     (tmp_path / "p.json").write_text("{}")
@@ -235,9 +235,9 @@ def test_agent_dispatches_digests_by_id(p4info):
     unknown ids are skipped."""
     from p4.v1 import p4runtime_pb2
 
-    from mpsched.controller.southbound import SwitchAgent
-    from mpsched.p4info import encode_uint
-    from mpsched.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
+    from mpsched.controller.southbound.agent import SwitchAgent
+    from mpsched.p4rt.p4info import encode_uint
+    from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
 
     from .fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
 
@@ -320,8 +320,8 @@ def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_pat
 
 def _pins(server, p4info) -> dict[tuple[int, int], int]:
     """(src port, dst port) -> path of every subflow_pin entry on the fake switch."""
-    from mpsched.p4info import decode_uint
-    from mpsched.pipeline import TABLE_SUBFLOW_PIN
+    from mpsched.p4rt.p4info import decode_uint
+    from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN
 
     fields = {f.name: f.id for f in p4info.match_fields(TABLE_SUBFLOW_PIN)}
     out = {}
@@ -338,7 +338,7 @@ def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_pa
     """A SYN/ACK report and a join: two subflows pinned to paths 1 and 2 in both directions;
     path 1 taken down: the initial subflow moves to path 2; steering off removes every
     pin, on again restores them; an RST of the join unpins it."""
-    from mpsched.controller.mptcp import Flow, MptcpReport, token
+    from mpsched.controller.scheduling.mptcp import Flow, MptcpReport, token
 
     ctl = _one_switch_controller(server, p4info, tmp_path)
     ctl.start()

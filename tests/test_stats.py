@@ -1,4 +1,4 @@
-from mpsched.controller.stats import PathStats, Sample
+from mpsched.controller.telemetry.stats import PathStats, Sample
 
 
 def test_rates_from_successive_samples():

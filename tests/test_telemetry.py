@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.telemetry import (
+from mpsched.controller.telemetry.estimators import (
     EstimatorSettings,
     PathEstimator,
     PathReport,
@@ -114,8 +114,8 @@ def test_snapshot_and_bounded_history():
 def two_edge_controller(controller_cls, tmp_path):
     """A Controller (not started) for two edge switches with paths 1 and 2."""
     from mpsched.netcfg import NetCfg
-    from mpsched.p4info import P4Info
-    from mpsched.pipeline import Pipeline
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
 
     from .fake_p4rt import synthetic_p4info
 
@@ -172,7 +172,7 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     import time
 
     from mpsched.controller.core import Controller
-    from mpsched.controller.reports import RttReport
+    from mpsched.controller.southbound.reports import RttReport
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
     ctl.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, now))
@@ -187,7 +187,7 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
 
 def test_telemetry_options_of_the_controller_command():
     from mpsched.controller.__main__ import build_parser, telemetry_config
-    from mpsched.controller.telemetry import TelemetryConfig
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
 
     parse = build_parser().parse_args
     base = ["--netcfg", "x.json"]
@@ -203,11 +203,11 @@ def test_telemetry_options_of_the_controller_command():
 
 
 def test_forwarding_entries_carry_the_telemetry_settings():
-    from mpsched.controller.southbound import forwarding_entries
-    from mpsched.controller.telemetry import TelemetryConfig
+    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
     from mpsched.netcfg import NetCfg
-    from mpsched.p4info import P4Info
-    from mpsched.pipeline import (
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import (
         ACTION_SET_DEAD_AFTER,
         ACTION_SET_REPORT_INTERVAL,
         ACTION_SET_RTT_INTERVAL,

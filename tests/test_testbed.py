@@ -40,7 +40,7 @@ def prerequisites(artifacts):
 @contextlib.contextmanager
 def controller(bed, artifacts, tmp_path: Path):
     """The controller on the testbed's netcfg, ready; stopped on exit. Yields its REST client."""
-    from mpsched.restclient import start_controller, stop_controller
+    from mpsched.proc.controller import start_controller, stop_controller
 
     ctl, rest = start_controller(bed.netcfg_path, tmp_path / "ctl.log", poll=0.2,
                                  p4info=artifacts.p4info, bmv2_json=artifacts.bmv2_json)
@@ -80,10 +80,10 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
 def test_killed_owner_is_swept(prerequisites, tmp_path):
     import json
 
-    from mpsched.cleanup import STATE_DIR, sweep
+    from mpsched.proc.cleanup import STATE_DIR, sweep
 
     before = links()
-    from mpsched.layout import linkem_binary
+    from mpsched.proc.layout import linkem_binary
 
     require("linkem")
     (tmp_path / "bin").mkdir()

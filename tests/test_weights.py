@@ -1,6 +1,6 @@
 import pytest
 
-from mpsched.controller.weights import BUCKETS, bucket_ends, path_for_bucket
+from mpsched.p4rt.weights import BUCKETS, bucket_ends, path_for_bucket
 
 
 def test_equal_weights_split_evenly():

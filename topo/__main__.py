@@ -32,16 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cli", action="store_true", help="open the Mininet CLI")
     args = parser.parse_args(argv)
-    from mpsched import toolchain
+    from mpsched.proc import prereqs
 
-    problems = toolchain.missing("root", "simple_switch_grpc", "mininet", "ethtool")
+    problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool")
     if problems:
         print("topo: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
     from mpsched.topo.testbed import Testbed, TopoSpec
 
     if args.scenario:
-        from mpsched.scenario import ScenarioError, load
+        from mpsched.lab.scenario import ScenarioError, load
 
         try:
             spec = load(args.scenario, backend=args.backend).topo

@@ -7,8 +7,8 @@ from typing import Any
 
 from mininet.node import Switch
 
-from mpsched.bmv2 import CPU_PORT, Bmv2Switch
-from mpsched.cleanup import Registry
+from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+from mpsched.proc.cleanup import Registry
 
 
 class Bmv2MininetSwitch(Switch):

@@ -14,9 +14,9 @@ from typing import Any
 
 from mininet.node import Switch
 
-from mpsched.cleanup import Registry
 from mpsched.emu.netem import NetemLink, netem_available
 from mpsched.emu.params import LinkParams
+from mpsched.proc.cleanup import Registry
 
 log = logging.getLogger(__name__)
 

@@ -29,11 +29,11 @@ from mininet.link import Link
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
-from mpsched.cleanup import Registry, sweep
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import Event, LinkScheduler, params_at
-from mpsched.layout import build_dir
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
+from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.layout import build_dir
 
 from .bmv2_switch import Bmv2MininetSwitch
 from .emulink import CoreBridge, LinkemNode, NetemOnLink, choose_backend

@@ -65,7 +65,7 @@ def tcp_socket(mptcp: bool) -> socket.socket:
 
 def tcp_info(sock: socket.socket) -> dict[str, float] | None:
     """rtt/retransmission figures of a socket from TCP_INFO (None if unavailable)."""
-    from mpsched.tcpstats import tcp_info as read_tcp_info
+    from mpsched.lab.tcpstats import tcp_info as read_tcp_info
 
     try:
         info = read_tcp_info(sock)

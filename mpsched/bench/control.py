@@ -26,16 +26,16 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched import toolchain
-from mpsched.bmv2 import Bmv2Switch
-from mpsched.cleanup import Registry, sweep
 from mpsched.controller.core import Controller, ControllerSettings
-from mpsched.controller.reports import RttReport
-from mpsched.controller.telemetry import PathReport, TelemetryConfig
-from mpsched.layout import P4Artifacts, p4_artifacts, p4_artifacts_for_paths
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
-from mpsched.p4info import P4Info
-from mpsched.pipeline import Pipeline
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import Pipeline
+from mpsched.proc import prereqs
+from mpsched.proc.bmv2 import Bmv2Switch
+from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.layout import P4Artifacts, p4_artifacts, p4_artifacts_for_paths
 
 log = logging.getLogger("mpsched.bench.control")
 
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    problems = toolchain.missing("simple_switch_grpc")
+    problems = prereqs.missing("simple_switch_grpc")
     for n in PATH_COUNTS:
         problems += [f"{m}: missing; X" for m in artifacts_for(n).missing()]
     if problems:

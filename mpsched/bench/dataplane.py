@@ -40,15 +40,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched import toolchain
-from mpsched.bmv2 import Bmv2Switch
-from mpsched.cleanup import Registry, sweep
-from mpsched.layout import build_dir, p4_artifacts
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
-from mpsched.p4info import P4Info
-from mpsched.p4runtime import P4RuntimeClient
-from mpsched.pipeline import Pipeline
-from mpsched.ptfrun import make_veths
+from mpsched.p4rt.client import P4RuntimeClient
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import Pipeline
+from mpsched.proc import prereqs
+from mpsched.proc.bmv2 import Bmv2Switch
+from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.proc.veth import make_veths
 
 log = logging.getLogger("mpsched.bench.dataplane")
 
@@ -109,7 +109,7 @@ def frame_hex() -> str:
 
 def full_program_state(pipeline: Pipeline, address: str) -> list:
     """What the controller installs on an edge switch with one path on port 2."""
-    from mpsched.controller.southbound import forwarding_entries
+    from mpsched.controller.southbound.agent import forwarding_entries
 
     s1 = SwitchCfg(
         "s1",
@@ -376,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
     )
-    problems = toolchain.missing("root", "simple_switch_grpc")
+    problems = prereqs.missing("root", "simple_switch_grpc")
     problems += missing_programs()
     if problems:
         print(

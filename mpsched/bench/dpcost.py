@@ -38,10 +38,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched import toolchain
 from mpsched.bench.dataplane import PROGRAMS, Rig, cpu_plan, missing_programs, program_rig
-from mpsched.cleanup import Registry, sweep
-from mpsched.ptfrun import make_veths
+from mpsched.proc import prereqs
+from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.veth import make_veths
 
 log = logging.getLogger("mpsched.bench.dpcost")
 
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rate <= 0 or args.seconds <= 0:
         p.error("--rate and --seconds must be > 0")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    problems = toolchain.missing("root", "simple_switch_grpc") + missing_programs()
+    problems = prereqs.missing("root", "simple_switch_grpc") + missing_programs()
     if shutil.which("perf") is None:
         problems.append("perf: install it with `make setup` (Debian package linux-perf)")
     if problems:

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.cleanup import Registry, alive, sweep
 from mpsched.emu.linkem import Linkem
 from mpsched.emu.params import LinkParams
+from mpsched.proc.cleanup import Registry, alive, sweep
 
 from .udpprobe import Records
 

@@ -23,8 +23,8 @@ import logging
 import sys
 from dataclasses import dataclass
 
-from mpsched import toolchain
 from mpsched.emu.params import GilbertElliott, LinkParams
+from mpsched.proc import prereqs
 
 from . import udpprobe as up
 from .linkbed import LinkBed, ProbeResult
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    problems = toolchain.missing("root", "ethtool", "linkem")
+    problems = prereqs.missing("root", "ethtool", "linkem")
     if problems:
         for p in problems:
             log.error("missing %s", p)

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from mpsched.bench.sched import read_runs
-from mpsched.layout import REPO_ROOT, build_dir
+from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIOS = {
     "ecmp": REPO_ROOT / "scenarios" / "mptcp-hash.yaml",

@@ -23,7 +23,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from mpsched.layout import REPO_ROOT, build_dir
+from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIO = REPO_ROOT / "scenarios" / "llhd-1-manyflows.yaml"
 

@@ -30,10 +30,10 @@ import sys
 import time
 from pathlib import Path
 
-from mpsched import toolchain
-from mpsched.cleanup import interrupt_on_signals
-from mpsched.layout import build_dir, p4_artifacts
-from mpsched.pipeline import HEADER_PATH_TAG
+from mpsched.p4rt.pipeline import HEADER_PATH_TAG
+from mpsched.proc import prereqs
+from mpsched.proc.cleanup import interrupt_on_signals
+from mpsched.proc.layout import build_dir, p4_artifacts
 
 log = logging.getLogger("mpsched.bench.telemetry")
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=20.0, help="traffic time")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    problems = toolchain.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
+    problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
     art = p4_artifacts()
     problems += [f"{m}: missing; run `make p4`" for m in art.missing()]
     if problems:
@@ -182,7 +182,7 @@ def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, floa
     """Bring the testbed up, measure, tear it down; returns (telemetry views, traffic start
     time, failover ms or None)."""
     from mpsched.emu.params import LinkParams
-    from mpsched.restclient import start_controller
+    from mpsched.proc.controller import start_controller
     from mpsched.topo.testbed import PathSpec, Testbed, TopoSpec
 
     paths = tuple(

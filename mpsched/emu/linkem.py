@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from mpsched.cleanup import Registry
-from mpsched.layout import linkem_binary
+from mpsched.proc.cleanup import Registry
+from mpsched.proc.layout import linkem_binary
 
 from .params import LinkParams
 

@@ -56,7 +56,7 @@ enum bit<8> policy_mode_t {
 // Path tag flags (path_tag_t.flags).
 const bit<8> PATH_FLAG_PROBE = 1;
 // The CPU port of simple_switch_grpc (--cpu-port): P4Runtime PacketOuts
-// arrive on it (mpsched/bmv2.py CPU_PORT).
+// arrive on it (mpsched/proc/bmv2.py CPU_PORT).
 const port_t CPU_PORT = 255;
 
 // Receiver id of the per-path telemetry digest (path_report_t).

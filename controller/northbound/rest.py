@@ -1,0 +1,341 @@
+"""The REST API as a plain WSGI application (webob), independent of os-ken.
+
+Every handler validates its input and answers JSON. Errors are
+``{"error": <message>, "field": <name or null>}`` with 400 (bad input, the
+field named), 401/403 (a write without the right token), 404 (unknown
+resource), 405, 413, or 503 (a switch did not acknowledge). With a `token`,
+every PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
+Without one, writes are open too (tests, loopback demos). The API is described
+in openapi.yaml, served at /openapi.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Callable
+from importlib import resources
+from typing import Any, Protocol
+
+from webob import Request, Response
+
+from mpsched.controller.core import NotFoundError, UnavailableError
+from mpsched.controller.errors import FieldError
+from mpsched.controller.northbound import auth
+from mpsched.controller.scheduling.classes import (
+    MAX_CLASSES,
+    TrafficClass,
+    classes_from_list,
+    policy_changes,
+)
+from mpsched.p4rt.weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024
+MAX_DECISIONS = 1000
+DEFAULT_DECISIONS = 100
+READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+class Backend(Protocol):
+    def paths(self) -> list[dict]: ...
+    def path(self, path_id: int) -> dict: ...
+    def switches(self) -> list[dict]: ...
+    def set_weight(self, path_id: int, weight: int) -> dict: ...
+    def telemetry(self, path_id: int) -> dict: ...
+    def telemetry_since(self, since: float) -> dict: ...
+    def set_admin(self, path_id: int, up: bool) -> dict: ...
+    def classes(self) -> list[dict]: ...
+    def set_classes(self, classes: list[TrafficClass]) -> list[dict]: ...
+    def traffic_class(self, class_id: int) -> dict: ...
+    def class_policy(self, class_id: int) -> dict: ...
+    def set_class_policy(self, class_id: int, changes: dict) -> dict: ...
+    def params(self) -> dict: ...
+    def set_params(self, changes: dict) -> dict: ...
+    def decisions(self, since: float, limit: int) -> dict: ...
+    def mptcp_connections(self) -> dict: ...
+    def mptcp_connection(self, conn_id: int) -> dict: ...
+
+
+class HttpError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+        self.headers = headers or {}
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    return Response(
+        body=(json.dumps(body, indent=2) + "\n").encode(),
+        status=status,
+        content_type="application/json",
+        charset=None,
+    )
+
+
+def read_json_object(request: Request) -> dict:
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
+    raw = request.body_file.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise HttpError(400, f"body is not valid JSON: {error}", "body") from None
+    if not isinstance(data, dict):
+        raise HttpError(400, "body must be a JSON object", "body")
+    return data
+
+
+def parse_weight(body: dict) -> int:
+    unknown = sorted(set(body) - {"weight"})
+    if unknown:
+        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+    if "weight" not in body:
+        raise HttpError(400, "missing field 'weight'", "weight")
+    weight = body["weight"]
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
+        raise HttpError(400, f"'weight' must be an integer 0..{MAX_WEIGHT}", "weight")
+    return weight
+
+
+def parse_admin(body: dict) -> bool:
+    """``{"state": "up"|"down"}`` -> up?"""
+    unknown = sorted(set(body) - {"state"})
+    if unknown:
+        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+    if body.get("state") not in ("up", "down"):
+        raise HttpError(400, "'state' must be \"up\" or \"down\"", "state")
+    return body["state"] == "up"
+
+
+def query_since(request: Request) -> float:
+    text = request.GET.get("since", "0")
+    try:
+        since = float(text)
+    except ValueError:
+        raise HttpError(
+            400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
+        ) from None
+    if not math.isfinite(since) or since < 0:
+        raise HttpError(400, "'since' must be a number >= 0", "since")
+    return since
+
+
+def query_limit(request: Request) -> int:
+    text = request.GET.get("limit", str(DEFAULT_DECISIONS))
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_DECISIONS:
+        raise HttpError(400, f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}",
+                        "limit")
+    return int(text)
+
+
+Handler = Callable[..., Response]
+
+
+class Route:
+    """One resource: its path template (``/paths/{path_id}``, as in openapi.yaml) and its
+    handlers by method."""
+
+    def __init__(self, template: str, methods: dict[str, Handler]) -> None:
+        self.template = template
+        self.methods = methods
+        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
+        self.pattern = re.compile(f"^{regex}$")
+
+
+class RestApi:
+    """WSGI application; `run_blocking` runs backend calls off the caller's thread."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a),
+        token: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.run_blocking = run_blocking
+        self.token = token
+        self.routes: list[Route] = [
+            Route("/", {"GET": self.index}),
+            Route("/openapi.yaml", {"GET": self.openapi}),
+            Route("/paths", {"GET": self.get_paths}),
+            Route("/paths/{path_id}", {"GET": self.get_path}),
+            Route("/paths/{path_id}/weight", {"PUT": self.put_weight}),
+            Route("/paths/{path_id}/admin", {"PUT": self.put_admin}),
+            Route("/paths/{path_id}/telemetry", {"GET": self.get_telemetry}),
+            Route("/telemetry", {"GET": self.get_telemetry_since}),
+            Route("/switches", {"GET": self.get_switches}),
+            Route("/classes", {"GET": self.get_classes, "PUT": self.put_classes}),
+            Route("/classes/{class_id}", {"GET": self.get_class}),
+            Route(
+                "/classes/{class_id}/policy",
+                {"GET": self.get_class_policy, "PUT": self.put_class_policy},
+            ),
+            Route("/params", {"GET": self.get_params, "PUT": self.put_params}),
+            Route("/decisions", {"GET": self.get_decisions}),
+            Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
+            Route("/mptcp/connections/{conn_id}", {"GET": self.get_mptcp_connection}),
+        ]
+
+    def __call__(self, environ: dict, start_response: Callable) -> Any:
+        request = Request(environ)
+        try:
+            response = self.dispatch(request)
+        except HttpError as error:
+            response = json_response({"error": error.message, "field": error.field}, error.status)
+            for key, value in error.headers.items():
+                response.headers[key] = value
+        except Exception:
+            log.exception("%s %s failed", request.method, request.path)
+            response = json_response({"error": "internal error", "field": None}, 500)
+        return response(environ, start_response)
+
+    def dispatch(self, request: Request) -> Response:
+        path = request.path_info.rstrip("/") or "/"
+        for route in self.routes:
+            match = route.pattern.match(path)
+            if match is None:
+                continue
+            methods = route.methods
+            handler = methods.get(request.method)
+            if handler is None:
+                allow = ", ".join(sorted(methods))
+                raise HttpError(
+                    405,
+                    f"method {request.method} not allowed; use {allow}",
+                    headers={"Allow": allow},
+                )
+            if self.token is not None and request.method not in READ_METHODS:
+                try:
+                    auth.check(request.headers.get("Authorization"), self.token)
+                except auth.AuthError as error:
+                    raise HttpError(error.status, error.message, headers=error.headers) from None
+            return handler(request, **match.groupdict())
+        raise HttpError(404, f"no resource {request.path_info}")
+
+    # -- handlers --------------------------------------------------------
+
+    def _path_id(self, text: str) -> int:
+        if not (text.isascii() and text.isdigit()):
+            raise HttpError(404, f"no path {text}")
+        return int(text)
+
+    def _class_id(self, text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or int(text) >= MAX_CLASSES:
+            raise HttpError(404, f"no class {text}")
+        return int(text)
+
+    def _call(self, fn: Callable, *args: Any) -> Any:
+        try:
+            return self.run_blocking(fn, *args)
+        except NotFoundError as error:
+            raise HttpError(404, str(error)) from None
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
+        except UnavailableError as error:
+            raise HttpError(503, f"not acknowledged by every switch: {error}") from None
+
+    def index(self, request: Request) -> Response:
+        return json_response(
+            {
+                "paths": "/paths",
+                "telemetry": "/telemetry?since=<t>",
+                "switches": "/switches",
+                "classes": "/classes",
+                "params": "/params",
+                "decisions": "/decisions?since=<t>&limit=<n>",
+                "mptcp": "/mptcp/connections",
+                "openapi": "/openapi.yaml",
+            }
+        )
+
+    def openapi(self, request: Request) -> Response:
+        text = resources.files(__package__).joinpath("openapi.yaml").read_text()
+        return Response(body=text.encode(), content_type="application/yaml", charset=None)
+
+    def get_paths(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.paths))
+
+    def get_path(self, request: Request, path_id: str) -> Response:
+        return json_response(self._call(self.backend.path, self._path_id(path_id)))
+
+    def put_weight(self, request: Request, path_id: str) -> Response:
+        pid = self._path_id(path_id)
+        weight = parse_weight(read_json_object(request))
+        return json_response(self._call(self.backend.set_weight, pid, weight))
+
+    def get_telemetry(self, request: Request, path_id: str) -> Response:
+        return json_response(self._call(self.backend.telemetry, self._path_id(path_id)))
+
+    def put_admin(self, request: Request, path_id: str) -> Response:
+        pid = self._path_id(path_id)
+        up = parse_admin(read_json_object(request))
+        return json_response(self._call(self.backend.set_admin, pid, up))
+
+    def get_telemetry_since(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.telemetry_since, query_since(request)))
+
+    def get_switches(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.switches))
+
+    def get_classes(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.classes))
+
+    def put_classes(self, request: Request) -> Response:
+        body = read_json_object(request)
+        unknown = sorted(set(body) - {"classes"})
+        if unknown:
+            raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
+        if "classes" not in body:
+            raise HttpError(400, "missing field 'classes'", "classes")
+        try:
+            classes = classes_from_list(body["classes"])
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
+        return json_response(self._call(self.backend.set_classes, classes))
+
+    def get_class(self, request: Request, class_id: str) -> Response:
+        return json_response(self._call(self.backend.traffic_class, self._class_id(class_id)))
+
+    def get_class_policy(self, request: Request, class_id: str) -> Response:
+        return json_response(self._call(self.backend.class_policy, self._class_id(class_id)))
+
+    def put_class_policy(self, request: Request, class_id: str) -> Response:
+        cid = self._class_id(class_id)
+        body = read_json_object(request)
+        try:
+            changes = policy_changes(body, "policy")
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
+        return json_response(self._call(self.backend.set_class_policy, cid, changes))
+
+    def get_params(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.params))
+
+    def put_params(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.set_params, read_json_object(request)))
+
+    def get_decisions(self, request: Request) -> Response:
+        since, limit = query_since(request), query_limit(request)
+        return json_response(self._call(self.backend.decisions, since, limit))
+
+    def get_mptcp_connections(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.mptcp_connections))
+
+    def get_mptcp_connection(self, request: Request, conn_id: str) -> Response:
+        if not (conn_id.isascii() and conn_id.isdigit()):
+            raise HttpError(404, f"no MPTCP connection {conn_id}")
+        return json_response(self._call(self.backend.mptcp_connection, int(conn_id)))

@@ -1,0 +1,269 @@
+"""The scheduling-policy interface, parameter handling and helpers shared by every policy.
+
+It knows no implementation: they register themselves in `registry` (see the package).
+
+A policy turns the estimators' view of the paths (`PathState`, DESIGN.md §4) into a `Decision`
+once per control period: a weight per path, the data plane's path-choice `Mode`, the policy's
+per-path scores and a one-line reason for the decision log.
+
+Rules every policy follows (implemented here, used by all):
+- a dead path (`alive` False: liveness and operator admin state combined) gets weight 0;
+- if no path is alive the policy does NOT return all-zero weights (the data plane would drop
+  everything): it returns equal weights over all paths with the reason "no path alive" and
+  lets the data plane's local failover decide (`no_alive_decision`);
+- a missing estimate (None) never raises; each policy documents its neutral treatment.
+
+Parameters: each policy declares `Params`, a frozen dataclass whose fields carry defaults and
+`metadata` with "doc" and optional "min", "max" and "choices". `params_from_dict` builds one
+from a partial mapping (REST input) and raises `FieldError` naming the offending field;
+a Params class may add cross-field or format checks in `__post_init__` (raising FieldError
+with the bare field name; `params_from_dict` prefixes it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import types
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from mpsched.controller.errors import FieldError
+from mpsched.p4rt.weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PathState:
+    """One path's state at decision time (from the estimators; None = not measured yet)."""
+
+    path_id: int
+    alive: bool  # liveness and operator admin state combined
+    srtt_ms: float | None = None
+    rttvar_ms: float | None = None
+    rtt_min_ms: float | None = None
+    rtt_max_ms: float | None = None
+    loss_rate: float | None = None  # fraction 0..1 from per-path sequence gaps
+    goodput_mbps: float | None = None  # delivered at the egress
+    capacity_mbps: float | None = None  # estimate, or the configured rate when known
+    inflight_bytes: int | None = None  # in-network stand-in for the cwnd
+    owd_ms: float | None = None  # one-way delay above the window minimum (queueing)
+    owd_series_ms: tuple[float, ...] = ()  # recent one-way-delay samples, oldest first
+    retrans: int | None = None  # TCP retransmissions seen in the window
+    reordered: int | None = None
+    rto_ms: float | None = None  # RFC 6298 srtt + 4*rttvar (>= 200 ms floor is the caller's)
+    # latest raw one-way delay (egress clock - ingress clock): the two edges' clock offset is
+    # the same for every path between them, so differences between paths are real delays
+    owd_raw_ms: float | None = None
+
+    def bdp_bytes(self) -> float | None:
+        """capacity * srtt in bytes (1 Mbit/s * 1 ms = 125 bytes); None when either is None."""
+        if self.capacity_mbps is None or self.srtt_ms is None:
+            return None
+        return self.capacity_mbps * self.srtt_ms * 125.0
+
+
+class Mode(str, Enum):
+    HASH = "hash"  # per flow: 5-tuple hash over the weights (ECMP/WCMP), no flowlets
+    FLOWLET = "flowlet"  # per flowlet: a new flowlet draws a path by the weights
+    RR = "rr"  # per packet: round robin over the paths with nonzero weight
+    VQ = "vq"  # per flowlet: argmin of the data plane's MVQS time factor (FD-MVQS)
+
+
+@dataclass(frozen=True)
+class VqPathParams:
+    """FD-MVQS parameters the data plane needs per path (mode VQ)."""
+
+    pad_us: int  # predicted arrival delay PAD_p
+    bdp_bytes: int
+    us_per_kbyte: int  # srtt_p / (w_p * bdp_p) in µs per 1024 bytes of VQ above bdp
+    drain_bytes_per_ms: int  # cap_p
+
+
+@dataclass(frozen=True)
+class Decision:
+    weights: dict[int, float]  # path id -> weight >= 0 (0: not used); the caller quantises
+    mode: Mode
+    scores: dict[int, float]  # the policy's per-path score (for the decision log)
+    reason: str  # one human-readable line: why these weights
+    vq: dict[int, VqPathParams] = field(default_factory=dict)  # mode VQ only
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """A policy without parameters."""
+
+
+class Policy(ABC):
+    """A scheduling policy; `decide` is called once per control period.
+
+    Stateful policies keep their history in the instance.
+    """
+
+    name: ClassVar[str]
+    Params: ClassVar[type] = NoParams
+
+    def __init__(self, params: Any = None) -> None:
+        if params is None:
+            params = self.Params()
+        if not isinstance(params, self.Params):
+            raise TypeError(f"{self.name}: params must be {self.Params.__name__}")
+        self.params = params
+
+    @abstractmethod
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision: ...
+
+
+# -- parameters ---------------------------------------------------------------
+
+
+def _hints(cls_params: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls_params)
+
+
+def _allowed_types(hint: Any) -> tuple[tuple[type, ...], bool]:
+    """(accepted base types, None allowed) for a field's annotation."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        base = tuple(a for a in args if a is not type(None))
+        return base, type(None) in args
+    return (hint,), False
+
+
+def _check_value(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
+    """The value converted to its field's type, or FieldError(name, ...)."""
+    allowed, nullable = _allowed_types(hint)
+    if value is None:
+        if nullable:
+            return None
+        raise FieldError(name, "must not be null")
+    kind = allowed[0]
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise FieldError(name, f"must be a boolean, got {value!r}")
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise FieldError(name, f"must be an integer, got {value!r}")
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise FieldError(name, f"must be a number, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value):
+            raise FieldError(name, f"must be finite, got {value!r}")
+    elif kind is str and not isinstance(value, str):
+        raise FieldError(name, f"must be a string, got {value!r}")
+    if "min" in meta and value < meta["min"]:
+        raise FieldError(name, f"must be >= {meta['min']}, got {value!r}")
+    if "max" in meta and value > meta["max"]:
+        raise FieldError(name, f"must be <= {meta['max']}, got {value!r}")
+    if "choices" in meta and value not in meta["choices"]:
+        raise FieldError(name, f"must be one of {list(meta['choices'])}, got {value!r}")
+    return value
+
+
+def params_from_dict(
+    cls_params: type, data: Mapping[str, Any] | None, base: Any = None, prefix: str = ""
+) -> Any:
+    """A new `cls_params` from the partial mapping `data` over `base` (default: the defaults).
+
+    Unknown key, wrong type, out of range or a failed `__post_init__` check raise
+    FieldError naming ``prefix + field``.
+    """
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise FieldError(prefix.rstrip(".") or "params", "must be an object")
+    if base is None:
+        base = cls_params()
+    hints = _hints(cls_params)
+    fields = {f.name: f for f in dataclasses.fields(cls_params)}
+    values = {name: getattr(base, name) for name in fields}
+    for key, value in data.items():
+        if key not in fields:
+            raise FieldError(prefix + str(key), f"unknown parameter (known: {sorted(fields)})")
+        values[key] = _check_value(prefix + key, value, hints[key], fields[key].metadata)
+    try:
+        return cls_params(**values)
+    except FieldError as exc:
+        raise FieldError(prefix + exc.field, exc.message) from None
+
+
+def params_to_dict(p: Any) -> dict[str, Any]:
+    """Field name -> value."""
+    return {f.name: getattr(p, f.name) for f in dataclasses.fields(p)}
+
+
+def params_schema(cls_params: type) -> dict[str, dict[str, Any]]:
+    """Field name -> {default, min, max, doc} (min/max None when unbounded)."""
+    out: dict[str, dict[str, Any]] = {}
+    for f in dataclasses.fields(cls_params):
+        doc = f.metadata.get("doc", "")
+        if "choices" in f.metadata:
+            doc = f"{doc} (one of: {', '.join(map(str, f.metadata['choices']))})"
+        out[f.name] = {
+            "default": f.default,
+            "min": f.metadata.get("min"),
+            "max": f.metadata.get("max"),
+            "doc": doc,
+        }
+    return out
+
+
+# -- helpers shared by the policies --------------------------------------------
+
+
+def quantise(weights: Mapping[int, float], max_weight: int = MAX_WEIGHT) -> dict[int, int]:
+    """Integer weights 0..max_weight: the largest -> max_weight, others proportional
+    (rounded), and a nonzero weight never rounds to 0."""
+    for pid, w in weights.items():
+        if not math.isfinite(w) or w < 0:
+            raise ValueError(f"weight of path {pid} must be finite and >= 0, got {w!r}")
+    top = max(weights.values(), default=0.0)
+    if top <= 0:
+        return {pid: 0 for pid in weights}
+    return {
+        pid: 0 if w == 0 else min(max_weight, max(1, round(w / top * max_weight)))
+        for pid, w in weights.items()
+    }
+
+
+def alive_ids(paths: Iterable[PathState]) -> list[int]:
+    return [p.path_id for p in paths if p.alive]
+
+
+def equal_weights(paths: Iterable[PathState], chosen: Iterable[int]) -> dict[int, float]:
+    """1.0 for the chosen ids, 0.0 for every other path."""
+    keep = set(chosen)
+    return {p.path_id: 1.0 if p.path_id in keep else 0.0 for p in paths}
+
+
+def no_alive_decision(paths: Sequence[PathState], mode: Mode) -> Decision:
+    """Equal weights over all paths: the data plane's failover decides."""
+    return Decision(
+        weights={p.path_id: 1.0 for p in paths},
+        mode=mode,
+        scores={p.path_id: 0.0 for p in paths},
+        reason="no path alive: equal weights over all paths (data-plane failover decides)",
+    )
+
+
+def jitter_indicator(values: Sequence[float]) -> float:
+    """J = (x_now - x_avg) / (x_max - x_min) over `values` (oldest first, x_now the last);
+    0 with fewer than two values or when the range is 0 (CMT-LA, seed 001)."""
+    if len(values) < 2:
+        return 0.0
+    lo, hi = min(values), max(values)
+    if hi - lo <= 0:
+        return 0.0
+    return (values[-1] - sum(values) / len(values)) / (hi - lo)
+
+
+def fmt_scores(scores: Mapping[int, float], digits: int = 3) -> str:
+    """'1=0.5 2=0.25' for reason lines."""
+    return " ".join(f"{pid}={value:.{digits}g}" for pid, value in sorted(scores.items()))

@@ -1,0 +1,199 @@
+"""CMT-LA: loss-aware concurrent multipath transfer (seed 001), in-network form.
+
+Paper (seeds/001_6c7406378a4334ba.txt; the equations were lost in the text extraction,
+DESIGN.md §5 restates them):
+- line 41: the Mathis model GP = C · MSS / (RTT · √p), so p̂ = (C · MSS / (RTT · GP))²,
+  C = √(3/2), MSS = 1500 bytes in the paper's simulations;
+- lines 45-49: the jitter indicator J_p = (x_now - x_avg) / (x_max - x_min) over the last m
+  observations of p̂_p; a path is unreliable when J_p > 0 and J_p rises between consecutive
+  observations;
+- line 66 and Algorithm 2 (lines 70-89): order the ACTIVE paths by p̂ ascending, ties by the
+  smaller RTT; take the first; if its cwnd is full, take the next one.
+
+In-network reading (Mode.FLOWLET), once per control period:
+- p̂_p combines the two loss signals: the measured loss from the egress's per-path sequence
+  gaps (`loss_rate`) and the Mathis estimate from `goodput_mbps` and `srtt_ms`:
+  p̂ = (1 - mathis_weight) · measured + mathis_weight · mathis when both exist, the one that
+  exists otherwise, and 0 (neutral: the path is tried) when neither does. The default
+  mathis_weight = 0 uses the measured loss wherever it exists, because in the network the
+  Mathis estimate overstates the loss of a path that carries little traffic (its goodput is
+  limited by how much the scheduler sends there, not by loss). The Mathis estimate is
+  clamped to [0, 1].
+- J_p is computed over the last `jitter_window` p̂_p of this policy's own history (0 when
+  the range is 0 or fewer than two observations are known).
+- "cwnd full": the path's `inflight_bytes` has reached its BDP (`PathState.bdp_bytes`); a
+  path with no in-flight or BDP reading counts as not full. "Take the next one" becomes a
+  spill, as in the min-RTT baseline: the first path in the order is taken, and while the
+  last taken path is full the next one is taken too. Taking a full path out instead (weight 0
+  for one control period) sends every new flowlet of the period down the rest of the order,
+  which under load is the lossiest path: on the CMT-LA scenario that put 10 of the 30 Mbit/s
+  on the 10-15 % path in most runs (docs/results/README.md).
+
+Reconstructions and deviations:
+- Algorithm 2's treatment of an unreliable path (the condition of its step 9 was lost) is read as:
+  unreliable paths go after every reliable one in the order (each group by p̂, then RTT).
+- The order becomes weights: the taken paths get 1 each, and the k-th path after them
+  (k = 1 for the first) gets `rank_decay`^k, so by default each next path gets half as many
+  flowlets as the one before; rank_decay = 0 is the paper's single-candidate rule (only the
+  taken paths get flowlets).
+- An unmeasured srtt sorts after every measured one among paths of equal p̂.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mpsched.controller.policies.base import (
+    Decision,
+    Mode,
+    PathState,
+    Policy,
+    fmt_scores,
+    jitter_indicator,
+    no_alive_decision,
+)
+from mpsched.controller.policies.registry import register
+
+log = logging.getLogger(__name__)
+
+MATHIS_C = math.sqrt(1.5)
+
+
+@dataclass(frozen=True)
+class CmtlaParams:
+    mss_bytes: int = field(
+        default=1500,
+        metadata={"min": 1, "max": 65535, "doc": "MSS in the Mathis model (paper: 1500)"},
+    )
+    mathis_weight: float = field(
+        default=0.0,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "weight of the Mathis estimate where a measured loss exists (0: measured only)",
+        },
+    )
+    jitter_window: int = field(
+        default=8,
+        metadata={
+            "min": 2,
+            "max": 1000,
+            "doc": "m: observations of the loss in the jitter indicator",
+        },
+    )
+    rank_decay: float = field(
+        default=0.5,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "weight of the k-th path after the taken ones = rank_decay^k (0: taken only)",
+        },
+    )
+
+
+def mathis_loss(goodput_mbps: float, rtt_ms: float, mss_bytes: int = 1500) -> float:
+    """p̂ = (C · MSS / (RTT · GP))², C = √(3/2), clamped to [0, 1]; 1 when GP or RTT is 0."""
+    gp_bytes_per_s = goodput_mbps * 1e6 / 8
+    rtt_s = rtt_ms / 1000
+    if gp_bytes_per_s <= 0 or rtt_s <= 0:
+        return 1.0
+    return min(1.0, (MATHIS_C * mss_bytes / (rtt_s * gp_bytes_per_s)) ** 2)
+
+
+def estimate_loss(p: PathState, mss_bytes: int, mathis_weight: float) -> float:
+    """p̂ from the measured loss and the Mathis estimate as documented in the module."""
+    mathis = (
+        mathis_loss(p.goodput_mbps, p.srtt_ms, mss_bytes)
+        if p.goodput_mbps is not None and p.srtt_ms is not None
+        else None
+    )
+    measured = p.loss_rate
+    if measured is not None and mathis is not None:
+        return (1 - mathis_weight) * measured + mathis_weight * mathis
+    if measured is not None:
+        return measured
+    return mathis if mathis is not None else 0.0
+
+
+def cwnd_full(p: PathState) -> bool:
+    bdp = p.bdp_bytes()
+    return p.inflight_bytes is not None and bdp is not None and p.inflight_bytes >= bdp
+
+
+def order_paths(
+    loss: dict[int, float], rtt_ms: dict[int, float | None], unreliable: set[int]
+) -> list[int]:
+    """Reliable paths first, then unreliable; each by p̂, then RTT (unmeasured last), then id."""
+
+    def key(pid: int) -> tuple:
+        rtt = rtt_ms.get(pid)
+        return (pid in unreliable, loss[pid], rtt is None, rtt or 0.0, pid)
+
+    return sorted(loss, key=key)
+
+
+def take_with_spill(order: list[int], full: set[int]) -> list[int]:
+    """The first path of the order, and while the last taken one is full, the next one too."""
+    taken = order[:1]
+    for pid in order[1:]:
+        if taken[-1] not in full:
+            break
+        taken.append(pid)
+    return taken
+
+
+@register
+class CmtLa(Policy):
+    name = "cmtla"
+    Params = CmtlaParams
+
+    def __init__(self, params: CmtlaParams | None = None) -> None:
+        super().__init__(params)
+        self._history: dict[int, deque[float]] = {}
+        self._last_j: dict[int, float] = {}
+
+    def observe(self, pid: int, loss: float) -> tuple[float, bool]:
+        """Record p̂ for a path; (J now, unreliable: J > 0 and rising)."""
+        hist = self._history.setdefault(pid, deque(maxlen=self.params.jitter_window))
+        hist.append(loss)
+        j = jitter_indicator(list(hist))
+        prev = self._last_j.get(pid)
+        self._last_j[pid] = j
+        return j, j > 0 and prev is not None and j > prev
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive_decision(paths, Mode.FLOWLET)
+        loss: dict[int, float] = {}
+        unreliable: set[int] = set()
+        for p in alive:
+            loss[p.path_id] = estimate_loss(p, self.params.mss_bytes, self.params.mathis_weight)
+            _, bad = self.observe(p.path_id, loss[p.path_id])
+            if bad:
+                unreliable.add(p.path_id)
+                log.debug("cmtla: path %d unreliable (loss jitter rising)", p.path_id)
+        order = order_paths(loss, {p.path_id: p.srtt_ms for p in alive}, unreliable)
+        full = {p.path_id for p in alive if cwnd_full(p)}
+        taken = take_with_spill(order, full)
+        weights = {p.path_id: 0.0 for p in paths}
+        for rank, pid in enumerate(order):
+            after = rank - len(taken) + 1
+            weights[pid] = 1.0 if after <= 0 else self.params.rank_decay**after
+        scores = {p.path_id: loss.get(p.path_id, 1.0) for p in paths}
+        notes = []
+        if unreliable:
+            notes.append(f"unreliable {sorted(unreliable)}")
+        if len(taken) > 1:
+            notes.append(f"cwnd full {taken[:-1]}, so also {taken[1:]}")
+        extra = f"; {', '.join(notes)}" if notes else ""
+        return Decision(
+            weights=weights,
+            mode=Mode.FLOWLET,
+            scores=scores,
+            reason=f"cmtla: order {order} by loss then RTT{extra}; p̂ {fmt_scores(loss)}",
+        )

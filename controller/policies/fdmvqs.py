@@ -1,0 +1,369 @@
+"""FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (seed 000).
+
+The paper's equations were lost in the text extraction (seeds/000_c8b3b8babc6a9e82.txt);
+what survives, and DESIGN.md §5's reconstruction, is:
+
+TFE, transmission failure estimation (lines 49-67, Algorithm 1 at lines 69-91):
+    F_p = 1 / (1 + exp(-b · (x_p - a)))                         (eq. 1: "a" offset, "b" sensitivity)
+  x_p combines the RTT parameter R_p = SRTT_now / SRTT_last (eq. 2-3, line 51), the swnd
+  parameter W_p = swnd_p / mean of the top-k swnd values reached before a drop (eq. 4-5,
+  line 53) and the loss rate p̂_p, estimated by maximum likelihood from loss-interval samples
+  n_1..n_K (segments delivered between two losses, geometric: P(n) = (1-p)^n · p, lines
+  55-65), whose maximiser is p̂ = K / (K + Σ n_k).
+CTADP, chaos-theory arrival-delay prediction (lines 94-102): the log arrival-delay series
+  y_t = ln(AD_t) is embedded in phase space Y_i = (y_i, y_{i+τ}, ..., y_{i+(m-1)τ}); the k
+  nearest neighbours Y_i of the latest phase point (distance d_i, minimum d_min) get weights
+  w_i = exp(-λ (d_i - d_min)) / Σ_j exp(-λ (d_j - d_min)); a weighted first-order fit
+  Y_{i+1} ≈ a·e + b·Y_i (least squares) predicts the next phase point, whose last component
+  is the predicted log delay; PAD = exp of it.
+MVQS, multipath virtual-queue scheduling (lines 104-120): time factor
+  T_p = PAD_p when VQ_p <= bdp_p, else ceil(VQ_p / (w_p · bdp_p)) · srtt_p + PAD_p, with the
+  window factor w_p = 1 - F_p · (1 - β_md), β_md = 0.5 (lines 110-114); a segment goes to
+  argmin T_p (line 116).
+
+In-network reading (Mode.VQ, once per control period):
+- R_p: srtt_ms now / srtt_ms at the previous period (1.0 before two readings).
+- W_p: `inflight_bytes` (the in-network swnd) over the mean of the path's recorded peaks. A
+  peak is recorded when the in-flight reading falls by more than `peak_drop` (a fraction)
+  from one period to the next: the previous reading was the window "before dropping". The
+  `peaks_k` most recent peaks are kept ("top-k" read as the latest k, so that the reference
+  follows a path whose capacity fell; the paper's recursive mean, eq. 5, is the same mean).
+  W_p = 1.0 (neutral: at its usual peak) while no peak or no in-flight reading exists.
+- p̂_p: the egress's `loss_rate`. This IS the geometric MLE over the window's loss
+  intervals: with K losses and Σ n_k packets received, K / (K + Σ n_k) = lost / (lost +
+  received), which is how telemetry.PathEstimator.loss_rate computes it; `mle_loss` is the
+  paper's form on explicit intervals. Unmeasured: 0.
+- x_p (reconstructed; the paper's combination is lost): x_p = R_p · W_p + loss_gain · p̂_p.
+  A steady path (R = 1) at its usual peak window (W = 1) without loss has x = 1 = a by
+  default, i.e. F = 0.5; a rising RTT near the window peak or loss push F towards 1 (the
+  paper's a, b, k values at line 158 are lost; the defaults here are chosen so).
+- CTADP runs on `owd_series_ms` (one-way delay from the tag time stamps). Those compare two
+  switches' clocks, so every path's series carries the same unknown offset (and may be <= 0):
+  before the log, all series are shifted by one common constant so that the smallest sample
+  over all paths is 1 ms, and the shift is undone after the prediction; the paths' PADs
+  then differ by the real difference of their delays. PAD_p is reported relative to the
+  smallest PAD (only differences matter for argmin T). If any alive path has no OWD series,
+  every path uses srtt_p / 2 instead (one basis for all). The prediction is clamped to the
+  series' range widened by that range on both sides (a guard against a degenerate fit).
+  While a series is shorter than (m-1)·τ + k + 1 samples (not k neighbours with a
+  successor), the prediction is the EWMA (`ewma_alpha`) of the series.
+- MVQS lives in the data plane: VQ_p counts bytes assigned and drains at cap_p; a new
+  flowlet goes to argmin T_p. The data plane computes the continuous stand-in
+      T_p = pad_us                                          if VQ_p <= bdp_p
+      T_p = pad_us + (VQ_p - bdp_p) · us_per_kbyte / 1024    otherwise,
+      us_per_kbyte = srtt_p[µs] · 1024 / (w_p · bdp_p)
+  instead of ceil(VQ_p / (w_p · bdp_p)) · srtt_p (no division or ceiling in the pipeline;
+  it grows by srtt_p per w_p · bdp_p bytes like the paper's, but from 0 at VQ = bdp rather
+  than stepping to ceil(1 / w_p) · srtt_p there). `mvqs_choose` is the reference.
+- Neutral fills: srtt unknown -> mean srtt of the alive paths that have one, else
+  `default_srtt_ms`; capacity unknown -> goodput, else `default_capacity_mbps`.
+- Weights: equal over the alive paths (the data plane's eligible set for the argmin).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from mpsched.controller.policies.base import (
+    Decision,
+    Mode,
+    PathState,
+    Policy,
+    VqPathParams,
+    equal_weights,
+    fmt_scores,
+    no_alive_decision,
+)
+from mpsched.controller.policies.registry import register
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FdmvqsParams:
+    a: float = field(
+        default=1.0, metadata={"min": -100.0, "max": 100.0, "doc": "TFE offset a of the sigmoid"}
+    )
+    b: float = field(
+        default=5.0, metadata={"min": 0.0, "max": 1000.0, "doc": "TFE sensitivity b of the sigmoid"}
+    )
+    loss_gain: float = field(
+        default=10.0,
+        metadata={"min": 0.0, "max": 1000.0, "doc": "weight of the loss rate in x_p"},
+    )
+    beta_md: float = field(
+        default=0.5,
+        metadata={"min": 0.0, "max": 1.0, "doc": "β_md: multiplicative decrease (MPTCP: 0.5)"},
+    )
+    peaks_k: int = field(
+        default=5, metadata={"min": 1, "max": 100, "doc": "k: in-flight peaks averaged for W_p"}
+    )
+    peak_drop: float = field(
+        default=0.3,
+        metadata={
+            "min": 0.0,
+            "max": 1.0,
+            "doc": "a fall of the in-flight reading by more than this fraction records a peak",
+        },
+    )
+    embed_m: int = field(
+        default=3, metadata={"min": 1, "max": 20, "doc": "CTADP embedding dimension m"}
+    )
+    embed_tau: int = field(default=1, metadata={"min": 1, "max": 20, "doc": "CTADP delay τ"})
+    neighbours: int = field(
+        default=4, metadata={"min": 1, "max": 100, "doc": "CTADP k nearest neighbours"}
+    )
+    lam: float = field(
+        default=1.0, metadata={"min": 0.0, "max": 1000.0, "doc": "CTADP λ of the weights"}
+    )
+    ewma_alpha: float = field(
+        default=0.125,
+        metadata={"min": 0.0, "max": 1.0, "doc": "EWMA gain while the OWD series is short"},
+    )
+    series_len: int = field(
+        default=64, metadata={"min": 2, "max": 10000, "doc": "latest OWD samples used by CTADP"}
+    )
+    default_srtt_ms: float = field(
+        default=50.0,
+        metadata={"min": 0.001, "max": 60000.0, "doc": "srtt when no alive path has one"},
+    )
+    default_capacity_mbps: float = field(
+        default=10.0,
+        metadata={"min": 0.001, "max": 1e6, "doc": "capacity when neither it nor goodput is known"},
+    )
+
+
+# -- TFE ------------------------------------------------------------------------
+
+
+def sigmoid_factor(x: float, a: float, b: float) -> float:
+    """F = 1 / (1 + exp(-b (x - a)))."""
+    z = -b * (x - a)
+    if z > 700:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(z))
+
+
+def rtt_trend(srtt_now: float | None, srtt_prev: float | None) -> float:
+    """R = srtt_now / srtt_prev; 1.0 when either is unknown or srtt_prev is 0."""
+    if srtt_now is None or srtt_prev is None or srtt_prev <= 0:
+        return 1.0
+    return srtt_now / srtt_prev
+
+
+def window_state(inflight: float | None, peaks: Sequence[float]) -> float:
+    """W = inflight / mean(peaks); 1.0 when either is unknown (or the mean is 0)."""
+    if inflight is None or not peaks:
+        return 1.0
+    mean = sum(peaks) / len(peaks)
+    return inflight / mean if mean > 0 else 1.0
+
+
+def mle_loss(intervals: Sequence[int]) -> float | None:
+    """Geometric MLE from loss intervals n_k (packets delivered between losses):
+    p̂ = K / (K + Σ n_k); None without samples."""
+    if not intervals:
+        return None
+    k = len(intervals)
+    return k / (k + sum(intervals))
+
+
+def tfe_x(r: float, w: float, loss: float, loss_gain: float) -> float:
+    """x_p = R_p · W_p + loss_gain · p̂_p (reconstructed)."""
+    return r * w + loss_gain * loss
+
+
+def window_factor(f: float, beta_md: float = 0.5) -> float:
+    """w_p = 1 - F_p · (1 - β_md)."""
+    return 1.0 - f * (1.0 - beta_md)
+
+
+# -- CTADP ----------------------------------------------------------------------
+
+
+def ewma(series: Sequence[float], alpha: float) -> float:
+    """s_0 = x_0, s_t = (1 - alpha) s_{t-1} + alpha x_t; the last s."""
+    s = series[0]
+    for x in series[1:]:
+        s = (1 - alpha) * s + alpha * x
+    return s
+
+
+def phase_space(y: Sequence[float], m: int, tau: int) -> list[tuple[float, ...]]:
+    """Y_i = (y_i, y_{i+τ}, ..., y_{i+(m-1)τ}) for i = 0 .. N-(m-1)τ-1."""
+    count = len(y) - (m - 1) * tau
+    return [tuple(y[i + j * tau] for j in range(m)) for i in range(max(0, count))]
+
+
+def ctadp_predict(
+    series: Sequence[float],
+    m: int = 3,
+    tau: int = 1,
+    k: int = 4,
+    lam: float = 1.0,
+    ewma_alpha: float = 0.125,
+) -> float:
+    """The next value of a positive series (oldest first) by CTADP; EWMA while it is short."""
+    if not series:
+        raise ValueError("empty series")
+    if min(series) <= 0:
+        raise ValueError("CTADP needs a positive series (it takes logarithms)")
+    if len(series) < (m - 1) * tau + k + 1:
+        return ewma(series, ewma_alpha)
+    y = [math.log(x) for x in series]
+    points = phase_space(y, m, tau)
+    centre = points[-1]
+    dist = {i: math.dist(points[i], centre) for i in range(len(points) - 1)}
+    nearest = sorted(dist, key=lambda i: (dist[i], -i))[:k]  # ties: the more recent
+    d_min = dist[nearest[0]]
+    raw = {i: math.exp(-lam * (dist[i] - d_min)) for i in nearest}
+    total = sum(raw.values())
+    sw = sx = sy = sxx = sxy = 0.0
+    for i in nearest:
+        w = raw[i] / total
+        for xj, yj in zip(points[i], points[i + 1], strict=True):
+            sw += w
+            sx += w * xj
+            sy += w * yj
+            sxx += w * xj * xj
+            sxy += w * xj * yj
+    det = sw * sxx - sx * sx
+    slope = (sw * sxy - sx * sy) / det if abs(det) > 1e-12 else 0.0
+    intercept = (sy - slope * sx) / sw
+    pred = intercept + slope * centre[-1]
+    lo, hi = min(y), max(y)
+    span = hi - lo
+    return math.exp(min(hi + span, max(lo - span, pred)))
+
+
+# -- MVQS -----------------------------------------------------------------------
+
+
+def time_factor_us(vq_bytes: int, p: VqPathParams) -> float:
+    """The data plane's T_p (µs) for a virtual queue of vq_bytes."""
+    if vq_bytes <= p.bdp_bytes:
+        return float(p.pad_us)
+    return p.pad_us + (vq_bytes - p.bdp_bytes) * p.us_per_kbyte / 1024
+
+
+def mvqs_choose(vq_bytes: Mapping[int, int], vqp: Mapping[int, VqPathParams]) -> int:
+    """The path the data plane picks for a new flowlet: argmin T_p (ties: lowest id);
+    a path missing from vq_bytes has an empty VQ."""
+    if not vqp:
+        raise ValueError("no path parameters")
+    return min(sorted(vqp), key=lambda pid: time_factor_us(vq_bytes.get(pid, 0), vqp[pid]))
+
+
+def vq_path_params(
+    pad_ms: float, srtt_ms: float, bdp_bytes: float, w: float, capacity_mbps: float
+) -> VqPathParams:
+    """The integers the data plane needs for one path."""
+    bdp = max(1, round(bdp_bytes))
+    return VqPathParams(
+        pad_us=max(0, round(pad_ms * 1000)),
+        bdp_bytes=bdp,
+        us_per_kbyte=max(0, round(srtt_ms * 1000 * 1024 / (max(w, 1e-6) * bdp))),
+        drain_bytes_per_ms=max(1, round(capacity_mbps * 125)),
+    )
+
+
+# -- the policy -------------------------------------------------------------------
+
+
+@register
+class FdMvqs(Policy):
+    name = "fdmvqs"
+    Params = FdmvqsParams
+
+    def __init__(self, params: FdmvqsParams | None = None) -> None:
+        super().__init__(params)
+        self._srtt_prev: dict[int, float] = {}
+        self._inflight_prev: dict[int, int] = {}
+        self._peaks: dict[int, deque[int]] = {}
+
+    def factor(self, p: PathState) -> float:
+        """Update this path's history and return F_p."""
+        pid, prm = p.path_id, self.params
+        r = rtt_trend(p.srtt_ms, self._srtt_prev.get(pid))
+        if p.srtt_ms is not None:
+            self._srtt_prev[pid] = p.srtt_ms
+        peaks = self._peaks.setdefault(pid, deque(maxlen=prm.peaks_k))
+        prev = self._inflight_prev.get(pid)
+        if p.inflight_bytes is not None:
+            if prev is not None and p.inflight_bytes < (1 - prm.peak_drop) * prev:
+                peaks.append(prev)
+            self._inflight_prev[pid] = p.inflight_bytes
+        w = window_state(p.inflight_bytes, list(peaks))
+        loss = p.loss_rate if p.loss_rate is not None else 0.0
+        return sigmoid_factor(tfe_x(r, w, loss, prm.loss_gain), prm.a, prm.b)
+
+    def predicted_delays(self, alive: Sequence[PathState], srtt: Mapping[int, float]) -> dict:
+        """PAD_p in ms relative to the smallest, and the basis used."""
+        prm = self.params
+        series = {p.path_id: list(p.owd_series_ms[-prm.series_len :]) for p in alive}
+        if all(series.values()):
+            low = min(min(s) for s in series.values())
+            shift = 1.0 - low
+            pred = {
+                pid: ctadp_predict(
+                    [x + shift for x in s],
+                    prm.embed_m,
+                    prm.embed_tau,
+                    prm.neighbours,
+                    prm.lam,
+                    prm.ewma_alpha,
+                )
+                - shift
+                for pid, s in series.items()
+            }
+            basis = "CTADP on OWD"
+        else:
+            pred = {pid: srtt[pid] / 2 for pid in series}
+            basis = "srtt/2 (an OWD series is missing)"
+            log.debug(
+                "fdmvqs: PAD from srtt/2: no OWD series for %s",
+                [k for k, s in series.items() if not s],
+            )
+        base = min(pred.values())
+        return {"pad": {pid: v - base for pid, v in pred.items()}, "basis": basis}
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive_decision(paths, Mode.VQ)
+        prm = self.params
+        known = [p.srtt_ms for p in alive if p.srtt_ms is not None and p.srtt_ms > 0]
+        fill = sum(known) / len(known) if known else prm.default_srtt_ms
+        srtt = {
+            p.path_id: p.srtt_ms if p.srtt_ms is not None and p.srtt_ms > 0 else fill for p in alive
+        }
+        pads = self.predicted_delays(alive, srtt)
+        factors: dict[int, float] = {}
+        vq: dict[int, VqPathParams] = {}
+        for p in alive:
+            f = factors[p.path_id] = self.factor(p)
+            cap = next(
+                c
+                for c in (p.capacity_mbps, p.goodput_mbps, prm.default_capacity_mbps)
+                if c is not None and c > 0
+            )
+            bdp = cap * srtt[p.path_id] * 125.0
+            vq[p.path_id] = vq_path_params(
+                pads["pad"][p.path_id], srtt[p.path_id], bdp, window_factor(f, prm.beta_md), cap
+            )
+        scores = {p.path_id: factors.get(p.path_id, 1.0) for p in paths}
+        pad_text = fmt_scores({pid: v.pad_us / 1000 for pid, v in vq.items()})
+        return Decision(
+            weights=equal_weights(paths, [p.path_id for p in alive]),
+            mode=Mode.VQ,
+            scores=scores,
+            reason=(
+                f"fdmvqs: argmin T_p in the data plane over {sorted(vq)}; F {fmt_scores(factors)};"
+                f" PAD ms ({pads['basis']}) {pad_text}"
+            ),
+            vq=vq,
+        )

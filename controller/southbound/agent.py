@@ -1,0 +1,321 @@
+"""One native thread per switch owns its P4Runtime session.
+
+The thread connects, becomes primary, pushes the pipeline, installs the
+forwarding state derived from the network description and the scheduler's
+placements and classifier (Controller.sched_entries), then polls the
+per-path counters. Other threads hand it work through `submit()`, which
+returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
+restarts) the thread reconnects and re-installs everything,
+so the switch always converges to the controller's state.
+
+Once programmed, a second thread per agent (`Prober`) sends a probe onto
+every path of the switch each PROBE_INTERVAL_S as a P4Runtime PacketOut; it
+only puts the messages on the client's stream request queue (thread-safe), so
+it never waits for the switch and never delays the agent's table writes,
+reads or digest handling. It stops when the session breaks or the agent
+stops, and a new one starts with the next session.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
+from mpsched.controller.southbound.reports import (
+    RttReport,
+    check_members,
+    check_rtt_members,
+    path_report,
+    rtt_report,
+)
+from mpsched.controller.telemetry.estimators import (
+    PROBE_INTERVAL_S,
+    PathReport,
+    TelemetryConfig,
+)
+from mpsched.controller.telemetry.stats import Sample
+from mpsched.netcfg import NetCfg, SwitchCfg
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.pipeline import (
+    COUNTER_RX,
+    COUNTER_TX,
+    DIGEST_PATH_REPORT,
+    DIGEST_RTT_REPORT,
+    DIGESTS_MPTCP,
+    Pipeline,
+)
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[P4RuntimeClient], object]
+
+JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
+REPORT_WAIT_S = 0.001
+
+
+def forwarding_entries(
+    pipeline: Pipeline, net: NetCfg, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
+) -> list[TableEntry]:
+    """Routes, pinned prefixes, path next hops, path arrival ports, and the
+    telemetry settings (report and RTT report intervals, path liveness) of one switch.
+
+    A pin is usually more specific than the remote subnet covering it (LPM
+    prefers it); a pin of exactly a remote subnet replaces that subnet's
+    weighted route.
+    """
+    pinned = {pin.prefix for pin in sw.pins}
+    entries = [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
+    entries += [
+        pipeline.route_to_paths(prefix) for prefix in net.remote_subnets(sw) if prefix not in pinned
+    ]
+    entries += [pipeline.route_via_path(pin.prefix, pin.path_id) for pin in sw.pins]
+    entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
+    entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
+    tc = telemetry or TelemetryConfig()
+    entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
+    entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
+    entries += [pipeline.liveness_config(p.id, tc.dead_after_us) for p in sw.paths]
+    return entries
+
+
+class Prober(threading.Thread):
+    """Sends one probe per path of a switch every `interval` seconds (PacketOut)."""
+
+    def __init__(
+        self, client: P4RuntimeClient, pipeline: Pipeline, path_ids: list[int], interval: float
+    ) -> None:
+        super().__init__(name=f"probe-{client.device_id}", daemon=True)
+        self.client = client
+        self.probes = [pipeline.probe(p) for p in path_ids]
+        self.interval = interval
+        self.sent = 0
+        self._halt = threading.Event()
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self.is_alive():
+            self.join(timeout=1)
+
+    def run(self) -> None:
+        next_at = time.monotonic()
+        while not self._halt.is_set():
+            try:
+                for payload, metadata in self.probes:
+                    self.client.packet_out(payload, metadata)
+                    self.sent += 1
+            except P4RuntimeError as error:  # session closed under us
+                log.debug("probing stopped: %s", error)
+                return
+            next_at += self.interval
+            delay = next_at - time.monotonic()
+            if delay < 0:  # fell behind (e.g. a paused process): do not burst
+                next_at = time.monotonic()
+                delay = 0
+            self._halt.wait(delay)
+
+
+@dataclass
+class AgentStatus:
+    state: str = "connecting"  # connecting | ready | down
+    error: str | None = None
+    since: float = 0.0
+
+
+class SwitchAgent(threading.Thread):
+    def __init__(
+        self,
+        sw: SwitchCfg,
+        net: NetCfg,
+        pipeline: Pipeline,
+        bmv2_json: str,
+        sched_entries: Callable[[str], list[TableEntry]],
+        on_sample: Callable[[str, dict[int, Sample]], None],
+        on_report: Callable[[PathReport], None] = lambda _r: None,
+        on_rtt: Callable[[RttReport], None] = lambda _r: None,
+        on_mptcp: Callable[[MptcpReport], None] = lambda _r: None,
+        poll_interval: float = 1.0,
+        retry_interval: float = 1.0,
+        election_id: tuple[int, int] = (0, 1),
+        probe_interval: float | None = PROBE_INTERVAL_S,
+        telemetry: TelemetryConfig | None = None,
+    ) -> None:
+        super().__init__(name=f"agent-{sw.name}", daemon=True)
+        self.sw = sw
+        self.net = net
+        self.pipeline = pipeline
+        self.bmv2_json = bmv2_json
+        self.sched_entries = sched_entries
+        self.on_sample = on_sample
+        self.on_report = on_report
+        self.on_rtt = on_rtt
+        self.on_mptcp = on_mptcp
+        self.poll_interval = poll_interval
+        self.retry_interval = retry_interval
+        self.election_id = election_id
+        self.telemetry = telemetry or TelemetryConfig(probe_interval_s=probe_interval)
+        self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
+        self.prober: Prober | None = None
+        self.status = AgentStatus(since=time.time())
+        self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
+        self._stopping = threading.Event()
+        self._ready = threading.Event()
+
+    def submit(self, job: Job) -> Future:
+        future: Future = Future()
+        if self._stopping.is_set():
+            future.set_exception(P4RuntimeError(f"{self.sw.name}: controller is stopping"))
+        else:
+            self._jobs.put((job, future))
+        return future
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._jobs.put(None)
+
+    def _set_status(self, state: str, error: str | None = None) -> None:
+        self.status = AgentStatus(state, error, time.time())
+
+    def _program(self, client: P4RuntimeClient) -> None:
+        client.set_pipeline(self.bmv2_json)
+        client.insert(*forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry))
+        # every class's placement and the classifier (Controller.sched_entries)
+        client.insert(*self.sched_entries(self.sw.name))
+        _, members = self.pipeline.path_report_digest()
+        check_members(members)
+        _, members = self.pipeline.rtt_report_digest()
+        check_rtt_members(members)
+        # one digest per list, sent at once: report_config / rtt_config already bound the rate
+        client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
+        # MPTCP handshakes and closes of pinned subflows: a few per connection
+        for name in DIGESTS_MPTCP:
+            client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
+
+    def _drain_reports(self, client: P4RuntimeClient) -> None:
+        """Hand every path, RTT and MPTCP report waiting on the stream to the controller."""
+        path_id, rtt_id = self.pipeline.path_report_id, self.pipeline.rtt_report_id
+        mptcp = self.pipeline.mptcp_digests
+        while True:
+            digest_list = client.read_digest_list(timeout=REPORT_WAIT_S)
+            if digest_list is None:
+                return
+            now = time.time()
+            if digest_list.digest_id == path_id:
+                name, make, deliver = DIGEST_PATH_REPORT, path_report, self.on_report
+            elif digest_list.digest_id == rtt_id:
+                name, make, deliver = DIGEST_RTT_REPORT, rtt_report, self.on_rtt
+            elif digest_list.digest_id in mptcp:
+                name = mptcp[digest_list.digest_id][0]
+
+                def make(v, sw, at, name=name):
+                    return mptcp_report(name, v, sw, at)
+
+                deliver = self.on_mptcp
+            else:
+                log.warning("%s: unknown digest id %d", self.sw.name, digest_list.digest_id)
+                continue
+            try:
+                values = client.decode_digest_list(name, digest_list)
+            except P4RuntimeError as error:
+                log.warning("%s: undecodable digest: %s", self.sw.name, error)
+                continue
+            for v in values:
+                deliver(make(v, self.sw.name, now))
+
+    def _poll(self, client: P4RuntimeClient) -> None:
+        now = time.time()
+        tx = client.read_counter(COUNTER_TX)
+        rx = client.read_counter(COUNTER_RX)
+        samples = {}
+        for path in self.sw.paths:
+            t, r = tx.get(path.id), rx.get(path.id)
+            samples[path.id] = Sample(
+                now,
+                t.packets if t else 0,
+                t.bytes if t else 0,
+                r.packets if r else 0,
+                r.bytes if r else 0,
+            )
+        self.on_sample(self.sw.name, samples)
+
+    def _fail_pending(self, error: Exception) -> None:
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None:
+                item[1].set_exception(error)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            client = P4RuntimeClient(
+                self.sw.grpc_address,
+                self.sw.device_id,
+                self.pipeline.p4info,
+                election_id=self.election_id,
+            )
+            prober = None
+            try:
+                client.connect()
+                self._program(client)
+                if self.probe_interval is not None and self.sw.paths:
+                    prober = Prober(
+                        client, self.pipeline, [p.id for p in self.sw.paths], self.probe_interval
+                    )
+                    prober.start()
+                    self.prober = prober
+                self._set_status("ready")
+                self._ready.set()
+                log.info(
+                    "%s: pipeline pushed, %d paths programmed", self.sw.name, len(self.sw.paths)
+                )
+                self._serve(client)
+            except P4RuntimeError as error:
+                self._ready.clear()
+                self._set_status("down", str(error))
+                log.warning("%s: %s; retrying in %.1fs", self.sw.name, error, self.retry_interval)
+                self._fail_pending(P4RuntimeError(f"{self.sw.name} is down: {error}"))
+                self._stopping.wait(self.retry_interval)
+            finally:
+                if prober is not None:
+                    prober.stop()
+                client.close()
+        self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
+
+    def _serve(self, client: P4RuntimeClient) -> None:
+        next_poll = time.monotonic()
+        while not self._stopping.is_set():
+            self._drain_reports(client)
+            timeout = max(0.0, min(next_poll - time.monotonic(), JOB_WAIT_S))
+            try:
+                item = self._jobs.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+                if time.monotonic() >= next_poll:
+                    self._poll(client)
+                    next_poll = time.monotonic() + self.poll_interval
+                continue
+            if item is None:
+                continue
+            job, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job(client))
+            except P4RuntimeError as error:
+                # A refused write is the caller's error, not a broken session;
+                # a broken session shows up at the next poll.
+                future.set_exception(error)
+            except Exception as error:  # a bad job must not kill the session
+                log.exception("%s: job failed", self.sw.name)
+                future.set_exception(error)

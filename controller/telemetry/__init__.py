@@ -1,0 +1,2 @@
+"""Path state from the data plane's telemetry: per-path estimators (`estimators`) and
+counter rates (`stats`), pure, no I/O."""

@@ -1,0 +1,308 @@
+"""`mpsched ctl`: the controller's REST API from the command line.
+
+Answers are printed as JSON. Exit status: 0 done, 1 the controller refused the
+request (``error: <message> (field: <field>)`` on stderr) or could not be
+reached, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+import yaml
+
+from mpsched.client.rest import ControllerError, RestClient
+from mpsched.controller.northbound.auth import default_token_path
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+TOKEN_ENV = "MPSCHED_TOKEN"
+
+DESCRIPTION = """\
+Drive a running controller over its REST API: paths, traffic classes and their
+policies, scheduler parameters, the decision log, MPTCP connections. Writes send
+the controller's token (--token, --token-file, $MPSCHED_TOKEN, else the file the
+controller writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
+"""
+
+EPILOG = """\
+examples:
+  mpsched ctl paths
+  mpsched ctl weight 2 0
+  mpsched ctl admin 3 down
+  mpsched ctl classes set classes.yaml
+  mpsched ctl policy 1 set llhd --param beta=0.01 --lm3 --gap-us 200
+  mpsched ctl params set policies.llhd.beta=0.01 lm3.blocking_threshold=8 control_period_ms=50
+  mpsched ctl decisions --since 1700000000 --limit 20
+  mpsched ctl mptcp
+  mpsched ctl params set mptcp.steering=false
+
+exit status: 0 done; 1 refused by the controller (or not reachable); 2 usage error
+"""
+
+
+class UsageError(Exception):
+    """Bad command-line input found after parsing (exit status 2)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mpsched ctl",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--url", default=DEFAULT_URL,
+                        help="the controller's REST API (default: %(default)s)")
+    token = parser.add_mutually_exclusive_group()
+    token.add_argument("--token", help="write token (default: $MPSCHED_TOKEN, else the token file)")
+    token.add_argument("--token-file", type=Path, metavar="FILE",
+                       help="read the write token from FILE")
+    parser.add_argument("--timeout", type=float, default=10.0,
+                        help="seconds to wait for an answer (default: %(default)s)")
+    sub = parser.add_subparsers(dest="command", metavar="<command>", required=True)
+
+    def command(name: str, text: str, usage: str | None = None) -> argparse.ArgumentParser:
+        description = text[0].upper() + text[1:] + "."
+        return sub.add_parser(name, help=text, description=description, usage=usage)
+
+    command("paths", "every path: weight, counters, current telemetry")
+    p = command("path", "one path")
+    p.add_argument("path_id", type=int, metavar="ID")
+    p = command("telemetry", "a path's estimates per direction, with history")
+    p.add_argument("path_id", type=int, metavar="ID")
+    command("switches", "the switches' P4Runtime sessions")
+    p = command("weight", "set a path's weight (0..255) on every switch")
+    p.add_argument("path_id", type=int, metavar="ID")
+    p.add_argument("weight", type=int, metavar="W")
+    p = command("admin", "take a path out of service (down) or back into it (up)")
+    p.add_argument("path_id", type=int, metavar="ID")
+    p.add_argument("state", choices=["up", "down"])
+
+    p = command("classes", "list the traffic classes; `classes set FILE` replaces them",
+                "mpsched ctl classes [-h] [set FILE]")
+    actions = p.add_subparsers(dest="action", title="action (optional)", metavar="set")
+    s = actions.add_parser(
+        "set",
+        prog="mpsched ctl classes set",
+        help="replace every class from a JSON or YAML file",
+        description="Replace the whole class table. FILE (.json, .yaml/.yml, or - for stdin) "
+        'holds the list of classes or {"classes": [...]}; class 0 (the default class) must '
+        "be in it.",
+    )
+    s.add_argument("file", metavar="FILE")
+
+    p = command("policy", "show a class's policy; `policy CLASS set NAME ...` changes it",
+                "mpsched ctl policy [-h] CLASS [set NAME [options]]")
+    p.add_argument("class_id", type=int, metavar="CLASS", help="class id (0 = default class)")
+    actions = p.add_subparsers(dest="action", title="action (optional)", metavar="set")
+    s = actions.add_parser(
+        "set",
+        prog="mpsched ctl policy CLASS set",
+        help="set the class's policy",
+        description="Set a class's policy NAME; options left out keep their current value.",
+    )
+    s.add_argument(
+        "name",
+        metavar="NAME",
+        help="policy name: ecmp, rr, letflow, minrtt, wcmp, llhd, cmtla, fdmvqs, qos",
+    )
+    s.add_argument("--param", action="append", default=[], metavar="K=V",
+                   help="a policy parameter (repeatable; dotted keys nest; V as JSON if it "
+                   "parses, else a string)")
+    s.add_argument("--lm3", action=argparse.BooleanOptionalAction, default=None,
+                   help="LM3 path activation on top of the policy (or not)")
+    s.add_argument("--gap-us", type=int, metavar="N",
+                   help="flowlet gap in microseconds (0..10000000; 0: automatic)")
+
+    p = command("params", "show the scheduler's parameters; `params set K=V ...` changes some",
+                "mpsched ctl params [-h] [set K=V [K=V ...]]")
+    actions = p.add_subparsers(dest="action", title="action (optional)", metavar="set")
+    s = actions.add_parser(
+        "set",
+        prog="mpsched ctl params set",
+        help="change some parameters",
+        description="Change some parameters; the others keep their value. Dotted keys nest "
+        "(policies.llhd.beta=0.01, lm3.blocking_threshold=8, control_period_ms=50); values "
+        "are JSON if they parse, else strings.",
+    )
+    s.add_argument("assignments", nargs="+", metavar="K=V")
+
+    p = command("decisions", "the scheduler's recent decisions, oldest first")
+    p.add_argument("--since", type=float, metavar="T",
+                   help="only decisions after UNIX time T (default: all)")
+    p.add_argument("--limit", type=int, metavar="N", help="at most N, 1..1000 (default: 100)")
+
+    p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
+    p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
+                   help="only this connection (default: all)")
+    return parser
+
+
+# -- input helpers -------------------------------------------------------------
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def parse_value(text: str) -> Any:
+    """JSON if it parses (numbers, true, null, lists, objects; not NaN or Infinity), else
+    the string itself."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except ValueError:
+        return text
+
+
+def nested(assignments: list[str]) -> dict[str, Any]:
+    """``["a.b=1", "c=x"]`` -> ``{"a": {"b": 1}, "c": "x"}``."""
+    out: dict[str, Any] = {}
+    for item in assignments:
+        key, sep, text = item.partition("=")
+        parts = key.split(".")
+        if not sep or not all(parts):
+            raise UsageError(f"expected KEY=VALUE with a (dotted) key, got {item!r}")
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise UsageError(f"{key!r}: {part!r} is given a value and nested keys")
+        if parts[-1] in node:
+            raise UsageError(f"{key!r} given twice (or with nested keys)")
+        node[parts[-1]] = parse_value(text)
+    return out
+
+
+def load_classes(name: str) -> list:
+    try:
+        text = sys.stdin.read() if name == "-" else Path(name).read_text()
+    except OSError as error:
+        raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
+    try:
+        data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise UsageError(f"{name} is not valid JSON/YAML: {error}") from None
+    if isinstance(data, dict) and set(data) == {"classes"}:
+        data = data["classes"]
+    if not isinstance(data, list):
+        raise UsageError(f'{name} must hold a list of classes or {{"classes": [...]}}')
+    return data
+
+
+def url_port(url: str) -> int:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--url must be http(s)://host[:port], got {url!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"--url has an invalid port: {url!r}") from None
+    return port or (443 if parts.scheme == "https" else 80)
+
+
+def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The write token and where it came from."""
+    if args.token:
+        return args.token, "--token"
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text().strip()
+        except OSError as error:
+            raise UsageError(f"cannot read {args.token_file}: {error.strerror or error}") from None
+        if not token:
+            raise UsageError(f"{args.token_file} is empty")
+        return token, str(args.token_file)
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
+    path = default_token_path(url_port(args.url))
+    try:
+        token = path.read_text().strip()
+    except OSError:
+        return None, f"none ({path} not readable)"
+    return (token, str(path)) if token else (None, f"none ({path} is empty)")
+
+
+# -- commands ------------------------------------------------------------------
+
+
+def run(client: RestClient, args: argparse.Namespace) -> Any:
+    cmd, action = args.command, getattr(args, "action", None)
+    if cmd == "paths":
+        return client.get("/paths")
+    if cmd == "path":
+        return client.get(f"/paths/{args.path_id}")
+    if cmd == "telemetry":
+        return client.get(f"/paths/{args.path_id}/telemetry")
+    if cmd == "switches":
+        return client.get("/switches")
+    if cmd == "weight":
+        return client.put(f"/paths/{args.path_id}/weight", {"weight": args.weight})
+    if cmd == "admin":
+        return client.put(f"/paths/{args.path_id}/admin", {"state": args.state})
+    if cmd == "classes":
+        if action == "set":
+            return client.put("/classes", {"classes": load_classes(args.file)})
+        return client.get("/classes")
+    if cmd == "policy":
+        if action == "set":
+            body: dict[str, Any] = {"name": args.name}
+            if args.param:
+                body["params"] = nested(args.param)
+            if args.lm3 is not None:
+                body["lm3"] = args.lm3
+            if args.gap_us is not None:
+                body["flowlet_gap_us"] = args.gap_us
+            return client.put(f"/classes/{args.class_id}/policy", body)
+        return client.get(f"/classes/{args.class_id}/policy")
+    if cmd == "params":
+        if action == "set":
+            return client.put("/params", nested(args.assignments))
+        return client.get("/params")
+    if cmd == "decisions":
+        query = {"since": args.since, "limit": args.limit}
+        return client.get("/decisions", {k: v for k, v in query.items() if v is not None})
+    if cmd == "mptcp":
+        if args.conn_id is not None:
+            return client.get(f"/mptcp/connections/{args.conn_id}")
+        return client.get("/mptcp/connections")
+    raise UsageError(f"unknown command {cmd!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help (0) or a usage error (2), already printed
+        return int(exit_.code or 0)
+    token, token_source = None, ""
+    try:
+        url_port(args.url)
+        token, token_source = resolve_token(args)
+        result = run(RestClient(args.url, token, args.timeout), args)
+    except UsageError as error:
+        parser.print_usage(sys.stderr)
+        print(f"mpsched ctl: error: {error}", file=sys.stderr)
+        return 2
+    except ControllerError as error:
+        field = f" (field: {error.field})" if error.field else ""
+        print(f"error: {error.message}{field}", file=sys.stderr)
+        if error.status == 401 and token is None:
+            print(f"hint: no token ({token_source}); use --token, --token-file or "
+                  f"${TOKEN_ENV}", file=sys.stderr)
+        return 1
+    except requests.RequestException as error:
+        print(f"error: cannot reach the controller at {args.url}: {error}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""From one run's raw reports to a `report.RunResult`: the metrics of one run.
+
+Which traffic counts: the scenario's main workloads (bulk, files, flows: h1 ->
+h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
+measurement window is [warmup_s, duration_s] after traffic start. Every metric
+formula lives in `metrics.py`; this module only selects the data:
+
+- goodput_mbps: bytes the h2 sinks received in the window (`metrics.goodput_mbps`).
+- goodput_frac: goodput / time-averaged capacity, where capacity at a time is
+  the sum over paths of `PathSpec.rate_at` (slowest segment, 0 while down).
+- path<i>_mbps: mean forward rate delivered by path i's link emulator (Ethernet
+  bytes s1 -> s2, cross traffic pinned to the path included); series "path<i>".
+- path<i>_offered_mbps: what s1 placed onto path i (its path_tx counter), drops
+  on the link included.
+- fct_mean_s, fct_p99_s: completed transfers of files/flows workloads;
+  completed_frac: completed / started transfers (a transfer still running at
+  the end, or failed, is not completed): compare FCTs only together with it.
+- rtt_p50_ms, rtt_p99_ms: senders' TCP_INFO smoothed RTT samples.
+- retrans: tcpi_total_retrans summed over the senders' sockets.
+- ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of
+  each h1 -> h2 TCP flow in the receiver-side capture.
+- jain: Jain's index over the goodput of the bulk workloads' connections.
+- reaction_time_s (scenarios where a path goes down inside the window): time from
+  the first failure until the total goodput is back at 90 % of what it was in the
+  5 s before, scaled by the capacity left in the next second (`metrics.reaction_time`, held for
+  2 s); 0 when the goodput never dips below that, NaN when it never recovers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from typing import Any
+
+from mpsched.emu.schedule import Step
+from mpsched.lab import metrics, pcap
+from mpsched.lab.report import RunResult
+from mpsched.lab.runner import RunRaw
+
+log = logging.getLogger(__name__)
+
+MAIN_KINDS = ("bulk", "files", "flows")
+BIN_S = 1.0
+NAN = float("nan")
+
+
+def _interp(series: list[tuple[float, float]], t: float) -> float:
+    """Cumulative counter value at time t (linear between samples, clamped at the ends)."""
+    if not series:
+        return 0.0
+    if t <= series[0][0]:
+        return series[0][1]
+    for (t1, v1), (t2, v2) in itertools.pairwise(series):
+        if t1 <= t <= t2:
+            return v1 if t2 == t1 else v1 + (v2 - v1) * (t - t1) / (t2 - t1)
+    return series[-1][1]
+
+
+def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> float:
+    """Time-average over [start, end] (s after traffic start) of the up paths' forward rates."""
+    paths = raw.scenario.topo.paths
+    n = max(1, int((end - start) / step))
+    total = 0.0
+    for k in range(n):
+        t = start + (k + 0.5) * (end - start) / n
+        total += sum(p.rate_at(t) for p in paths)
+    return total / n
+
+
+def first_failure(raw: RunRaw) -> float | None:
+    """Time of the first scheduled event that takes a path segment down (forward)."""
+    times = [
+        e.at_s
+        for p in raw.scenario.topo.paths
+        for seg in p.segments()
+        for e in seg.forward_events
+        if isinstance(e, Step) and e.changes.get("up") is False
+    ]
+    return min(times, default=None)
+
+
+def reaction_time_s(
+    raw: RunRaw, total: list[tuple[float, float]], w0: float, w1: float
+) -> float | None:
+    t_down = first_failure(raw)
+    if t_down is None or not w0 + 1 <= t_down < w1 - 2:
+        return None
+    before = [r for t, r in total if t_down - 5 <= t < t_down]
+    cap_before = capacity_mbps(raw, max(0.0, t_down - 5), t_down)
+    cap_after = capacity_mbps(raw, t_down, min(w1, t_down + 1))
+    if not before or cap_before <= 0:
+        return None
+    target = 0.9 * (sum(before) / len(before)) * cap_after / cap_before
+    dips = [t for t, r in total if t_down <= t <= t_down + 3 and r < target]
+    if not dips:
+        return 0.0
+    return dips[0] - t_down + metrics.reaction_time(total, dips[0], target, hold_s=2.0)
+
+
+def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]:
+    return [(t - t0, float(b)) for t, b in report.get("total", [])]
+
+
+def analyse(raw: RunRaw) -> RunResult:
+    sc = raw.scenario
+    t0 = raw.t0
+    w0, w1 = min(sc.warmup_s, sc.duration_s / 2), sc.duration_s
+    m: dict[str, float] = {}
+    series: dict[str, list[tuple[float, float]]] = {}
+    main = [i for i, w in enumerate(sc.workload) if w.kind in MAIN_KINDS]
+
+    # goodput at the receivers
+    delivered = 0.0
+    sink_series = []
+    for i in main:
+        rep = raw.reports.get(f"sink{i}", {})
+        s = _sink_series(rep, t0)
+        sink_series.append(s)
+        delivered += _interp(s, w1) - _interp(s, w0)
+    m["goodput_mbps"] = metrics.goodput_mbps(delivered, w1 - w0)
+    capacity = capacity_mbps(raw, w0, w1)
+    m["goodput_frac"] = (
+        metrics.goodput_fraction(m["goodput_mbps"], capacity) if capacity > 0 else NAN
+    )
+    edges = [k * BIN_S for k in range(int(sc.duration_s / BIN_S) + 1)]
+    total = [(t, sum(_interp(s, t) for s in sink_series)) for t in edges]
+    series["total"] = metrics.rate_series(total)
+
+    reaction = reaction_time_s(raw, series["total"], w0, w1)
+    if reaction is not None:
+        m["reaction_time_s"] = reaction
+
+    # per-path rates: delivered by each link, and offered to it by s1
+    for source, suffix in ((raw.link_tx, ""), (raw.path_counters, "_offered")):
+        for path_id in sorted({p for _, c in source for p in c}):
+            samples = [(t - t0, float(c[path_id])) for t, c in source if path_id in c]
+            if not suffix:
+                series[f"path{path_id}"] = metrics.rate_series(samples)
+            sent = _interp(samples, w1) - _interp(samples, w0) if samples else 0.0
+            m[f"path{path_id}{suffix}_mbps"] = metrics.goodput_mbps(sent, w1 - w0)
+
+    # senders: FCT, RTT, retransmissions, per-connection goodput
+    fct: list[tuple[int, float]] = []
+    rtt: list[float] = []
+    retrans = 0
+    failed_transfers = 0
+    started = 0
+    for i in main:
+        rep = raw.reports.get(f"send{i}", {})
+        if "error" in rep:
+            log.warning("workload %d: %s", i, rep["error"])
+        for stream in rep.get("streams", []):
+            rtt += [x for x in stream.get("rtt_ms", []) if x > 0]
+            retrans += stream.get("retrans") or 0
+        for tr in rep.get("transfers", []):
+            started += 1
+            if "fct_s" in tr:
+                fct.append((int(tr["size"]), float(tr["fct_s"])))
+            elif "error" in tr:
+                failed_transfers += 1
+            if tr.get("rtt_ms"):
+                rtt.append(float(tr["rtt_ms"]))
+            retrans += tr.get("retrans") or 0
+    if started:
+        m["transfers"] = float(len(fct))
+        m["failed_transfers"] = float(failed_transfers)
+        m["completed_frac"] = len(fct) / started
+    if fct:
+        times = [f for _, f in fct]
+        m["fct_mean_s"] = math.fsum(times) / len(times)
+        m["fct_p99_s"] = metrics.percentile(times, 99)
+    if rtt:
+        m["rtt_p50_ms"] = metrics.percentile(rtt, 50)
+        m["rtt_p99_ms"] = metrics.percentile(rtt, 99)
+    m["retrans"] = float(retrans)
+
+    # fairness between the long-lived connections
+    rates = []
+    for i in main:
+        if sc.workload[i].kind != "bulk":
+            continue
+        for conn in raw.reports.get(f"sink{i}", {}).get("connections", []):
+            seconds = (conn.get("end") or (t0 + w1)) - conn["start"]
+            if seconds > 0:
+                rates.append(8 * conn["bytes"] / seconds / 1e6)
+    m["jain"] = metrics.jain_index(rates) if len(rates) >= 2 else NAN
+
+    # reordering at the receiver
+    extents: list[int] = []
+    if raw.capture and raw.capture.exists():
+        try:
+            packets, stats = pcap.read_pcap(raw.capture)
+            per_flow = pcap.pcap_reordering(
+                p for p in packets if p.src.startswith("10.0.1.") and p.dst.startswith("10.0.2.")
+            )
+            pooled = metrics.merge_reorder_stats(per_flow.values())
+            m["ooo_packets"] = float(pooled.reordered)
+            m["reorder_ratio"] = pooled.ratio
+            m["reorder_degree"] = pooled.degree
+            extents = pooled.extents
+        except (OSError, pcap.PcapError) as exc:
+            log.warning("capture %s: %s", raw.capture, exc)
+    return RunResult(
+        scenario=sc.name,
+        policy=raw.policy,
+        run=raw.run,
+        seed=raw.seed,
+        duration_s=sc.duration_s,
+        metrics=m,
+        series=series,
+        fct=fct,
+        rtt_ms=rtt,
+        reorder_extents=extents,
+    )

@@ -1,0 +1,247 @@
+"""`mpsched run` and `mpsched compare`: scenarios x policies x seeded runs → tables and plots.
+
+Each run gets a fresh testbed and seed `scenario.seed + run`; raw reports go to
+OUT/<scenario>/<policy>/run<k>/, per-run results to OUT/<scenario>/results.json
+and .csv, and OUT/<scenario>/summary.md plus OUT/<scenario>/plots/*.png sum
+them up (mean ± 95 % CI over the runs). With several policies the summary is a
+side-by-side comparison; OUT/summary.md collects every scenario of the call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from mpsched.lab.scenario import POLICIES, Scenario, ScenarioError, load
+from mpsched.proc import prereqs
+from mpsched.proc.cleanup import interrupt_on_signals
+from mpsched.proc.layout import build_dir, p4_artifacts
+
+log = logging.getLogger("mpsched.lab.experiment")
+
+EPILOG = """\
+Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
+testbed, and the policy's path weights. Output (OUT = --out):
+  OUT/<scenario>/<policy>/run<k>/   raw reports, logs, the run's JSON result
+  OUT/<scenario>/runs.csv           one row per run, one column per metric
+  OUT/<scenario>/series.csv         time series (goodput, per-path rates)
+  OUT/<scenario>/summary.md         mean +- 95 % CI per metric and policy
+  OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
+                                    reordering CDFs
+  OUT/summary.md                    every scenario of this call
+Ctrl-C stops the run and tears everything down (exit code 130). Scenario
+file reference: scenarios/README.md.
+"""
+
+
+def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
+    if compare:
+        description = (
+            "Run every given scenario under several policies (default: each scenario's "
+            "`compare` list, by default every policy but `static`) and write one comparison table."
+        )
+    else:
+        description = "Run a scenario N times with fixed seeds under one or more policies."
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description=textwrap.fill(description, 78),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML file(s)")
+    p.add_argument(
+        "--policy",
+        action="append",
+        choices=POLICIES,
+        help="policy to run (repeatable; default: "
+        + ("the scenario's compare list" if compare else "the scenario's policy")
+        + ")",
+    )
+    p.add_argument("--runs", type=int, default=3, help="runs per policy (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")
+    p.add_argument("--duration", type=float, default=None, help="override duration_s (seconds)")
+    p.add_argument(
+        "--backend",
+        choices=("auto", "linkem", "netem"),
+        default=None,
+        help="link emulator (default: the scenario's, else auto = netem if the kernel has it)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output directory (default: build/results/<time>)",
+    )
+    p.add_argument("--keep-captures", action="store_true", help="keep the pcap of every run")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p
+
+
+def _prerequisites(backend: str | None) -> list[str]:
+    problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "tcpdump")
+    if backend != "netem":
+        from mpsched.emu.netem import netem_available
+
+        if backend == "linkem" or not netem_available():
+            problems += prereqs.missing("linkem")
+    problems += [f"{p}: missing; run `make p4`" for p in p4_artifacts().missing()]
+    return problems
+
+
+def _progress(prefix: str, started: float, done: int, total: int):
+    def report(message: str) -> None:
+        elapsed = time.monotonic() - started
+        eta = f", ETA {elapsed / done * (total - done):.0f}s" if done else ""
+        print(f"{prefix} {message} (elapsed {elapsed:.0f}s{eta})", file=sys.stderr, flush=True)
+
+    return report
+
+
+def run_experiments(
+    scenarios: list[Scenario],
+    policies_for: dict[str, tuple[str, ...]],
+    runs: int,
+    out: Path,
+    keep_captures: bool,
+) -> tuple[list, int]:
+    """Run everything; returns (results, failed runs). Ctrl-C propagates after clean-up."""
+    from mpsched.lab import analysis, report
+    from mpsched.lab.runner import Run, RunError
+
+    plan = [
+        (sc, policy, k) for sc in scenarios for policy in policies_for[sc.name] for k in range(runs)
+    ]
+    results: list = []
+    failed = 0
+    started = time.monotonic()
+    for n, (sc, policy, k) in enumerate(plan):
+        prefix = (
+            f"[{n + 1}/{len(plan)}] {sc.name} · {policy} · run {k + 1}/{runs} (seed {sc.seed + k})"
+        )
+        progress = _progress(prefix, started, n, len(plan))
+        progress("starting")
+        run_dir = out / sc.name / policy / f"run{k}"
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        try:
+            raw = Run(sc, policy, k, run_dir).execute(progress)
+        except (RunError, RuntimeError, OSError) as exc:
+            failed += 1
+            progress(f"FAILED: {exc}")
+            continue
+        try:
+            result = analysis.analyse(raw)
+        except (ValueError, KeyError, TypeError) as exc:
+            failed += 1
+            log.exception("analysis of %s failed", run_dir)
+            progress(f"FAILED: analysis: {exc}")
+            continue
+        report.write_run(run_dir, result)
+        if raw.capture and not keep_captures:
+            raw.capture.unlink(missing_ok=True)
+        results.append(result)
+        m = result.metrics
+        progress(
+            f"done: goodput {m.get('goodput_mbps', float('nan')):.2f} Mbit/s "
+            f"({m.get('goodput_frac', float('nan')):.2f} of capacity)"
+        )
+    return results, failed
+
+
+def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[Path]:
+    from mpsched.lab import report
+
+    written: list[Path] = []
+    described = []
+    for sc in scenarios:
+        mine = [r for r in results if r.scenario == sc.name]
+        if not mine:
+            continue
+        sdir = out / sc.name
+        written += list(report.write_csv(sdir, mine))
+        source = f"`{sc.source}`" if sc.source else sc.name
+        (sdir / "summary.md").write_text(
+            f"# {sc.name}\n\n{sc.description} ({source})\n\n{report.comparison_table(mine)}\n"
+        )
+        written.append(sdir / "summary.md")
+        written += report.write_plots(sdir / "plots", mine)
+        described.append(f"- **{sc.name}**: {sc.description} ({source})")
+    if described:
+        (out / "summary.md").write_text(
+            "# Results\n\n"
+            + "\n".join(described)
+            + "\n\n"
+            + report.comparison_table(results)
+            + "\n"
+        )
+        written.append(out / "summary.md")
+    return written
+
+
+def main(argv: list[str] | None = None, compare: bool = False) -> int:
+    prog = "mpsched compare" if compare else "mpsched run"
+    args = _parser(prog, compare).parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(name)s: %(message)s",
+    )
+    if args.runs < 1:
+        print(f"{prog}: --runs must be >= 1", file=sys.stderr)
+        return 2
+    scenarios = []
+    try:
+        for path in args.scenarios:
+            sc = load(path, backend=args.backend)
+            changes = {}
+            if args.seed is not None:
+                changes["seed"] = args.seed
+            if args.duration is not None:
+                if args.duration <= 0:
+                    raise ScenarioError("--duration", "must be > 0")
+                changes["duration_s"] = args.duration
+            scenarios.append(dataclasses.replace(sc, **changes))
+    except ScenarioError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    problems = _prerequisites(args.backend)
+    if problems:
+        print(f"{prog}: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    policies_for = {
+        sc.name: tuple(args.policy)
+        if args.policy
+        else (sc.compare if compare else (sc.policy.name,))
+        for sc in scenarios
+    }
+    out = args.out or build_dir() / "results" / time.strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    interrupt_on_signals()
+    try:
+        results, failed = run_experiments(
+            scenarios, policies_for, args.runs, out, args.keep_captures
+        )
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted; the testbed was torn down", file=sys.stderr)
+        return 130
+    written = write_reports(out, scenarios, results)
+    summary = out / "summary.md"
+    if summary.exists():
+        print(summary.read_text())
+    print(f"{prog}: {len(results)} run(s) ok, {failed} failed; wrote:", file=sys.stderr)
+    for path in written:
+        print(f"  {path}", file=sys.stderr)
+    return 1 if failed or not results else 0
+
+
+def main_compare(argv: list[str] | None = None) -> int:
+    return main(argv, compare=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,496 @@
+"""Result reporting: per-run JSON, CSV, Markdown tables and PNG plots.
+
+The experiment runner runs every (scenario, policy) N times with fixed seeds and hands one
+``RunResult`` per run to the writers here. Metric values come from ``mpsched.lab.metrics``; this
+module only aggregates (mean ± 95 % CI via ``metrics.mean_ci95``) and formats them.
+
+Which metrics are better high and which low is declared once, in ``METRICS``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import logging
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mpsched.lab import metrics
+
+log = logging.getLogger(__name__)
+
+SCHEMA = 1
+DASH = "\u2013"  # en dash, shown for a metric without values
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A reported metric: name (the key in ``RunResult.metrics``), unit, and its direction."""
+
+    name: str
+    unit: str
+    higher_is_better: bool | None  # None: neither (not ranked)
+    description: str = ""
+
+
+# The one place that says which way each metric is better; also the column order of the tables
+# (metrics not listed here follow in alphabetical order and are not ranked).
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("goodput_mbps", "Mbit/s", True, "receiver goodput (RFC 2647 §3.17)"),
+    MetricSpec("goodput_frac", "", True, "goodput / summed path capacity"),
+    MetricSpec("jain", "", True, "Jain's fairness index over flows"),
+    MetricSpec("completed_frac", "", True, "completed / started transfers"),
+    MetricSpec("fct_mean_s", "s", False, "mean flow completion time"),
+    MetricSpec("fct_p99_s", "s", False, "99th percentile flow completion time"),
+    MetricSpec("rtt_p50_ms", "ms", False, "median smoothed RTT"),
+    MetricSpec("rtt_p99_ms", "ms", False, "99th percentile smoothed RTT"),
+    MetricSpec("ooo_packets", "", False, "reordered packets at the receiver (RFC 4737 §3)"),
+    MetricSpec("reorder_ratio", "", False, "reordered / received packets (RFC 4737 §4.1)"),
+    MetricSpec("reorder_degree", "pkts", False, "mean reordering extent (RFC 4737 §4.2)"),
+    MetricSpec("retrans", "", False, "retransmitted segments (tcpi_total_retrans)"),
+    MetricSpec("reaction_time_s", "s", False, "path-failure reaction time"),
+)
+_SPEC = {m.name: m for m in METRICS}
+
+
+def metric_spec(name: str) -> MetricSpec:
+    """The declared spec of a metric, or an unranked one for a metric not in ``METRICS``."""
+    return _SPEC.get(name, MetricSpec(name, "", None))
+
+
+@dataclass
+class RunResult:
+    """Everything measured in one run of one scenario under one policy.
+
+    ``metrics``: scalar per-run values (keys as in ``METRICS`` where they apply; NaN = not
+    measured). ``series``: time series per name (e.g. ``"path1"``, ``"total"``) of
+    ``(t_s, Mbit/s)``. ``fct``: ``(size_bytes, fct_s)`` per completed flow. ``rtt_ms``: RTT
+    samples. ``reorder_extents``: RFC 4737 extents of the reordered packets (all flows).
+    """
+
+    scenario: str
+    policy: str
+    run: int
+    seed: int
+    duration_s: float
+    metrics: dict[str, float] = field(default_factory=dict)
+    series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    fct: list[tuple[int, float]] = field(default_factory=list)
+    rtt_ms: list[float] = field(default_factory=list)
+    reorder_extents: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (non-finite floats become null)."""
+        return {
+            "schema": SCHEMA,
+            "scenario": self.scenario,
+            "policy": self.policy,
+            "run": self.run,
+            "seed": self.seed,
+            "duration_s": _jf(self.duration_s),
+            "metrics": {k: _jf(v) for k, v in self.metrics.items()},
+            "series": {k: [[_jf(t), _jf(v)] for t, v in pts] for k, pts in self.series.items()},
+            "fct": [[int(s), _jf(t)] for s, t in self.fct],
+            "rtt_ms": [_jf(x) for x in self.rtt_ms],
+            "reorder_extents": [int(e) for e in self.reorder_extents],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RunResult:
+        """Inverse of ``to_dict`` (null → NaN); raises ValueError on a malformed dict."""
+        try:
+            if d.get("schema", SCHEMA) != SCHEMA:
+                raise ValueError(f"unsupported result schema {d.get('schema')}")
+            return cls(
+                scenario=str(d["scenario"]),
+                policy=str(d["policy"]),
+                run=int(d["run"]),
+                seed=int(d["seed"]),
+                duration_s=_pf(d["duration_s"]),
+                metrics={str(k): _pf(v) for k, v in d.get("metrics", {}).items()},
+                series={
+                    str(k): [(_pf(t), _pf(v)) for t, v in pts]
+                    for k, pts in d.get("series", {}).items()
+                },
+                fct=[(int(s), _pf(t)) for s, t in d.get("fct", [])],
+                rtt_ms=[_pf(x) for x in d.get("rtt_ms", [])],
+                reorder_extents=[int(e) for e in d.get("reorder_extents", [])],
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"malformed run result: {exc!r}") from None
+
+
+def _jf(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _pf(x: float | None) -> float:
+    return math.nan if x is None else float(x)
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "_"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run_filename(result: RunResult) -> str:
+    """``<scenario>__<policy>__run<NNN>.json`` (names reduced to file-safe characters)."""
+    return f"{_slug(result.scenario)}__{_slug(result.policy)}__run{result.run:03d}.json"
+
+
+def write_run(directory: str | Path, result: RunResult) -> Path:
+    """Write one run as JSON (atomically) into ``directory``; returns the file."""
+    path = Path(directory) / run_filename(result)
+    _atomic_write(path, json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def read_run(path: str | Path) -> RunResult:
+    """A run written by ``write_run``."""
+    return RunResult.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def load_runs(directory: str | Path) -> list[RunResult]:
+    """All runs written by ``write_run`` in ``directory``, in file-name order."""
+    return [read_run(p) for p in sorted(Path(directory).glob("*__run*.json"))]
+
+
+def metric_names(results: Iterable[RunResult]) -> list[str]:
+    """Metric names present in the results, in the stable report order (``METRICS`` first)."""
+    present = {k for r in results for k in r.metrics}
+    known = [m.name for m in METRICS if m.name in present]
+    return known + sorted(present - set(known))
+
+
+def write_csv(directory: str | Path, results: Sequence[RunResult]) -> tuple[Path, Path]:
+    """``runs.csv`` (one row per run: scenario, policy, run, seed, duration_s, each metric; an
+    empty cell where a run lacks a metric) and ``series.csv`` (long format: scenario, policy,
+    run, series, t_s, value). Returns both paths."""
+    directory = Path(directory)
+    names = metric_names(results)
+    runs = _csv_text(
+        ["scenario", "policy", "run", "seed", "duration_s", *names],
+        (
+            [r.scenario, r.policy, r.run, r.seed, _cell(r.duration_s)]
+            + [_cell(r.metrics.get(n, math.nan)) for n in names]
+            for r in results
+        ),
+    )
+    series = _csv_text(
+        ["scenario", "policy", "run", "series", "t_s", "value"],
+        (
+            [r.scenario, r.policy, r.run, name, _cell(t), _cell(v)]
+            for r in results
+            for name, pts in sorted(r.series.items())
+            for t, v in pts
+        ),
+    )
+    runs_path, series_path = directory / "runs.csv", directory / "series.csv"
+    _atomic_write(runs_path, runs)
+    _atomic_write(series_path, series)
+    return runs_path, series_path
+
+
+def _cell(x: float) -> str:
+    return repr(float(x)) if math.isfinite(x) else ""
+
+
+def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+
+
+def _groups(results: Iterable[RunResult]) -> dict[tuple[str, str], list[RunResult]]:
+    """Runs by (scenario, policy), in order of first appearance (the runner's order)."""
+    out: dict[tuple[str, str], list[RunResult]] = {}
+    for r in results:
+        out.setdefault((r.scenario, r.policy), []).append(r)
+    return out
+
+
+def _values(runs: Iterable[RunResult], name: str) -> list[float]:
+    return [v for r in runs if name in r.metrics and math.isfinite(v := r.metrics[name])]
+
+
+def _decimals(ref: float) -> int:
+    """Decimals that show 3 significant digits of ``ref`` (at least 0)."""
+    if ref == 0 or not math.isfinite(ref):
+        return 2
+    return max(0, 2 - math.floor(math.log10(abs(ref))))
+
+
+def format_mean_ci(mean: float, ci: float) -> str:
+    """``"9.56 ± 0.12"``: 3 significant digits of the larger of |mean| and the half width, both
+    to the same decimals; just the mean when the half width is undefined (one value)."""
+    ref = max(abs(mean), ci) if math.isfinite(ci) else abs(mean)
+    d = _decimals(ref)
+    if abs(ref) >= 1e6 or (ref != 0 and abs(ref) < 1e-4):
+        return f"{mean:.3g}" + (f" ± {ci:.3g}" if math.isfinite(ci) else "")
+    return f"{mean:.{d}f}" + (f" ± {ci:.{d}f}" if math.isfinite(ci) else "")
+
+
+def _cell_text(runs: Sequence[RunResult], name: str) -> tuple[str, float | None]:
+    vals = _values(runs, name)
+    if not vals:
+        return DASH, None
+    mean, ci = metrics.mean_ci95(vals)
+    text = format_mean_ci(mean, ci)
+    if len(vals) < len(runs):
+        text += f" (n={len(vals)})"
+    return text, mean
+
+
+def _table(header: list[str], align: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(results: Sequence[RunResult]) -> str:
+    """Markdown table: one row per (scenario, policy) with its number of runs and, per metric,
+    "mean ± ci95" over the runs. A metric missing (or NaN) in some runs shows the count it is
+    based on, "(n=k)"; a metric with no values shows an en dash. Rows in order of first appearance,
+    metric columns in ``metric_names`` order."""
+    names = metric_names(results)
+    rows = [
+        [scenario, policy, str(len(runs)), *(_cell_text(runs, n)[0] for n in names)]
+        for (scenario, policy), runs in _groups(results).items()
+    ]
+    return _table(
+        ["scenario", "policy", "runs", *names], ["---", "---", "---:", *["---:"] * len(names)], rows
+    )
+
+
+def _arrow(spec: MetricSpec) -> str:
+    return {True: " ↑", False: " ↓", None: ""}[spec.higher_is_better]
+
+
+def comparison_table(results: Sequence[RunResult]) -> str:
+    """Markdown, per scenario: metrics as rows, policies side by side as columns ("mean ±
+    ci95"); the best mean per metric is bold (ties: all of them) when at least two policies
+    have a value and ``METRICS`` ranks the metric (↑ higher is better, ↓ lower is better)."""
+    groups = _groups(results)
+    scenarios = list(dict.fromkeys(s for s, _ in groups))
+    parts: list[str] = []
+    for scenario in scenarios:
+        policies = [p for s, p in groups if s == scenario]
+        runs_of = {p: groups[(scenario, p)] for p in policies}
+        names = metric_names(r for rs in runs_of.values() for r in rs)
+        rows = []
+        for name in names:
+            spec = metric_spec(name)
+            cells = [_cell_text(runs_of[p], name) for p in policies]
+            means = [m for _, m in cells if m is not None]
+            best = None
+            if spec.higher_is_better is not None and len(means) >= 2:
+                best = max(means) if spec.higher_is_better else min(means)
+            texts = [f"**{t}**" if m is not None and m == best else t for t, m in cells]
+            rows.append([name + _arrow(spec), *texts])
+        runs = ", ".join(f"{p}: {len(runs_of[p])}" for p in policies)
+        parts.append(
+            f"### {scenario}\n\nruns per policy: {runs}\n\n"
+            + _table(["metric", *policies], ["---", *["---:"] * len(policies)], rows)
+        )
+    legend = "↑ higher is better, ↓ lower is better; **bold**: best mean. Cells: mean ± 95 % CI.\n"
+    return "\n".join(parts) + ("\n" + legend if parts else "")
+
+
+# --------------------------------------------------------------------------------------------
+# Plots
+
+
+def _figure(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
+    # The Agg canvas directly: no pyplot global state, no display, safe in threads.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def _save(fig: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+    return path
+
+
+def mean_series(
+    runs: Sequence[RunResult], name: str, points: int = 200
+) -> tuple[list[float], list[float], list[float]]:
+    """Series ``name`` averaged over runs: (t, mean, ci95 half width) on a common time grid.
+
+    Every run is linearly interpolated onto ``points`` equally spaced times spanning all runs;
+    a run contributes only within its own time range. Empty lists when no run has the series.
+    """
+    import numpy as np
+
+    curves = [sorted(r.series[name]) for r in runs if r.series.get(name)]
+    if not curves:
+        return [], [], []
+    t0 = min(c[0][0] for c in curves)
+    t1 = max(c[-1][0] for c in curves)
+    grid = np.linspace(t0, t1, max(2, points)) if t1 > t0 else np.array([t0])
+    stack = np.full((len(curves), grid.size), np.nan)
+    for i, c in enumerate(curves):
+        t = np.array([p[0] for p in c])
+        v = np.array([p[1] for p in c])
+        inside = (grid >= t[0]) & (grid <= t[-1])
+        stack[i, inside] = np.interp(grid[inside], t, v)
+    means, cis = [], []
+    for col in stack.T:
+        m, h = metrics.mean_ci95(col[~np.isnan(col)].tolist())
+        means.append(m)
+        cis.append(h)
+    return grid.tolist(), means, cis
+
+
+def plot_throughput(path: str | Path, runs: Sequence[RunResult], title: str) -> Path | None:
+    """Throughput over time per series (paths, total): the run itself for one run, else the
+    mean over the runs with a shaded 95 % CI band. None (nothing written) without series."""
+    names = sorted({n for r in runs for n, pts in r.series.items() if pts})
+    if not names:
+        return None
+    names = [n for n in names if n != "total"] + (["total"] if "total" in names else [])
+    fig, ax = _figure(title, "time (s)", "throughput (Mbit/s)")
+    for name in names:
+        t, m, h = mean_series(runs, name)
+        style = {"color": "black", "linewidth": 2} if name == "total" else {}
+        ax.plot(t, m, label=name, **style)
+        if len(runs) > 1:
+            lo = [a - b if math.isfinite(b) else a for a, b in zip(m, h, strict=True)]
+            hi = [a + b if math.isfinite(b) else a for a, b in zip(m, h, strict=True)]
+            ax.fill_between(t, lo, hi, alpha=0.2, **({"color": "black"} if name == "total" else {}))
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize="small")
+    return _save(fig, Path(path))
+
+
+def plot_fct(path: str | Path, results: Sequence[RunResult], title: str) -> Path | None:
+    """Mean FCT (with 95 % CI error bars over flows) by file size, one line per policy;
+    None without FCT records."""
+    by_policy: dict[str, list[tuple[int, float]]] = {}
+    for r in results:
+        if r.fct:
+            by_policy.setdefault(r.policy, []).extend(r.fct)
+    if not by_policy:
+        return None
+    fig, ax = _figure(title, "file size (bytes)", "flow completion time (s)")
+    for policy, records in by_policy.items():
+        sizes = sorted({s for s, _ in records})
+        stats = [metrics.mean_ci95([f for s, f in records if s == size]) for size in sizes]
+        ax.errorbar(
+            sizes,
+            [m for m, _ in stats],
+            yerr=[h if math.isfinite(h) else 0.0 for _, h in stats],
+            marker="o",
+            capsize=3,
+            label=policy,
+        )
+    if len({s for recs in by_policy.values() for s, _ in recs}) > 1:
+        ax.set_xscale("log")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize="small")
+    return _save(fig, Path(path))
+
+
+def plot_cdf(
+    path: str | Path, samples: dict[str, Sequence[float]], title: str, xlabel: str
+) -> Path | None:
+    """Empirical CDF (``metrics.cdf``) per label; None when no label has samples."""
+    samples = {k: v for k, v in samples.items() if len(v)}
+    if not samples:
+        return None
+    fig, ax = _figure(title, xlabel, "CDF")
+    for label, xs in samples.items():
+        x, f = metrics.cdf(xs)
+        ax.step([x[0], *x], [0.0, *f], where="post", label=f"{label} (n={len(x)})")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="lower right", fontsize="small")
+    return _save(fig, Path(path))
+
+
+def _pooled(runs: Iterable[RunResult], attr: str) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for r in runs:
+        out.setdefault(r.policy, []).extend(float(x) for x in getattr(r, attr))
+    return out
+
+
+def write_plots(directory: str | Path, results: Sequence[RunResult]) -> list[Path]:
+    """All plots as PNG into ``directory``; returns the files written. A plot without data is
+    skipped (never an empty PNG). Per (scenario, policy): ``throughput_<s>_<p>.png`` (mean over
+    runs). Per scenario, policies compared: ``fct_<s>.png`` (FCT by file size),
+    ``rtt_cdf_<s>.png`` (CDF of RTT samples), ``reorder_cdf_<s>.png`` (CDF of RFC 4737
+    reordering extents), samples pooled over the runs."""
+    directory = Path(directory)
+    written: list[Path] = []
+
+    def keep(p: Path | None, what: str) -> None:
+        if p is None:
+            log.info("no data for %s: plot skipped", what)
+        else:
+            written.append(p)
+
+    groups = _groups(results)
+    for (scenario, policy), runs in groups.items():
+        name = f"throughput_{_slug(scenario)}_{_slug(policy)}.png"
+        n = f"{len(runs)} runs" if len(runs) > 1 else f"run {runs[0].run}"
+        keep(
+            plot_throughput(directory / name, runs, f"{scenario} / {policy} ({n})"),
+            f"throughput {scenario}/{policy}",
+        )
+    for scenario in dict.fromkeys(s for s, _ in groups):
+        runs = [r for r in results if r.scenario == scenario]
+        s = _slug(scenario)
+        keep(plot_fct(directory / f"fct_{s}.png", runs, f"{scenario}: FCT"), f"FCT {scenario}")
+        keep(
+            plot_cdf(
+                directory / f"rtt_cdf_{s}.png", _pooled(runs, "rtt_ms"), f"{scenario}: RTT",
+                "RTT (ms)",
+            ),
+            f"RTT {scenario}",
+        )  # fmt: skip
+        keep(
+            plot_cdf(
+                directory / f"reorder_cdf_{s}.png", _pooled(runs, "reorder_extents"),
+                f"{scenario}: reordering extent (RFC 4737)", "reordering extent (packets)",
+            ),
+            f"reordering {scenario}",
+        )  # fmt: skip
+    return written

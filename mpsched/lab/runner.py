@@ -1,0 +1,340 @@
+"""The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
+
+One run = a fresh testbed (emulated paths seeded with the run's seed), the
+controller running the policy (PUT /classes/0/policy; its decision log is
+saved), the scenario's workloads started at
+their times in the hosts, link schedules driven in real time, the switches'
+per-path counters polled over REST, a receiver-side capture of h2's TCP
+traffic, and everything torn down again (also on Ctrl-C or a crash: the
+testbed's registry owns every process and link). `analysis.py` turns a
+run's raw reports into metrics; `report.py` writes tables and plots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from mpsched.client.rest import RestClient
+from mpsched.lab.scenario import Scenario, Workload
+from mpsched.proc.controller import start_controller
+
+log = logging.getLogger(__name__)
+
+BASE_PORT = 5000
+POLL_S = 0.5
+
+
+class RunError(RuntimeError):
+    """A run could not complete (a switch died, a schedule failed, a tool broke)."""
+
+
+@dataclass
+class RunRaw:
+    """What one run left on disk and in memory, before analysis."""
+
+    scenario: Scenario
+    policy: str
+    run: int
+    seed: int
+    dir: Path
+    t0: float = 0.0
+    reports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    capture: Path | None = None
+    link_stats: dict[str, dict] = field(default_factory=dict)
+    weights: dict[int, int] = field(default_factory=dict)
+
+
+def _sink_host(w: Workload) -> tuple[str, str]:
+    """(host, address) of the receiver of a workload."""
+    if w.kind in ("vbr", "cross_bulk"):
+        return f"y{w.path}", f"10.0.2.{10 + w.path}"
+    return "h2", "10.0.2.1"
+
+
+def _source_host(w: Workload) -> str:
+    return f"x{w.path}" if w.kind in ("vbr", "cross_bulk") else "h1"
+
+
+def sender_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
+    """Arguments of `mpsched.traffic.gen` for workload number `index`."""
+    port = BASE_PORT + index
+    common = ["--dst", dst, "--port", str(port), "--seconds", f"{seconds:g}", "--seed", str(seed)]
+    if w.mptcp:
+        common.append("--mptcp")
+    if w.kind in ("bulk", "cross_bulk"):
+        return ["bulk", *common, "--streams", str(w.streams)]
+    if w.kind == "files":
+        return [
+            "files", *common, "--sizes-kb", ",".join(map(str, w.sizes_kb)),
+            "--count", str(w.count), "--concurrency", str(w.concurrency),
+            "--interarrival-ms", f"{w.interarrival_ms:g}",
+        ]  # fmt: skip
+    if w.kind == "flows":
+        return ["flows", *common, "--flows", str(w.flows), "--size-kb", str(w.size_kb)]
+    if w.kind == "vbr":
+        raise ValueError("vbr needs the path rate: use vbr_args")
+    raise ValueError(f"unknown workload kind {w.kind}")
+
+
+def vbr_args(
+    w: Workload, index: int, dst: str, seconds: float, seed: int, rate: float
+) -> list[str]:
+    port = BASE_PORT + index
+    return [
+        "vbr", "--dst", dst, "--port", str(port), "--udp-port", str(port),
+        "--seconds", f"{seconds:g}", "--seed", str(seed),
+        "--rate-mbps", f"{rate * w.load_pct / 100:g}", "--shape", f"{w.pareto_shape:g}",
+        "--on-ms", f"{w.mean_on_ms:g}", "--off-ms", f"{w.mean_off_ms:g}",
+        "--tcp-pct", f"{w.tcp_pct:g}",
+    ]  # fmt: skip
+
+
+class Run:
+    """One run of a scenario under one policy; use `execute()`."""
+
+    def __init__(self, scenario: Scenario, policy: str, run: int, out_dir: Path) -> None:
+        self.scenario = scenario
+        self.policy = policy
+        self.seed = scenario.seed + run
+        self.raw = RunRaw(scenario, policy, run, self.seed, out_dir)
+        self.procs: list[tuple[str, subprocess.Popen]] = []
+        self.lock = threading.RLock()
+        self.failure: str | None = None
+        self.closing = False
+        self.timers: list[threading.Timer] = []
+        self.bed = None
+
+    # -- processes in hosts ------------------------------------------------
+
+    def _popen(self, host_name: str, args: list[str], log_name: str) -> subprocess.Popen:
+        host = self.bed.host(host_name)
+        out = (self.raw.dir / f"{log_name}.log").open("wb")
+        proc = host.popen(args, stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        self.bed.registry.add_process(proc.pid, " ".join(args))
+        with self.lock:
+            self.procs.append((log_name, proc))
+        return proc
+
+    def _gen(self, host: str, role_args: list[str], name: str) -> subprocess.Popen:
+        report = self.raw.dir / f"{name}.json"
+        args = [sys.executable, "-m", "mpsched.traffic.gen", *role_args, "--out", str(report)]
+        return self._popen(host, args, name)
+
+    def _fail(self, message: str) -> None:
+        if self.failure is None:
+            self.failure = message
+            log.error("run failed: %s", message)
+
+    # -- set-up ------------------------------------------------------------------
+
+    def _mptcp(self) -> None:
+        subflows = max((w.subflows for w in self.scenario.workload if w.mptcp), default=0)
+        if subflows:
+            self.bed.enable_mptcp(subflows)
+
+    def _start_controller(self) -> RestClient:
+        proc, rest = start_controller(
+            self.bed.netcfg_path, self.raw.dir / "controller.log", self.bed.registry, POLL_S
+        )
+        with self.lock:
+            self.procs.append(("controller", proc))
+        return rest
+
+    def _capture(self) -> subprocess.Popen:
+        h2 = self.bed.host("h2")
+        self.raw.capture = self.raw.dir / "h2.pcap"
+        # a multi-homed h2 receives on several interfaces: capture them all
+        iface = "any" if self.scenario.topo.host_interfaces > 1 else h2.defaultIntf().name
+        args = [
+            "tcpdump", "-i", iface, "-s", "96", "-B", "8192", "-U",
+            "--immediate-mode", "-n", "-w", str(self.raw.capture), "tcp and dst net 10.0.2.0/24",
+        ]  # fmt: skip
+        proc = self._popen("h2", args, "tcpdump")
+        time.sleep(0.5)
+        return proc
+
+    # -- the run -------------------------------------------------------------------
+
+    def execute(self, progress: Callable[[str], None] = lambda _m: None) -> RunRaw:
+        from mpsched.topo.testbed import Testbed
+
+        sc = self.scenario
+        self.raw.dir.mkdir(parents=True, exist_ok=True)
+        topo = replace(sc.topo, seed=self.seed, log_dir=self.raw.dir / "logs")
+        topo.log_dir.mkdir(parents=True, exist_ok=True)
+        with Testbed(topo) as bed:
+            self.bed = bed
+            try:
+                self._execute(progress)
+            finally:
+                try:
+                    self.raw.link_stats = bed.segment_stats() if bed.links else {}
+                    (self.raw.dir / "links.json").write_text(json.dumps(self.raw.link_stats))
+                except Exception as exc:  # an emulator gone (e.g. at Ctrl-C) must not mask it
+                    log.debug("link stats at the end: %s", exc)
+                self._stop_all()
+                self.bed = None
+        if self.failure:
+            raise RunError(self.failure)
+        return self.raw
+
+    def _execute(self, progress: Callable[[str], None]) -> None:
+        sc = self.scenario
+        rest = self._start_controller()
+        if sc.params:
+            rest.put("/params", sc.params)
+        request = sc.policy_request(self.policy)
+        if self.policy in ("ecmp", "static"):
+            self.raw.weights = sc.policy_weights(self.policy)
+        rest.put("/classes/0/policy", request)
+        self._mptcp()
+        for i, w in enumerate(sc.workload):
+            host, _ = _sink_host(w)
+            args = ["sink", "--port", str(BASE_PORT + i)]
+            if w.kind == "vbr":
+                args += ["--udp-port", str(BASE_PORT + i)]
+            self._gen(host, args, f"sink{i}")
+        self._capture()
+        time.sleep(1.0)  # sinks listening
+        t0 = time.monotonic()
+        self.raw.t0 = time.time()
+        self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
+        self.timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
+        deadline = t0 + sc.duration_s
+        next_progress = t0
+        while time.monotonic() < deadline and self.failure is None:
+            self._poll_counters(rest)
+            dead = self.bed.dead_switches()
+            if dead:
+                self._fail(f"{', '.join(dead)} died during the run")
+            now = time.monotonic()
+            if now >= next_progress:
+                progress(f"t={now - t0:4.0f}s/{sc.duration_s:g}s")
+                next_progress = now + 10
+            time.sleep(POLL_S)
+        self._cancel_timers()
+        self._poll_counters(rest)
+        self._save_decisions(rest)
+        self._finish_senders(timeout=15)
+        self.bed.stop_schedules()
+
+    def _save_decisions(self, rest: RestClient) -> None:
+        """The controller's decision log of the run (decisions.json in the run's directory)."""
+        try:
+            log_ = rest.get("/decisions", {"since": 0, "limit": 1000})
+        except requests.RequestException as exc:
+            log.debug("decision log: %s", exc)
+            return
+        (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
+
+    def _schedule_workload(self, index: int, w: Workload, t0: float) -> threading.Timer:
+        sc = self.scenario
+        stop_s = w.stop_s if w.stop_s is not None else sc.duration_s
+        seconds = max(0.5, min(stop_s, sc.duration_s) - w.start_s)
+        _, dst = _sink_host(w)
+        seed = self.seed * 100 + index
+        if w.kind == "vbr":
+            rate = sc.topo.paths[w.path - 1].rate_at(0.0) or 10.0
+            role = vbr_args(w, index, dst, seconds, seed, rate)
+        else:
+            role = sender_args(w, index, dst, seconds, seed)
+
+        def launch() -> None:
+            try:
+                with self.lock:  # no sender starts once the run is closing
+                    if self.closing or self.failure is not None or self.bed is None:
+                        return
+                    self._gen(_source_host(w), role, f"send{index}")
+            except Exception as exc:
+                self._fail(f"workload {index}: {exc}")
+
+        timer = threading.Timer(max(0.0, t0 + w.start_s - time.monotonic()), launch)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _cancel_timers(self) -> None:
+        with self.lock:
+            self.closing = True
+        for timer in self.timers:
+            timer.cancel()
+
+    def _poll_counters(self, rest: RestClient) -> None:
+        try:
+            paths = rest.get("/paths")
+        except requests.RequestException as exc:
+            self._fail(f"controller REST: {exc}")
+            return
+        counters = {}
+        for p in paths:
+            s1 = p.get("by_switch", {}).get("s1") or {}
+            counters[int(p["id"])] = int(s1.get("tx_bytes", 0))
+        self.raw.path_counters.append((time.time(), counters))
+        try:
+            stats = self.bed.link_stats()
+        except Exception as exc:  # an emulator that died is caught by dead_switches()
+            log.debug("link stats: %s", exc)
+            return
+        delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
+        self.raw.link_tx.append((time.time(), delivered))
+
+    def _finish_senders(self, timeout: float) -> None:
+        """Senders end by themselves at their --seconds; then sinks and capture get SIGTERM."""
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            procs = list(self.procs)
+        for name, proc in procs:
+            if name.startswith("send"):
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    self._fail(f"{name} did not end on time")
+                    proc.terminate()
+        for name, proc in procs:
+            if name.startswith(("sink", "tcpdump")):
+                proc.terminate()
+        for name, proc in procs:
+            if name.startswith(("sink", "tcpdump", "send")):
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+        for name, _ in procs:
+            path = self.raw.dir / f"{name}.json"
+            if path.exists():
+                try:
+                    self.raw.reports[name] = json.loads(path.read_text())
+                except json.JSONDecodeError as exc:
+                    self._fail(f"{path}: {exc}")
+
+    def _stop_all(self) -> None:
+        self._cancel_timers()
+        with self.lock:
+            procs = list(self.procs)
+            self.procs.clear()
+        for _, proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for _, proc in procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+            if self.bed is not None:
+                self.bed.registry.forget_process(proc.pid)
+
+

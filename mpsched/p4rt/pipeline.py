@@ -1,0 +1,389 @@
+"""The P4 program's control-plane interface, bound to its P4Info.
+
+This is the only place that names the program's tables, actions, counters,
+registers and digests.
+Binding checks every name against the P4Info and derives the number of paths
+from it, so the controller, the PTF tests and the integration tests all agree
+with the compiled program.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+
+from mpsched.p4rt.client import TableEntry
+from mpsched.p4rt.p4info import P4Info, P4InfoError
+from mpsched.p4rt.weights import bucket_ends
+
+TABLE_ROUTE = "MpIngress.routing.ipv4_route"
+ACTION_TO_HOST = "MpIngress.routing.route_to_host"
+ACTION_TO_PATHS = "MpIngress.routing.route_to_paths"
+ACTION_VIA_PATH = "MpIngress.routing.route_via_path"
+TABLE_WEIGHTS = "MpIngress.path_select.path_weights"
+ACTION_SET_WEIGHTS = "MpIngress.path_select.set_weights"
+TABLE_NEXTHOP = "MpIngress.path_select.path_nexthop"
+ACTION_SET_PATH_PORT = "MpIngress.path_select.set_path_port"
+TABLE_PATH_INGRESS = "MpIngress.path_ingress.path_ingress"
+ACTION_FROM_PATH = "MpIngress.path_ingress.mark_from_path"
+COUNTER_TX = "MpIngress.path_select.path_tx"
+COUNTER_RX = "MpIngress.path_ingress.path_rx"
+# Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
+TABLE_REPORT_CONFIG = "MpIngress.path_monitor.report_config"
+ACTION_SET_REPORT_INTERVAL = "MpIngress.path_monitor.set_report_interval"
+REGISTER_TX_SEQ = "MpIngress.path_tag.tx_seq"
+REGISTERS_PATH_MONITOR = tuple(
+    f"MpIngress.path_monitor.{name}"
+    for name in ("rx_packets", "rx_bytes", "expected_seq", "lost", "reordered", "last_report_ts")
+)
+DIGEST_PATH_REPORT = "path_report_t"
+# Passive RTT, retransmissions and bytes in flight at the ingress edge (rtt_monitor.p4).
+TABLE_RTT_CONFIG = "MpIngress.rtt_monitor.rtt_config"
+ACTION_SET_RTT_INTERVAL = "MpIngress.rtt_monitor.set_rtt_interval"
+REGISTERS_RTT_MONITOR = tuple(
+    f"MpIngress.rtt_monitor.{name}"
+    for name in (
+        "flow_sig",
+        "flow_seq_end",
+        "flow_ack",
+        "flow_path",
+        "sample_ack",
+        "sample_ts",
+        "sample_path",
+        "path_retrans",
+        "path_sent",
+        "path_acked",
+        "rtt_last_report_ts",
+    )
+)
+DIGEST_RTT_REPORT = "rtt_report_t"
+# Path tag on the wire (p4src/include/headers.p4): header type name (its size is read
+# from the BMv2 JSON) and ether type.
+HEADER_PATH_TAG = "path_tag_t"
+ETHERTYPE_PATH_TAG = 0x88B5
+# Path liveness and probes (p4src/include/liveness.p4, failover.p4).
+TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
+ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
+REGISTERS_LIVENESS = ("path_last_seen", "path_dead_after")
+# Traffic classes, flowlets, round robin and MVQS (classify.p4, path_select.p4, mvqs.p4).
+TABLE_TRAFFIC_CLASS = "MpIngress.classify.traffic_class"
+ACTION_SET_CLASS = "MpIngress.classify.set_class"
+CLASS_KEYS = ("dscp", "src_addr", "dst_addr", "protocol", "src_port", "dst_port")
+TABLE_MVQS = "MpIngress.path_select.mvqs.mvqs_params"
+ACTION_SET_MVQS = "MpIngress.path_select.mvqs.set_mvqs"
+MVQS_PARAMS = ("pad_us", "bdp_bytes", "us_per_kbyte", "drain_1024us")  # each _1.._MAX_PATHS
+REGISTERS_PATH_SELECT = (
+    "MpIngress.path_select.flowlet_ts",
+    "MpIngress.path_select.flowlet_path",
+    "MpIngress.path_select.rr_last",
+    "MpIngress.path_select.mvqs.vq_bytes",
+    "MpIngress.path_select.mvqs.vq_ts",
+)
+# MPTCP-aware mode (mptcp.p4): subflow pins (5-tuple -> path) and handshake reports.
+TABLE_SUBFLOW_PIN = "MpIngress.mptcp.subflow_pin"
+ACTION_PIN_SUBFLOW = "MpIngress.mptcp.pin_subflow"
+SUBFLOW_PIN_KEYS = ("src_addr", "dst_addr", "src_port", "dst_port")
+DIGEST_MPTCP_CAPABLE = "mptcp_capable_t"
+DIGEST_MPTCP_JOIN = "mptcp_join_t"
+DIGEST_MPTCP_CLOSE = "mptcp_close_t"
+DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
+ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
+PACKET_OUT = "packet_out"  # controller header of PacketOuts
+PACKET_OUT_PATH = "path_id"
+PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
+# A probe as the agent sends it (after the packet_out header): Ethernet with
+# ether type 0 (the tag's next_type: nothing the switch parses follows) and a
+# 4-byte body; on the wire 14 + 14 + 4 bytes (padded to 60 by the NIC or not).
+PROBE_FRAME = bytes(6) + bytes.fromhex("00000a0000fe") + b"\x00\x00" + b"mpsP"
+
+TABLES = (
+    TABLE_ROUTE,
+    TABLE_WEIGHTS,
+    TABLE_NEXTHOP,
+    TABLE_PATH_INGRESS,
+    TABLE_REPORT_CONFIG,
+    TABLE_RTT_CONFIG,
+    TABLE_LIVENESS_CONFIG,
+    TABLE_MVQS,
+)
+# Every table the controller writes (TABLES have a single match field).
+ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
+
+
+class Pipeline:
+    """Builders for the program's table entries, checked against one P4Info."""
+
+    def __init__(self, p4info: P4Info) -> None:
+        self.p4info = p4info
+        for table in TABLES:
+            p4info.table(table)
+        for action in (
+            ACTION_TO_HOST,
+            ACTION_TO_PATHS,
+            ACTION_VIA_PATH,
+            ACTION_SET_WEIGHTS,
+            ACTION_SET_PATH_PORT,
+            ACTION_FROM_PATH,
+            ACTION_SET_REPORT_INTERVAL,
+            ACTION_SET_RTT_INTERVAL,
+            ACTION_SET_DEAD_AFTER,
+            ACTION_SET_CLASS,
+            ACTION_SET_MVQS,
+            ACTION_PIN_SUBFLOW,
+        ):
+            p4info.action(action)
+        for register in (
+            REGISTER_TX_SEQ,
+            *REGISTERS_PATH_MONITOR,
+            *REGISTERS_RTT_MONITOR,
+            *REGISTERS_LIVENESS,
+            *REGISTERS_PATH_SELECT,
+        ):
+            p4info.register(register)
+        p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
+        p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
+        p4info.action_param(ACTION_SET_DEAD_AFTER, "dead_after_us")
+        if PACKET_OUT_PATH not in [f.name for f in p4info.packet_metadata(PACKET_OUT)]:
+            raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
+        self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
+        self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
+        # MPTCP digest id -> (digest name, member names)
+        self.mptcp_digests = {}
+        for name in DIGESTS_MPTCP:
+            digest_id, members = self._digest(p4info, name)
+            self.mptcp_digests[digest_id] = (name, members)
+        pin_keys = [f.name for f in p4info.match_fields(TABLE_SUBFLOW_PIN)]
+        if pin_keys != list(SUBFLOW_PIN_KEYS):
+            raise P4InfoError(f"{TABLE_SUBFLOW_PIN} matches {pin_keys}, not {SUBFLOW_PIN_KEYS}")
+        p4info.action_param(ACTION_PIN_SUBFLOW, "path_id")
+        self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
+        if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
+            raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
+        p4info.action_param(ACTION_VIA_PATH, "path_id")
+        self.max_paths = p4info.counter_size(COUNTER_TX) - 1
+        self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
+        for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us"):
+            p4info.action_param(ACTION_SET_WEIGHTS, name)
+        ends = [
+            p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")
+        ]
+        if len(ends) != self.max_paths:
+            raise P4InfoError(
+                f"{ACTION_SET_WEIGHTS} has {len(ends)} bucket ends, "
+                f"but {COUNTER_TX} counts {self.max_paths} paths"
+            )
+        # Policy modes by name (lower case: "hash", "flowlet", "rr", "vq") -> value.
+        self.modes = {
+            name.lower(): value
+            for name, value in p4info.serializable_enum(ENUM_POLICY_MODE).items()
+        }
+        for name in MVQS_PARAMS:
+            for i in range(1, self.max_paths + 1):
+                p4info.action_param(ACTION_SET_MVQS, f"{name}_{i}")
+        self.class_keys = {f.name: f for f in p4info.match_fields(TABLE_TRAFFIC_CLASS)}
+        missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
+        if missing:
+            raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
+        self.max_classes = p4info.table_size(TABLE_WEIGHTS)
+        self._key = {}
+        for table in TABLES:
+            fields = p4info.match_fields(table)
+            if len(fields) != 1:
+                raise P4InfoError(f"{table} should have exactly one match field")
+            self._key[table] = fields[0].name
+
+    @staticmethod
+    def _digest(p4info: P4Info, digest: str) -> tuple[int, list[str]]:
+        members = p4info.digest_members(digest)
+        return p4info.digest_id(digest), [name for name, _ in members]
+
+    def path_report_digest(self) -> tuple[int, list[str]]:
+        """Digest id of path_report_t and its member names in order, from the P4Info."""
+        return self.path_report_id, list(self.path_report_fields)
+
+    def rtt_report_digest(self) -> tuple[int, list[str]]:
+        """Digest id of rtt_report_t and its member names in order, from the P4Info."""
+        return self.rtt_report_id, list(self.rtt_report_fields)
+
+    def subflow_pin(self, src: str, dst: str, sport: int, dport: int, path_id: int) -> TableEntry:
+        """Pin the TCP subflow src:sport -> dst:dport (as this switch sends it) to a path."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        for port in (sport, dport):
+            if not 0 <= port <= 0xFFFF:
+                raise ValueError(f"port {port} outside 0..65535")
+        return TableEntry(
+            TABLE_SUBFLOW_PIN,
+            dict(zip(SUBFLOW_PIN_KEYS, (src, dst, sport, dport), strict=True)),
+            ACTION_PIN_SUBFLOW,
+            {"path_id": path_id},
+        )
+
+    def route_to_host(self, ip: str, port: int, smac: str, dmac: str) -> TableEntry:
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (ip, 32)},
+            ACTION_TO_HOST,
+            {"port": port, "smac": smac, "dmac": dmac},
+        )
+
+    def route_to_paths(self, prefix: str) -> TableEntry:
+        net = ipaddress.IPv4Network(prefix)
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
+            ACTION_TO_PATHS,
+        )
+
+    def route_via_path(self, prefix: str, path_id: int) -> TableEntry:
+        """Pin a prefix (e.g. a cross-traffic host's /32) to one path, bypassing the weights."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        net = ipaddress.IPv4Network(prefix)
+        return TableEntry(
+            TABLE_ROUTE,
+            {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
+            ACTION_VIA_PATH,
+            {"path_id": path_id},
+        )
+
+    def path_nexthop(self, path_id: int, port: int) -> TableEntry:
+        return TableEntry(
+            TABLE_NEXTHOP, {self._key[TABLE_NEXTHOP]: path_id}, ACTION_SET_PATH_PORT, {"port": port}
+        )
+
+    def path_ingress(self, port: int, path_id: int) -> TableEntry:
+        return TableEntry(
+            TABLE_PATH_INGRESS,
+            {self._key[TABLE_PATH_INGRESS]: port},
+            ACTION_FROM_PATH,
+            {"path_id": path_id},
+        )
+
+    def weights(
+        self,
+        class_id: int,
+        weights: Mapping[int, int],
+        mode: str = "hash",
+        flowlet_gap_us: int = 0,
+    ) -> TableEntry:
+        """The placement entry of a class: weights maps path id (1-based) -> weight;
+        mode one of self.modes ("hash", "flowlet", "rr", "vq"); the flowlet gap in µs."""
+        unknown = [p for p in weights if not 1 <= p <= self.max_paths]
+        if unknown:
+            raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
+        if not 0 <= class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        if mode not in self.modes:
+            raise ValueError(f"mode {mode!r} is not one of {sorted(self.modes)}")
+        if not 0 <= flowlet_gap_us < 1 << 32:
+            raise ValueError(f"flowlet gap {flowlet_gap_us} µs outside 0..2^32-1")
+        ends = bucket_ends([weights.get(p, 0) for p in range(1, self.max_paths + 1)])
+        params: dict = dict(zip(self.weight_params, ends, strict=True))
+        # bit i-1: path i owns buckets (end_i > end_{i-1}), derived from the same ends
+        params["weighted_paths"] = sum(
+            1 << i for i, end in enumerate(ends) if end > (ends[i - 1] if i else 0)
+        )
+        params["mode"] = self.modes[mode]
+        params["flowlet_gap_us"] = flowlet_gap_us
+        return TableEntry(
+            TABLE_WEIGHTS, {self._key[TABLE_WEIGHTS]: class_id}, ACTION_SET_WEIGHTS, params
+        )
+
+    def traffic_class(
+        self,
+        class_id: int,
+        priority: int,
+        dscp: int | None = None,
+        src: str | None = None,
+        dst: str | None = None,
+        protocol: int | None = None,
+        src_port: tuple[int, int] | None = None,
+        dst_port: tuple[int, int] | None = None,
+    ) -> TableEntry:
+        """A classifier entry: packets matching every given field (None: any) get class_id;
+        prefixes as "a.b.c.d/len", ports as inclusive (low, high). Higher priority wins."""
+        if not 0 < class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 1..{self.max_classes - 1}")
+        if priority < 1:
+            raise ValueError(f"priority {priority} < 1")
+        match: dict[str, object] = {}
+        if dscp is not None:
+            match["dscp"] = (dscp, 0x3F)
+        for key, prefix in (("src_addr", src), ("dst_addr", dst)):
+            if prefix is not None:
+                net = ipaddress.IPv4Network(prefix)
+                if net.prefixlen:
+                    match[key] = (str(net.network_address), int(net.netmask))
+        if protocol is not None:
+            match["protocol"] = (protocol, 0xFF)
+        for key, ports in (("src_port", src_port), ("dst_port", dst_port)):
+            if ports is not None and ports != (0, 0xFFFF):
+                match[key] = ports
+        return TableEntry(
+            TABLE_TRAFFIC_CLASS, match, ACTION_SET_CLASS, {"class_id": class_id}, priority=priority
+        )
+
+    def mvqs_params(
+        self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
+    ) -> TableEntry:
+        """The MVQS parameters of a class in mode "vq": path id -> (pad_us, bdp_bytes,
+        us_per_kbyte, drain_1024us) (mvqs.p4); paths not given get zeros."""
+        unknown = [p for p in paths if not 1 <= p <= self.max_paths]
+        if unknown:
+            raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
+        params: dict = {}
+        for i in range(1, self.max_paths + 1):
+            values = paths.get(i, (0, 0, 0, 0))
+            for name, value in zip(MVQS_PARAMS, values, strict=True):
+                if not 0 <= value < 1 << 32:
+                    raise ValueError(f"{name} of path {i} = {value} outside 0..2^32-1")
+                params[f"{name}_{i}"] = int(value)
+        return TableEntry(TABLE_MVQS, {self._key[TABLE_MVQS]: class_id}, ACTION_SET_MVQS, params)
+
+    def report_config(self, path_id: int, interval_us: int) -> TableEntry:
+        """Report path path_id at most once per interval_us µs (path_report_t digests)."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if interval_us < 0:
+            raise ValueError(f"report interval {interval_us} < 0")
+        return TableEntry(
+            TABLE_REPORT_CONFIG,
+            {self._key[TABLE_REPORT_CONFIG]: path_id},
+            ACTION_SET_REPORT_INTERVAL,
+            {"interval_us": interval_us},
+        )
+
+    def rtt_config(self, path_id: int, interval_us: int) -> TableEntry:
+        """Report path path_id's RTT samples at most once per interval_us µs (rtt_report_t)."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if interval_us < 0:
+            raise ValueError(f"RTT report interval {interval_us} < 0")
+        return TableEntry(
+            TABLE_RTT_CONFIG,
+            {self._key[TABLE_RTT_CONFIG]: path_id},
+            ACTION_SET_RTT_INTERVAL,
+            {"interval_us": interval_us},
+        )
+
+    def liveness_config(self, path_id: int, dead_after_us: int) -> TableEntry:
+        """Declare path path_id dead dead_after_us µs after the last tagged packet
+        (data or probe) arrived from it; without an entry the path never dies."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        if dead_after_us <= 0:
+            raise ValueError(f"dead_after_us {dead_after_us} <= 0")
+        return TableEntry(
+            TABLE_LIVENESS_CONFIG,
+            {self._key[TABLE_LIVENESS_CONFIG]: path_id},
+            ACTION_SET_DEAD_AFTER,
+            {"dead_after_us": dead_after_us},
+        )
+
+    def probe(self, path_id: int) -> tuple[bytes, dict[str, int]]:
+        """Payload and packet_out metadata of a probe onto path path_id, for
+        P4RuntimeClient.packet_out(*pipeline.probe(path_id))."""
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        return PROBE_FRAME, {PACKET_OUT_PATH: path_id}

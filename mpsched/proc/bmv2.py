@@ -1,0 +1,114 @@
+"""Start and stop BMv2 simple_switch_grpc processes (optimised run, no console log)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mpsched.proc.cleanup import Registry
+
+log = logging.getLogger(__name__)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Bmv2Error(RuntimeError):
+    pass
+
+
+# simple_switch_grpc's CPU port for P4Runtime packet I/O (p4src defines.p4
+# CPU_PORT): the testbed and the PTF runner start BMv2 with it.
+CPU_PORT = 255
+
+
+@dataclass
+class Bmv2Switch:
+    """One simple_switch_grpc process, started without a P4 program.
+
+    The pipeline is pushed over P4Runtime. gRPC listens on 127.0.0.1 only;
+    BMv2's Thrift port always listens on all addresses (a BMv2 limitation).
+    """
+
+    name: str
+    device_id: int
+    ports: dict[int, str]
+    log_dir: Path
+    grpc_port: int = field(default_factory=free_port)
+    thrift_port: int = field(default_factory=free_port)
+    cpu_port: int | None = None
+    registry: Registry | None = None
+    process: subprocess.Popen | None = None
+
+    @property
+    def grpc_address(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / f"{self.name}.log"
+
+    def command(self) -> list[str]:
+        binary = shutil.which("simple_switch_grpc")
+        if binary is None:
+            raise Bmv2Error("simple_switch_grpc is not on PATH")
+        cmd = [binary, "--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port)]
+        for port, iface in sorted(self.ports.items()):
+            cmd += ["-i", f"{port}@{iface}"]
+        cmd += ["--no-p4", "--", "--grpc-server-addr", self.grpc_address]
+        if self.cpu_port is not None:
+            cmd += ["--cpu-port", str(self.cpu_port)]
+        return cmd
+
+    def start(self, timeout: float = 15.0) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        cmd = self.command()
+        log.debug("starting %s: %s", self.name, " ".join(cmd))
+        with self.log_file.open("wb") as out:
+            self.process = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        if self.registry is not None:
+            self.registry.add_process(self.process.pid, " ".join(cmd))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                tail = self.log_file.read_text(errors="replace")[-2000:]
+                self.stop()
+                code = self.process.returncode
+                raise Bmv2Error(f"{self.name} exited at start (code {code}):\n{tail}")
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
+                    return
+            time.sleep(0.1)
+        self.stop()
+        raise Bmv2Error(f"{self.name}: gRPC did not come up on {self.grpc_address} in {timeout}s")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        if self.registry is not None:
+            self.registry.forget_process(self.process.pid)
