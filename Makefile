@@ -18,7 +18,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf
 
-.PHONY: help setup p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp compare
+.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -33,8 +33,11 @@ setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	@command -v p4c >/dev/null && command -v simple_switch_grpc >/dev/null || \
-	  echo "setup: p4c and/or simple_switch_grpc not on PATH: they are in no package registry;" \
-	       "install them from p4lang's releases or sources (see README). Tests that need them will skip."
+	  echo "setup: p4c and/or simple_switch_grpc not on PATH (they are in no package registry):" \
+	       "run \`make toolchain\` to build them (see README). Until then the tests that need them skip."
+
+toolchain: ## build and install p4c, BMv2 (simple_switch_grpc) and PI at the pinned versions (root)
+	scripts/toolchain.sh
 
 $(P4OUT)/main.json: $(P4SRC)
 	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }

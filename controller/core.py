@@ -347,6 +347,9 @@ class Controller:
                 "state": a.status.state,
                 "error": a.status.error,
                 "since": a.status.since,
+                "programmed": None
+                if a.programmed is None
+                else {"how": a.programmed.how, "detail": a.programmed.detail, "at": a.programmed.at},
             }
             for a in self.agents
         ]

@@ -198,6 +198,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.writes = 0
         self.digests: dict[int, p4runtime_pb2.DigestEntry] = {}
         self.packets_out: list[p4runtime_pb2.PacketOut] = []
+        self.pipeline_pushes = 0
 
     def StreamChannel(self, request_iterator, context):  # noqa: N802
         for request in request_iterator:
@@ -212,10 +213,29 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
 
     def SetForwardingPipelineConfig(self, request, context):  # noqa: N802
         with self.lock:
+            self.pipeline_pushes += 1
             self.config = request.config
             self.entries.clear()
             self.digests.clear()
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
+
+    def GetForwardingPipelineConfig(self, request, context):  # noqa: N802
+        """As BMv2: FAILED_PRECONDITION without a pipeline; the cookie when one was given."""
+        response = p4runtime_pb2.GetForwardingPipelineConfigResponse()
+        with self.lock:
+            if self.config is None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION, "no forwarding pipeline")
+            if self.config.HasField("cookie"):
+                response.config.cookie.CopyFrom(self.config.cookie)
+        return response
+
+    def restart(self) -> None:
+        """What a switch restart loses: the program, its entries, digests and counters."""
+        with self.lock:
+            self.config = None
+            self.entries.clear()
+            self.digests.clear()
+            self.counters.clear()
 
     def Write(self, request, context):  # noqa: N802
         errors, failed = [], False

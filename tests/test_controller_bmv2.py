@@ -190,3 +190,38 @@ def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
     finally:
         client.close()
         stop(proc)
+
+
+def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artifacts):
+    """kill -9 of the controller and a new one on the same BMv2: the program is not pushed
+    again (its counters keep their counts, nothing is wiped) and nothing needs writing."""
+    from scapy.all import IP, UDP, Ether, sendp
+
+    from mpsched.p4rt.pipeline import COUNTER_RX
+
+    sw, pairs = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    client, _ = reader(sw, artifacts)
+    try:
+        first = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+        assert first["how"] == "pushed", first
+        sendp(
+            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            iface=pairs[2][1],
+            count=3,
+            verbose=False,
+        )
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and client.read_counter(COUNTER_RX).get(2) is None:
+            time.sleep(0.1)
+        assert client.read_counter(COUNTER_RX)[2].packets == 3
+        proc.kill()
+        proc.wait()
+        base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+        again = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+        assert again["how"] == "reconciled", again
+        assert again["detail"].startswith("0 inserted, 0 modified, 0 deleted, "), again
+        assert client.read_counter(COUNTER_RX)[2].packets == 3  # not wiped
+    finally:
+        client.close()
+        stop(proc)

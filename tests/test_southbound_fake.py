@@ -140,14 +140,72 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
         assert ctl.set_weight(2, 0)["weight"] == 0
         assert _ends(server, p4info)[:2] == [65536, 65536]
 
-        # The switch restarts (state lost): the agent reconnects and reinstalls
-        # everything, including the current weights.
+        # The switch restarts (state lost): the agent reconnects, pushes the program again
+        # and reinstalls everything, including the current weights.
         server.stop()
-        server.servicer.entries.clear()
+        server.servicer.restart()
         assert wait_until(lambda: ctl.agents[0].status.state == "down")
         server.start()
         assert wait_until(lambda: ctl.agents[0].status.state == "ready", timeout=10)
         assert _ends(server, p4info)[:2] == [65536, 65536]
+        assert server.servicer.pipeline_pushes == 2
+        assert ctl.agents[0].programmed.how == "pushed"
+    finally:
+        ctl.stop()
+
+
+def _entries(server) -> dict:
+    return {key: entry.SerializeToString() for key, entry in server.servicer.entries.items()}
+
+
+def test_a_restarted_controller_keeps_the_pipeline_and_writes_only_the_difference(
+    server, p4info, tmp_path
+):
+    """A switch that already runs the program is not wiped: the controller reads its tables
+    back and repairs only what differs (here: one entry lost, one changed, one stray)."""
+    first = _one_switch_controller(server, p4info, tmp_path)
+    first.start()
+    try:
+        assert first.agents[0].wait_ready(5)
+        assert first.agents[0].programmed.how == "pushed"
+    finally:
+        first.stop()
+    wanted = _entries(server)
+    pipeline = Pipeline(p4info)
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        client.delete(pipeline.path_nexthop(1, 2))
+        client.modify(pipeline.path_nexthop(2, 9))
+        client.insert(pipeline.path_nexthop(3, 4))
+    assert _entries(server) != wanted
+
+    second = _one_switch_controller(server, p4info, tmp_path)
+    second.start()
+    try:
+        assert second.agents[0].wait_ready(5)
+        programmed = second.agents[0].programmed
+        assert programmed.how == "reconciled"
+        assert programmed.detail.startswith("1 inserted, 1 modified, 1 deleted, ")
+        assert server.servicer.pipeline_pushes == 1
+        assert _entries(server) == wanted
+        assert second.switches()[0]["programmed"]["how"] == "reconciled"
+    finally:
+        second.stop()
+
+
+def test_another_program_on_the_switch_is_replaced(server, p4info, tmp_path):
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+    finally:
+        ctl.stop()
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    (tmp_path / "p.json").write_text('{"another": "program"}')  # a new BMv2 JSON, a new cookie
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        assert ctl.agents[0].programmed.how == "pushed"
+        assert server.servicer.pipeline_pushes == 2
     finally:
         ctl.stop()
 

@@ -1,12 +1,15 @@
 """One native thread per switch owns its P4Runtime session.
 
-The thread connects, becomes primary, pushes the pipeline, installs the
-forwarding state derived from the network description and the scheduler's
-placements and classifier (Controller.sched_entries), then polls the
-per-path counters. Other threads hand it work through `submit()`, which
-returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
-restarts) the thread reconnects and re-installs everything,
-so the switch always converges to the controller's state.
+The thread connects, becomes primary and brings the switch to the controller's state: the
+forwarding state derived from the network description and the scheduler's placements and
+classifier (Controller.sched_entries). A switch that already runs this program (same pipeline
+cookie, e.g. after a controller restart) keeps it, with its registers (flowlets, sequence
+numbers, liveness): its tables are read back and only the difference is written. A switch
+without it (new, restarted, or running another program) gets the program pushed and every
+entry. Then the thread polls the per-path counters. Other threads hand it work through
+`submit()`, which returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
+restarts) the thread reconnects and does the same again, so the switch always converges to the
+controller's state.
 
 Once programmed, a second thread per agent (`Prober`) sends a probe onto
 every path of the switch each PROBE_INTERVAL_S as a P4Runtime PacketOut; it
@@ -43,6 +46,7 @@ from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
+    ALL_TABLES,
     COUNTER_RX,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
@@ -120,6 +124,18 @@ class Prober(threading.Thread):
             self._halt.wait(delay)
 
 
+@dataclass(frozen=True)
+class Programming:
+    """How the agent last brought its switch to the controller's state."""
+
+    how: str  # "pushed": the program and every entry | "reconciled": only the difference
+    detail: str  # what was written
+    at: float  # UNIX time
+
+    def as_tuple(self) -> tuple[str, str]:
+        return self.how, self.detail
+
+
 @dataclass
 class AgentStatus:
     state: str = "connecting"  # connecting | ready | down
@@ -162,6 +178,7 @@ class SwitchAgent(threading.Thread):
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
+        self.programmed: Programming | None = None
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
@@ -185,10 +202,22 @@ class SwitchAgent(threading.Thread):
         self.status = AgentStatus(state, error, time.time())
 
     def _program(self, client: P4RuntimeClient) -> None:
-        client.set_pipeline(self.bmv2_json)
-        client.insert(*forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry))
+        """Bring the switch to the controller's state. A switch that already runs this
+        program (its pipeline cookie) keeps it, and its registers: the tables are read back
+        and only the difference is written. Any other switch gets the program pushed (which
+        wipes it) and every entry."""
+        desired = forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry)
         # every class's placement and the classifier (Controller.sched_entries)
-        client.insert(*self.sched_entries(self.sw.name))
+        desired += self.sched_entries(self.sw.name)
+        cookie = client.program_cookie(self.bmv2_json)
+        if client.pipeline_cookie() == cookie:
+            difference = client.reconcile(ALL_TABLES, desired)
+            self.programmed = Programming("reconciled", difference.summary(), time.time())
+        else:
+            client.set_pipeline(self.bmv2_json, cookie)
+            client.insert(*desired)
+            self.programmed = Programming("pushed", f"{len(desired)} entries", time.time())
+        log.info("%s: pipeline %s (%s)", self.sw.name, *self.programmed.as_tuple())
         _, members = self.pipeline.path_report_digest()
         check_members(members)
         _, members = self.pipeline.rtt_report_digest()
@@ -276,9 +305,6 @@ class SwitchAgent(threading.Thread):
                     self.prober = prober
                 self._set_status("ready")
                 self._ready.set()
-                log.info(
-                    "%s: pipeline pushed, %d paths programmed", self.sw.name, len(self.sw.paths)
-                )
                 self._serve(client)
             except P4RuntimeError as error:
                 self._ready.clear()

@@ -20,6 +20,7 @@ from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from mpsched.p4rt.p4info import P4Info, decode_uint, encode_ipv4, encode_mac, encode_uint
+from mpsched.p4rt.reconcile import Diff, config_cookie, diff
 
 log = logging.getLogger(__name__)
 
@@ -192,8 +193,9 @@ class P4RuntimeClient:
 
     # -- pipeline --------------------------------------------------------
 
-    def set_pipeline(self, bmv2_json: str) -> None:
-        """Push the P4Info and the BMv2 JSON (VERIFY_AND_COMMIT)."""
+    def set_pipeline(self, bmv2_json: str, cookie: int | None = None) -> None:
+        """Push the P4Info and the BMv2 JSON (VERIFY_AND_COMMIT), with `cookie` if given (see
+        `program_cookie`). On BMv2 this wipes every table, register and counter."""
         request = p4runtime_pb2.SetForwardingPipelineConfigRequest()
         request.device_id = self.device_id
         request.election_id.high, request.election_id.low = self.election_id
@@ -201,10 +203,51 @@ class P4RuntimeClient:
         request.config.p4info.CopyFrom(self.p4info.message)
         with open(bmv2_json, "rb") as handle:
             request.config.p4_device_config = handle.read()
+        if cookie is not None:
+            request.config.cookie.cookie = cookie
         try:
             self.stub.SetForwardingPipelineConfig(request, timeout=self.timeout)
         except grpc.RpcError as error:
             raise P4RuntimeError(f"pipeline push failed: {error.details()}") from None
+
+    def program_cookie(self, bmv2_json: str) -> int:
+        """The cookie of this client's P4Info with the program `bmv2_json`."""
+        with open(bmv2_json, "rb") as handle:
+            return config_cookie(self.p4info.message.SerializeToString(), handle.read())
+
+    def pipeline_cookie(self) -> int | None:
+        """The cookie of the program the device runs (GetForwardingPipelineConfig,
+        COOKIE_ONLY); None when it runs none, has no cookie, or does not say."""
+        request = p4runtime_pb2.GetForwardingPipelineConfigRequest()
+        request.device_id = self.device_id
+        request.response_type = p4runtime_pb2.GetForwardingPipelineConfigRequest.COOKIE_ONLY
+        try:
+            response = self.stub.GetForwardingPipelineConfig(request, timeout=self.timeout)
+        except grpc.RpcError as error:
+            if error.code() == grpc.StatusCode.UNAVAILABLE:
+                raise P4RuntimeError(f"no P4Runtime server at {self.address}") from None
+            log.debug("device %d: no pipeline cookie (%s)", self.device_id, error.code().name)
+            return None
+        if not response.config.HasField("cookie"):
+            return None
+        return response.config.cookie.cookie
+
+    def read_entries(self, tables: Iterable[str]) -> list[p4runtime_pb2.TableEntry]:
+        """Every (non-default) entry of the named tables."""
+        return [e for t in tables for e in self.read_table(t) if not e.is_default_action]
+
+    def reconcile(self, tables: Iterable[str], desired: Iterable[TableEntry]) -> Diff:
+        """Make the named tables hold exactly `desired`: read them back and write only the
+        difference (inserts, modifies, then deletes). Returns what was written."""
+        tables = list(tables)
+        wanted = [self.build_table_entry(e) for e in desired]
+        owned = {self.p4info.table_id(t) for t in tables}
+        stray = [w.table_id for w in wanted if w.table_id not in owned]
+        if stray:
+            raise ValueError(f"desired entries outside the reconciled tables: {sorted(set(stray))}")
+        difference = diff(wanted, self.read_entries(tables))
+        self.write(difference.updates())
+        return difference
 
     # -- encoding --------------------------------------------------------
 
@@ -335,14 +378,21 @@ class P4RuntimeClient:
         max_list_size: int = 1,
         ack_timeout_ns: int = 1_000_000_000,
     ) -> None:
-        """Enable a digest (DigestEntry INSERT): its DigestLists then arrive on the stream."""
+        """Enable a digest (DigestEntry INSERT, or MODIFY where the device already has it, as
+        after a controller restart on a kept pipeline): its DigestLists then arrive on the
+        stream."""
         entity = p4runtime_pb2.Entity()
         entry = entity.digest_entry
         entry.digest_id = self.p4info.digest_id(digest)
         entry.config.max_timeout_ns = max_timeout_ns
         entry.config.max_list_size = max_list_size
         entry.config.ack_timeout_ns = ack_timeout_ns
-        self.write([(p4runtime_pb2.Update.INSERT, entity)])
+        try:
+            self.write([(p4runtime_pb2.Update.INSERT, entity)])
+        except P4RuntimeError as error:
+            if not any("ALREADY_EXISTS" in d for d in error.details):
+                raise
+            self.write([(p4runtime_pb2.Update.MODIFY, entity)])
 
     def read_digest_list(self, timeout: float) -> p4runtime_pb2.DigestList | None:
         """The next DigestList from the stream (acked), or None after `timeout` seconds.
