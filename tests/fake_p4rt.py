@@ -141,6 +141,17 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = MAX_PATHS + 1
+    # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
+    # here are a sample; tests/test_p4info.py checks the compiled program's).
+    c = info.counters.add()
+    c.preamble.id = 0x13000000 + next(next_id)
+    c.preamble.name = pl.COUNTER_DROP_REASON
+    c.size = 3
+    note = c.preamble.structured_annotations.add()
+    note.name = pl.ANNOTATION_DROP_REASONS
+    for reason, code in (("TRUNCATED", 1), ("IPV4_CHECKSUM", 2)):
+        kv = note.kv_pair_list.kv_pairs.add()
+        kv.key, kv.value.int64_value = reason, code
     for name in (
         pl.REGISTER_TX_SEQ,
         *pl.REGISTERS_PATH_MONITOR,

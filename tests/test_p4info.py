@@ -3,6 +3,7 @@ import pytest
 from mpsched.p4rt.p4info import P4Info, P4InfoError, encode_ipv4, encode_mac, encode_uint
 from mpsched.p4rt.pipeline import (
     ACTION_SET_REPORT_INTERVAL,
+    COUNTER_DROP_REASON,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
     TABLE_REPORT_CONFIG,
@@ -56,3 +57,36 @@ def test_unknown_name_fails_loudly(artifacts):
     p4info = P4Info.from_file(artifacts.p4info)
     with pytest.raises(P4InfoError, match="no table named"):
         p4info.table("MpIngress.nope")
+
+
+def test_drop_reasons_from_compiled_p4info(artifacts):
+    """The drop_reason counter and its reasons come from the P4Info, and are exactly the
+    DROP_REASONS list of p4src/include/defines.p4 (the one place they are defined)."""
+    from mpsched.p4rt.client import CounterValue
+
+    from .test_fuzz import p4_drop_reasons
+
+    p4info = P4Info.from_file(artifacts.p4info)
+    pipeline = Pipeline(p4info)
+    assert pipeline.drop_reasons == p4_drop_reasons()
+    assert p4info.counter_size(COUNTER_DROP_REASON) == max(pipeline.drop_reasons.values()) + 1
+    code = pipeline.drop_reasons["ipv4_checksum"]
+    counts = pipeline.drop_counts({code: CounterValue(3, 180)})
+    assert counts["ipv4_checksum"] == CounterValue(3, 180)
+    assert counts["truncated"] == CounterValue(0, 0)
+    assert set(counts) == set(pipeline.drop_reasons)
+
+
+def test_drop_reasons_annotation_checked():
+    """A drop_reason counter without its annotation, or with a code outside the counter,
+    fails the binding naming the counter."""
+    from .fake_p4rt import synthetic_p4info
+
+    info = synthetic_p4info()
+    counter = next(c for c in info.counters if c.preamble.name == COUNTER_DROP_REASON)
+    counter.preamble.structured_annotations[0].kv_pair_list.kv_pairs[0].value.int64_value = 9
+    with pytest.raises(P4InfoError, match=f"{COUNTER_DROP_REASON}: reason codes"):
+        Pipeline(P4Info(info))
+    del counter.preamble.structured_annotations[:]
+    with pytest.raises(P4InfoError, match=f"counter {COUNTER_DROP_REASON} lacks"):
+        Pipeline(P4Info(info))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 
-from mpsched.p4rt.client import TableEntry
+from mpsched.p4rt.client import CounterValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
 from mpsched.p4rt.weights import bucket_ends
 
@@ -87,6 +87,12 @@ DIGEST_MPTCP_CAPABLE = "mptcp_capable_t"
 DIGEST_MPTCP_JOIN = "mptcp_join_t"
 DIGEST_MPTCP_CLOSE = "mptcp_close_t"
 DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
+# Drops by reason (p4src/include/validate.p4): a packets-and-bytes counter indexed by the reason
+# code. The reasons' names and codes are defined once, in p4src/include/defines.p4
+# (DROP_REASONS), and reach the P4Info as the counter's structured annotation
+# @drop_reasons[NAME = code, ...]; Pipeline.drop_reasons reads them from there.
+COUNTER_DROP_REASON = "drop_reason"
+ANNOTATION_DROP_REASONS = "drop_reasons"
 ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
@@ -111,7 +117,13 @@ ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
 
 
 class Pipeline:
-    """Builders for the program's table entries, checked against one P4Info."""
+    """Builders for the program's table entries, checked against one P4Info.
+
+    `drop_reasons` maps each drop reason's name (lower case, e.g. "ipv4_checksum") to its
+    index in the COUNTER_DROP_REASON counter; `drop_counts()` turns a read of that counter
+    into counts by name. (A controller reads it with
+    `pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))`.)
+    """
 
     def __init__(self, p4info: P4Info) -> None:
         self.p4info = p4info
@@ -185,12 +197,37 @@ class Pipeline:
         if missing:
             raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
         self.max_classes = p4info.table_size(TABLE_WEIGHTS)
+        self.drop_reasons = self._drop_reasons(p4info)
         self._key = {}
         for table in TABLES:
             fields = p4info.match_fields(table)
             if len(fields) != 1:
                 raise P4InfoError(f"{table} should have exactly one match field")
             self._key[table] = fields[0].name
+
+    @staticmethod
+    def _drop_reasons(p4info: P4Info) -> dict[str, int]:
+        """Reason name (lower case, e.g. "ipv4_checksum") -> code, from the drop_reason
+        counter's @drop_reasons annotation; every code indexes the counter, none twice."""
+        counter = p4info.counter(COUNTER_DROP_REASON)
+        lists = [a.kv_pair_list for a in counter.preamble.structured_annotations
+                 if a.name == ANNOTATION_DROP_REASONS]
+        if len(lists) != 1 or not lists[0].kv_pairs:
+            raise P4InfoError(f"counter {COUNTER_DROP_REASON} lacks its "
+                              f"@{ANNOTATION_DROP_REASONS}[NAME = code, ...] annotation")
+        reasons = {kv.key.lower(): kv.value.int64_value for kv in lists[0].kv_pairs}
+        size = counter.size
+        bad = sorted(name for name, code in reasons.items() if not 0 < code < size)
+        if bad or len(set(reasons.values())) != len(reasons):
+            raise P4InfoError(f"{COUNTER_DROP_REASON}: reason codes must be distinct and in "
+                              f"1..{size - 1} (bad: {bad or 'duplicates'})")
+        return reasons
+
+    def drop_counts(self, values: Mapping[int, CounterValue]) -> dict[str, CounterValue]:
+        """The drop_reason counter's values (P4RuntimeClient.read_counter(COUNTER_DROP_REASON):
+        index -> CounterValue) by reason name; a reason the read lacks counts 0."""
+        zero = CounterValue(0, 0)
+        return {name: values.get(code, zero) for name, code in self.drop_reasons.items()}
 
     @staticmethod
     def _digest(p4info: P4Info, digest: str) -> tuple[int, list[str]]:

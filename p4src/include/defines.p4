@@ -53,6 +53,60 @@ enum bit<8> policy_mode_t {
     VQ = 3        // per flowlet: least MVQS time factor (mvqs.p4)
 }
 
+// Why the ingress dropped a packet: the index of the drop_reason counter
+// (validate.p4), which a controller reads over P4Runtime. This list is the
+// one place the codes are defined: it makes the constants DROP_<NAME> below
+// and the counter's structured annotation @drop_reasons[NAME = code, ...],
+// from which mpsched/p4rt/pipeline.py reads names and codes (P4Info). Codes
+// are 1..DROP_REASON_COUNT; index 0 is never counted.
+//   TRUNCATED             the frame ends inside a header the parser reads
+//                         (Ethernet, path tag, IPv4, IPv4 options, TCP and
+//                         its options, MPTCP, UDP) while the IPv4 header
+//                         itself is valid as far as it was read
+//   NOT_IPV4              neither IPv4 nor a path tag, or a path tag that
+//                         carries something else (probes excepted)
+//   IPV4_VERSION          RFC 1812 5.2.2: version is not 4
+//   IPV4_IHL              RFC 1812 5.2.2: IHL below 5
+//   IPV4_TOTAL_LEN_SHORT  RFC 1812 5.2.2: total length below IHL * 4
+//   IPV4_TOTAL_LEN_LONG   RFC 1812 5.2.2: total length above the bytes
+//                         received after Ethernet (and the tag)
+//   IPV4_CHECKSUM         RFC 1812 5.2.2: bad header checksum (options
+//                         included, checksums.p4)
+//   TTL_EXPIRED           TTL 0 or 1 (routing.p4)
+//   TAG_FROM_HOST         a path tag arriving on a host port
+//   NO_ROUTE              no ipv4_route entry for the destination
+//   PATH_BOUNCE           from a path, routed onto the paths again
+//   NO_PATH               no path could be chosen, or the chosen one has no
+//                         next hop (also counted at path_tx[0])
+//   PARSER_ERROR          any other parser error (none is expected: the
+//                         parser's bounds rule them out)
+// A packet is counted once, for the first reason that applies in this
+// order: IPv4 version, IHL, total length short, total length long,
+// checksum, truncated, not IPv4, other parser errors (validate.p4); then
+// tag from host, TTL, no route, path bounce, no path, as the stages meet
+// them. A probe that ends at the far edge (liveness.p4) is no drop.
+#define DROP_REASONS(R, SEP) \
+    R(TRUNCATED, 1) SEP \
+    R(NOT_IPV4, 2) SEP \
+    R(IPV4_VERSION, 3) SEP \
+    R(IPV4_IHL, 4) SEP \
+    R(IPV4_TOTAL_LEN_SHORT, 5) SEP \
+    R(IPV4_TOTAL_LEN_LONG, 6) SEP \
+    R(IPV4_CHECKSUM, 7) SEP \
+    R(TTL_EXPIRED, 8) SEP \
+    R(TAG_FROM_HOST, 9) SEP \
+    R(NO_ROUTE, 10) SEP \
+    R(PATH_BOUNCE, 11) SEP \
+    R(NO_PATH, 12) SEP \
+    R(PARSER_ERROR, 13)
+#define DROP_REASON_COUNT 13
+typedef bit<8> drop_reason_t;
+#define DROP_REASON_CONST(name, code) const drop_reason_t DROP_##name = code;
+DROP_REASONS(DROP_REASON_CONST, )
+// For the annotation: "NAME = code" pairs separated by commas.
+#define DROP_REASON_KV(name, code) name = code
+#define P4_COMMA ,
+
 // Path tag flags (path_tag_t.flags).
 const bit<8> PATH_FLAG_PROBE = 1;
 // The CPU port of simple_switch_grpc (--cpu-port): P4Runtime PacketOuts

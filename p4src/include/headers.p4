@@ -8,6 +8,7 @@
 error {
     IPv4IncorrectVersion,  // version field is not 4
     IPv4HeaderTooShort,    // IHL below 5 words
+    IPv4TotalLengthTooShort, // total length below the header's IHL * 4 bytes
     PathTagNotIPv4         // a path tag whose next_type is not IPv4
                            // (0 is allowed on probes: flags has PATH_FLAG_PROBE)
 }

@@ -1,6 +1,23 @@
-// The ingress pipeline: sanity checks, path arrival accounting, path
+// The ingress pipeline: validation, path arrival accounting, path
 // measurement and tag removal (egress edge), routing and, for traffic to the
 // other edge, path selection and tag push (ingress edge).
+//
+// Validation comes first (the rule): a packet that RFC 1812 5.2.2 says a
+// router must discard (IPv4 version, IHL, total length, header checksum),
+// a truncated one, and one that is neither IPv4 nor a path tag are dropped
+// and counted (validate.p4) before any stage runs, so they change no
+// scheduling state: no counter (path_rx, path_tx, pin hits), no register
+// (liveness, sequence numbers and loss, per-flow order, flowlets, round
+// robin, virtual queues, RTT slots) and no digest (path, RTT, MPTCP). Every
+// stage below may assume a valid IPv4 header (or a probe without one);
+// a stage added later must stay below the validation. The drops after it
+// are counted where they happen: a tag from a host port (before anything is
+// written), TTL expiry and no route (routing.p4, which ends the ingress:
+// before classification, MPTCP, path selection, tag push and RTT), a packet
+// from a path bound for the paths, no path (path_select.p4). A TTL-expired
+// packet arriving tagged from a path is a valid packet that crossed the
+// path: the egress edge measures it (path_rx, liveness, path_monitor) before
+// routing drops it, else its sequence number would count as lost.
 //
 // Ports: a path tag arriving on a host port (not in path_ingress) is
 // dropped: hosts never send tags. An untagged IPv4 packet arriving on a path
@@ -10,6 +27,7 @@
 #define __INGRESS__
 
 #include "headers.p4"
+#include "validate.p4"
 #include "routing.p4"
 #include "path_ingress.p4"
 #include "path_select.p4"
@@ -33,19 +51,21 @@ control MpIngress(inout headers_t hdr,
     Liveness() liveness;
     Classify() classify;
     Mptcp() mptcp;
+    Validate() validate;
 
     apply {
-        // Malformed packets (truncated, bad version, short header, bad
-        // checksum, truncated path tag or one not carrying IPv4) and
-        // non-IPv4 traffic are dropped, never forwarded. (`exit` ends the
-        // ingress; p4c turns a `return` into a flag that every packet sets
-        // and tests.)
-        // Probes (PacketOuts to send, tagged arrivals) carry no IPv4.
+        // Invalid packets (see the rule above) and non-IPv4 traffic:
+        // counted by reason and dropped, never forwarded. One condition for
+        // every packet; the reason is sorted out only for the dropped ones.
+        // (`exit` ends the ingress; p4c turns a `return` into a flag that
+        // every packet sets and tests.) Probes (PacketOuts to send, tagged
+        // arrivals) carry no IPv4.
         if (std_meta.parser_error != error.NoError ||
                 std_meta.checksum_error == 1 ||
+                (hdr.ipv4.isValid() && IPV4_TOTAL_LEN_BEYOND_FRAME) ||
                 (!hdr.ipv4.isValid() && !hdr.packet_out.isValid() &&
                  !hdr.path_tag.isValid())) {
-            mark_to_drop(std_meta);
+            validate.apply(hdr, std_meta);
             exit;
         }
         // local_metadata_t starts zeroed for every packet (BMv2 resets the
@@ -53,6 +73,7 @@ control MpIngress(inout headers_t hdr,
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.
+            drop_reason.count(DROP_TAG_FROM_HOST);
             mark_to_drop(std_meta);
             exit;
         }
@@ -78,6 +99,7 @@ control MpIngress(inout headers_t hdr,
         if (meta.to_paths) {
             if (meta.from_path != 0) {
                 // Never bounce a packet from one path onto another.
+                drop_reason.count(DROP_PATH_BOUNCE);
                 mark_to_drop(std_meta);
             } else {
                 if (!meta.pinned) {

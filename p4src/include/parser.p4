@@ -63,12 +63,28 @@ parser MpParser(packet_in packet,
         transition accept;
     }
 
+    // RFC 1812 5.2.2 as far as the header alone tells: version 4, IHL at
+    // least 5, total length at least IHL * 4 (one key tuple, so no
+    // temporary; the common case, IHL 5 and total length >= 20, is the
+    // second entry). A total length above the bytes received and the header
+    // checksum are checked after the parse (validate.p4, checksums.p4).
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
-        transition select(hdr.ipv4.version, hdr.ipv4.ihl) {
-            (4, 5): parse_ipv4_payload;
-            (4, 0 .. 4): ipv4_header_too_short;
-            (4, _): parse_ipv4_options;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.total_len) {
+            (4, 5, 0 .. 19): ipv4_total_len_too_short;
+            (4, 5, _): parse_ipv4_payload;
+            (4, 0 .. 4, _): ipv4_header_too_short;
+            (4, 6, 0 .. 23): ipv4_total_len_too_short;
+            (4, 7, 0 .. 27): ipv4_total_len_too_short;
+            (4, 8, 0 .. 31): ipv4_total_len_too_short;
+            (4, 9, 0 .. 35): ipv4_total_len_too_short;
+            (4, 10, 0 .. 39): ipv4_total_len_too_short;
+            (4, 11, 0 .. 43): ipv4_total_len_too_short;
+            (4, 12, 0 .. 47): ipv4_total_len_too_short;
+            (4, 13, 0 .. 51): ipv4_total_len_too_short;
+            (4, 14, 0 .. 55): ipv4_total_len_too_short;
+            (4, 15, 0 .. 59): ipv4_total_len_too_short;
+            (4, _, _): parse_ipv4_options;
             default: ipv4_incorrect_version;
         }
     }
@@ -83,12 +99,22 @@ parser MpParser(packet_in packet,
         transition accept;
     }
 
+    state ipv4_total_len_too_short {
+        verify(false, error.IPv4TotalLengthTooShort);
+        transition accept;
+    }
+
+    // IHL 6..15: 4..40 option bytes, into one varbit (its checksum covers
+    // them, checksums.p4). Options past the end of the frame fail the
+    // extract (PacketTooShort).
     state parse_ipv4_options {
         packet.extract(hdr.ipv4_options, ((bit<32>)hdr.ipv4.ihl - 5) * 32);
         transition parse_ipv4_payload;
     }
 
-    // Only the first fragment carries the L4 header.
+    // Only the first fragment (offset 0) carries the L4 header: a later
+    // fragment is never parsed as TCP or UDP (its ports stay 0, no TCP
+    // option is read from it, and the TCP stages skip it).
     state parse_ipv4_payload {
         transition select(hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
             (0, IP_PROTO_TCP): parse_tcp;

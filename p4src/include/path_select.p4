@@ -32,6 +32,7 @@
 
 #include "headers.p4"
 #include "sizes.p4"
+#include "validate.p4"
 #include "failover.p4"
 #include "liveness.p4"
 #include "mvqs.p4"
@@ -175,6 +176,7 @@ control PathSelect(inout headers_t hdr,
     // A path without a next hop: counted at path_tx[0] and dropped.
     action unconfigured() {
         path_tx.count(0);
+        drop_reason.count(DROP_NO_PATH);
         mark_to_drop(std_meta);
     }
 

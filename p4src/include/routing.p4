@@ -5,13 +5,26 @@
 
 #include "headers.p4"
 #include "sizes.p4"
+#include "validate.p4"
 
 control Routing(inout headers_t hdr,
                 inout local_metadata_t meta,
                 inout standard_metadata_t std_meta) {
 
-    action drop() {
+    // No route for the destination (counted by reason, validate.p4). `exit`
+    // ends the ingress: a dropped packet reaches no later stage (an ACK
+    // from a path would otherwise still feed rtt_monitor).
+    action no_route() {
+        drop_reason.count(DROP_NO_ROUTE);
         mark_to_drop(std_meta);
+        exit;
+    }
+
+    // TTL 0 or 1: it would expire here. Ends the ingress like no_route.
+    action ttl_expired() {
+        drop_reason.count(DROP_TTL_EXPIRED);
+        mark_to_drop(std_meta);
+        exit;
     }
 
     // TTL decrement with an incremental checksum update (RFC 1624): the
@@ -52,7 +65,7 @@ control Routing(inout headers_t hdr,
     // Purpose: longest-prefix routing on the IPv4 destination. A pin is
     // usually more specific (e.g. a /32) than the route_to_paths prefix
     // covering it, so it wins by prefix length.
-    // Miss: the packet is dropped (no default route).
+    // Miss: the packet is dropped (no default route), counted as NO_ROUTE.
     // route_via_path to a path id that is 0, above MAX_PATHS or has no
     // path_nexthop entry: the packet is dropped and counted at path_tx[0];
     // it never falls back to the weights or to another path.
@@ -64,9 +77,9 @@ control Routing(inout headers_t hdr,
             route_to_host;
             route_to_paths;
             route_via_path;
-            @defaultonly drop;
+            @defaultonly no_route;
         }
-        const default_action = drop();
+        const default_action = no_route();
         size = IPV4_ROUTE_TABLE_SIZE;
     }
 
@@ -74,7 +87,7 @@ control Routing(inout headers_t hdr,
         // Every route action decrements the TTL (an action of its own
         // would be one more table apply per packet on BMv2).
         if (hdr.ipv4.ttl <= 1) {
-            drop();
+            ttl_expired();
         } else {
             ipv4_route.apply();
         }
