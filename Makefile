@@ -18,7 +18,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf
 
-.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp compare
+.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -88,6 +88,13 @@ bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal 
 
 bench-dpcost: p4 ## per packet: CPU time, field writes, table applies, conditions (perf uprobes)
 	$(PY) -m mpsched.bench.dpcost
+
+bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
+	$(PY) -m mpsched.bench.reliability
+
+SOAK_MINUTES ?= 10
+soak: p4 linkem ## SOAK_MINUTES=10 of traffic and policy changes: RSS, fds, threads, loop p99 over time
+	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES)
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare

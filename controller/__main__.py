@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from mpsched.controller.core import DEFAULT_POLICY
+from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
@@ -32,8 +33,11 @@ def command(
     p4info: object = None,
     bmv2_json: object = None,
     token_file: object = None,
+    state_file: object = None,
 ) -> list[str]:
-    """The argv that runs the controller as a process of its own (demo, tests)."""
+    """The argv that runs the controller as a process of its own (demo, tests). Without
+    `state_file` it runs with `--no-state`: these runs start from a clean intent, never
+    from what an earlier run on the same port left behind."""
     cmd = [
         sys.executable,
         "-m",
@@ -51,6 +55,7 @@ def command(
         cmd += ["--bmv2-json", str(bmv2_json)]
     if token_file is not None:
         cmd += ["--token-file", str(token_file)]
+    cmd += ["--no-state"] if state_file is None else ["--state", str(state_file)]
     return cmd
 
 
@@ -72,10 +77,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--bmv2-json", default=str(art.bmv2_json), help="BMv2 JSON (default: %(default)s)"
     )
     parser.add_argument(
-        "--rest-host", default="127.0.0.1", help="REST listen address (default: %(default)s)"
+        "--rest-host",
+        default="127.0.0.1",
+        help="REST listen address; the default is loopback only, any other address serves "
+        "the API to that network (default: %(default)s)",
     )
     parser.add_argument(
         "--rest-port", type=int, default=8080, help="REST listen port (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--rest-threads",
+        type=int,
+        default=REST_THREADS,
+        help="REST worker threads: requests served at once; more connections wait their "
+        f"turn (1..{MAX_REST_THREADS}; default: %(default)s)",
     )
     parser.add_argument(
         "--poll-interval",
@@ -116,6 +131,22 @@ def build_parser() -> argparse.ArgumentParser:
         "random token; every PUT needs 'Authorization: Bearer <token>' "
         "(default: $MPSCHED_RUN_DIR or /run/mpsched, file token-<rest port>)",
     )
+    state = parser.add_mutually_exclusive_group()
+    state.add_argument(
+        "--state",
+        default=None,
+        metavar="FILE",
+        help="the operator's intent (classes, policies, params, admin states, weights): "
+        "restored from FILE at start, before the switches are programmed, and saved there "
+        "atomically after every acknowledged REST write; a file that cannot be used stops "
+        "the controller (exit 2) and is left as it is; '' = --no-state "
+        "(default: $MPSCHED_RUN_DIR or /run/mpsched, file state-<rest port>.json)",
+    )
+    state.add_argument(
+        "--no-state",
+        action="store_true",
+        help="keep the intent in memory only: a restart starts from the command line's values",
+    )
     parser.add_argument(
         "--policy",
         default=DEFAULT_POLICY,
@@ -128,6 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=CONTROL_PERIOD_MS,
         help="control loop period: telemetry -> policy -> table writes "
         f"({MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}; default: %(default)s)",
+    )
+    parser.add_argument(
+        "--election-id",
+        type=int,
+        default=1,
+        help="P4Runtime election id (1..2^63): of two controllers on the same switches the "
+        "higher one is primary and writes, the other a backup that serves REST reads and takes "
+        "over when the primary goes away (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--peer",
+        default=None,
+        help="the other controller's REST URL, named in the 409 answer to a write sent to "
+        "the backup (optional)",
     )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
@@ -173,12 +218,19 @@ def main(argv: list[str] | None = None) -> int:
         default_token_path,
         load_or_create_token,
     )
+    from mpsched.controller.state import StateError, StateStore, default_state_path
     from mpsched.netcfg import ConfigError, NetCfg
     from mpsched.p4rt.p4info import P4Info, P4InfoError
     from mpsched.p4rt.pipeline import Pipeline
 
     if args.poll_interval <= 0:
         log.error("--poll-interval: must be positive")
+        return 2
+    if not 1 <= args.rest_threads <= MAX_REST_THREADS:
+        log.error("--rest-threads: must be 1..%d", MAX_REST_THREADS)
+        return 2
+    if not 1 <= args.election_id < 2**63:
+        log.error("--election-id: must be 1..2^63-1, got %d", args.election_id)
         return 2
     if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
         log.error(
@@ -196,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         log.error("%s", error)
         return 2
+    store = None
+    if not args.no_state and args.state != "":
+        store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
     try:
         net = NetCfg.load(args.netcfg)
         pipeline = Pipeline(P4Info.from_file(args.p4info))
@@ -209,8 +264,14 @@ def main(argv: list[str] | None = None) -> int:
                 telemetry=telemetry,
                 default_policy=args.policy,
                 control_period_ms=args.control_period_ms,
+                election_id=args.election_id,
+                peer=args.peer,
             ),
+            store=store,
         )
+    except StateError as error:
+        log.error("%s; fix or remove the file, or run with --no-state", error)
+        return 2
     except (ConfigError, P4InfoError, OSError, ValueError) as error:
         log.error("%s", error)
         return 2
@@ -231,8 +292,13 @@ def main(argv: list[str] | None = None) -> int:
         rest_host=args.rest_host,
         rest_port=args.rest_port,
         token=token,
+        rest_threads=args.rest_threads,
     )
     log.info("REST write token in %s", token_path)
+    if store is None:
+        log.info("intent not persisted (--no-state): a restart forgets REST writes")
+    else:
+        log.info("intent persisted in %s", store.path)
     try:
         app.start()
     except OSError as error:

@@ -6,39 +6,33 @@ The app works on both:
 
 - every P4Runtime session lives in a native thread (controller.southbound), so
   gRPC never runs inside an eventlet green thread (where it deadlocks);
+- on the native hub, REST is served by waitress (`northbound.server.RestServer`);
 - on the eventlet hub, the entry point patches with ``thread=False``, REST is
-  served by eventlet's WSGI server and handlers hand blocking controller calls
-  to a native thread pool, polling with ``hub.sleep`` so that the hub keeps
-  running; on the native hub, REST is a threaded WSGI server.
+  served by eventlet's WSGI server (`northbound.server.EventletRestServer`) and
+  handlers hand blocking controller calls to a native thread pool, polling with
+  ``hub.sleep`` so that the hub keeps running.
 """
 
 from __future__ import annotations
 
 import logging
-import socketserver
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from os_ken.base import app_manager
 from os_ken.lib import hub
 
 from mpsched.controller.core import Controller
-from mpsched.controller.northbound.rest import RestApi
+from mpsched.controller.northbound.rest import REST_THREADS, RestApi
+from mpsched.controller.northbound.server import (
+    EVENTLET_HUB,
+    EventletRestServer,
+    RestLimits,
+    RestServer,
+)
 
 log = logging.getLogger(__name__)
-
-EVENTLET_HUB = hasattr(hub, "WSGIServer")
-
-
-class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("REST %s", format % args)
 
 
 class MultipathApp(app_manager.OSKenApp):
@@ -51,15 +45,18 @@ class MultipathApp(app_manager.OSKenApp):
         rest_host: str = "127.0.0.1",
         rest_port: int = 8080,
         token: str | None = None,
+        rest_threads: int = REST_THREADS,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.controller = controller
         self.rest_address = (rest_host, rest_port)
         self.token = token
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rest-blocking")
-        self._server: Any = None
-        self._server_thread: Any = None
+        self.rest_limits = replace(RestLimits(), threads=rest_threads)
+        self._pool = ThreadPoolExecutor(
+            max_workers=rest_threads, thread_name_prefix="rest-blocking"
+        )
+        self._server: RestServer | EventletRestServer | None = None
 
     def run_blocking(self, fn: Any, *args: Any) -> Any:
         if not EVENTLET_HUB:
@@ -72,31 +69,29 @@ class MultipathApp(app_manager.OSKenApp):
     def start(self) -> Any:
         thread = super().start()
         api = RestApi(self.controller, self.run_blocking, token=self.token)
-        if EVENTLET_HUB:
-            self._server = hub.WSGIServer(self.rest_address, api)
-        else:
-            host, port = self.rest_address
-            self._server = make_server(
-                host, port, api, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
-            )
-        self._server_thread = hub.spawn(self._server.serve_forever)
+        server_class = EventletRestServer if EVENTLET_HUB else RestServer
+        self._server = server_class(api, *self.rest_address, self.rest_limits)
+        self._server.start()
         self.controller.start()
+        limits = self.rest_limits
         log.info(
-            "REST API on http://%s:%d (%s hub)",
-            *self.rest_address,
+            "REST API on http://%s:%d (%s; %s hub: %d threads, backlog %d, "
+            "%d connections, idle timeout %g s)",
+            *self._server.address,
+            "eventlet.wsgi" if EVENTLET_HUB else "waitress",
             "eventlet" if EVENTLET_HUB else "native",
+            limits.threads,
+            limits.backlog,
+            limits.connection_limit,
+            limits.idle_timeout_s,
         )
         return thread
 
     def stop(self) -> None:
-        self.controller.stop()
+        # REST first: requests in progress finish while the controller still runs.
         if self._server is not None:
-            if EVENTLET_HUB:
-                hub.kill(self._server_thread)
-                self._server.server.close()
-            else:
-                self._server.shutdown()
-                self._server.server_close()
-            hub.joinall([self._server_thread])
+            self._server.stop()
+            self._server = None
+        self.controller.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
         super().stop()

@@ -12,14 +12,16 @@ the eventlet hub.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 import threading
 import time
 from collections import deque
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
+from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.base import PathState
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
@@ -45,6 +47,14 @@ from mpsched.controller.scheduling.scheduler import (
 )
 from mpsched.controller.southbound.agent import SwitchAgent, TelemetryConfig
 from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.state import (
+    Intent,
+    PathIntent,
+    StateError,
+    StateStore,
+    copy_params,
+    no_state_view,
+)
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator, PathReport
 from mpsched.controller.telemetry.stats import PathStats, Sample
 from mpsched.netcfg import NetCfg
@@ -71,6 +81,21 @@ class UnavailableError(RuntimeError):
     """A switch did not acknowledge a change."""
 
 
+class NotPrimaryError(RuntimeError):
+    """This controller is a backup: another one is primary on a switch, and writes go there."""
+
+
+def primary_only(method):
+    """An operator write: refused with NotPrimaryError while this controller is a backup."""
+
+    @functools.wraps(method)
+    def write(self, *args, **kwargs):
+        self.require_primary()
+        return method(self, *args, **kwargs)
+
+    return write
+
+
 @dataclass(frozen=True)
 class ControllerSettings:
     poll_interval: float = 1.0
@@ -82,6 +107,8 @@ class ControllerSettings:
     default_policy: str = DEFAULT_POLICY  # the default class's policy at start
     control_period_ms: float = 100.0
     control: bool = True  # run the control loop (False: placements change on request only)
+    election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
+    peer: str | None = None  # the other controller's REST URL, named when refusing writes
 
 
 def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
@@ -156,7 +183,11 @@ class Controller:
         pipeline: Pipeline,
         bmv2_json: str,
         settings: ControllerSettings | None = None,
+        store: StateStore | None = None,
     ) -> None:
+        """With a `store`, the intent saved there (if any) replaces the settings' start
+        values before any switch is programmed, and every acknowledged operator write is
+        saved there (StateError: the file cannot be used; it is left as it is)."""
         self.net = net
         self.pipeline = pipeline
         self.settings = settings or ControllerSettings()
@@ -201,15 +232,64 @@ class Controller:
                 on_report=self.ingest_report,
                 on_rtt=self.ingest_rtt_report,
                 on_mptcp=self.ingest_mptcp,
+                on_promoted=self._on_promoted,
                 poll_interval=self.settings.poll_interval,
+                election_id=(0, self.settings.election_id),
                 telemetry=self.settings.telemetry,
             )
             for sw in net.switches
         ]
+        # the operator's intent on disk (controller/state.py)
+        self.store = store
+        self._save_lock = threading.Lock()
+        self._started = False
+        if store is not None:
+            intent = store.load()
+            if intent is not None:
+                try:
+                    self.restore(intent)
+                except StateError as error:
+                    raise error.in_file(store.path) from None
+
+    # -- mastership --------------------------------------------------------
+
+    def role(self) -> str:
+        """"backup" while another controller is primary on any switch, else "primary"."""
+        return "backup" if any(a.status.state == "backup" for a in self.agents) else "primary"
+
+    def require_primary(self) -> None:
+        backups = [a for a in self.agents if a.status.state == "backup"]
+        if backups:
+            where = "; ".join(f"{a.sw.name}: {a.status.error}" for a in backups)
+            peer = f" at {self.settings.peer}" if self.settings.peer else ""
+            raise NotPrimaryError(
+                f"this controller is a backup ({where}): send writes to the primary{peer}"
+            )
+
+    def _on_promoted(self, switch: str) -> None:
+        """The agent of `switch` just became primary (the other controller is gone). The
+        operator's intent is taken over from the shared state file, which the old primary
+        kept up to date; the agent's next programming reads the switch back and writes the
+        difference. Called in the agent's thread, before it programs the switch."""
+        log.warning("%s: taking over as primary", switch)
+        if self.store is None:
+            return
+        try:
+            intent = self.store.load()
+            if intent is not None:
+                self._apply_intent(intent)
+        except StateError as error:
+            log.error(
+                "%s: the intent in %s cannot be taken over (%s); this controller's is kept",
+                switch,
+                self.store.path,
+                error,
+            )
 
     # -- lifecycle -------------------------------------------------------
 
     def start(self) -> None:
+        self._started = True
         for agent in self.agents:
             agent.start()
         self._recorder.start()
@@ -225,6 +305,80 @@ class Controller:
             agent.stop()
         for agent in self.agents:
             agent.join(timeout=5)
+
+    # -- intent (persisted by the store) --------------------------------
+
+    def intent(self) -> Intent:
+        """Everything the operator set: classes and policies, parameters, per path the
+        static weight and the admin state."""
+        with self._lock:
+            return Intent(
+                tuple(c for _, c in sorted(self.scheduler.classes.items())),
+                copy_params(self.scheduler.params),
+                {
+                    p: PathIntent(w, p not in self.scheduler.admin_down)
+                    for p, w in sorted(self._weights.items())
+                },
+            )
+
+    def restore(self, intent: Intent) -> None:
+        """Make `intent` the intended state; before `start`, so that the switches' first
+        programming already carries it. StateError names what does not fit this network
+        (a path it does not have); nothing changes then."""
+        if self._started:
+            raise RuntimeError("restore() must come before start()")
+        self._apply_intent(intent)
+
+    def _apply_intent(self, intent: Intent) -> None:
+        """Replace the intended state (and the scheduler's state with it) by `intent`."""
+        unknown = sorted(set(intent.paths) - set(self._weights))
+        if unknown:
+            raise StateError(
+                f"no path {unknown[0]} in the network description (paths {self.path_ids()})",
+                f"paths.{unknown[0]}",
+            )
+        try:
+            scheduler = Scheduler(
+                self.scheduler.switches,
+                self.scheduler.path_ids,
+                list(intent.classes),
+                copy_params(intent.params),
+            )
+        except FieldError as error:
+            raise StateError(error.message, error.field) from None
+        scheduler.admin_down = {p for p, pi in intent.paths.items() if not pi.up}
+        with self._lock:
+            self.scheduler = scheduler
+            for p, pi in intent.paths.items():
+                self._weights[p] = pi.weight
+        period = scheduler.params.control_period_ms
+        policy = scheduler.classes[DEFAULT_CLASS_ID].policy.name
+        if policy != self.settings.default_policy or period != self.settings.control_period_ms:
+            log.warning(
+                "restored intent replaces the start values: default class policy %s, "
+                "control period %g ms",
+                policy,
+                period,
+            )
+        log.info(
+            "intent restored: classes %s, admin down %s, weights %s",
+            sorted(scheduler.classes),
+            sorted(scheduler.admin_down),
+            dict(sorted(self._weights.items())),
+        )
+
+    def state(self) -> dict:
+        """What is persisted (GET /state): the file, the intent as saved, when, the last
+        error."""
+        return no_state_view() if self.store is None else self.store.view()
+
+    def _persist(self) -> None:
+        """After an operator write every switch acknowledged: save the whole intent. The
+        snapshot is taken under the save lock, so the last save is the newest intent."""
+        if self.store is None:
+            return
+        with self._save_lock:
+            self.store.save(self.intent())
 
     # -- state -----------------------------------------------------------
 
@@ -347,9 +501,9 @@ class Controller:
                 "state": a.status.state,
                 "error": a.status.error,
                 "since": a.status.since,
-                "programmed": None
-                if a.programmed is None
-                else {"how": a.programmed.how, "detail": a.programmed.detail, "at": a.programmed.at},
+                "election_id": a.election_id[1],
+                "programmed": None if a.programmed is None else asdict(a.programmed),
+                "drops": dict(a.drops),
             }
             for a in self.agents
         ]
@@ -696,6 +850,7 @@ class Controller:
         with self._lock:
             return policy_to_dict(self._class(class_id).policy)
 
+    @primary_only
     def set_classes(self, classes: list[TrafficClass]) -> list[dict]:
         """Replace the traffic classes on every switch without a gap: new placements
         first, then the classifier, then the removed classes' placements."""
@@ -729,15 +884,18 @@ class Controller:
                 extra[agent.sw.name] = ([], [swap, drop_removed])
             futures = self._submit_step(extra)
         self._await(futures)
+        self._persist()
         log.info("classes -> %s", sorted(c.id for c in classes))
         return self.classes()
 
+    @primary_only
     def set_class_policy(self, class_id: int, changes: dict) -> dict:
         with self._lock:
             self._class(class_id)
             self.scheduler.set_class_policy(class_id, changes)
             futures = self._submit_step()
         self._await(futures)
+        self._persist()
         log.info("class %d policy -> %s", class_id, changes)
         return self.class_policy(class_id)
 
@@ -747,13 +905,16 @@ class Controller:
             out["schema"] = self.scheduler.params.schema()
             return out
 
+    @primary_only
     def set_params(self, changes: dict) -> dict:
         with self._lock:
             self.scheduler.set_params(changes)
             futures = self._submit_step()
         self._await(futures)
+        self._persist()
         return self.params()
 
+    @primary_only
     def set_admin(self, path_id: int, up: bool) -> dict:
         with self._lock:
             if path_id not in self._weights:
@@ -764,6 +925,7 @@ class Controller:
                 self.scheduler.admin_down.add(path_id)
             futures = self._submit_step()
         self._await(futures)
+        self._persist()
         log.info("path %d admin -> %s", path_id, "up" if up else "down")
         return self.path(path_id)
 
@@ -778,6 +940,7 @@ class Controller:
 
     # -- operations ------------------------------------------------------
 
+    @primary_only
     def set_weight(self, path_id: int, weight: int) -> dict:
         """Set one path's static weight: the default class then runs the static `wcmp`
         policy with the operator's weights; returns the path once every switch acknowledged."""
@@ -793,6 +956,7 @@ class Controller:
             )
             futures = self._submit_step()
         self._await(futures)
+        self._persist()
         log.info("path %d weight -> %d", path_id, weight)
         return self.path(path_id)
 

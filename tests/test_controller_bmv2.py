@@ -225,3 +225,146 @@ def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artif
     finally:
         client.close()
         stop(proc)
+
+
+def launch(tmp_path, artifacts, switches: list[dict], name: str, *extra: str, state=None):
+    """A controller process with its own REST port, token and log (and the state file
+    `state`); returns (base URL, proc, auth headers) without waiting."""
+    path = tmp_path / "netcfg.json"
+    path.write_text(json.dumps({"switches": switches}))
+    port = free_port()
+    token = tmp_path / f"{name}.token"
+    token.write_text(f"token-{name}\n")
+    with (tmp_path / f"{name}.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [*controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token,
+                                 state_file=state), *extra],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    return f"http://127.0.0.1:{port}", proc, {"Authorization": f"Bearer token-{name}"}
+
+
+def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 20.0) -> float:
+    """Seconds until the controller's (only) switch is in `state`."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        assert proc.poll() is None, f"controller exited ({proc.returncode})"
+        try:
+            if requests.get(base + "/switches", timeout=2).json()[0]["state"] == state:
+                return time.monotonic() - start
+        except requests.RequestException:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"switch not {state} after {timeout}s")
+
+
+def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
+    """Two controllers on one switch and one state file: the higher election id writes, the
+    other is a backup that answers reads and refuses writes with 409; when the primary dies
+    the backup takes over with what the operator wrote to the primary; the old primary comes
+    back as the backup."""
+    sw, _ = switch
+    state = tmp_path / "state.json"
+    a_base, a, a_auth = launch(
+        tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
+    )
+    b = None
+    try:
+        wait_state(a_base, a, "ready")
+        b_base, b, b_auth = launch(
+            tmp_path, artifacts, [s1_config(sw)], "b", "--election-id", "1", "--peer", a_base,
+            state=state,
+        )  # fmt: skip
+        wait_state(b_base, b, "backup")
+        assert requests.get(b_base + "/paths", timeout=5).status_code == 200
+        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        assert r.status_code == 409, r.text
+        assert "backup" in r.json()["error"] and a_base in r.json()["error"]
+        r = requests.put(a_base + "/paths/2/weight", json={"weight": 3}, headers=a_auth, timeout=5)
+        assert r.status_code == 200, r.text
+
+        a.kill()
+        a.wait()
+        wait_state(b_base, b, "ready", timeout=5)
+        switches = requests.get(b_base + "/switches", timeout=5).json()
+        assert switches[0]["programmed"]["how"] == "reconciled", switches
+        assert switches[0]["election_id"] == 3  # above the old primary's 2
+        paths = {p["id"]: p["weight"] for p in requests.get(b_base + "/paths", timeout=5).json()}
+        assert paths == {1: 1, 2: 3}  # the primary's write, taken over from the state file
+        client, p4info = reader(sw, artifacts)
+        try:
+            assert weight_ends(client, p4info)[:2] == [16384, 65536]  # 1:3 on the switch
+        finally:
+            client.close()
+        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        assert r.status_code == 200, r.text
+
+        a_base, a, a_auth = launch(
+            tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
+        )
+        wait_state(a_base, a, "backup")
+        r = requests.put(a_base + "/paths/2/weight", json={"weight": 1}, headers=a_auth, timeout=5)
+        assert r.status_code == 409, r.text
+        assert requests.get(b_base + "/switches", timeout=5).json()[0]["state"] == "ready"
+    finally:
+        for proc in (a, b):
+            if proc is not None:
+                stop(proc)
+
+
+def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_path, artifacts):
+    """BMv2 killed and started again on the same ports: the controller notices, pushes the
+    program and the whole state, and the switch's tables are back."""
+    sw, _ = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    try:
+        r = requests.put(base + "/paths/2/weight", json={"weight": 0}, headers=AUTH, timeout=10)
+        assert r.status_code == 200, r.text
+        sw.process.kill()
+        sw.stop()
+        restarted = time.time()
+        sw.start()
+        wait_state(base, proc, "ready", timeout=10)
+        deadline = time.monotonic() + 10
+        programmed = None
+        while time.monotonic() < deadline:
+            programmed = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+            if programmed["at"] > restarted:
+                break
+            time.sleep(0.05)
+        assert programmed["how"] == "pushed" and programmed["at"] > restarted, programmed
+        client, p4info = reader(sw, artifacts)
+        try:
+            assert len(client.read_table(TABLE_NEXTHOP)) == 2
+            assert weight_ends(client, p4info)[:2] == [65536, 65536]  # the operator's 1:0
+        finally:
+            client.close()
+    finally:
+        stop(proc)
+
+
+def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
+    """Frames with a bad IPv4 header checksum and with TTL 1 are dropped by the switch, and
+    GET /switches shows them under their reasons."""
+    from scapy.all import IP, UDP, Ether, sendp
+
+    sw, pairs = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    try:
+        frame = Ether(dst="00:00:0a:00:01:fe", src="00:00:0a:00:01:01")
+        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", chksum=0x1234) / UDP(),
+              iface=pairs[0][1], count=2, verbose=False)  # fmt: skip
+        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", ttl=1) / UDP(),
+              iface=pairs[0][1], count=3, verbose=False)  # fmt: skip
+        deadline = time.monotonic() + 5
+        drops: dict = {}
+        while time.monotonic() < deadline:
+            drops = requests.get(base + "/switches", timeout=5).json()[0]["drops"]
+            if drops.get("ipv4_checksum") == 2 and drops.get("ttl_expired") == 3:
+                break
+            time.sleep(0.2)
+        assert drops.get("ipv4_checksum") == 2 and drops.get("ttl_expired") == 3, drops
+        assert drops.get("ipv4_version") == 0
+    finally:
+        stop(proc)

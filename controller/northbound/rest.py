@@ -3,10 +3,20 @@
 Every handler validates its input and answers JSON. Errors are
 ``{"error": <message>, "field": <name or null>}`` with 400 (bad input, the
 field named), 401/403 (a write without the right token), 404 (unknown
-resource), 405, 413, or 503 (a switch did not acknowledge). With a `token`,
-every PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
+resource), 405 (with ``Allow``), 409 (a write to a backup controller: the message
+names the primary), 413 (body over `MAX_BODY`), 415 (a Content-Type that is not
+JSON), or 503 (a switch did not acknowledge). With a `token`, every
+PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
 Without one, writes are open too (tests, loopback demos). The API is described
 in openapi.yaml, served at /openapi.yaml.
+
+Bodies are strict JSON: NaN, Infinity and -Infinity (which Python's json accepts),
+numbers out of a double's range, integers over `MAX_INT_DIGITS` digits, duplicate
+keys and nesting deeper than `MAX_DEPTH` are refused with 400 naming the field
+(or ``body``). Accepted Content-Types: none, ``application/json`` (and
+``application/*+json``), and, read as JSON all the same, ``text/plain`` and
+``application/x-www-form-urlencoded`` (what ``curl -d`` sends); a charset other
+than UTF-8 or any other type is 415.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from typing import Any, Protocol
 
 from webob import Request, Response
 
-from mpsched.controller.core import NotFoundError, UnavailableError
+from mpsched.controller.core import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.errors import FieldError
 from mpsched.controller.northbound import auth
 from mpsched.controller.scheduling.classes import (
@@ -35,6 +45,14 @@ from mpsched.p4rt.weights import MAX_WEIGHT
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
+MAX_DEPTH = 32  # nested objects/arrays in a body (valid bodies nest 6 at most)
+MAX_INT_DIGITS = 30
+MAX_ID_DIGITS = 9  # path, class and connection ids in URLs
+REST_THREADS = 8  # the server's worker threads (northbound/server.py; --rest-threads)
+MAX_REST_THREADS = 64
+JSON_MEDIA_TYPES = frozenset(
+    {"application/json", "text/plain", "application/x-www-form-urlencoded"}
+)
 MAX_DECISIONS = 1000
 DEFAULT_DECISIONS = 100
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -58,6 +76,7 @@ class Backend(Protocol):
     def decisions(self, since: float, limit: int) -> dict: ...
     def mptcp_connections(self) -> dict: ...
     def mptcp_connection(self, conn_id: int) -> dict: ...
+    def state(self) -> dict: ...
 
 
 class HttpError(Exception):
@@ -84,18 +103,102 @@ def json_response(body: Any, status: int = 200) -> Response:
     )
 
 
-def read_json_object(request: Request) -> dict:
+class _Refused:
+    """Stands in for a JSON value the API refuses; `check_tree` names its field."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _parse_constant(name: str) -> _Refused:
+    return _Refused(f"{name} is not a number (JSON has no NaN or infinities)")
+
+
+def _parse_float(text: str) -> float | _Refused:
+    value = float(text)
+    return value if math.isfinite(value) else _Refused(f"{text} is out of range")
+
+
+def _parse_int(text: str) -> int | _Refused:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        return _Refused(f"integer of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        out[key] = _Refused("duplicate key") if key in out else value
+    return out
+
+
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def check_tree(data: dict, where: str = "") -> None:
+    """400 naming the first refused value (document order), or `body` if nested deeper
+    than `MAX_DEPTH`; iterative, so no depth makes it recurse."""
+    stack: list[tuple[Any, str, int]] = [(data, where, 1)]
+    while stack:
+        value, name, depth = stack.pop()
+        if isinstance(value, _Refused):
+            raise HttpError(400, f"{name!r}: {value.reason}", name)
+        if isinstance(value, dict | list) and depth > MAX_DEPTH:
+            raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body")
+        if isinstance(value, dict):
+            items = [(v, _join(name, k), depth + 1) for k, v in value.items()]
+        elif isinstance(value, list):
+            items = [(v, f"{name}[{i}]", depth + 1) for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(items))
+
+
+def check_content_type(request: Request) -> None:
+    header = (request.headers.get("Content-Type") or "").strip()
+    if not header:
+        return
+    media, _, rest = header.partition(";")
+    media = media.strip().lower()
+    if media not in JSON_MEDIA_TYPES and not (
+        media.startswith("application/") and media.endswith("+json")
+    ):
+        raise HttpError(415, f"Content-Type {media!r} is not supported; send application/json")
+    for param in rest.split(";"):
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
+            "utf-8",
+            "utf8",
+        ):
+            raise HttpError(415, f"charset {value.strip()!r} is not supported; send UTF-8")
+
+
+def read_json_object(request: Request, where: str = "") -> dict:
+    """The body as a JSON object; `where` prefixes the field names of errors."""
+    check_content_type(request)
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
     raw = request.body_file.read(MAX_BODY + 1)
     if len(raw) > MAX_BODY:
         raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        data = json.loads(
+            raw.decode("utf-8"),
+            parse_constant=_parse_constant,
+            parse_float=_parse_float,
+            parse_int=_parse_int,
+            object_pairs_hook=_object_pairs,
+        )
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise HttpError(400, f"body is not valid JSON: {error}", "body") from None
+    except RecursionError:
+        raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body") from None
     if not isinstance(data, dict):
         raise HttpError(400, "body must be a JSON object", "body")
+    check_tree(data, where)
     return data
 
 
@@ -136,10 +239,18 @@ def query_since(request: Request) -> float:
 
 def query_limit(request: Request) -> int:
     text = request.GET.get("limit", str(DEFAULT_DECISIONS))
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_DECISIONS:
+    if (
+        not (text.isascii() and text.isdigit())
+        or len(text) > MAX_ID_DIGITS
+        or not 1 <= int(text) <= MAX_DECISIONS
+    ):
         raise HttpError(400, f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}",
                         "limit")
     return int(text)
+
+
+def _is_id(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= MAX_ID_DIGITS
 
 
 Handler = Callable[..., Response]
@@ -188,6 +299,7 @@ class RestApi:
             Route("/decisions", {"GET": self.get_decisions}),
             Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
             Route("/mptcp/connections/{conn_id}", {"GET": self.get_mptcp_connection}),
+            Route("/state", {"GET": self.get_state}),
         ]
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
@@ -199,12 +311,16 @@ class RestApi:
             for key, value in error.headers.items():
                 response.headers[key] = value
         except Exception:
-            log.exception("%s %s failed", request.method, request.path)
+            log.exception("%s %r failed", request.method, environ.get("PATH_INFO"))
             response = json_response({"error": "internal error", "field": None}, 500)
         return response(environ, start_response)
 
     def dispatch(self, request: Request) -> Response:
-        path = request.path_info.rstrip("/") or "/"
+        try:
+            path = request.path_info.rstrip("/") or "/"
+            request.GET  # noqa: B018 (decodes the query string)
+        except UnicodeDecodeError:
+            raise HttpError(400, "the URL is not valid UTF-8") from None
         for route in self.routes:
             match = route.pattern.match(path)
             if match is None:
@@ -215,7 +331,7 @@ class RestApi:
                 allow = ", ".join(sorted(methods))
                 raise HttpError(
                     405,
-                    f"method {request.method} not allowed; use {allow}",
+                    f"method {request.method[:20]} not allowed; use {allow}",
                     headers={"Allow": allow},
                 )
             if self.token is not None and request.method not in READ_METHODS:
@@ -224,18 +340,18 @@ class RestApi:
                 except auth.AuthError as error:
                     raise HttpError(error.status, error.message, headers=error.headers) from None
             return handler(request, **match.groupdict())
-        raise HttpError(404, f"no resource {request.path_info}")
+        raise HttpError(404, f"no resource {path[:100]}")
 
     # -- handlers --------------------------------------------------------
 
     def _path_id(self, text: str) -> int:
-        if not (text.isascii() and text.isdigit()):
-            raise HttpError(404, f"no path {text}")
+        if not _is_id(text):
+            raise HttpError(404, f"no path {text[:40]}")
         return int(text)
 
     def _class_id(self, text: str) -> int:
-        if not (text.isascii() and text.isdigit()) or int(text) >= MAX_CLASSES:
-            raise HttpError(404, f"no class {text}")
+        if not _is_id(text) or int(text) >= MAX_CLASSES:
+            raise HttpError(404, f"no class {text[:40]}")
         return int(text)
 
     def _call(self, fn: Callable, *args: Any) -> Any:
@@ -247,6 +363,8 @@ class RestApi:
             raise HttpError(400, error.message, error.field) from None
         except UnavailableError as error:
             raise HttpError(503, f"not acknowledged by every switch: {error}") from None
+        except NotPrimaryError as error:
+            raise HttpError(409, str(error)) from None
 
     def index(self, request: Request) -> Response:
         return json_response(
@@ -258,6 +376,7 @@ class RestApi:
                 "params": "/params",
                 "decisions": "/decisions?since=<t>&limit=<n>",
                 "mptcp": "/mptcp/connections",
+                "state": "/state",
                 "openapi": "/openapi.yaml",
             }
         )
@@ -315,7 +434,7 @@ class RestApi:
 
     def put_class_policy(self, request: Request, class_id: str) -> Response:
         cid = self._class_id(class_id)
-        body = read_json_object(request)
+        body = read_json_object(request, "policy")
         try:
             changes = policy_changes(body, "policy")
         except FieldError as error:
@@ -336,6 +455,9 @@ class RestApi:
         return json_response(self._call(self.backend.mptcp_connections))
 
     def get_mptcp_connection(self, request: Request, conn_id: str) -> Response:
-        if not (conn_id.isascii() and conn_id.isdigit()):
-            raise HttpError(404, f"no MPTCP connection {conn_id}")
+        if not _is_id(conn_id):
+            raise HttpError(404, f"no MPTCP connection {conn_id[:40]}")
         return json_response(self._call(self.backend.mptcp_connection, int(conn_id)))
+
+    def get_state(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.state))

@@ -47,6 +47,7 @@ from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
     ALL_TABLES,
+    COUNTER_DROP_REASON,
     COUNTER_RX,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
@@ -61,6 +62,7 @@ Job = Callable[[P4RuntimeClient], object]
 
 JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
 REPORT_WAIT_S = 0.001
+BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
 
 
 def forwarding_entries(
@@ -138,9 +140,13 @@ class Programming:
 
 @dataclass
 class AgentStatus:
-    state: str = "connecting"  # connecting | ready | down
-    error: str | None = None
+    state: str = "connecting"  # connecting | ready | backup | down
+    error: str | None = None  # down: why; backup: which election id is primary
     since: float = 0.0
+
+
+class DemotedError(P4RuntimeError):
+    """Another client with a higher election id became the switch's primary."""
 
 
 class SwitchAgent(threading.Thread):
@@ -155,6 +161,7 @@ class SwitchAgent(threading.Thread):
         on_report: Callable[[PathReport], None] = lambda _r: None,
         on_rtt: Callable[[RttReport], None] = lambda _r: None,
         on_mptcp: Callable[[MptcpReport], None] = lambda _r: None,
+        on_promoted: Callable[[str], None] = lambda _sw: None,
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
@@ -171,6 +178,7 @@ class SwitchAgent(threading.Thread):
         self.on_report = on_report
         self.on_rtt = on_rtt
         self.on_mptcp = on_mptcp
+        self.on_promoted = on_promoted
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
@@ -179,6 +187,8 @@ class SwitchAgent(threading.Thread):
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
         self.programmed: Programming | None = None
+        # packets the switch dropped, by reason (the drop_reason counter, read with the others)
+        self.drops: dict[str, int] = {}
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
@@ -264,6 +274,8 @@ class SwitchAgent(threading.Thread):
         now = time.time()
         tx = client.read_counter(COUNTER_TX)
         rx = client.read_counter(COUNTER_RX)
+        drops = self.pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))
+        self.drops = {reason: value.packets for reason, value in drops.items()}
         samples = {}
         for path in self.sw.paths:
             t, r = tx.get(path.id), rx.get(path.id)
@@ -295,7 +307,9 @@ class SwitchAgent(threading.Thread):
             )
             prober = None
             try:
-                client.connect()
+                client.connect(allow_backup=True)
+                if not client.is_primary and not self._hold_as_backup(client):
+                    continue  # stopping
                 self._program(client)
                 if self.probe_interval is not None and self.sw.paths:
                     prober = Prober(
@@ -309,8 +323,11 @@ class SwitchAgent(threading.Thread):
             except P4RuntimeError as error:
                 self._ready.clear()
                 self._set_status("down", str(error))
-                log.warning("%s: %s; retrying in %.1fs", self.sw.name, error, self.retry_interval)
                 self._fail_pending(P4RuntimeError(f"{self.sw.name} is down: {error}"))
+                if isinstance(error, DemotedError):
+                    log.warning("%s: %s", self.sw.name, error)
+                    continue  # reconnect at once, as a backup
+                log.warning("%s: %s; retrying in %.1fs", self.sw.name, error, self.retry_interval)
                 self._stopping.wait(self.retry_interval)
             finally:
                 if prober is not None:
@@ -318,9 +335,32 @@ class SwitchAgent(threading.Thread):
                 client.close()
         self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
 
+    def _hold_as_backup(self, client: P4RuntimeClient) -> bool:
+        """Another controller is primary: hold the stream as a backup and keep reading the
+        counters; writes fail meanwhile. When arbitration makes this client primary (the
+        primary's stream ended), take an election id above every one seen, so that the old
+        primary comes back as a backup. True once primary; False when stopping."""
+        self._set_status("backup", f"the primary holds election id {client.highest_election_id}")
+        log.info("%s: backup (primary: election id %s)", self.sw.name, client.highest_election_id)
+        next_poll = time.monotonic()
+        while not self._stopping.is_set():
+            self._fail_pending(P4RuntimeError(f"{self.sw.name}: this controller is a backup"))
+            if client.wait_arbitration(BACKUP_WAIT_S) and client.is_primary:
+                client.become_primary_over(client.highest_election_id)
+                self.election_id = client.election_id
+                log.warning("%s: now primary (election id %s)", self.sw.name, self.election_id)
+                self.on_promoted(self.sw.name)
+                return True
+            if time.monotonic() >= next_poll:
+                self._poll(client)
+                next_poll = time.monotonic() + self.poll_interval
+        return False
+
     def _serve(self, client: P4RuntimeClient) -> None:
         next_poll = time.monotonic()
         while not self._stopping.is_set():
+            if not client.is_primary:
+                raise DemotedError(f"no longer primary: election id {client.highest_election_id}")
             self._drain_reports(client)
             timeout = max(0.0, min(next_poll - time.monotonic(), JOB_WAIT_S))
             try:

@@ -26,7 +26,8 @@ TOKEN_ENV = "MPSCHED_TOKEN"
 
 DESCRIPTION = """\
 Drive a running controller over its REST API: paths, traffic classes and their
-policies, scheduler parameters, the decision log, MPTCP connections. Writes send
+policies, scheduler parameters, the decision log, MPTCP connections, the
+persisted intent. Writes send
 the controller's token (--token, --token-file, $MPSCHED_TOKEN, else the file the
 controller writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
 """
@@ -42,6 +43,7 @@ examples:
   mpsched ctl decisions --since 1700000000 --limit 20
   mpsched ctl mptcp
   mpsched ctl params set mptcp.steering=false
+  mpsched ctl state
 
 exit status: 0 done; 1 refused by the controller (or not reachable); 2 usage error
 """
@@ -142,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
     p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
                    help="only this connection (default: all)")
+    command("state", "the state file and the intent saved in it, when, and the last save error")
     return parser
 
 
@@ -272,6 +275,8 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
         if args.conn_id is not None:
             return client.get(f"/mptcp/connections/{args.conn_id}")
         return client.get("/mptcp/connections")
+    if cmd == "state":
+        return client.get("/state")
     raise UsageError(f"unknown command {cmd!r}")
 
 

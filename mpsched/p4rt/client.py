@@ -111,15 +111,25 @@ class P4RuntimeClient:
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
         self._requests: queue.Queue = queue.Queue()
         self._responses: queue.Queue = queue.Queue()
+        self._arbitration: queue.Queue = queue.Queue()
+        self.is_primary = False
+        self.arbitration_message = ""
+        self.arbitration_election_id: tuple[int, int] = (0, 0)
+        self.highest_election_id: tuple[int, int] = (0, 0)
         self._stream = None
         self._reader: threading.Thread | None = None
 
     # -- session ---------------------------------------------------------
 
-    def connect(self, primary: bool = True) -> None:
-        """Open the channel; with `primary`, also the stream, and become primary.
+    def connect(self, primary: bool = True, allow_backup: bool = False) -> None:
+        """Open the channel; with `primary`, also the stream, and take part in the device's
+        arbitration (P4Runtime §5) with this client's election id.
 
-        A client that is not primary can still read (tables, counters).
+        The client with the highest election id is the primary; only it may write and it
+        gets the digests. A client that is not primary raises P4RuntimeError, unless
+        `allow_backup`: then it stays connected as a backup (`is_primary` False), learns of
+        every arbitration change on its stream (`wait_arbitration`) and may still read. A
+        client connected without `primary` can read (tables, counters) and nothing else.
         """
         self._channel = grpc.insecure_channel(self.address)
         try:
@@ -135,22 +145,52 @@ class P4RuntimeClient:
             target=self._read_stream, name=f"p4rt-stream-{self.device_id}", daemon=True
         )
         self._reader.start()
+        self._send_arbitration()
+        if not self.wait_arbitration(self.timeout):
+            raise P4RuntimeError(f"no arbitration answer from {self.address}")
+        if not self.is_primary and not allow_backup:
+            raise P4RuntimeError(
+                f"not primary on device {self.device_id}: {self.arbitration_message}"
+            )
+        log.debug(
+            "%s on device %d at %s",
+            "primary" if self.is_primary else "backup",
+            self.device_id,
+            self.address,
+        )
+
+    def _send_arbitration(self) -> None:
         request = p4runtime_pb2.StreamMessageRequest()
         request.arbitration.device_id = self.device_id
         request.arbitration.election_id.high = self.election_id[0]
         request.arbitration.election_id.low = self.election_id[1]
         self._requests.put(request)
+
+    def wait_arbitration(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the next arbitration answer or update on the stream;
+        False if none came. A broken stream raises P4RuntimeError."""
         try:
-            response = self._responses.get(timeout=self.timeout)
+            update = self._arbitration.get(timeout=timeout)
         except queue.Empty:
-            raise P4RuntimeError(f"no arbitration answer from {self.address}") from None
-        if isinstance(response, Exception):
-            raise P4RuntimeError(f"stream to {self.address} failed: {response}")
-        if response.arbitration.status.code != code_pb2.OK:
-            raise P4RuntimeError(
-                f"not primary on device {self.device_id}: {response.arbitration.status.message}"
-            )
-        log.debug("primary on device %d at %s", self.device_id, self.address)
+            return False
+        if isinstance(update, Exception):
+            raise P4RuntimeError(f"stream to {self.address} failed: {update}")
+        return True
+
+    def become_primary_over(self, election_id: tuple[int, int]) -> None:
+        """Arbitrate again with an election id above `election_id` and this client's own: a
+        client promoted because the primary went away takes the highest id, so that the old
+        primary, back with its old id, becomes a backup instead of preempting it."""
+        high, low = max(election_id, self.election_id)
+        self.election_id = (high + 1, 0) if low == 2**64 - 1 else (high, low + 1)
+        self._send_arbitration()
+        deadline = time.monotonic() + self.timeout
+        while self.arbitration_election_id != self.election_id or not self.is_primary:
+            if not self.wait_arbitration(max(0.0, deadline - time.monotonic())):
+                raise P4RuntimeError(
+                    f"device {self.device_id}: no primary answer for election id "
+                    f"{self.election_id} ({self.arbitration_message})"
+                )
 
     def _request_iterator(self) -> Iterator[p4runtime_pb2.StreamMessageRequest]:
         while True:
@@ -162,11 +202,25 @@ class P4RuntimeClient:
     def _read_stream(self) -> None:
         try:
             for response in self._stream:
-                self._responses.put(response)
+                if response.HasField("arbitration"):
+                    self._note_arbitration(response.arbitration)
+                else:
+                    self._responses.put(response)
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.CANCELLED:
                 log.warning("P4Runtime stream of device %d ended: %s", self.device_id, error)
                 self._responses.put(error)
+                self._arbitration.put(error)
+
+    def _note_arbitration(self, update: p4runtime_pb2.MasterArbitrationUpdate) -> None:
+        """An arbitration answer or update: is this client primary, and the election id the
+        device names (the primary's, for a backup; P4Runtime §5.3)."""
+        eid = (update.election_id.high, update.election_id.low)
+        self.is_primary = update.status.code == code_pb2.OK
+        self.arbitration_message = update.status.message
+        self.arbitration_election_id = eid
+        self.highest_election_id = max(self.highest_election_id, eid)
+        self._arbitration.put(update)
 
     def close(self) -> None:
         self._requests.put(None)

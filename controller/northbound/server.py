@@ -1,0 +1,229 @@
+"""The REST API's HTTP servers, both with the limits of `RestLimits`.
+
+- On os-ken's native hub, waitress (`RestServer`): one thread multiplexes the connections, a
+  fixed pool of worker threads runs the requests.
+- On the eventlet hub, eventlet's WSGI server (`EventletRestServer`).
+
+A listen backlog far above a burst of clients (wsgiref's default of 5 refused connections
+under 50 concurrent clients), a bounded number of open connections (beyond it the server
+stops accepting and new clients wait in the backlog), idle connections closed, and bodies
+bounded (the API refuses bodies over rest.MAX_BODY itself, with its JSON error; waitress reads
+bodies up to `RestLimits.max_body` whole before that, so the connection stays usable, and
+refuses larger ones at the headers).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from os_ken.lib import hub
+from waitress import wasyncore
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
+from waitress.task import ErrorTask, ThreadedTaskDispatcher
+
+from mpsched.controller.northbound.rest import MAX_BODY, REST_THREADS
+
+log = logging.getLogger(__name__)
+
+EVENTLET_HUB = hasattr(hub, "WSGIServer")
+
+
+@dataclass(frozen=True)
+class RestLimits:
+    """Limits of the REST server (both hubs unless noted)."""
+
+    threads: int = REST_THREADS  # worker threads (eventlet: the blocking-call pool)
+    backlog: int = 1024  # listen(2) backlog: clients beyond the connection limit wait here
+    connection_limit: int = 256  # open connections; at the limit, accepting pauses
+    idle_timeout_s: float = 30.0  # a connection idle (or a request stalled) this long closes
+    max_body: int = 16 * MAX_BODY  # waitress: read whole up to this, refused (413) above
+    max_header_bytes: int = 64 * 1024  # waitress: request line + headers, 431 above
+    stop_grace_s: float = 5.0  # on stop, requests in progress get this long to finish
+
+
+class _JsonErrorTask(ErrorTask):
+    """Errors waitress answers itself (malformed HTTP, headers or body too large) in the
+    API's format ``{"error": ..., "field": ...}``."""
+
+    def execute(self) -> None:
+        error = self.request.error
+        body = json.dumps(
+            {
+                "error": f"{error.reason}: {error.body}",
+                "field": "body" if error.code == 413 else None,
+            }
+        ).encode()
+        self.status = f"{error.code} {error.reason}"
+        self.response_headers.append(("Content-Type", "application/json"))
+        self.set_close_on_finish()
+        self.content_length = len(body)
+        self.write(body)
+
+
+class _Channel(HTTPChannel):
+    error_task_class = _JsonErrorTask
+
+
+class _Server(TcpWSGIServer):
+    channel_class = _Channel
+
+
+class RestServer:
+    """A WSGI app served by waitress on native threads; `start` runs it, `stop` ends it
+    (listening socket closed, requests in progress finished within the grace time,
+    connections closed, every thread joined)."""
+
+    def __init__(
+        self, app: Any, host: str, port: int, limits: RestLimits | None = None
+    ) -> None:
+        self.limits = limits or RestLimits()
+        adj = Adjustments(
+            host=host,
+            port=port,
+            threads=self.limits.threads,
+            backlog=self.limits.backlog,
+            connection_limit=self.limits.connection_limit,
+            channel_timeout=int(self.limits.idle_timeout_s),
+            cleanup_interval=max(1, int(self.limits.idle_timeout_s) // 3),
+            max_request_body_size=self.limits.max_body,
+            max_request_header_size=self.limits.max_header_bytes,
+            asyncore_use_poll=True,
+            ident="mpsched",
+            expose_tracebacks=False,
+        )
+        # Requests queue for a worker under bursts: expected, bounded by the connection
+        # limit; waitress would warn once per queued request.
+        logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+        self._map: dict = {}
+        # Threads start only once the socket is bound: a busy port leaves none behind.
+        self._dispatcher = ThreadedTaskDispatcher()
+        try:
+            self._server = _Server(app, map=self._map, adj=adj, dispatcher=self._dispatcher)
+        except BaseException:
+            wasyncore.close_all(self._map, ignore_all=True)
+            raise
+        self._dispatcher.set_thread_count(self.limits.threads)
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._close_lock = threading.Lock()  # the wake-up pipe is never written once closed
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._server.effective_host, int(self._server.effective_port)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="rest-http", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is None:
+            self._close()
+            return
+        with self._close_lock:
+            if not self._closed:
+                self._server.pull_trigger()
+        self._thread.join(timeout=2 * self.limits.stop_grace_s + 5)
+        if self._thread.is_alive():
+            log.error("REST server thread did not stop")
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
+            self._drain()
+        except Exception:
+            log.exception("REST server loop failed")
+        finally:
+            self._close()
+
+    def _drain(self) -> None:
+        """Stop accepting, let requests in progress finish and their answers go out,
+        close connections as they become idle."""
+        wasyncore.dispatcher.close(self._server)  # the listening socket only
+        deadline = time.monotonic() + self.limits.stop_grace_s
+        while time.monotonic() < deadline:
+            channels = [c for c in self._map.values() if isinstance(c, HTTPChannel)]
+            if not channels:
+                return
+            for channel in channels:
+                if not channel.requests and not channel.total_outbufs_len:
+                    channel.will_close = True
+            wasyncore.loop(timeout=0.05, map=self._map, use_poll=True, count=1)
+        log.warning("REST server: connections still busy after %.1f s", self.limits.stop_grace_s)
+
+    def _close(self) -> None:
+        """Connections first (a worker waiting to hand output to the loop is released),
+        then the workers, then the wake-up pipe the workers write to."""
+        if self._closed:
+            return
+        for channel in list(self._map.values()):
+            if isinstance(channel, HTTPChannel):
+                channel.handle_close()
+        if self._server.accepting:
+            wasyncore.dispatcher.close(self._server)
+        self._dispatcher.shutdown(cancel_pending=True, timeout=self.limits.stop_grace_s)
+        with self._close_lock:
+            self._closed = True
+            wasyncore.close_all(self._map, ignore_all=True)
+
+
+class _EventletLog:
+    """eventlet.wsgi's log: access lines at DEBUG, its errors as warnings."""
+
+    def info(self, msg: str, *args: Any, **_kw: Any) -> None:
+        log.debug("REST " + msg.rstrip(), *args)
+
+    def debug(self, msg: str, *args: Any, **_kw: Any) -> None:
+        log.debug("REST " + msg.rstrip(), *args)
+
+    def error(self, msg: str, *args: Any, **_kw: Any) -> None:
+        log.warning("REST " + msg.rstrip(), *args)
+
+
+class EventletRestServer:
+    """The same app on eventlet's WSGI server (the eventlet hub): a green thread per
+    connection, at most `connection_limit` of them; bodies are bounded by the API."""
+
+    def __init__(
+        self, app: Any, host: str, port: int, limits: RestLimits | None = None
+    ) -> None:
+        import eventlet
+
+        self.app = app
+        self.limits = limits or RestLimits()
+        self._sock = eventlet.listen((host, port), backlog=self.limits.backlog)
+        self._thread: Any = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        host, port = self._sock.getsockname()[:2]
+        return host, int(port)
+
+    def start(self) -> None:
+        import eventlet.wsgi
+
+        self._thread = hub.spawn(
+            eventlet.wsgi.server,
+            self._sock,
+            self.app,
+            log=_EventletLog(),
+            max_size=self.limits.connection_limit,
+            socket_timeout=self.limits.idle_timeout_s,
+            debug=False,
+        )
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            hub.kill(self._thread)
+        self._sock.close()
+        if self._thread is not None:
+            hub.joinall([self._thread])

@@ -1,0 +1,340 @@
+"""The operator's intent, kept on disk: what was written over REST survives a restart.
+
+`Intent` holds everything an operator can write: the traffic classes with their
+policies (name, params, lm3, flowlet_gap_us), the global parameters
+(control_period_ms, lm3, policies, mptcp) and, per path, the static weight and the
+admin state. Telemetry, placements, MPTCP connections and the decision log are
+measured or derived, not intent, and are not kept.
+
+The file is JSON (version 1), written whole and atomically (`save_atomic`)::
+
+    {"version": 1,
+     "classes": [{"id": 0, "name": "default", "priority": 0, "match": {},
+                  "policy": {"name": "ecmp", "params": {}, "lm3": false, "flowlet_gap_us": 0}},
+                 ...],
+     "params": {"control_period_ms": 100.0, "lm3": {...}, "policies": {...}, "mptcp": {...}},
+     "paths": {"1": {"weight": 1, "admin": "up"}, ...}}
+
+`Intent.from_json` checks it with the REST API's own validators (classes as for
+``PUT /classes``, every class's policy and params against the policy registry,
+params as for ``PUT /params``) and raises `StateError` naming the field, e.g.
+``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None if there
+is none) and never changes it. `StateStore` is the running controller's side: where
+the file is, what it last saved, when, and the last error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mpsched.controller.errors import FieldError
+from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
+from mpsched.controller.scheduling.classes import (
+    TrafficClass,
+    class_to_dict,
+    classes_from_list,
+)
+from mpsched.controller.scheduling.scheduler import GlobalParams, make_class_policy
+from mpsched.p4rt.weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+VERSION = 1
+TOP_KEYS = ("version", "classes", "params", "paths")
+PATH_KEYS = ("weight", "admin")
+ADMIN_STATES = ("up", "down")
+MAX_PATH_ID = 255  # as mpsched/netcfg.py
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+class StateError(ValueError):
+    """A state that cannot be used. `field` names the offending field (None: the file as a
+    whole), `path` the file it came from (None: not from a file)."""
+
+    def __init__(self, message: str, field: str | None = None, path: Path | None = None) -> None:
+        where = f"state file {path}: " if path is not None else ""
+        super().__init__(where + (f"{field}: {message}" if field else message))
+        self.message = message
+        self.field = field
+        self.path = path
+
+    def in_file(self, path: Path) -> StateError:
+        """The same error, naming the file."""
+        return StateError(self.message, self.field, path)
+
+
+@dataclass(frozen=True)
+class PathIntent:
+    """What an operator set for one path."""
+
+    weight: int = 1  # the static weight (PUT /paths/{id}/weight)
+    up: bool = True  # the admin state (PUT /paths/{id}/admin)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """Everything an operator can write over REST."""
+
+    classes: tuple[TrafficClass, ...]
+    params: GlobalParams = field(default_factory=GlobalParams)
+    paths: Mapping[int, PathIntent] = field(default_factory=dict)
+    version: int = VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON types; classes by id, paths by id."""
+        return {
+            "version": self.version,
+            "classes": [class_to_dict(c) for c in sorted(self.classes, key=lambda c: c.id)],
+            "params": self.params.to_dict(),
+            "paths": {
+                str(pid): {"weight": p.weight, "admin": "up" if p.up else "down"}
+                for pid, p in sorted(self.paths.items())
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Intent:
+        """A checked intent; StateError names the first bad field."""
+        if not isinstance(data, dict):
+            raise StateError(f"must be a JSON object, got {type(data).__name__}")
+        for key in data:
+            if key not in TOP_KEYS:
+                raise StateError(f"unknown field; expected {list(TOP_KEYS)}", str(key))
+        for key in TOP_KEYS:
+            if key not in data:
+                raise StateError("missing", key)
+        version = data["version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise StateError(f"must be the integer {VERSION}, got {version!r}", "version")
+        if version != VERSION:
+            raise StateError(
+                f"unsupported version {version} (this controller reads version {VERSION})",
+                "version",
+            )
+        params = _params(data["params"])
+        try:
+            classes = classes_from_list(data["classes"])
+            for i, c in enumerate(classes):
+                make_class_policy(c.policy, params, f"classes[{i}].policy")
+        except FieldError as error:
+            raise StateError(error.message, error.field) from None
+        return cls(tuple(classes), params, _paths(data["paths"]), version)
+
+
+def _params(data: Any) -> GlobalParams:
+    if not isinstance(data, dict):
+        raise StateError("must be a JSON object", "params")
+    try:
+        return GlobalParams().updated(data)
+    except FieldError as error:
+        raise StateError(error.message, f"params.{error.field}") from None
+
+
+def _paths(data: Any) -> dict[int, PathIntent]:
+    if not isinstance(data, dict):
+        raise StateError('must be a JSON object {"<path id>": {"weight": W, "admin": A}}', "paths")
+    out: dict[int, PathIntent] = {}
+    for key, item in data.items():
+        where = f"paths.{key}"
+        if not (key.isascii() and key.isdigit()) or not 1 <= int(key) <= MAX_PATH_ID:
+            raise StateError(f"path ids are integers 1..{MAX_PATH_ID}", where)
+        if int(key) in out:
+            raise StateError("duplicate path id", where)
+        if not isinstance(item, dict):
+            raise StateError("must be a JSON object", where)
+        for name in item:
+            if name not in PATH_KEYS:
+                raise StateError(f"unknown field; expected {list(PATH_KEYS)}", f"{where}.{name}")
+        for name in PATH_KEYS:
+            if name not in item:
+                raise StateError("missing", f"{where}.{name}")
+        weight = item["weight"]
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
+            raise StateError(f"must be an integer 0..{MAX_WEIGHT}", f"{where}.weight")
+        if item["admin"] not in ADMIN_STATES:
+            raise StateError('must be "up" or "down"', f"{where}.admin")
+        out[int(key)] = PathIntent(weight, item["admin"] == "up")
+    return out
+
+
+def intent_matches(a: Intent, b: Intent) -> list[str]:
+    """The differences between two intents, one line each (``params.lm3.sigma: 0.3 != 0.5``);
+    empty when they are the same."""
+    out: list[str] = []
+    _diff(_keyed(a.to_json()), _keyed(b.to_json()), "", out)
+    return out
+
+
+def _keyed(data: dict[str, Any]) -> dict[str, Any]:
+    """Classes by id, so that a difference names the class rather than a list position."""
+    return {**data, "classes": {str(c["id"]): c for c in data["classes"]}}
+
+
+def _diff(a: Any, b: Any, where: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            sub = f"{where}.{key}" if where else str(key)
+            if key not in b:
+                out.append(f"{sub}: only in the first")
+            elif key not in a:
+                out.append(f"{sub}: only in the second")
+            else:
+                _diff(a[key], b[key], sub, out)
+    elif a != b or type(a) is not type(b):
+        out.append(f"{where}: {json.dumps(a)} != {json.dumps(b)}")
+
+
+# -- the file ------------------------------------------------------------------
+
+
+def default_state_path(rest_port: int) -> Path:
+    """``$MPSCHED_RUN_DIR/state-<port>.json``, by default under /run/mpsched (as the token)."""
+    return Path(os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN_DIR) / f"state-{rest_port}.json"
+
+
+def save_atomic(path: Path, intent: Intent) -> None:
+    """Write `intent` to `path` so that a crash at any moment leaves either the old file or
+    the new one: a temporary file in the same directory (mode 0600), written and fsynced,
+    renamed over `path`, then the directory fsynced. The directory is created (mode 0700)
+    if missing. On failure the temporary file is removed and the error raised."""
+    path = Path(path)
+    data = (json.dumps(intent.to_json(), indent=2) + "\n").encode()
+    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), FILE_MODE)
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def load(path: Path) -> Intent | None:
+    """The intent saved in `path`; None if there is no such file. A file that cannot be
+    read, is not JSON or holds an invalid intent raises StateError naming the file (and
+    the field); the file is never changed."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StateError(f"cannot read it: {error.strerror or error}", path=path) from None
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise StateError(f"not valid JSON ({error})", path=path) from None
+    try:
+        return Intent.from_json(data)
+    except StateError as error:
+        raise error.in_file(path) from None
+
+
+class StateStore:
+    """A running controller's state file: loads it once at start, saves every change the
+    switches acknowledged, and remembers what it saved last, when, and the last error.
+    `save` never raises: a failure is logged and shown by `view` (GET /state)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self.saved: dict[str, Any] | None = None  # the intent in the file, as JSON
+        self.saved_at: float | None = None
+        self.restored = False  # the controller started from the file
+        self.saves = 0
+        self.failures = 0
+        self.error: str | None = None  # of the latest save; None once one succeeds
+        self.error_at: float | None = None
+
+    def load(self) -> Intent | None:
+        """The file's intent (None: no file yet); StateError if it cannot be used."""
+        intent = load(self.path)
+        if intent is not None:
+            with self._lock:
+                self.saved = intent.to_json()
+                self.saved_at = self.path.stat().st_mtime
+                self.restored = True
+        return intent
+
+    def save(self, intent: Intent) -> bool:
+        """Write `intent` atomically; False (logged, kept for `view`) if that failed."""
+        with self._lock:
+            try:
+                save_atomic(self.path, intent)
+            except OSError as error:
+                self._failed(f"cannot write {self.path}: {error.strerror or error}")
+                return False
+            except Exception as error:  # never let a save break the operator's request
+                log.exception("state: saving %s failed", self.path)
+                self._failed(f"cannot write {self.path}: {error}")
+                return False
+            self.saved = intent.to_json()
+            self.saved_at = time.time()
+            self.saves += 1
+            self.error = self.error_at = None
+            return True
+
+    def _failed(self, message: str) -> None:
+        log.error("state NOT saved, a restart would lose the last change: %s", message)
+        self.failures += 1
+        self.error = message
+        self.error_at = time.time()
+
+    def view(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "path": str(self.path),
+                "persistent": True,
+                "restored": self.restored,
+                "intent": self.saved,
+                "saved_at": None if self.saved_at is None else round(self.saved_at, 3),
+                "saves": self.saves,
+                "failures": self.failures,
+                "error": self.error,
+                "error_at": None if self.error_at is None else round(self.error_at, 3),
+            }
+
+
+def no_state_view() -> dict[str, Any]:
+    """GET /state of a controller run without a state file (--no-state)."""
+    return {
+        "path": None,
+        "persistent": False,
+        "restored": False,
+        "intent": None,
+        "saved_at": None,
+        "saves": 0,
+        "failures": 0,
+        "error": None,
+        "error_at": None,
+    }
+
+
+def copy_params(params: GlobalParams) -> GlobalParams:
+    """A copy whose policies dict is the copy's own (the Params values are frozen)."""
+    return replace(params, policies=dict(params.policies))

@@ -1,0 +1,189 @@
+"""`make soak`: the controller and the switches over a long run with the policy changing every
+few seconds; does anything grow?
+
+h1 - s1 =(three paths: 10, 10, 5 Mbit/s, linkem)= s2 - h2, eight closed-loop TCP flows
+h1 -> h2 for the whole run, and the default class's policy changed every `--change-every-s`
+seconds, cycling through every policy (LM3 on and off) and flowlet gaps. Every
+`--sample-every-s` seconds the bench samples each process (the controller, each BMv2): its
+resident memory (VmRSS), open file descriptors and threads, and the controller's control-loop
+latency p99 (`GET /decisions`: reading the estimates -> every switch acknowledged). The first
+`--warmup-s` seconds are the baseline.
+
+Ends with `soak_rss_growth_pct=` (the largest growth of any process's RSS from its first
+sample after the warm-up to its last, in %; target < 10) and `soak_loop_p99_ms=` (the largest
+control-loop p99 sampled after the warm-up; target <= 20).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpsched.proc import prereqs
+from mpsched.proc.cleanup import interrupt_on_signals
+from mpsched.proc.layout import build_dir, p4_artifacts
+
+log = logging.getLogger("mpsched.bench.soak")
+
+GAPS_US = (0, 500, 2000)
+FLOW_PORT = 7101
+
+
+@dataclass(frozen=True)
+class ProcSample:
+    rss_kb: int
+    fds: int
+    threads: int
+
+
+def proc_sample(pid: int) -> ProcSample:
+    """VmRSS, open file descriptors and threads of a live process (from /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return ProcSample(
+        rss_kb=int(fields["VmRSS"].split()[0]),
+        fds=len(os.listdir(f"/proc/{pid}/fd")),
+        threads=int(fields["Threads"]),
+    )
+
+
+def growth_pct(first: int, last: int) -> float:
+    return 0.0 if first <= 0 else (last - first) * 100.0 / first
+
+
+def policy_changes() -> itertools.cycle:
+    """(name, lm3, flowlet gap) cycling through every registered policy, with LM3 on the
+    papers' policies (as the lab compares them), and gaps."""
+    from mpsched.controller.policies import policy_names
+    from mpsched.lab.scenario import PAPERS
+
+    combos = [
+        {"name": name, "lm3": lm3, "flowlet_gap_us": gap}
+        for name in policy_names()
+        for lm3 in ((False, True) if name in PAPERS else (False,))
+        for gap in GAPS_US
+    ]
+    return itertools.cycle(combos)
+
+
+@dataclass
+class Series:
+    """One process's samples after the warm-up."""
+
+    name: str
+    pid: int
+    samples: list[tuple[float, ProcSample]]
+
+    def rss_growth_pct(self) -> float:
+        if len(self.samples) < 2:
+            return 0.0
+        return growth_pct(self.samples[0][1].rss_kb, self.samples[-1][1].rss_kb)
+
+
+def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_s: float):
+    from mpsched.proc.controller import start_controller, stop_controller
+    from mpsched.topo.testbed import Testbed, TopoSpec
+
+    duration = minutes * 60
+    gen = [sys.executable, "-m", "mpsched.traffic.gen"]
+    spec = TopoSpec.from_rates((10.0, 10.0, 5.0), backend="linkem", log_dir=out_dir)
+    loop_p99: list[float] = []
+    with Testbed(spec) as bed:
+        ctl, rest = start_controller(bed.netcfg_path, out_dir / "controller.log", bed.registry)
+        try:
+            procs = {"controller": ctl.pid}
+            procs |= {s.name: s.bmv2.process.pid for s in bed.net.switches if hasattr(s, "bmv2")}
+            series = {name: Series(name, pid, []) for name, pid in procs.items()}
+            port = str(FLOW_PORT)
+            sink = bed.host("h2").popen([*gen, "sink", "--port", port,
+                                         "--out", str(out_dir / "sink.json")])  # fmt: skip
+            time.sleep(0.5)
+            flows = bed.host("h1").popen([
+                *gen, "flows", "--dst", "10.0.2.1", "--port", port, "--flows", "8",
+                "--size-kb", "256", "--seconds", str(duration),
+                "--out", str(out_dir / "flows.json"),
+            ])  # fmt: skip
+            changes = policy_changes()
+            start = time.monotonic()
+            next_change, next_sample = start, start + warmup_s
+            print(f"{'t_s':>6} {'process':<11} {'rss_kb':>8} {'fds':>5} {'threads':>7} "
+                  f"{'loop_p99_ms':>11}")  # fmt: skip
+            while (now := time.monotonic()) - start < duration:
+                if now >= next_change:
+                    rest.put("/classes/0/policy", next(changes))
+                    next_change += change_s
+                if now >= next_sample:
+                    p99 = rest.get("/decisions?limit=1")["loop"]["latency_ms_p99"]
+                    if p99 is not None:
+                        loop_p99.append(p99)
+                    for s in series.values():
+                        sample = proc_sample(s.pid)
+                        s.samples.append((now - start, sample))
+                        print(f"{now - start:6.0f} {s.name:<11} {sample.rss_kb:8d} "
+                              f"{sample.fds:5d} {sample.threads:7d} "
+                              f"{'' if s.name != 'controller' else p99!s:>11}")  # fmt: skip
+                    next_sample += sample_s
+                dead = bed.dead_switches()
+                if dead or ctl.poll() is not None:
+                    raise RuntimeError(f"died during the soak: {dead or ['controller']}")
+                time.sleep(0.05)
+            flows.wait(timeout=30)
+            sink.terminate()
+            sink.wait(timeout=10)
+        finally:
+            stop_controller(ctl, bed.registry)
+    return series, loop_p99
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m mpsched.bench.soak",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--minutes", type=float, default=10.0, help="length of the run")
+    p.add_argument("--change-every-s", type=float, default=5.0, help="policy change period")
+    p.add_argument("--sample-every-s", type=float, default=10.0, help="sampling period")
+    p.add_argument("--warmup-s", type=float, default=60.0, help="baseline starts after this")
+    args = p.parse_args(argv)
+    for name in ("minutes", "change_every_s", "sample_every_s"):
+        if getattr(args, name) <= 0:
+            p.error(f"--{name.replace('_', '-')} must be > 0")
+    if not 0 <= args.warmup_s < args.minutes * 60:
+        p.error("--warmup-s must be >= 0 and shorter than the run")
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
+    problems += [f"{m}: missing; run `make p4`" for m in p4_artifacts().missing()]
+    if problems:
+        print("soak: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    interrupt_on_signals()
+    out_dir = build_dir() / "logs" / "soak"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        series, loop_p99 = run(
+            out_dir, args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s
+        )
+    except KeyboardInterrupt:
+        print("soak: interrupted; cleaned up", file=sys.stderr)
+        return 130
+    for s in series.values():
+        first, last = s.samples[0][1], s.samples[-1][1]
+        print(
+            f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %), "
+            f"fds {first.fds} -> {last.fds}, threads {first.threads} -> {last.threads}"
+        )
+    growth = max(s.rss_growth_pct() for s in series.values())
+    print(f"soak_rss_growth_pct={growth:.1f}")
+    print(f"soak_loop_p99_ms={max(loop_p99) if loop_p99 else float('nan')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

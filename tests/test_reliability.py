@@ -1,0 +1,56 @@
+"""The pure parts of `make bench-reliability` and `make soak`: comparing intent views, the
+capture file format, the soak's policy cycle and growth figure."""
+
+from __future__ import annotations
+
+import itertools
+
+from mpsched.bench.framecap import RECORD, read_frames
+from mpsched.bench.reliability import Figures, differences
+from mpsched.bench.soak import growth_pct, policy_changes, proc_sample
+from mpsched.controller.policies import REGISTRY
+
+
+def test_differences_names_every_changed_field():
+    before = {"classes": [{"id": 0, "policy": {"name": "ecmp"}}], "paths": {1: {"weight": 3}}}
+    assert differences(before, before) == []
+    after = {"classes": [{"id": 0, "policy": {"name": "wcmp"}}], "paths": {1: {"weight": 1}}}
+    assert differences(before, after) == [
+        "classes[0].policy.name: 'ecmp' -> 'wcmp'",
+        "paths.1.weight: 3 -> 1",
+    ]
+    assert differences({"a": [1, 2]}, {"a": [1]}) == ["a: [1, 2] -> [1]"]
+    assert differences({"a": 1}, {}) == ["a: 1 -> None"]
+
+
+def test_figures_print_one_key_value_line_each_in_order():
+    f = Figures()
+    f.values["b_ms"] = 1.5
+    f.values["a"] = 0
+    assert f.lines() == ["b_ms=1.5", "a=0"]
+
+
+def test_capture_records_read_back(tmp_path):
+    frames = [b"\x01" * 60, b"", b"\x02" * 1514]
+    path = tmp_path / "cap.bin"
+    path.write_bytes(b"".join(RECORD.pack(len(f)) + f for f in frames))
+    assert read_frames(path) == frames
+    path.write_bytes(path.read_bytes()[:-10])  # a record cut short by a kill
+    assert read_frames(path)[:2] == frames[:2]
+
+
+def test_the_soak_cycles_through_every_policy_with_lm3_where_it_applies():
+    combos = list(itertools.islice(policy_changes(), 200))
+    assert {c["name"] for c in combos} == set(REGISTRY)
+    lm3 = {c["name"] for c in combos if c["lm3"]}
+    assert lm3 == {"llhd", "cmtla", "fdmvqs", "qos"}
+    assert {c["flowlet_gap_us"] for c in combos} == {0, 500, 2000}
+
+
+def test_growth_and_a_process_sample():
+    assert growth_pct(100, 110) == 10.0
+    assert growth_pct(0, 5) == 0.0
+    import os
+
+    sample = proc_sample(os.getpid())
+    assert sample.rss_kb > 0 and sample.fds > 0 and sample.threads >= 1

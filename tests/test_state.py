@@ -1,0 +1,517 @@
+"""The persisted intent (controller/state.py): its file format, validation and atomic writes
+(pure), and the controller restoring it, against fake P4Runtime switches."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socketserver
+import subprocess
+import threading
+import time
+from pathlib import Path
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import pytest
+from google.protobuf import text_format
+from webob import Request
+
+from mpsched.client import ctl
+from mpsched.controller.__main__ import command as controller_command
+from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.northbound.rest import RestApi
+from mpsched.controller.scheduling.classes import classes_from_list
+from mpsched.controller.scheduling.scheduler import GlobalParams
+from mpsched.controller.state import (
+    VERSION,
+    Intent,
+    PathIntent,
+    StateError,
+    StateStore,
+    default_state_path,
+    intent_matches,
+    load,
+    save_atomic,
+)
+from mpsched.netcfg import NetCfg
+from mpsched.p4rt.client import param_value
+from mpsched.p4rt.p4info import P4Info, decode_uint
+from mpsched.p4rt.pipeline import (
+    ACTION_SET_WEIGHTS,
+    TABLE_TRAFFIC_CLASS,
+    TABLE_WEIGHTS,
+    Pipeline,
+)
+
+from .fake_p4rt import FakeServer, synthetic_p4info
+
+CLASSES = [
+    {"id": 0, "name": "default"},
+    {
+        "id": 1,
+        "name": "video",
+        "priority": 10,
+        "match": {"dscp": 34, "dst": "10.0.2.0/24", "proto": "udp", "dst_port": [5000, 5010]},
+        "policy": {"name": "llhd", "params": {"beta": 0.01}, "lm3": True, "flowlet_gap_us": 2000},
+    },
+    {"id": 7, "name": "bulk", "priority": 5, "match": {"src_port": 80}},
+]
+PARAMS = {
+    "control_period_ms": 50,
+    "lm3": {"sigma": 0.3, "epsilon": 0.7},
+    "policies": {"llhd": {"beta": 0.002}, "qos": {"max_delay_ms": 40}},
+    "mptcp": {"steering": False, "idle_timeout_s": 30},
+}
+
+
+def rich_intent() -> Intent:
+    return Intent(
+        tuple(classes_from_list(CLASSES)),
+        GlobalParams().updated(PARAMS),
+        {1: PathIntent(3, True), 2: PathIntent(0, False)},
+    )
+
+
+def valid_doc() -> dict:
+    return rich_intent().to_json()
+
+
+# -- the format ------------------------------------------------------------------
+
+
+def test_round_trip_through_json_text_and_file(tmp_path):
+    intent = rich_intent()
+    doc = intent.to_json()
+    assert doc["version"] == VERSION
+    assert doc["paths"] == {"1": {"weight": 3, "admin": "up"}, "2": {"weight": 0, "admin": "down"}}
+    again = Intent.from_json(json.loads(json.dumps(doc)))
+    assert again == intent
+    assert intent_matches(intent, again) == []
+    save_atomic(tmp_path / "state.json", intent)
+    loaded = load(tmp_path / "state.json")
+    assert loaded == intent
+    assert loaded.classes[1].policy.params == {"beta": 0.01}
+    assert loaded.params.lm3.sigma == 0.3 and loaded.params.mptcp.steering is False
+
+
+def test_no_file_is_no_intent(tmp_path):
+    assert load(tmp_path / "absent.json") is None
+
+
+def _set(doc: dict, dotted: str, value) -> dict:
+    """`doc` with the value at `dotted` (list indices as numbers) replaced; `...` deletes."""
+    doc = copy.deepcopy(doc)
+    *parents, last = dotted.split(".")
+    node = doc
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    key = int(last) if isinstance(node, list) else last
+    if value is ...:
+        del node[key]
+    else:
+        node[key] = value
+    return doc
+
+
+BAD = [
+    # (where, value, the field the error names, a piece of its message)
+    ("extra", 1, "extra", "unknown field"),
+    ("version", ..., "version", "missing"),
+    ("classes", ..., "classes", "missing"),
+    ("params", ..., "params", "missing"),
+    ("paths", ..., "paths", "missing"),
+    ("version", "1", "version", "must be the integer 1"),
+    ("version", True, "version", "must be the integer 1"),
+    ("version", 2, "version", "unsupported version 2"),
+    ("classes", {}, "classes", "JSON array"),
+    ("classes.0", ..., "classes", "default class 0 is missing"),
+    ("classes.1.id", 7, "classes[2].id", "duplicate class id"),
+    ("classes.1.name", "bad name!", "classes[1].name", "1..32 characters"),
+    ("classes.1.priority", 0, "classes[1].priority", "1..1000"),
+    ("classes.1.match.dst", "10.0.2.1/24", "classes[1].match.dst", "host bits"),
+    ("classes.1.match.dst_port", [9, 1], "classes[1].match.dst_port", "empty"),
+    ("classes.1.match.proto", "sctp", "classes[1].match.proto", "0..255"),
+    ("classes.1.policy.name", "nope", "classes[1].policy.name", "no policy 'nope'"),
+    ("classes.1.policy.params", {"bogus": 1}, "classes[1].policy.params.bogus", "unknown"),
+    ("classes.1.policy.params", {"beta": -1}, "classes[1].policy.params.beta", ">="),
+    ("classes.1.policy.lm3", "yes", "classes[1].policy.lm3", "true or false"),
+    ("classes.1.policy.flowlet_gap_us", -1, "classes[1].policy.flowlet_gap_us", "0..10000000"),
+    ("classes.2.policy", {"name": "wcmp", "params": {"weights": "x"}},
+     "classes[2].policy.params.weights", ""),
+    ("params", [], "params", "JSON object"),
+    ("params.bogus", 1, "params.bogus", "unknown parameter"),
+    ("params.control_period_ms", 5, "params.control_period_ms", "10..10000"),
+    ("params.lm3.sigma", "x", "params.lm3.sigma", "number"),
+    ("params.lm3.sigma", 0.9, "params.lm3.sigma", "sigma + epsilon must be 1"),
+    ("params.policies.nope", {}, "params.policies.nope", "no such policy"),
+    ("params.policies.llhd.beta", None, "params.policies.llhd.beta", "null"),
+    ("params.mptcp.steering", "yes", "params.mptcp.steering", "boolean"),
+    ("params.mptcp.idle_timeout_s", 0, "params.mptcp.idle_timeout_s", ">="),
+    ("paths", [], "paths", "JSON object"),
+    ("paths.x", {"weight": 1, "admin": "up"}, "paths.x", "1..255"),
+    ("paths.0", {"weight": 1, "admin": "up"}, "paths.0", "1..255"),
+    ("paths.256", {"weight": 1, "admin": "up"}, "paths.256", "1..255"),
+    ("paths.1", 3, "paths.1", "JSON object"),
+    ("paths.1.weight", 256, "paths.1.weight", "0..255"),
+    ("paths.1.weight", True, "paths.1.weight", "0..255"),
+    ("paths.1.weight", 1.0, "paths.1.weight", "0..255"),
+    ("paths.1.weight", ..., "paths.1.weight", "missing"),
+    ("paths.1.admin", "sideways", "paths.1.admin", '"up" or "down"'),
+    ("paths.1.admin", ..., "paths.1.admin", "missing"),
+    ("paths.1.color", "red", "paths.1.color", "unknown field"),
+]
+
+
+@pytest.mark.parametrize(("where", "value", "field", "message"), BAD,
+                         ids=[f"{w}={v!r}" for w, v, _, _ in BAD])
+def test_every_field_is_checked_and_named(where, value, field, message):
+    with pytest.raises(StateError) as caught:
+        Intent.from_json(_set(valid_doc(), where, value))
+    assert caught.value.field == field, str(caught.value)
+    assert message in caught.value.message
+    assert str(caught.value).startswith(f"{field}: ")
+
+
+def test_not_an_object_is_refused():
+    with pytest.raises(StateError, match="must be a JSON object, got list") as caught:
+        Intent.from_json([])
+    assert caught.value.field is None
+
+
+def _snapshot(path: Path) -> tuple[bytes, int, int]:
+    st = path.stat()
+    return path.read_bytes(), st.st_mtime_ns, st.st_mode
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "not valid JSON"),
+        (b'{"version": 1, "classes": [', "not valid JSON"),
+        (b"\xff\xfe garbage", "not valid JSON"),
+        (b'{"version": NaN}', "not valid JSON"),
+        (b"[1, 2]", "must be a JSON object"),
+        (json.dumps(_set(valid_doc(), "paths.1.weight", 999)).encode(), "paths.1.weight"),
+        (json.dumps(_set(valid_doc(), "version", 2)).encode(),
+         "version: unsupported version 2 (this controller reads version 1)"),
+    ],
+    ids=["empty", "truncated", "binary", "nan", "array", "bad-field", "version"],
+)
+def test_a_corrupt_file_is_refused_named_and_left_untouched(tmp_path, content, message):
+    path = tmp_path / "state.json"
+    path.write_bytes(content)
+    before = _snapshot(path)
+    with pytest.raises(StateError) as caught:
+        load(path)
+    assert str(caught.value).startswith(f"state file {path}: ")
+    assert message in str(caught.value)
+    assert _snapshot(path) == before
+    assert sorted(os.listdir(tmp_path)) == ["state.json"]
+
+
+def test_an_unreadable_file_is_refused(tmp_path):
+    (tmp_path / "state.json").mkdir()
+    with pytest.raises(StateError, match=r"state\.json: cannot read it"):
+        load(tmp_path / "state.json")
+
+
+def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path):
+    directory = tmp_path / "run" / "sub"
+    path = directory / "state.json"
+    save_atomic(path, Intent(tuple(classes_from_list([{"id": 0, "name": "default"}]))))
+    assert oct(directory.stat().st_mode & 0o777) == oct(0o700)
+    save_atomic(path, rich_intent())
+    assert os.listdir(directory) == ["state.json"]
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    assert load(path) == rich_intent()
+
+
+def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "state.json"
+    save_atomic(path, rich_intent())
+    before = path.read_bytes()
+
+    def no_rename(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", no_rename)
+    with pytest.raises(OSError, match="No space"):
+        save_atomic(path, Intent(tuple(classes_from_list([{"id": 0, "name": "default"}]))))
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["state.json"]
+
+
+def test_intent_matches_names_every_difference():
+    a = rich_intent()
+    doc = valid_doc()
+    doc = _set(doc, "paths.2.admin", "up")
+    doc = _set(doc, "paths.1.weight", 4)
+    doc = _set(doc, "classes.1.policy.lm3", False)
+    doc = _set(doc, "params.lm3.sigma", 0.5)
+    doc = _set(doc, "params.lm3.epsilon", 0.5)
+    doc = _set(doc, "classes.2", ...)
+    b = Intent.from_json(doc)
+    assert intent_matches(a, b) == [
+        "classes.1.policy.lm3: true != false",
+        "classes.7: only in the first",
+        "params.lm3.epsilon: 0.7 != 0.5",
+        "params.lm3.sigma: 0.3 != 0.5",
+        "paths.1.weight: 3 != 4",
+        'paths.2.admin: "down" != "up"',
+    ]
+    assert intent_matches(b, a)[1] == "classes.7: only in the second"
+
+
+def test_default_state_path_follows_the_token_convention(monkeypatch, tmp_path):
+    monkeypatch.delenv("MPSCHED_RUN_DIR", raising=False)
+    assert default_state_path(8080) == Path("/run/mpsched/state-8080.json")
+    monkeypatch.setenv("MPSCHED_RUN_DIR", str(tmp_path))
+    assert default_state_path(9000) == tmp_path / "state-9000.json"
+
+
+def test_store_reports_a_failed_save_and_recovers(tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    store = StateStore(blocker / "state.json")
+    assert store.save(rich_intent()) is False
+    view = store.view()
+    assert view["failures"] == 1 and view["saves"] == 0 and view["intent"] is None
+    assert str(blocker) in view["error"] and view["error_at"] is not None
+    store.path = tmp_path / "state.json"
+    assert store.save(rich_intent()) is True
+    view = store.view()
+    assert view["error"] is None and view["saves"] == 1 and view["failures"] == 1
+    assert view["intent"] == rich_intent().to_json()
+
+
+def test_controller_command_runs_without_state_unless_given_a_file():
+    assert controller_command("n.json", 8080)[-1] == "--no-state"
+    assert controller_command("n.json", 8080, state_file="s.json")[-2:] == ["--state", "s.json"]
+
+
+# -- the controller, on fake P4Runtime switches ------------------------------------
+
+
+@pytest.fixture
+def p4info():
+    return P4Info(synthetic_p4info())
+
+
+@pytest.fixture
+def server():
+    srv = FakeServer().start()
+    yield srv
+    srv.stop()
+
+
+def _switch(name: str, device_id: int, address: str, subnet: str, paths: list) -> dict:
+    return {
+        "name": name,
+        "device_id": device_id,
+        "grpc_address": address,
+        "mac": f"00:00:0a:00:0{device_id}:fe",
+        "subnets": [subnet],
+        "hosts": [],
+        "paths": paths,
+    }
+
+
+def _controller(tmp_path, p4info, address, store=None, unreachable_peer=False) -> Controller:
+    (tmp_path / "p.json").write_text("{}")
+    switches = [
+        _switch("s1", 1, address, "10.0.1.0/24", [{"id": 1, "port": 2}, {"id": 2, "port": 3}])
+    ]
+    if unreachable_peer:
+        switches.append(_switch("s2", 2, "127.0.0.1:1", "10.0.2.0/24", []))
+    return Controller(
+        NetCfg.from_dict({"switches": switches}),
+        Pipeline(p4info),
+        str(tmp_path / "p.json"),
+        ControllerSettings(poll_interval=0.05, write_timeout=2),
+        store=store,
+    )
+
+
+def _operator_writes(ctl: Controller) -> None:
+    """A class table, a class's policy, parameters, an admin state and a weight."""
+    ctl.set_classes(classes_from_list(CLASSES))
+    ctl.set_class_policy(7, {"name": "minrtt", "lm3": True, "flowlet_gap_us": 3000})
+    ctl.set_params(PARAMS)
+    ctl.set_admin(2, False)
+    ctl.set_weight(1, 3)
+
+
+def _classes(ctl: Controller) -> list[dict]:
+    return [{k: v for k, v in c.items() if k != "placement"} for c in ctl.classes()]
+
+
+def _paths(ctl: Controller) -> list[tuple]:
+    return [(p["id"], p["weight"], p["admin"]) for p in ctl.paths()]
+
+
+def _weighted(server, p4info) -> dict[int, int]:
+    """class id -> mask of the paths with a weight, from the fake switch's path_weights."""
+    params = {p.name: p.id for p in p4info.action_params(ACTION_SET_WEIGHTS)}
+    out = {}
+    for (tid, _), e in server.servicer.entries.items():
+        if tid == p4info.table_id(TABLE_WEIGHTS):
+            out[decode_uint(e.match[0].exact.value)] = param_value(e, params["weighted_paths"])
+    return out
+
+
+def _classifier(server, p4info) -> int:
+    table = p4info.table_id(TABLE_TRAFFIC_CLASS)
+    return sum(1 for tid, _ in server.servicer.entries if tid == table)
+
+
+def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tmp_path):
+    """Every acknowledged write is saved; a new Controller on the same file has the same
+    classes, policies, params, admin states and weights, and programs a fresh switch with
+    them from its first programming on."""
+    path = tmp_path / "run" / "state.json"
+    first = _controller(tmp_path, p4info, server.address, StateStore(path))
+    first.start()
+    try:
+        assert first.wait_ready(5)
+        assert first.state()["intent"] is None and not path.exists()
+        _operator_writes(first)
+        view = first.state()
+        assert view["path"] == str(path) and view["saves"] == 5 and view["error"] is None
+        assert view["intent"] == first.intent().to_json()
+        assert intent_matches(load(path), first.intent()) == []
+        expected = (_classes(first), first.params(), _paths(first))
+    finally:
+        first.stop()
+    assert expected[2] == [(1, 3, "up"), (2, 1, "down")]
+    assert expected[1]["control_period_ms"] == 50 and expected[1]["mptcp"]["steering"] is False
+    assert [c["policy"]["name"] for c in expected[0]] == ["wcmp", "llhd", "minrtt"]
+
+    server.stop()
+    server.servicer.restart()  # a switch that lost everything too
+    server.start()
+    store = StateStore(path)
+    second = _controller(tmp_path, p4info, server.address, store)
+    assert intent_matches(first.intent(), second.intent()) == []
+    assert (_classes(second), second.params(), _paths(second)) == expected
+    assert second.state()["restored"] is True and second.state()["intent"] == view["intent"]
+    second.start()
+    try:
+        assert second.wait_ready(5)
+        # the first programming carried the intent: both classifier entries, and every
+        # class's placement without the admin-down path 2 (bit 1)
+        assert _classifier(server, p4info) == 2
+        assert _weighted(server, p4info) == {0: 0b01, 1: 0b01, 7: 0b01}
+    finally:
+        second.stop()
+
+
+def test_an_unacknowledged_write_is_not_saved(server, p4info, tmp_path):
+    path = tmp_path / "state.json"
+    ctl = _controller(tmp_path, p4info, server.address, StateStore(path), unreachable_peer=True)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        with pytest.raises(UnavailableError):
+            ctl.set_admin(2, False)
+        assert not path.exists() and ctl.state()["saves"] == 0
+    finally:
+        ctl.stop()
+
+
+def test_a_failed_save_does_not_fail_the_write(server, p4info, tmp_path):
+    blocker = tmp_path / "run"
+    ctl = _controller(tmp_path, p4info, server.address, StateStore(blocker / "state.json"))
+    blocker.write_text("")  # its directory cannot be made: every save fails
+    api = RestApi(ctl)
+    ctl.start()
+    try:
+        assert ctl.wait_ready(5)
+        request = Request.blank("/paths/2/admin", method="PUT", body=b'{"state": "down"}')
+        response = request.get_response(api)
+        assert response.status_code == 200, response.text
+        assert response.json["admin"] == "down"
+        state = Request.blank("/state").get_response(api).json
+        assert state["failures"] == 1 and state["saves"] == 0
+        assert "cannot write" in state["error"] and state["path"].endswith("state.json")
+    finally:
+        ctl.stop()
+
+
+def test_without_a_store_nothing_is_persisted(server, p4info, tmp_path):
+    ctl = _controller(tmp_path, p4info, server.address)
+    state = Request.blank("/state").get_response(RestApi(ctl)).json
+    assert state["persistent"] is False and state["path"] is None and state["intent"] is None
+
+
+def test_a_corrupt_or_foreign_file_stops_the_controller_and_is_kept(server, p4info, tmp_path):
+    path = tmp_path / "state.json"
+    path.write_text('{"version": 1, "classes": [}')
+    before = _snapshot(path)
+    with pytest.raises(StateError, match=f"state file {path}: not valid JSON"):
+        _controller(tmp_path, p4info, server.address, StateStore(path))
+    assert _snapshot(path) == before
+    # a valid intent for another network: path 3 is not in this one
+    doc = _set(valid_doc(), "paths.3", {"weight": 1, "admin": "up"})
+    path.write_text(json.dumps(doc))
+    before = _snapshot(path)
+    with pytest.raises(StateError, match=r"paths\.3: no path 3 in the network description"):
+        _controller(tmp_path, p4info, server.address, StateStore(path))
+    assert _snapshot(path) == before
+
+
+def test_the_controller_process_exits_2_on_a_corrupt_state_file(p4info, tmp_path):
+    (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
+    (tmp_path / "p.json").write_text("{}")
+    net = {"switches": [_switch("s1", 1, "127.0.0.1:1", "10.0.1.0/24", [{"id": 1, "port": 2}])]}
+    (tmp_path / "net.json").write_text(json.dumps(net))
+    (tmp_path / "token").write_text("t\n")
+    state = tmp_path / "state.json"
+    state.write_bytes(b"\x00\x01 not json")
+    before = _snapshot(state)
+    argv = controller_command(tmp_path / "net.json", 1, 1.0, tmp_path / "p4info.txt",
+                              tmp_path / "p.json", tmp_path / "token", state)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"state file {state}: not valid JSON" in done.stderr
+    assert "--no-state" in done.stderr
+    assert _snapshot(state) == before
+
+
+# -- mpsched ctl state ---------------------------------------------------------------
+
+
+class _Threading(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+def test_ctl_state_shows_the_saved_intent(server, p4info, tmp_path, capsys):
+    path = tmp_path / "state.json"
+    save_atomic(path, rich_intent())
+    ctl_ = _controller(tmp_path, p4info, server.address, StateStore(path))
+    http = make_server("127.0.0.1", 0, RestApi(ctl_), server_class=_Threading,
+                       handler_class=_Quiet)
+    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.02},
+                              daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{http.server_address[1]}"
+        assert ctl.main(["--url", url, "--token", "x", "state"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["path"] == str(path) and shown["restored"] is True
+        assert shown["intent"] == rich_intent().to_json()
+        assert abs(shown["saved_at"] - time.time()) < 60
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join(timeout=5)
+
+
+def test_ctl_state_help(capsys):
+    assert ctl.main(["state", "--help"]) == 0
+    assert "intent saved" in capsys.readouterr().out
