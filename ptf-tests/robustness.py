@@ -48,15 +48,6 @@ TAG_LEN = len(PathTag())
 SPORT = 40000
 
 
-def _checksum(data: bytes) -> int:
-    if len(data) % 2:
-        data += b"\x00"
-    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
-
-
 def routed_ip(ip: bytes) -> bytes:
     """IPv4 bytes as the switch forwards them: TTL - 1, header checksum recomputed.
     Fewer than 20 bytes cannot be routed intact: returned as they are (never matches)."""
@@ -66,7 +57,7 @@ def routed_ip(ip: bytes) -> bytes:
     out = bytearray(ip)
     out[8] -= 1
     out[10:12] = b"\x00\x00"
-    out[10:12] = struct.pack("!H", _checksum(bytes(out[:ihl])))
+    out[10:12] = struct.pack("!H", fuzz.checksum16(bytes(out[:ihl])))
     return bytes(out)
 
 

@@ -23,6 +23,55 @@ def artifacts():
     return art
 
 
+@pytest.fixture
+def switch(tmp_path, artifacts):
+    """One BMv2 (device 1, CPU port) on three veth pairs: yields it and the pairs (switch end,
+    tester end; ports 1..3); everything removed afterwards."""
+    from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+    from mpsched.proc.cleanup import Registry
+    from mpsched.proc.veth import make_veths
+
+    require("root", "simple_switch_grpc", "ethtool")
+    registry = Registry()
+    sw = None
+    try:
+        pairs = make_veths(registry, 3)
+        sw = Bmv2Switch(
+            "itest-bmv2",
+            1,
+            {i: s for i, (s, _) in enumerate(pairs, start=1)},
+            tmp_path,
+            registry=registry,
+            cpu_port=CPU_PORT,
+        )
+        sw.start()
+        yield sw, pairs
+    finally:
+        if sw is not None:
+            sw.stop()
+        registry.close()
+
+
+@pytest.fixture
+def p4info():
+    """The synthetic P4Info of the fake P4Runtime server (tests/fake_p4rt.py)."""
+    from mpsched.p4rt.p4info import P4Info
+
+    from .fake_p4rt import synthetic_p4info
+
+    return P4Info(synthetic_p4info())
+
+
+@pytest.fixture
+def server():
+    """A fake P4Runtime server on 127.0.0.1 (tests/fake_p4rt.py), stopped afterwards."""
+    from .fake_p4rt import FakeServer
+
+    srv = FakeServer().start()
+    yield srv
+    srv.stop()
+
+
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -21,37 +21,12 @@ from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient, param_value
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
-from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch, free_port
-from mpsched.proc.cleanup import Registry
-from mpsched.proc.veth import make_veths
+from mpsched.proc.bmv2 import Bmv2Switch, free_port
 
-from .conftest import AUTH, require, token_file
+from .conftest import AUTH, token_file
 
 pytestmark = pytest.mark.integration
 
-
-
-@pytest.fixture
-def switch(tmp_path, artifacts):
-    require("root", "simple_switch_grpc", "ethtool")
-    registry = Registry()
-    sw = None
-    try:
-        pairs = make_veths(registry, 3)
-        sw = Bmv2Switch(
-            "itest-bmv2",
-            1,
-            {i: s for i, (s, _) in enumerate(pairs, start=1)},
-            tmp_path,
-            registry=registry,
-            cpu_port=CPU_PORT,
-        )
-        sw.start()
-        yield sw, pairs
-    finally:
-        if sw is not None:
-            sw.stop()
-        registry.close()
 
 
 def start_controller(tmp_path, artifacts, switches: list[dict], hub_type: str = "native"):

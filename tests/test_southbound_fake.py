@@ -9,7 +9,6 @@ import pytest
 from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
-from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
     ACTION_SET_WEIGHTS,
     COUNTER_TX,
@@ -21,19 +20,6 @@ from mpsched.p4rt.pipeline import (
 )
 
 from .conftest import AUTH, token_file
-from .fake_p4rt import FakeServer, synthetic_p4info
-
-
-@pytest.fixture
-def p4info():
-    return P4Info(synthetic_p4info())
-
-
-@pytest.fixture
-def server():
-    srv = FakeServer().start()
-    yield srv
-    srv.stop()
 
 
 def wait_until(predicate, timeout=5.0):

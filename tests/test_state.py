@@ -36,15 +36,13 @@ from mpsched.controller.state import (
 )
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import param_value
-from mpsched.p4rt.p4info import P4Info, decode_uint
+from mpsched.p4rt.p4info import decode_uint
 from mpsched.p4rt.pipeline import (
     ACTION_SET_WEIGHTS,
     TABLE_TRAFFIC_CLASS,
     TABLE_WEIGHTS,
     Pipeline,
 )
-
-from .fake_p4rt import FakeServer, synthetic_p4info
 
 CLASSES = [
     {"id": 0, "name": "default"},
@@ -291,18 +289,6 @@ def test_controller_command_runs_without_state_unless_given_a_file():
 
 
 # -- the controller, on fake P4Runtime switches ------------------------------------
-
-
-@pytest.fixture
-def p4info():
-    return P4Info(synthetic_p4info())
-
-
-@pytest.fixture
-def server():
-    srv = FakeServer().start()
-    yield srv
-    srv.stop()
 
 
 def _switch(name: str, device_id: int, address: str, subnet: str, paths: list) -> dict:

@@ -24,11 +24,9 @@ from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import TABLE_TRAFFIC_CLASS, TABLE_WEIGHTS
-from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch, free_port
-from mpsched.proc.cleanup import Registry
-from mpsched.proc.veth import make_veths
+from mpsched.proc.bmv2 import Bmv2Switch, free_port
 
-from .conftest import AUTH, require, token_file
+from .conftest import AUTH, token_file
 
 pytestmark = pytest.mark.integration
 
@@ -36,29 +34,6 @@ CLASSES = [
     {"id": 0, "name": "default"},
     {"id": 1, "name": "video", "priority": 10, "match": {"proto": "udp", "dst_port": 5004}},
 ]
-
-
-@pytest.fixture
-def switch(tmp_path, artifacts):
-    require("root", "simple_switch_grpc", "ethtool")
-    registry = Registry()
-    sw = None
-    try:
-        pairs = make_veths(registry, 3)
-        sw = Bmv2Switch(
-            "state-bmv2",
-            1,
-            {i: s for i, (s, _) in enumerate(pairs, start=1)},
-            tmp_path,
-            registry=registry,
-            cpu_port=CPU_PORT,
-        )
-        sw.start()
-        yield sw
-    finally:
-        if sw is not None:
-            sw.stop()
-        registry.close()
 
 
 def netcfg(sw: Bmv2Switch) -> dict:
@@ -131,7 +106,7 @@ def intent_seen(base: str) -> tuple:
 
 
 def test_the_intent_survives_kill_9_of_the_controller(switch, tmp_path, artifacts):
-    sw = switch
+    sw, _ = switch
     (tmp_path / "netcfg.json").write_text(json.dumps(netcfg(sw)))
     state = tmp_path / "state" / "state-x.json"
     port = free_port()
