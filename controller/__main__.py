@@ -63,9 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     art = p4_artifacts()
     parser = argparse.ArgumentParser(
         prog="mpsched controller",
-        description="Run the multipath scheduler controller (os-ken app): push the P4 pipeline "
-        "to every switch of the network description over P4Runtime, install routes and path "
-        "weights, poll per-path counters, and serve the REST API.",
+        description="Run the multipath scheduler controller (os-ken app): bring every switch "
+        "of the network description to the controller's state over P4Runtime (push the P4 "
+        "program and every entry, or, where a switch already runs it, write only the "
+        "difference), run the control loop, poll per-path counters, keep the operator's intent "
+        "in a state file, and serve the REST API; as primary, or as backup of another "
+        "controller (--election-id).",
     )
     parser.add_argument(
         "--netcfg", required=True, help="network description JSON (written by `mpsched topo`)"
