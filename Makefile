@@ -16,9 +16,9 @@ P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
 P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
-                gcc libc6-dev linux-perf
+                gcc libc6-dev linux-perf chromium chromium-driver
 
-.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability soak compare
+.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -88,6 +88,9 @@ bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal 
 
 bench-dpcost: p4 ## per packet: CPU time, field writes, table applies, conditions (perf uprobes)
 	$(PY) -m mpsched.bench.dpcost
+
+bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap
+	$(PY) -m mpsched.bench.ui
 
 bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
 	$(PY) -m mpsched.bench.reliability

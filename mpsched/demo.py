@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import requests
 
@@ -20,7 +22,7 @@ from mpsched.client.rest import RestClient
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.controller import start_controller, stop_controller
-from mpsched.proc.layout import p4_artifacts
+from mpsched.proc.layout import build_dir, p4_artifacts
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
@@ -47,6 +49,7 @@ def run_phase(
     seconds: float,
     streams: int,
     poll: float,
+    screenshot: Path | None = None,
 ) -> PhaseResult:
     for path_id, weight in weights.items():
         rest.set_weight(path_id, weight)
@@ -56,8 +59,11 @@ def run_phase(
         dead = bed.dead_switches()
         return f"switch(es) {', '.join(dead)} died during phase {name}" if dead else None
 
+    shot = screenshot_later(rest, screenshot, 0.6 * seconds) if screenshot else None
     result = bulk_tcp(bed.host("h1"), bed.host("h2"), "10.0.2.1", seconds, streams,
                       abort=switch_died)
+    if shot is not None:
+        shot.join()
     time.sleep(2 * poll)
     after = tx_packets_bytes(rest)
     return PhaseResult(
@@ -67,6 +73,29 @@ def run_phase(
         {p: 8 * (after[p][1] - before[p][1]) / seconds / 1e6 for p in after},
         result.goodput_mbps,
     )
+
+
+def screenshot_later(rest: RestClient, out: Path, after_s: float) -> threading.Thread | None:
+    """A screenshot of the dashboard into `out` `after_s` from now, in a thread (None, and
+    logged, when headless Chromium, chromedriver or Selenium are missing)."""
+    from mpsched.bench import ui
+
+    problems = prereqs.missing(*ui.BROWSER_PREREQS)
+    if problems:
+        log.info("no dashboard screenshot: %s", "; ".join(problems))
+        return None
+
+    def take() -> None:
+        time.sleep(after_s)
+        try:
+            ui.screenshot(f"{rest.base}/ui/", out, settle_s=2.0)
+            log.info("dashboard screenshot: %s", out)
+        except Exception as error:  # the demo goes on without it
+            log.warning("dashboard screenshot failed: %s", error)
+
+    thread = threading.Thread(target=take, name="screenshot", daemon=True)
+    thread.start()
+    return thread
 
 
 def format_table(results: list[PhaseResult], rates: dict[int, float | None]) -> str:
@@ -107,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         default="10,5",
         help="path rates in Mbit/s, comma separated (default: %(default)s)",
     )
+    parser.add_argument(
+        "--screenshot",
+        default=str(build_dir() / "ui" / "demo.png"),
+        help="a screenshot of the dashboard during the last phase goes here, if headless "
+        "Chromium is installed; '' for none (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
@@ -135,15 +170,19 @@ def main(argv: list[str] | None = None) -> int:
                 bed.netcfg_path, bed.spec.log_dir / "controller.log", bed.registry, poll
             )
             ids = sorted(p["id"] for p in rest.get("/paths"))
+            print(f"demo: the dashboard is live at {rest.base}/ui/ while the demo runs",
+                  flush=True)
             phases = [
                 ("1:0", {p: (1 if p == ids[0] else 0) for p in ids}),
                 ("1:1", dict.fromkeys(ids, 1)),
             ]
             results = []
-            for name, weights in phases:
+            for i, (name, weights) in enumerate(phases):
                 log.info("phase %s: %gs of bulk TCP, %d streams", name, args.seconds, args.streams)
+                last = i == len(phases) - 1
+                shot = Path(args.screenshot) if last and args.screenshot else None
                 results.append(
-                    run_phase(bed, rest, name, weights, args.seconds, args.streams, poll)
+                    run_phase(bed, rest, name, weights, args.seconds, args.streams, poll, shot)
                 )
             stop_controller(controller, bed.registry)
         print()

@@ -86,12 +86,12 @@ def test_write_csv(tmp_path):
     runs_csv, series_csv = write_csv(tmp_path, _results())
     rows = list(csv.reader(runs_csv.open()))
     assert rows == [
-        ["scenario", "policy", "run", "seed", "duration_s",
+        ["scenario", "policy", "run", "seed", "duration_s", "cpu_bound",
          "goodput_mbps", "jain", "rtt_p50_ms", "custom"],
-        ["llhd1", "hash", "0", "1", "20.0", "9.0", "0.9", "20.0", ""],
-        ["llhd1", "hash", "1", "2", "20.0", "11.0", "", "22.0", ""],
-        ["llhd1", "llhd", "0", "1", "20.0", "12.0", "0.95", "15.0", "3.0"],
-        ["lm3", "hash", "0", "1", "60.0", "5.0", "", "", ""],
+        ["llhd1", "hash", "0", "1", "20.0", "", "9.0", "0.9", "20.0", ""],
+        ["llhd1", "hash", "1", "2", "20.0", "", "11.0", "", "22.0", ""],
+        ["llhd1", "llhd", "0", "1", "20.0", "", "12.0", "0.95", "15.0", "3.0"],
+        ["lm3", "hash", "0", "1", "60.0", "", "5.0", "", "", ""],
     ]  # fmt: skip
     series = list(csv.reader(series_csv.open()))
     assert series[0] == ["scenario", "policy", "run", "series", "t_s", "value"]
@@ -128,6 +128,8 @@ def test_summary_table_exact():
         "| llhd1 | hash | 2 | 10.0 ± 12.7 | 0.900 (n=1) | 21.0 ± 12.7 | \u2013 |\n"
         "| llhd1 | llhd | 1 | 12.0 | 0.950 | 15.0 | 3.00 |\n"
         "| lm3 | hash | 1 | 5.00 | \u2013 | \u2013 | \u2013 |\n"
+        "\n"
+        "CPU load not recorded for 4 of 4 run(s).\n"  # results without the cpu_bound field
     )
 
 
@@ -153,6 +155,7 @@ def test_comparison_table_exact():
         "| goodput_mbps ↑ | 5.00 |\n"
         "\n"
         "↑ higher is better, ↓ lower is better; **bold**: best mean. Cells: mean ± 95 % CI.\n"
+        "CPU load not recorded for 4 of 4 run(s).\n"
     )
     assert comparison_table([]) == ""
 

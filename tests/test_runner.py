@@ -63,9 +63,25 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
     assert "[2/2] tiny · fdmvqs+lm3 · run 1/1" in proc.stderr
     runs = sorted((out / "tiny").glob("*/run0/tiny__*__run000.json"))
     assert len(runs) == 2
+    bound = []
     for path in runs:
         result = json.loads(path.read_text())
         m = result["metrics"]
+        # the machine's load was recorded: idle over time and each process's CPU share
+        assert result["cpu_bound"] in (True, False), result["cpu_bound"]
+        bound.append(result["cpu_bound"])
+        assert len(result["cpu_idle"]) >= 8, result["cpu_idle"]  # 7 s measured, 0.5 s samples
+        assert all(0 <= x <= 100 for _, _, x in result["cpu_idle"]), result["cpu_idle"]
+        assert 0 <= m["cpu_idle_pct"] <= 100 and 0 <= m["cpu_low_idle_pct"] <= 100, m
+        shares = result["cpu_shares"]
+        assert min(shares["s1"], shares["s2"], shares["controller"]) > 0, shares
+        assert {"e1", "e2", "send0@h1", "sink0@h2"} <= set(shares), shares
+        assert sum(shares.values()) <= 100.5, shares  # % of all cores
+        cpu_csv = (path.parent / "cpu.csv").read_text().splitlines()
+        header = cpu_csv[0].split(",")
+        assert header[:3] == ["start_s", "end_s", "idle_pct"], header
+        assert set(header[3:]) == set(shares), header
+        assert len(cpu_csv) >= 15, cpu_csv  # a row per 0.5 s of the 8 s run
         assert m["goodput_mbps"] > 1.0, m
         assert 0 < m["goodput_frac"] <= 1.2, m
         assert m["transfers"] >= 5 and result["fct"], m
@@ -83,6 +99,9 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
     assert "| goodput_mbps" in summary and "fdmvqs+lm3" in summary and "static" in summary
     assert list((out / "tiny" / "plots").glob("*.png"))
     assert (out / "tiny" / "runs.csv").read_text().count("\n") == 3
+    assert ",cpu_bound," in (out / "tiny" / "runs.csv").read_text().splitlines()[0]
+    assert ("were CPU-bound" in proc.stderr) == any(bound), proc.stderr[-2000:]
+    assert ("†" in summary) == any(bound), summary
     assert not list(out.rglob("*.pcap"))  # captures are dropped unless --keep-captures
     assert links() == before == set()
 

@@ -300,6 +300,8 @@ class RestApi:
             Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
             Route("/mptcp/connections/{conn_id}", {"GET": self.get_mptcp_connection}),
             Route("/state", {"GET": self.get_state}),
+            Route("/ui", {"GET": self.get_ui_index}),
+            Route("/ui/{name}", {"GET": self.get_ui_file}),
         ]
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
@@ -461,3 +463,41 @@ class RestApi:
 
     def get_state(self, request: Request) -> Response:
         return json_response(self._call(self.backend.state))
+
+    # -- the operator dashboard (static files of ui/, no token: they only read) --
+
+    def get_ui_index(self, request: Request) -> Response:
+        if not request.path_info.endswith("/"):
+            response = Response(status=302, location="/ui/")
+            response.content_type = None
+            return response
+        return ui_file("index.html")
+
+    def get_ui_file(self, request: Request, name: str) -> Response:
+        return ui_file(name)
+
+
+UI_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
+UI_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*\.[a-z]+$")
+
+
+def ui_file(name: str) -> Response:
+    """A file of the ui directory beside this module, by its plain name (no directories, no
+    dot files, only the types of `UI_TYPES`); anything else is 404."""
+    suffix = name[name.rfind(".") :] if "." in name else ""
+    if not UI_NAME.match(name) or suffix not in UI_TYPES:
+        raise HttpError(404, f"no UI file {name[:40]}")
+    files = {f.name: f for f in resources.files(__package__).joinpath("ui").iterdir()}
+    if name not in files or not files[name].is_file():
+        raise HttpError(404, f"no UI file {name[:40]}")
+    response = Response(body=files[name].read_bytes(), charset=None)
+    response.headers["Content-Type"] = UI_TYPES[suffix]
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -24,6 +24,10 @@ formula lives in `metrics.py`; this module only selects the data:
   the first failure until the total goodput is back at 90 % of what it was in the
   5 s before, scaled by the capacity left in the next second (`metrics.reaction_time`, held for
   2 s); 0 when the goodput never dips below that, NaN when it never recovers.
+- cpu_idle_pct, cpu_low_idle_pct, cpu_bound, cpu_shares (`cpu.py`): the
+  machine's CPU idle (mean, and % of the window below the scenario's
+  `cpu_bound.idle_below_pct`), the rule's verdict, and each process's CPU share
+  between the samples that enclose the window.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import math
 from typing import Any
 
 from mpsched.emu.schedule import Step
-from mpsched.lab import metrics, pcap
+from mpsched.lab import cpu, metrics, pcap
 from mpsched.lab.report import RunResult
 from mpsched.lab.runner import RunRaw
 
@@ -96,6 +100,34 @@ def reaction_time_s(
     if not dips:
         return 0.0
     return dips[0] - t_down + metrics.reaction_time(total, dips[0], target, hold_s=2.0)
+
+
+def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
+    """The machine's load in the window [w0, w1] (s after traffic start): the RunResult
+    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, and the metrics cpu_idle_pct and
+    cpu_low_idle_pct (absent without samples)."""
+    rule = raw.scenario.cpu_rule
+    samples = raw.cpu_samples
+    idle = cpu.window(cpu.idle_series(samples, raw.t0), w0, w1)
+    # the samples that enclose the window: the last at or before w0 to the first at or after w1
+    rel = [s.t - raw.t0 for s in samples]
+    first = max((k for k, t in enumerate(rel) if t <= w0), default=0)
+    last = min((k for k, t in enumerate(rel) if t >= w1), default=len(samples) - 1)
+    out: dict[str, Any] = {
+        "cpu_bound": cpu.is_cpu_bound(idle, rule),
+        "cpu_rule": {"idle_below_pct": rule.idle_below_pct, "max_time_pct": rule.max_time_pct},
+        "cpu_idle": idle,
+        "cpu_shares": cpu.process_shares(samples[first : last + 1]),
+        "metrics": {},
+    }
+    usable = [(b - a, x) for a, b, x in idle if math.isfinite(x)]
+    covered = math.fsum(d for d, _ in usable)
+    if covered > 0:
+        out["metrics"]["cpu_idle_pct"] = math.fsum(d * x for d, x in usable) / covered
+        out["metrics"]["cpu_low_idle_pct"] = 100.0 * cpu.low_idle_fraction(
+            idle, rule.idle_below_pct
+        )
+    return out
 
 
 def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]:
@@ -201,6 +233,8 @@ def analyse(raw: RunRaw) -> RunResult:
             extents = pooled.extents
         except (OSError, pcap.PcapError) as exc:
             log.warning("capture %s: %s", raw.capture, exc)
+    load = cpu_load(raw, w0, w1)
+    m.update(load.pop("metrics"))
     return RunResult(
         scenario=sc.name,
         policy=raw.policy,
@@ -212,4 +246,5 @@ def analyse(raw: RunRaw) -> RunResult:
         fct=fct,
         rtt_ms=rtt,
         reorder_extents=extents,
+        **load,
     )

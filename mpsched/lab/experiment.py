@@ -30,6 +30,10 @@ Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
 testbed, and the policy's path weights. Output (OUT = --out):
   OUT/<scenario>/<policy>/run<k>/   raw reports, logs, the run's JSON result
   OUT/<scenario>/runs.csv           one row per run, one column per metric
+  OUT/<scenario>/<policy>/run<k>/cpu.csv  machine CPU idle and per-process
+                                    CPU shares over the run; a run whose idle
+                                    stayed low is marked cpu_bound (a dagger in
+                                    the tables, a warning at the end)
   OUT/<scenario>/series.csv         time series (goodput, per-path rates)
   OUT/<scenario>/summary.md         mean +- 95 % CI per metric and policy
   OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
@@ -147,9 +151,11 @@ def run_experiments(
             raw.capture.unlink(missing_ok=True)
         results.append(result)
         m = result.metrics
+        busy = " [CPU-bound]" if result.cpu_bound else ""
         progress(
             f"done: goodput {m.get('goodput_mbps', float('nan')):.2f} Mbit/s "
-            f"({m.get('goodput_frac', float('nan')):.2f} of capacity)"
+            f"({m.get('goodput_frac', float('nan')):.2f} of capacity), "
+            f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{busy}"
         )
     return results, failed
 
@@ -182,6 +188,27 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
         )
         written.append(out / "summary.md")
     return written
+
+
+def cpu_warning(prog: str, results: list) -> str:
+    """The closing warning naming every CPU-bound run; "" when there is none."""
+    from mpsched.lab import report
+
+    bound = report.cpu_bound_runs(results)
+    if not bound:
+        return ""
+    lines = [
+        f"{prog}: warning: {len(bound)} of {len(results)} run(s) were CPU-bound (the machine, "
+        "not only the policy, limited them; see cpu.csv in each run's directory):"
+    ]
+    for r in bound:
+        m = r.metrics
+        lines.append(
+            f"  {report.run_label(r)}: idle < {r.cpu_rule.get('idle_below_pct', float('nan')):g} %"
+            f" for {m.get('cpu_low_idle_pct', float('nan')):.0f} % of the measured time"
+            f" (mean idle {m.get('cpu_idle_pct', float('nan')):.0f} %)"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None, compare: bool = False) -> int:
@@ -236,6 +263,9 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     print(f"{prog}: {len(results)} run(s) ok, {failed} failed; wrote:", file=sys.stderr)
     for path in written:
         print(f"  {path}", file=sys.stderr)
+    warning = cpu_warning(prog, results)
+    if warning:
+        print(warning, file=sys.stderr)
     return 1 if failed or not results else 0
 
 

@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from mpsched.lab import metrics
+from mpsched.lab.cpu import CpuRule
 
 log = logging.getLogger(__name__)
 
 SCHEMA = 1
 DASH = "\u2013"  # en dash, shown for a metric without values
+CPU_MARK = "\u2020"  # dagger: a cell or column with runs where the machine was the bottleneck
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("reorder_degree", "pkts", False, "mean reordering extent (RFC 4737 §4.2)"),
     MetricSpec("retrans", "", False, "retransmitted segments (tcpi_total_retrans)"),
     MetricSpec("reaction_time_s", "s", False, "path-failure reaction time"),
+    MetricSpec("cpu_idle_pct", "%", None, "machine CPU idle, mean over the measured time"),
+    MetricSpec("cpu_low_idle_pct", "%", None, "% of the measured time idle < threshold"),
 )
 _SPEC = {m.name: m for m in METRICS}
 
@@ -73,6 +77,13 @@ class RunResult:
     measured). ``series``: time series per name (e.g. ``"path1"``, ``"total"``) of
     ``(t_s, Mbit/s)``. ``fct``: ``(size_bytes, fct_s)`` per completed flow. ``rtt_ms``: RTT
     samples. ``reorder_extents``: RFC 4737 extents of the reordered packets (all flows).
+
+    Machine load (``mpsched.lab.cpu``): ``cpu_bound`` is True when the machine was the
+    bottleneck by ``cpu_rule`` (``{"idle_below_pct", "max_time_pct"}``), False when it was
+    not, None when unknown (too few samples, or a result written before it was recorded).
+    ``cpu_idle``: ``(start_s, end_s, idle %)`` per sampling interval of the measured time;
+    ``cpu_shares``: CPU share (% of all cores) of each process by role (``s1``, ``e1``,
+    ``controller``, ``send0@h1``, ...).
     """
 
     scenario: str
@@ -85,6 +96,10 @@ class RunResult:
     fct: list[tuple[int, float]] = field(default_factory=list)
     rtt_ms: list[float] = field(default_factory=list)
     reorder_extents: list[int] = field(default_factory=list)
+    cpu_bound: bool | None = None
+    cpu_rule: dict[str, float] = field(default_factory=dict)
+    cpu_idle: list[tuple[float, float, float]] = field(default_factory=list)
+    cpu_shares: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become null)."""
@@ -100,6 +115,10 @@ class RunResult:
             "fct": [[int(s), _jf(t)] for s, t in self.fct],
             "rtt_ms": [_jf(x) for x in self.rtt_ms],
             "reorder_extents": [int(e) for e in self.reorder_extents],
+            "cpu_bound": self.cpu_bound,
+            "cpu_rule": {k: _jf(v) for k, v in self.cpu_rule.items()},
+            "cpu_idle": [[_jf(a), _jf(b), _jf(x)] for a, b, x in self.cpu_idle],
+            "cpu_shares": {k: _jf(v) for k, v in self.cpu_shares.items()},
         }
 
     @classmethod
@@ -122,6 +141,10 @@ class RunResult:
                 fct=[(int(s), _pf(t)) for s, t in d.get("fct", [])],
                 rtt_ms=[_pf(x) for x in d.get("rtt_ms", [])],
                 reorder_extents=[int(e) for e in d.get("reorder_extents", [])],
+                cpu_bound=_pb(d.get("cpu_bound"), "cpu_bound"),
+                cpu_rule={str(k): _pf(v) for k, v in d.get("cpu_rule", {}).items()},
+                cpu_idle=[(_pf(a), _pf(b), _pf(x)) for a, b, x in d.get("cpu_idle", [])],
+                cpu_shares={str(k): _pf(v) for k, v in d.get("cpu_shares", {}).items()},
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"malformed run result: {exc!r}") from None
@@ -134,6 +157,13 @@ def _jf(x: float) -> float | None:
 
 def _pf(x: float | None) -> float:
     return math.nan if x is None else float(x)
+
+
+def _pb(x: Any, name: str) -> bool | None:
+    """A JSON true/false, or null/absent (unknown)."""
+    if x is None or isinstance(x, bool):
+        return x
+    raise ValueError(f"malformed run result: {name} must be true, false or null, got {x!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,15 +216,16 @@ def metric_names(results: Iterable[RunResult]) -> list[str]:
 
 
 def write_csv(directory: str | Path, results: Sequence[RunResult]) -> tuple[Path, Path]:
-    """``runs.csv`` (one row per run: scenario, policy, run, seed, duration_s, each metric; an
-    empty cell where a run lacks a metric) and ``series.csv`` (long format: scenario, policy,
+    """``runs.csv`` (one row per run: scenario, policy, run, seed, duration_s, cpu_bound
+    (``true``, ``false``, empty = unknown), each metric; an empty cell where a run lacks a
+    metric) and ``series.csv`` (long format: scenario, policy,
     run, series, t_s, value). Returns both paths."""
     directory = Path(directory)
     names = metric_names(results)
     runs = _csv_text(
-        ["scenario", "policy", "run", "seed", "duration_s", *names],
+        ["scenario", "policy", "run", "seed", "duration_s", "cpu_bound", *names],
         (
-            [r.scenario, r.policy, r.run, r.seed, _cell(r.duration_s)]
+            [r.scenario, r.policy, r.run, r.seed, _cell(r.duration_s), _bool_cell(r.cpu_bound)]
             + [_cell(r.metrics.get(n, math.nan)) for n in names]
             for r in results
         ),
@@ -216,6 +247,10 @@ def write_csv(directory: str | Path, results: Sequence[RunResult]) -> tuple[Path
 
 def _cell(x: float) -> str:
     return repr(float(x)) if math.isfinite(x) else ""
+
+
+def _bool_cell(x: bool | None) -> str:
+    return "" if x is None else str(x).lower()
 
 
 def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
@@ -276,19 +311,65 @@ def _table(header: list[str], align: list[str], rows: Iterable[list[str]]) -> st
     return "\n".join(lines) + "\n"
 
 
+def cpu_bound_runs(results: Iterable[RunResult]) -> list[RunResult]:
+    """The runs marked CPU-bound (the machine, not the policy, was the bottleneck)."""
+    return [r for r in results if r.cpu_bound is True]
+
+
+def run_label(r: RunResult) -> str:
+    """``scenario/policy/run<k>``, as the run's directory under the output directory."""
+    return f"{r.scenario}/{r.policy}/run{r.run}"
+
+
+def _cpu_rule_text(runs: Sequence[RunResult]) -> str:
+    rules = []
+    for r in runs:
+        try:
+            text = CpuRule(**r.cpu_rule).describe() if r.cpu_rule else ""
+        except TypeError:
+            text = ""
+        rules.append(text or "see scenarios/README.md")
+    return "; ".join(dict.fromkeys(rules))
+
+
+def cpu_footnote(results: Sequence[RunResult]) -> str:
+    """Footnote lines for a table of ``results``: which runs were CPU-bound (marked
+    ``CPU_MARK``) and by which rule, and how many runs have no CPU record; "" when all runs were
+    recorded and none was CPU-bound."""
+    bound = cpu_bound_runs(results)
+    unknown = sum(1 for r in results if r.cpu_bound is None)
+    lines = []
+    if bound:
+        lines.append(
+            f"{CPU_MARK} CPU-bound run(s) ({_cpu_rule_text(bound)}): the machine, not only the "
+            "policy, limited them: " + ", ".join(run_label(r) for r in bound) + "."
+        )
+    if unknown:
+        lines.append(f"CPU load not recorded for {unknown} of {len(results)} run(s).")
+    return "".join(line + "\n" for line in lines)
+
+
+def _cpu_count(runs: Sequence[RunResult]) -> int:
+    return len(cpu_bound_runs(runs))
+
+
 def summary_table(results: Sequence[RunResult]) -> str:
     """Markdown table: one row per (scenario, policy) with its number of runs and, per metric,
     "mean ± ci95" over the runs. A metric missing (or NaN) in some runs shows the count it is
     based on, "(n=k)"; a metric with no values shows an en dash. Rows in order of first appearance,
-    metric columns in ``metric_names`` order."""
+    metric columns in ``metric_names`` order. A row with CPU-bound runs shows their count in the
+    runs cell ("5 (2†)"), explained by a footnote (``cpu_footnote``)."""
     names = metric_names(results)
-    rows = [
-        [scenario, policy, str(len(runs)), *(_cell_text(runs, n)[0] for n in names)]
-        for (scenario, policy), runs in _groups(results).items()
-    ]
-    return _table(
+    rows = []
+    for (scenario, policy), runs in _groups(results).items():
+        k = _cpu_count(runs)
+        count = f"{len(runs)} ({k}{CPU_MARK})" if k else str(len(runs))
+        rows.append([scenario, policy, count, *(_cell_text(runs, n)[0] for n in names)])
+    table = _table(
         ["scenario", "policy", "runs", *names], ["---", "---", "---:", *["---:"] * len(names)], rows
     )
+    note = cpu_footnote(results)
+    return table + ("\n" + note if note else "")
 
 
 def _arrow(spec: MetricSpec) -> str:
@@ -298,7 +379,9 @@ def _arrow(spec: MetricSpec) -> str:
 def comparison_table(results: Sequence[RunResult]) -> str:
     """Markdown, per scenario: metrics as rows, policies side by side as columns ("mean ±
     ci95"); the best mean per metric is bold (ties: all of them) when at least two policies
-    have a value and ``METRICS`` ranks the metric (↑ higher is better, ↓ lower is better)."""
+    have a value and ``METRICS`` ranks the metric (↑ higher is better, ↓ lower is better).
+    A policy with CPU-bound runs gets ``CPU_MARK`` on its column and their count in the "runs
+    per policy" line, explained by a footnote (``cpu_footnote``)."""
     groups = _groups(results)
     scenarios = list(dict.fromkeys(s for s, _ in groups))
     parts: list[str] = []
@@ -316,13 +399,18 @@ def comparison_table(results: Sequence[RunResult]) -> str:
                 best = max(means) if spec.higher_is_better else min(means)
             texts = [f"**{t}**" if m is not None and m == best else t for t, m in cells]
             rows.append([name + _arrow(spec), *texts])
-        runs = ", ".join(f"{p}: {len(runs_of[p])}" for p in policies)
+        bound = {p: _cpu_count(runs_of[p]) for p in policies}
+        runs = ", ".join(
+            f"{p}: {len(runs_of[p])}" + (f" ({bound[p]} cpu-bound{CPU_MARK})" if bound[p] else "")
+            for p in policies
+        )
+        header = [p + (f" {CPU_MARK}" if bound[p] else "") for p in policies]
         parts.append(
             f"### {scenario}\n\nruns per policy: {runs}\n\n"
-            + _table(["metric", *policies], ["---", *["---:"] * len(policies)], rows)
+            + _table(["metric", *header], ["---", *["---:"] * len(policies)], rows)
         )
     legend = "↑ higher is better, ↓ lower is better; **bold**: best mean. Cells: mean ± 95 % CI.\n"
-    return "\n".join(parts) + ("\n" + legend if parts else "")
+    return "\n".join(parts) + ("\n" + legend + cpu_footnote(results) if parts else "")
 
 
 # --------------------------------------------------------------------------------------------

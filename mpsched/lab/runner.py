@@ -6,15 +6,20 @@ saved), the scenario's workloads started at
 their times in the hosts, link schedules driven in real time, the switches'
 per-path counters polled over REST, a receiver-side capture of h2's TCP
 traffic, and everything torn down again (also on Ctrl-C or a crash: the
-testbed's registry owns every process and link). `analysis.py` turns a
+testbed's registry owns every process and link). A `CpuSampler` thread records
+the machine's CPU idle and each testbed process's CPU time during the run
+(`cpu.csv` in the run's directory; `cpu.py` does the arithmetic). `analysis.py` turns a
 run's raw reports into metrics; `report.py` writes tables and plots.
 """
 
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import logging
+import math
+import os
 import subprocess
 import sys
 import threading
@@ -27,6 +32,7 @@ from typing import Any
 import requests
 
 from mpsched.client.rest import RestClient
+from mpsched.lab import cpu
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.proc.controller import start_controller
 
@@ -34,6 +40,7 @@ log = logging.getLogger(__name__)
 
 BASE_PORT = 5000
 POLL_S = 0.5
+CPU_SAMPLE_S = 0.5
 
 
 class RunError(RuntimeError):
@@ -56,6 +63,61 @@ class RunRaw:
     capture: Path | None = None
     link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
+    cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
+
+
+def read_cpu_sample(pids: dict[str, int], proc: Path = Path("/proc")) -> cpu.CpuSample:
+    """/proc/stat and each role's /proc/<pid>/stat now; a process that is gone is left out."""
+    now = time.time()
+    times = cpu.parse_proc_stat((proc / "stat").read_text())
+    procs: dict[str, tuple[int, int]] = {}
+    for role, pid in pids.items():
+        try:
+            procs[role] = (pid, cpu.parse_pid_stat((proc / str(pid) / "stat").read_text()))
+        except (OSError, cpu.ProcParseError):
+            continue  # exited (or a zombie's stat vanished) between listing and reading
+    return cpu.CpuSample(now, times, procs)
+
+
+class CpuSampler(threading.Thread):
+    """Samples /proc every `period` s until `stop()`; `pids()` names the processes by role
+    (asked anew each time: senders start during the run). Samples go to `samples`."""
+
+    def __init__(self, pids: Callable[[], dict[str, int]], period: float = CPU_SAMPLE_S) -> None:
+        super().__init__(name="cpu-sampler", daemon=True)
+        self.pids = pids
+        self.period = period
+        self.samples: list[cpu.CpuSample] = []
+        self._stop_event = threading.Event()
+
+    def _sample(self) -> None:
+        try:
+            self.samples.append(read_cpu_sample(self.pids()))
+        except Exception as exc:  # a missed sample must never break the run it measures
+            log.warning("CPU sample: %s", exc)
+
+    def run(self) -> None:
+        self._sample()
+        while not self._stop_event.wait(self.period):
+            self._sample()
+
+    def stop(self) -> list[cpu.CpuSample]:
+        """Stop, take a last sample (so a run shorter than `period` still has an interval)."""
+        self._stop_event.set()
+        self.join(timeout=5)
+        self._sample()
+        return self.samples
+
+
+def write_cpu_csv(path: Path, samples: list[cpu.CpuSample], t0: float) -> None:
+    """Per sampling interval: start_s, end_s (after traffic start), idle_pct, and each role's
+    CPU share in % of all cores (empty while a role had no process)."""
+    roles, rows = cpu.interval_rows(samples, t0)
+    with path.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["start_s", "end_s", "idle_pct", *roles])
+        for row in rows:
+            w.writerow([f"{x:.3f}" if math.isfinite(x) else "" for x in row])
 
 
 def _sink_host(w: Workload) -> tuple[str, str]:
@@ -117,6 +179,30 @@ class Run:
         self.closing = False
         self.timers: list[threading.Timer] = []
         self.bed = None
+        self.host_of: dict[str, str] = {}  # process log name -> host it runs in
+
+    def cpu_roles(self) -> dict[str, int]:
+        """PIDs by role: the switches (s1, s2), link emulators (e1, f1, ...), the controller,
+        the tools in hosts (send0@h1, sink0@h2, tcpdump@h2) and this runner itself."""
+        from mpsched.topo.bmv2_switch import Bmv2MininetSwitch
+
+        bed = self.bed
+        roles: dict[str, int] = {"runner": os.getpid()}
+        if bed is None or bed.net is None:
+            return roles
+        for sw in list(bed.net.switches):
+            if isinstance(sw, Bmv2MininetSwitch) and sw.bmv2 and sw.bmv2.process:
+                roles[sw.name] = sw.bmv2.process.pid
+        for link in list(bed.links.values()):
+            em = getattr(link, "linkem", None)  # the netem backend has no process
+            if em is not None:
+                roles[link.name] = em.pid
+        with self.lock:
+            procs = list(self.procs)
+            hosts = dict(self.host_of)
+        for name, proc in procs:
+            roles[f"{name}@{hosts[name]}" if name in hosts else name] = proc.pid
+        return roles
 
     # -- processes in hosts ------------------------------------------------
 
@@ -128,6 +214,7 @@ class Run:
         self.bed.registry.add_process(proc.pid, " ".join(args))
         with self.lock:
             self.procs.append((log_name, proc))
+            self.host_of[log_name] = host_name
         return proc
 
     def _gen(self, host: str, role_args: list[str], name: str) -> subprocess.Popen:
@@ -211,8 +298,30 @@ class Run:
             self._gen(host, args, f"sink{i}")
         self._capture()
         time.sleep(1.0)  # sinks listening
+        sampler = CpuSampler(self.cpu_roles)
         t0 = time.monotonic()
         self.raw.t0 = time.time()
+        sampler.start()
+        try:
+            self._measure(rest, t0, progress)
+        finally:
+            self.raw.cpu_samples = sampler.stop()
+            self._write_cpu()
+        self._cancel_timers()
+        self._poll_counters(rest)
+        self._save_decisions(rest)
+        self._finish_senders(timeout=15)
+        self.bed.stop_schedules()
+
+    def _write_cpu(self) -> None:
+        try:
+            write_cpu_csv(self.raw.dir / "cpu.csv", self.raw.cpu_samples, self.raw.t0)
+        except OSError as exc:
+            log.warning("cpu.csv: %s", exc)
+
+    def _measure(self, rest: RestClient, t0: float, progress: Callable[[str], None]) -> None:
+        """The measured time: workloads and schedules started, counters polled until the end."""
+        sc = self.scenario
         self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
         self.timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
         deadline = t0 + sc.duration_s
@@ -227,11 +336,6 @@ class Run:
                 progress(f"t={now - t0:4.0f}s/{sc.duration_s:g}s")
                 next_progress = now + 10
             time.sleep(POLL_S)
-        self._cancel_timers()
-        self._poll_counters(rest)
-        self._save_decisions(rest)
-        self._finish_senders(timeout=15)
-        self.bed.stop_schedules()
 
     def _save_decisions(self, rest: RestClient) -> None:
         """The controller's decision log of the run (decisions.json in the run's directory)."""

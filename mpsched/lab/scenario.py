@@ -22,6 +22,7 @@ from mpsched.controller.errors import FieldError
 from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
 from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
+from mpsched.lab.cpu import CpuRule
 from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
 
 # Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
@@ -389,6 +390,7 @@ class Scenario:
     warmup_s: float = 2.0
     source: Path | None = None
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
+    cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
 
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
@@ -435,7 +437,7 @@ class Scenario:
 TOP_KEYS = {
     "name", "description", "duration_s", "seed", "warmup_s", "paths", "host_addresses",
     "host_interfaces",
-    "workload", "policy", "compare", "backend", "params",
+    "workload", "policy", "compare", "backend", "params", "cpu_bound",
 }  # fmt: skip
 
 
@@ -487,6 +489,7 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         host_addresses=host_addresses,
     )
     params = _controller_params(obj.get("params", {}))
+    cpu_rule = _cpu_rule(obj.get("cpu_bound", {}))
     return Scenario(
         name=_str(obj["name"], "name"),
         description=str(obj.get("description", "")).strip(),
@@ -499,6 +502,21 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
         warmup_s=_num(obj.get("warmup_s", 2.0), "warmup_s", 0, 60),
         source=source,
         params=params,
+        cpu_rule=cpu_rule,
+    )
+
+
+def _cpu_rule(data: Any) -> CpuRule:
+    """`cpu_bound`: the thresholds that mark a run CPU-bound (mpsched/lab/cpu.py)."""
+    obj = _obj(data, "cpu_bound", {"idle_below_pct", "max_time_pct"})
+    default = CpuRule()
+    return CpuRule(
+        idle_below_pct=_num(
+            obj.get("idle_below_pct", default.idle_below_pct), "cpu_bound.idle_below_pct", 0, 100
+        ),
+        max_time_pct=_num(
+            obj.get("max_time_pct", default.max_time_pct), "cpu_bound.max_time_pct", 0, 100
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3, linkem."""
+"""Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3, linkem,
+and for the dashboard's browser tests headless Chromium, chromedriver and Selenium."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def check(*names: str) -> list[Requirement]:
         "tcpdump": lambda: _tool("tcpdump", SETUP_HINT.format("tcpdump")),
         "mininet": _mininet,
         "linkem": _linkem,
+        "chromium": lambda: _tool("chromium", SETUP_HINT.format("chromium")),
+        "chromedriver": lambda: _tool("chromedriver", SETUP_HINT.format("chromium-driver")),
+        "selenium": _selenium,
     }
     return [table[n]() for n in names]
 
@@ -50,6 +54,14 @@ def _mininet() -> Requirement:
     except ImportError:
         return Requirement("mininet", False, SETUP_HINT.format("mininet"))
     return Requirement("mininet", True, "")
+
+
+def _selenium() -> Requirement:
+    try:
+        import selenium.webdriver  # noqa: F401
+    except ImportError:
+        return Requirement("selenium", False, "install it with `make setup` (requirements.txt)")
+    return Requirement("selenium", True, "")
 
 
 def _linkem() -> Requirement:

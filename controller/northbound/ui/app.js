@@ -1,0 +1,407 @@
+// mpsched operator dashboard: polls the controller's REST API about once a second, keeps up to
+// 10 minutes of per-path history in the page and draws it with plain SVG. Writes go through the
+// same API with the write token (kept in sessionStorage only).
+"use strict";
+
+const POLL_MS = 1000;
+const HISTORY_S = 600;
+const MAX_DECISIONS = 500;
+const SHOWN_DECISIONS = 40;
+const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+  "#17becf"];
+const METRICS = [
+  ["goodput_mbps", "goodput, Mbit/s"],
+  ["srtt_ms", "srtt, ms"],
+  ["owd_ms", "one-way delay above minimum, ms"],
+  ["loss", "loss"],
+  ["inflight_bytes", "in flight, bytes"],
+];
+const SVG_NS = "http://www.w3.org/2000/svg";
+const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text"]);
+
+const state = {
+  series: {},      // path id -> direction -> [snapshot, ...] (oldest first)
+  lastT: 0,        // newest snapshot time seen: the next GET /telemetry?since=
+  decisions: [],   // oldest first
+  decisionsT: 0,
+  paths: [], switches: [], classes: [], mptcp: null, loop: null, policies: [],
+  polling: null,
+};
+// What tests and `make bench-ui` read: when the first full render happened (ms since navigation).
+window.mpschedUi = { firstRenderMs: null, renders: 0, errors: 0 };
+
+// -- helpers ------------------------------------------------------------------------------
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs = {}, ...children) {
+  const node = SVG_TAGS.has(tag) ? document.createElementNS(SVG_NS, tag)
+    : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function fmt(v, digits = 2) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v !== "number" || Number.isInteger(v)) return String(v);
+  return Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(digits);
+}
+
+function clock(t) { return new Date(t * 1000).toLocaleTimeString([], { hour12: false }); }
+
+function direction() { return $("direction").value; }
+
+function windowS() { return Number($("window").value); }
+
+function token() { return sessionStorage.getItem("mpsched-token") || ""; }
+
+function pathColor(id) { return COLORS[(Number(id) - 1) % COLORS.length]; }
+
+function showMessage(text, isError) {
+  const box = $("message");
+  box.textContent = text;
+  box.className = "message " + (isError ? "error" : "ok");
+  box.hidden = false;
+}
+
+// Keeps one row per key in a table body: `build` makes a new row, rows of gone keys go.
+function syncRows(tbody, keys, build) {
+  const rows = new Map([...tbody.rows].map((r) => [r.dataset.key, r]));
+  keys.forEach((key, i) => {
+    let row = rows.get(key);
+    if (!row) { row = build(key); row.dataset.key = key; }
+    if (tbody.rows[i] !== row) tbody.insertBefore(row, tbody.rows[i] || null);
+    rows.delete(key);
+  });
+  for (const row of rows.values()) row.remove();
+  return keys.map((k) => [...tbody.rows].find((r) => r.dataset.key === k));
+}
+
+function setCells(row, values) {
+  values.forEach((v, i) => { if (row.cells[i].textContent !== v) row.cells[i].textContent = v; });
+}
+
+// -- REST ---------------------------------------------------------------------------------
+
+async function getJson(path) {
+  const r = await fetch(path, { cache: "no-store" });
+  if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
+  return r.json();
+}
+
+// PUT through the API; a refusal shows the API's {"error", "field"} and returns null.
+async function put(path, body) {
+  const headers = { "Content-Type": "application/json" };
+  if (token()) headers.Authorization = "Bearer " + token();
+  let r;
+  try {
+    r = await fetch(path, { method: "PUT", headers, body: JSON.stringify(body) });
+  } catch (e) {
+    showMessage(`PUT ${path} failed: ${e.message}`, true);
+    return null;
+  }
+  const data = await r.json().catch(() => ({ error: r.statusText, field: null }));
+  if (!r.ok) {
+    const field = data.field ? ` (field: ${data.field})` : "";
+    showMessage(`PUT ${path} refused, HTTP ${r.status}: ${data.error}${field}`, true);
+    return null;
+  }
+  showMessage(`PUT ${path}: done`, false);
+  (state.polling || Promise.resolve()).then(poll);  // a poll that started after the write
+  return data;
+}
+
+function mergeTelemetry(tel) {
+  for (const [pid, dirs] of Object.entries(tel.paths)) {
+    for (const [dir, snaps] of Object.entries(dirs)) {
+      const series = ((state.series[pid] ||= {})[dir] ||= []);
+      const last = series.length ? series[series.length - 1].t : 0;
+      for (const s of snaps) if (s.t > last) series.push(s);
+      for (const s of snaps) state.lastT = Math.max(state.lastT, s.t);
+    }
+  }
+  const oldest = state.lastT - HISTORY_S;
+  for (const dirs of Object.values(state.series)) {
+    for (const series of Object.values(dirs)) {
+      let drop = 0;
+      while (drop < series.length && series[drop].t < oldest) drop++;
+      if (drop) series.splice(0, drop);
+    }
+  }
+}
+
+function mergeDecisions(dec) {
+  for (const d of dec.decisions) if (d.t > state.decisionsT) state.decisions.push(d);
+  if (state.decisions.length) state.decisionsT = state.decisions[state.decisions.length - 1].t;
+  const extra = state.decisions.length - MAX_DECISIONS;
+  if (extra > 0) state.decisions.splice(0, extra);
+  state.loop = dec.loop;
+}
+
+async function pollOnce() {
+  const [paths, tel, switches, classes, dec, mptcp] = await Promise.all([
+    getJson("/paths"),
+    getJson(`/telemetry?since=${state.lastT}`),
+    getJson("/switches"),
+    getJson("/classes"),
+    getJson(`/decisions?since=${state.decisionsT}&limit=1000`),
+    getJson("/mptcp/connections"),
+  ]);
+  Object.assign(state, { paths, switches, classes, mptcp });
+  mergeTelemetry(tel);
+  mergeDecisions(dec);
+  render();
+}
+
+// One poll at a time: a call while one is in flight returns that one.
+function poll() {
+  state.polling ||= pollOnce()
+    .then(() => { $("status").textContent = "live"; $("status").className = "status ok"; })
+    .catch((e) => {
+      window.mpschedUi.errors++;
+      $("status").textContent = `not reachable: ${e.message}`;
+      $("status").className = "status bad";
+    })
+    .finally(() => { state.polling = null; });
+  return state.polling;
+}
+
+// -- views --------------------------------------------------------------------------------
+
+function render() {
+  renderDirections();
+  renderTopology();
+  renderPaths();
+  renderCharts();
+  renderClasses();
+  renderDecisions();
+  renderSwitches();
+  renderMptcp();
+  const ui = window.mpschedUi;
+  ui.renders++;
+  if (ui.firstRenderMs === null) {
+    ui.firstRenderMs = performance.now();
+    document.body.dataset.rendered = "1";
+  }
+}
+
+function renderDirections() {
+  const select = $("direction");
+  const dirs = [...new Set(state.paths.flatMap((p) => Object.keys(p.telemetry || {})))].sort();
+  if (dirs.join() === [...select.options].map((o) => o.value).join()) return;
+  const keep = select.value;
+  select.replaceChildren(...dirs.map((d) => el("option", { value: d, text: d })));
+  if (dirs.includes(keep)) select.value = keep;
+}
+
+function current(p) { return (p.telemetry || {})[direction()] || {}; }
+
+function renderTopology() {
+  const svg = $("topology");
+  const names = state.switches.map((s) => s.name);
+  const [a, b] = [names[0] || "s1", names[1] || "s2"];
+  const n = Math.max(state.paths.length, 1);
+  const rowH = Math.max(30, 40 * n);
+  svg.setAttribute("viewBox", `0 0 720 ${rowH + 20}`);
+  const box = (x, name) => el("g", {},
+    el("rect", { x: x - 30, y: 10, width: 60, height: rowH, rx: 6, fill: "#e8eef5",
+      stroke: "#1d3557" }),
+    el("text", { x, y: 14 + rowH / 2, "text-anchor": "middle", text: name }));
+  const lines = state.paths.map((p, i) => {
+    const y = 10 + rowH * (i + 0.5) / n;
+    const t = current(p);
+    const down = p.admin === "down";
+    const dead = t.alive === false;
+    const mbps = (p.rate_bps || 0) / 1e6;
+    const rate = p.configured_rate_mbps ? ` · ${p.configured_rate_mbps} Mbit/s` : "";
+    const label = `path ${p.id}${rate} · ${down ? "admin down" : dead ? "dead" : "up"}`
+      + ` · ${mbps.toFixed(2)} Mbit/s placed`;
+    return el("g", { class: "path", "data-path": p.id, "data-admin": p.admin,
+      "data-alive": String(t.alive), "data-mbps": mbps.toFixed(3),
+      "data-inflight": String(t.inflight_bytes) },
+    el("line", { x1: 90, x2: 630, y1: y, y2: y, "stroke-width": 2 + Math.min(8, mbps),
+      stroke: down || dead ? "#c0392b" : pathColor(p.id),
+      "stroke-dasharray": down ? "6 4" : dead ? "2 3" : null }),
+    el("text", { x: 360, y: y - 6, "text-anchor": "middle", text: label }));
+  });
+  svg.replaceChildren(box(60, a), box(660, b), ...lines);
+}
+
+function renderPaths() {
+  const rows = syncRows($("paths").tBodies[0], state.paths.map((p) => String(p.id)), (id) => {
+    const path = state.paths.find((p) => String(p.id) === id);
+    const weight = el("input", { type: "number", min: 0, max: 255, value: path.weight });
+    const admin = el("button", { class: "admin", onclick: (e) => {
+      const up = e.target.dataset.next === "up";
+      put(`/paths/${id}/admin`, { state: up ? "up" : "down" });
+    } });
+    const set = el("button", { class: "set-weight", text: "set",
+      onclick: () => put(`/paths/${id}/weight`, { weight: Number(weight.value) }) });
+    const row = el("tr", {});
+    for (let i = 0; i < 9; i++) row.append(el("td", { class: i >= 4 ? "num" : "" }));
+    row.append(el("td", {}, weight, set), el("td", {}, admin));
+    return row;
+  });
+  state.paths.forEach((p, i) => {
+    const t = current(p);
+    const row = rows[i];
+    const rate = p.configured_rate_mbps ? `${p.configured_rate_mbps} Mbit/s` : "–";
+    const alive = t.alive === undefined ? "–" : t.alive ? "alive" : "dead";
+    setCells(row, [String(p.id), rate, p.admin, alive,
+      fmt((p.rate_bps || 0) / 1e6), fmt(t.goodput_mbps), fmt(t.srtt_ms), fmt(t.loss, 4),
+      fmt(t.inflight_bytes, 0)]);
+    row.cells[2].className = p.admin;
+    row.cells[3].className = t.alive ? "alive" : "dead";
+    const button = row.cells[10].firstChild;
+    button.dataset.next = p.admin === "down" ? "up" : "down";
+    button.textContent = p.admin === "down" ? "set up" : "set down";
+  });
+}
+
+function chart(key, title, now, span) {
+  const W = 300, H = 110, L = 44, B = 16;
+  const lines = [];
+  let max = 0;
+  for (const [pid, dirs] of Object.entries(state.series)) {
+    const pts = (dirs[direction()] || []).filter((s) => s.t >= now - span);
+    for (const s of pts) if (typeof s[key] === "number") max = Math.max(max, s[key]);
+    lines.push([pid, pts]);
+  }
+  max = max > 0 ? max * 1.1 : 1;
+  const x = (t) => L + (W - L - 4) * (t - (now - span)) / span;
+  const y = (v) => 4 + (H - B - 8) * (1 - v / max);
+  const paths = lines.map(([pid, pts]) => {
+    let d = "", pen = "M";
+    for (const s of pts) {
+      if (typeof s[key] !== "number") { pen = "M"; continue; }
+      d += `${pen}${x(s.t).toFixed(1)},${y(s[key]).toFixed(1)}`;
+      pen = "L";
+    }
+    return el("path", { d: d || "M0,0", fill: "none", stroke: pathColor(pid), "stroke-width": 1.5,
+      "data-path": pid });
+  });
+  return el("svg", { class: "chart", "data-metric": key, viewBox: `0 0 ${W} ${H}` },
+    el("text", { x: L, y: 10, text: title }),
+    el("line", { x1: L, x2: L, y1: 4, y2: H - B, stroke: "#999" }),
+    el("line", { x1: L, x2: W - 4, y1: H - B, y2: H - B, stroke: "#999" }),
+    el("text", { x: L - 3, y: 12, "text-anchor": "end", text: fmt(max, max < 1 ? 3 : 1) }),
+    el("text", { x: L - 3, y: H - B, "text-anchor": "end", text: "0" }),
+    el("text", { x: L, y: H - 3, text: `-${span / 60} min` }),
+    el("text", { x: W - 4, y: H - 3, "text-anchor": "end", text: "now" }),
+    ...paths);
+}
+
+function renderCharts() {
+  const now = state.lastT || Date.now() / 1000;
+  const span = windowS();
+  $("charts").replaceChildren(...METRICS.map(([key, title]) => chart(key, title, now, span)));
+  $("legend").replaceChildren(...Object.keys(state.series).map((pid) =>
+    el("span", { style: `color:${pathColor(pid)}`, text: `━ path ${pid}` })));
+}
+
+function policyText(p) {
+  const params = Object.entries(p.params || {}).map(([k, v]) => `${k}=${v}`).join(" ");
+  const gap = p.flowlet_gap_us ? `${p.flowlet_gap_us} µs` : "auto";
+  return `${p.name}${p.lm3 ? "+lm3" : ""} gap ${gap}` + (params ? ` (${params})` : "");
+}
+
+function placementText(c) {
+  return Object.entries(c.placement || {}).map(([sw, pl]) => !pl ? `${sw}: –`
+    : `${sw}: ${pl.mode} ` + Object.entries(pl.weights).map(([p, w]) => `${p}:${w}`).join(" ")
+      + ` gap ${pl.flowlet_gap_us} µs`).join("\n");
+}
+
+function policyForm(id) {
+  const name = el("select", { class: "policy-name" },
+    ...state.policies.map((n) => el("option", { value: n, text: n })));
+  const params = el("input", { class: "params", placeholder: "params as JSON: {\"beta\": 0.01}" });
+  const lm3 = el("input", { type: "checkbox", class: "lm3" });
+  const gap = el("input", { type: "number", class: "gap", min: 0, placeholder: "gap µs" });
+  const apply = el("button", { class: "apply", text: "apply", onclick: () => {
+    const body = { name: name.value, lm3: lm3.checked };
+    if (gap.value !== "") body.flowlet_gap_us = Number(gap.value);
+    if (params.value.trim()) {
+      try { body.params = JSON.parse(params.value); } catch (e) {
+        showMessage(`params: not JSON: ${e.message}`, true);
+        return;
+      }
+    }
+    put(`/classes/${id}/policy`, body);
+  } });
+  const cls = state.classes.find((c) => String(c.id) === id);
+  if (cls) { name.value = cls.policy.name; lm3.checked = cls.policy.lm3; }
+  return el("td", {}, name, " lm3 ", lm3, " ", gap, " ", params, " ", apply);
+}
+
+function renderClasses() {
+  const rows = syncRows($("classes").tBodies[0], state.classes.map((c) => String(c.id)), (id) =>
+    el("tr", {}, el("td", {}), el("td", {}),
+      el("td", { style: "white-space:pre" }), policyForm(id)));
+  state.classes.forEach((c, i) => setCells(rows[i], [`${c.id} ${c.name}`, policyText(c.policy),
+    placementText(c)]));
+}
+
+function renderDecisions() {
+  const loop = state.loop;
+  if (loop) {
+    $("loop").textContent = `control loop p50 ${fmt(loop.latency_ms_p50)} ms, p99 `
+      + `${fmt(loop.latency_ms_p99)} ms, ${loop.iterations} iterations, ${loop.writes} writes, `
+      + `period ${loop.control_period_ms} ms`;
+  }
+  const shown = state.decisions.slice(-SHOWN_DECISIONS).reverse();
+  const kv = (o) => Object.entries(o || {}).map(([k, v]) => `${k}:${fmt(v, 3)}`).join(" ");
+  $("decisions").tBodies[0].replaceChildren(...shown.map((d) => el("tr", {},
+    ...[clock(d.t), d.switch, d.class_id, d.policy, kv(d.weights), d.mode, d.reason, kv(d.scores)]
+      .map((v) => el("td", { text: String(v) })))));
+}
+
+function renderSwitches() {
+  $("switches").tBodies[0].replaceChildren(...state.switches.map((s) => {
+    const prog = s.programmed ? `${s.programmed.how} (${s.programmed.detail})` : "–";
+    const drops = Object.entries(s.drops || {}).filter(([, v]) => v)
+      .map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
+    return el("tr", { "data-switch": s.name },
+      ...[s.name, s.state + (s.error ? `: ${s.error}` : ""), prog, drops]
+        .map((v) => el("td", { text: v })));
+  }));
+}
+
+function renderMptcp() {
+  const m = state.mptcp || { connections: [] };
+  $("steering").textContent = `steering ${m.steering ? "on" : "off"}`;
+  const rows = m.connections.flatMap((c) => c.subflows.map((s, i) => el("tr", {},
+    ...[i ? "" : String(c.id), i ? "" : `${c.server_token} / ${c.client_token}`,
+      `${s.src}:${s.sport} → ${s.dst}:${s.dport}${s.initial ? " (initial)" : ""}`,
+      s.path_id ?? "unpinned", s.packets, fmt(s.idle_s, 1)]
+      .map((v) => el("td", { text: String(v) })))));
+  $("mptcp").tBodies[0].replaceChildren(...rows);
+}
+
+// -- start --------------------------------------------------------------------------------
+
+async function start() {
+  $("token-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    sessionStorage.setItem("mpsched-token", $("token").value.trim());
+    $("token").value = "";
+    $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
+  });
+  $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
+  $("window").addEventListener("change", renderCharts);
+  $("direction").addEventListener("change", render);
+  try {
+    state.policies = Object.keys((await getJson("/params")).schema.policies).sort();
+  } catch (e) {
+    showMessage(`GET /params failed: ${e.message}`, true);
+  }
+  const loop = async () => { await poll(); setTimeout(loop, POLL_MS); };
+  loop();
+}
+
+start();

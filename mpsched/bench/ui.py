@@ -1,0 +1,343 @@
+"""`make bench-ui`: the operator dashboard (`/ui/`) in headless Chromium, load time and lag.
+
+What runs: one BMv2 `simple_switch_grpc` with the 4-path program, programmed by the real
+`Controller` (estimators, scheduler, control loop every 100 ms, P4Runtime agent), its REST API
+(`RestApi` on the waitress `RestServer`, as the os-ken app hosts it) and the page served by
+that API, driven by Selenium through Debian's chromium and chromedriver. A feeder injects
+synthetic telemetry for the 4 paths as the switches' digests would (a path report and an RTT
+report per path every 10 ms, values changing all the time), as `make bench-control` does, so
+the policy decides, writes and logs decisions live.
+
+The 10 minutes of history: every path's history (the fed direction) holds 600 snapshots (one per
+second, the page's limit). They are the estimator's own snapshots (`PathEstimator.snapshot`,
+so the same fields and JSON size as in a real run), dated back one per second with their
+numbers varied; waiting 10 real minutes for them would make this benchmark 10 minutes long and
+measure nothing more: the page's cost is in the size of what it fetches and draws, which is the
+real one. Everything after that (the controller, its REST server, the switch, the decisions, the
+telemetry the page sees change) is live.
+
+- `ui_load_ms`: navigation start until the page's first full render (every view drawn from
+  the first complete poll, 600 s of history for each of the 4 paths included), median of 3
+  loads (target ≤ 1000).
+- `ui_update_lag_ms`: the feeder switches path 1's bytes in flight to a new value; from the
+  moment the controller's estimator holds it until the page shows it (a MutationObserver in the
+  page notes the time; one clock: same machine), the worst of 10 changes at random phases
+  against the page's 1 s poll (target ≤ 1500; p50 printed too).
+- the page's JS heap after the run (Chrome DevTools `Performance.getMetrics`).
+
+The browser helpers here (`start_browser`, `wait_rendered`, `console_errors`, `screenshot`)
+serve the browser tests (tests/test_ui_browser.py) and the demo's screenshot too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mpsched.proc import prereqs
+
+log = logging.getLogger("mpsched.bench.ui")
+
+BROWSER_PREREQS = ("chromium", "chromedriver", "selenium")
+N_PATHS = 4
+HISTORY_S = 600
+FEED_INTERVAL_S = 0.010
+LOADS = 3
+CHANGES = 10
+
+
+# -- the browser ---------------------------------------------------------------------------
+
+
+def start_browser(width: int = 1400, height: int = 1000) -> Any:
+    """Headless Chromium (Debian's `chromium`, driven by its `chromedriver`) with the page's
+    console log kept; the caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "chromium"
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",  # root, in a container
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-extensions",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--window-size={width},{height}",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(
+        executable_path=shutil.which("chromedriver") or "chromedriver",
+        log_output=subprocess.DEVNULL,
+    )
+    return webdriver.Chrome(service=service, options=options)
+
+
+def wait_rendered(driver: Any, timeout: float = 20.0) -> float:
+    """Wait for the page's first full render; its time in ms since navigation start."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ms = driver.execute_script("return window.mpschedUi && window.mpschedUi.firstRenderMs")
+        if ms is not None:
+            return float(ms)
+        time.sleep(0.02)
+    raise TimeoutError(f"the dashboard did not render within {timeout:g} s")
+
+
+def console_errors(driver: Any, allow: tuple[str, ...] = ()) -> list[str]:
+    """The page's console errors since the last call, less those containing an `allow` text."""
+    return [
+        e["message"]
+        for e in driver.get_log("browser")
+        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allow)
+    ]
+
+
+def screenshot(url: str, out: Path, settle_s: float = 3.0) -> None:
+    """A screenshot of the dashboard at `url` into `out` (PNG), once rendered and `settle_s`
+    of live polling later."""
+    driver = start_browser(1400, 1300)
+    try:
+        driver.get(url)
+        wait_rendered(driver)
+        time.sleep(settle_s)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(out))
+    finally:
+        driver.quit()
+
+
+# -- the controller under test ---------------------------------------------------------------
+
+
+class Feeder(threading.Thread):
+    """Telemetry for s1's paths as the far edge (path reports) and s1 (RTT reports) send it;
+    `mark(value)` makes path 1's reported bytes in flight `value` from then on and returns
+    when the controller holds it."""
+
+    def __init__(self, ctl: Any, n: int, seed: int) -> None:
+        super().__init__(name="feeder", daemon=True)
+        self.ctl, self.n = ctl, n
+        self.rng = random.Random(seed)
+        self.halt = threading.Event()
+        self.marker: int | None = None
+        self.marked = threading.Event()
+        self.marked_at = 0.0
+
+    def mark(self, value: int) -> float:
+        self.marked.clear()
+        self.marker = value
+        if not self.marked.wait(5):
+            raise RuntimeError("feeder stalled")
+        return self.marked_at
+
+    def run(self) -> None:
+        from mpsched.controller.southbound.reports import RttReport
+        from mpsched.controller.telemetry.estimators import PathReport
+
+        seq = dict.fromkeys(range(1, self.n + 1), 0)
+        rx_bytes = dict.fromkeys(range(1, self.n + 1), 0)
+        t_us = 1_000_000
+        while not self.halt.wait(FEED_INTERVAL_S):
+            now = time.time()
+            t_us += int(FEED_INTERVAL_S * 1e6)
+            marker = self.marker
+            for p in range(1, self.n + 1):
+                rtt_us = int(self.rng.uniform(5_000, 20_000) * p)
+                seq[p] += 50
+                rx_bytes[p] += int(self.rng.uniform(0.2, 1.0) * 1500 * 50 / p)
+                owd = rtt_us // 2
+                lost = self.rng.randrange(0, 3)
+                self.ctl.ingest_report(
+                    PathReport("s2", p, seq[p], t_us - owd + 7_000_000, t_us, seq[p],
+                               rx_bytes[p], lost, 0, self.rng.randrange(0, 40), now)
+                )
+                inflight = self.rng.randrange(0, 100_000) * 2 + 1  # odd: never a marker
+                if p == 1 and marker is not None:
+                    inflight = marker
+                self.ctl.ingest_rtt_report(RttReport("s1", p, rtt_us, 0, inflight, now))
+                if p == 1 and marker is not None and not self.marked.is_set():
+                    self.marked_at = time.time()  # the estimator holds it from here on
+                    self.marked.set()
+
+
+def backfill(ctl: Any, seconds: int, seed: int) -> int:
+    """Fill every estimator's history with `seconds` snapshots, one per second back from now
+    (see the module's docstring); returns how many snapshots there are in all."""
+    rng = random.Random(seed)
+    now = time.time()
+    total = 0
+    with ctl._lock:
+        for est in ctl._telemetry.values():
+            base = est.snapshot(now)
+            past = []
+            for k in range(seconds - len(est.history), 0, -1):
+                snap = dict(base, t=round(now - k, 3))
+                for key, value in base.items():
+                    if key != "t" and isinstance(value, float):
+                        snap[key] = round(value * rng.uniform(0.7, 1.3), 3)
+                past.append(snap)
+            est.history.extendleft(reversed(past))
+            total += len(est.history)
+    return total
+
+
+def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, float]:
+    from mpsched.bench.control import artifacts_for, netcfg
+    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.northbound.rest import RestApi
+    from mpsched.controller.northbound.server import RestServer
+    from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+    from mpsched.proc.bmv2 import Bmv2Switch, free_port
+
+    art = artifacts_for(N_PATHS)
+    sw = Bmv2Switch(name="bench-ui", device_id=1, ports={}, log_dir=workdir, registry=registry)
+    sw.start()
+    server = driver = None
+    ctl = Controller(
+        netcfg(sw.grpc_address, N_PATHS),
+        Pipeline(P4Info.from_file(art.p4info)),
+        str(art.bmv2_json),
+        ControllerSettings(
+            poll_interval=1.0,
+            telemetry=TelemetryConfig(probe_interval_s=None),
+            estimators=EstimatorSettings(history=HISTORY_S),
+            default_policy="llhd",
+        ),
+    )
+    feeder = Feeder(ctl, N_PATHS, seed=1)
+    try:
+        ctl.start()
+        if not ctl.agents[0].wait_ready(30):
+            raise RuntimeError(f"s1 not ready: {ctl.agents[0].status}")
+        feeder.start()
+        server = RestServer(RestApi(ctl), "127.0.0.1", free_port())
+        server.start()
+        url = "http://{}:{}/ui/".format(*server.address)
+        time.sleep(2.0)  # estimators filled, decisions logged
+        snapshots = backfill(ctl, HISTORY_S, seed=2)
+        print(f"controller: {N_PATHS} paths on BMv2, {snapshots} history snapshots, {url}")
+
+        driver = start_browser()
+        loads = []
+        for i in range(LOADS):
+            driver.get(url)
+            loads.append(wait_rendered(driver))
+            held = driver.execute_script(
+                "return Object.values(state.series).flatMap(Object.values)"
+                ".reduce((n, s) => n + s.length, 0)"
+            )
+            print(f"load {i + 1}: first full render {loads[-1]:.0f} ms, {held} snapshots held")
+        errors = console_errors(driver)
+        if errors:
+            raise RuntimeError(f"console errors: {errors}")
+
+        driver.execute_script(
+            """
+            window.__seen = {};
+            new MutationObserver(() => {
+              const g = document.querySelector('#topology g[data-path="1"]');
+              const v = g && g.dataset.inflight;
+              if (v && !(v in window.__seen)) window.__seen[v] = Date.now();
+            }).observe(document.getElementById('topology'), {childList: true, subtree: true});
+            """
+        )
+        rng = random.Random(3)
+        lags = []
+        for i in range(CHANGES):
+            time.sleep(rng.uniform(0.3, 1.3))
+            marker = 2 * (500_000 + i)  # even: the feeder's own values are odd
+            at = feeder.mark(marker)
+            deadline = time.monotonic() + 10
+            seen = None
+            while seen is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                seen = driver.execute_script(f"return window.__seen['{marker}'] || null")
+            if seen is None:
+                raise RuntimeError(f"the page never showed in-flight bytes {marker}")
+            lags.append(seen - at * 1000)
+            print(f"change {i + 1}: shown after {lags[-1]:.0f} ms")
+
+        driver.execute_cdp_cmd("Performance.enable", {})
+        metrics = {
+            m["name"]: m["value"]
+            for m in driver.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]
+        }
+        return {
+            "load_ms": statistics.median(loads),
+            "lag_max_ms": max(lags),
+            "lag_p50_ms": statistics.median(lags),
+            "heap_used_mb": metrics["JSHeapUsedSize"] / 1e6,
+            "heap_total_mb": metrics["JSHeapTotalSize"] / 1e6,
+            "dom_nodes": metrics.get("Nodes", 0),
+        }
+    finally:
+        if driver is not None:
+            driver.quit()
+        feeder.halt.set()
+        if server is not None:
+            server.stop()
+        ctl.stop()
+        sw.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mpsched.bench.ui",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    from mpsched.bench.control import artifacts_for
+    from mpsched.proc.cleanup import Registry, sweep
+
+    problems = prereqs.missing("simple_switch_grpc", *BROWSER_PREREQS)
+    problems += [f"{m}: missing; run `make p4`" for m in artifacts_for(N_PATHS).missing()]
+    if problems:
+        print("bench-ui: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    for line in sweep():
+        log.info("cleaned up: %s", line)
+    registry = Registry()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run(parser.parse_args(argv), Path(tmp), registry)
+    except KeyboardInterrupt:
+        print("bench-ui: interrupted; cleaned up", file=sys.stderr)
+        return 130
+    except (RuntimeError, TimeoutError) as error:
+        print(f"bench-ui: failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        registry.close()
+    print(
+        f"page JS heap: {result['heap_used_mb']:.1f} MB used of {result['heap_total_mb']:.1f} MB,"
+        f" {result['dom_nodes']:.0f} DOM nodes (detached ones not yet collected included);"
+        f" update lag p50 {result['lag_p50_ms']:.0f} ms"
+    )
+    print(f"ui_load_ms={result['load_ms']:.0f}")
+    print(f"ui_update_lag_ms={result['lag_max_ms']:.0f}")
+    print(f"ui_js_heap_mb={result['heap_used_mb']:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
