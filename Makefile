@@ -15,10 +15,27 @@ else
 P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
 P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
+# Compile-time profiles (p4src/include/defines.p4): stages left out. The
+# default (full) has every stage; `make p4 P4_PROFILE=lean` builds
+# build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). Keep in step with
+# mpsched/bench/dataplane.py PROFILES.
+P4_PROFILE ?= full
+P4_PROFILE_DEFS_full :=
+P4_PROFILE_DEFS_no-flow-order := -DNO_FLOW_ORDER
+P4_PROFILE_DEFS_no-mptcp := -DNO_MPTCP
+P4_PROFILE_DEFS_no-rtt-monitor := -DNO_RTT_MONITOR
+P4_PROFILE_DEFS_lean := -DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR
+ifeq ($(origin P4_PROFILE_DEFS_$(P4_PROFILE)),undefined)
+$(error P4_PROFILE=$(P4_PROFILE): not one of full lean no-flow-order no-mptcp no-rtt-monitor)
+endif
+ifneq ($(P4_PROFILE),full)
+P4OUT  := $(P4OUT)-$(P4_PROFILE)
+P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
+endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver
 
-.PHONY: help setup toolchain p4 p4-8 test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -45,7 +62,7 @@ $(P4OUT)/main.json: $(P4SRC)
 	p4c --target bmv2 --arch v1model --std p4-16 $(P4DEFS) -o $(P4OUT) \
 	    --p4runtime-files $(P4OUT)/main.p4info.txt p4src/main.p4
 
-p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths
+p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths; P4_PROFILE=lean: build/p4-lean
 
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
@@ -86,8 +103,13 @@ bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths,
 bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal one on the same BMv2
 	$(PY) -m mpsched.bench.dataplane
 
-bench-dpcost: p4 ## per packet: CPU time, field writes, table applies, conditions (perf uprobes)
-	$(PY) -m mpsched.bench.dpcost
+bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field writes, table applies, conditions (perf uprobes); PROFILES=1: each P4_PROFILE and each stage's cost
+	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles)
+
+# Every compile-time profile (P4_PROFILE) but the full program, each into its own directory.
+p4-profiles:
+	@for p in no-flow-order no-mptcp no-rtt-monitor lean; do \
+	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap
 	$(PY) -m mpsched.bench.ui

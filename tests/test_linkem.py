@@ -241,6 +241,25 @@ def test_tiny_queue_tail_drops(link):
 
 
 @pytest.mark.integration
+def test_frames_read_lazily_while_queued_keep_counts_and_times(link):
+    """While a direction holds frames, linkem reads its port only at the next delivery;
+    a control line still sees every frame that arrived before it, and each frame is
+    timed from its own (kernel) arrival, not from when it was read."""
+    link.em.set("ab", LinkParams(delay_ms=200))
+    before = link.em.stats()["ab"]
+    sent = link.probe(pps=2000, count=200, size=200, drain_s=0.0).sent["sent"]
+    now = link.em.stats()["ab"]
+    assert now["rx"] - before["rx"] == sent == 200
+    assert now["queued"] == 200
+    link.wait_idle()
+    res = link.probe(pps=2000, count=400, size=200, drain_s=0.4)
+    owd = up.one_way_delays_ms(res.records)
+    assert len(owd) == 400
+    assert min(owd) >= 200.0, min(owd)
+    assert up.median(owd) < 201.5 and up.percentile(owd, 95) < 205.0, owd
+
+
+@pytest.mark.integration
 def test_down_drops_everything_and_flushes_then_up(link):
     link.em.set("ab", LinkParams(delay_ms=500))
     link.probe(pps=1000, count=40, size=100, drain_s=0.0)

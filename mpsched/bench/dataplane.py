@@ -43,7 +43,7 @@ from pathlib import Path
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
-from mpsched.p4rt.pipeline import Pipeline
+from mpsched.p4rt.pipeline import ALL_TABLES, ETHERTYPE_PATH_TAG, Pipeline
 from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, sweep
@@ -74,37 +74,79 @@ PROGRAMS = (
 )
 
 
+# Compile-time profiles of the full program (p4src/include/defines.p4, Makefile
+# P4_PROFILE): name, label; each with every stage but the named ones.
+PROFILES = (
+    ("no-flow-order", "full without per-flow order (-DNO_FLOW_ORDER)"),
+    ("no-mptcp", "full without MPTCP (-DNO_MPTCP)"),
+    ("no-rtt-monitor", "full without RTT monitor (-DNO_RTT_MONITOR)"),
+    ("lean", "lean: without all three"),
+)
+
+
+def profile_artifacts(profile: str) -> tuple[Path, Path]:
+    """(BMv2 JSON, P4Info) that `make p4 P4_PROFILE=profile` builds (4 paths)."""
+    base = build_dir() / f"p4-{profile}"
+    return base / "main.json", base / "main.p4info.txt"
+
+
 def program_artifacts() -> dict[str, tuple[Path, Path]]:
-    """(BMv2 JSON, P4Info) of each program of PROGRAMS."""
+    """(BMv2 JSON, P4Info) of each program of PROGRAMS and each profile of PROFILES."""
     art = p4_artifacts()
     return {
         "minimal": minimal_artifacts(),
         "ipv4": ipv4_artifacts(),
         "full": (art.bmv2_json, art.p4info),
+        **{name: profile_artifacts(name) for name, _ in PROFILES},
     }
 
 
-def missing_programs() -> list[str]:
-    """One line per program file that `make p4` has not built."""
-    return [
-        f"{m}: missing; run `make p4`"
-        for json_, info in program_artifacts().values()
-        for m in (json_, info)
-        if not m.is_file()
-    ]
+def missing_programs(profiles: bool = False) -> list[str]:
+    """One line per program file (of PROGRAMS, and of PROFILES if asked) not built."""
+    names = [name for name, _ in PROGRAMS] + ([name for name, _ in PROFILES] if profiles else [])
+    art = program_artifacts()
+    lines = []
+    for name in names:
+        how = "`make p4`" if name in dict(PROGRAMS) else f"`make p4 P4_PROFILE={name}`"
+        lines += [f"{m}: missing; run {how}" for m in art[name] if not m.is_file()]
+    return lines
 
 
-def frame_hex() -> str:
-    from scapy.layers.inet import IP, UDP
+# Kinds of test traffic: "udp" (default) a 64-byte UDP frame from the host bound for the
+# paths; "tcp" a TCP ACK with timestamps and 18 bytes of data from the host bound for the
+# paths (the TCP option walk, MPTCP's pin lookup, the RTT monitor); "tagged" the same TCP
+# segment arriving tagged from path 1 on the path port, bound for the host (the egress edge:
+# path measurement and per-flow order, tag removal, the RTT monitor's ACK side).
+TRAFFIC = ("udp", "tcp", "tagged")
+
+
+def frame_hex(traffic: str = "udp") -> str:
+    from scapy.layers.inet import IP, TCP, UDP
     from scapy.layers.l2 import Ether
 
-    pkt = (
-        Ether(dst=ROUTER_MAC, src=HOST_MAC)
-        / IP(src="10.0.1.1", dst="10.0.2.1", ttl=64)
-        / UDP(sport=4000, dport=5000)
+    if traffic == "udp":
+        pkt = (
+            Ether(dst=ROUTER_MAC, src=HOST_MAC)
+            / IP(src="10.0.1.1", dst="10.0.2.1", ttl=64)
+            / UDP(sport=4000, dport=5000)
+            / (b"\0" * 18)
+        )
+        return bytes(pkt).hex()
+    if traffic not in TRAFFIC:
+        raise ValueError(f"traffic {traffic!r} is not one of {TRAFFIC}")
+    src, dst = ("10.0.1.1", "10.0.2.1") if traffic == "tcp" else ("10.0.2.1", "10.0.1.1")
+    segment = (
+        IP(src=src, dst=dst, ttl=64)
+        / TCP(sport=4000, dport=5000, flags="A", seq=1000, ack=1,
+              options=[("NOP", None), ("NOP", None), ("Timestamp", (1, 1))])
         / (b"\0" * 18)
     )
-    return bytes(pkt).hex()
+    if traffic == "tcp":
+        return bytes(Ether(dst=ROUTER_MAC, src=HOST_MAC) / segment).hex()
+    # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), next type
+    tag = bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + b"\x08\x00"
+    eth = Ether(dst=ROUTER_MAC, src="00:00:0a:00:02:fe", type=ETHERTYPE_PATH_TAG)
+    return (bytes(eth) + tag + bytes(segment)).hex()
 
 
 def full_program_state(pipeline: Pipeline, address: str) -> list:
@@ -123,8 +165,14 @@ def full_program_state(pipeline: Pipeline, address: str) -> list:
     s2 = SwitchCfg(
         "s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), (PathCfg(1, 2, None),)
     )
-    entries = forwarding_entries(pipeline, NetCfg((s1, s2)), s1)
-    return [*entries, pipeline.weights(0, {1: 1})]
+    full = pipeline
+    if pipeline.tables != ALL_TABLES:
+        # A profile: the controller's entries for the full program (its P4Info names every
+        # table), less those of the stages the profile leaves out.
+        full = Pipeline(P4Info.from_file(p4_artifacts().p4info))
+    entries = forwarding_entries(full, NetCfg((s1, s2)), s1)
+    kept = [e for e in entries if e.table in pipeline.tables]
+    return [*kept, pipeline.weights(0, {1: 1})]
 
 
 def rx_packets(iface: str) -> int:
@@ -237,9 +285,11 @@ class Rig:
         cpus: tuple[int, int] | None,
         sw: Bmv2Switch,
         registry: Registry,
+        traffic: str = "udp",
     ) -> None:
         self.send_iface, self.sink, self.seconds = send_iface, sink, seconds
         self.cpus, self.sw, self.registry = cpus, sw, registry
+        self.frame = frame_hex(traffic)
 
     def trial(self, rate: float) -> Trial:
         """Hold `rate` pkt/s (0: unpaced) for a warm-up and the measurement window."""
@@ -254,7 +304,7 @@ class Rig:
                 "--iface",
                 self.send_iface,
                 "--frame",
-                frame_hex(),
+                self.frame,
                 "--seconds",
                 str(duration),
                 "--rate",
@@ -334,12 +384,18 @@ def program_rig(
     cpus: tuple[int, int] | None,
     log_dir: Path,
     registry: Registry,
+    traffic: str = "udp",
 ) -> Iterator[Rig]:
-    """A Rig on a switch running program `name` (of PROGRAMS), stopped on exit."""
+    """A Rig on a switch running program `name` (of PROGRAMS or PROFILES) with `traffic`
+    (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves the other),
+    stopped on exit."""
     json_, info = program_artifacts()[name]
-    sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, name == "full", cpus)
+    full = name not in ("minimal", "ipv4")
+    sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus)
     try:
-        yield Rig(send_iface, sink, seconds, cpus, sw, registry)
+        if traffic == "tagged":
+            send_iface, sink = sink, send_iface
+        yield Rig(send_iface, sink, seconds, cpus, sw, registry, traffic)
     finally:
         sw.stop()
 
@@ -369,15 +425,23 @@ def main(argv: list[str] | None = None) -> int:
         action="store_false",
         help="leave the sender and the switch unpinned (default: each on a CPU of its own)",
     )
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        choices=[name for name, _ in PROFILES],
+        help="also measure this compile-time profile (`make p4 P4_PROFILE=...`); repeatable",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
     args = p.parse_args(argv)
+    programs = [*PROGRAMS, *((n, lbl) for n, lbl in PROFILES if n in args.profile)]
     if args.seconds <= 0 or args.rounds < 1 or args.step <= 1 or args.fine < 0:
         p.error("--seconds must be > 0, --rounds >= 1, --step > 1 and --fine >= 0")
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
     )
     problems = prereqs.missing("root", "simple_switch_grpc")
-    problems += missing_programs()
+    problems += missing_programs(profiles=bool(args.profile))
     if problems:
         print(
             "bench-dataplane: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr
@@ -386,7 +450,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()
-    results: dict[str, list[Sweep]] = {name: [] for name, _ in PROGRAMS}
+    results: dict[str, list[Sweep]] = {name: [] for name, _ in programs}
     cpus = cpu_plan(args.pin)
     print(
         f"load generator on CPU {cpus[0]}, switch on CPU {cpus[1]}" if cpus else "unpinned",
@@ -397,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         ports = {1: sw1, 2: sw2}
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(args.rounds):
-                for name, _ in PROGRAMS:
+                for name, _ in programs:
                     with program_rig(
                         name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry
                     ) as rig:
@@ -418,13 +482,15 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         registry.close()
     medians = {k: statistics.median(s.best.delivered for s in v) for k, v in results.items()}
-    for name, label in PROGRAMS:
+    for name, label in programs:
         limited = not all(s.saturated for s in results[name])
         print(
             f"{label:26s} max forwarding rate median {medians[name]:10.0f} pkt/s"
             + (" (a lower bound: the sender limited some round)" if limited else "")
         )
     print(f"full / IPv4 forwarding: {medians['full'] / medians['ipv4']:.3f}")
+    for name in args.profile:
+        print(f"{name} / IPv4 forwarding: {medians[name] / medians['ipv4']:.3f}")
     print(f"dataplane_pps_ratio={medians['full'] / medians['minimal']:.3f}")
     return 0
 

@@ -22,6 +22,13 @@ libraries it loads (`ldd`, dynamic symbols), so a stripped, dynamically linked B
 distributions ship it is counted too, and probed where the symbol is. Needs root and `perf`
 (Debian's linux-perf); a counter whose symbol is found nowhere prints n/a, and a line
 `not counted: EVENT (...)` says why.
+
+`--profiles` measures the compile-time profiles of the full program as well (PROFILES of
+mpsched/bench/dataplane.py, built by `make p4 P4_PROFILE=...`), with three kinds of traffic
+(`--traffic`, TRAFFIC): the UDP frame above, a TCP segment from the host bound for the paths,
+and the same segment arriving tagged from a path bound for the host (the egress edge; the
+programs without path tags are not run with it). The cost of a stage is the full program's
+minus that of the profile without it, per kind of traffic.
 """
 
 from __future__ import annotations
@@ -38,7 +45,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.bench.dataplane import PROGRAMS, Rig, cpu_plan, missing_programs, program_rig
+from mpsched.bench.dataplane import (
+    PROFILES,
+    PROGRAMS,
+    TRAFFIC,
+    Rig,
+    cpu_plan,
+    missing_programs,
+    program_rig,
+)
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.veth import make_veths
@@ -204,6 +219,40 @@ def fmt(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.1f}"
 
 
+def stage_costs(costs: dict[str, Cost]) -> dict[str, Cost]:
+    """Per stage a profile leaves out (PROFILES, "lean" for all of them): the full program's
+    cost minus the profile's (None where either was not counted)."""
+
+    def minus(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a - b
+
+    full = costs["full"]
+    return {
+        name: Cost(
+            full.cpu_us - c.cpu_us,
+            minus(full.field_writes, c.field_writes),
+            minus(full.table_applies, c.table_applies),
+            minus(full.conditions, c.conditions),
+        )
+        for name, c in costs.items()
+        if name in dict(PROFILES)
+    }
+
+
+def table(title: str, costs: dict[str, Cost]) -> list[str]:
+    lines = [
+        title,
+        f"{'program':15s} {'CPU us':>8s} {'field writes':>13s} {'table applies':>14s}"
+        f" {'conditions':>11s}",
+    ]
+    for name, c in costs.items():
+        lines.append(
+            f"{name:15s} {c.cpu_us:8.1f} {fmt(c.field_writes):>13s}"
+            f" {fmt(c.table_applies):>14s} {fmt(c.conditions):>11s}"
+        )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.dpcost",
@@ -212,11 +261,27 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--rate", type=float, default=10_000.0, help="offered load, pkt/s")
     p.add_argument("--seconds", type=float, default=3.0, help="measurement window")
+    p.add_argument(
+        "--profiles",
+        action="store_true",
+        help="also the compile-time profiles (`make p4 P4_PROFILE=...`) and the cost per stage",
+    )
+    p.add_argument(
+        "--traffic",
+        action="append",
+        choices=TRAFFIC,
+        help="kind of test traffic, repeatable (default: udp; with --profiles: all)",
+    )
     args = p.parse_args(argv)
     if args.rate <= 0 or args.seconds <= 0:
         p.error("--rate and --seconds must be > 0")
+    traffics = args.traffic or (list(TRAFFIC) if args.profiles else ["udp"])
+    programs = [name for name, _ in PROGRAMS]
+    if args.profiles:
+        programs += [name for name, _ in PROFILES]
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    problems = prereqs.missing("root", "simple_switch_grpc") + missing_programs()
+    problems = prereqs.missing("root", "simple_switch_grpc")
+    problems += missing_programs(profiles=args.profiles)
     if shutil.which("perf") is None:
         problems.append("perf: install it with `make setup` (Debian package linux-perf)")
     if problems:
@@ -227,40 +292,39 @@ def main(argv: list[str] | None = None) -> int:
     binary = shutil.which("simple_switch_grpc") or "simple_switch_grpc"
     registry = Registry()
     cpus = cpu_plan(True)
-    costs: dict[str, Cost] = {}
+    costs: dict[str, dict[str, Cost]] = {t: {} for t in traffics}
     not_counted: dict[str, str] = {}
     try:
         (sw1, t1), (sw2, t2) = make_veths(registry, 2)
         ports = {1: sw1, 2: sw2}
         with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
             not_counted = probes.not_counted
-            for name, _ in PROGRAMS:
-                with program_rig(
-                    name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry
-                ) as rig:
-                    timed = rig.trial(args.rate)  # without probes: they cost time
-                    counts = count(rig, args.rate, probes.events)
-                costs[name] = Cost(
-                    timed.cpu_us_per_packet,
-                    per_packet(counts, "field_writes"),
-                    per_packet(counts, "table_applies"),
-                    per_packet(counts, "conditions"),
-                )
+            for traffic in traffics:
+                for name in programs:
+                    if traffic == "tagged" and name in ("minimal", "ipv4"):
+                        continue  # no path tags in these
+                    with program_rig(
+                        name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry, traffic
+                    ) as rig:
+                        timed = rig.trial(args.rate)  # without probes: they cost time
+                        counts = count(rig, args.rate, probes.events)
+                    costs[traffic][name] = Cost(
+                        timed.cpu_us_per_packet,
+                        per_packet(counts, "field_writes"),
+                        per_packet(counts, "table_applies"),
+                        per_packet(counts, "conditions"),
+                    )
     except KeyboardInterrupt:
         print("bench-dpcost: interrupted; cleaned up", file=sys.stderr)
         return 130
     finally:
         registry.close()
-    print(f"per packet at {args.rate:.0f} pkt/s offered:")
-    print(
-        f"{'program':10s} {'CPU us':>8s} {'field writes':>13s} {'table applies':>14s}"
-        f" {'conditions':>11s}"
-    )
-    for name, c in costs.items():
-        print(
-            f"{name:10s} {c.cpu_us:8.1f} {fmt(c.field_writes):>13s}"
-            f" {fmt(c.table_applies):>14s} {fmt(c.conditions):>11s}"
-        )
+    for traffic, by_program in costs.items():
+        print("\n".join(table(f"per packet at {args.rate:.0f} pkt/s offered ({traffic}):",
+                               by_program)))
+        if args.profiles and "full" in by_program:
+            print("\n".join(table(f"cost of each stage, full minus the profile ({traffic}):",
+                                   stage_costs(by_program))))
     for event, why in not_counted.items():
         print(f"not counted: {event} ({why})")
     return 0

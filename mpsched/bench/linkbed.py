@@ -110,8 +110,11 @@ def process_cpu_s(pid: int) -> float:
 class LinkBed:
     """ns1 - linkem - ns2 on veths; `linkem` is the running emulator."""
 
-    def __init__(self, seed: int = 0, registry: Registry | None = None) -> None:
+    def __init__(
+        self, seed: int = 0, registry: Registry | None = None, binary: Path | None = None,
+    ) -> None:
         self.seed = seed
+        self.binary = binary
         self.names = BedNames.for_owner(os.getpid(), next(_serial))
         self._own_registry = registry is None
         self.registry = registry or Registry()
@@ -149,7 +152,8 @@ class LinkBed:
         self._configure_end(n.ns2, n.y, f"{ADDR2}/{PREFIX_LEN}")
         self._neighbour(n.ns1, n.x, ADDR2, self._mac(n.ns2, n.y))
         self._neighbour(n.ns2, n.y, ADDR1, self._mac(n.ns1, n.x))
-        self.linkem = Linkem.start(n.a, n.b, seed=self.seed, registry=self.registry)
+        self.linkem = Linkem.start(n.a, n.b, seed=self.seed, registry=self.registry,
+                                   binary=self.binary)
 
     def _in(self, ns: str | None, argv: Sequence[str]) -> list[str]:
         return ns_argv(ns, argv) if ns else list(argv)
@@ -211,7 +215,7 @@ class LinkBed:
         self.em.close()
         self.linkem = None
         self.linkem = Linkem.start(self.names.a, self.names.b, seed=self.seed,
-                                   registry=self.registry)
+                                   registry=self.registry, binary=self.binary)
         return self.linkem
 
     def set_both(self, params: LinkParams) -> None:

@@ -12,6 +12,13 @@ directly. Prints a table of configured vs measured, then exactly four lines:
                        offered 25 % above the rate; Ethernet frame bytes)
     cpu_pct=           linkem's CPU time / wall time during the 20 Mbit/s delay runs (worst)
 
+Before those four lines, a CPU sweep (`--cpu-rates`, skipped with `--cpu-rates ''`):
+1200-byte UDP payloads one way at each offered rate, no loss, rate limit 1 Gbit/s
+(well above the load), without delay and with 10 ms (as on the testbed's paths);
+linkem's utime+stime over the run as % of one core, and per Mbit/s (Ethernet
+frame bits) and per kpkt/s. One linkem runs per path, so these
+are per-path figures. `--cpu-only` runs the sweep alone.
+
 The one-way delay includes the frame's serialisation at the link rate (0.1 ms
 for 1250 bytes at 100 Mbit/s), as on a real link.
 """
@@ -22,6 +29,7 @@ import argparse
 import logging
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc import prereqs
@@ -42,6 +50,11 @@ RATE_CASES_MBPS = (5.0, 20.0, 50.0)
 RATE_OVERLOAD = 1.25
 RATE_PAYLOAD = 1472
 RATE_QUEUE = 100
+CPU_RATES_MBPS = (10.0, 25.0, 50.0, 100.0)
+CPU_PAYLOAD = 1200
+CPU_SECONDS = 5.0
+CPU_LINK_MBPS = 1000.0
+CPU_DELAYS_MS = (0.0, 10.0)
 GE = GilbertElliott(p=0.02, r=0.25, loss_good=0.0, loss_bad=1.0)
 
 
@@ -143,6 +156,57 @@ def bench_rate(bed: LinkBed, scale: float, rows: list[Row], fig: Figures) -> Non
         ))
 
 
+@dataclass(frozen=True)
+class CpuPoint:
+    delay_ms: float
+    offered_mbps: float
+    received_mbps: float
+    kpps: float
+    cpu_pct: float
+
+    @property
+    def per_mbps(self) -> float:
+        return self.cpu_pct / self.received_mbps if self.received_mbps else 0.0
+
+    @property
+    def per_kpps(self) -> float:
+        return self.cpu_pct / self.kpps if self.kpps else 0.0
+
+
+def bench_cpu(bed: LinkBed, rates: tuple[float, ...], scale: float) -> list[CpuPoint]:
+    """linkem's CPU at each offered rate (one direction, nothing dropped or delayed)."""
+    points = []
+    for delay, mbps in ((d, r) for d in CPU_DELAYS_MS for r in rates):
+        pps = up.pps_for_mbps(mbps, CPU_PAYLOAD)
+        count = max(500, int(pps * CPU_SECONDS * scale))
+        bed.em.set("ab", LinkParams(delay_ms=delay, rate_mbps=CPU_LINK_MBPS,
+                                    queue_packets=10_000))
+        bed.wait_idle()
+        res = bed.probe(pps=pps, count=count, size=CPU_PAYLOAD, drain_s=0.1 + delay / 1e3)
+        rx = len(res.records)
+        frame_bits = up.frame_bits(CPU_PAYLOAD)
+        points.append(CpuPoint(
+            delay_ms=delay,
+            offered_mbps=mbps,
+            received_mbps=rx * frame_bits / res.wall_s / 1e6,
+            kpps=rx / res.wall_s / 1e3,
+            cpu_pct=100 * res.linkem_cpu_s / res.wall_s,
+        ))
+    return points
+
+
+def print_cpu(points: list[CpuPoint]) -> None:
+    if not points:
+        return
+    print(f"linkem CPU per path ({CPU_PAYLOAD}-byte UDP payload, one direction, "
+          "% of one core)")
+    print(f"{'delay ms':>8} {'offered Mbit/s':>14} {'rx Mbit/s':>10} {'kpkt/s':>8} {'cpu %':>7} "
+          f"{'%/Mbit/s':>9} {'%/kpkt/s':>9}")
+    for p in points:
+        print(f"{p.delay_ms:8g} {p.offered_mbps:14g} {p.received_mbps:10.1f} {p.kpps:8.2f} "
+              f"{p.cpu_pct:7.1f} {p.per_mbps:9.3f} {p.per_kpps:9.3f}")
+
+
 def print_report(rows: list[Row], fig: Figures) -> None:
     table = [Row("what", "configured", "measured", "error", "notes"), *rows]
     cols = ("what", "configured", "measured", "error")
@@ -164,12 +228,26 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=1, help="linkem's random seed (default 1)")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiply packet counts and durations (e.g. 0.2 for a quick look)")
+    ap.add_argument("--cpu-rates", default=",".join(f"{r:g}" for r in CPU_RATES_MBPS),
+                    help="offered Mbit/s of the CPU sweep, comma-separated; '' skips it "
+                         "(default %(default)s)")
+    ap.add_argument("--cpu-only", action="store_true",
+                    help="run the CPU sweep alone (no accuracy runs, no key lines)")
+    ap.add_argument("--linkem", type=Path, default=None,
+                    help="linkem binary to measure (default: build/bin/linkem)")
     ap.add_argument("-v", "--verbose", action="store_true")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    ap = _parser()
+    args = ap.parse_args(argv)
+    try:
+        cpu_rates = tuple(float(r) for r in args.cpu_rates.split(",") if r.strip())
+    except ValueError:
+        ap.error(f"--cpu-rates: not a comma-separated list of numbers: {args.cpu_rates!r}")
+    if any(r <= 0 for r in cpu_rates):
+        ap.error(f"--cpu-rates: rates must be > 0: {args.cpu_rates!r}")
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     problems = prereqs.missing("root", "ethtool", "linkem")
@@ -179,15 +257,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows: list[Row] = []
     fig = Figures()
+    points: list[CpuPoint] = []
     try:
-        with LinkBed(seed=args.seed) as bed:
-            bench_delay(bed, args.scale, rows, fig)
-            bench_loss(bed, args.scale, rows, fig)
-            bench_rate(bed, args.scale, rows, fig)
+        with LinkBed(seed=args.seed, binary=args.linkem) as bed:
+            if not args.cpu_only:
+                bench_delay(bed, args.scale, rows, fig)
+                bench_loss(bed, args.scale, rows, fig)
+                bench_rate(bed, args.scale, rows, fig)
+            points = bench_cpu(bed, cpu_rates, args.scale)
     except KeyboardInterrupt:
         log.error("interrupted; everything was removed")
         return 130
-    print_report(rows, fig)
+    print_cpu(points)
+    if not args.cpu_only:
+        print_report(rows, fig)
     return 0
 
 

@@ -10,11 +10,14 @@ with the compiled program.
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import Mapping
 
 from mpsched.p4rt.client import CounterValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
 from mpsched.p4rt.weights import bucket_ends
+
+log = logging.getLogger(__name__)
 
 TABLE_ROUTE = "MpIngress.routing.ipv4_route"
 ACTION_TO_HOST = "MpIngress.routing.route_to_host"
@@ -115,6 +118,35 @@ TABLES = (
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
 
+# Stages a compile-time profile may leave out (p4src/include/defines.p4, `make p4
+# P4_PROFILE=...`): feature name -> (its define, the P4Info entity whose presence tells).
+FEATURE_FLOW_ORDER = "flow_order"
+FEATURE_MPTCP = "mptcp"
+FEATURE_RTT_MONITOR = "rtt_monitor"
+REGISTER_FLOW_OOO = "MpIngress.path_monitor.flow_ooo"
+OPTIONAL_FEATURES = {
+    FEATURE_FLOW_ORDER: ("NO_FLOW_ORDER", REGISTER_FLOW_OOO),
+    FEATURE_MPTCP: ("NO_MPTCP", TABLE_SUBFLOW_PIN),
+    FEATURE_RTT_MONITOR: ("NO_RTT_MONITOR", TABLE_RTT_CONFIG),
+}
+
+
+class FeatureAbsentError(P4InfoError):
+    """The program was compiled without the optional feature an entry or digest needs."""
+
+
+def program_features(p4info: P4Info) -> frozenset[str]:
+    """The optional features (OPTIONAL_FEATURES) the compiled program has."""
+    present = set()
+    for feature, (_, entity) in OPTIONAL_FEATURES.items():
+        lookup = p4info.register if feature == FEATURE_FLOW_ORDER else p4info.table
+        try:
+            lookup(entity)
+        except P4InfoError:
+            continue
+        present.add(feature)
+    return frozenset(present)
+
 
 class Pipeline:
     """Builders for the program's table entries, checked against one P4Info.
@@ -123,11 +155,29 @@ class Pipeline:
     index in the COUNTER_DROP_REASON counter; `drop_counts()` turns a read of that counter
     into counts by name. (A controller reads it with
     `pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))`.)
+
+    `features` holds the optional stages (OPTIONAL_FEATURES) the program was compiled with;
+    `tables` the tables of ALL_TABLES it has. Without the RTT monitor, rtt_config() and
+    rtt_report_digest() raise FeatureAbsentError; without MPTCP, subflow_pin() does,
+    `mptcp_digests` is empty and `max_pins` is 0. A present feature is checked in full.
     """
 
     def __init__(self, p4info: P4Info) -> None:
         self.p4info = p4info
-        for table in TABLES:
+        self.features = program_features(p4info)
+        for feature, (define, _) in sorted(OPTIONAL_FEATURES.items()):
+            if feature not in self.features:
+                log.info("P4 program compiled without %s (-D%s): skipped", feature, define)
+        self.has_mptcp = FEATURE_MPTCP in self.features
+        self.has_rtt_monitor = FEATURE_RTT_MONITOR in self.features
+        absent = set()
+        if not self.has_mptcp:
+            absent.add(TABLE_SUBFLOW_PIN)
+        if not self.has_rtt_monitor:
+            absent.add(TABLE_RTT_CONFIG)
+        self.tables = tuple(t for t in ALL_TABLES if t not in absent)
+        single_key_tables = tuple(t for t in TABLES if t not in absent)
+        for table in single_key_tables:
             p4info.table(table)
         for action in (
             ACTION_TO_HOST,
@@ -137,38 +187,45 @@ class Pipeline:
             ACTION_SET_PATH_PORT,
             ACTION_FROM_PATH,
             ACTION_SET_REPORT_INTERVAL,
-            ACTION_SET_RTT_INTERVAL,
             ACTION_SET_DEAD_AFTER,
             ACTION_SET_CLASS,
             ACTION_SET_MVQS,
-            ACTION_PIN_SUBFLOW,
+            *([ACTION_SET_RTT_INTERVAL] if self.has_rtt_monitor else []),
+            *([ACTION_PIN_SUBFLOW] if self.has_mptcp else []),
         ):
             p4info.action(action)
         for register in (
             REGISTER_TX_SEQ,
             *REGISTERS_PATH_MONITOR,
-            *REGISTERS_RTT_MONITOR,
+            *(REGISTERS_RTT_MONITOR if self.has_rtt_monitor else ()),
             *REGISTERS_LIVENESS,
             *REGISTERS_PATH_SELECT,
         ):
             p4info.register(register)
         p4info.action_param(ACTION_SET_REPORT_INTERVAL, "interval_us")
-        p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
+        if self.has_rtt_monitor:
+            p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
         p4info.action_param(ACTION_SET_DEAD_AFTER, "dead_after_us")
         if PACKET_OUT_PATH not in [f.name for f in p4info.packet_metadata(PACKET_OUT)]:
             raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
-        self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
+        self.rtt_report_id, self.rtt_report_fields = 0, []
+        if self.has_rtt_monitor:
+            self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
         # MPTCP digest id -> (digest name, member names)
         self.mptcp_digests = {}
-        for name in DIGESTS_MPTCP:
-            digest_id, members = self._digest(p4info, name)
-            self.mptcp_digests[digest_id] = (name, members)
-        pin_keys = [f.name for f in p4info.match_fields(TABLE_SUBFLOW_PIN)]
-        if pin_keys != list(SUBFLOW_PIN_KEYS):
-            raise P4InfoError(f"{TABLE_SUBFLOW_PIN} matches {pin_keys}, not {SUBFLOW_PIN_KEYS}")
-        p4info.action_param(ACTION_PIN_SUBFLOW, "path_id")
-        self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
+        self.max_pins = 0
+        if self.has_mptcp:
+            for name in DIGESTS_MPTCP:
+                digest_id, members = self._digest(p4info, name)
+                self.mptcp_digests[digest_id] = (name, members)
+            pin_keys = [f.name for f in p4info.match_fields(TABLE_SUBFLOW_PIN)]
+            if pin_keys != list(SUBFLOW_PIN_KEYS):
+                raise P4InfoError(
+                    f"{TABLE_SUBFLOW_PIN} matches {pin_keys}, not {SUBFLOW_PIN_KEYS}"
+                )
+            p4info.action_param(ACTION_PIN_SUBFLOW, "path_id")
+            self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         p4info.action_param(ACTION_VIA_PATH, "path_id")
@@ -199,7 +256,7 @@ class Pipeline:
         self.max_classes = p4info.table_size(TABLE_WEIGHTS)
         self.drop_reasons = self._drop_reasons(p4info)
         self._key = {}
-        for table in TABLES:
+        for table in single_key_tables:
             fields = p4info.match_fields(table)
             if len(fields) != 1:
                 raise P4InfoError(f"{table} should have exactly one match field")
@@ -238,12 +295,21 @@ class Pipeline:
         """Digest id of path_report_t and its member names in order, from the P4Info."""
         return self.path_report_id, list(self.path_report_fields)
 
+    def _require(self, feature: str, what: str) -> None:
+        if feature not in self.features:
+            define, _ = OPTIONAL_FEATURES[feature]
+            raise FeatureAbsentError(
+                f"{what}: the P4 program was compiled without {feature} (-D{define})"
+            )
+
     def rtt_report_digest(self) -> tuple[int, list[str]]:
         """Digest id of rtt_report_t and its member names in order, from the P4Info."""
+        self._require(FEATURE_RTT_MONITOR, DIGEST_RTT_REPORT)
         return self.rtt_report_id, list(self.rtt_report_fields)
 
     def subflow_pin(self, src: str, dst: str, sport: int, dport: int, path_id: int) -> TableEntry:
         """Pin the TCP subflow src:sport -> dst:dport (as this switch sends it) to a path."""
+        self._require(FEATURE_MPTCP, TABLE_SUBFLOW_PIN)
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         for port in (sport, dport):
@@ -393,6 +459,7 @@ class Pipeline:
 
     def rtt_config(self, path_id: int, interval_us: int) -> TableEntry:
         """Report path path_id's RTT samples at most once per interval_us µs (rtt_report_t)."""
+        self._require(FEATURE_RTT_MONITOR, TABLE_RTT_CONFIG)
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         if interval_us < 0:

@@ -40,6 +40,19 @@ const bit<8>  IP_PROTO_UDP   = 17;
 typedef bit<48> timestamp_t;  // µs of the local switch's clock (see path_tag_t)
 typedef bit<32> path_seq_t;   // per-path sequence number; wraps
 
+// Compile-time profiles: stages a deployment may leave out, each behind a
+// define (`make p4 P4_PROFILE=...`, Makefile). Default: every stage on.
+//   NO_FLOW_ORDER   per-flow order across paths (path_monitor.p4: flow_ooo,
+//                   order_sig, order_ts); path_report_t.n_ooo stays 0.
+//   NO_MPTCP        MPTCP pins and handshake reports (mptcp.p4) and the TCP
+//                   option walk (parser.p4); the P4Info then has no
+//                   subflow_pin table and no mptcp_* digests.
+//   NO_RTT_MONITOR  passive RTT, retransmissions and bytes in flight
+//                   (rtt_monitor.p4); the P4Info then has no rtt_config
+//                   table, no rtt_monitor registers and no rtt_report_t.
+// mpsched/p4rt/pipeline.py binds either way and tells which are present
+// (Pipeline.features).
+
 // Traffic classes (classify.p4): class_id_t values below MAX_CLASSES.
 #define MAX_CLASSES 64
 

@@ -47,10 +47,14 @@ control MpIngress(inout headers_t hdr,
     PathSelect() path_select;
     PathMonitor() path_monitor;
     PathTagPush() path_tag;
+#ifndef NO_RTT_MONITOR
     RttMonitor() rtt_monitor;
+#endif
     Liveness() liveness;
     Classify() classify;
+#ifndef NO_MPTCP
     Mptcp() mptcp;
+#endif
     Validate() validate;
 
     apply {
@@ -104,10 +108,12 @@ control MpIngress(inout headers_t hdr,
             } else {
                 if (!meta.pinned) {
                     classify.apply(hdr, meta, std_meta);
+#ifndef NO_MPTCP
                     if (hdr.tcp.isValid()) {
                         // MPTCP handshake reports and subflow pins.
                         mptcp.apply(hdr, meta, std_meta);
                     }
+#endif
                 }
                 path_select.apply(hdr, meta, std_meta);
                 if (meta.on_path) {
@@ -120,10 +126,12 @@ control MpIngress(inout headers_t hdr,
         }
         // TCP data placed onto a path, or coming back from one to a host:
         // RTT, retransmissions, bytes in flight (rtt_monitor.p4).
+#ifndef NO_RTT_MONITOR
         if (hdr.tcp.isValid() && (meta.on_path || (meta.from_path != 0 && !meta.to_paths))) {
             meta.rtt_path_id = 0;
             rtt_monitor.apply(hdr, meta, std_meta);
         }
+#endif
     }
 }
 

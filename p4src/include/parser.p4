@@ -130,12 +130,16 @@ parser MpParser(packet_in packet,
         packet.extract(hdr.tcp);
         meta.l4_src_port = hdr.tcp.src_port;
         meta.l4_dst_port = hdr.tcp.dst_port;
+#ifdef NO_MPTCP
+        transition accept;
+#else
         transition select(hdr.tcp.data_offset, hdr.tcp.flags) {
             (0 .. 5, _): accept;
             (_, TCP_FLAG_SYN &&& TCP_FLAG_SYN): parse_tcp_options_start;
             (_, TCP_FLAG_ACK): parse_tcp_options_start;
             default: accept;
         }
+#endif
     }
 
     state parse_tcp_options_start {

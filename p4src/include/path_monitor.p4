@@ -74,10 +74,12 @@ control PathMonitor(inout headers_t hdr,
     register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) lost;
     register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) reordered;
     register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) last_report_ts;
+#ifndef NO_FLOW_ORDER
     register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) flow_ooo;
     // Per flow slot: signature and newest tx_ts received.
     register<bit<16>, bit<32>>(FLOW_ORDER_SLOTS) order_sig;
     register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;
+#endif
 
     // Report this path at most once per interval_us µs.
     action set_report_interval(timestamp_t interval_us) {
@@ -136,6 +138,9 @@ control PathMonitor(inout headers_t hdr,
             }
             v.packets = v.packets + 1;
             v.bytes = v.bytes + std_meta.packet_length;
+#ifdef NO_FLOW_ORDER
+            v.n_ooo = 0;
+#else
             flow_ooo.read(v.n_ooo, v.path_id);
             if (hdr.ipv4.isValid()) {
                 flow.setValid();
@@ -157,6 +162,7 @@ control PathMonitor(inout headers_t hdr,
                     flow_ooo.write(v.path_id, v.n_ooo);
                 }
             }
+#endif
 
             rx_packets.write(v.path_id, v.packets);
             rx_bytes.write(v.path_id, v.bytes);
