@@ -65,13 +65,21 @@ def netcfg(address: str, n: int) -> NetCfg:
 
 
 class Feeder(threading.Thread):
-    """Telemetry for s1's paths as the far edge (path reports) and s1 (RTT reports) send it."""
+    """Telemetry for s1's paths as the far edge (path reports) and s1 (RTT reports) send it.
+    Subclasses choose the bytes in flight reported (`inflight`) and hear of every report
+    handed over (`fed`)."""
 
     def __init__(self, ctl: Controller, n: int, seed: int) -> None:
         super().__init__(name="feeder", daemon=True)
         self.ctl, self.n = ctl, n
         self.rng = random.Random(seed)
         self.halt = threading.Event()
+
+    def inflight(self, path_id: int) -> int:
+        return int(self.rng.uniform(0, 200_000))
+
+    def fed(self, path_id: int) -> None:
+        """Path `path_id`'s reports of this round are with the controller."""
 
     def run(self) -> None:
         seq = dict.fromkeys(range(1, self.n + 1), 0)
@@ -100,9 +108,8 @@ class Feeder(threading.Thread):
                         now,
                     )
                 )
-                self.ctl.ingest_rtt_report(
-                    RttReport("s1", p, rtt_us, 0, int(self.rng.uniform(0, 200_000)), now)
-                )
+                self.ctl.ingest_rtt_report(RttReport("s1", p, rtt_us, 0, self.inflight(p), now))
+                self.fed(p)
 
 
 def measure(

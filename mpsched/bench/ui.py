@@ -44,6 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mpsched.bench.control import Feeder as ControlFeeder
 from mpsched.proc import prereqs
 
 log = logging.getLogger("mpsched.bench.ui")
@@ -51,7 +52,6 @@ log = logging.getLogger("mpsched.bench.ui")
 BROWSER_PREREQS = ("chromium", "chromedriver", "selenium")
 N_PATHS = 4
 HISTORY_S = 600
-FEED_INTERVAL_S = 0.010
 LOADS = 3
 CHANGES = 10
 
@@ -125,16 +125,12 @@ def screenshot(url: str, out: Path, settle_s: float = 3.0) -> None:
 # -- the controller under test ---------------------------------------------------------------
 
 
-class Feeder(threading.Thread):
-    """Telemetry for s1's paths as the far edge (path reports) and s1 (RTT reports) send it;
-    `mark(value)` makes path 1's reported bytes in flight `value` from then on and returns
-    when the controller holds it."""
+class Feeder(ControlFeeder):
+    """bench-control's synthetic telemetry; `mark(value)` makes path 1's reported bytes in
+    flight `value` from then on and returns when the controller holds it."""
 
     def __init__(self, ctl: Any, n: int, seed: int) -> None:
-        super().__init__(name="feeder", daemon=True)
-        self.ctl, self.n = ctl, n
-        self.rng = random.Random(seed)
-        self.halt = threading.Event()
+        super().__init__(ctl, n, seed)
         self.marker: int | None = None
         self.marked = threading.Event()
         self.marked_at = 0.0
@@ -146,34 +142,15 @@ class Feeder(threading.Thread):
             raise RuntimeError("feeder stalled")
         return self.marked_at
 
-    def run(self) -> None:
-        from mpsched.controller.southbound.reports import RttReport
-        from mpsched.controller.telemetry.estimators import PathReport
+    def inflight(self, path_id: int) -> int:
+        if path_id == 1 and self.marker is not None:
+            return self.marker
+        return self.rng.randrange(0, 100_000) * 2 + 1  # odd: never a marker
 
-        seq = dict.fromkeys(range(1, self.n + 1), 0)
-        rx_bytes = dict.fromkeys(range(1, self.n + 1), 0)
-        t_us = 1_000_000
-        while not self.halt.wait(FEED_INTERVAL_S):
-            now = time.time()
-            t_us += int(FEED_INTERVAL_S * 1e6)
-            marker = self.marker
-            for p in range(1, self.n + 1):
-                rtt_us = int(self.rng.uniform(5_000, 20_000) * p)
-                seq[p] += 50
-                rx_bytes[p] += int(self.rng.uniform(0.2, 1.0) * 1500 * 50 / p)
-                owd = rtt_us // 2
-                lost = self.rng.randrange(0, 3)
-                self.ctl.ingest_report(
-                    PathReport("s2", p, seq[p], t_us - owd + 7_000_000, t_us, seq[p],
-                               rx_bytes[p], lost, 0, self.rng.randrange(0, 40), now)
-                )
-                inflight = self.rng.randrange(0, 100_000) * 2 + 1  # odd: never a marker
-                if p == 1 and marker is not None:
-                    inflight = marker
-                self.ctl.ingest_rtt_report(RttReport("s1", p, rtt_us, 0, inflight, now))
-                if p == 1 and marker is not None and not self.marked.is_set():
-                    self.marked_at = time.time()  # the estimator holds it from here on
-                    self.marked.set()
+    def fed(self, path_id: int) -> None:
+        if path_id == 1 and self.marker is not None and not self.marked.is_set():
+            self.marked_at = time.time()  # the estimator holds it from here on
+            self.marked.set()
 
 
 def backfill(ctl: Any, seconds: int, seed: int) -> int:
