@@ -679,7 +679,7 @@ class Controller:
     def _desired_pins(self) -> dict[str, dict[PinKey, int]]:
         """Per switch, the pin of each subflow in both directions (none without steering)."""
         out: dict[str, dict[PinKey, int]] = {sw.name: {} for sw in self.net.switches}
-        if not self.scheduler.params.mptcp.steering:
+        if not self.scheduler.params.mptcp.steering or not self.pipeline.has_mptcp:
             return out
         plan = self.mptcp.plan(self._order_for)
         for flow, old, new in self.mptcp.moves:
@@ -734,6 +734,8 @@ class Controller:
     def _check_idle(self) -> None:
         """Read the pins' counters; subflows whose count did not move for the idle
         timeout are dropped (their pins go with the next step)."""
+        if not self.pipeline.has_mptcp:  # a program built without MPTCP: no pins
+            return
         futures = {
             a.sw.name: a.submit(lambda c: c.read_direct_counters(TABLE_SUBFLOW_PIN))
             for a in self.agents

@@ -56,7 +56,11 @@ def profile(request, tmp_path_factory) -> tuple[str, Pipeline]:
     assert run.returncode == 0, run.stderr
     assert "warning" not in run.stderr.lower(), run.stderr
     assert (out / "main.json").is_file()
+    PROFILE_DIRS[name] = out
     return name, Pipeline(P4Info.from_file(out / "main.p4info.txt"))
+
+
+PROFILE_DIRS: dict = {}  # profile -> the directory the fixture compiled it into
 
 
 def test_profile_binds_with_its_features(profile):
@@ -95,3 +99,33 @@ def test_profile_without_mptcp(profile):
     assert TABLE_SUBFLOW_PIN not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_MPTCP"):
         pipeline.subflow_pin("10.0.1.1", "10.0.2.1", 1, 2, 1)
+
+
+def test_the_controller_programs_the_profile_on_bmv2(profile, switch):
+    """The controller brings a BMv2 running the profile to its state (the entries of the
+    stages the profile has, their digests) and writes weights to it."""
+    import time
+
+    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
+    from mpsched.netcfg import NetCfg
+
+    from .test_controller_bmv2 import s1_config
+
+    name, pipeline = profile
+    sw, _ = switch
+    ctl = Controller(
+        NetCfg.from_dict({"switches": [s1_config(sw)]}),
+        pipeline,
+        str(PROFILE_DIRS[name] / "main.json"),
+        ControllerSettings(poll_interval=0.2, telemetry=TelemetryConfig(probe_interval_s=None)),
+    )
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(10), ctl.agents[0].status
+        assert ctl.agents[0].programmed.how == "pushed"
+        assert ctl.set_weight(2, 0)["weight"] == 0
+        time.sleep(0.5)  # a counter poll or two
+        assert ctl.agents[0].status.state == "ready", ctl.agents[0].status
+    finally:
+        ctl.stop()

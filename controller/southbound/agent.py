@@ -46,13 +46,11 @@ from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
-    ALL_TABLES,
     COUNTER_DROP_REASON,
     COUNTER_RX,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
     DIGEST_RTT_REPORT,
-    DIGESTS_MPTCP,
     Pipeline,
 )
 
@@ -85,7 +83,8 @@ def forwarding_entries(
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
     tc = telemetry or TelemetryConfig()
     entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
-    entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
+    if pipeline.has_rtt_monitor:
+        entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
     entries += [pipeline.liveness_config(p.id, tc.dead_after_us) for p in sw.paths]
     return entries
 
@@ -221,7 +220,7 @@ class SwitchAgent(threading.Thread):
         desired += self.sched_entries(self.sw.name)
         cookie = client.program_cookie(self.bmv2_json)
         if client.pipeline_cookie() == cookie:
-            difference = client.reconcile(ALL_TABLES, desired)
+            difference = client.reconcile(self.pipeline.tables, desired)
             self.programmed = Programming("reconciled", difference.summary(), time.time())
         else:
             client.set_pipeline(self.bmv2_json, cookie)
@@ -230,13 +229,14 @@ class SwitchAgent(threading.Thread):
         log.info("%s: pipeline %s (%s)", self.sw.name, *self.programmed.as_tuple())
         _, members = self.pipeline.path_report_digest()
         check_members(members)
-        _, members = self.pipeline.rtt_report_digest()
-        check_rtt_members(members)
         # one digest per list, sent at once: report_config / rtt_config already bound the rate
         client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
-        client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
-        # MPTCP handshakes and closes of pinned subflows: a few per connection
-        for name in DIGESTS_MPTCP:
+        if self.pipeline.has_rtt_monitor:  # a compile-time profile may leave the stage out
+            _, members = self.pipeline.rtt_report_digest()
+            check_rtt_members(members)
+            client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
+        # MPTCP handshakes and closes of pinned subflows (none without MPTCP parsing)
+        for name, _ in self.pipeline.mptcp_digests.values():
             client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
 
     def _drain_reports(self, client: P4RuntimeClient) -> None:
