@@ -24,9 +24,10 @@ P4_PROFILE_DEFS_full :=
 P4_PROFILE_DEFS_no-flow-order := -DNO_FLOW_ORDER
 P4_PROFILE_DEFS_no-mptcp := -DNO_MPTCP
 P4_PROFILE_DEFS_no-rtt-monitor := -DNO_RTT_MONITOR
-P4_PROFILE_DEFS_lean := -DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR
+P4_PROFILE_DEFS_no-congestion := -DNO_CONGESTION
+P4_PROFILE_DEFS_lean := -DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR -DNO_CONGESTION
 ifeq ($(origin P4_PROFILE_DEFS_$(P4_PROFILE)),undefined)
-$(error P4_PROFILE=$(P4_PROFILE): not one of full lean no-flow-order no-mptcp no-rtt-monitor)
+$(error P4_PROFILE=$(P4_PROFILE): not one of full lean no-flow-order no-mptcp no-rtt-monitor no-congestion)
 endif
 ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
@@ -35,7 +36,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver
 
-.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-mptcp bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-fct bench-mptcp bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -97,6 +98,9 @@ bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write ack
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched
 
+bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
+	$(PY) -m mpsched.bench.fct
+
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp
 
@@ -108,7 +112,7 @@ bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field wr
 
 # Every compile-time profile (P4_PROFILE) but the full program, each into its own directory.
 p4-profiles:
-	@for p in no-flow-order no-mptcp no-rtt-monitor lean; do \
+	@for p in no-flow-order no-mptcp no-rtt-monitor no-congestion lean; do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap

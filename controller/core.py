@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.base import PathState
+from mpsched.controller.policies.ca import ca_fixed_point, live_cost
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     ClassPolicy,
@@ -37,6 +38,7 @@ from mpsched.controller.scheduling.mptcp import (
     connection_to_dict,
     flow_of,
     path_order,
+    pin_cost,
 )
 from mpsched.controller.scheduling.scheduler import (
     Change,
@@ -44,6 +46,7 @@ from mpsched.controller.scheduling.scheduler import (
     Placement,
     Scheduler,
     SwitchView,
+    ca_dict,
 )
 from mpsched.controller.southbound.agent import SwitchAgent, TelemetryConfig
 from mpsched.controller.southbound.reports import RttReport
@@ -215,6 +218,7 @@ class Controller:
                 )
             ],
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
+            ca_supported=pipeline.has_congestion,
         )
         self._installed_classes: dict[str, list[TableEntry]] = {}
         # MPTCP-aware mode: connections, and the pins each switch was sent
@@ -343,6 +347,7 @@ class Controller:
                 self.scheduler.path_ids,
                 list(intent.classes),
                 copy_params(intent.params),
+                ca_supported=self.pipeline.has_congestion,
             )
         except FieldError as error:
             raise StateError(error.message, error.field) from None
@@ -521,22 +526,26 @@ class Controller:
                 states.append(PathState(pid, alive=True, capacity_mbps=rate))
                 continue
             rtt_min, rtt_max = est.rtt_min_max_ms()
-            alive = est.alive(time.time())
+            wall = time.time()
+            alive = est.alive(wall)
+            # srtt, rttvar and in-flight age towards a neutral prior on a path without RTT
+            # reports (estimators.py): an idle path is not judged by its last busy moment
+            srtt, rttvar = est.srtt_aged_ms(wall), est.rttvar_aged_ms(wall)
             rto = None
-            if est.srtt_ms is not None and est.rttvar_ms is not None:
-                rto = max(MIN_RTO_MS, est.srtt_ms + 4 * est.rttvar_ms)
+            if srtt is not None and rttvar is not None:
+                rto = max(MIN_RTO_MS, srtt + 4 * rttvar)
             states.append(
                 PathState(
                     pid,
                     alive=alive is not False,
-                    srtt_ms=est.srtt_ms,
-                    rttvar_ms=est.rttvar_ms,
+                    srtt_ms=srtt,
+                    rttvar_ms=rttvar,
                     rtt_min_ms=rtt_min,
                     rtt_max_ms=rtt_max,
                     loss_rate=est.loss_rate(),
                     goodput_mbps=est.goodput_mbps(),
                     capacity_mbps=rate if rate else est.capacity_mbps(),
-                    inflight_bytes=est.inflight,
+                    inflight_bytes=est.inflight_aged(wall),
                     owd_ms=est.owd_ms(),
                     owd_series_ms=est.owd_series_ms(64),
                     retrans=est.retrans(),
@@ -561,6 +570,9 @@ class Controller:
         entries = []
         if pl.vq and (old is None or old.vq != pl.vq):
             entries.append(self.pipeline.mvqs_params(change.class_id, pl.vq_map()))
+        if pl.ca is not None and (old is None or old.ca != pl.ca):
+            fixed = ca_fixed_point(pl.ca, self.pipeline.max_paths, self.pipeline.ca_units)
+            entries.append(self.pipeline.ca_params(change.class_id, fixed))
         if old is None or (old.weights, old.mode, old.flowlet_gap_us) != (
             pl.weights,
             pl.mode,
@@ -663,25 +675,28 @@ class Controller:
                 best = c
         return DEFAULT_CLASS_ID if best is None else best.id
 
-    def _order_for(self, flow: Flow) -> list[int]:
-        """The usable paths for a subflow, best first: its class's current placement at
-        the initiator's edge (highest weight first), alive and admin-up paths only."""
+    def _costs_for(self, flow: Flow) -> dict[int, float]:
+        """The usable paths for a subflow and their live costs (`live_cost` under the
+        class's CaCost, `pin_cost`): its class's current placement at the initiator's edge,
+        alive, admin-up and weighted paths only, in the order that breaks cost ties
+        (highest weight first, then path id)."""
         switch = self._host_switch(flow.src)
         pl = self.scheduler.placement_of(switch, self._class_of(flow))
         weights = pl.weight_map() if pl is not None else {}
-        alive = [
-            s.path_id
+        cost = pin_cost(pl.ca if pl is not None else None)
+        usable = {
+            s.path_id: s
             for s in self._path_states(switch, time.time())
             if s.alive and s.path_id not in self.scheduler.admin_down
-        ]
-        return path_order(weights, alive)
+        }
+        return {p: live_cost(usable[p], cost) for p in path_order(weights, usable)}
 
     def _desired_pins(self) -> dict[str, dict[PinKey, int]]:
         """Per switch, the pin of each subflow in both directions (none without steering)."""
         out: dict[str, dict[PinKey, int]] = {sw.name: {} for sw in self.net.switches}
         if not self.scheduler.params.mptcp.steering or not self.pipeline.has_mptcp:
             return out
-        plan = self.mptcp.plan(self._order_for)
+        plan = self.mptcp.plan(self._costs_for, time.time(), self.scheduler.params.mptcp)
         for flow, old, new in self.mptcp.moves:
             log.info("mptcp: subflow %s pinned to path %s (was %s)", flow, new, old)
         for sw in self.net.switches:
@@ -879,6 +894,11 @@ class Controller:
                             for e in (
                                 self.pipeline.weights(cid, {}),
                                 self.pipeline.mvqs_params(cid, {}),
+                                *(
+                                    [self.pipeline.ca_params(cid, {})]
+                                    if self.pipeline.has_congestion
+                                    else []
+                                ),
                             )
                         ],
                     )
@@ -975,4 +995,5 @@ def _placement_dict(pl: Placement | None) -> dict | None:
         "weights": {str(p): w for p, w in pl.weights},
         "mode": pl.mode,
         "flowlet_gap_us": pl.flowlet_gap_us,
+        **({"ca": ca_dict(pl.ca)} if pl.ca is not None else {}),
     }

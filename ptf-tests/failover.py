@@ -10,7 +10,7 @@ import time
 import ptf.testutils as testutils
 from base import PATH_PORTS, REMOTE_IP, EdgeSwitchTest
 from forwarding import path_of
-from path_tag import PathTag
+from path_tag import FEEDBACK_FIELDS, PathTag
 from pinning import PINNED_IP, to_host
 from ptf.mask import Mask
 from scapy.layers.l2 import Ether
@@ -80,15 +80,15 @@ class ProbeOutTest(EdgeSwitchTest):
             exp = Mask(Ether(bytes(
                 Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
                 / PathTag(path_id=2, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
-            exp.set_do_not_care_scapy(PathTag, "seq")
-            exp.set_do_not_care_scapy(PathTag, "tx_ts")
+            for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
+                exp.set_do_not_care_scapy(PathTag, name)
             result = testutils.dp_poll(self, port_number=PATH_PORTS[2], timeout=2)
             assert isinstance(result, self.dataplane.PollSuccess), "no probe on path 2"
             assert exp.pkt_match(result.packet), Ether(result.packet).show(dump=True)
             seqs.append(Ether(result.packet)[PathTag].seq)
         testutils.verify_no_other_packets(self)
         assert seqs[1] == seqs[0] + 1, seqs
-        assert len(result.packet) == 14 + 14 + len(PROBE_FRAME) - 14, len(result.packet)
+        assert len(result.packet) == 14 + len(PathTag()) + len(PROBE_FRAME) - 14, len(result.packet)
 
 
 class ProbeInDroppedTest(LivenessTest):

@@ -15,10 +15,12 @@ from scapy.packet import Packet, bind_layers
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
+FEEDBACK_FIELDS = ("fb_path", "fb_age", "fb_qdelay", "fb_loss", "fb_rate")
 
 
 class PathTag(Packet):
-    """14 bytes between Ethernet and IPv4, pushed by the ingress edge switch."""
+    """22 bytes between Ethernet and IPv4, pushed by the ingress edge switch; the fb_*
+    fields carry the sender's congestion feedback (p4src/include/congestion.p4)."""
 
     name = "PathTag"
     fields_desc = [
@@ -26,6 +28,11 @@ class PathTag(Packet):
         BitField("flags", 0, 8),
         BitField("seq", 0, 32),
         BitField("tx_ts", 0, 48),
+        BitField("fb_path", 0, 8),
+        BitField("fb_age", 0, 8),
+        BitField("fb_qdelay", 0, 16),
+        BitField("fb_loss", 0, 16),
+        BitField("fb_rate", 0, 16),
         XBitField("next_type", ETHERTYPE_IPV4, 16),
     ]
 
@@ -46,8 +53,9 @@ def tag(pkt, path_id: int, seq: int = 0, tx_ts: int = 0, next_type: int = ETHERT
 
 def tagged(pkt, path_id: int) -> Mask:
     """What the switch sends onto path path_id for pkt (already routed): pkt with a
-    tag of that path id, flags 0 and next type IPv4; seq and tx_ts are not compared."""
+    tag of that path id, flags 0 and next type IPv4; seq, tx_ts and the feedback fields
+    are not compared."""
     mask = Mask(tag(pkt, path_id))
-    mask.set_do_not_care_scapy(PathTag, "seq")
-    mask.set_do_not_care_scapy(PathTag, "tx_ts")
+    for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
+        mask.set_do_not_care_scapy(PathTag, name)
     return mask

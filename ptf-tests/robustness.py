@@ -63,10 +63,10 @@ def routed_ip(ip: bytes) -> bytes:
 
 def to_path(ip: bytes, path_id: int) -> Mask:
     """What leaves on path path_id for an IPv4 packet (bytes from the IP header on)
-    that h1 sent: Ethernet unchanged, a tag (seq, tx_ts not compared), routed IPv4."""
+    that h1 sent: Ethernet unchanged, a tag (seq, tx_ts, feedback not compared), routed IPv4."""
     eth = bytes(Ether(src=HOST_MAC, dst=SWITCH_MAC, type=ETHERTYPE_PATH_TAG))
     mask = Mask(Raw(eth + bytes(PathTag(path_id=path_id)) + routed_ip(ip)))
-    mask.set_do_not_care((ETH_LEN + 2) * 8, 32 + 48)  # seq, tx_ts
+    mask.set_do_not_care((ETH_LEN + 2) * 8, 32 + 48 + 64)  # seq, tx_ts, feedback
     return mask
 
 

@@ -80,10 +80,11 @@ def routed(ip: bytes) -> bytes:
 
 
 def onto_path(ip: bytes, path_id: int = 1) -> Mask:
-    """What leaves on path path_id for ip sent by h1: tagged (seq, tx_ts not compared)."""
+    """What leaves on path path_id for ip sent by h1: tagged (seq, tx_ts, feedback not
+    compared)."""
     eth = bytes(Ether(src=HOST_MAC, dst=SWITCH_MAC, type=ETHERTYPE_PATH_TAG))
     mask = Mask(Raw(eth + bytes(PathTag(path_id=path_id)) + routed(ip)))
-    mask.set_do_not_care((14 + 2) * 8, 32 + 48)
+    mask.set_do_not_care((14 + 2) * 8, 32 + 48 + 64)
     return mask
 
 
@@ -251,7 +252,7 @@ class PacketOutTotalLenTest(ValidationTest):
         self.client.packet_out(ETH_OUT + ip, metadata)
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
                         + bytes(PathTag(path_id=1, flags=PATH_FLAG_PROBE)) + ip))
-        mask.set_do_not_care((14 + 2) * 8, 32 + 48)
+        mask.set_do_not_care((14 + 2) * 8, 32 + 48 + 64)
         testutils.verify_packet(self, mask, PATH_PORTS[1])
         testutils.verify_no_other_packets(self, timeout=0.1)
         assert self.drops() == before
@@ -272,7 +273,7 @@ class TtlExpiredTest(ValidationTest):
         ip = ip_udp(ttl=2)
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
                         + bytes(PathTag(path_id=1, seq=0)) + routed(ip)))
-        mask.set_do_not_care((14 + 6) * 8, 48)  # tx_ts
+        mask.set_do_not_care((14 + 6) * 8, 48 + 64)  # tx_ts, feedback
         self.assert_forwarded("ttl 2", HOST_PORT, from_host(ip), PATH_PORTS[1], mask)
 
 
@@ -434,7 +435,7 @@ class InvalidNoStateTest(ValidationTest):
         good = ipv4_header(OUT, 6, len(seg)) + seg
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
                         + bytes(PathTag(path_id=1, seq=0)) + routed(good)))
-        mask.set_do_not_care((14 + 6) * 8, 48)
+        mask.set_do_not_care((14 + 6) * 8, 48 + 64)  # tx_ts, feedback
         self.assert_forwarded("valid syn/ack", HOST_PORT, from_host(good), PATH_PORTS[1], mask)
         digest = self.client.read_digest_list(2.0)
         assert digest is not None and digest.digest_id in self.pipeline.mptcp_digests

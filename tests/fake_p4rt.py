@@ -34,6 +34,14 @@ PATH_REPORT_MEMBERS = [
 ]
 # The shape of rtt_report_t in p4src/include/rtt_monitor.p4.
 RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]
+# The @ca_units annotation of ca_params in p4src/include/ca_select.p4.
+CA_UNITS = {
+    "rate_window_us": 16384,
+    "rate_unit_bytes": 16,
+    "loss_one": 65536,
+    "util_one": 65536,
+    "coef_one": 256,
+}
 
 
 FLOW_MEMBERS = [("src_addr", 32), ("dst_addr", 32), ("src_port", 16), ("dst_port", 16)]
@@ -77,6 +85,12 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
     action(pl.ACTION_PIN_SUBFLOW, [("path_id", 8)])
+    action(
+        pl.ACTION_SET_CA,
+        [(n, 32) for n in pl.CA_COEFFICIENTS]
+        + [(f"{n}_{i}", 32) for n in pl.CA_PATH_PARAMS for i in range(1, MAX_PATHS + 1)],
+    )
+    action(pl.ACTION_NO_CA, [])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
     tables = [
         (
@@ -93,6 +107,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         (pl.TABLE_RTT_CONFIG, "meta.rtt_path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
         (pl.TABLE_MVQS, "class_id", 8, exact, [pl.ACTION_SET_MVQS]),
+        (pl.TABLE_CA, "class_id", 8, exact, [pl.ACTION_SET_CA, pl.ACTION_NO_CA]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -103,6 +118,12 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
         for a in acts:
             t.action_refs.add().id = actions[a]
+        if name == pl.TABLE_CA:  # the units, as ca_select.p4 declares them
+            note = t.preamble.structured_annotations.add()
+            note.name = pl.ANNOTATION_CA_UNITS
+            for key, value in CA_UNITS.items():
+                kv = note.kv_pair_list.kv_pairs.add()
+                kv.key, kv.value.int64_value = key, value
     t = info.tables.add()
     t.preamble.id = 0x02000000 + next(next_id)
     t.preamble.name = pl.TABLE_TRAFFIC_CLASS
@@ -133,7 +154,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     t.action_refs.add().id = actions[pl.ACTION_PIN_SUBFLOW]
     modes = info.type_info.serializable_enums[pl.ENUM_POLICY_MODE]
     modes.underlying_type.bitwidth = 8
-    for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ")):
+    for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ", "CA")):
         m = modes.members.add()
         m.name, m.value = name, bytes([value])
     for name in (pl.COUNTER_TX, pl.COUNTER_RX):

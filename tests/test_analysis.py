@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from mpsched.lab.analysis import _interp, analyse, capacity_mbps
-from mpsched.lab.runner import RunRaw, sender_args
+from mpsched.lab.metrics import best_ideal_fct_s, bucket_stats, ideal_fct_s, size_bucket
+from mpsched.lab.runner import RunRaw, poisson_args, sender_args
 from mpsched.lab.scenario import parse
 
 DOC = {
@@ -123,3 +124,106 @@ def test_no_failure_no_reaction_time(tmp_path):
     del doc["paths"][0]["schedule"]
     r.scenario = parse(doc)
     assert "reaction_time_s" not in analyse(r).metrics
+
+
+# -- FCT per size bucket and slowdown ---------------------------------------------------------
+
+
+def test_size_buckets_and_their_edges():
+    assert [size_bucket(s) for s in (0, 99_999, 100_000, 1_000_000, 1_000_001, 10**9)] == [
+        "lt100k", "lt100k", "100k_1m", "100k_1m", "gt1m", "gt1m",
+    ]  # fmt: skip
+    with pytest.raises(ValueError):
+        size_bucket(-1)
+
+
+def test_ideal_fct_without_slow_start_rounds():
+    # 8 Mbit/s, 10 ms: BDP 9.6 kB < the initial window, so handshake + size/rate + one RTT
+    rate = 8e6 / 8 * 1448 / 1514
+    assert ideal_fct_s(50_000, 8, 10) == pytest.approx(0.01 + 50_000 / rate + 0.01)
+    # unlimited rate: only round trips, two slow-start rounds (14480 + 28960 B) before the rest
+    assert ideal_fct_s(50_000, None, 10) == pytest.approx(0.04)
+
+
+def test_ideal_fct_counts_the_slow_start_rounds():
+    # 100 Mbit/s, 20 ms: BDP 239 kB; windows 14480, 28960, 57920, 115840, 231680 B are below it
+    # (five rounds of one RTT), then 463360 B >= BDP: the remaining bytes at the rate
+    rate = 100e6 / 8 * 1448 / 1514
+    left = 1_000_000 - 1448 * 10 * (1 + 2 + 4 + 8 + 16)
+    assert ideal_fct_s(1_000_000, 100, 20) == pytest.approx(0.02 + 5 * 0.02 + left / rate + 0.02)
+    # a flow that fits in a window-limited round: one round trip less than a full round
+    assert ideal_fct_s(20_000, 100, 20) == pytest.approx(0.02 + 0.02 + (20_000 - 14_480) / rate
+                                                         + 0.02)
+    with pytest.raises(ValueError):
+        ideal_fct_s(1000, 0, 10)
+
+
+def test_best_ideal_is_the_fastest_path_for_the_size():
+    paths = [(2.0, 2.0), (100.0, 40.0)]
+    # a one-packet flow is fastest on the short slow path, a big one on the fast long one
+    assert best_ideal_fct_s(1000, paths) == pytest.approx(ideal_fct_s(1000, 2.0, 2.0))
+    assert best_ideal_fct_s(10_000_000, paths) == pytest.approx(ideal_fct_s(10_000_000, 100, 40))
+    assert math.isnan(best_ideal_fct_s(1000, []))
+
+
+def test_bucket_stats_mean_p99_slowdown_and_completion():
+    records = [(50_000, 0.1), (50_000, 0.3), (60_000, None), (500_000, 2.0), (2_000_000, None)]
+    got = bucket_stats(records, lambda size: size / 500_000)  # ideal: 0.1 s per 50 kB
+    small = got["lt100k"]
+    assert (small.started, small.completed) == (3, 2)
+    assert small.completed_frac == pytest.approx(2 / 3)
+    assert small.fct_mean == pytest.approx(0.2)
+    assert small.fct_p99 == pytest.approx(0.1 + 0.99 * 0.2)
+    assert small.slowdown_mean == pytest.approx(2.0)  # 0.1/0.1 and 0.3/0.1
+    assert got["100k_1m"].slowdown_p99 == pytest.approx(2.0)
+    big = got["gt1m"]
+    assert big.completed == 0 and math.isnan(big.fct_mean) and math.isnan(big.slowdown_p99)
+
+
+def test_poisson_run_reports_buckets_slowdown_and_load(tmp_path):
+    doc = yaml.safe_load(yaml.safe_dump(DOC))
+    doc["workload"][1] = {"kind": "poisson", "sizes": "websearch", "load_pct": 50}
+    r = raw(tmp_path)
+    r.scenario = parse(doc)
+    r.reports["send1"] = {
+        "transfers": [
+            {"size": 20_000, "fct_s": 0.2, "arrival": T0 + 1, "wait_s": 0.0},
+            {"size": 20_000, "fct_s": 0.4, "arrival": T0 + 2, "wait_s": 0.0},
+            {"size": 3_000_000, "fct_s": 6.0, "arrival": T0 + 3, "wait_s": 0.0},
+            {"size": 3_000_000, "arrival": T0 + 9, "incomplete": True},
+        ]
+    }
+    m = analyse(r).metrics
+    assert m["offered_load_pct"] == 50
+    assert m["fct_lt100k_mean_s"] == pytest.approx(0.3)
+    assert m["flows_lt100k"] == 2 and m["completed_frac_gt1m"] == 0.5
+    # the reference of a 3 MB flow is path 1 (10 Mbit/s, no delay): 3e6 B at 10 Mbit/s of frames
+    ideal = ideal_fct_s(3_000_000, 10, 0)
+    assert m["slowdown_gt1m_mean"] == pytest.approx(6.0 / ideal)
+    assert "fct_100k_1m_mean_s" not in m  # no flow of that size
+    assert m["completed_frac"] == 0.75 and m["slowdown_mean"] > 1
+
+
+def test_poisson_arguments_carry_the_offered_rate_and_the_drain():
+    doc = yaml.safe_load(yaml.safe_dump(DOC))
+    doc["workload"][1] = {"kind": "poisson", "sizes": "datamining", "load_pct": 40,
+                          "max_kb": 500, "drain_s": 3}
+    sc = parse(doc)
+    w = sc.workload[1]
+    args = poisson_args(w, 1, "10.0.2.1", 10.0, 7, sc.offered_mbps(w))
+    assert args[0] == "poisson"
+    value = {k: args[args.index(k) + 1] for k in
+             ("--port", "--sizes", "--rate-mbps", "--max-kb", "--arrivals-s", "--max-concurrent")}
+    assert value == {"--port": "5001", "--sizes": "datamining", "--rate-mbps": "6",
+                     "--max-kb": "500", "--arrivals-s": "7", "--max-concurrent": "0"}
+    with pytest.raises(ValueError):
+        sender_args(w, 1, "10.0.2.1", 10.0, 7)
+
+
+def test_censored_fct_runs_from_arrival_to_the_senders_end():
+    from mpsched.lab.analysis import censored_fct_s
+
+    assert censored_fct_s({"arrival": 100.0, "size": 1}, {"ended": 130.5}) == 30.5
+    assert censored_fct_s({"start": 120.0, "size": 1}, {"ended": 130.0}) == 10.0
+    assert censored_fct_s({"size": 1}, {"ended": 130.0}) is None
+    assert censored_fct_s({"arrival": 100.0}, {}) is None

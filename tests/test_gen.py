@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import random
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import time
 import pytest
 
 from mpsched.proc.bmv2 import free_port
+from mpsched.traffic import flowsizes
 from mpsched.traffic.gen import PACKET_MIX, pareto
 
 
@@ -132,3 +135,108 @@ def test_cbr_keeps_its_rate(sink, tmp_path):
     assert 900 <= sent["udp_packets"] <= 1010
     got = finish(proc, out)
     assert got["udp"]["packets"] == sent["udp_packets"]
+
+
+# -- open-loop Poisson workload: size CDFs, arrivals, the role --------------------------------
+
+
+def test_cdf_quantiles_follow_the_published_points():
+    ws = flowsizes.distribution("websearch", max_bytes=math.inf)
+    assert ws.quantile(0.0) == ws.quantile(0.15) == 6 * 1460
+    assert ws.quantile(0.65) == 400 * 1460  # halfway between 133 (0.6) and 667 (0.7) packets
+    assert ws.quantile(1.0) == 20000 * 1460
+    capped = flowsizes.distribution("websearch")
+    assert capped.quantile(1.0) == 3_000_000 and capped.quantile(0.65) == 400 * 1460
+    dm = flowsizes.distribution("datamining", scale=2)
+    assert dm.quantile(0.3) == 2 * 1460  # half the data-mining flows are one packet, scaled
+
+
+def test_cdf_mean_is_exact_and_cap_keeps_bucket_shares():
+    d = flowsizes.SizeDist(((1000, 0.0), (3000, 1.0)), max_bytes=math.inf)
+    assert d.mean() == pytest.approx(2000)
+    # censored at 2500: 3/4 uniform on 1000..2500 (mean 1750), 1/4 at 2500
+    assert flowsizes.SizeDist(d.points, max_bytes=2500).mean() == pytest.approx(1937.5)
+    full = flowsizes.distribution("websearch", max_bytes=math.inf)
+    capped = flowsizes.distribution("websearch")
+    assert full.mean() == pytest.approx(1.67e6, rel=0.01)
+    assert capped.mean() == pytest.approx(0.811e6, rel=0.01)
+    for low, high in ((0, 100_000), (100_000, 1_000_001), (1_000_001, math.inf)):
+        assert capped.share(low, high) == pytest.approx(full.share(low, high))
+    assert full.share(0, 100_000) == pytest.approx(0.544, abs=0.002)
+
+
+def test_sampling_reproduces_the_cdf():
+    d = flowsizes.distribution("datamining")
+    rng = random.Random(3)
+    xs = [d.sample(rng) for _ in range(100_000)]
+    assert sum(xs) / len(xs) == pytest.approx(d.mean(), rel=0.03)
+    for low, high in ((0, 100_000), (100_000, 1_000_001), (1_000_001, math.inf)):
+        got = sum(low <= x < high for x in xs) / len(xs)
+        assert got == pytest.approx(d.share(low, high), abs=0.005)
+    assert max(xs) == 3_000_000 and min(xs) == 1460
+
+
+@pytest.mark.parametrize(
+    "points",
+    [((100, 0.0),), ((100, 0.1), (200, 1.0)), ((100, 0.0), (50, 1.0)), ((0, 0.0), (5, 1.0))],
+)
+def test_bad_cdfs_are_refused(points):
+    with pytest.raises(ValueError):
+        flowsizes.SizeDist(points)
+
+
+def test_poisson_arrivals_offer_the_load_and_repeat_with_the_seed():
+    d = flowsizes.distribution("websearch")
+    plan = flowsizes.poisson_plan(random.Random(5), d, 16.8, 2000)
+    assert plan == flowsizes.poisson_plan(random.Random(5), d, 16.8, 2000)
+    lam = flowsizes.arrival_rate(d, 16.8)
+    assert lam == pytest.approx(16.8e6 / 8 / d.mean())
+    assert len(plan) == pytest.approx(lam * 2000, rel=0.05)
+    assert flowsizes.offered_mbps(plan, 2000) == pytest.approx(16.8, rel=0.08)
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(plan)]
+    mean = sum(gaps) / len(gaps)
+    std = math.sqrt(sum((g - mean) ** 2 for g in gaps) / len(gaps))
+    assert mean == pytest.approx(1 / lam, rel=0.05) and std / mean == pytest.approx(1, abs=0.05)
+    assert all(t < 2000 for t, _ in plan)
+    with pytest.raises(ValueError):
+        flowsizes.arrival_rate(d, 0)
+
+
+def test_poisson_role_starts_flows_at_their_arrival(sink, tmp_path):
+    port, proc, out = sink
+    report = tmp_path / "poisson.json"
+    rc = subprocess.run(gen("poisson", "--dst", "127.0.0.1", "--port", str(port), "--seconds", "6",
+                            "--sizes", "websearch", "--rate-mbps", "8", "--max-kb", "300",
+                            "--arrivals-s", "3", "--seed", "4", "--out", str(report)),
+                        timeout=30).returncode
+    assert rc == 0
+    got = json.loads(report.read_text())
+    flows = got["transfers"]
+    d = flowsizes.distribution("websearch", max_bytes=300_000)
+    plan = flowsizes.poisson_plan(random.Random(4), d, 8, 3)
+    assert [f["size"] for f in flows] == [s for _, s in plan]  # the seeded plan, in order
+    arrivals = [f["arrival"] - got["started"] for f in flows]
+    assert arrivals == pytest.approx([t for t, _ in plan], abs=0.3)
+    assert all("fct_s" in f and f["fct_s"] >= f["wait_s"] >= 0 for f in flows)
+    sink_report = finish(proc, out)
+    assert sum(c["bytes"] for c in sink_report["connections"]) == sum(s for _, s in plan)
+
+
+def test_max_concurrent_makes_later_flows_wait_inside_their_fct(sink, tmp_path):
+    port, proc, out = sink
+    report = tmp_path / "files.json"
+    # eight 20 MB flows arriving within a millisecond, one at a time: they queue for the slot
+    rc = subprocess.run(gen("files", "--dst", "127.0.0.1", "--port", str(port), "--seconds", "20",
+                            "--sizes-kb", "20000", "--count", "8", "--concurrency", "1",
+                            "--interarrival-ms", "0.01", "--out", str(report)),
+                        timeout=40).returncode
+    assert rc == 0
+    flows = json.loads(report.read_text())["transfers"]
+    assert len(flows) == 8 and all("fct_s" in f for f in flows)
+    assert all(f["fct_s"] >= f["wait_s"] >= 0 for f in flows)
+    assert sorted(f["wait_s"] for f in flows)[-1] > 0
+    # served one after another, all arrived at about 0: the last to finish waited for the others,
+    # and its FCT (from its arrival) covers every flow's service time
+    service = sum(f["fct_s"] - f["wait_s"] for f in flows)
+    assert max(f["fct_s"] for f in flows) >= 0.9 * service - 0.01
+    finish(proc, out)

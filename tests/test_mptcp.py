@@ -9,6 +9,7 @@ from mpsched.controller.scheduling.mptcp import (
     TCP_RST,
     TCP_SYN,
     Flow,
+    MptcpParams,
     MptcpReport,
     MptcpTracker,
     Subflow,
@@ -105,35 +106,42 @@ def sub(flow: Flow, path: int | None, initial: bool = False) -> Subflow:
     return Subflow(flow, initial, 0, 0.0, path_id=path)
 
 
+def rank(order: list[int]) -> dict[int, float]:
+    """Costs that only rank (0, 1, 2, ... µs: far below any re-placement margin)."""
+    return {p: float(i) for i, p in enumerate(order)}
+
+
 def test_assign_puts_each_subflow_on_its_own_path_best_first():
     subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
-    assert assign(subs, [3, 1, 2]) == {INITIAL: 3, JOIN_1: 1, JOIN_2: 2}
+    assert assign(subs, rank([3, 1, 2])) == {INITIAL: 3, JOIN_1: 1, JOIN_2: 2}
 
 
 def test_more_subflows_than_paths_spread_evenly():
     subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None), sub(JOIN_3, None)]
-    got = assign(subs, [2, 1])
+    got = assign(subs, rank([2, 1]))
     assert got == {INITIAL: 2, JOIN_1: 1, JOIN_2: 2, JOIN_3: 1}
 
 
 def test_pins_stick_while_their_path_stays_usable():
-    # the order changed (1 is now best) but both paths are still usable: nobody moves
+    # the order changed (1 is now best) but both paths are still usable and within the
+    # re-placement margin of each other: nobody moves
     subs = [sub(INITIAL, 2, True), sub(JOIN_1, 1)]
-    assert assign(subs, [1, 2]) == {INITIAL: 2, JOIN_1: 1}
+    assert assign(subs, rank([1, 2])) == {INITIAL: 2, JOIN_1: 1}
+    assert assign(subs, {1: 10_000.0, 2: 11_000.0}) == {INITIAL: 2, JOIN_1: 1}
 
 
 def test_a_subflow_whose_path_left_is_repinned_and_rebalanced_when_it_returns():
     subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2), sub(JOIN_2, 3)]
     # path 2 died: its subflow goes to the best of the least-loaded survivors
-    assert assign(subs, [1, 3]) == {INITIAL: 1, JOIN_1: 1, JOIN_2: 3}
+    assert assign(subs, rank([1, 3])) == {INITIAL: 1, JOIN_1: 1, JOIN_2: 3}
     # the two on one path: when path 2 returns, one moves back (share 1 per path)
     subs = [sub(INITIAL, 1, True), sub(JOIN_1, 1), sub(JOIN_2, 3)]
-    assert assign(subs, [1, 2, 3]) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+    assert assign(subs, rank([1, 2, 3])) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
 
 
 def test_no_usable_path_keeps_the_pins():
     subs = [sub(INITIAL, 1, True), sub(JOIN_1, None)]
-    assert assign(subs, []) == {INITIAL: 1, JOIN_1: None}
+    assert assign(subs, {}) == {INITIAL: 1, JOIN_1: None}
 
 
 def test_path_order_by_weight_then_id_alive_only():
@@ -145,11 +153,11 @@ def test_plan_pins_every_connection_in_its_own_order():
     t = MptcpTracker()
     t.ingest(synack())
     t.ingest(join(JOIN_1))
-    assert t.plan(lambda flow: [2, 1]) == {INITIAL: 2, JOIN_1: 1}
+    assert t.plan(lambda flow: rank([2, 1])) == {INITIAL: 2, JOIN_1: 1}
     assert t.moves == [(INITIAL, None, 2), (JOIN_1, None, 1)]
-    assert t.plan(lambda flow: [2, 1]) == {INITIAL: 2, JOIN_1: 1}
+    assert t.plan(lambda flow: rank([2, 1])) == {INITIAL: 2, JOIN_1: 1}
     assert t.moves == []
-    assert t.plan(lambda flow: [1]) == {INITIAL: 1, JOIN_1: 1}
+    assert t.plan(lambda flow: rank([1])) == {INITIAL: 1, JOIN_1: 1}
     assert t.moves == [(INITIAL, 2, 1)]
 
 
@@ -192,9 +200,144 @@ def test_a_reused_five_tuple_leaves_its_old_connection():
 def test_connection_view_shows_tokens_not_keys():
     t = MptcpTracker()
     t.ingest(third_ack(at=1.0))
-    t.plan(lambda flow: [1])
+    t.plan(lambda flow: rank([1]))
     view = connection_to_dict(next(iter(t.connections.values())), now=3.0)
     assert view["server_token"] == "cd266215"
     assert view["subflows"][0]["path_id"] == 1
     assert view["subflows"][0]["idle_s"] == 2.0
     assert "key" not in str(view)
+
+
+# -- placement by live cost, re-placement (issue 18: a returning path gets its share back) --
+
+PARAMS = MptcpParams()  # replace_margin 0.25, replace_margin_us 2000, min_dwell_s 5
+
+
+def test_a_failed_paths_subflow_takes_the_cheapest_free_path_not_the_first_in_order():
+    # 4 paths, two subflows on 1 and 2; path 1 dies. Paths 3 and 4 are both free; 3 comes
+    # first in the weight/id order, but 4 costs less now: the subflow goes to 4.
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
+    costs = {2: 90_000.0, 3: 80_000.0, 4: 20_000.0}
+    assert assign(subs, costs, params=PARAMS) == {INITIAL: 4, JOIN_1: 2}
+
+
+def test_new_subflows_take_distinct_paths_cheapest_first():
+    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
+    costs = {1: 50_000.0, 2: 0.0, 3: 700.0, 4: 9_000.0}
+    assert assign(subs, costs) == {INITIAL: 2, JOIN_1: 3, JOIN_2: 4}
+    # costs within replace_margin_us (2000) of the cheapest are noise: the order decides
+    idle = {1: 1_500.0, 2: 0.0, 3: 40.0, 4: 9_000.0}
+    assert assign(subs, idle) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+
+
+def test_replacement_needs_the_margin_and_the_dwell():
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
+    subs[1].pinned_at = 10.0
+    # path 3 (free) beats path 2 by 20 %: under the 25 % margin, nobody moves
+    costs = {1: 10_000.0, 2: 100_000.0, 3: 80_000.0}
+    assert assign(subs, costs, now=20.0, params=PARAMS)[JOIN_1] == 2
+    # by 40 %: JOIN_1 moves, but not before min_dwell_s after its last move
+    costs[3] = 60_000.0
+    assert assign(subs, costs, now=14.9, params=PARAMS)[JOIN_1] == 2
+    assert assign(subs, costs, now=15.0, params=PARAMS)[JOIN_1] == 3
+    # the absolute margin: 1000 µs better is noise on a near-idle path
+    small = {1: 0.0, 2: 2_500.0, 3: 1_500.0}
+    assert assign(subs, small, now=20.0, params=PARAMS)[JOIN_1] == 2
+    # a target must hold fewer of the connection's subflows: path 1 is cheaper but taken
+    assert assign(subs, {1: 0.0, 2: 100_000.0}, now=20.0, params=PARAMS)[JOIN_1] == 2
+
+
+class LoadedPaths:
+    """Live costs as a saturating subflow makes them: a path costs LOADED[p] while a subflow
+    of the connection is pinned to it (its own queue) plus `extra[p]` (other traffic), and
+    `extra[p]` when idle; dead paths are not usable."""
+
+    LOADED = {1: 100_000.0, 2: 150_000.0, 3: 250_000.0, 4: 600_000.0}
+
+    def __init__(self, tracker: MptcpTracker) -> None:
+        self.tracker = tracker
+        self.dead: set[int] = set()
+        self.extra = dict.fromkeys(self.LOADED, 0.0)
+
+    def __call__(self, flow: Flow) -> dict[int, float]:
+        used = {s.path_id for s in self.tracker.subflows()}
+        return {
+            p: (cost if p in used else 0.0) + self.extra[p]
+            for p, cost in self.LOADED.items()
+            if p not in self.dead
+        }
+
+
+def run(t: MptcpTracker, costs: LoadedPaths, start: float, end: float, period: float = 0.1):
+    """plan() every period from start to end; (time, move) of every move."""
+    moves = []
+    for i in range(round((end - start) / period)):
+        now = start + i * period
+        t.plan(costs, now, PARAMS)
+        moves += [(round(now, 1), m) for m in t.moves]
+    return moves
+
+
+def paths(t: MptcpTracker) -> dict[Flow, int | None]:
+    return {s.flow: s.path_id for s in t.subflows()}
+
+
+def test_the_fastest_path_fails_and_returns_and_gets_its_subflow_back():
+    """Issue 18 item 3: 4 paths, 3 subflows; the fastest path (1) fails: its subflow goes to
+    the free path (4); when 1 returns the subflow on the costliest path goes back to it
+    within min_dwell_s, and nothing flaps afterwards."""
+    t = MptcpTracker()
+    t.ingest(synack())
+    t.ingest(join(JOIN_1))
+    t.ingest(join(JOIN_2))
+    costs = LoadedPaths(t)
+    start = run(t, costs, 0.0, 20.0)
+    # all idle at first: ties go by the order (1, 2, 3). The never-used free path 4 looks
+    # idle, so after min_dwell_s the costliest subflow tries it once and comes back
+    assert start[:3] == [(0.0, (INITIAL, None, 1)), (0.0, (JOIN_1, None, 2)),
+                         (0.0, (JOIN_2, None, 3))]
+    assert [m for _, m in start[3:]] == [(JOIN_2, 3, 4), (JOIN_2, 4, 3)]
+    assert paths(t) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+
+    costs.dead.add(1)  # path 1 fails at 20 s: INITIAL is re-pinned at once, to path 4
+    assert run(t, costs, 20.0, 20.1) == [(20.0, (INITIAL, 1, 4))]
+    assert run(t, costs, 20.1, 30.0) == []  # 4 is now loaded: nothing better is free
+
+    costs.dead.discard(1)  # path 1 returns at 30 s
+    back = run(t, costs, 30.0, 60.0)
+    # INITIAL moved to 4 at 20 s, so its dwell is over: it goes back at the first period
+    assert back == [(30.0, (INITIAL, 4, 1))]
+    assert paths(t) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+
+
+def test_a_returning_path_is_taken_by_the_costliest_subflow_free_to_move():
+    t = MptcpTracker()
+    t.ingest(synack())
+    t.ingest(join(JOIN_1))
+    t.ingest(join(JOIN_2))
+    costs = LoadedPaths(t)
+    run(t, costs, 0.0, 20.0)
+    costs.dead.add(1)
+    run(t, costs, 20.0, 21.0)
+    costs.dead.discard(1)  # back 1 s after the failure, INITIAL (on 4) still dwells:
+    # the costliest subflow free to move (JOIN_2 on 3) takes path 1 at once, and INITIAL
+    # leaves the slowest path for the one JOIN_2 freed when its dwell is over
+    assert run(t, costs, 21.0, 40.0) == [(21.0, (JOIN_2, 3, 1)), (25.0, (INITIAL, 4, 3))]
+    assert sorted(paths(t).values()) == [1, 2, 3]
+
+
+def test_a_better_path_freed_by_a_closing_connection_is_taken():
+    """Two connections; the other's traffic loads path 1. When it closes, path 1 idles and
+    the subflow on the costliest path takes it; the path it left does not lure it back."""
+    t = MptcpTracker()
+    t.ingest(synack())
+    t.ingest(join(JOIN_1))
+    costs = LoadedPaths(t)
+    costs.extra[1] = 500_000.0  # another connection's subflow on path 1
+    costs.dead.add(4)
+    run(t, costs, 0.0, 1.0)
+    assert paths(t) == {INITIAL: 2, JOIN_1: 3}
+    assert run(t, costs, 1.0, 20.0) == []
+    costs.extra[1] = 0.0  # it closes: path 1 idles
+    assert run(t, costs, 20.0, 60.0) == [(20.0, (JOIN_1, 3, 1))]
+    assert paths(t) == {INITIAL: 2, JOIN_1: 1}

@@ -12,9 +12,11 @@ from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
     ALL_TABLES,
     DIGEST_PATH_REPORT,
+    FEATURE_CONGESTION,
     FEATURE_FLOW_ORDER,
     FEATURE_MPTCP,
     FEATURE_RTT_MONITOR,
+    TABLE_CA,
     TABLE_RTT_CONFIG,
     TABLE_SUBFLOW_PIN,
     FeatureAbsentError,
@@ -27,14 +29,15 @@ from .conftest import require
 pytestmark = pytest.mark.integration
 
 MAIN_P4 = REPO_ROOT / "p4src" / "main.p4"
-ALL_FEATURES = {FEATURE_FLOW_ORDER, FEATURE_MPTCP, FEATURE_RTT_MONITOR}
+ALL_FEATURES = {FEATURE_FLOW_ORDER, FEATURE_MPTCP, FEATURE_RTT_MONITOR, FEATURE_CONGESTION}
 # profile (as the Makefile names it) -> (its defines, the features it keeps)
 PROFILES = {
     "full": ([], ALL_FEATURES),
     "no-flow-order": (["-DNO_FLOW_ORDER"], ALL_FEATURES - {FEATURE_FLOW_ORDER}),
     "no-mptcp": (["-DNO_MPTCP"], ALL_FEATURES - {FEATURE_MPTCP}),
     "no-rtt-monitor": (["-DNO_RTT_MONITOR"], ALL_FEATURES - {FEATURE_RTT_MONITOR}),
-    "lean": (["-DNO_FLOW_ORDER", "-DNO_MPTCP", "-DNO_RTT_MONITOR"], set()),
+    "no-congestion": (["-DNO_CONGESTION"], ALL_FEATURES - {FEATURE_CONGESTION}),
+    "lean": (["-DNO_FLOW_ORDER", "-DNO_MPTCP", "-DNO_RTT_MONITOR", "-DNO_CONGESTION"], set()),
 }
 
 
@@ -99,6 +102,19 @@ def test_profile_without_mptcp(profile):
     assert TABLE_SUBFLOW_PIN not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_MPTCP"):
         pipeline.subflow_pin("10.0.1.1", "10.0.2.1", 1, 2, 1)
+
+
+def test_profile_without_congestion(profile):
+    _, pipeline = profile
+    if FEATURE_CONGESTION in pipeline.features:
+        assert pipeline.ca_params(0, {"c_qdelay": 256}).table == TABLE_CA
+        assert pipeline.weights(0, {1: 1}, "ca", 500).table in pipeline.tables
+        return
+    assert TABLE_CA not in pipeline.tables
+    with pytest.raises(FeatureAbsentError, match="NO_CONGESTION"):
+        pipeline.ca_params(0, {})
+    with pytest.raises(FeatureAbsentError, match="NO_CONGESTION"):
+        pipeline.weights(0, {1: 1}, "ca", 500)
 
 
 def test_the_controller_programs_the_profile_on_bmv2(profile, switch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.cmtla import (
     CmtLa,
@@ -111,3 +112,58 @@ def test_all_saturated_all_taken():
         PathState(2, True, loss_rate=0.1, srtt_ms=10.0, capacity_mbps=1.0, inflight_bytes=9999),
     ]
     assert CmtLa().decide(paths, 0.0).weights == {1: 1.0, 2: 1.0}
+
+
+# -- cmtla-ca: the loss-first order as the cost of the congestion-aware data plane -------
+
+
+def test_cmtla_ca_loss_first_then_rtt():
+    # path 1: 1 % loss, base RTT 10 ms; path 2: no loss, base RTT 30 ms; path 3 unmeasured
+    paths = [
+        PathState(1, True, loss_rate=0.01, rtt_min_ms=10.0, capacity_mbps=10.0),
+        PathState(2, True, loss_rate=0.0, rtt_min_ms=30.0, capacity_mbps=10.0),
+        PathState(3, True),
+        PathState(4, False, loss_rate=0.0, rtt_min_ms=1.0),
+    ]
+    d = make_policy("cmtla-ca").decide(paths, 0.0)
+    assert d.mode == Mode.CA and d.weights == {1: 1.0, 2: 1.0, 3: 1.0, 4: 0.0}
+    c = d.ca
+    assert (c.loss_coef_us, c.qdelay_coef, c.util_coef_us) == (100000.0, 1.0, 10000.0)
+    # offsets: base RTT above the least (10 ms) in µs; unmeasured: 0 (neutral)
+    assert {pid: p.offset_us for pid, p in c.paths.items()} == pytest.approx(
+        {1: 0.0, 2: 20000.0, 3: 0.0}
+    )
+    # the estimated costs keep loss first: 1 % costs 100 ms, more than 20 ms of RTT
+    assert d.scores[1] == pytest.approx(100000.0) and d.scores[2] == pytest.approx(20000.0)
+    assert d.scores[3] == 0.0 and d.scores[4] == 0.0
+    assert "loss first" in d.reason and "offset_us" in d.reason
+
+
+def test_cmtla_ca_jitter_raises_the_offset():
+    pol = make_policy("cmtla-ca")
+    offsets = []
+    for loss in (0.01, 0.02, 0.04):
+        paths = [
+            PathState(1, True, loss_rate=loss, rtt_min_ms=10.0),
+            PathState(2, True, loss_rate=0.01, rtt_min_ms=10.0),
+        ]
+        d = pol.decide(paths, 0.0)
+        offsets.append(d.ca.paths[1].offset_us)
+    # J = 0, then 0.5 rising (unreliable), then 0.5556 rising:
+    #   20000 * J + 100000 while unreliable
+    assert offsets == pytest.approx(
+        [0.0, 20000 * 0.5 + 100000, 20000 * (0.04 - 0.07 / 3) / 0.03 + 100000]
+    )
+    assert "unreliable [1]" in d.reason
+    assert d.ca.paths[2].offset_us == 0.0
+
+
+def test_cmtla_ca_mathis_part_in_the_offset_and_no_path_alive():
+    # a queued path (loaded): the Mathis part of p̂ beyond the measured loss goes in the offset
+    p = PathState(1, True, loss_rate=0.01, goodput_mbps=1.2, srtt_ms=100.0, owd_ms=20.0)
+    d = make_policy("cmtla-ca", {"mathis_weight": 0.5}).decide([p], 0.0)
+    # p̂ = 0.0125: 100000 µs/% * 100 * 0.0025 = 25000
+    assert d.ca.paths[1].offset_us == pytest.approx(25000.0)
+    d = make_policy("cmtla-ca").decide([PathState(1, False), PathState(2, False)], 0.0)
+    assert d.mode == Mode.CA and d.weights == {1: 1.0, 2: 1.0} and d.ca.paths == {}
+    assert d.reason.startswith("no path alive")

@@ -123,3 +123,54 @@ def test_no_path_alive_passes_through():
     dead = [PathState(1, False), PathState(2, False)]
     d = equal([1, 2])
     assert Lm3().apply(dead, d, 3, 0.0) is d
+
+
+def test_a_path_that_dies_and_returns_is_active_again():
+    """Issue 18 item 3 (flowlets): a path LM3 had active when it died comes back with its
+    weight when it returns, even if its R is below the active paths' mean (path 3, R 0):
+    liveness removed it, not LM3's halving."""
+    lm3 = Lm3()
+    assert lm3.apply(THREE, equal([1, 2, 3]), 0, 0.0).weights == {1: 1.0, 2: 1.0, 3: 1.0}
+    dead3 = [*THREE[:2], PathState(3, False, srtt_ms=40.0, capacity_mbps=2.0)]
+    d = lm3.apply(dead3, equal([1, 2, 3]), 0, 1.0)
+    assert lm3.active == {1, 2} and d.weights[3] == 0.0
+    d = lm3.apply(THREE, equal([1, 2, 3]), 0, 2.0)
+    assert lm3.active == {1, 2, 3}
+    assert d.weights == {1: 1.0, 2: 1.0, 3: 1.0}
+    assert "returned [3]" in d.reason
+
+
+def test_a_returning_path_does_not_undo_a_halving_made_while_it_was_dead():
+    lm3 = Lm3()
+    lm3.apply(THREE, equal([1, 2, 3]), 0, 0.0)
+    dead3 = [*THREE[:2], PathState(3, False, srtt_ms=40.0, capacity_mbps=2.0)]
+    lm3.apply(dead3, equal([1, 2, 3]), 0, 1.0)
+    # blocking: {1, 2} -> {1} (over paths 1 and 2 alone R_1 = R_2 = 0.5: the lower id)
+    lm3.apply(dead3, equal([1, 2, 3]), 1, 2.0)
+    assert lm3.active == {1}
+    # path 3 returns: LM3 chose the set since, so it must earn re-admission (R_3 0 < mean)
+    lm3.apply(THREE, equal([1, 2, 3]), 0, 3.0)
+    assert 3 not in lm3.active
+
+
+def test_a_path_removed_by_halving_that_dies_and_returns_stays_removed():
+    lm3 = Lm3()
+    lm3.apply(THREE, equal([1, 2, 3]), 1, 0.0)  # {1, 2}: 3 removed by halving
+    dead3 = [*THREE[:2], PathState(3, False, srtt_ms=40.0, capacity_mbps=2.0)]
+    lm3.apply(dead3, equal([1, 2, 3]), 0, 1.0)
+    lm3.apply(THREE, equal([1, 2, 3]), 0, 2.0)
+    assert lm3.active == {1, 2}
+
+
+@pytest.mark.parametrize("name", ["ecmp", "rr", "letflow", "wcmp", "minrtt"])
+def test_baselines_give_a_returning_path_its_weight_back(name):
+    """The baselines keep no state: a path that died and returned gets the weight it had."""
+    from mpsched.controller.policies import REGISTRY
+
+    policy = REGISTRY[name]()
+    four = [*THREE, PathState(4, True, srtt_ms=5.0, capacity_mbps=20.0)]
+    before = policy.decide(four, 0.0).weights
+    assert before[4] > 0  # the fastest: every baseline uses it
+    dead4 = [*THREE, PathState(4, False, srtt_ms=5.0, capacity_mbps=20.0)]
+    assert policy.decide(dead4, 1.0).weights[4] == 0.0
+    assert policy.decide(four, 2.0).weights == before

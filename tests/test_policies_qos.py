@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.qos import (
     Qos,
@@ -89,3 +90,60 @@ def test_unmeasured_path_looks_empty():
     # no bdp: headroom ratio 1, no queue; srtt = mean of known (20) -> delay 10 -> S = 0.1
     d = Qos().decide([PATHS[0], PathState(4, True)], 0.0)
     assert d.scores[4] == pytest.approx(0.1)
+
+
+# -- qos-ca: the QoS score as the cost of the congestion-aware data plane ----------------
+# D = delay / headroom = 1 / S: path 1 10 / 0.6 = 16.667 ms, path 2 29 / 0.8 = 36.25 ms
+#   offsets 0 and 19583.3 µs; D_ref = 26.458 ms -> c_util = 26458 µs, reference capacity
+#   cap * D_ref / D_p = 15.875 and 3.6494
+#   c_qdelay = mean((1 - lr) * (rounds + 1/2)) = (0.5 + 0.475) / 2 = 0.4875
+#   c_loss = mean(10 * (t_to - srtt/2)) = (1900 + 1800) / 2 = 1850 µs per 1 %
+
+
+def test_qos_ca_hand_computed():
+    d = make_policy("qos-ca").decide(PATHS, 0.0)
+    assert d.mode == Mode.CA and d.weights == {1: 1.0, 2: 1.0, 3: 0.0}
+    c = d.ca
+    assert set(c.paths) == {1, 2}
+    assert c.paths[1].offset_us == pytest.approx(0.0)
+    assert c.paths[2].offset_us == pytest.approx((36.25 - 10 / 0.6) * 1000)
+    d_ref = (36.25 + 10 / 0.6) / 2
+    assert c.util_coef_us == pytest.approx(d_ref * 1000)
+    assert c.paths[1].capacity_mbps == pytest.approx(10 * d_ref / (10 / 0.6))
+    assert c.paths[2].capacity_mbps == pytest.approx(5 * d_ref / 36.25)
+    assert c.qdelay_coef == pytest.approx(0.4875)
+    assert c.loss_coef_us == pytest.approx(1850.0)
+    assert "1/S" in d.reason and "offset_us" in d.reason
+
+
+def test_qos_ca_targets_are_the_weights_and_offsets_monotone():
+    d = make_policy("qos-ca", {"max_loss": 0.01}).decide(PATHS, 0.0)  # path 2 (5 %) out
+    assert d.weights == {1: 1.0, 2: 0.0, 3: 0.0}
+
+    def offset_of_2(inflight):
+        paths = [
+            PATHS[0],
+            PathState(
+                2,
+                True,
+                srtt_ms=20.0,
+                capacity_mbps=10.0,
+                inflight_bytes=inflight,
+                loss_rate=0.0,
+                rto_ms=200.0,
+            ),
+        ]
+        return make_policy("qos-ca").decide(paths, 0.0).ca.paths[2].offset_us
+
+    # less headroom: a larger offset; none: max_offset_us
+    assert offset_of_2(10000) == pytest.approx(0.0)
+    assert 0 < offset_of_2(15000) < offset_of_2(20000) < offset_of_2(30000) == 100000.0
+
+
+def test_qos_ca_missing_estimates_and_no_path_alive():
+    # unknown bdp: headroom 1, srtt = default: equal offsets 0, no utilisation reference
+    d = make_policy("qos-ca").decide([PathState(1, True), PathState(2, True)], 0.0)
+    assert {p.offset_us for p in d.ca.paths.values()} == {0.0}
+    assert {p.capacity_mbps for p in d.ca.paths.values()} == {None}
+    d = make_policy("qos-ca").decide([PathState(1, False)], 0.0)
+    assert d.mode == Mode.CA and d.weights == {1: 1.0} and d.reason.startswith("no path alive")

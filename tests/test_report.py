@@ -8,17 +8,20 @@ import math
 
 import pytest
 
+from mpsched.lab.fct import fct_rows, fct_table, load_results
 from mpsched.lab.report import (
     METRICS,
     RunResult,
     comparison_table,
     format_mean_ci,
+    load_family,
     load_runs,
     mean_series,
     metric_names,
     read_run,
     summary_table,
     write_csv,
+    write_load_plots,
     write_plots,
     write_run,
 )
@@ -197,3 +200,68 @@ def test_write_plots_without_data_writes_nothing(tmp_path):
     results = [RunResult("s", "p", 0, 0, 1.0, metrics={"goodput_mbps": 1.0})]
     assert write_plots(tmp_path / "plots", results) == []
     assert not (tmp_path / "plots").exists()
+
+
+# -- FCT per size bucket, load sweeps ---------------------------------------------------------
+
+
+def _sweep() -> list[RunResult]:
+    out = []
+    for policy, base in (("ecmp", 1.0), ("letflow", 0.5)):
+        for load in (30, 70):
+            for run in (0, 1):
+                fct = base * load / 30 + 0.1 * run
+                out.append(RunResult(
+                    f"asym-load{load}", policy, run, run + 1, 30.0, cpu_bound=run == 1,
+                    metrics={"offered_load_pct": load, "goodput_mbps": load / 5 + run,
+                             "fct_lt100k_mean_s": fct, "fct_lt100k_p99_s": 3 * fct,
+                             "slowdown_lt100k_mean": 10 * fct, "flows_lt100k": 40.0},
+                ))  # fmt: skip
+    return out
+
+
+def test_bucket_metrics_are_ranked_and_ordered():
+    directions = {m.name: m.higher_is_better for m in METRICS}
+    for b in ("lt100k", "100k_1m", "gt1m"):
+        assert directions[f"fct_{b}_mean_s"] is False and directions[f"slowdown_{b}_p99"] is False
+        assert directions[f"completed_frac_{b}"] is True and directions[f"flows_{b}"] is None
+    assert directions["offered_load_pct"] is None and directions["slowdown_mean"] is False
+    names = metric_names(_sweep())
+    assert names.index("goodput_mbps") < names.index("fct_lt100k_mean_s") < names.index(
+        "offered_load_pct")
+
+
+def test_fct_load_plots_per_bucket_with_two_loads_or_more(tmp_path):
+    assert load_family("asym-load70") == "asym" and load_family("asym-load7.5") == "asym"
+    assert load_family("llhd-1") == "llhd-1"
+    written = write_load_plots(tmp_path, _sweep())
+    assert [p.name for p in written] == ["fct_load_asym_lt100k.png"]
+    assert written[0].read_bytes().startswith(b"\x89PNG")
+    one_load = [r for r in _sweep() if r.metrics["offered_load_pct"] == 30]
+    assert write_load_plots(tmp_path / "none", one_load) == []
+
+
+def test_fct_rows_sum_up_buckets_and_goodput():
+    rows = fct_rows(_sweep())
+    assert [(r.scenario, r.policy, r.load_pct) for r in rows] == [
+        ("asym-load30", "ecmp", 30), ("asym-load70", "ecmp", 70),
+        ("asym-load30", "letflow", 30), ("asym-load70", "letflow", 70),
+    ]  # fmt: skip
+    row = rows[0]
+    assert (row.runs, row.cpu_bound) == (2, 1)
+    assert row.goodput_mbps[0] == pytest.approx(6.5)
+    mean, ci = row.buckets["lt100k"]["fct_mean_s"]
+    assert mean == pytest.approx(1.05) and ci == pytest.approx(12.706205 * 0.05)
+    assert set(row.buckets) == {"lt100k"}
+    assert json.loads(json.dumps(row.to_dict()))["buckets"]["lt100k"]["flows"] == [40.0, 0.0]
+    assert math.isnan(row.fct_p99_s[0])  # no run has the overall metric
+    table = fct_table(rows)
+    assert table.splitlines()[2].startswith("| asym-load30 | ecmp | 30 | 2 (1\u2020) | 6.5 ± 6.4")
+
+
+def test_fct_results_are_read_back_from_the_runners_tree(tmp_path):
+    for r in _sweep():
+        write_run(tmp_path / r.scenario / r.policy / f"run{r.run}", r)
+    got = load_results(tmp_path)
+    assert len(got) == 8 and {r.scenario for r in got} == {"asym-load30", "asym-load70"}
+    assert [r.policy for r in fct_rows(got)].count("ecmp") == 2

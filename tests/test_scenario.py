@@ -234,6 +234,97 @@ def test_netem_link_commands_with_a_fake_tc():
 def test_scenario_policies_are_the_controllers():
     """Every policy the controller registers can be named in a scenario, and no other."""
     from mpsched.controller.policies import REGISTRY
-    from mpsched.lab.scenario import BASELINES, PAPERS
+    from mpsched.lab.scenario import BASELINES, CONGESTION_AWARE, PAPERS
 
-    assert sorted(BASELINES + PAPERS) == sorted(REGISTRY)
+    assert sorted(BASELINES + PAPERS + CONGESTION_AWARE) == sorted(REGISTRY)
+
+
+# -- data-centre workloads: kind poisson ------------------------------------------------------
+
+POISSON = {"kind": "poisson", "sizes": "datamining", "load_pct": 70}
+
+
+def test_poisson_workload_offers_its_share_of_the_summed_capacity():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["workload"] = [{**POISSON, "max_kb": 1000, "scale": 0.5, "max_concurrent": 8}]
+    sc = parse(doc)
+    (w,) = sc.workload
+    assert (w.kind, w.sizes, w.load_pct, w.max_kb, w.scale, w.max_concurrent, w.drain_s) == (
+        "poisson", "datamining", 70, 1000, 0.5, 8, 5.0)
+    assert sc.offered_mbps(w) == pytest.approx(0.7 * 15)
+
+
+def test_path_baselines_sum_the_segments_delays_both_ways():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["paths"][0].update(reverse={"delay_ms": 7}, core={"rate_mbps": 4, "delay_ms": 30})
+    del doc["paths"][1]["rate_mbps"]
+    doc["paths"][1]["rate_mbps"] = None
+    assert parse(doc).path_baselines() == [(4, 5 + 7 + 30 + 30), (None, 0)]
+
+
+def test_files_are_open_loop_unless_a_concurrency_is_given():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["workload"] = [{"kind": "files", "sizes_kb": [10], "count": 3}]
+    assert parse(doc).workload[0].concurrency == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"sizes": "hadoop"}, "workload[0].sizes"),
+        ({"load_pct": None}, "workload[0].load_pct"),
+        ({"load_pct": 150}, "workload[0].load_pct"),
+        ({"max_kb": 0}, "workload[0].max_kb"),
+        ({"scale": -1}, "workload[0].scale"),
+        ({"max_concurrent": -1}, "workload[0].max_concurrent"),
+        ({"drain_s": 10}, "workload[0].drain_s"),  # the run is 10 s long
+        ({"path": 1}, "workload[0].path"),
+        ({"sizes_kb": [1]}, "workload[0].sizes_kb"),
+    ],
+)
+def test_bad_poisson_workloads_name_the_key(change, field):
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["workload"] = [{k: v for k, v in {**POISSON, **change}.items() if v is not None}]
+    with pytest.raises(ScenarioError) as err:
+        parse(doc)
+    assert err.value.field == field, str(err.value)
+
+
+def test_poisson_needs_paths_with_a_rate():
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["paths"] = [{"rate_mbps": None}]
+    doc["workload"] = [POISSON]
+    with pytest.raises(ScenarioError) as err:
+        parse(doc)
+    assert err.value.field == "workload[0].load_pct"
+
+
+def test_load_sweep_variants():
+    from mpsched.lab.experiment import load_variants
+
+    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
+    doc["workload"] = [POISSON, {"kind": "bulk"}]
+    sc = parse(doc)
+    variants = load_variants(sc, [30, 90])
+    assert [v.name for v in variants] == ["t-load30", "t-load90"]
+    assert [v.workload[0].load_pct for v in variants] == [30, 90]
+    assert all(v.workload[1] == sc.workload[1] for v in variants)
+    assert load_variants(sc, None) == [sc]
+    with pytest.raises(ScenarioError) as err:
+        load_variants(parse(MINIMAL), [50])
+    assert err.value.field == "--load-pct"
+
+
+DATACENTRE = ("asymmetric", "bursty-cross", "capacity-trace", "delay-jump", "failure-return",
+              "grey-loss")
+
+
+@pytest.mark.parametrize("name", DATACENTRE)
+def test_datacentre_scenarios_say_what_they_stress(name):
+    text = (REPO_ROOT / "scenarios" / f"{name}.yaml").read_text()
+    assert "What it stresses" in text.split("\nname:")[0]
+    doc = yaml.safe_load(text)
+    assert doc["duration_s"] == 30 and len(doc["paths"]) == 4
+    assert {"kind": "poisson", "sizes": "websearch", "load_pct": 70} in doc["workload"]
+    assert 20 <= sum(p["rate_mbps"] for p in doc["paths"]) <= 30
+    assert {"ecmp", "wcmp", "letflow", "minrtt"} <= set(doc["compare"])

@@ -429,7 +429,14 @@ def test_global_params_to_dict_shape():
     d = p.to_dict()
     assert set(d) == {"control_period_ms", "lm3", "policies", "mptcp"}
     assert d["control_period_ms"] == 100.0
-    assert d["mptcp"] == {"steering": True, "idle_timeout_s": 120.0}
+    assert d["mptcp"] == {
+        "steering": True,
+        "idle_timeout_s": 120.0,
+        "replace_margin": 0.25,
+        "replace_margin_us": 2000.0,
+        "min_dwell_s": 5.0,
+        "cost_memory_s": 120.0,
+    }
     assert d["lm3"] == {
         "sigma": 0.5,
         "epsilon": 0.5,

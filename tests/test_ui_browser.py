@@ -180,7 +180,7 @@ def click_apply(driver, class_id: int, name: str, gap: str = "") -> None:
     row.find_element("css selector", "button.apply").click()
 
 
-def test_dashboard_live_view_and_operator_actions(controller, browser):
+def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts):
     """Load, live numbers under traffic, refused writes, policy change, admin down."""
     base, pairs = controller
     driver = browser
@@ -233,6 +233,17 @@ def test_dashboard_live_view_and_operator_actions(controller, browser):
     assert (policy["name"], policy["flowlet_gap_us"]) == ("llhd", 300)
     wait_for("the class row to show it", lambda: "llhd" in driver.find_element(
         "css selector", '#classes tbody tr[data-key="0"]').text)
+
+    # mode ca (when the program has it): the class row shows the cost the switch computes
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+
+    if Pipeline(P4Info.from_file(artifacts.p4info)).has_congestion:
+        click_apply(driver, 0, "ca")
+        wait_for("the ca placement on the page", lambda: "cost: qdelay" in driver.find_element(
+            "css selector", '#classes tbody tr[data-key="0"]').text)
+        placement = requests.get(base + "/classes/0", timeout=5).json()["placement"]["s1"]
+        assert placement["mode"] == "ca" and placement["ca"]["epsilon_us"] == 2000.0
 
     # admin down on the page: the API has it, the page shows the path as down
     driver.find_element("css selector", '#paths tbody tr[data-key="2"] button.admin').click()

@@ -8,12 +8,22 @@ namespaces share one clock).
 Roles:
   sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time.
   bulk    long-lived streams for `--seconds`.
-  files   transfers of given sizes, Poisson arrivals, bounded concurrency: FCT.
+  files   transfers of given sizes (cycled, shuffled), Poisson arrivals: FCT.
+  poisson open-loop Poisson arrivals at a given offered load, sizes drawn from
+          a published data-centre CDF (`flowsizes.py`: web search, data
+          mining): FCT per flow.
   flows   closed-loop many-flow load: `--flows` connections each sending
           `--size-kb`, again and again.
   cbr     constant-bit-rate UDP.
   vbr     Pareto on/off source with the papers' packet-size mix, a share over
           TCP (TCP_NODELAY, one write per packet) and the rest over UDP.
+
+Open loop (files, poisson): every flow starts in a thread of its own at its
+arrival time, and its FCT counts from that arrival to the sink's reply. An
+explicit `--concurrency N` (files) / `--max-concurrent N` (poisson) bounds
+the flows in progress: a flow arriving while N are running waits for a slot,
+and the wait is part of its FCT (`wait_s` says how long); 0, the default, is
+no bound.
 
 Flows connect from source ports drawn from a generator seeded with `--seed`,
 so a run's 5-tuples (and so the path a hash gives each flow) repeat with the seed.
@@ -39,10 +49,12 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mpsched.traffic import flowsizes
 
 log = logging.getLogger("mpsched.traffic.gen")
 
@@ -313,11 +325,18 @@ def role_bulk(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
 
 
 def _transfer(
-    args: argparse.Namespace, size: int, stop: Stopper, rng: random.Random
+    args: argparse.Namespace,
+    size: int,
+    stop: Stopper,
+    rng: random.Random,
+    arrival: float | None = None,
 ) -> dict[str, Any]:
-    """One flow of `size` bytes; its FCT runs from connect() to the sink's reply."""
+    """One flow of `size` bytes; its FCT runs from `arrival` (a time.monotonic(); default:
+    now) to the sink's reply, so time spent waiting before connect() counts."""
+    t0 = time.monotonic() if arrival is None else arrival
     rec: dict[str, Any] = {"size": size, "start": time.time()}
-    t0 = time.monotonic()
+    if arrival is not None:
+        rec["wait_s"] = max(0.0, time.monotonic() - arrival)
     try:
         with _connect(args, timeout=CONNECT_TIMEOUT_S, rng=rng, stop=stop) as sock:
             sock.settimeout(1.0)  # short waits: the deadline is checked between them
@@ -349,35 +368,77 @@ def _transfer(
     return rec
 
 
+def open_loop(
+    args: argparse.Namespace,
+    stop: Stopper,
+    arrivals: Iterable[tuple[float, int]],
+    max_concurrent: int = 0,
+    until_s: float | None = None,
+) -> list[dict[str, Any]]:
+    """Start one flow per `(arrival s after now, size bytes)` at its arrival, each in a thread
+    of its own, until `until_s` (or the deadline); returns the flows' records in arrival
+    order. `max_concurrent` > 0 bounds the flows in progress: a flow that arrives while that
+    many run waits for a slot inside its own thread (later arrivals are not held back), and
+    its FCT includes the wait. Each record has `arrival` (wall-clock time of its arrival)."""
+    slots = threading.Semaphore(max_concurrent) if max_concurrent > 0 else None
+    records: list[dict[str, Any]] = []
+    threads = []
+    t0 = time.monotonic()
+    wall0 = time.time()
+
+    def one(size: int, flow: int, arrival: float, rec: dict[str, Any]) -> None:
+        if slots is not None:
+            while not slots.acquire(timeout=0.2):
+                if stop.done():
+                    rec.update(wait_s=time.monotonic() - arrival, incomplete=True)
+                    return
+        try:
+            rec.update(_transfer(args, size, stop, port_rng(args.seed, flow), arrival))
+        finally:
+            if slots is not None:
+                slots.release()
+
+    for flow, (at, size) in enumerate(arrivals):
+        if until_s is not None and at >= until_s:
+            break
+        if stop.wait(max(0.0, t0 + at - time.monotonic())):
+            break
+        rec: dict[str, Any] = {"arrival": wall0 + at, "size": size}
+        records.append(rec)
+        t = threading.Thread(target=one, args=(size, flow, t0 + at, rec), daemon=True)
+        t.start()
+        threads.append(t)
+    for t in threads:
+        t.join(timeout=max(0.0, (stop.deadline or time.monotonic()) - time.monotonic()) + 1)
+    return [dict(r) for r in records]
+
+
 def role_files(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     rng = random.Random(args.seed)
     sizes = [int(s) * 1000 for s in args.sizes_kb.split(",")]
     plan = [sizes[i % len(sizes)] for i in range(args.count)]
     rng.shuffle(plan)
-    slots = threading.Semaphore(args.concurrency)
-    results: list[dict[str, Any]] = []
-    threads = []
+    arrivals = []
+    at = 0.0
+    for size in plan:
+        at += rng.expovariate(1000.0 / args.interarrival_ms)
+        arrivals.append((at, size))
+    results = open_loop(args, stop, arrivals, args.concurrency)
+    return {"role": "files", "transfers": results, "planned": len(plan)}
 
-    def one(size: int, flow: int) -> None:
-        try:
-            results.append(_transfer(args, size, stop, port_rng(args.seed, flow)))
-        finally:
-            slots.release()
 
-    for flow, size in enumerate(plan):
-        if stop.wait(rng.expovariate(1000.0 / args.interarrival_ms)):
-            break
-        while not slots.acquire(timeout=0.2):
-            if stop.done():
-                break
-        if stop.done():
-            break
-        t = threading.Thread(target=one, args=(size, flow), daemon=True)
-        t.start()
-        threads.append(t)
-    for t in threads:
-        t.join(timeout=max(0.0, (stop.deadline or time.monotonic()) - time.monotonic()) + 1)
-    return {"role": "files", "transfers": list(results), "planned": len(plan)}
+def role_poisson(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    dist = flowsizes.distribution(args.sizes, args.max_kb * 1000, args.scale)
+    arrivals = flowsizes.poisson_arrivals(random.Random(args.seed), dist, args.rate_mbps)
+    results = open_loop(args, stop, arrivals, args.max_concurrent, args.arrivals_s)
+    return {
+        "role": "poisson",
+        "transfers": results,
+        "planned": len(results),
+        "sizes": args.sizes,
+        "rate_mbps": args.rate_mbps,
+        "mean_size": dist.mean(),
+    }
 
 
 def role_flows(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
@@ -483,6 +544,7 @@ ROLES: dict[str, Callable[[argparse.Namespace, Stopper], dict[str, Any]]] = {
     "sink": role_sink,
     "bulk": role_bulk,
     "files": role_files,
+    "poisson": role_poisson,
     "flows": role_flows,
     "vbr": role_vbr,
 }
@@ -515,8 +577,41 @@ def parser() -> argparse.ArgumentParser:
     common(sp)
     sp.add_argument("--sizes-kb", required=True, help="comma-separated sizes in kB")
     sp.add_argument("--count", type=int, required=True)
-    sp.add_argument("--concurrency", type=int, default=4)
+    sp.add_argument(
+        "--concurrency",
+        type=int,
+        default=0,
+        help="at most this many flows in progress, later arrivals wait (0: no bound)",
+    )
     sp.add_argument("--interarrival-ms", type=float, default=100.0, help="mean (exponential)")
+    sp = sub.add_parser("poisson", help="open-loop Poisson arrivals, published size CDF (FCT)")
+    common(sp)
+    sp.add_argument("--sizes", required=True, choices=sorted(flowsizes.DISTRIBUTIONS))
+    sp.add_argument(
+        "--rate-mbps",
+        type=float,
+        required=True,
+        help="offered load: application Mbit/s (arrival rate = rate / mean size)",
+    )
+    sp.add_argument(
+        "--max-kb",
+        type=float,
+        default=flowsizes.DEFAULT_MAX_BYTES / 1000,
+        help="sizes above are censored to this (default: %(default)g)",
+    )
+    sp.add_argument("--scale", type=float, default=1.0, help="sizes are multiplied by this")
+    sp.add_argument(
+        "--max-concurrent",
+        type=int,
+        default=0,
+        help="at most this many flows in progress, later arrivals wait (0: no bound)",
+    )
+    sp.add_argument(
+        "--arrivals-s",
+        type=float,
+        default=None,
+        help="no arrivals after this many seconds (default: until --seconds)",
+    )
     sp = sub.add_parser("flows", help="many concurrent closed-loop flows")
     common(sp)
     sp.add_argument("--flows", type=int, required=True)

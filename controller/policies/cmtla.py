@@ -17,8 +17,11 @@ In-network reading (Mode.FLOWLET), once per control period:
   exists otherwise, and 0 (neutral: the path is tried) when neither does. The default
   mathis_weight = 0 uses the measured loss wherever it exists, because in the network the
   Mathis estimate overstates the loss of a path that carries little traffic (its goodput is
-  limited by how much the scheduler sends there, not by loss). The Mathis estimate is
-  clamped to [0, 1].
+  limited by how much the scheduler sends there, not by loss). For the same reason the
+  Mathis estimate is not used at all on a path known to be unloaded (`availability.loaded`:
+  no standing queue and a goodput below 80 % of its capacity): there its goodput is the
+  demand and would read as a large loss, so an idle path would sort last. The Mathis
+  estimate is clamped to [0, 1].
 - J_p is computed over the last `jitter_window` p̂_p of this policy's own history (0 when
   the range is 0 or fewer than two observations are known).
 - "cwnd full": the path's `inflight_bytes` has reached its BDP (`PathState.bdp_bytes`); a
@@ -37,6 +40,21 @@ Reconstructions and deviations:
   flowlets as the one before; rank_decay = 0 is the paper's single-candidate rule (only the
   taken paths get flowlets).
 - An unmeasured srtt sorts after every measured one among paths of equal p̂.
+
+Congestion-aware variant ``cmtla-ca`` (Mode.CA; `docs/scheduling.md`): the order becomes a
+cost whose terms keep its priorities:
+- loss first: a large `loss_coef_us` (default 100 ms per 1 % of loss) on the switch's live
+  loss, so a loss difference outweighs any likely difference of delay; the controller's p̂
+  enters the offset only where it exceeds the measured loss (the Mathis part, with
+  `mathis_weight` > 0): loss_coef_us · 100 · max(0, p̂_p - loss_rate_p);
+- then RTT: `qdelay_coef` (default 1) on the live queueing delay, and the base RTT above the
+  smallest (`rtt_min_ms`, else srtt) in the offset, in µs;
+- the jitter indicator raises the offset: `jitter_offset_us` · max(0, J_p), plus
+  `unreliable_offset_us` for an unreliable path (J_p > 0 and rising), which so goes after the
+  reliable ones unless they are far lossier;
+- "cwnd full, the next": the live utilisation against the path's capacity, `util_coef_us`
+  (default 10 ms at 100 %), moves new flowlets to the next path as a path fills;
+- weights 1 on every alive path (the order is in the costs, not in the weights).
 """
 
 from __future__ import annotations
@@ -47,7 +65,10 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mpsched.controller.policies.availability import loaded
 from mpsched.controller.policies.base import (
+    CaCost,
+    CaPath,
     Decision,
     Mode,
     PathState,
@@ -55,6 +76,13 @@ from mpsched.controller.policies.base import (
     fmt_scores,
     jitter_indicator,
     no_alive_decision,
+)
+from mpsched.controller.policies.paper_ca import (
+    EPSILON_META,
+    MAX_AGE_META,
+    ca_decision,
+    meta,
+    no_alive,
 )
 from mpsched.controller.policies.registry import register
 
@@ -111,6 +139,8 @@ def estimate_loss(p: PathState, mss_bytes: int, mathis_weight: float) -> float:
         if p.goodput_mbps is not None and p.srtt_ms is not None
         else None
     )
+    if loaded(p) is False:
+        mathis = None  # the goodput of an unloaded path is its demand, not a loss signal
     measured = p.loss_rate
     if measured is not None and mathis is not None:
         return (1 - mathis_weight) * measured + mathis_weight * mathis
@@ -197,3 +227,88 @@ class CmtLa(Policy):
             scores=scores,
             reason=f"cmtla: order {order} by loss then RTT{extra}; p̂ {fmt_scores(loss)}",
         )
+
+
+@dataclass(frozen=True)
+class CmtlaCaParams:
+    mss_bytes: int = field(default=CmtlaParams.mss_bytes, metadata=meta(CmtlaParams, "mss_bytes"))
+    mathis_weight: float = field(
+        default=CmtlaParams.mathis_weight, metadata=meta(CmtlaParams, "mathis_weight")
+    )
+    jitter_window: int = field(
+        default=CmtlaParams.jitter_window, metadata=meta(CmtlaParams, "jitter_window")
+    )
+    loss_coef_us: float = field(
+        default=100000.0,
+        metadata={"min": 0.0, "max": 1e8, "doc": "loss first: µs of cost per 1 % of loss"},
+    )
+    qdelay_coef: float = field(
+        default=1.0,
+        metadata={"min": 0.0, "max": 1000.0, "doc": "then RTT: µs of cost per µs of queueing"},
+    )
+    util_coef_us: float = field(
+        default=10000.0,
+        metadata={"min": 0.0, "max": 1e7, "doc": "cwnd full, the next: µs at 100 % utilisation"},
+    )
+    jitter_offset_us: float = field(
+        default=20000.0,
+        metadata={"min": 0.0, "max": 1e8, "doc": "offset per unit of a positive jitter J_p (µs)"},
+    )
+    unreliable_offset_us: float = field(
+        default=100000.0,
+        metadata={"min": 0.0, "max": 1e8, "doc": "offset of an unreliable path (J > 0, rising)"},
+    )
+    epsilon_us: float = field(default=CaCost.epsilon_us, metadata=EPSILON_META)
+    max_age_ms: float = field(default=CaCost.max_age_ms, metadata=MAX_AGE_META)
+
+
+@register
+class CmtLaCa(CmtLa):
+    """CMT-LA's loss-first order as the cost of the congestion-aware data plane (module
+    docstring); the jitter history is the weight-based policy's."""
+
+    name = "cmtla-ca"
+    Params = CmtlaCaParams
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        prm = self.params
+        alive = [p for p in paths if p.alive]
+        loss: dict[int, float] = {}
+        jitter: dict[int, float] = {}
+        unreliable: set[int] = set()
+        for p in alive:
+            loss[p.path_id] = estimate_loss(p, prm.mss_bytes, prm.mathis_weight)
+            jitter[p.path_id], bad = self.observe(p.path_id, loss[p.path_id])
+            if bad:
+                unreliable.add(p.path_id)
+        base = {p.path_id: p.rtt_min_ms if p.rtt_min_ms is not None else p.srtt_ms for p in alive}
+        known = [v for v in base.values() if v is not None]
+        floor = min(known, default=0.0)
+        offsets: dict[int, float] = {}
+        for p in alive:
+            pid = p.path_id
+            rtt = base[pid]
+            extra_loss = max(0.0, loss[pid] - (p.loss_rate or 0.0))
+            offsets[pid] = (
+                prm.loss_coef_us * 100.0 * extra_loss
+                + (prm.qdelay_coef * (rtt - floor) * 1000.0 if rtt is not None else 0.0)
+                + prm.jitter_offset_us * max(0.0, jitter[pid])
+                + (prm.unreliable_offset_us if pid in unreliable else 0.0)
+            )
+        cost = CaCost(
+            qdelay_coef=prm.qdelay_coef,
+            loss_coef_us=prm.loss_coef_us,
+            util_coef_us=prm.util_coef_us,
+            epsilon_us=prm.epsilon_us,
+            max_age_ms=prm.max_age_ms,
+            paths={p.path_id: CaPath(offsets[p.path_id], p.capacity_mbps) for p in alive},
+        )
+        if not alive:
+            return no_alive(paths, cost)
+        notes = f"; unreliable {sorted(unreliable)}" if unreliable else ""
+        why = (
+            f"loss first (c_loss {prm.loss_coef_us:g}µs/%), then RTT; offsets = p̂ beyond the "
+            f"measured loss + base RTT above the least + jitter {fmt_scores(jitter)}{notes}; "
+            f"p̂ {fmt_scores(loss)}"
+        )
+        return ca_decision(self.name, paths, [p.path_id for p in alive], cost, why)

@@ -56,8 +56,24 @@ In-network reading (Mode.VQ, once per control period):
   it grows by srtt_p per w_p · bdp_p bytes like the paper's, but from 0 at VQ = bdp rather
   than stepping to ceil(1 / w_p) · srtt_p there). `mvqs_choose` is the reference.
 - Neutral fills: srtt unknown -> mean srtt of the alive paths that have one, else
-  `default_srtt_ms`; capacity unknown -> goodput, else `default_capacity_mbps`.
+  `default_srtt_ms`; capacity unknown -> the path's availability
+  (`availability.availability_mbps`: its goodput while it holds a standing queue, else the
+  mean of the other paths' capacities; not its bare goodput, which on a lightly used path is
+  the demand and would make its BDP and drain rate tiny), else `default_capacity_mbps`.
 - Weights: equal over the alive paths (the data plane's eligible set for the argmin).
+
+Congestion-aware variant ``fdmvqs-ca`` (Mode.CA; `docs/scheduling.md`): the time factor
+T_p = PAD_p + queue term becomes the cost, with the same F_p, w_p and PAD_p:
+- offset_p = PAD_p (µs, relative to the smallest);
+- the queue term ⌈VQ/(w·bdp)⌉ · srtt_p grows by srtt_p / w_p per window of queued data; the
+  switch's utilisation (delivered rate / capacity) stands in for the queue's fill, so the
+  utilisation term is srtt_p · util_p / w_p: c_util = srtt_ref (the mean srtt of the alive
+  paths, µs) and path p's reference capacity = cap_p · w_p · srtt_ref / srtt_p (a path whose
+  failure estimate F_p is high, w_p small, fills sooner);
+- `qdelay_coef` (default 1) on the live queueing delay: PAD predicts the delay from the
+  one-way-delay series, the switch adds what has built up since;
+- `loss_coef_us` on the live loss (TFE counts loss through F_p, once per period);
+- weights 1 on every alive path.
 """
 
 from __future__ import annotations
@@ -68,7 +84,10 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mpsched.controller.policies.availability import availability_mbps
 from mpsched.controller.policies.base import (
+    CaCost,
+    CaPath,
     Decision,
     Mode,
     PathState,
@@ -77,6 +96,12 @@ from mpsched.controller.policies.base import (
     equal_weights,
     fmt_scores,
     no_alive_decision,
+)
+from mpsched.controller.policies.paper_ca import (
+    EPSILON_META,
+    MAX_AGE_META,
+    ca_decision,
+    no_alive,
 )
 from mpsched.controller.policies.registry import register
 
@@ -133,7 +158,11 @@ class FdmvqsParams:
     )
     default_capacity_mbps: float = field(
         default=10.0,
-        metadata={"min": 0.001, "max": 1e6, "doc": "capacity when neither it nor goodput is known"},
+        metadata={
+            "min": 0.001,
+            "max": 1e6,
+            "doc": "capacity when neither it nor an availability is known",
+        },
     )
 
 
@@ -331,26 +360,39 @@ class FdMvqs(Policy):
         base = min(pred.values())
         return {"pad": {pid: v - base for pid, v in pred.items()}, "basis": basis}
 
+    def capacities(self, alive: Sequence[PathState]) -> dict[int, float]:
+        """cap_p: the capacity, else the availability, else default_capacity_mbps."""
+        avail = availability_mbps(alive)
+        return {
+            p.path_id: next(
+                c
+                for c in (p.capacity_mbps, avail[p.path_id], self.params.default_capacity_mbps)
+                if c is not None and c > 0
+            )
+            for p in alive
+        }
+
+    def srtts(self, alive: Sequence[PathState]) -> dict[int, float]:
+        """srtt_p with the neutral fill (mean of the known, else default_srtt_ms)."""
+        known = [p.srtt_ms for p in alive if p.srtt_ms is not None and p.srtt_ms > 0]
+        fill = sum(known) / len(known) if known else self.params.default_srtt_ms
+        return {
+            p.path_id: p.srtt_ms if p.srtt_ms is not None and p.srtt_ms > 0 else fill for p in alive
+        }
+
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
         alive = [p for p in paths if p.alive]
         if not alive:
             return no_alive_decision(paths, Mode.VQ)
         prm = self.params
-        known = [p.srtt_ms for p in alive if p.srtt_ms is not None and p.srtt_ms > 0]
-        fill = sum(known) / len(known) if known else prm.default_srtt_ms
-        srtt = {
-            p.path_id: p.srtt_ms if p.srtt_ms is not None and p.srtt_ms > 0 else fill for p in alive
-        }
+        srtt = self.srtts(alive)
         pads = self.predicted_delays(alive, srtt)
+        caps = self.capacities(alive)
         factors: dict[int, float] = {}
         vq: dict[int, VqPathParams] = {}
         for p in alive:
             f = factors[p.path_id] = self.factor(p)
-            cap = next(
-                c
-                for c in (p.capacity_mbps, p.goodput_mbps, prm.default_capacity_mbps)
-                if c is not None and c > 0
-            )
+            cap = caps[p.path_id]
             bdp = cap * srtt[p.path_id] * 125.0
             vq[p.path_id] = vq_path_params(
                 pads["pad"][p.path_id], srtt[p.path_id], bdp, window_factor(f, prm.beta_md), cap
@@ -367,3 +409,61 @@ class FdMvqs(Policy):
             ),
             vq=vq,
         )
+
+
+@dataclass(frozen=True)
+class FdmvqsCaParams(FdmvqsParams):
+    qdelay_coef: float = field(
+        default=1.0,
+        metadata={"min": 0.0, "max": 1000.0, "doc": "µs of cost per µs of live queueing delay"},
+    )
+    loss_coef_us: float = field(
+        default=CaCost.loss_coef_us,
+        metadata={"min": 0.0, "max": 1e8, "doc": "µs of cost per 1 % of live loss"},
+    )
+    epsilon_us: float = field(default=CaCost.epsilon_us, metadata=EPSILON_META)
+    max_age_ms: float = field(default=CaCost.max_age_ms, metadata=MAX_AGE_META)
+
+
+@register
+class FdMvqsCa(FdMvqs):
+    """FD-MVQS's time factor as the cost of the congestion-aware data plane (module
+    docstring); F_p's history is the weight-based policy's."""
+
+    name = "fdmvqs-ca"
+    Params = FdmvqsCaParams
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        prm = self.params
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive(paths, CaCost(epsilon_us=prm.epsilon_us, max_age_ms=prm.max_age_ms))
+        srtt = self.srtts(alive)
+        pads = self.predicted_delays(alive, srtt)
+        caps = self.capacities(alive)
+        srtt_ref = sum(srtt.values()) / len(srtt)
+        factors: dict[int, float] = {}
+        windows: dict[int, float] = {}
+        ca_paths: dict[int, CaPath] = {}
+        for p in alive:
+            pid = p.path_id
+            factors[pid] = self.factor(p)
+            windows[pid] = max(1e-6, window_factor(factors[pid], prm.beta_md))
+            ca_paths[pid] = CaPath(
+                offset_us=max(0.0, pads["pad"][pid] * 1000.0),
+                capacity_mbps=caps[pid] * windows[pid] * srtt_ref / srtt[pid],
+            )
+        cost = CaCost(
+            qdelay_coef=prm.qdelay_coef,
+            loss_coef_us=prm.loss_coef_us,
+            util_coef_us=srtt_ref * 1000.0,
+            epsilon_us=prm.epsilon_us,
+            max_age_ms=prm.max_age_ms,
+            paths=ca_paths,
+        )
+        why = (
+            f"offsets = PAD ({pads['basis']}); util term srtt_p·util/w_p "
+            f"(c_util = mean srtt, capacity·w·srtt_ref/srtt); F {fmt_scores(factors)}; "
+            f"w {fmt_scores(windows)}"
+        )
+        return ca_decision(self.name, paths, [p.path_id for p in alive], cost, why)

@@ -32,9 +32,12 @@ Reconstructions and deviations:
 - No re-admission in a period in which a blocking event shrank the set: otherwise paths
   with R equal to the kept ones (ties, or neutral unmeasured values) would undo the halving
   at once. Re-admission runs in every other period.
-- Dead paths leave the active set at once and can only come back by re-admission. Paths are
-  all active at the start (p_A = p_list); a path first seen later starts as removed. If no
-  alive path remains active, the set is reset to all alive paths and the count to 0.
+- Dead paths leave the active set at once. A path that was active when it died is active
+  again when it returns (liveness removed it, not LM3: it gets its share back), unless a
+  buffer-blocking event shrank the set meanwhile (then LM3 chose the set without it, and
+  it comes back by re-admission like a path LM3 removed). Paths are all active at the start
+  (p_A = p_list); a path first seen later starts as removed. If no alive path remains
+  active, the set is reset to all alive paths and the count to 0.
 - If the policy gave every active path weight 0 (e.g. winner-takes-all on a removed
   path), the active paths get equal weights; with no path alive the decision passes through.
 """
@@ -124,6 +127,7 @@ class Lm3:
         self.buf_bloc_count = 0
         self._active: set[int] = set()
         self._known: set[int] = set()
+        self._died_active: set[int] = set()  # active when they died: active again on return
 
     @property
     def active(self) -> frozenset[int]:
@@ -142,8 +146,14 @@ class Lm3:
         if not self._known:
             self._active = set(alive)
         self._known |= {p.path_id for p in paths}
+        self._died_active |= self._active - alive
         self._active &= alive
         notes: list[str] = []
+        returned = sorted(self._died_active & alive)
+        if returned:
+            self._active |= set(returned)
+            self._died_active -= set(returned)
+            notes.append(f"returned {returned}")
         if not self._active:
             self._active = set(alive)
             self.buf_bloc_count = 0
@@ -160,6 +170,8 @@ class Lm3:
                 keep = math.ceil(len(order) / 2)
             shrank = keep < len(order)
             self._active = set(order[:keep])
+            if shrank:
+                self._died_active.clear()
             notes.append(f"buffer blocking: keep {keep} {sorted(self._active)}")
         if not shrank:
             mean = sum(r[pid] for pid in self._active) / len(self._active)

@@ -23,9 +23,11 @@ In-network reading (DESIGN.md §5; Mode.FLOWLET, once per control period):
   loss_window_init_s), and lr_p = the mean of the recorded loss readings younger than d_p(t).
 - Traffic-class targets (operator Params, None = no target) filter the eligible paths:
   delay_p <= max_delay_ms, lr_p <= max_loss, rate_p >= min_rate_mbps where rate_p is the
-  capacity estimate (else the goodput). A path whose metric is unknown is not excluded by
-  that target. If no alive path meets the targets, all alive paths are eligible and the
-  reason says so.
+  capacity estimate, else the path's availability (`availability.availability_mbps`: its
+  goodput only while it holds a standing queue; the goodput of a lightly used path is its
+  demand and would fail the rate target for no fault of the path). A path whose metric is
+  unknown is not excluded by that target. If no alive path meets the targets, all alive
+  paths are eligible and the reason says so.
 - Weights over the eligible paths: ∝ S_p (``weighted`` True, default), or all on the largest
   S_p (the paper's rule; ties: lowest id). If every eligible S_p is 0 (no headroom
   anywhere), equal weights over them.
@@ -33,6 +35,20 @@ In-network reading (DESIGN.md §5; Mode.FLOWLET, once per control period):
 Neutral treatment of missing estimates: unknown bdp -> headroom ratio 1 and no queue (an
 unmeasured path looks empty, so it is tried); unknown inflight -> 0; unknown loss -> 0;
 unknown srtt -> the mean srtt of the alive paths that have one, else `default_srtt_ms`.
+
+Congestion-aware variant ``qos-ca`` (Mode.CA; `docs/scheduling.md`): the same delay_p, lr_p,
+headroom and class targets; with D_p = 1 / S_p = delay_p / (headroom_p / bdp_p) in ms (the
+expected delay stretched by the lack of headroom; no headroom: `max_offset_us`):
+- weights: 1 on the eligible paths (those meeting the class targets; none: every alive
+  path), 0 elsewhere, so the switch chooses among the paths the score would weight;
+- offset_p = min(max_offset_us, 1000 · (D_p - min over the eligible D)) µs;
+- c_qdelay = the mean over the eligible paths of (1 - lr_p) · (⌊queuing/bdp⌋ + 1/2): the
+  slope of eq. 2 in the path's delay (a queue adds to each round's sRTT and to ppgn_delay);
+- c_loss = the mean of 10 · (t_timeout - ppgn_delay + ⌊queuing/bdp⌋ · (t_timeout - sRTT)) µs
+  per 1 %: the slope of eq. 2 in lr (ms per unit of loss fraction, · 1000 / 100);
+- utilisation for the headroom: S = (1 - util) / delay, so a path's cost grows by D_p · util:
+  c_util = D_ref (the mean D of the eligible paths, µs) and path p's reference capacity =
+  cap_p · D_ref / D_p (no capacity: no utilisation term on that path).
 """
 
 from __future__ import annotations
@@ -44,7 +60,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mpsched.controller.errors import FieldError
+from mpsched.controller.policies.availability import availability_mbps
 from mpsched.controller.policies.base import (
+    CaCost,
+    CaPath,
     Decision,
     Mode,
     PathState,
@@ -53,6 +72,13 @@ from mpsched.controller.policies.base import (
     fmt_scores,
     jitter_indicator,
     no_alive_decision,
+)
+from mpsched.controller.policies.paper_ca import (
+    EPSILON_META,
+    MAX_AGE_META,
+    ca_decision,
+    meta,
+    no_alive,
 )
 from mpsched.controller.policies.registry import register
 
@@ -132,6 +158,19 @@ def next_loss_window(d_prev: float, jitter: float, lo: float, hi: float) -> floa
     return min(hi, max(lo, d_prev * (1 + jitter)))
 
 
+@dataclass(frozen=True)
+class PathQos:
+    """One path's quantities of the score (times in ms)."""
+
+    srtt_ms: float
+    loss: float  # lr_p over the loss window
+    headroom: float  # headroom_p / bdp_p
+    rounds: int  # ⌊queuing_p / bdp_p⌋
+    timeout_ms: float
+    delay_ms: float  # eq. 2
+    score: float  # S_p, eq. 1
+
+
 @register
 class Qos(Policy):
     name = "qos"
@@ -164,14 +203,16 @@ class Qos(Policy):
         recent = [lr for t, lr in samples if t >= now - d]
         return sum(recent) / len(recent) if recent else 0.0
 
-    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
-        alive = [p for p in paths if p.alive]
-        if not alive:
-            return no_alive_decision(paths, Mode.FLOWLET)
+    def assess(
+        self, alive: Sequence[PathState], now: float
+    ) -> tuple[dict[int, PathQos], list[int], str]:
+        """Per alive path its QoS quantities (updating the histories), the eligible paths
+        (all alive ones when none meets the class targets) and a note saying so."""
         prm = self.params
         known = [p.srtt_ms for p in alive if p.srtt_ms is not None and p.srtt_ms > 0]
         fill = sum(known) / len(known) if known else prm.default_srtt_ms
-        scores: dict[int, float] = {}
+        avail = availability_mbps(alive)
+        out: dict[int, PathQos] = {}
         eligible: list[int] = []
         for p in alive:
             srtt = p.srtt_ms if p.srtt_ms is not None and p.srtt_ms > 0 else fill
@@ -183,11 +224,11 @@ class Qos(Policy):
             else:
                 ratio = max(0.0, bdp - inflight) / bdp
                 queued, bdp_for_rounds = max(0.0, inflight - bdp), bdp
-            delay = expected_delay_ms(
-                queued, bdp_for_rounds, lr, srtt, timeout_ms(p, srtt, prm.min_rto_ms)
-            )
-            scores[p.path_id] = score(ratio, delay)
-            rate = p.capacity_mbps if p.capacity_mbps is not None else p.goodput_mbps
+            t_to = timeout_ms(p, srtt, prm.min_rto_ms)
+            delay = expected_delay_ms(queued, bdp_for_rounds, lr, srtt, t_to)
+            rounds = math.floor(queued / bdp_for_rounds) if bdp_for_rounds > 0 else 0
+            out[p.path_id] = PathQos(srtt, lr, ratio, rounds, t_to, delay, score(ratio, delay))
+            rate = p.capacity_mbps if p.capacity_mbps is not None else avail[p.path_id]
             if (
                 (prm.max_delay_ms is None or delay <= prm.max_delay_ms)
                 and (prm.max_loss is None or lr <= prm.max_loss)
@@ -198,7 +239,16 @@ class Qos(Policy):
         if not eligible:
             eligible = [p.path_id for p in alive]
             note = "no path meets the class targets: all alive paths eligible; "
-            log.info("qos: no alive path meets the class targets; using all alive paths")
+            log.info("%s: no alive path meets the class targets; using all alive paths", self.name)
+        return out, eligible, note
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive_decision(paths, Mode.FLOWLET)
+        prm = self.params
+        quantities, eligible, note = self.assess(alive, now)
+        scores = {pid: q.score for pid, q in quantities.items()}
         if prm.weighted and any(scores[pid] > 0 for pid in eligible):
             weights = {
                 p.path_id: scores[p.path_id] if p.path_id in eligible else 0.0 for p in paths
@@ -215,3 +265,98 @@ class Qos(Policy):
             scores={p.path_id: scores.get(p.path_id, 0.0) for p in paths},
             reason=f"qos: {note}{how}; S {fmt_scores(scores)}",
         )
+
+
+@dataclass(frozen=True)
+class QosCaParams:
+    max_delay_ms: float | None = field(
+        default=QosParams.max_delay_ms, metadata=meta(QosParams, "max_delay_ms")
+    )
+    max_loss: float | None = field(default=QosParams.max_loss, metadata=meta(QosParams, "max_loss"))
+    min_rate_mbps: float | None = field(
+        default=QosParams.min_rate_mbps, metadata=meta(QosParams, "min_rate_mbps")
+    )
+    jitter_window: int = field(
+        default=QosParams.jitter_window, metadata=meta(QosParams, "jitter_window")
+    )
+    loss_window_init_s: float = field(
+        default=QosParams.loss_window_init_s, metadata=meta(QosParams, "loss_window_init_s")
+    )
+    loss_window_min_s: float = field(
+        default=QosParams.loss_window_min_s, metadata=meta(QosParams, "loss_window_min_s")
+    )
+    loss_window_max_s: float = field(
+        default=QosParams.loss_window_max_s, metadata=meta(QosParams, "loss_window_max_s")
+    )
+    min_rto_ms: float = field(default=QosParams.min_rto_ms, metadata=meta(QosParams, "min_rto_ms"))
+    default_srtt_ms: float = field(
+        default=QosParams.default_srtt_ms, metadata=meta(QosParams, "default_srtt_ms")
+    )
+    max_offset_us: float = field(
+        default=100000.0,
+        metadata={
+            "min": 0.0,
+            "max": 1e8,
+            "doc": "offset of a path without headroom (S = 0), and the largest offset (µs)",
+        },
+    )
+    epsilon_us: float = field(default=CaCost.epsilon_us, metadata=EPSILON_META)
+    max_age_ms: float = field(default=CaCost.max_age_ms, metadata=MAX_AGE_META)
+
+    def __post_init__(self) -> None:
+        if self.loss_window_min_s > self.loss_window_max_s:
+            raise FieldError("loss_window_min_s", "must be <= loss_window_max_s")
+
+
+@register
+class QosCa(Qos):
+    """The QoS score as the cost of the congestion-aware data plane (module docstring); the
+    RTT and loss histories are the weight-based policy's."""
+
+    name = "qos-ca"
+    Params = QosCaParams
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        prm = self.params
+        alive = [p for p in paths if p.alive]
+        if not alive:
+            return no_alive(paths, CaCost(epsilon_us=prm.epsilon_us, max_age_ms=prm.max_age_ms))
+        q, eligible, note = self.assess(alive, now)
+        cap_ms = prm.max_offset_us / 1000.0
+        stretched = {
+            pid: min(cap_ms, v.delay_ms / v.headroom) if v.headroom > 0 else cap_ms
+            for pid, v in q.items()
+        }
+        floor = min(stretched[pid] for pid in eligible)
+        d_ref = sum(stretched[pid] for pid in eligible) / len(eligible)
+        chosen = [q[pid] for pid in eligible]
+        qdelay = sum((1 - v.loss) * (v.rounds + 0.5) for v in chosen) / len(chosen)
+        loss_coef = sum(
+            10.0 * (v.timeout_ms - v.srtt_ms / 2 + v.rounds * (v.timeout_ms - v.srtt_ms))
+            for v in chosen
+        ) / len(chosen)
+        ca_paths = {}
+        for p in alive:
+            pid = p.path_id
+            ref = None
+            if p.capacity_mbps and stretched[pid] > 0:
+                ref = p.capacity_mbps * d_ref / stretched[pid]
+            offset = min(prm.max_offset_us, max(0.0, (stretched[pid] - floor) * 1000.0))
+            if q[pid].headroom <= 0:
+                offset = prm.max_offset_us
+            ca_paths[pid] = CaPath(offset, ref)
+        cost = CaCost(
+            qdelay_coef=qdelay,
+            loss_coef_us=max(0.0, loss_coef),
+            util_coef_us=d_ref * 1000.0,
+            epsilon_us=prm.epsilon_us,
+            max_age_ms=prm.max_age_ms,
+            paths=ca_paths,
+        )
+        why = (
+            f"{note}eligible {eligible}; offsets from D = delay/headroom = 1/S ms "
+            f"{fmt_scores(stretched)}; c_qdelay, c_loss = slopes of eq. 2; "
+            f"util term D_p·util (c_util = mean D); "
+            f"S {fmt_scores({k: v.score for k, v in q.items()})}"
+        )
+        return ca_decision(self.name, paths, eligible, cost, why)

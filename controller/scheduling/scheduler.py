@@ -3,7 +3,7 @@
 Every control period, for each ingress edge switch and each traffic class:
 
     path states (estimators, admin state) -> the class's policy -> LM3 (if on)
-    -> admin mask -> quantised weights, mode, flowlet gap (+ MVQS parameters)
+    -> admin mask -> quantised weights, mode, flowlet gap (+ MVQS or CA parameters)
 
 A class's output is written only when it differs from what the switch already has
 (`Change`), and every change goes into the decision log with the policy's reason.
@@ -27,6 +27,7 @@ from typing import Any
 from mpsched.controller.errors import FieldError
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.base import (
+    CaCost,
     Decision,
     Mode,
     PathState,
@@ -36,6 +37,7 @@ from mpsched.controller.policies.base import (
     params_to_dict,
     quantise,
 )
+from mpsched.controller.policies.ca import fmt_ca, quantise_ca
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.mptcp import MptcpParams
@@ -51,12 +53,17 @@ TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
 
 @dataclass(frozen=True)
 class Placement:
-    """What one class's path_weights (and mvqs_params) entry says on one switch."""
+    """What one class's path_weights (and mvqs_params or ca_params) entry says on one switch.
+
+    `ca` (mode ca only) is the policy's CaCost with offsets and capacities quantised
+    (`quantise_ca`), so estimator noise does not rewrite the switch every period; the writer
+    turns it into set_ca's parameters with the program's units (`ca_fixed_point`)."""
 
     weights: tuple[tuple[int, int], ...]  # (path id, weight 0..255), by path id
     mode: str
     flowlet_gap_us: int
     vq: tuple[tuple[int, tuple[int, int, int, int]], ...] = ()  # mode vq: path -> params
+    ca: CaCost | None = None  # mode ca: the cost the switch computes
 
     def weight_map(self) -> dict[int, int]:
         return dict(self.weights)
@@ -203,7 +210,10 @@ def auto_gap_us(paths: Sequence[PathState], weighted: Iterable[int]) -> int:
 
 
 class Scheduler:
-    """The decisions of every (switch, class); call `step` once per control period."""
+    """The decisions of every (switch, class); call `step` once per control period.
+
+    `ca_supported` False (a program compiled with -DNO_CONGESTION): a policy that decides
+    mode ca is refused when it is set (FieldError naming `<where>.name`)."""
 
     def __init__(
         self,
@@ -211,9 +221,12 @@ class Scheduler:
         path_ids: Sequence[int],
         classes: Sequence[TrafficClass] | None = None,
         params: GlobalParams | None = None,
+        *,
+        ca_supported: bool = True,
     ) -> None:
         self.switches = list(switches)
         self.path_ids = sorted(path_ids)
+        self.ca_supported = ca_supported
         self.params = params or GlobalParams()
         self.admin_down: set[int] = set()
         self.log: deque[dict[str, Any]] = deque(maxlen=DECISION_LOG)
@@ -225,8 +238,21 @@ class Scheduler:
 
     def _new_state(self, c: TrafficClass, where: str = "policy") -> _ClassState:
         policy = make_class_policy(c.policy, self.params, where)
+        if not self.ca_supported and self._decides_ca(policy):
+            raise FieldError(
+                f"{where}.name",
+                f"policy {c.policy.name!r} uses mode ca, but the P4 program was compiled "
+                "without congestion (-DNO_CONGESTION)",
+            )
         lm3 = Lm3(self.params.lm3) if c.policy.lm3 else None
         return _ClassState(c, policy, lm3)
+
+    def _decides_ca(self, policy: Policy) -> bool:
+        """Whether `policy` decides mode ca: a fresh instance with the same parameters (the
+        class's own keeps no trace) decides once over unmeasured alive paths."""
+        probe = type(policy)(policy.params)
+        paths = [PathState(p, True) for p in self.path_ids]
+        return probe.decide(paths, 0.0).mode == Mode.CA
 
     def set_classes(self, classes: Sequence[TrafficClass]) -> None:
         """Replace the classes; unchanged classes keep their state. Validates every policy
@@ -320,12 +346,18 @@ class Scheduler:
                 (p, (v.pad_us, v.bdp_bytes, v.us_per_kbyte, round(v.drain_bytes_per_ms * 1.024)))
                 for p, v in sorted(d.vq.items())
             )
+        ca = None
+        if d.mode == Mode.CA:
+            # None: the switch's default no_ca (every cost 0: a random usable path, LetFlow)
+            zero = CaCost(qdelay_coef=0.0, loss_coef_us=0.0, util_coef_us=0.0, epsilon_us=0.0,
+                          max_age_ms=0.0)
+            ca = quantise_ca(d.ca) if d.ca is not None else zero
         gap = c.policy.flowlet_gap_us
-        if Mode(d.mode) not in (Mode.FLOWLET, Mode.VQ):
+        if Mode(d.mode) not in (Mode.FLOWLET, Mode.VQ, Mode.CA):
             gap = 0  # unused by hash and rr: no rewrites when the delays move
         elif gap == 0:
             gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
-        return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq)
+        return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq, ca)
 
 
 def _down(p: PathState) -> PathState:
@@ -355,5 +387,22 @@ def _entry(now: float, switch: str, st: _ClassState, d: Decision, pl: Placement)
         "active": sorted(p for p, w in pl.weights if w > 0),
         "mode": pl.mode,
         "scores": {str(p): round(s, 6) for p, s in sorted(d.scores.items())},
-        "reason": d.reason,
+        "reason": d.reason + (f" | ca: {fmt_ca(pl.ca)}" if pl.ca is not None else ""),
+        **({"ca": ca_dict(pl.ca)} if pl.ca is not None else {}),
+    }
+
+
+def ca_dict(cost: CaCost) -> dict[str, Any]:
+    """A mode-ca placement's cost parameters for the decision log and the REST views: the
+    coefficients and per path {offset_us, capacity_mbps} (keys are path ids as strings)."""
+    return {
+        "qdelay_coef": cost.qdelay_coef,
+        "loss_coef_us": cost.loss_coef_us,
+        "util_coef_us": cost.util_coef_us,
+        "epsilon_us": cost.epsilon_us,
+        "max_age_ms": cost.max_age_ms,
+        "paths": {
+            str(pid): {"offset_us": p.offset_us, "capacity_mbps": p.capacity_mbps}
+            for pid, p in sorted(cost.paths.items())
+        },
     }

@@ -33,6 +33,16 @@ Estimators (DESIGN.md §4), each with the time of its last update:
   inflight_bytes: the latest reported bytes in flight.
 - freshness: seconds since the last report (controller clock); liveness:
   a path is alive while its last report is younger than `dead_after_s`.
+- aging of sample-driven estimates (`srtt_aged_ms`, `rttvar_aged_ms`,
+  `inflight_aged`): srtt, rttvar and bytes in flight change only with an RTT
+  report, which only a path carrying TCP data produces; probes keep loss, goodput
+  and one-way delay fresh but not these. Once no RTT report came for
+  `stale_after_s`, they age towards a neutral prior: srtt towards the path's base
+  RTT (the smallest RTT of its last window: an idle path has no queue), rttvar
+  towards half of it (RFC 6298's value for a first sample), each as
+  prior + (value - prior) * exp(-(age - stale_after_s) / age_tau_s); bytes in
+  flight count 0 (an idle path holds nothing in flight). So the numbers of the
+  last busy moment do not decide about a path that has carried nothing since.
 """
 
 from __future__ import annotations
@@ -78,6 +88,8 @@ class EstimatorSettings:
     window_s: float = 5.0  # rtt min/max, loss, goodput, capacity, owd minimum
     dead_after_s: float = 1.0  # no report for this long: the path counts as dead
     history: int = 120  # snapshots kept per path for GET …/telemetry
+    stale_after_s: float = 1.0  # no RTT report for this long: srtt etc. start to age
+    age_tau_s: float = 2.0  # time constant of that aging towards the neutral prior
 
 
 def wrap_delta(new: int, old: int, modulus: int = WRAP32) -> int:
@@ -248,6 +260,41 @@ class PathEstimator:
             return ()
         base = min(p.owd_us for p in self._points)
         return tuple((p.owd_us - base) / 1000 for p in list(self._points)[-n:])
+
+    def _aging(self, now: float) -> float | None:
+        """The factor exp(-(age - stale_after_s) / age_tau_s) of an RTT estimate whose last
+        RTT report is older than stale_after_s; None while it is fresh (or never measured)."""
+        if self.last_rtt_at is None:
+            return None
+        over = now - self.last_rtt_at - self.settings.stale_after_s
+        if over <= 0:
+            return None
+        return math.exp(-over / max(1e-9, self.settings.age_tau_s))
+
+    def srtt_aged_ms(self, now: float) -> float | None:
+        """srtt, aged towards the base RTT (the last window's minimum) once stale."""
+        factor = self._aging(now)
+        if self.srtt_ms is None or factor is None:
+            return self.srtt_ms
+        base, _ = self.rtt_min_max_ms()
+        base = self.srtt_ms if base is None else min(base, self.srtt_ms)
+        return base + (self.srtt_ms - base) * factor
+
+    def rttvar_aged_ms(self, now: float) -> float | None:
+        """rttvar, aged towards half the base RTT once stale."""
+        factor = self._aging(now)
+        if self.rttvar_ms is None or factor is None or self.srtt_ms is None:
+            return self.rttvar_ms
+        base, _ = self.rtt_min_max_ms()
+        prior = (self.srtt_ms if base is None else min(base, self.srtt_ms)) / 2
+        return prior + (self.rttvar_ms - prior) * factor
+
+    def inflight_aged(self, now: float) -> int | None:
+        """Bytes in flight; 0 once no RTT report came for stale_after_s."""
+        last = self._retrans[-1][0] if self._retrans else None
+        if self.inflight is None or last is None:
+            return self.inflight
+        return 0 if now - last > self.settings.stale_after_s else self.inflight
 
     def freshness_s(self, now: float) -> float | None:
         return None if self.last_report_at is None else max(0.0, now - self.last_report_at)

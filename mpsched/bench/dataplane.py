@@ -80,7 +80,8 @@ PROFILES = (
     ("no-flow-order", "full without per-flow order (-DNO_FLOW_ORDER)"),
     ("no-mptcp", "full without MPTCP (-DNO_MPTCP)"),
     ("no-rtt-monitor", "full without RTT monitor (-DNO_RTT_MONITOR)"),
-    ("lean", "lean: without all three"),
+    ("no-congestion", "full without congestion feedback and mode CA (-DNO_CONGESTION)"),
+    ("lean", "lean: without all four"),
 )
 
 
@@ -143,14 +144,27 @@ def frame_hex(traffic: str = "udp") -> str:
     )
     if traffic == "tcp":
         return bytes(Ether(dst=ROUTER_MAC, src=HOST_MAC) / segment).hex()
-    # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), next type
-    tag = bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + b"\x08\x00"
+    # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), feedback
+    # (8 bytes: none), next type
+    tag = (bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
+           + b"\x08\x00")
     eth = Ether(dst=ROUTER_MAC, src="00:00:0a:00:02:fe", type=ETHERTYPE_PATH_TAG)
     return (bytes(eth) + tag + bytes(segment)).hex()
 
 
-def full_program_state(pipeline: Pipeline, address: str) -> list:
-    """What the controller installs on an edge switch with one path on port 2."""
+# Path-choice modes the full program can be measured in (bench-dpcost --mode): class 0 in
+# that mode; flowlet and ca with a flowlet gap of 0, so that every packet starts a new
+# flowlet and pays the mode's choice.
+MODES = ("hash", "flowlet", "ca")
+# mode ca: every live term on, metrics never stale (the cost of the choice does not depend on
+# the values)
+CA_BENCH_PARAMS = {"c_qdelay": 256, "c_loss": 78, "c_util": 39, "epsilon": 2000,
+                   "max_age_us": 500_000}
+
+
+def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> list:
+    """What the controller installs on an edge switch with one path on port 2, class 0 in
+    `mode` (MODES)."""
     from mpsched.controller.southbound.agent import forwarding_entries
 
     s1 = SwitchCfg(
@@ -172,7 +186,11 @@ def full_program_state(pipeline: Pipeline, address: str) -> list:
         full = Pipeline(P4Info.from_file(p4_artifacts().p4info))
     entries = forwarding_entries(full, NetCfg((s1, s2)), s1)
     kept = [e for e in entries if e.table in pipeline.tables]
-    return [*kept, pipeline.weights(0, {1: 1})]
+    if mode not in MODES:
+        raise ValueError(f"mode {mode!r} is not one of {MODES}")
+    if mode == "ca":
+        kept.append(pipeline.ca_params(0, {**CA_BENCH_PARAMS, "inv_capacity_1": 1 << 16}))
+    return [*kept, pipeline.weights(0, {1: 1}, mode, 0)]
 
 
 def rx_packets(iface: str) -> int:
@@ -350,9 +368,10 @@ def start_switch(
     registry: Registry,
     full: bool,
     cpus: tuple[int, int] | None,
+    mode: str = "hash",
 ) -> Bmv2Switch:
-    """A switch with the program (and, for the full one, an edge switch's forwarding state),
-    its threads pinned to the switch's CPU."""
+    """A switch with the program (and, for the full one, an edge switch's forwarding state
+    with class 0 in `mode`), its threads pinned to the switch's CPU."""
     sw = Bmv2Switch(name=name, device_id=1, ports=ports, log_dir=log_dir, registry=registry)
     sw.start()
     try:
@@ -362,7 +381,7 @@ def start_switch(
         try:
             client.set_pipeline(str(bmv2_json))
             if full:
-                for entry in full_program_state(Pipeline(info), sw.grpc_address):
+                for entry in full_program_state(Pipeline(info), sw.grpc_address, mode):
                     client.insert(entry)
         finally:
             client.close()
@@ -385,13 +404,14 @@ def program_rig(
     log_dir: Path,
     registry: Registry,
     traffic: str = "udp",
+    mode: str = "hash",
 ) -> Iterator[Rig]:
     """A Rig on a switch running program `name` (of PROGRAMS or PROFILES) with `traffic`
-    (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves the other),
-    stopped on exit."""
+    (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves the other)
+    and class 0 in `mode` (MODES), stopped on exit."""
     json_, info = program_artifacts()[name]
     full = name not in ("minimal", "ipv4")
-    sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus)
+    sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus, mode)
     try:
         if traffic == "tagged":
             send_iface, sink = sink, send_iface

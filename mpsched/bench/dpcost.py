@@ -29,6 +29,11 @@ mpsched/bench/dataplane.py, built by `make p4 P4_PROFILE=...`), with three kinds
 and the same segment arriving tagged from a path bound for the host (the egress edge; the
 programs without path tags are not run with it). The cost of a stage is the full program's
 minus that of the profile without it, per kind of traffic.
+
+`--mode MODE` (repeatable: hash, flowlet, ca) measures the full program with class 0 in that
+path-choice mode and a flowlet gap of 0, so that every UDP packet is a new flowlet and pays the
+mode's choice: flowlet's weighted random draw, ca's least-cost choice (`ca_select.p4`; every
+cost term on). The difference to hash is what a new flowlet costs in that mode.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched.bench.dataplane import (
+    MODES,
     PROFILES,
     PROGRAMS,
     TRAFFIC,
@@ -272,6 +278,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=TRAFFIC,
         help="kind of test traffic, repeatable (default: udp; with --profiles: all)",
     )
+    p.add_argument(
+        "--mode",
+        action="append",
+        choices=MODES,
+        help="also the full program with class 0 in this path-choice mode, flowlet gap 0: "
+        "every packet a new flowlet (repeatable; udp traffic; the default state is hash)",
+    )
     args = p.parse_args(argv)
     if args.rate <= 0 or args.seconds <= 0:
         p.error("--rate and --seconds must be > 0")
@@ -293,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     cpus = cpu_plan(True)
     costs: dict[str, dict[str, Cost]] = {t: {} for t in traffics}
+    mode_costs: dict[str, Cost] = {}
     not_counted: dict[str, str] = {}
     try:
         (sw1, t1), (sw2, t2) = make_veths(registry, 2)
@@ -314,6 +328,18 @@ def main(argv: list[str] | None = None) -> int:
                         per_packet(counts, "table_applies"),
                         per_packet(counts, "conditions"),
                     )
+            for mode in args.mode or []:
+                with program_rig(
+                    "full", ports, t1, t2, args.seconds, cpus, Path(tmp), registry, "udp", mode
+                ) as rig:
+                    timed = rig.trial(args.rate)
+                    counts = count(rig, args.rate, probes.events)
+                mode_costs[mode] = Cost(
+                    timed.cpu_us_per_packet,
+                    per_packet(counts, "field_writes"),
+                    per_packet(counts, "table_applies"),
+                    per_packet(counts, "conditions"),
+                )
     except KeyboardInterrupt:
         print("bench-dpcost: interrupted; cleaned up", file=sys.stderr)
         return 130
@@ -325,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.profiles and "full" in by_program:
             print("\n".join(table(f"cost of each stage, full minus the profile ({traffic}):",
                                    stage_costs(by_program))))
+    if mode_costs:
+        print("\n".join(table(f"full program by mode, every packet a new flowlet, at "
+                               f"{args.rate:.0f} pkt/s offered (udp):", mode_costs)))
     for event, why in not_counted.items():
         print(f"not counted: {event} ({why})")
     return 0

@@ -34,9 +34,9 @@ from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
 ETH_LEN = 14
-# path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts, next type; its size is
-# checked against the compiled program in tests/test_fuzz.py.
-TAG_LEN = 14
+# path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts, feedback, next type; its
+# size is checked against the compiled program in tests/test_fuzz.py.
+TAG_LEN = 22
 IPV4_LEN = 20
 TCP_LEN = 20
 PROTO_TCP = 6
@@ -116,7 +116,8 @@ def ethernet(ep: Endpoints, ether_type: int, payload: bytes, rng: random.Random)
     if ep.path_id is None:
         return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ether_type)) + payload
     tag = struct.pack("!BBI", ep.path_id, 0, rng.getrandbits(32)) \
-        + rng.getrandbits(48).to_bytes(6, "big") + struct.pack("!H", ether_type)
+        + rng.getrandbits(48).to_bytes(6, "big") + rng.getrandbits(64).to_bytes(8, "big") \
+        + struct.pack("!H", ether_type)
     return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ETHERTYPE_PATH_TAG)) + tag + payload
 
 
@@ -371,7 +372,8 @@ def frames(seed: int, count: int, *, src: str = Endpoints.src, dst: str = Endpoi
     """`count` frames as (kind, bytes), shuffled, the same for the same arguments: the
     coverage cases first in line (as many as fit), then kinds drawn by WEIGHTS. Valid frames
     go from src to dst; with path_id every frame that has a whole Ethernet header carries a
-    path tag of that id (flags 0, random sequence number and time stamp)."""
+    path tag of that id (flags 0, random sequence number, time stamp
+    and congestion feedback)."""
     if count < 0:
         raise ValueError(f"count {count} < 0")
     ep = Endpoints(src, dst, src_mac, dst_mac, path_id)

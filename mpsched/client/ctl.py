@@ -113,7 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "name",
         metavar="NAME",
-        help="policy name: ecmp, rr, letflow, minrtt, wcmp, llhd, cmtla, fdmvqs, qos",
+        help=(
+            "policy name: ecmp, rr, letflow, minrtt, wcmp, ca, llhd, cmtla, fdmvqs, qos, "
+            "llhd-ca, cmtla-ca, fdmvqs-ca, qos-ca"
+        ),
     )
     s.add_argument("--param", action="append", default=[], metavar="K=V",
                    help="a policy parameter (repeatable; dotted keys nest; V as JSON if it "

@@ -12,9 +12,21 @@ formula lives in `metrics.py`; this module only selects the data:
   bytes s1 -> s2, cross traffic pinned to the path included); series "path<i>".
 - path<i>_offered_mbps: what s1 placed onto path i (its path_tx counter), drops
   on the link included.
-- fct_mean_s, fct_p99_s: completed transfers of files/flows workloads;
-  completed_frac: completed / started transfers (a transfer still running at
-  the end, or failed, is not completed): compare FCTs only together with it.
+- fct_mean_s, fct_p99_s: transfers of files/flows/poisson workloads, FCT
+  counted from each flow's arrival; a transfer still running at the end counts
+  with the time it had run (the sender's end - its arrival: a lower bound of its
+  FCT), so a policy that leaves its slowest flows unfinished does not look
+  faster; failed transfers are left out. completed_frac: completed / started
+  transfers (one still running at the end, or failed, is not completed).
+- per size bucket b of `metrics.FCT_BUCKETS` (lt100k: < 100 kB, 100k_1m:
+  100 kB-1 MB, gt1m: > 1 MB) with at least one started transfer:
+  fct_<b>_mean_s, fct_<b>_p99_s, slowdown_<b>_mean, slowdown_<b>_p99,
+  completed_frac_<b>, flows_<b> (completed); slowdown_mean, slowdown_p99 over
+  every transfer with an FCT (censored ones included, as above). Slowdown =
+  FCT / `metrics.best_ideal_fct_s` of its size on the scenario's paths at t=0
+  (`Scenario.path_baselines`).
+- offered_load_pct: the summed `load_pct` of the poisson workloads (so a load
+  sweep's runs can be put side by side).
 - rtt_p50_ms, rtt_p99_ms: senders' TCP_INFO smoothed RTT samples.
 - retrans: tcpi_total_retrans summed over the senders' sockets.
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of
@@ -44,7 +56,7 @@ from mpsched.lab.runner import RunRaw
 
 log = logging.getLogger(__name__)
 
-MAIN_KINDS = ("bulk", "files", "flows")
+MAIN_KINDS = ("bulk", "files", "flows", "poisson")
 BIN_S = 1.0
 NAN = float("nan")
 
@@ -130,6 +142,41 @@ def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
     return out
 
 
+def bucket_metrics(
+    raw: RunRaw, flows: list[tuple[int, float | None, bool]]
+) -> dict[str, float]:
+    """FCT and slowdown per size bucket, and the slowdown over all transfers with an FCT, of
+    ``flows`` ((size, fct_s or None, censored) per started transfer)."""
+    paths = raw.scenario.path_baselines()
+
+    def ideal(size: int) -> float:
+        return metrics.best_ideal_fct_s(size, paths)
+
+    m: dict[str, float] = {}
+    for name, st in metrics.bucket_stats(flows, ideal).items():
+        m[f"fct_{name}_mean_s"] = st.fct_mean
+        m[f"fct_{name}_p99_s"] = st.fct_p99
+        m[f"slowdown_{name}_mean"] = st.slowdown_mean
+        m[f"slowdown_{name}_p99"] = st.slowdown_p99
+        m[f"completed_frac_{name}"] = st.completed_frac
+        m[f"flows_{name}"] = float(st.completed)
+    slow = [f / ideal(s) for s, f, _ in flows if f is not None]
+    if slow:
+        m["slowdown_mean"] = math.fsum(slow) / len(slow)
+        m["slowdown_p99"] = metrics.percentile(slow, 99)
+    return m
+
+
+def censored_fct_s(transfer: dict[str, Any], report: dict[str, Any]) -> float | None:
+    """How long a transfer still running when its sender ended had run: the report's end
+    minus the transfer's arrival (or start); None when either is missing."""
+    began = transfer.get("arrival", transfer.get("start"))
+    ended = report.get("ended")
+    if began is None or ended is None:
+        return None
+    return max(0.0, float(ended) - float(began))
+
+
 def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]:
     return [(t - t0, float(b)) for t, b in report.get("total", [])]
 
@@ -174,10 +221,13 @@ def analyse(raw: RunRaw) -> RunResult:
 
     # senders: FCT, RTT, retransmissions, per-connection goodput
     fct: list[tuple[int, float]] = []
+    # every started transfer: (size, FCT or None, censored: still running at the end)
+    flows: list[tuple[int, float | None, bool]] = []
     rtt: list[float] = []
     retrans = 0
     failed_transfers = 0
     started = 0
+    censored: list[float] = []  # FCT lower bounds of the transfers still running at the end
     for i in main:
         rep = raw.reports.get(f"send{i}", {})
         if "error" in rep:
@@ -189,8 +239,15 @@ def analyse(raw: RunRaw) -> RunResult:
             started += 1
             if "fct_s" in tr:
                 fct.append((int(tr["size"]), float(tr["fct_s"])))
+                flows.append((int(tr["size"]), float(tr["fct_s"]), False))
             elif "error" in tr:
                 failed_transfers += 1
+                flows.append((int(tr["size"]), None, False))
+            else:
+                ran = censored_fct_s(tr, rep)
+                flows.append((int(tr["size"]), ran, True))
+                if ran is not None:
+                    censored.append(ran)
             if tr.get("rtt_ms"):
                 rtt.append(float(tr["rtt_ms"]))
             retrans += tr.get("retrans") or 0
@@ -198,10 +255,15 @@ def analyse(raw: RunRaw) -> RunResult:
         m["transfers"] = float(len(fct))
         m["failed_transfers"] = float(failed_transfers)
         m["completed_frac"] = len(fct) / started
-    if fct:
-        times = [f for _, f in fct]
+    if fct or censored:
+        times = [f for _, f in fct] + censored
         m["fct_mean_s"] = math.fsum(times) / len(times)
         m["fct_p99_s"] = metrics.percentile(times, 99)
+    if flows:
+        m.update(bucket_metrics(raw, flows))
+    loads = [w.load_pct for w in sc.workload if w.kind == "poisson"]
+    if loads:
+        m["offered_load_pct"] = math.fsum(loads)
     if rtt:
         m["rtt_p50_ms"] = metrics.percentile(rtt, 50)
         m["rtt_p99_ms"] = metrics.percentile(rtt, 99)

@@ -39,6 +39,8 @@ testbed, and the policy's path weights. Output (OUT = --out):
   OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
                                     reordering CDFs
   OUT/summary.md                    every scenario of this call
+  OUT/plots/fct_load_<s>_<bucket>.png  with --load-pct at several loads: FCT
+                                    of each size bucket against the load
 Ctrl-C stops the run and tears everything down (exit code 130). Scenario
 file reference: scenarios/README.md.
 """
@@ -71,6 +73,15 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")
     p.add_argument("--duration", type=float, default=None, help="override duration_s (seconds)")
     p.add_argument(
+        "--load-pct",
+        type=float,
+        action="append",
+        default=None,
+        help="run each scenario at this offered load (%% of the summed capacity) instead of its "
+        "poisson workloads' load_pct (repeatable: a load sweep; the runs of load L are the "
+        "scenario <name>-load<L>, plotted against each other in OUT/plots/fct_load_*.png)",
+    )
+    p.add_argument(
         "--backend",
         choices=("auto", "linkem", "netem"),
         default=None,
@@ -85,6 +96,24 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
     p.add_argument("--keep-captures", action="store_true", help="keep the pcap of every run")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
+
+
+def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
+    """The scenario at each offered load: every `poisson` workload's `load_pct` set to it, the
+    name `<name>-load<pct>`; the scenario itself without `loads`."""
+    if not loads:
+        return [sc]
+    if not any(w.kind == "poisson" for w in sc.workload):
+        raise ScenarioError("--load-pct", f"scenario {sc.name} has no poisson workload")
+    out = []
+    for pct in loads:
+        if not 0.1 <= pct <= 100:
+            raise ScenarioError("--load-pct", f"must be in 0.1..100, got {pct:g}")
+        workload = tuple(
+            dataclasses.replace(w, load_pct=pct) if w.kind == "poisson" else w for w in sc.workload
+        )
+        out.append(dataclasses.replace(sc, name=f"{sc.name}-load{pct:g}", workload=workload))
+    return out
 
 
 def _prerequisites(backend: str | None) -> list[str]:
@@ -178,6 +207,7 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
         written.append(sdir / "summary.md")
         written += report.write_plots(sdir / "plots", mine)
         described.append(f"- **{sc.name}**: {sc.description} ({source})")
+    written += report.write_load_plots(out / "plots", results)
     if described:
         (out / "summary.md").write_text(
             "# Results\n\n"
@@ -232,7 +262,7 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
                 if args.duration <= 0:
                     raise ScenarioError("--duration", "must be > 0")
                 changes["duration_s"] = args.duration
-            scenarios.append(dataclasses.replace(sc, **changes))
+            scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
     except ScenarioError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ Pure functions on plain Python values (no numpy), each citing the definition it 
 - rates: goodput, rate series from cumulative byte counters, goodput fraction, reaction time;
 - fairness: Jain's index;
 - statistics: percentile, empirical CDF, mean with Student-t 95 % confidence interval;
-- flow completion time per file size;
+- flow completion time per file size and per size bucket, the ideal FCT and the slowdown;
 - reordering at the receiver (RFC 4737), from per-flow sequence numbers or IPv4 IDs;
 
 Parsers of the raw inputs live next to it: ``tcpstats.py`` (``ss -tin``, ``struct tcp_info``)
@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -281,6 +281,133 @@ def fct_summary(records: Iterable[tuple[int, float]]) -> dict[int, FctStats]:
         size: FctStats(len(v), math.fsum(v) / len(v), percentile(v, 50), percentile(v, 99))
         for size, v in sorted(by_size.items())
     }
+
+
+# Size buckets of the data-centre workloads (pFabric, CONGA, Hermes report FCT this way): name,
+# smallest size in the bucket, largest (bytes; kB = 1000 B). The names are the metric infixes.
+FCT_BUCKETS: tuple[tuple[str, float, float], ...] = (
+    ("lt100k", 0, 100_000 - 1),  # < 100 kB: a few round trips (latency-bound)
+    ("100k_1m", 100_000, 1_000_000),  # 100 kB - 1 MB
+    ("gt1m", 1_000_000 + 1, math.inf),  # > 1 MB: bandwidth-bound
+)
+MSS_BYTES = 1448  # TCP payload per segment with the timestamp option (Linux default)
+FRAME_BYTES = 1514  # its Ethernet frame: + 32 TCP, 20 IPv4, 14 Ethernet (the rates count frames)
+INIT_CWND = 10  # segments (RFC 6928, Linux)
+
+
+def size_bucket(size: int) -> str:
+    """The ``FCT_BUCKETS`` name of a flow of ``size`` bytes."""
+    for name, low, high in FCT_BUCKETS:
+        if low <= size <= high:
+            return name
+    raise ValueError(f"flow size must be >= 0, got {size}")
+
+
+def ideal_fct_s(
+    size: int,
+    rate_mbps: float | None,
+    rtt_ms: float,
+    mss: int = MSS_BYTES,
+    frame: int = FRAME_BYTES,
+    init_cwnd: int = INIT_CWND,
+) -> float:
+    """The FCT of ``size`` bytes alone on an idle path of ``rate_mbps`` (frame bits; None =
+    unlimited) and base round-trip time ``rtt_ms``, as the traffic generator measures it
+    (connect() until the receiver's one-byte reply):
+
+        one RTT for the handshake; slow-start rounds of IW·2^k segments (IW = 10) while the
+        window is below the bandwidth-delay product and more data remain, one RTT each;
+        the rest at the path's payload rate (rate · mss / frame); one RTT for the last
+        byte to arrive and the reply to come back.
+
+    No loss, no queueing, no delayed ACKs, no per-packet processing: a lower bound a real
+    transfer approaches, the denominator of the FCT slowdown (the definition of pFabric,
+    Alizadeh et al., SIGCOMM 2013: FCT over the FCT of the flow alone in the network).
+    """
+    if size < 0 or rtt_ms < 0:
+        raise ValueError(f"size and rtt_ms must be >= 0, got {size}, {rtt_ms}")
+    rtt = rtt_ms / 1000
+    if rate_mbps is None:
+        rate = math.inf
+    elif rate_mbps <= 0:
+        raise ValueError(f"rate_mbps must be > 0 or None, got {rate_mbps}")
+    else:
+        rate = rate_mbps * 1e6 / 8 * mss / frame  # payload bytes per second
+    bdp = rate * rtt
+    t = rtt  # handshake
+    left = float(size)
+    window = float(init_cwnd * mss)
+    while left > window and window < bdp:
+        left -= window
+        t += rtt
+        window *= 2
+    return t + (left / rate if math.isfinite(rate) else 0.0) + rtt
+
+
+def best_ideal_fct_s(size: int, paths: Iterable[tuple[float | None, float]]) -> float:
+    """``ideal_fct_s`` on the best of ``paths`` ((rate_mbps, rtt_ms) each) for this size: the
+    slowdown's reference is the fastest path for the flow (NaN without paths)."""
+    return min((ideal_fct_s(size, rate, rtt) for rate, rtt in paths), default=NAN)
+
+
+@dataclass(frozen=True)
+class BucketStats:
+    """The flows of one size bucket: started, completed, their FCT (s) and slowdown."""
+
+    started: int
+    completed: int
+    fct_mean: float
+    fct_p99: float
+    slowdown_mean: float
+    slowdown_p99: float
+
+    @property
+    def completed_frac(self) -> float:
+        return self.completed / self.started if self.started else NAN
+
+
+def bucket_stats(
+    records: Iterable[tuple[int, float | None] | tuple[int, float | None, bool]],
+    ideal: Callable[[int], float],
+) -> dict[str, BucketStats]:
+    """Per ``FCT_BUCKETS`` bucket with at least one flow: ``records`` are ``(size_bytes,
+    fct_s)`` or ``(size_bytes, fct_s, censored)``; fct None (or NaN) for a flow that did not
+    complete and is left out; ``censored`` True for a flow still running at the end whose
+    fct_s is the time it had run (a lower bound of its FCT): it counts in the FCT and
+    slowdown figures (so a policy does not look faster by leaving its slowest flows
+    unfinished) but not as completed. slowdown = fct / ideal(size) (``best_ideal_fct_s``).
+    Mean and 99th percentile (``percentile``) over the flows with an FCT."""
+    fcts: dict[str, list[float]] = {}
+    slow: dict[str, list[float]] = {}
+    started: dict[str, int] = {}
+    completed: dict[str, int] = {}
+    for record in records:
+        size, fct = record[0], record[1]
+        censored = len(record) > 2 and bool(record[2])
+        b = size_bucket(int(size))
+        started[b] = started.get(b, 0) + 1
+        if fct is None or not math.isfinite(fct):
+            continue
+        if not censored:
+            completed[b] = completed.get(b, 0) + 1
+        fcts.setdefault(b, []).append(float(fct))
+        ref = ideal(int(size))
+        if ref > 0 and math.isfinite(ref):
+            slow.setdefault(b, []).append(float(fct) / ref)
+    out = {}
+    for name, _, _ in FCT_BUCKETS:
+        if name not in started:
+            continue
+        f, sd = fcts.get(name, []), slow.get(name, [])
+        out[name] = BucketStats(
+            started=started[name],
+            completed=completed.get(name, 0),
+            fct_mean=math.fsum(f) / len(f) if f else NAN,
+            fct_p99=percentile(f, 99),
+            slowdown_mean=math.fsum(sd) / len(sd) if sd else NAN,
+            slowdown_p99=percentile(sd, 99),
+        )
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -51,6 +51,21 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("completed_frac", "", True, "completed / started transfers"),
     MetricSpec("fct_mean_s", "s", False, "mean flow completion time"),
     MetricSpec("fct_p99_s", "s", False, "99th percentile flow completion time"),
+    MetricSpec("slowdown_mean", "", False, "mean FCT / ideal FCT alone on the best path"),
+    MetricSpec("slowdown_p99", "", False, "99th percentile FCT slowdown"),
+    *(
+        spec
+        for b, _, _ in metrics.FCT_BUCKETS
+        for spec in (
+            MetricSpec(f"completed_frac_{b}", "", True, f"completed / started, {b} flows"),
+            MetricSpec(f"fct_{b}_mean_s", "s", False, f"mean FCT of the {b} flows"),
+            MetricSpec(f"fct_{b}_p99_s", "s", False, f"99th percentile FCT, {b} flows"),
+            MetricSpec(f"slowdown_{b}_mean", "", False, f"mean FCT slowdown, {b} flows"),
+            MetricSpec(f"slowdown_{b}_p99", "", False, f"99th percentile slowdown, {b} flows"),
+            MetricSpec(f"flows_{b}", "", None, f"completed {b} flows"),
+        )
+    ),
+    MetricSpec("offered_load_pct", "%", None, "poisson load, % of the summed capacity"),
     MetricSpec("rtt_p50_ms", "ms", False, "median smoothed RTT"),
     MetricSpec("rtt_p99_ms", "ms", False, "99th percentile smoothed RTT"),
     MetricSpec("ooo_packets", "", False, "reordered packets at the receiver (RFC 4737 §3)"),
@@ -531,6 +546,67 @@ def plot_cdf(
     ax.set_ylim(0, 1.02)
     ax.legend(loc="lower right", fontsize="small")
     return _save(fig, Path(path))
+
+
+LOAD_SUFFIX = re.compile(r"-load\d+(?:\.\d+)?$")
+
+
+def load_family(scenario: str) -> str:
+    """A scenario's name without the ``-load<pct>`` suffix of a load sweep's variants."""
+    return LOAD_SUFFIX.sub("", scenario)
+
+
+def plot_fct_vs_load(
+    path: str | Path, results: Sequence[RunResult], bucket: str, title: str
+) -> Path | None:
+    """Mean FCT of one size bucket (``fct_<bucket>_mean_s``, mean ± 95 % CI over the runs) and
+    its p99 (dashed) against the offered load (``offered_load_pct``), one line per policy;
+    None unless some policy has values at two loads or more."""
+    by_policy: dict[str, dict[float, list[RunResult]]] = {}
+    for r in results:
+        load = r.metrics.get("offered_load_pct", math.nan)
+        if math.isfinite(load) and _values([r], f"fct_{bucket}_mean_s"):
+            by_policy.setdefault(r.policy, {}).setdefault(load, []).append(r)
+    if not any(len(loads) >= 2 for loads in by_policy.values()):
+        return None
+    fig, ax = _figure(title, "offered load (% of summed capacity)", "flow completion time (s)")
+    for policy, loads in by_policy.items():
+        xs = sorted(loads)
+        mean = [metrics.mean_ci95(_values(loads[x], f"fct_{bucket}_mean_s")) for x in xs]
+        p99 = [metrics.mean_ci95(_values(loads[x], f"fct_{bucket}_p99_s"))[0] for x in xs]
+        line = ax.errorbar(
+            xs,
+            [m for m, _ in mean],
+            yerr=[h if math.isfinite(h) else 0.0 for _, h in mean],
+            marker="o",
+            capsize=3,
+            label=f"{policy} mean",
+        )
+        ax.plot(xs, p99, linestyle="--", color=line[0].get_color(), label=f"{policy} p99")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize="small")
+    return _save(fig, Path(path))
+
+
+def write_load_plots(directory: str | Path, results: Sequence[RunResult]) -> list[Path]:
+    """Per load sweep (scenarios named ``<family>-load<pct>``, or one scenario run at several
+    loads) and size bucket: ``fct_load_<family>_<bucket>.png`` (``plot_fct_vs_load``)."""
+    directory = Path(directory)
+    families: dict[str, list[RunResult]] = {}
+    for r in results:
+        families.setdefault(load_family(r.scenario), []).append(r)
+    written = []
+    for family, runs in families.items():
+        for bucket, _, _ in metrics.FCT_BUCKETS:
+            out = plot_fct_vs_load(
+                directory / f"fct_load_{_slug(family)}_{bucket}.png",
+                runs,
+                bucket,
+                f"{family}: FCT of {bucket} flows vs load",
+            )
+            if out is not None:
+                written.append(out)
+    return written
 
 
 def _pooled(runs: Iterable[RunResult], attr: str) -> dict[str, list[float]]:

@@ -131,12 +131,15 @@ def _source_host(w: Workload) -> str:
     return f"x{w.path}" if w.kind in ("vbr", "cross_bulk") else "h1"
 
 
-def sender_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
-    """Arguments of `mpsched.traffic.gen` for workload number `index`."""
+def _client_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
     port = BASE_PORT + index
     common = ["--dst", dst, "--port", str(port), "--seconds", f"{seconds:g}", "--seed", str(seed)]
-    if w.mptcp:
-        common.append("--mptcp")
+    return [*common, "--mptcp"] if w.mptcp else common
+
+
+def sender_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
+    """Arguments of `mpsched.traffic.gen` for workload number `index`."""
+    common = _client_args(w, index, dst, seconds, seed)
     if w.kind in ("bulk", "cross_bulk"):
         return ["bulk", *common, "--streams", str(w.streams)]
     if w.kind == "files":
@@ -149,6 +152,8 @@ def sender_args(w: Workload, index: int, dst: str, seconds: float, seed: int) ->
         return ["flows", *common, "--flows", str(w.flows), "--size-kb", str(w.size_kb)]
     if w.kind == "vbr":
         raise ValueError("vbr needs the path rate: use vbr_args")
+    if w.kind == "poisson":
+        raise ValueError("poisson needs the offered rate: use poisson_args")
     raise ValueError(f"unknown workload kind {w.kind}")
 
 
@@ -162,6 +167,20 @@ def vbr_args(
         "--rate-mbps", f"{rate * w.load_pct / 100:g}", "--shape", f"{w.pareto_shape:g}",
         "--on-ms", f"{w.mean_on_ms:g}", "--off-ms", f"{w.mean_off_ms:g}",
         "--tcp-pct", f"{w.tcp_pct:g}",
+    ]  # fmt: skip
+
+
+def poisson_args(
+    w: Workload, index: int, dst: str, seconds: float, seed: int, rate_mbps: float
+) -> list[str]:
+    """`poisson` role arguments: `rate_mbps` is the offered application rate
+    (`Scenario.offered_mbps`); arrivals end `drain_s` before the workload does."""
+    return [
+        "poisson", *_client_args(w, index, dst, seconds, seed),
+        "--sizes", w.sizes, "--rate-mbps", f"{rate_mbps:g}",
+        "--max-kb", f"{w.max_kb:g}", "--scale", f"{w.scale:g}",
+        "--max-concurrent", str(w.max_concurrent),
+        "--arrivals-s", f"{max(0.5, seconds - w.drain_s):g}",
     ]  # fmt: skip
 
 
@@ -355,6 +374,8 @@ class Run:
         if w.kind == "vbr":
             rate = sc.topo.paths[w.path - 1].rate_at(0.0) or 10.0
             role = vbr_args(w, index, dst, seconds, seed, rate)
+        elif w.kind == "poisson":
+            role = poisson_args(w, index, dst, seconds, seed, sc.offered_mbps(w))
         else:
             role = sender_args(w, index, dst, seconds, seed)
 

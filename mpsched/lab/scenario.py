@@ -24,18 +24,22 @@ from mpsched.emu.params import GilbertElliott, LinkParams, ParamError
 from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
 from mpsched.lab.cpu import CpuRule
 from mpsched.topo.testbed import MAX_PATHS, PathSpec, Segment, TopoSpec
+from mpsched.traffic import flowsizes
 
 # Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
 # ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
 # and each paper's scheduler under LM3 path activation ("<name>+lm3").
 BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
 PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
-POLICIES = (*BASELINES, *PAPERS, "static", *(f"{p}+lm3" for p in PAPERS))
+# mode ca (p4src/include/ca_select.p4): least live congestion cost, and the papers as its cost
+CONGESTION_AWARE = ("ca", *(f"{p}-ca" for p in PAPERS))
+POLICIES = (*BASELINES, *PAPERS, *CONGESTION_AWARE, "static", *(f"{p}+lm3" for p in PAPERS))
 # A scenario's default `compare` list: every policy ("static" only differs from wcmp when
 # the scenario gives weights, so it is compared when asked for).
 COMPARE = tuple(p for p in POLICIES if p != "static")
 DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/scheduler.py auto_gap_us)
-WORKLOAD_KINDS = ("bulk", "files", "flows", "vbr", "cross_bulk")
+WORKLOAD_KINDS = ("bulk", "files", "flows", "poisson", "vbr", "cross_bulk")
+SIZE_DISTRIBUTIONS = tuple(flowsizes.DISTRIBUTIONS)  # the published flow-size CDFs
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 
 
@@ -285,8 +289,15 @@ class Workload:
     """One traffic source. `kind`:
 
     bulk: long-lived TCP (or MPTCP) streams h1 -> h2 for the whole run.
-    files: transfers of the given sizes h1 -> h2, Poisson arrivals, bounded
-        concurrency; each completion gives one flow completion time.
+    files: transfers of the given sizes h1 -> h2, Poisson arrivals; each completion gives
+        one flow completion time, counted from the flow's arrival. `concurrency` (0: none)
+        bounds the flows in progress: later arrivals wait for a slot, inside their FCT.
+    poisson: open-loop Poisson arrivals h1 -> h2 offering `load_pct` % of the paths' summed
+        capacity (`Scenario.offered_mbps`), sizes from the published `sizes` CDF
+        (websearch: DCTCP, datamining: VL2; traffic/flowsizes.py) scaled by `scale`
+        and censored at `max_kb`; every flow starts at its arrival (`max_concurrent` > 0
+        bounds the flows in progress, as `concurrency` does for files); no arrivals in the
+        last `drain_s` seconds, so the last flows can finish.
     flows: many concurrent flows (closed loop: each of `flows` connections
         sends `size_kb`, finishes, and starts again) - for flowlet schedulers.
     vbr: cross traffic x<path> -> y<path> with Pareto on/off periods and the
@@ -302,7 +313,7 @@ class Workload:
     subflows: int = 2
     sizes_kb: tuple[int, ...] = ()
     count: int = 0
-    concurrency: int = 4
+    concurrency: int = 0
     interarrival_ms: float = 100.0
     flows: int = 0
     size_kb: int = 0
@@ -312,12 +323,20 @@ class Workload:
     mean_on_ms: float = 500.0
     mean_off_ms: float = 500.0
     tcp_pct: float = 90.0
+    sizes: str = "websearch"
+    max_kb: float = 3000.0
+    scale: float = 1.0
+    max_concurrent: int = 0
+    drain_s: float = 5.0
 
 
 WORKLOAD_KEYS = {
     "bulk": {"streams", "mptcp", "subflows"},
     "files": {"sizes_kb", "count", "concurrency", "interarrival_ms", "mptcp", "subflows"},
     "flows": {"flows", "size_kb", "mptcp", "subflows"},
+    "poisson": {
+        "sizes", "load_pct", "max_kb", "scale", "max_concurrent", "drain_s", "mptcp", "subflows",
+    },
     "vbr": {"path", "load_pct", "pareto_shape", "mean_on_ms", "mean_off_ms", "tcp_pct"},
     "cross_bulk": {"path", "streams"},
 }
@@ -336,8 +355,18 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
         w = f"{where}.{key}"
         if key in ("kind", "start_s", "stop_s"):
             continue
-        if key in ("streams", "count", "concurrency", "flows", "subflows"):
+        if key in ("streams", "count", "flows", "subflows"):
             kw[key] = _int(value, w, 1, 1024)
+        elif key in ("concurrency", "max_concurrent"):
+            kw[key] = _int(value, w, 0, 1024)
+        elif key == "sizes":
+            kw[key] = _str(value, w, SIZE_DISTRIBUTIONS)
+        elif key == "max_kb":
+            kw[key] = _num(value, w, 1, 10_000_000)
+        elif key == "scale":
+            kw[key] = _num(value, w, 0.001, 1000)
+        elif key == "drain_s":
+            kw[key] = _num(value, w, 0, 3600)
         elif key in ("size_kb",):
             kw[key] = _int(value, w, 1, 10_000_000)
         elif key == "sizes_kb":
@@ -359,7 +388,12 @@ def _workload(data: Any, where: str, n_paths: int, cross: set[int]) -> Workload:
             kw[key] = _num(value, w, 1.01, 10)
         else:
             kw[key] = _num(value, w, 0.001)
-    for key in {"files": ("sizes_kb", "count"), "flows": ("flows", "size_kb")}.get(kind, ()):
+    needed = {
+        "files": ("sizes_kb", "count"),
+        "flows": ("flows", "size_kb"),
+        "poisson": ("sizes", "load_pct"),
+    }
+    for key in needed.get(kind, ()):
         if key not in kw:
             raise ScenarioError(f"{where}.{key}", f"missing (needed by kind {kind})")
     if kind in ("vbr", "cross_bulk") and "path" not in kw:
@@ -395,6 +429,22 @@ class Scenario:
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
         return [p.rate_at(0.0) for p in self.topo.paths]
+
+    def offered_mbps(self, workload: Workload) -> float:
+        """The application bit rate a `poisson` workload offers: its `load_pct` of the paths'
+        summed configured forward rate at t=0 (`capacities_mbps`), the healthy network's."""
+        return workload.load_pct / 100 * sum(self.capacities_mbps())
+
+    def path_baselines(self) -> list[tuple[float | None, float]]:
+        """Per path at t=0: (forward rate in Mbit/s, None = unlimited; base RTT in ms = the
+        one-way delays of every segment forward plus reverse, no queueing). The ideal FCT of
+        the slowdown metric (`metrics.ideal_fct_s`) is computed on these."""
+        out = []
+        for p in self.topo.paths:
+            rates = [s.forward.rate_mbps for s in p.segments() if s.forward.rate_mbps is not None]
+            rtt = sum(s.forward.delay_ms + s.reverse.delay_ms for s in p.segments())
+            out.append((min(rates) if rates else None, rtt))
+        return out
 
     def policy_request(self, policy: str) -> dict:
         """The body of ``PUT /classes/0/policy`` that runs `policy` (one of POLICIES)."""
@@ -457,6 +507,18 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None) -> 
     )
     if not workload:
         raise ScenarioError("workload", "at least one workload")
+    for i, w in enumerate(workload):
+        if w.kind == "poisson":
+            if not any(p.rate_at(0.0) for p in paths):
+                raise ScenarioError(
+                    f"workload[{i}].load_pct", "needs paths with a rate_mbps at t=0 (none has)"
+                )
+            span = min(duration, w.stop_s if w.stop_s is not None else duration) - w.start_s
+            if w.drain_s >= span:
+                raise ScenarioError(
+                    f"workload[{i}].drain_s",
+                    f"must be shorter than the workload's time ({span:g} s)",
+                )
     policy = Policy()
     if "policy" in obj:
         pobj = _obj(obj["policy"], "policy", {"name", "weights", "flowlet_gap_us"})

@@ -75,6 +75,17 @@ CLASS_KEYS = ("dscp", "src_addr", "dst_addr", "protocol", "src_port", "dst_port"
 TABLE_MVQS = "MpIngress.path_select.mvqs.mvqs_params"
 ACTION_SET_MVQS = "MpIngress.path_select.mvqs.set_mvqs"
 MVQS_PARAMS = ("pad_us", "bdp_bytes", "us_per_kbyte", "drain_1024us")  # each _1.._MAX_PATHS
+# Congestion-aware mode CA (congestion.p4, ca_select.p4): per class the cost coefficients, then
+# per path (_1.._MAX_PATHS) the offsets and the inverse capacities, all bit<32>; default
+# no_ca (all zero: every usable path is a candidate). The table's structured annotation
+# @ca_units[name = value, ...] gives the units of the metrics (Pipeline.ca_units).
+TABLE_CA = "MpIngress.path_select.ca_select.ca_params"
+ACTION_SET_CA = "MpIngress.path_select.ca_select.set_ca"
+ACTION_NO_CA = "MpIngress.path_select.ca_select.no_ca"
+CA_COEFFICIENTS = ("c_qdelay", "c_loss", "c_util", "epsilon", "max_age_us")
+CA_PATH_PARAMS = ("offset", "inv_capacity")  # each _1.._MAX_PATHS, in this order
+ANNOTATION_CA_UNITS = "ca_units"
+CA_UNITS = ("rate_window_us", "rate_unit_bytes", "loss_one", "util_one", "coef_one")
 REGISTERS_PATH_SELECT = (
     "MpIngress.path_select.flowlet_ts",
     "MpIngress.path_select.flowlet_path",
@@ -96,7 +107,8 @@ DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
 # @drop_reasons[NAME = code, ...]; Pipeline.drop_reasons reads them from there.
 COUNTER_DROP_REASON = "drop_reason"
 ANNOTATION_DROP_REASONS = "drop_reasons"
-ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ
+ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ, CA
+MODE_CA = "ca"  # the policy mode that needs FEATURE_CONGESTION
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
 PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
@@ -114,6 +126,7 @@ TABLES = (
     TABLE_RTT_CONFIG,
     TABLE_LIVENESS_CONFIG,
     TABLE_MVQS,
+    TABLE_CA,
 )
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
@@ -123,11 +136,13 @@ ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
 FEATURE_FLOW_ORDER = "flow_order"
 FEATURE_MPTCP = "mptcp"
 FEATURE_RTT_MONITOR = "rtt_monitor"
+FEATURE_CONGESTION = "congestion"
 REGISTER_FLOW_OOO = "MpIngress.path_monitor.flow_ooo"
 OPTIONAL_FEATURES = {
     FEATURE_FLOW_ORDER: ("NO_FLOW_ORDER", REGISTER_FLOW_OOO),
     FEATURE_MPTCP: ("NO_MPTCP", TABLE_SUBFLOW_PIN),
     FEATURE_RTT_MONITOR: ("NO_RTT_MONITOR", TABLE_RTT_CONFIG),
+    FEATURE_CONGESTION: ("NO_CONGESTION", TABLE_CA),
 }
 
 
@@ -159,7 +174,8 @@ class Pipeline:
     `features` holds the optional stages (OPTIONAL_FEATURES) the program was compiled with;
     `tables` the tables of ALL_TABLES it has. Without the RTT monitor, rtt_config() and
     rtt_report_digest() raise FeatureAbsentError; without MPTCP, subflow_pin() does,
-    `mptcp_digests` is empty and `max_pins` is 0. A present feature is checked in full.
+    `mptcp_digests` is empty and `max_pins` is 0; without congestion, ca_params() and
+    weights(..., mode="ca") do and `ca_units` is empty. A present feature is checked in full.
     """
 
     def __init__(self, p4info: P4Info) -> None:
@@ -170,11 +186,14 @@ class Pipeline:
                 log.info("P4 program compiled without %s (-D%s): skipped", feature, define)
         self.has_mptcp = FEATURE_MPTCP in self.features
         self.has_rtt_monitor = FEATURE_RTT_MONITOR in self.features
+        self.has_congestion = FEATURE_CONGESTION in self.features
         absent = set()
         if not self.has_mptcp:
             absent.add(TABLE_SUBFLOW_PIN)
         if not self.has_rtt_monitor:
             absent.add(TABLE_RTT_CONFIG)
+        if not self.has_congestion:
+            absent.add(TABLE_CA)
         self.tables = tuple(t for t in ALL_TABLES if t not in absent)
         single_key_tables = tuple(t for t in TABLES if t not in absent)
         for table in single_key_tables:
@@ -192,6 +211,7 @@ class Pipeline:
             ACTION_SET_MVQS,
             *([ACTION_SET_RTT_INTERVAL] if self.has_rtt_monitor else []),
             *([ACTION_PIN_SUBFLOW] if self.has_mptcp else []),
+            *([ACTION_SET_CA, ACTION_NO_CA] if self.has_congestion else []),
         ):
             p4info.action(action)
         for register in (
@@ -249,6 +269,26 @@ class Pipeline:
         for name in MVQS_PARAMS:
             for i in range(1, self.max_paths + 1):
                 p4info.action_param(ACTION_SET_MVQS, f"{name}_{i}")
+        # set_ca's parameters in order (coefficients, offsets, inverse capacities) and the
+        # units of the metrics; empty without the congestion feature.
+        self.ca_params_names: list[str] = []
+        self.ca_units: dict[str, int] = {}
+        if self.has_congestion:
+            if MODE_CA not in self.modes:
+                raise P4InfoError(f"{ENUM_POLICY_MODE} has no {MODE_CA.upper()} but {TABLE_CA} "
+                                  "exists")
+            self.ca_params_names = [
+                *CA_COEFFICIENTS,
+                *(f"{name}_{i}" for name in CA_PATH_PARAMS for i in range(1, self.max_paths + 1)),
+            ]
+            have = [p.name for p in p4info.action_params(ACTION_SET_CA)]
+            if have != self.ca_params_names:
+                raise P4InfoError(f"{ACTION_SET_CA} has parameters {have}, "
+                                  f"not {self.ca_params_names}")
+            for action in (ACTION_SET_CA, ACTION_NO_CA):
+                if action not in p4info.table_actions(TABLE_CA):
+                    raise P4InfoError(f"{TABLE_CA} does not offer {action}")
+            self.ca_units = self._ca_units(p4info)
         self.class_keys = {f.name: f for f in p4info.match_fields(TABLE_TRAFFIC_CLASS)}
         missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
         if missing:
@@ -279,6 +319,24 @@ class Pipeline:
             raise P4InfoError(f"{COUNTER_DROP_REASON}: reason codes must be distinct and in "
                               f"1..{size - 1} (bad: {bad or 'duplicates'})")
         return reasons
+
+    @staticmethod
+    def _ca_units(p4info: P4Info) -> dict[str, int]:
+        """The units of the congestion metrics (CA_UNITS: name -> positive integer), from the
+        ca_params table's @ca_units[name = value, ...] annotation."""
+        table = p4info.table(TABLE_CA)
+        lists = [a.kv_pair_list for a in table.preamble.structured_annotations
+                 if a.name == ANNOTATION_CA_UNITS]
+        if len(lists) != 1 or not lists[0].kv_pairs:
+            raise P4InfoError(f"table {TABLE_CA} lacks its "
+                              f"@{ANNOTATION_CA_UNITS}[name = value, ...] annotation")
+        units = {kv.key.lower(): kv.value.int64_value for kv in lists[0].kv_pairs}
+        missing = sorted(set(CA_UNITS) - set(units))
+        bad = sorted(name for name in CA_UNITS if name in units and units[name] <= 0)
+        if missing or bad:
+            raise P4InfoError(f"{TABLE_CA} @{ANNOTATION_CA_UNITS}: missing {missing}, "
+                              f"not positive {bad}")
+        return {name: units[name] for name in CA_UNITS}
 
     def drop_counts(self, values: Mapping[int, CounterValue]) -> dict[str, CounterValue]:
         """The drop_reason counter's values (P4RuntimeClient.read_counter(COUNTER_DROP_REASON):
@@ -371,7 +429,10 @@ class Pipeline:
         flowlet_gap_us: int = 0,
     ) -> TableEntry:
         """The placement entry of a class: weights maps path id (1-based) -> weight;
-        mode one of self.modes ("hash", "flowlet", "rr", "vq"); the flowlet gap in µs."""
+        mode one of self.modes ("hash", "flowlet", "rr", "vq", "ca"); the flowlet gap in µs.
+        Mode "ca" without the congestion feature raises FeatureAbsentError."""
+        if mode == MODE_CA:
+            self._require(FEATURE_CONGESTION, f'mode "{MODE_CA}"')
         unknown = [p for p in weights if not 1 <= p <= self.max_paths]
         if unknown:
             raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
@@ -443,6 +504,33 @@ class Pipeline:
                     raise ValueError(f"{name} of path {i} = {value} outside 0..2^32-1")
                 params[f"{name}_{i}"] = int(value)
         return TableEntry(TABLE_MVQS, {self._key[TABLE_MVQS]: class_id}, ACTION_SET_MVQS, params)
+
+    def ca_params(self, class_id: int, params: Mapping[str, int]) -> TableEntry:
+        """The congestion-aware parameters of a class in mode "ca" (ca_select.p4): `params`
+        maps set_ca's parameter names (self.ca_params_names: c_qdelay, c_loss, c_util,
+        epsilon, max_age_us, offset_i, inv_capacity_i; see controller.policies.ca
+        .ca_fixed_point) to integers 0..2^32-1; a name not given is 0. ValueError naming the
+        parameter for an unknown name, a path index outside 1..max_paths or a value out of
+        range; FeatureAbsentError without the congestion feature."""
+        self._require(FEATURE_CONGESTION, TABLE_CA)
+        if not 0 <= class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        known = set(self.ca_params_names)
+        for name in params:
+            if name not in known:
+                base, _, index = name.rpartition("_")
+                if base in CA_PATH_PARAMS and index.isdigit():
+                    raise ValueError(f"{name}: path {index} outside 1..{self.max_paths}")
+                raise ValueError(f"{name}: not a parameter of {ACTION_SET_CA}")
+        out: dict = {}
+        for name in self.ca_params_names:
+            value = params.get(name, 0)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} = {value!r} is not an integer")
+            if not 0 <= value < 1 << 32:
+                raise ValueError(f"{name} = {value} outside 0..2^32-1")
+            out[name] = value
+        return TableEntry(TABLE_CA, {self._key[TABLE_CA]: class_id}, ACTION_SET_CA, out)
 
     def report_config(self, path_id: int, interval_us: int) -> TableEntry:
         """Report path path_id at most once per interval_us µs (path_report_t digests)."""

@@ -50,8 +50,29 @@ typedef bit<32> path_seq_t;   // per-path sequence number; wraps
 //   NO_RTT_MONITOR  passive RTT, retransmissions and bytes in flight
 //                   (rtt_monitor.p4); the P4Info then has no rtt_config
 //                   table, no rtt_monitor registers and no rtt_report_t.
+//   NO_CONGESTION   congestion metrics, their feedback in the path tag and
+//                   mode CA (congestion.p4, ca_select.p4); the tag keeps
+//                   its feedback fields, always 0; the P4Info then has no
+//                   ca_params table; a class in mode CA draws by the
+//                   weights as in FLOWLET.
 // mpsched/p4rt/pipeline.py binds either way and tells which are present
 // (Pipeline.features).
+
+// Congestion metrics and their feedback (congestion.p4, path_tag_t.fb_*).
+// Units of the tag's feedback fields; the data plane keeps µs internally.
+#define FB_QDELAY_UNIT_SHIFT 4    // fb_qdelay in 16 µs units
+#define FB_AGE_UNIT_SHIFT 12      // fb_age in 4096 µs units
+const timestamp_t FB_MAX_AGE_US = 1044480;   // 255 age units: older is not sent
+// Delivered bytes are counted over windows of RATE_WINDOW_US; fb_rate is
+// the last whole window's count / FB_RATE_UNIT_BYTES (= 2^FB_RATE_UNIT_SHIFT).
+// ca_select.p4's @ca_units annotation hands both to the controller.
+#define RATE_WINDOW_US 16384
+#define FB_RATE_UNIT_SHIFT 4
+#define FB_RATE_UNIT_BYTES 16
+// The minimum one-way delay a path's queueing delay is measured against is
+// renewed by any lower sample, and restarts from the current sample when it
+// is older than this (a route change, a restarted switch's clock).
+const timestamp_t MIN_OWD_WINDOW_US = 4194304;
 
 // Traffic classes (classify.p4): class_id_t values below MAX_CLASSES.
 #define MAX_CLASSES 64
@@ -63,7 +84,8 @@ enum bit<8> policy_mode_t {
     HASH = 0,     // per flow: 5-tuple hash over the weights (ECMP, WCMP)
     FLOWLET = 1,  // per flowlet: a new flowlet draws a path by the weights
     RR = 2,       // per packet: round robin over the paths with a weight
-    VQ = 3        // per flowlet: least MVQS time factor (mvqs.p4)
+    VQ = 3,       // per flowlet: least MVQS time factor (mvqs.p4)
+    CA = 4        // per flowlet: least live congestion cost (ca_select.p4)
 }
 
 // Why the ingress dropped a packet: the index of the drop_reason counter

@@ -26,11 +26,11 @@ header ethernet_t {
     bit<16>    ether_type;
 }
 
-// Path tag, 14 bytes between Ethernet and IPv4 (ethernet.ether_type is
+// Path tag, 22 bytes between Ethernet and IPv4 (ethernet.ether_type is
 // ETHERTYPE_PATH_TAG). The ingress edge switch pushes it on every packet it
 // places onto a path (weighted or pinned); the egress edge switch measures
 // the path with it and removes it, so hosts never see it. Path links need an
-// MTU 14 bytes above the hosts' (topo/testbed.py uses 1600).
+// MTU 22 bytes above the hosts' (topo/testbed.py uses 1600).
 header path_tag_t {
     // Path the ingress edge placed the packet on (1..MAX_PATHS).
     path_id_t   path_id;
@@ -48,6 +48,17 @@ header path_tag_t {
     // is the one-way delay plus that offset. OWD is relative; the
     // controller uses differences between samples or subtracts the minimum.
     timestamp_t tx_ts;
+    // Congestion feedback (congestion.p4): what the SENDING switch measured,
+    // as the egress edge of the opposite direction, about path fb_path: the
+    // path from this packet's receiver to its sender. A switch rotates over
+    // the paths, one per tagged packet it sends (data or probe), and sends
+    // only measurements younger than FB_MAX_AGE_US; the fields below are 0
+    // when fb_path is 0.
+    path_id_t   fb_path;    // the path measured; 0: no feedback in this tag
+    bit<8>      fb_age;     // the measurement's age at sending, in FB_AGE_UNIT_US
+    bit<16>     fb_qdelay;  // queueing delay (EWMA), in FB_QDELAY_UNIT_US, saturating
+    bit<16>     fb_loss;    // loss (EWMA of lost packets per packet) x 65536, saturating
+    bit<16>     fb_rate;    // bytes delivered in the last rate window / FB_RATE_UNIT_BYTES
     // Ether type of what follows the tag: ETHERTYPE_IPV4, or 0 on probes
     // (anything else is dropped by the parser).
     bit<16>     next_type;

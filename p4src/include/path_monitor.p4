@@ -30,6 +30,9 @@
 
 #include "headers.p4"
 #include "sizes.p4"
+#ifndef NO_CONGESTION
+#include "congestion.p4"
+#endif
 
 // A packet more than this many sequence numbers behind its path's expected
 // one, or more than this many µs of the ingress clock behind its flow's
@@ -45,6 +48,7 @@ header path_monitor_vars_t {
     bit<32>      n_reordered;
     bit<32>      d;
     bit<32>      n_ooo;
+    bit<32>      gap;         // sequence numbers skipped just now (losses)
     bit<32>      slot;
     path_seq_t   seq;
     path_seq_t   expected;
@@ -65,6 +69,10 @@ control PathMonitor(inout headers_t hdr,
 
     path_monitor_vars_t v;
     flow_key_t flow;
+#ifndef NO_CONGESTION
+    CongestionMeter() congestion_meter;
+    FeedbackStore() feedback;
+#endif
 
     // Per-path state, by path id (the tag's). The controller does not read
     // the registers: their values travel in the digest.
@@ -123,9 +131,11 @@ control PathMonitor(inout headers_t hdr,
             reordered.read(v.n_reordered, v.path_id);
 
             v.d = v.seq - v.expected;
+            v.gap = 0;
             if (v.packets == 0 || v.d == 0) {
                 v.expected = v.seq + 1;
             } else if (v.d[31:31] == 0) {
+                v.gap = v.d;
                 v.n_lost = v.n_lost + v.d;
                 v.expected = v.seq + 1;
             } else if (v.expected - v.seq > SEQ_RESTART_WINDOW) {
@@ -170,6 +180,14 @@ control PathMonitor(inout headers_t hdr,
             lost.write(v.path_id, v.n_lost);
             reordered.write(v.path_id, v.n_reordered);
 
+#ifndef NO_CONGESTION
+            // This path's congestion metrics (as its egress edge), and the
+            // feedback the other edge sent about one of its paths.
+            congestion_meter.apply(v.path_id, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
+            if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
+                feedback.apply(hdr, v.rx_ts);
+            }
+#endif
             report_config.apply();
             if (v.reporting) {
                 last_report_ts.read(v.last, v.path_id);

@@ -18,6 +18,10 @@
 //   previous one (per-packet round robin).
 // - VQ: like FLOWLET, but a new flowlet takes the alive weighted path with the
 //   least MVQS time factor (mvqs.p4).
+// - CA: like FLOWLET, but a new flowlet takes an alive weighted path of least
+//   live congestion cost, at random among those within epsilon of the least
+//   (ca_select.p4, from the metrics of congestion.p4). Built without that
+//   stage (NO_CONGESTION), CA draws by the weights as FLOWLET does.
 //
 // Dead paths (liveness.p4) get nothing new: a packet whose path is not alive
 // goes to another alive weighted path (failover.p4). A route may instead pin
@@ -36,6 +40,16 @@
 #include "failover.p4"
 #include "liveness.p4"
 #include "mvqs.p4"
+#ifndef NO_CONGESTION
+#include "ca_select.p4"
+#endif
+
+// Modes whose new flowlets draw a random bucket by the weights.
+#ifdef NO_CONGESTION
+#define DRAWS_BY_WEIGHT(m) ((m) == policy_mode_t.FLOWLET || (m) == policy_mode_t.CA)
+#else
+#define DRAWS_BY_WEIGHT(m) ((m) == policy_mode_t.FLOWLET)
+#endif
 
 // PathSelect's locals (headers.p4, "Locals in headers").
 header path_select_vars_t {
@@ -106,6 +120,9 @@ control PathSelect(inout headers_t hdr,
 
     PathFailover() failover;
     Mvqs() mvqs;
+#ifndef NO_CONGESTION
+    CaSelect() ca_select;
+#endif
 
     // The control's locals (headers.p4, "Locals in headers").
     path_select_vars_t v;
@@ -214,7 +231,8 @@ control PathSelect(inout headers_t hdr,
             // unless that path is dead.
             bool placed = !meta.subflow_pinned;
             bool flowlets = placed && (v.class_mode == policy_mode_t.FLOWLET ||
-                                       v.class_mode == policy_mode_t.VQ);
+                                       v.class_mode == policy_mode_t.VQ ||
+                                       v.class_mode == policy_mode_t.CA);
             // Every local is set here, in one block with the flow key: on
             // BMv2 each block of statements between two conditions is a
             // table apply of its own.
@@ -236,7 +254,7 @@ control PathSelect(inout headers_t hdr,
             if (placed && v.class_mode == policy_mode_t.HASH) {
                 hash(meta.bucket, HashAlgorithm.crc32, 16w0, flow, 32w65536);
                 meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
-            } else if (flowlets && v.class_mode == policy_mode_t.FLOWLET && !fresh) {
+            } else if (flowlets && DRAWS_BY_WEIGHT(v.class_mode) && !fresh) {
                 random(meta.bucket, 16w0, 16w65535);
                 meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
             }
@@ -249,11 +267,12 @@ control PathSelect(inout headers_t hdr,
             path_dead_after.read(v.after, meta.path_id);
             bool dead = v.after != 0 && v.now - v.seen > v.after;
             // Usable paths: the weighted ones, or the weighted alive ones
-            // where every path's liveness is needed (round robin, a new VQ
-            // flowlet, a failover) and one of them is alive.
+            // where every path's liveness is needed (round robin, a new VQ or
+            // CA flowlet, a failover) and one of them is alive.
             v.usable = v.weighted;
             if (dead || (placed && (v.class_mode == policy_mode_t.RR ||
-                                    (v.class_mode == policy_mode_t.VQ && !fresh)))) {
+                                    ((v.class_mode == policy_mode_t.VQ ||
+                                      v.class_mode == policy_mode_t.CA) && !fresh)))) {
                 path_last_seen.read(v.seen, 1);
                 path_dead_after.read(v.after, 1);
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 1; }
@@ -326,6 +345,12 @@ control PathSelect(inout headers_t hdr,
                 mvqs.apply(meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
                            meta.path_id);
             }
+#ifndef NO_CONGESTION
+            else if (placed && v.class_mode == policy_mode_t.CA && !fresh) {
+                // A new flowlet (or one whose path died): least live cost.
+                ca_select.apply(meta.class_id, v.now, v.usable, meta.path_id);
+            }
+#endif
             if (flowlets) {
                 flowlet_ts.write(v.slot, v.now);
                 flowlet_path.write(v.slot, meta.path_id);

@@ -17,6 +17,7 @@
 // slot share its flowlet state.
 #define FLOWLET_SLOTS 8192
 #define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
+#define CA_PARAMS_TABLE_SIZE MAX_CLASSES
 // Per-flow order slots of the egress edge (path_monitor.p4).
 #define FLOW_ORDER_SLOTS 4096
 // Pinned MPTCP subflows, one entry per subflow and direction (mptcp.p4).

@@ -18,7 +18,7 @@
 #include "headers.p4"
 
 const bit<32> ETHERNET_BYTES = 14;
-const bit<32> PATH_TAG_BYTES = 14;
+const bit<32> PATH_TAG_BYTES = 22;
 const bit<32> PACKET_OUT_BYTES = 1;
 
 // The IPv4 total length claims more bytes than the frame has after the

@@ -311,10 +311,18 @@ function policyText(p) {
   return `${p.name}${p.lm3 ? "+lm3" : ""} gap ${gap}` + (params ? ` (${params})` : "");
 }
 
+// Mode ca: the cost the switch computes (coefficients, per-path offset µs / capacity Mbit/s).
+function caText(ca) {
+  const paths = Object.entries(ca.paths || {}).map(([p, v]) =>
+    `${p}:+${fmt(v.offset_us, 0)}µs/${fmt(v.capacity_mbps, 3)}Mb`);
+  return `\n  cost: qdelay×${ca.qdelay_coef} loss ${ca.loss_coef_us} µs/% util `
+    + `${ca.util_coef_us} µs eps ${ca.epsilon_us} µs age ${ca.max_age_ms} ms; ${paths.join(" ")}`;
+}
+
 function placementText(c) {
   return Object.entries(c.placement || {}).map(([sw, pl]) => !pl ? `${sw}: –`
     : `${sw}: ${pl.mode} ` + Object.entries(pl.weights).map(([p, w]) => `${p}:${w}`).join(" ")
-      + ` gap ${pl.flowlet_gap_us} µs`).join("\n");
+      + ` gap ${pl.flowlet_gap_us} µs` + (pl.ca ? caText(pl.ca) : "")).join("\n");
 }
 
 function policyForm(id) {

@@ -1,0 +1,224 @@
+"""Congestion metrics fed back in the path tag, and mode CA's least-cost choice per flowlet
+(p4src/include/congestion.p4, p4src/include/ca_select.p4).
+
+One switch plays both edges: tagged packets arriving from a path are what the far edge
+sent (this switch measures them as egress edge); feedback arrives in the tags of probes
+from a path (as the far edge would send it); packets from h1 leave tagged with this
+switch's own feedback.
+
+Run: make ptf    (or: python -m mpsched.ptfrun congestion.LeastCostTest)
+"""
+
+from __future__ import annotations
+
+import time
+
+import ptf.testutils as testutils
+from base import HOST_PORT, PATH_PORTS, REMOTE_IP, EdgeSwitchTest
+from forwarding import host_packet, path_of
+from path_tag import PathTag
+from pinning import to_host
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
+
+EQUAL = {1: 1, 2: 1, 3: 1}
+LONG_GAP_US = 10_000_000  # no flowlet ends during a test
+MAX_AGE_US = 2_000_000
+QDELAY_UNIT_US = 16  # path_tag_t.fb_qdelay (defines.p4 FB_QDELAY_UNIT_SHIFT)
+AGE_UNIT_US = 4096  # path_tag_t.fb_age (FB_AGE_UNIT_SHIFT)
+COEF_ONE = 256  # 8.8 fixed point (ca_select.p4 @ca_units coef_one)
+N_FLOWS = 24
+SETTLE_S = 0.05
+
+
+def probe_with_feedback(via: int, seq: int, fb_path: int, qdelay_us: int = 0, loss: int = 0,
+                        rate: int = 0, age_us: int = 0, tx_ts: int = 1000):
+    """A probe from path `via` whose tag carries the far edge's feedback about fb_path."""
+    return (Ether(dst="00:00:00:00:00:00", src="00:00:0a:00:00:fe", type=ETHERTYPE_PATH_TAG)
+            / PathTag(path_id=via, flags=PATH_FLAG_PROBE, seq=seq, tx_ts=tx_ts, next_type=0,
+                      fb_path=fb_path, fb_age=age_us // AGE_UNIT_US,
+                      fb_qdelay=qdelay_us // QDELAY_UNIT_US, fb_loss=loss, fb_rate=rate)
+            / Raw(b"mpsP"))
+
+
+class CongestionTest(EdgeSwitchTest):
+    """Paths 1-3 weighted equally in mode CA with a long flowlet gap."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.set_weights(EQUAL, insert=True, mode="ca", gap_us=LONG_GAP_US)
+        self.seq = 0
+        self.sport = 41000
+
+    def ca(self, insert: bool = True, **params: int) -> None:
+        """The class-0 ca_params entry: unnamed parameters are 0."""
+        entry = self.pipeline.ca_params(0, params)
+        (self.client.insert if insert else self.client.modify)(entry)
+
+    def feedback(self, fb_path: int, **fields: int) -> None:
+        """The far edge's feedback about fb_path arrives (in a probe from path 1; probes
+        end at this switch: nothing leaves)."""
+        testutils.send_packet(self, PATH_PORTS[1],
+                              probe_with_feedback(1, self.seq, fb_path, **fields))
+        self.seq += 1
+
+    def new_flows(self, n: int = N_FLOWS) -> list[int]:
+        """The paths of n new flows (one packet each), once the feedback sent before is
+        stored (packets from different ports may be processed out of order)."""
+        time.sleep(SETTLE_S)
+        out = []
+        for _ in range(n):
+            out.append(path_of(self, to_host(REMOTE_IP, self.sport)))
+            self.sport += 1
+        return out
+
+
+class NoParamsIsRandomTest(CongestionTest):
+    """Mode CA without a ca_params entry (miss: no_ca): every cost is 0, every usable path
+    a candidate: new flows spread over all three paths (LetFlow); a flow keeps its path."""
+
+    def runTest(self) -> None:
+        paths = self.new_flows(36)
+        assert set(paths) == {1, 2, 3}, paths
+        assert len({path_of(self, to_host(REMOTE_IP, 41000)) for _ in range(6)}) == 1
+
+
+class LeastCostTest(CongestionTest):
+    """Queueing delay fed back for each path (16, 0.16 and 8 ms): with c_qdelay = 1 and
+    epsilon 0 every new flowlet takes path 2; flowlets in progress keep their path when
+    path 2 then reports 32 ms, and new ones take path 3, the least cost now."""
+
+    def runTest(self) -> None:
+        self.ca(c_qdelay=COEF_ONE, max_age_us=MAX_AGE_US)
+        for path, q in ((1, 16_000), (2, 160), (3, 8_000)):
+            self.feedback(path, qdelay_us=q)
+        paths = self.new_flows()
+        assert paths == [2] * N_FLOWS, paths
+        first = self.sport - N_FLOWS
+        self.feedback(2, qdelay_us=32_000)
+        assert set(self.new_flows(8)) == {3}
+        assert path_of(self, to_host(REMOTE_IP, first)) == 2  # its flowlet goes on
+
+
+class CostTermsTest(CongestionTest):
+    """Each term of the cost counts: loss (c_loss), utilisation (c_util with the path's
+    inverse capacity) and the per-path offset each move new flowlets away from a path
+    with equal queueing delay."""
+
+    def runTest(self) -> None:
+        # loss: 5 % on path 1, 1 % on path 2, 0 on path 3 -> path 3
+        self.ca(c_loss=COEF_ONE, max_age_us=MAX_AGE_US)
+        self.feedback(1, loss=3277)
+        self.feedback(2, loss=655)
+        self.feedback(3, loss=0)
+        assert set(self.new_flows(8)) == {3}
+        # utilisation: same delivered rate, path 2 has 4x the capacity -> path 2
+        self.ca(insert=False, c_util=COEF_ONE, max_age_us=MAX_AGE_US,
+                inv_capacity_1=1 << 16, inv_capacity_2=1 << 14, inv_capacity_3=1 << 16)
+        for path in (1, 2, 3):
+            self.feedback(path, rate=1000)
+        assert set(self.new_flows(8)) == {2}
+        # offsets alone (no live term): the smallest offset -> path 1
+        self.ca(insert=False, max_age_us=MAX_AGE_US, offset_1=10, offset_2=500, offset_3=900)
+        assert set(self.new_flows(8)) == {1}
+
+
+class EpsilonTest(CongestionTest):
+    """Paths within epsilon of the least cost are chosen among at random: costs 100, 150
+    and 5000 µs (offsets) with epsilon 100 give paths 1 and 2, never 3; epsilon 0 gives
+    path 1 only."""
+
+    def runTest(self) -> None:
+        self.ca(max_age_us=MAX_AGE_US, epsilon=100, offset_1=100, offset_2=150, offset_3=5000)
+        paths = self.new_flows(32)
+        assert set(paths) == {1, 2}, paths
+        self.ca(insert=False, max_age_us=MAX_AGE_US, offset_1=100, offset_2=150,
+                offset_3=5000)
+        assert set(self.new_flows(12)) == {1}
+
+
+class AgingTest(CongestionTest):
+    """Metrics older than max_age_us count 0: path 2 reported 1 s of queueing (offsets
+    make it the best otherwise) loses new flowlets while the report is fresh and wins them
+    again once it is 700 ms old with max_age 400 ms; feedback that arrives already older
+    than max_age (fb_age) counts 0 at once."""
+
+    def runTest(self) -> None:
+        self.ca(c_qdelay=COEF_ONE, max_age_us=400_000, offset_1=1000, offset_3=1000)
+        self.feedback(2, qdelay_us=1_000_000)
+        assert 2 not in self.new_flows(8)
+        time.sleep(0.7)
+        assert set(self.new_flows(8)) == {2}
+        self.feedback(2, qdelay_us=1_000_000, age_us=800_000)
+        assert set(self.new_flows(8)) == {2}
+        self.feedback(2, qdelay_us=1_000_000)
+        assert 2 not in self.new_flows(8)
+
+
+class DeadPathNotChosenTest(CongestionTest):
+    """Failover stays as it is: a dead path is never chosen, however cheap; a flowlet whose
+    path dies moves to an alive path at once (no controller)."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.ca(c_qdelay=COEF_ONE, max_age_us=MAX_AGE_US)
+        self.feedback(1, qdelay_us=5_000)
+        self.feedback(2, qdelay_us=0)
+        self.feedback(3, qdelay_us=5_000)
+        assert set(self.new_flows(6)) == {2}
+        flow = self.sport - 1
+        # path 2 dies: liveness configured for paths 1 and 2, a probe from path 2 arms its
+        # timer, then only path 1 sends (feedback probes) for 300 ms; path 3 has no
+        # liveness entry: never dead
+        self.client.insert(*[p.liveness_config(i, 200_000) for i in (1, 2)])
+        testutils.send_packet(self, PATH_PORTS[2], probe_with_feedback(2, 0, 0))
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            self.feedback(3, qdelay_us=5_000)
+            time.sleep(0.04)
+        moved = path_of(self, to_host(REMOTE_IP, flow))
+        assert moved in (1, 3), moved
+        self.feedback(1, qdelay_us=5_000)
+        assert 2 not in self.new_flows(8)
+
+
+class FeedbackOutTest(CongestionTest):
+    """Round trip: tagged packets arriving from path 2 with one-way delays 20 ms above the
+    first one's, and 2 packets missing after seq 9, make the tags this switch sends carry
+    feedback about path 2: fb_qdelay near 20 ms, fb_loss > 0, fb_rate > 0, a fresh age;
+    the feedback rotates over the paths (path 3, never measured, is never reported)."""
+
+    def runTest(self) -> None:
+        base_ts = 50_000_000
+        start = time.monotonic()
+        for seq in range(40):
+            if seq in (10, 11):
+                continue  # lost
+            elapsed = int((time.monotonic() - start) * 1e6)
+            # the first packet sets the minimum; the others left 20 ms "earlier"
+            tx = base_ts + elapsed - (0 if seq == 0 else 20_000)
+            pkt = (Ether(dst="00:00:0a:00:01:fe", src="00:00:0a:00:00:fe",
+                         type=ETHERTYPE_PATH_TAG)
+                   / PathTag(path_id=2, seq=seq, tx_ts=tx)
+                   / IP(src=REMOTE_IP, dst="10.0.1.1", ttl=63) / UDP(sport=7, dport=7)
+                   / Raw(b"x" * 200))
+            testutils.send_packet(self, PATH_PORTS[2], pkt)
+            testutils.dp_poll(self, port_number=HOST_PORT, timeout=2)
+        reports = {}
+        for i in range(12):
+            testutils.send_packet(self, HOST_PORT, host_packet(sport=42000 + i))
+            got = testutils.dp_poll(self, timeout=2)
+            assert isinstance(got, self.dataplane.PollSuccess), "nothing left the switch"
+            tag = Ether(got.packet)[PathTag]
+            if tag.fb_path:
+                reports[tag.fb_path] = tag
+        assert set(reports) == {2}, sorted(reports)
+        t = reports[2]
+        qdelay = t.fb_qdelay * QDELAY_UNIT_US
+        assert 12_000 <= qdelay <= 40_000, qdelay
+        assert t.fb_loss > 0, t.fb_loss
+        assert t.fb_rate > 0, t.fb_rate
+        assert t.fb_age * AGE_UNIT_US < 1_000_000, t.fb_age
