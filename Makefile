@@ -36,7 +36,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver
 
-.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-fct bench-mptcp bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -97,6 +97,9 @@ bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write ack
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched
+
+bench-adaptive: p4 linkem ## adaptive vs the best fixed policy on the four docs/results scenarios and mixed (hours); REUSE=DIR evaluates an earlier comparison
+	$(PY) -m mpsched.bench.adaptive $(if $(REUSE),--reuse $(REUSE))
 
 bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
 	$(PY) -m mpsched.bench.fct

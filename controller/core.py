@@ -22,7 +22,7 @@ from concurrent.futures import Future, wait
 from dataclasses import asdict, dataclass, field
 
 from mpsched.controller.errors import FieldError
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.policies.base import PathCounters, PathState
 from mpsched.controller.policies.ca import ca_fixed_point, live_cost
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
@@ -71,6 +71,7 @@ DEFAULT_POLICY = "ecmp"
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
 LATENCIES_KEPT = 10_000
 IDLE_CHECK_S = 1.0  # how often the control loop reads the subflow pins' counters
+LEARNED_SAVE_S = 10.0  # how often the loop saves what learning policies learned, if it changed
 TCP = 6
 
 PinKey = tuple[str, str, int, int]  # subflow_pin's match: src, dst, sport, dport
@@ -225,6 +226,8 @@ class Controller:
         self.mptcp = MptcpTracker()
         self._pins: dict[str, dict[PinKey, int]] = {sw.name: {} for sw in net.switches}
         self._next_idle_check = 0.0
+        self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
+        self._learned_saved: dict | None = None
         self.agents = [
             SwitchAgent(
                 sw,
@@ -323,6 +326,7 @@ class Controller:
                     p: PathIntent(w, p not in self.scheduler.admin_down)
                     for p, w in sorted(self._weights.items())
                 },
+                learned=self.scheduler.learned(),
             )
 
     def restore(self, intent: Intent) -> None:
@@ -349,6 +353,7 @@ class Controller:
                 copy_params(intent.params),
                 ca_supported=self.pipeline.has_congestion,
             )
+            scheduler.restore_learned(intent.learned)
         except FieldError as error:
             raise StateError(error.message, error.field) from None
         scheduler.admin_down = {p for p, pi in intent.paths.items() if not pi.up}
@@ -552,6 +557,7 @@ class Controller:
                     reordered=est.reordered(),
                     rto_ms=rto,
                     owd_raw_ms=est.owd_raw_ms(),
+                    counters=_counters(est.counters()),
                 )
             )
         return states
@@ -822,10 +828,39 @@ class Controller:
                     self.latencies_ms.append((time.perf_counter() - t0) * 1000)
                     self.writes += 1
                 self.iterations += 1
+                if time.monotonic() >= self._next_learned_save:
+                    self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
+                    self._save_learned()
             except UnavailableError as error:
                 log.warning("control loop: %s", error)
             except Exception:
                 log.exception("control loop step failed")
+
+    def _save_learned(self) -> None:
+        """Save the state file when what the policies learned changed (primary only: the
+        backup's policies see the same paths but the primary's file is the one kept)."""
+        if self.store is None or self.role() != "primary":
+            return
+        with self._lock:
+            learned = self.scheduler.learned()
+        if learned and learned != self._learned_saved:
+            self._persist()
+            self._learned_saved = learned
+
+    def adaptive(self, class_id: int) -> dict:
+        """GET /classes/{id}/adaptive: per switch the `adaptive` policy's context, current
+        arm, dwell, learned table and recent dwells."""
+        with self._lock:
+            c = self._class(class_id)
+            if c.policy.name != "adaptive":
+                raise NotFoundError(
+                    f"class {class_id} runs {c.policy.name!r}, not the adaptive policy"
+                )
+            views = {}
+            for sw in self.scheduler.switches:
+                policy = self.scheduler.policy_of(sw, class_id)
+                views[sw] = policy.view() if hasattr(policy, "view") else None
+            return {"class_id": class_id, "policy": policy_to_dict(c.policy), "switches": views}
 
     def control_stats(self) -> dict:
         lat = sorted(self.latencies_ms)
@@ -981,6 +1016,10 @@ class Controller:
         self._persist()
         log.info("path %d weight -> %d", path_id, weight)
         return self.path(path_id)
+
+
+def _counters(raw: tuple[float, int, int, int, int] | None) -> PathCounters | None:
+    return None if raw is None else PathCounters(*raw)
 
 
 def _log_failure(future: Future) -> None:

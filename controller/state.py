@@ -4,16 +4,20 @@
 policies (name, params, lm3, flowlet_gap_us), the global parameters
 (control_period_ms, lm3, policies, mptcp) and, per path, the static weight and the
 admin state. Telemetry, placements, MPTCP connections and the decision log are
-measured or derived, not intent, and are not kept.
+measured or derived, not intent, and are not kept. What a learning policy learned (the
+`adaptive` policy's tables, `Scheduler.learned`) is kept beside the intent under "learned":
+it is not intent (`intent_matches` ignores it), but a restart should not forget it.
 
-The file is JSON (version 1), written whole and atomically (`save_atomic`)::
+The file is JSON (version 2; version 1, without "learned", is still read), written whole and
+atomically (`save_atomic`)::
 
-    {"version": 1,
+    {"version": 2,
      "classes": [{"id": 0, "name": "default", "priority": 0, "match": {},
                   "policy": {"name": "ecmp", "params": {}, "lm3": false, "flowlet_gap_us": 0}},
                  ...],
      "params": {"control_period_ms": 100.0, "lm3": {...}, "policies": {...}, "mptcp": {...}},
-     "paths": {"1": {"weight": 1, "admin": "up"}, ...}}
+     "paths": {"1": {"weight": 1, "admin": "up"}, ...},
+     "learned": {"<class id>": {"<switch>": {...}}}}
 
 `Intent.from_json` checks it with the REST API's own validators (classes as for
 ``PUT /classes``, every class's policy and params against the policy registry,
@@ -49,8 +53,10 @@ from mpsched.p4rt.weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
-TOP_KEYS = ("version", "classes", "params", "paths")
+VERSION = 2
+READ_VERSIONS = (1, 2)  # version 1: the same without "learned"
+TOP_KEYS = ("version", "classes", "params", "paths", "learned")
+REQUIRED_KEYS = ("version", "classes", "params", "paths")
 PATH_KEYS = ("weight", "admin")
 ADMIN_STATES = ("up", "down")
 MAX_PATH_ID = 255  # as mpsched/netcfg.py
@@ -90,17 +96,20 @@ class Intent:
     params: GlobalParams = field(default_factory=GlobalParams)
     paths: Mapping[int, PathIntent] = field(default_factory=dict)
     version: int = VERSION
+    # what learning policies learned, by class id and switch (Scheduler.learned); not intent
+    learned: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON types; classes by id, paths by id."""
+        """Plain JSON types; classes by id, paths by id; always the current VERSION."""
         return {
-            "version": self.version,
+            "version": VERSION,
             "classes": [class_to_dict(c) for c in sorted(self.classes, key=lambda c: c.id)],
             "params": self.params.to_dict(),
             "paths": {
                 str(pid): {"weight": p.weight, "admin": "up" if p.up else "down"}
                 for pid, p in sorted(self.paths.items())
             },
+            "learned": dict(self.learned),
         }
 
     @classmethod
@@ -111,17 +120,23 @@ class Intent:
         for key in data:
             if key not in TOP_KEYS:
                 raise StateError(f"unknown field; expected {list(TOP_KEYS)}", str(key))
-        for key in TOP_KEYS:
+        for key in REQUIRED_KEYS:
             if key not in data:
                 raise StateError("missing", key)
         version = data["version"]
         if isinstance(version, bool) or not isinstance(version, int):
             raise StateError(f"must be the integer {VERSION}, got {version!r}", "version")
-        if version != VERSION:
+        if version not in READ_VERSIONS:
             raise StateError(
-                f"unsupported version {version} (this controller reads version {VERSION})",
+                f"unsupported version {version} (this controller reads versions "
+                f"{', '.join(map(str, READ_VERSIONS))})",
                 "version",
             )
+        if version == 1 and "learned" in data:
+            raise StateError("not in a version 1 file", "learned")
+        learned = data.get("learned", {})
+        if not isinstance(learned, dict):
+            raise StateError("must be a JSON object", "learned")
         params = _params(data["params"])
         try:
             classes = classes_from_list(data["classes"])
@@ -129,7 +144,7 @@ class Intent:
                 make_class_policy(c.policy, params, f"classes[{i}].policy")
         except FieldError as error:
             raise StateError(error.message, error.field) from None
-        return cls(tuple(classes), params, _paths(data["paths"]), version)
+        return cls(tuple(classes), params, _paths(data["paths"]), version, learned)
 
 
 def _params(data: Any) -> GlobalParams:
@@ -177,8 +192,10 @@ def intent_matches(a: Intent, b: Intent) -> list[str]:
 
 
 def _keyed(data: dict[str, Any]) -> dict[str, Any]:
-    """Classes by id, so that a difference names the class rather than a list position."""
-    return {**data, "classes": {str(c["id"]): c for c in data["classes"]}}
+    """Classes by id, so that a difference names the class rather than a list position;
+    without "learned" (not intent)."""
+    rest = {k: v for k, v in data.items() if k != "learned"}
+    return {**rest, "classes": {str(c["id"]): c for c in data["classes"]}}
 
 
 def _diff(a: Any, b: Any, where: str, out: list[str]) -> None:

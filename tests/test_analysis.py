@@ -227,3 +227,18 @@ def test_censored_fct_runs_from_arrival_to_the_senders_end():
     assert censored_fct_s({"start": 120.0, "size": 1}, {"ended": 130.0}) == 10.0
     assert censored_fct_s({"size": 1}, {"ended": 130.0}) is None
     assert censored_fct_s({"arrival": 100.0}, {}) is None
+
+
+def test_paired_ratios_pair_runs_by_seed():
+    from mpsched.lab.fct import paired_ratios
+    from mpsched.lab.report import RunResult
+
+    def run(policy: str, seed: int, value: float) -> RunResult:
+        return RunResult("s", policy, seed, seed, 30.0, metrics={"m": value})
+
+    results = [run("ref", 1, 2.0), run("ref", 2, 4.0), run("ref", 3, 0.0),
+               run("a", 1, 1.0), run("a", 2, 2.0), run("a", 3, 1.0), run("a", 4, 1.0)]
+    out = paired_ratios(results, "m", "ref")
+    (mean, ci), n = out[("s", "a")]
+    assert n == 2 and mean == 0.5 and ci == 0.0  # seeds 3 (ref 0) and 4 (no ref) left out
+    assert out[("s", "ref")][0][0] == 1.0

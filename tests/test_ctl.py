@@ -89,6 +89,14 @@ def test_reads(capsys, open_server):
     assert run_ctl(capsys, open_server, "params")[1]["lm3"]["sigma"] == 0.5
 
 
+def test_adaptive(capsys, open_server):
+    code, _, err = run_ctl(capsys, open_server, "adaptive", "0")
+    assert code == 1 and "not the adaptive policy" in err
+    assert run_ctl(capsys, open_server, "policy", "0", "set", "adaptive")[0] == 0
+    code, out, _ = run_ctl(capsys, open_server, "adaptive", "0")
+    assert code == 0 and out["switches"]["s1"]["arm"] == "ecmp"
+
+
 def test_output_is_indented_json(capsys, open_server):
     assert ctl.main(["--url", open_server.url, "path", "1"]) == 0
     out = capsys.readouterr().out

@@ -21,7 +21,7 @@ from mpsched.controller.policies.lm3 import Lm3Params
 from mpsched.controller.policies.qos import QosParams
 
 NAMES = {"ecmp", "rr", "letflow", "minrtt", "wcmp", "llhd", "cmtla", "fdmvqs", "qos", "ca"}
-NAMES |= {"llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca"}
+NAMES |= {"llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca", "adaptive"}
 
 
 def test_registry_has_every_policy():

@@ -17,7 +17,7 @@ from mpsched.controller.scheduling.classes import (
     policy_to_dict,
 )
 
-POLICIES = ("ecmp", "static", "llhd")
+POLICIES = ("ecmp", "static", "llhd", "adaptive")
 
 
 class FakeBackend:
@@ -105,6 +105,13 @@ class FakeBackend:
         new = TrafficClass(old.id, old.name, old.priority, old.match, old.policy.updated(changes))
         self.class_table = [new if c.id == class_id else c for c in self.class_table]
         return policy_to_dict(new.policy)
+
+    def adaptive(self, class_id):
+        c = self._class(class_id)
+        if c.policy.name != "adaptive":
+            raise NotFoundError(f"class {class_id} runs {c.policy.name!r}, not the adaptive policy")
+        return {"class_id": class_id, "policy": policy_to_dict(c.policy),
+                "switches": {"s1": {"arm": "ecmp", "table": {}}}}
 
     def params(self):
         return json.loads(json.dumps(self.params_state))
@@ -541,3 +548,20 @@ def test_reads_stay_open_with_a_token(guarded, path):
 def test_writes_open_without_a_token(api, method, path, payload):
     app, _ = api
     assert call(app, method, path, payload)[0] == 200
+
+
+def test_class_adaptive_view_and_qos_target(api):
+    app, backend = api
+    status, body = call(app, "GET", "/classes/0/adaptive")
+    assert status == 404 and "not the adaptive policy" in body["error"]
+    assert call(app, "GET", "/classes/9/adaptive")[0] == 404
+    classes = [{"id": 0, "name": "default", "policy": {"name": "adaptive"},
+                "qos_target": {"max_loss": 0.01, "min_goodput_frac": 0.8}}]
+    status, body = call(app, "PUT", "/classes", {"classes": classes})
+    assert status == 200 and body[0]["qos_target"]["max_loss"] == 0.01
+    status, body = call(app, "GET", "/classes/0/adaptive")
+    assert status == 200 and body["switches"]["s1"]["arm"] == "ecmp"
+    assert call(app, "PUT", "/classes/0/adaptive", {})[0] == 405
+    bad = [{"id": 0, "name": "default", "qos_target": {"max_loss": 1.5}}]
+    status, body = call(app, "PUT", "/classes", {"classes": bad})
+    assert status == 400 and body["field"] == "classes[0].qos_target.max_loss"

@@ -234,9 +234,9 @@ def test_netem_link_commands_with_a_fake_tc():
 def test_scenario_policies_are_the_controllers():
     """Every policy the controller registers can be named in a scenario, and no other."""
     from mpsched.controller.policies import REGISTRY
-    from mpsched.lab.scenario import BASELINES, CONGESTION_AWARE, PAPERS
+    from mpsched.lab.scenario import ADAPTIVE, BASELINES, CONGESTION_AWARE, PAPERS
 
-    assert sorted(BASELINES + PAPERS + CONGESTION_AWARE) == sorted(REGISTRY)
+    assert sorted(BASELINES + PAPERS + CONGESTION_AWARE + ADAPTIVE) == sorted(REGISTRY)
 
 
 # -- data-centre workloads: kind poisson ------------------------------------------------------

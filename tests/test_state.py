@@ -19,7 +19,12 @@ from webob import Request
 
 from mpsched.client import ctl
 from mpsched.controller.__main__ import command as controller_command
-from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.core import (
+    Controller,
+    ControllerSettings,
+    NotFoundError,
+    UnavailableError,
+)
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.scheduling.classes import classes_from_list
 from mpsched.controller.scheduling.scheduler import GlobalParams
@@ -93,6 +98,21 @@ def test_round_trip_through_json_text_and_file(tmp_path):
     assert loaded.params.lm3.sigma == 0.3 and loaded.params.mptcp.steering is False
 
 
+def test_a_version_1_file_without_learned_tables_still_loads(tmp_path):
+    """Files written before the learned tables (version 1: no "learned") load as they were."""
+    doc = _set(_set(valid_doc(), "learned", ...), "version", 1)
+    for c in doc["classes"]:
+        del c["qos_target"]  # version 1 files had no qos_target either
+    (tmp_path / "state.json").write_text(json.dumps(doc))
+    loaded = load(tmp_path / "state.json")
+    assert loaded.version == 1 and loaded.learned == {}
+    assert intent_matches(loaded, rich_intent()) == []
+    assert loaded.to_json()["version"] == VERSION  # saved again as the current version
+    with pytest.raises(StateError) as caught:
+        Intent.from_json(_set(_set(valid_doc(), "version", 1), "learned", {}))
+    assert caught.value.field == "learned"
+
+
 def test_no_file_is_no_intent(tmp_path):
     assert load(tmp_path / "absent.json") is None
 
@@ -119,9 +139,10 @@ BAD = [
     ("classes", ..., "classes", "missing"),
     ("params", ..., "params", "missing"),
     ("paths", ..., "paths", "missing"),
-    ("version", "1", "version", "must be the integer 1"),
-    ("version", True, "version", "must be the integer 1"),
-    ("version", 2, "version", "unsupported version 2"),
+    ("version", "1", "version", "must be the integer 2"),
+    ("version", True, "version", "must be the integer 2"),
+    ("version", 3, "version", "unsupported version 3"),
+    ("learned", [], "learned", "must be a JSON object"),
     ("classes", {}, "classes", "JSON array"),
     ("classes.0", ..., "classes", "default class 0 is missing"),
     ("classes.1.id", 7, "classes[2].id", "duplicate class id"),
@@ -191,8 +212,8 @@ def _snapshot(path: Path) -> tuple[bytes, int, int]:
         (b'{"version": NaN}', "not valid JSON"),
         (b"[1, 2]", "must be a JSON object"),
         (json.dumps(_set(valid_doc(), "paths.1.weight", 999)).encode(), "paths.1.weight"),
-        (json.dumps(_set(valid_doc(), "version", 2)).encode(),
-         "version: unsupported version 2 (this controller reads version 1)"),
+        (json.dumps(_set(valid_doc(), "version", 3)).encode(),
+         "version: unsupported version 3 (this controller reads versions 1, 2)"),
     ],
     ids=["empty", "truncated", "binary", "nan", "array", "bad-field", "version"],
 )
@@ -501,3 +522,37 @@ def test_ctl_state_shows_the_saved_intent(server, p4info, tmp_path, capsys):
 def test_ctl_state_help(capsys):
     assert ctl.main(["state", "--help"]) == 0
     assert "intent saved" in capsys.readouterr().out
+
+
+def test_learned_tables_are_saved_and_restored_with_the_intent(server, p4info, tmp_path):
+    """What the adaptive policy learned goes into the state file (version 2, "learned") and a
+    controller started on that file decides with it; the intent comparison ignores it."""
+    path = tmp_path / "run" / "state.json"
+    first = _controller(tmp_path, p4info, server.address, StateStore(path))
+    first.start()
+    try:
+        assert first.wait_ready(5)
+        first.set_class_policy(0, {"name": "adaptive", "params": {"arms": "ecmp,letflow"}})
+        policy = first.scheduler.policy_of("s1", 0)
+        policy.table.update("loss=high", "letflow", 0.75)
+        first._save_learned()
+        saved = json.loads(path.read_text())
+        assert saved["version"] == VERSION
+        cell = saved["learned"]["0"]["s1"]["table"]["contexts"]["loss=high"]["arms"]["letflow"]
+        assert cell == {"s": 0.75, "f": 0.25, "n": 1, "last": 0.75}
+        view = first.adaptive(0)["switches"]["s1"]
+        assert view["table"]["loss=high"]["arms"]["letflow"]["mean"] == pytest.approx(1.75 / 3)
+        with pytest.raises(NotFoundError):
+            first.adaptive(7)
+    finally:
+        first.stop()
+    second = _controller(tmp_path, p4info, server.address, StateStore(path))
+    table = second.scheduler.policy_of("s1", 0).table
+    assert table.posterior("loss=high", "letflow") == (1.75, 1.25)
+    assert intent_matches(first.intent(), second.intent()) == []
+    broken = json.loads(path.read_text())
+    broken["learned"]["0"]["s1"]["table"]["contexts"]["loss=high"]["arms"]["letflow"]["n"] = -1
+    path.write_text(json.dumps(broken))
+    with pytest.raises(StateError) as caught:
+        _controller(tmp_path, p4info, server.address, StateStore(path))
+    assert caught.value.field == "learned.0.s1.table.contexts.loss=high.arms.letflow.n"

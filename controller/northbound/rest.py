@@ -71,6 +71,7 @@ class Backend(Protocol):
     def traffic_class(self, class_id: int) -> dict: ...
     def class_policy(self, class_id: int) -> dict: ...
     def set_class_policy(self, class_id: int, changes: dict) -> dict: ...
+    def adaptive(self, class_id: int) -> dict: ...
     def params(self) -> dict: ...
     def set_params(self, changes: dict) -> dict: ...
     def decisions(self, since: float, limit: int) -> dict: ...
@@ -295,6 +296,7 @@ class RestApi:
                 "/classes/{class_id}/policy",
                 {"GET": self.get_class_policy, "PUT": self.put_class_policy},
             ),
+            Route("/classes/{class_id}/adaptive", {"GET": self.get_class_adaptive}),
             Route("/params", {"GET": self.get_params, "PUT": self.put_params}),
             Route("/decisions", {"GET": self.get_decisions}),
             Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
@@ -442,6 +444,9 @@ class RestApi:
         except FieldError as error:
             raise HttpError(400, error.message, error.field) from None
         return json_response(self._call(self.backend.set_class_policy, cid, changes))
+
+    def get_class_adaptive(self, request: Request, class_id: str) -> Response:
+        return json_response(self._call(self.backend.adaptive, self._class_id(class_id)))
 
     def get_params(self, request: Request) -> Response:
         return json_response(self._call(self.backend.params))

@@ -40,6 +40,33 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class PathCounters:
+    """A path's cumulative counters at the egress edge, unwrapped since the estimator's first
+    report (they restart at 0 when the egress switch restarts: a difference < 0 means that).
+    `t_s` is the egress clock of the latest report (seconds)."""
+
+    t_s: float
+    packets: int  # delivered (data and probes)
+    bytes: int
+    lost: int  # sequence gaps, net of late arrivals
+    flow_ooo: int  # packets overtaken within their flow (reordering)
+
+
+@dataclass(frozen=True)
+class QosTarget:
+    """A traffic class's QoS target (`qos_target` of the class; None = no target on that
+    metric), measured over the class's paths per dwell by the `adaptive` policy."""
+
+    min_goodput_frac: float | None = None  # delivered / summed capacity of the alive paths
+    max_delay_ms: float | None = None  # queueing delay (one-way delay above its minimum)
+    max_loss: float | None = None  # lost / sent, by bytes
+    max_reorder: float | None = None  # packets overtaken within their flow / delivered
+
+    def is_empty(self) -> bool:
+        return self == QosTarget()
+
+
+@dataclass(frozen=True)
 class PathState:
     """One path's state at decision time (from the estimators; None = not measured yet)."""
 
@@ -61,6 +88,8 @@ class PathState:
     # latest raw one-way delay (egress clock - ingress clock): the two edges' clock offset is
     # the same for every path between them, so differences between paths are real delays
     owd_raw_ms: float | None = None
+    # the egress edge's cumulative counters (what a policy measures its own outcome with)
+    counters: PathCounters | None = None
 
     def bdp_bytes(self) -> float | None:
         """capacity * srtt in bytes (1 Mbit/s * 1 ms = 125 bytes); None when either is None."""
@@ -165,6 +194,25 @@ class Policy(ABC):
 
     @abstractmethod
     def decide(self, paths: Sequence[PathState], now: float) -> Decision: ...
+
+    # Hooks for policies that use their class's QoS target or learn across periods (`adaptive`);
+    # the others ignore them.
+
+    def set_target(self, target: QosTarget | None) -> None:
+        """The class's QoS target (None: the class has none); called when it is set."""
+        return None
+
+    def learned(self) -> dict[str, Any] | None:
+        """What the policy learned, as JSON to keep in the controller's state (None: nothing)."""
+        return None
+
+    def restore_learned(self, data: Any, where: str) -> None:
+        """Take over `learned()` of an earlier instance; FieldError names the bad field."""
+        raise FieldError(where, f"policy {self.name!r} keeps no learned state")
+
+    def sub_policies(self) -> list[Policy]:
+        """The policies this one may delegate a decision to (their modes count as its own)."""
+        return []
 
 
 # -- parameters ---------------------------------------------------------------

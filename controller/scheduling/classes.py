@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mpsched.controller.errors import FieldError
+from mpsched.controller.policies.base import QosTarget
 
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
@@ -140,6 +141,7 @@ class TrafficClass:
     priority: int = 1
     match: Match = field(default_factory=Match)
     policy: ClassPolicy = field(default_factory=ClassPolicy)
+    qos_target: QosTarget | None = None  # what the `adaptive` policy scores its choices by
 
     def __post_init__(self) -> None:
         if self.id == DEFAULT_CLASS_ID:
@@ -299,7 +301,43 @@ def match_to_dict(match: Match) -> dict[str, Any]:
     return out
 
 
-_CLASS_KEYS = ("id", "name", "priority", "match", "policy")
+_CLASS_KEYS = ("id", "name", "priority", "match", "policy", "qos_target")
+
+# qos_target fields: (low, high) of each; every field optional, null = no target on it
+_TARGET_RANGES = {
+    "min_goodput_frac": (0.0, 1.0),
+    "max_delay_ms": (0.0, 1e6),
+    "max_loss": (0.0, 1.0),
+    "max_reorder": (0.0, 1.0),
+}
+
+
+def qos_target_from_dict(data: Any, where: str = "qos_target") -> QosTarget | None:
+    """A class's QoS target (None for null or an empty object); FieldError names the field,
+    e.g. ``classes[1].qos_target.max_loss``."""
+    if data is None:
+        return None
+    data = _object(data, where, tuple(_TARGET_RANGES))
+    values: dict[str, float | None] = {}
+    for key, (lo, hi) in _TARGET_RANGES.items():
+        value = data.get(key)
+        if value is None:
+            values[key] = None
+            continue
+        name = _join(where, key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise FieldError(name, f"must be a number {lo:g}..{hi:g} or null")
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise FieldError(name, f"must be a number {lo:g}..{hi:g}, got {value!r}")
+        values[key] = float(value)
+    target = QosTarget(**values)
+    return None if target.is_empty() else target
+
+
+def qos_target_to_dict(target: QosTarget | None) -> dict[str, float | None] | None:
+    if target is None:
+        return None
+    return {key: getattr(target, key) for key in _TARGET_RANGES}
 
 
 def class_from_dict(data: Any, where: str = "") -> TrafficClass:
@@ -322,6 +360,7 @@ def class_from_dict(data: Any, where: str = "") -> TrafficClass:
         priority=priority,
         match=match_from_dict(data.get("match", {}), _join(where, "match")),
         policy=policy_from_dict(data.get("policy", {}), _join(where, "policy")),
+        qos_target=qos_target_from_dict(data.get("qos_target"), _join(where, "qos_target")),
     )
 
 
@@ -332,6 +371,7 @@ def class_to_dict(c: TrafficClass) -> dict[str, Any]:
         "priority": c.priority,
         "match": match_to_dict(c.match),
         "policy": policy_to_dict(c.policy),
+        "qos_target": qos_target_to_dict(c.qos_target),
     }
 
 

@@ -244,12 +244,16 @@ class Scheduler:
                 f"policy {c.policy.name!r} uses mode ca, but the P4 program was compiled "
                 "without congestion (-DNO_CONGESTION)",
             )
+        policy.set_target(c.qos_target)
         lm3 = Lm3(self.params.lm3) if c.policy.lm3 else None
         return _ClassState(c, policy, lm3)
 
     def _decides_ca(self, policy: Policy) -> bool:
-        """Whether `policy` decides mode ca: a fresh instance with the same parameters (the
-        class's own keeps no trace) decides once over unmeasured alive paths."""
+        """Whether `policy` (or one it delegates to) decides mode ca: a fresh instance with
+        the same parameters (the class's own keeps no trace) decides once over unmeasured
+        alive paths."""
+        if any(self._decides_ca(sub) for sub in policy.sub_policies()):
+            return True
         probe = type(policy)(policy.params)
         paths = [PathState(p, True) for p in self.path_ids]
         return probe.decide(paths, 0.0).mode == Mode.CA
@@ -267,16 +271,21 @@ class Scheduler:
                     )
                 else:
                     fresh[(sw, c.id)] = self._new_state(c, f"classes[{i}].policy")
+                    if old is not None:
+                        _carry(old.policy, fresh[(sw, c.id)].policy)
+        for st in fresh.values():
+            st.policy.set_target(st.cls.qos_target)
         self.classes = {c.id: c for c in classes}
         self._state = fresh
 
     def set_class_policy(self, class_id: int, changes: Mapping[str, Any]) -> TrafficClass:
         c = self.classes[class_id]
-        updated = TrafficClass(c.id, c.name, c.priority, c.match, c.policy.updated(changes))
+        updated = replace(c, policy=c.policy.updated(changes))
         states = {sw: self._new_state(updated) for sw in self.switches}  # validates first
         for sw, st in states.items():
             st.last = self._state[(sw, class_id)].last
             st.ooo = self._state[(sw, class_id)].ooo
+            _carry(self._state[(sw, class_id)].policy, st.policy)
             self._state[(sw, class_id)] = st
         self.classes[class_id] = updated
         return updated
@@ -302,6 +311,7 @@ class Scheduler:
                         f"class {st.cls.id} rejects it: {error}",
                     ) from None
                 state.last, state.ooo = st.last, st.ooo
+                _carry(st.policy, state.policy)
                 fresh[key] = state
         except FieldError:
             self.params = old
@@ -310,6 +320,38 @@ class Scheduler:
         return new
 
     # -- decisions -------------------------------------------------------
+
+    def policy_of(self, switch: str, class_id: int) -> Policy | None:
+        """The policy instance deciding for (switch, class)."""
+        st = self._state.get((switch, class_id))
+        return None if st is None else st.policy
+
+    def learned(self) -> dict[str, dict[str, Any]]:
+        """What the classes' policies learned (`Policy.learned`), by class id and switch, for
+        the state file; classes whose policy learns nothing are left out."""
+        out: dict[str, dict[str, Any]] = {}
+        for (sw, cid), st in sorted(self._state.items()):
+            data = st.policy.learned()
+            if data is not None:
+                out.setdefault(str(cid), {})[sw] = data
+        return out
+
+    def restore_learned(self, data: Mapping[str, Any], where: str = "learned") -> None:
+        """Hand `learned()` of an earlier scheduler to this one's policies. Entries for a
+        class or switch that is gone are skipped (logged); malformed ones raise FieldError
+        naming ``learned.<class>.<switch>...``."""
+        if not isinstance(data, Mapping):
+            raise FieldError(where, "must be an object")
+        for cid, by_switch in data.items():
+            if not isinstance(by_switch, Mapping):
+                raise FieldError(f"{where}.{cid}", "must be an object")
+            for sw, item in by_switch.items():
+                st = self._state.get((sw, int(cid))) if str(cid).isdigit() else None
+                if st is None or st.policy.learned() is None:
+                    log.warning("%s.%s.%s: no such class, switch or learning policy; skipped",
+                                where, cid, sw)
+                    continue
+                st.policy.restore_learned(item, f"{where}.{cid}.{sw}")
 
     def placement_of(self, switch: str, class_id: int) -> Placement | None:
         st = self._state.get((switch, class_id))
@@ -358,6 +400,18 @@ class Scheduler:
         elif gap == 0:
             gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
         return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq, ca)
+
+
+def _carry(old: Policy, new: Policy) -> None:
+    """What `old` learned goes to `new` when a change of policy or parameters replaces it by
+    one of the same kind (a learning policy keeps its table across a parameter change)."""
+    data = old.learned()
+    if data is None or type(old) is not type(new):
+        return
+    try:
+        new.restore_learned(data, "learned")
+    except FieldError as error:
+        log.warning("learned state of %s not carried over: %s", old.name, error)
 
 
 def _down(p: PathState) -> PathState:

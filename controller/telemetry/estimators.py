@@ -249,6 +249,15 @@ class PathEstimator:
             return None
         return self._points[-1].flow_ooo - self._points[0].flow_ooo
 
+    def counters(self) -> tuple[float, int, int, int, int] | None:
+        """The latest cumulative counters (egress time s, packets, bytes, lost, flow_ooo),
+        unwrapped since the first report (restarting with the egress switch); None before
+        the first report."""
+        if not self._points:
+            return None
+        p = self._points[-1]
+        return p.t, p.packets, p.bytes, p.lost, p.flow_ooo
+
     def flow_ooo_total(self) -> int:
         """Cumulative (unwrapped) count since this estimator's first report; restarts
         with the egress switch."""

@@ -11,8 +11,12 @@ docs/results/congestion.md), `--runs` seeded runs each on a fresh testbed
     fct_p99_ratio_vs_letflow=    p99 FCT of all flows: the CA policy / letflow           [<= 0.8]
     goodput_ratio_vs_letflow=    goodput: the CA policy / letflow                        [>= 1.0]
 
-each the ratio of the means over the runs. The table before them gives every policy's
-figures with 95 % confidence intervals. Needs root, BMv2 and `make p4 linkem`.
+each the ratio of the means over the runs. The tables before them give every policy's
+figures with 95 % confidence intervals, and the CA policy's ratios to each baseline paired by
+seed (runs with the same seed see the same arrivals and sizes, so the seed-to-seed spread of
+the offered load cancels). `--reuse` reads the runs already under --out (any run directory of
+`mpsched compare` with these policies on the scenario: the runs of the comparison in
+docs/results/congestion.md are such a directory). Needs root, BMv2 and `make p4 linkem`.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import math
 import sys
 from pathlib import Path
 
-from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, run_fct
+from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 log = logging.getLogger(__name__)
@@ -61,6 +65,25 @@ def figures(rows: list[FctRow], policy: str) -> dict[str, float]:
     }
 
 
+PAIRED = (
+    ("fct_lt100k_mean_s", "mean FCT < 100 kB"),
+    ("fct_p99_s", "p99 FCT, all flows"),
+    ("goodput_mbps", "goodput"),
+)
+
+
+def paired_table(results: list, policy: str) -> str:
+    """`policy` against each baseline, paired by seed (`paired_ratios`): mean ratio ± 95 % CI."""
+    lines = [f"{policy} / baseline, paired by seed (mean ± 95 % CI over the seeds):"]
+    for metric, label in PAIRED:
+        for base in BASELINES:
+            got = paired_ratios(results, metric, base)
+            for (_scenario, pol), ((mean, ci), n) in sorted(got.items()):
+                if pol == policy:
+                    lines.append(f"  {label:20s} vs {base:8s} {mean:.3f} ± {ci:.3f} ({n} seeds)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.fct",
@@ -83,11 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--runs must be >= 1")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     policies = [*BASELINES, args.policy]
-    if args.reuse:
-        rows = fct_rows(load_results(args.out))
-    else:
-        rows = run_fct([args.scenario], policies, args.runs, [LOAD_PCT], args.duration, args.out)
+    if not args.reuse:
+        run_fct([args.scenario], policies, args.runs, [LOAD_PCT], args.duration, args.out)
+    results = [r for r in load_results(args.out) if r.policy in policies]
+    rows = fct_rows(results)
     print(fct_table(rows))
+    print(paired_table(results, args.policy))
     for key, value in figures(rows, args.policy).items():
         print(f"{key}={value:.3f}")
     return 0

@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=(
             "policy name: ecmp, rr, letflow, minrtt, wcmp, ca, llhd, cmtla, fdmvqs, qos, "
-            "llhd-ca, cmtla-ca, fdmvqs-ca, qos-ca"
+            "llhd-ca, cmtla-ca, fdmvqs-ca, qos-ca, adaptive"
         ),
     )
     s.add_argument("--param", action="append", default=[], metavar="K=V",
@@ -125,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="LM3 path activation on top of the policy (or not)")
     s.add_argument("--gap-us", type=int, metavar="N",
                    help="flowlet gap in microseconds (0..10000000; 0: automatic)")
+
+    p = command("adaptive", "a class's adaptive policy: arm, context, learned table, dwells")
+    p.add_argument("class_id", type=int, metavar="CLASS", help="class id (0 = default class)")
 
     p = command("params", "show the scheduler's parameters; `params set K=V ...` changes some",
                 "mpsched ctl params [-h] [set K=V [K=V ...]]")
@@ -267,6 +270,8 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
                 body["flowlet_gap_us"] = args.gap_us
             return client.put(f"/classes/{args.class_id}/policy", body)
         return client.get(f"/classes/{args.class_id}/policy")
+    if cmd == "adaptive":
+        return client.get(f"/classes/{args.class_id}/adaptive")
     if cmd == "params":
         if action == "set":
             return client.put("/params", nested(args.assignments))

@@ -120,6 +120,31 @@ def fct_rows(results: Sequence[RunResult]) -> list[FctRow]:
     return rows
 
 
+def paired_ratios(
+    results: Sequence[RunResult], metric: str, reference: str
+) -> dict[tuple[str, str], tuple[Stat, int]]:
+    """Per (scenario, policy): the ratio `metric` / the `reference` policy's `metric` in the
+    run with the same seed, as mean ± 95 % CI over the seeds both ran, and how many seeds.
+
+    Runs with the same seed see the same arrivals, sizes and link randomness, so most of the
+    run-to-run spread (the offered load a seed happens to draw) cancels in the ratio: the
+    paired interval says whether a policy beats the reference where the unpaired means'
+    intervals overlap. Seeds without a finite, positive reference value are left out."""
+    ref: dict[tuple[str, int], float] = {}
+    for r in results:
+        v = r.metrics.get(metric, math.nan)
+        if r.policy == reference and math.isfinite(v) and v > 0:
+            ref[(r.scenario, r.seed)] = v
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for r in results:
+        v = r.metrics.get(metric, math.nan)
+        base = ref.get((r.scenario, r.seed))
+        if base is None or not math.isfinite(v):
+            continue
+        ratios.setdefault((r.scenario, r.policy), []).append(v / base)
+    return {key: (metrics.mean_ci95(v), len(v)) for key, v in ratios.items()}
+
+
 def load_results(out: str | Path) -> list[RunResult]:
     """Every run result the runner wrote under `out` (OUT/<scenario>/<policy>/run<k>/*.json),
     in path order: what `fct_rows` sums up again without running."""

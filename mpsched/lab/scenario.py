@@ -33,7 +33,11 @@ BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
 PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
 # mode ca (p4src/include/ca_select.p4): least live congestion cost, and the papers as its cost
 CONGESTION_AWARE = ("ca", *(f"{p}-ca" for p in PAPERS))
-POLICIES = (*BASELINES, *PAPERS, *CONGESTION_AWARE, "static", *(f"{p}+lm3" for p in PAPERS))
+# the context-adaptive choice among the others by the class's QoS target (seed 002, issue 20)
+ADAPTIVE = ("adaptive",)
+POLICIES = (
+    *BASELINES, *PAPERS, *CONGESTION_AWARE, *ADAPTIVE, "static", *(f"{p}+lm3" for p in PAPERS)
+)
 # A scenario's default `compare` list: every policy ("static" only differs from wcmp when
 # the scenario gives weights, so it is compared when asked for).
 COMPARE = tuple(p for p in POLICIES if p != "static")

@@ -1,0 +1,604 @@
+"""Context-adaptive policy selection, `adaptive` (seed 002, section 4.2; issue 20).
+
+No single policy wins everywhere; paper 002 discretises the network context and learns a
+Bayesian mapping from context to the QoS each scheduling choice achieved, to pick the choice
+expected to meet the QoS target. In-network form, once per control period:
+
+1. Context (`adaptive_context`): per path loss, queueing delay, jitter and load, discretised
+   by Gaussian memberships (eq. 6; centres and widths are parameters), and the path set's key.
+2. Arms: the other policies with their parameters, optionally under LM3 (`arms`, e.g.
+   ``ecmp,llhd,llhd+lm3,qos-ca:max_loss=0.01``); the current arm's own instance decides, so
+   its mode (hash, flowlet, vq, ca) and per-path scores are the class's. An arm starts fresh
+   each time it is chosen (histories restart, as after a policy change).
+3. Outcome: an arm runs for a dwell of `dwell_periods` control periods; over the dwell
+   (after `settle_periods`, while flowlets of the previous arm drain) the class's QoS is
+   measured from the egress edge's counters (`PathState.counters`) on the paths the arm
+   weighted: goodput as a fraction of the alive paths' summed capacity, queueing delay
+   (byte-weighted), loss (by bytes: lost packets times the path's mean packet size, so lost
+   probes weigh little), reordering (flow_ooo / delivered packets). `score` rates it against
+   the class's `qos_target` (or the default target of the parameters `target_*`): "met" is 1
+   when every target is met, else 0; "graded" (default) multiplies per target min(1,
+   achieved / target) for a minimum and min(1, target / achieved) for a maximum. A dwell with
+   less than `min_goodput_mbps` delivered (an idle class) is not scored.
+4. Mapping (`adaptive_bayes`): Beta posteriors of P(QoS met | context, arm), updated per dwell;
+   the next arm is the one of highest posterior mean for the current context, kept unless
+   another is `switch_margin` better, with bounded, visible exploration (Thompson sampling or
+   ε), seeded (`seed`).
+
+Damping: an arm keeps the class for its whole dwell; a change of the context (a new key held
+for `context_hold_periods` periods) ends the dwell early, unscored, once the arm has run
+`min_dwell_periods`; the outcome of a dwell is credited to the context it was chosen in, and
+only if the context held throughout.
+
+Limits: the data plane counts per path, not per class, so classes sharing paths share their
+measurements. Arms use the registry defaults plus their own parameters (not the global
+`policies.<name>`), and LM3 arms the default LM3 parameters, with blocking events from the
+counters' flow_ooo increase over the switch's paths, as the scheduler computes them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mpsched.controller.errors import FieldError
+from mpsched.controller.policies.adaptive_bayes import EXPLORATIONS, BetaTable, Choice, choose
+from mpsched.controller.policies.adaptive_context import (
+    CONTEXT_MODES,
+    DEFAULT_LEVELS,
+    FEATURES,
+    Context,
+    Level,
+    context,
+    parse_levels,
+)
+from mpsched.controller.policies.base import (
+    Decision,
+    PathCounters,
+    PathState,
+    Policy,
+    QosTarget,
+    params_from_dict,
+)
+from mpsched.controller.policies.lm3 import Lm3
+from mpsched.controller.policies.registry import REGISTRY, register
+
+log = logging.getLogger(__name__)
+
+# Ordered by the mean goodput fraction (relative to each scenario's best) over the four
+# comparisons of docs/results, the congestion-aware variants (not in those tables) after the
+# weight-based policies that did best there: in a context not seen yet every arm's posterior is
+# the prior, and ties go to the earlier arm, so the first is the best generalist known.
+DEFAULT_ARMS = (
+    "wcmp,cmtla,fdmvqs,qos,llhd,letflow,ca,cmtla-ca,qos-ca,fdmvqs-ca,llhd-ca,minrtt,ecmp"
+)
+OUTCOMES = ("graded", "met")
+HISTORY = 50  # dwells kept for the REST view
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One candidate: a policy, its parameters, LM3 on or off. `label` is its spec."""
+
+    label: str
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+    lm3: bool = False
+
+    def make(self) -> tuple[Policy, Lm3 | None]:
+        cls = REGISTRY[self.name]
+        return cls(params_from_dict(cls.Params, dict(self.params))), (Lm3() if self.lm3 else None)
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_arms(text: str, field_name: str = "arms") -> tuple[Arm, ...]:
+    """'ecmp,llhd+lm3,qos-ca:max_loss=0.01;weighted=false' -> Arms (comma between arms,
+    ':' before an arm's parameters, ';' between them; values as JSON, else strings).
+    FieldError(field_name) names the bad arm."""
+    if not isinstance(text, str) or not text.strip():
+        raise FieldError(field_name, "must list at least one arm")
+    arms: list[Arm] = []
+    for spec in (s.strip() for s in text.split(",")):
+        head, _, rest = spec.partition(":")
+        name = head.strip()
+        lm3 = name.endswith("+lm3")
+        name = name.removesuffix("+lm3")
+        if name == "adaptive" or name not in REGISTRY:
+            known = sorted(n for n in REGISTRY if n != "adaptive")
+            raise FieldError(field_name, f"arm {spec!r}: no policy {name!r} (known: {known})")
+        params: dict[str, Any] = {}
+        for item in (i.strip() for i in rest.split(";") if i.strip()):
+            key, eq, value = item.partition("=")
+            if not eq or not key.strip():
+                raise FieldError(field_name, f"arm {spec!r}: {item!r} is not key=value")
+            params[key.strip()] = _value(value.strip())
+        cls = REGISTRY[name]
+        try:
+            checked = params_from_dict(cls.Params, params)
+        except FieldError as error:
+            raise FieldError(field_name, f"arm {spec!r}: {error.field}: {error.message}") from None
+        given = tuple((k, getattr(checked, k)) for k in params)
+        label = head.strip() + (
+            ":" + ";".join(f"{k}={json.dumps(v)}" for k, v in given) if given else ""
+        )
+        if any(a.label == label for a in arms):
+            raise FieldError(field_name, f"arm {label!r} given twice")
+        arms.append(Arm(label, name, given, lm3))
+    return tuple(arms)
+
+
+def _levels_meta(feature: str) -> dict[str, Any]:
+    return {
+        "doc": f"Gaussian memberships of the {feature} levels 'name:centre:width[:k],...' "
+        "(eq. 6; reconstructed defaults)"
+    }
+
+
+@dataclass(frozen=True)
+class AdaptiveParams:
+    arms: str = field(
+        default=DEFAULT_ARMS,
+        metadata={
+            "doc": "candidate policies 'name[+lm3][:k=v;k=v],...' (their parameters; "
+            "values as JSON)"
+        },
+    )
+    exploration: str = field(
+        default="thompson",
+        metadata={"choices": EXPLORATIONS, "doc": "how other arms are tried"},
+    )
+    epsilon: float = field(
+        default=0.1, metadata={"min": 0.0, "max": 1.0, "doc": "ε: exploration probability"}
+    )
+    max_explore_frac: float = field(
+        default=0.3,
+        metadata={"min": 0.0, "max": 1.0, "doc": "bound: exploratory dwells / dwells per context"},
+    )
+    switch_margin: float = field(
+        default=0.05,
+        metadata={"min": 0.0, "max": 1.0, "doc": "another arm replaces the current one only "
+                  "when its posterior mean is this much higher"},
+    )
+    dwell_periods: int = field(
+        default=20,
+        metadata={"min": 2, "max": 100_000, "doc": "control periods an arm runs before scoring"},
+    )
+    settle_periods: int = field(
+        default=3,
+        metadata={"min": 0, "max": 100_000, "doc": "first periods of a dwell not measured"},
+    )
+    min_dwell_periods: int = field(
+        default=5,
+        metadata={"min": 1, "max": 100_000,
+                  "doc": "periods an arm runs at least before a context change ends its dwell"},
+    )
+    context_hold_periods: int = field(
+        default=3,
+        metadata={"min": 1, "max": 100_000,
+                  "doc": "periods a new context key must hold before it counts"},
+    )
+    context_mode: str = field(
+        default="set",
+        metadata={"choices": CONTEXT_MODES,
+                  "doc": "context key: the path set's levels, or every path's"},
+    )
+    loss_levels: str = field(default=DEFAULT_LEVELS["loss"], metadata=_levels_meta("loss"))
+    delay_levels: str = field(
+        default=DEFAULT_LEVELS["delay"], metadata=_levels_meta("queueing delay (ms)")
+    )
+    jitter_levels: str = field(
+        default=DEFAULT_LEVELS["jitter"], metadata=_levels_meta("jitter (ms)")
+    )
+    load_levels: str = field(default=DEFAULT_LEVELS["load"], metadata=_levels_meta("load"))
+    outcome: str = field(
+        default="graded",
+        metadata={"choices": OUTCOMES,
+                  "doc": "dwell outcome: product of per-target ratios, or 1/0 all met"},
+    )
+    prior_alpha: float = field(
+        default=1.0, metadata={"min": 0.001, "max": 1e6, "doc": "alpha0 of the Beta prior"}
+    )
+    prior_beta: float = field(
+        default=1.0, metadata={"min": 0.001, "max": 1e6, "doc": "beta0 of the Beta prior"}
+    )
+    pool: float = field(
+        default=0.2,
+        metadata={"min": 0.0, "max": 1.0,
+                  "doc": "weight of an arm's evidence in other contexts (0: independent)"},
+    )
+    seed: int = field(
+        default=1, metadata={"min": 0, "max": 2**31 - 1, "doc": "seed of the exploration draws"}
+    )
+    min_goodput_mbps: float = field(
+        default=0.5,
+        metadata={"min": 0.0, "max": 1e6, "doc": "a dwell delivering less is idle: not scored"},
+    )
+    target_min_goodput_frac: float | None = field(
+        default=0.9,
+        metadata={"min": 0.0, "max": 1.0,
+                  "doc": "default target (class without qos_target): goodput / capacity"},
+    )
+    target_max_delay_ms: float | None = field(
+        default=None,
+        metadata={"min": 0.0, "max": 1e6, "doc": "default target: queueing delay (ms)"},
+    )
+    target_max_loss: float | None = field(
+        default=0.01, metadata={"min": 0.0, "max": 1.0, "doc": "default target: loss"}
+    )
+    target_max_reorder: float | None = field(
+        default=0.01,
+        metadata={"min": 0.0, "max": 1.0, "doc": "default target: reordered / delivered packets"},
+    )
+
+    def __post_init__(self) -> None:
+        parse_arms(self.arms)
+        for f in FEATURES:
+            parse_levels(getattr(self, f"{f}_levels"), f"{f}_levels")
+        if self.settle_periods >= self.dwell_periods:
+            raise FieldError("settle_periods", "must be < dwell_periods")
+        if self.min_dwell_periods > self.dwell_periods:
+            raise FieldError("min_dwell_periods", "must be <= dwell_periods")
+
+    def default_target(self) -> QosTarget:
+        return QosTarget(
+            self.target_min_goodput_frac,
+            self.target_max_delay_ms,
+            self.target_max_loss,
+            self.target_max_reorder,
+        )
+
+
+# -- the outcome of a dwell ----------------------------------------------------------------
+
+
+@dataclass
+class PathTally:
+    """What one path delivered over a dwell's measured periods."""
+
+    packets: int = 0
+    bytes: int = 0
+    lost: int = 0
+    ooo: int = 0
+    owd_sum: float = 0.0
+    owd_n: int = 0
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A dwell's QoS (None: not measured)."""
+
+    seconds: float
+    goodput_mbps: float
+    goodput_frac: float | None
+    delay_ms: float | None
+    loss: float | None
+    reorder: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: None if v is None else round(v, 6) for k, v in self.__dict__.items()}
+
+
+def summarise(tallies: Mapping[int, PathTally], seconds: float, capacity_mbps: float | None
+              ) -> Measured:
+    """The dwell's QoS from its per-path tallies (module docstring, item 3)."""
+    total_bytes = sum(t.bytes for t in tallies.values())
+    total_packets = sum(t.packets for t in tallies.values())
+    goodput = 8 * total_bytes / seconds / 1e6 if seconds > 0 else 0.0
+    frac = goodput / capacity_mbps if capacity_mbps else None
+    lost_bytes = sum(t.lost * t.bytes / t.packets for t in tallies.values() if t.packets > 0)
+    lost_blind = sum(t.lost for t in tallies.values() if t.packets == 0)
+    loss = None
+    if total_bytes + lost_bytes > 0:
+        loss = lost_bytes / (total_bytes + lost_bytes)
+    elif lost_blind > 0:
+        loss = 1.0
+    reorder = sum(t.ooo for t in tallies.values()) / total_packets if total_packets else None
+    owd = {pid: t.owd_sum / t.owd_n for pid, t in tallies.items() if t.owd_n > 0}
+    delay = None
+    if owd:
+        weight = {pid: tallies[pid].bytes for pid in owd}
+        if sum(weight.values()) > 0:
+            delay = sum(owd[p] * weight[p] for p in owd) / sum(weight.values())
+        else:
+            delay = sum(owd.values()) / len(owd)
+    return Measured(seconds, goodput, frac, delay, loss, reorder)
+
+
+def _ratio_max(achieved: float, target: float) -> float:
+    if achieved <= target:
+        return 1.0
+    return target / achieved
+
+
+def score(m: Measured, target: QosTarget, graded: bool) -> tuple[float, bool, dict[str, float]]:
+    """(outcome u ∈ [0, 1], every target met, per target its ratio). A target whose metric
+    was not measured is left out; no target at all: u = 1."""
+    terms: dict[str, float] = {}
+    if target.min_goodput_frac is not None and m.goodput_frac is not None:
+        t = target.min_goodput_frac
+        terms["goodput_frac"] = 1.0 if t <= 0 else min(1.0, m.goodput_frac / t)
+    for name, t, x in (
+        ("delay_ms", target.max_delay_ms, m.delay_ms),
+        ("loss", target.max_loss, m.loss),
+        ("reorder", target.max_reorder, m.reorder),
+    ):
+        if t is not None and x is not None:
+            terms[name] = _ratio_max(x, t)
+    met = all(v >= 1.0 for v in terms.values())
+    u = math.prod(terms.values()) if graded else float(met)
+    return u, met, terms
+
+
+# -- the policy ----------------------------------------------------------------------------
+
+
+@dataclass
+class Dwell:
+    """The current arm's run: when and in which context it was chosen, what it measured."""
+
+    arm: Arm
+    ctx: str
+    started: float
+    choice: Choice
+    periods: int = 0
+    ctx_changed: bool = False
+    tallies: dict[int, PathTally] = field(default_factory=dict)
+    seconds: float = 0.0
+    capacity_sum: float = 0.0
+    capacity_n: int = 0
+    used: set[int] = field(default_factory=set)
+
+
+@register
+class Adaptive(Policy):
+    """Chooses, per context, the arm expected to meet the class's QoS target (module
+    docstring)."""
+
+    name = "adaptive"
+    Params = AdaptiveParams
+
+    def __init__(self, params: AdaptiveParams | None = None) -> None:
+        super().__init__(params)
+        prm = self.params
+        self.arms = parse_arms(prm.arms)
+        self._by_label = {a.label: a for a in self.arms}
+        self.levels: dict[str, tuple[Level, ...]] = {
+            f: parse_levels(getattr(prm, f"{f}_levels"), f"{f}_levels") for f in FEATURES
+        }
+        self.table = BetaTable(prm.prior_alpha, prm.prior_beta, prm.pool)
+        self.rng = random.Random(prm.seed)
+        self.target: QosTarget | None = None
+        self.dwell: Dwell | None = None
+        self._policy: Policy | None = None
+        self._lm3: Lm3 | None = None
+        self._prev: dict[int, PathCounters] = {}
+        self._prev_t: float | None = None
+        self._ooo_prev: dict[int, int] = {}
+        self._stable: str | None = None
+        self._pending: tuple[str, int] | None = None
+        self.context: Context | None = None
+        self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        self.switches = 0
+
+    # -- hooks ---------------------------------------------------------------
+
+    def set_target(self, target: QosTarget | None) -> None:
+        self.target = None if target is None or target.is_empty() else target
+
+    def effective_target(self) -> tuple[QosTarget, str]:
+        if self.target is not None:
+            return self.target, "class"
+        return self.params.default_target(), "default"
+
+    def sub_policies(self) -> list[Policy]:
+        return [a.make()[0] for a in self.arms]
+
+    def _signature(self) -> dict[str, Any]:
+        prm = self.params
+        return {
+            "context_mode": prm.context_mode,
+            **{f"{f}_levels": getattr(prm, f"{f}_levels") for f in FEATURES},
+        }
+
+    def learned(self) -> dict[str, Any]:
+        return {"discretisation": self._signature(), "table": self.table.to_json()}
+
+    def restore_learned(self, data: Any, where: str) -> None:
+        """The table of an earlier instance; dropped (logged) if it was learned on another
+        discretisation, evidence of arms no longer listed left out."""
+        if not isinstance(data, Mapping):
+            raise FieldError(where, "must be an object")
+        unknown = sorted(set(data) - {"discretisation", "table"})
+        if unknown:
+            raise FieldError(f"{where}.{unknown[0]}", "unknown field")
+        if data.get("discretisation") != self._signature():
+            log.warning("adaptive: learned table at %s was learned on another context "
+                        "discretisation; starting afresh", where)
+            return
+        table = BetaTable(self.table.alpha0, self.table.beta0, self.table.pool)
+        table.load_json(data.get("table"), f"{where}.table", [a.label for a in self.arms])
+        self.table = table
+
+    # -- the period --------------------------------------------------------------
+
+    def _hold(self, key: str) -> str:
+        """The stable context key: a new key counts once it held context_hold_periods."""
+        if self._stable is None:
+            self._stable = key
+        if key == self._stable:
+            self._pending = None
+        else:
+            n = self._pending[1] + 1 if self._pending and self._pending[0] == key else 1
+            self._pending = (key, n)
+            if n >= self.params.context_hold_periods:
+                self._stable, self._pending = key, None
+        return self._stable
+
+    def _deltas(self, paths: Sequence[PathState], now: float
+                ) -> tuple[dict[int, tuple[int, int, int, int]], float]:
+        """Per path (packets, bytes, lost, flow_ooo) since the previous period (paths whose
+        counters restarted or are missing are left out), and the seconds in between."""
+        out = {}
+        for p in paths:
+            c, prev = p.counters, self._prev.get(p.path_id)
+            if c is None:
+                continue
+            if prev is not None:
+                d = (c.packets - prev.packets, c.bytes - prev.bytes, c.lost - prev.lost,
+                     c.flow_ooo - prev.flow_ooo)
+                if d[0] >= 0 and d[1] >= 0 and d[3] >= 0:
+                    out[p.path_id] = (d[0], d[1], max(0, d[2]), d[3])
+            self._prev[p.path_id] = c
+        seconds = 0.0 if self._prev_t is None else max(0.0, now - self._prev_t)
+        self._prev_t = now
+        return out, seconds
+
+    def _measure(self, paths: Sequence[PathState], deltas: Mapping[int, tuple[int, int, int, int]],
+                 seconds: float) -> None:
+        d = self.dwell
+        if d is None or d.periods <= self.params.settle_periods or seconds <= 0:
+            return
+        d.seconds += seconds
+        caps = [p.capacity_mbps for p in paths if p.alive and p.capacity_mbps]
+        if caps:
+            d.capacity_sum += sum(caps)
+            d.capacity_n += 1
+        for p in paths:
+            if p.path_id not in d.used:
+                continue
+            t = d.tallies.setdefault(p.path_id, PathTally())
+            if p.path_id in deltas:
+                packets, nbytes, lost, ooo = deltas[p.path_id]
+                t.packets += packets
+                t.bytes += nbytes
+                t.lost += lost
+                t.ooo += ooo
+            if p.owd_ms is not None:
+                t.owd_sum += p.owd_ms
+                t.owd_n += 1
+
+    def _blocking(self, deltas: Mapping[int, tuple[int, int, int, int]]) -> int:
+        if self._lm3 is None:
+            return 0
+        return self._lm3.blocking_events(sum(d[3] for d in deltas.values()))
+
+    def _close(self, now: float, why: str) -> None:
+        """End the dwell: score it (when it may be) and record it."""
+        d = self.dwell
+        if d is None:
+            return
+        target, source = self.effective_target()
+        cap = d.capacity_sum / d.capacity_n if d.capacity_n else None
+        m = summarise(d.tallies, d.seconds, cap)
+        entry: dict[str, Any] = {
+            "t": round(now, 3), "arm": d.arm.label, "context": d.ctx, "periods": d.periods,
+            "explored": d.choice.explored, "measured": m.to_dict(), "scored": False,
+        }
+        if why != "dwell":
+            entry["why"] = why
+        elif d.ctx_changed:
+            entry["why"] = "context changed during the dwell: not scored"
+        elif d.seconds <= 0 or m.goodput_mbps < self.params.min_goodput_mbps:
+            entry["why"] = f"idle (< {self.params.min_goodput_mbps:g} Mbit/s): not scored"
+        else:
+            u, met, terms = score(m, target, self.params.outcome == "graded")
+            self.table.update(d.ctx, d.arm.label, u)
+            entry.update(scored=True, outcome=round(u, 6), met=met,
+                         terms={k: round(v, 6) for k, v in terms.items()}, target=source)
+        self.history.append(entry)
+        log.debug("adaptive: dwell closed %s", entry)
+
+    def _start(self, ctx: str, now: float) -> None:
+        current = self.dwell.arm.label if self.dwell is not None else None
+        prm = self.params
+        choice = choose(
+            self.table, ctx, [a.label for a in self.arms], current, self.rng,
+            prm.exploration, prm.epsilon, prm.switch_margin, prm.max_explore_frac,
+        )
+        arm = self._by_label[choice.arm]
+        if current is not None and arm.label != current:
+            self.switches += 1
+            log.info("adaptive: %s -> %s in context %s (%s)", current, arm.label, ctx, choice.note)
+        self._policy, self._lm3 = arm.make()
+        self.dwell = Dwell(arm, ctx, now, choice)
+
+    def decide(self, paths: Sequence[PathState], now: float) -> Decision:
+        self.context = context(paths, self.levels, self.params.context_mode)
+        stable = self._hold(self.context.key)
+        deltas, seconds = self._deltas(paths, now)
+        d = self.dwell
+        if d is None:
+            self._start(stable, now)
+        else:
+            d.periods += 1
+            self._measure(paths, deltas, seconds)
+            if stable != d.ctx:
+                d.ctx_changed = True
+            if d.periods >= self.params.dwell_periods:
+                self._close(now, "dwell")
+                self._start(stable, now)
+            elif d.ctx_changed and d.periods >= self.params.min_dwell_periods:
+                self._close(now, "context changed: dwell ended early, not scored")
+                self._start(stable, now)
+        d = self.dwell
+        assert d is not None and self._policy is not None
+        decision = self._policy.decide(paths, now)
+        if self._lm3 is not None:
+            decision = self._lm3.apply(paths, decision, self._blocking(deltas), now)
+        d.used |= {pid for pid, w in decision.weights.items() if w > 0}
+        means = d.choice.means
+        how = "explored: " + d.choice.note if d.choice.explored else d.choice.note
+        reason = (
+            f"adaptive: arm {d.arm.label} ({how}; dwell {d.periods}/{self.params.dwell_periods})"
+            f"; context {stable}; P(met) {' '.join(f'{a}={means[a]:.3g}' for a in means)}"
+            f" | {decision.reason}"
+        )
+        return replace(decision, reason=reason)
+
+    # -- the REST view -------------------------------------------------------------
+
+    def view(self) -> dict[str, Any]:
+        target, source = self.effective_target()
+        d = self.dwell
+        tables: dict[str, Any] = {}
+        for ctx, item in self.table.to_json()["contexts"].items():
+            arms = {}
+            for a in self.arms:
+                alpha, beta = self.table.posterior(ctx, a.label)
+                cell = item["arms"].get(a.label, {})
+                arms[a.label] = {
+                    "alpha": round(alpha, 6), "beta": round(beta, 6),
+                    "mean": round(alpha / (alpha + beta), 6),
+                    "n": cell.get("n", 0), "last": cell.get("last"),
+                }
+            tables[ctx] = {"dwells": item["dwells"], "explored": item["explored"], "arms": arms}
+        return {
+            "arms": [a.label for a in self.arms],
+            "arm": None if d is None else d.arm.label,
+            "dwell": None if d is None else {
+                "context": d.ctx, "periods": d.periods, "of": self.params.dwell_periods,
+                "explored": d.choice.explored, "note": d.choice.note,
+                "started": round(d.started, 3),
+            },
+            "context": None if self.context is None else self.context.to_dict(),
+            "stable_context": self._stable,
+            "target": {**target.__dict__, "source": source},
+            "outcome": self.params.outcome,
+            "exploration": self.params.exploration,
+            "switches": self.switches,
+            "table": tables,
+            "history": list(self.history),
+        }
+
