@@ -34,7 +34,7 @@ P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
-                gcc libc6-dev linux-perf chromium chromium-driver
+                gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
 
 .PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-reliability bench-ui soak compare
 
@@ -48,8 +48,15 @@ setup: ## install Debian packages and the pinned Python virtualenv (.venv)
 	  echo "setup: not root; install these Debian packages yourself: $(APT_PACKAGES)"; \
 	fi
 	/usr/bin/python3 -m venv --system-site-packages $(VENV)
+	@# a venv made before protobuf came from Debian holds PyPI's pure-Python protobuf: drop it
+	@if $(PY) -c 'import google.protobuf, sys; sys.exit("dist-packages" in google.protobuf.__file__)' 2>/dev/null; then \
+	  $(PY) -m pip uninstall -y -q protobuf; fi
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	@$(PY) -c 'from p4.v1 import p4runtime_pb2' 2>/dev/null || { \
+	  echo "setup: Debian's python3-protobuf is missing: falling back to PyPI's pure-Python protobuf 3.20.3" \
+	       "(the controller's P4Runtime stream then costs about 6x the CPU)"; \
+	  $(PY) -m pip install -q protobuf==3.20.3; }
 	@command -v p4c >/dev/null && command -v simple_switch_grpc >/dev/null || \
 	  echo "setup: p4c and/or simple_switch_grpc not on PATH (they are in no package registry):" \
 	       "run \`make toolchain\` to build them (see README). Until then the tests that need them skip."

@@ -19,6 +19,7 @@ from mpsched.controller.scheduling.scheduler import (
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
+    REPORT_BATCH_US,
     REPORT_INTERVAL_US,
     RTT_REPORT_INTERVAL_US,
     TelemetryConfig,
@@ -122,6 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="probe PacketOuts per path and switch; 0 = no probes (default: %(default)s)",
     )
     parser.add_argument(
+        "--report-batch-ms",
+        type=float,
+        default=REPORT_BATCH_US / 1000,
+        help="the switches send the path and RTT reports of this long together, in one "
+        "P4Runtime DigestList (BMv2 counts whole ms); 0 = each report at once, on its own "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--dead-after-ms",
         type=float,
         default=DEAD_AFTER_US / 1000,
@@ -189,13 +198,16 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         value = getattr(args, option)
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
-    if args.probe_interval_ms < 0:
-        raise ValueError(f"--probe-interval-ms: must be >= 0, got {args.probe_interval_ms}")
+    for option in ("probe_interval_ms", "report_batch_ms"):
+        value = getattr(args, option)
+        if not value >= 0:
+            raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
     return TelemetryConfig(
         report_interval_us=round(args.report_interval_ms * 1000),
         rtt_interval_us=round(args.rtt_interval_ms * 1000),
         probe_interval_s=args.probe_interval_ms / 1000 if args.probe_interval_ms else None,
         dead_after_us=round(args.dead_after_ms * 1000),
+        report_batch_us=round(args.report_batch_ms * 1000),
     )
 
 
@@ -298,6 +310,13 @@ def main(argv: list[str] | None = None) -> int:
         rest_threads=args.rest_threads,
     )
     log.info("REST write token in %s", token_path)
+    from google.protobuf.internal import api_implementation
+
+    if api_implementation.Type() == "python":
+        log.warning(
+            "protobuf is the pure-Python implementation: the P4Runtime stream (reports, probes)"
+            " costs about 6x the CPU; install Debian's python3-protobuf (make setup)"
+        )
     if store is None:
         log.info("intent not persisted (--no-state): a restart forgets REST writes")
     else:

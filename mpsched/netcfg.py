@@ -54,6 +54,9 @@ class SwitchCfg:
     hosts: tuple[HostCfg, ...]
     paths: tuple[PathCfg, ...]
     pins: tuple[PinCfg, ...] = ()
+    # the controller's end of a veth whose other end is the switch's probe port: probes are
+    # written there as frames instead of sent as P4Runtime PacketOuts (None: PacketOuts)
+    probe_iface: str | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +188,7 @@ def _pins(
 
 def _switch(data: object, where: str) -> SwitchCfg:
     keys = {"name", "device_id", "grpc_address", "mac", "subnets", "hosts", "paths"}
-    obj = _object(data, where, keys | {"pins"})
+    obj = _object(data, where, keys | {"pins", "probe_iface"})
     for key in keys:
         if key not in obj:
             raise ConfigError(f"{where}.{key}: missing")
@@ -240,4 +243,15 @@ def _switch(data: object, where: str) -> SwitchCfg:
         hosts=hosts,
         paths=tuple(paths),
         pins=_pins(obj.get("pins", []), f"{where}.pins", paths, subnets, hosts),
+        probe_iface=_iface(obj.get("probe_iface"), f"{where}.probe_iface"),
     )
+
+
+def _iface(data: object, where: str) -> str | None:
+    """A Linux interface name (1..15 characters, no '/', blank or ':'), or None."""
+    if data is None:
+        return None
+    name = _str(data, where)
+    if len(name) > 15 or any(c in name for c in "/: \t\n") or name in (".", ".."):
+        raise ConfigError(f"{where}: must be an interface name of at most 15 characters")
+    return name

@@ -1,8 +1,8 @@
 """`make ptf`: run the PTF suite (ptf-tests/) against a real BMv2 over P4Runtime.
 
-Creates veth pairs, starts simple_switch_grpc on one end of each (ports 1..N),
-hands the other ends to PTF, runs the suite, and removes everything again,
-also on failure and Ctrl-C.
+Creates veth pairs, starts simple_switch_grpc on one end of each (ports 1..N, and the
+program's probe port from its P4Info), hands the other ends to PTF, runs the suite, and
+removes everything again, also on failure and Ctrl-C.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import PORT_PROBE, special_ports
 from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
 from mpsched.proc.cleanup import Registry, interrupt_on_signals, sweep
 from mpsched.proc.layout import REPO_ROOT, build_dir, p4_artifacts
-from mpsched.proc.veth import make_veths
+from mpsched.proc.veth import make_veth, make_veths
 
 N_PORTS = 4
 DEVICE_ID = 1
@@ -53,9 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     switch = None
     try:
         pairs = make_veths(registry, N_PORTS)
+        ports = dict(enumerate(pairs, start=1))
+        probe_port = special_ports(P4Info.from_file(art.p4info)).get(PORT_PROBE)
+        if probe_port is not None:
+            tag = os.getpid() % 100000
+            ports[probe_port] = make_veth(registry, f"p{tag}sp", f"p{tag}tp")
         switch = Bmv2Switch(
             name="ptf-bmv2", device_id=DEVICE_ID,
-            ports={i: sw for i, (sw, _) in enumerate(pairs, start=1)},
+            ports={i: sw for i, (sw, _) in ports.items()},
             log_dir=build_dir() / "logs", registry=registry, cpu_port=CPU_PORT,
         )
         switch.start()
@@ -64,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, ptf_bin, "--test-dir", str(REPO_ROOT / "ptf-tests"),
                "--pypath", str(REPO_ROOT), "--test-params", params, "--disable-ipv6",
                "--log-dir", str(build_dir() / "logs" / "ptf")]
-        for i, (_, tester) in enumerate(pairs, start=1):
+        for i, (_, tester) in ports.items():
             cmd += ["--interface", f"{i}@{tester}"]
         if args.xunit_dir:
             cmd += ["--xunit", "--xunit-dir", args.xunit_dir]

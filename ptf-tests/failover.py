@@ -1,4 +1,5 @@
-"""Path liveness, probes (P4Runtime PacketOut) and local fast failover and recovery.
+"""Path liveness, probes (P4Runtime PacketOut, or frames from the probe port) and local fast
+failover and recovery.
 
 Run: make ptf    (or: python -m mpsched.ptfrun failover.FailoverRecoveryTest)
 """
@@ -89,6 +90,39 @@ class ProbeOutTest(EdgeSwitchTest):
         testutils.verify_no_other_packets(self)
         assert seqs[1] == seqs[0] + 1, seqs
         assert len(result.packet) == 14 + len(PathTag()) + len(PROBE_FRAME) - 14, len(result.packet)
+
+
+class ProbePortTest(EdgeSwitchTest):
+    """A frame from the probe port laid out like a PacketOut (the packet_out header, then the
+    probe: Pipeline.probe_frame) leaves on its path's port only, tagged like a PacketOut's
+    probe, with the path's next sequence number; frames there naming path 0, a path beyond
+    the program's, or one without a next hop, or too short for an Ethernet header, leave
+    nowhere."""
+
+    def runTest(self) -> None:
+        port = self.pipeline.probe_port
+        assert port is not None, "the program has no probe port (@ports on packet_out)"
+        eth = Ether(self.pipeline.probe(3)[0])
+        seqs = []
+        for _ in range(2):
+            testutils.send_packet(self, port, self.pipeline.probe_frame(3))
+            exp = Mask(Ether(bytes(
+                Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
+                / PathTag(path_id=3, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
+            for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
+                exp.set_do_not_care_scapy(PathTag, name)
+            result = testutils.dp_poll(self, port_number=PATH_PORTS[3], timeout=2)
+            assert isinstance(result, self.dataplane.PollSuccess), "no probe on path 3"
+            assert exp.pkt_match(result.packet), Ether(result.packet).show(dump=True)
+            seqs.append(Ether(result.packet)[PathTag].seq)
+        assert seqs[1] == seqs[0] + 1, seqs
+        frame = self.pipeline.probe_frame(1)
+        bad = [bytes([0]) + frame[1:], bytes([self.pipeline.max_paths + 1]) + frame[1:],
+               bytes([4]) + frame[1:],  # path 4: no path_nexthop entry
+               frame[:14]]  # 13 bytes after the header: no whole Ethernet header
+        for data in bad:
+            testutils.send_packet(self, port, data)
+        testutils.verify_no_other_packets(self, timeout=1)
 
 
 class ProbeInDroppedTest(LivenessTest):

@@ -143,6 +143,9 @@ def test_pipeline_refuses_a_pin_outside_its_paths():
          "switches[0].paths[0].rate_mbps"),
         (lambda d: d["switches"][1].update(name="s1"), "switches[].name"),
         (lambda d: d["switches"][0]["paths"][1].update(id=1), "switches[0].paths[].id"),
+        (lambda d: d["switches"][0].update(probe_iface="a/b"), "switches[0].probe_iface"),
+        (lambda d: d["switches"][0].update(probe_iface="x" * 16), "switches[0].probe_iface"),
+        (lambda d: d["switches"][1].update(probe_iface=""), "switches[1].probe_iface"),
     ],
 )
 def test_errors_name_the_field(mutate, field):
@@ -151,6 +154,17 @@ def test_errors_name_the_field(mutate, field):
     with pytest.raises(ConfigError) as info:
         NetCfg.from_dict(data)
     assert str(info.value).startswith(field), str(info.value)
+
+
+def test_probe_iface_is_optional_and_round_trips(tmp_path):
+    data = copy.deepcopy(GOOD)
+    data["switches"][0]["probe_iface"] = "s1-prbc"
+    net = NetCfg.from_dict(data)
+    assert net.switches[0].probe_iface == "s1-prbc"
+    assert net.switches[1].probe_iface is None
+    path = tmp_path / "net.json"
+    net.dump(path)
+    assert NetCfg.load(path) == net
 
 
 def test_unreadable_file_is_a_config_error(tmp_path):

@@ -90,3 +90,56 @@ def test_drop_reasons_annotation_checked():
     del counter.preamble.structured_annotations[:]
     with pytest.raises(P4InfoError, match=f"counter {COUNTER_DROP_REASON} lacks"):
         Pipeline(P4Info(info))
+
+
+def test_special_ports_from_compiled_p4info(artifacts):
+    """The CPU and probe ports come from the packet_out header's @ports annotation (defined
+    once, in p4src/include/defines.p4); the BMv2 processes use the same CPU port."""
+    from mpsched.p4rt.pipeline import PORT_CPU, PORT_PROBE, special_ports
+    from mpsched.proc.bmv2 import CPU_PORT
+
+    ports = special_ports(P4Info.from_file(artifacts.p4info))
+    assert ports[PORT_CPU] == CPU_PORT
+    assert ports[PORT_PROBE] not in (CPU_PORT, 0)
+    assert Pipeline(P4Info.from_file(artifacts.p4info)).probe_port == ports[PORT_PROBE]
+
+
+def test_probe_frame_is_the_packet_out_header_then_the_probe():
+    """A frame for the probe port: the packet_out fields packed as BMv2 prepends a PacketOut's
+    metadata (here the 8-bit path id), then the probe; a program without @ports has no probe
+    port; a malformed @ports fails the binding."""
+    from mpsched.p4rt.pipeline import ANNOTATION_PORTS, PACKET_OUT, PROBE_FRAME
+
+    from .fake_p4rt import synthetic_p4info
+
+    info = synthetic_p4info()
+    pipeline = Pipeline(P4Info(info))
+    assert pipeline.probe_port is None
+    assert pipeline.probe_frame(3) == bytes([3]) + PROBE_FRAME
+    with pytest.raises(ValueError, match="outside"):
+        pipeline.probe_frame(pipeline.max_paths + 1)
+    header = next(h for h in info.controller_packet_metadata if h.preamble.name == PACKET_OUT)
+    ann = header.preamble.structured_annotations.add(name=ANNOTATION_PORTS)
+    for key, value in (("CPU_PORT", 255), ("PROBE_PORT", 254)):
+        kv = ann.kv_pair_list.kv_pairs.add(key=key)
+        kv.value.int64_value = value
+    assert Pipeline(P4Info(info)).probe_port == 254
+    ann.kv_pair_list.kv_pairs[1].value.int64_value = 255
+    with pytest.raises(P4InfoError, match="distinct"):
+        Pipeline(P4Info(info))
+
+
+def test_program_cookie_is_the_same_in_every_process(artifacts):
+    """A restarted controller must find the program it pushed: the cookie of the same P4Info
+    and JSON may not depend on the process (the C++ protobuf writes type_info's maps in
+    another order in each process unless asked for deterministic output)."""
+    import subprocess
+    import sys
+
+    code = ("from mpsched.p4rt.client import P4RuntimeClient\n"
+            "from mpsched.p4rt.p4info import P4Info\n"
+            f"c = P4RuntimeClient('127.0.0.1:1', 1, P4Info.from_file({str(artifacts.p4info)!r}))\n"
+            f"print(c.program_cookie({str(artifacts.bmv2_json)!r}))\n")
+    cookies = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True).stdout for _ in range(3)}
+    assert len(cookies) == 1, cookies

@@ -193,11 +193,13 @@ def test_telemetry_options_of_the_controller_command():
     base = ["--netcfg", "x.json"]
     assert telemetry_config(parse(base)) == TelemetryConfig()
     cfg = telemetry_config(parse([*base, "--report-interval-ms", "2.5", "--probe-interval-ms",
-                                  "0", "--dead-after-ms", "100"]))
+                                  "0", "--dead-after-ms", "100", "--report-batch-ms", "0"]))
     assert (cfg.report_interval_us, cfg.probe_interval_s, cfg.dead_after_us) == (2500, None,
                                                                                   100_000)
+    assert cfg.report_batch_us == 0
+    assert telemetry_config(parse([*base, "--report-batch-ms", "20"])).report_batch_us == 20_000
     for option in ("--report-interval-ms", "--rtt-interval-ms", "--dead-after-ms",
-                   "--probe-interval-ms"):
+                   "--probe-interval-ms", "--report-batch-ms"):
         with pytest.raises(ValueError, match=option):
             telemetry_config(parse([*base, option, "-1"]))
 
@@ -227,3 +229,5 @@ def test_forwarding_entries_carry_the_telemetry_settings():
     assert params[ACTION_SET_DEAD_AFTER] == {"dead_after_us": 70_000}
     with pytest.raises(ValueError, match="dead_after_us"):
         TelemetryConfig(dead_after_us=0)
+    with pytest.raises(ValueError, match="report_batch_us"):
+        TelemetryConfig(report_batch_us=-1)

@@ -9,13 +9,20 @@ from mininet.node import Switch
 
 from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
 from mpsched.proc.cleanup import Registry
+from mpsched.proc.veth import make_veth
 
 
 class Bmv2MininetSwitch(Switch):
     """BMv2 in the root namespace; port numbers are Mininet's interface numbers."""
 
     def __init__(
-        self, name: str, device_id: int, registry: Registry, log_dir: Path, **params: Any
+        self,
+        name: str,
+        device_id: int,
+        registry: Registry,
+        log_dir: Path,
+        probe_port: int | None = None,
+        **params: Any,
     ) -> None:
         params["inNamespace"] = False
         super().__init__(name, **params)
@@ -23,15 +30,25 @@ class Bmv2MininetSwitch(Switch):
         self.registry = registry
         self.log_dir = log_dir
         self.bmv2: Bmv2Switch | None = None
+        # the program's probe port (Pipeline.probe_port): a veth to the controller, whose
+        # end is probe_iface once started (None: the controller probes with PacketOuts)
+        self.probe_port = probe_port
+        self.probe_iface: str | None = None
 
     def ports_by_number(self) -> dict[int, str]:
         return {n: intf.name for intf, n in self.ports.items() if intf.name != "lo"}
 
     def start(self, controllers: list) -> None:
+        ports = self.ports_by_number()
+        if self.probe_port is not None:
+            switch_end, self.probe_iface = make_veth(
+                self.registry, f"{self.name}-prb", f"{self.name}-prbc"
+            )
+            ports[self.probe_port] = switch_end
         self.bmv2 = Bmv2Switch(
             name=self.name,
             device_id=self.device_id,
-            ports=self.ports_by_number(),
+            ports=ports,
             log_dir=self.log_dir,
             registry=self.registry,
             cpu_port=CPU_PORT,

@@ -42,6 +42,21 @@ log = logging.getLogger(__name__)
 
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 MAX_PATHS = 4
+
+
+def program_probe_port() -> int | None:
+    """The compiled program's probe port (P4Info @ports), None without one or without a
+    compiled program."""
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import PORT_PROBE, special_ports
+    from mpsched.proc.layout import p4_artifacts
+
+    path = p4_artifacts().p4info
+    if not path.is_file():
+        return None
+    return special_ports(P4Info.from_file(path)).get(PORT_PROBE)
+
+
 CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
 # MTU of every interface on the path links (switch path ports, linkem node ports, core
 # bridges and their ports): the path tag adds 14 bytes to the hosts' 1500-byte MTU
@@ -98,6 +113,9 @@ class TopoSpec:
     host_addresses: int = 1
     host_interfaces: int = 1
     log_dir: Path = field(default_factory=lambda: build_dir() / "logs")
+    # the switches' probe port (a veth to the controller for its probes); None: the compiled
+    # program's (its P4Info's @ports), if it has one
+    probe_port: int | None = None
 
     @classmethod
     def from_rates(cls, rates: tuple[float, ...], queue_packets: int = 100, **kw: Any) -> TopoSpec:
@@ -193,6 +211,7 @@ class Testbed:
         spec = self.spec
         net = Mininet(build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net = net
+        probe_port = spec.probe_port if spec.probe_port is not None else program_probe_port()
         switches = [
             net.addSwitch(
                 f"s{n}",
@@ -200,6 +219,7 @@ class Testbed:
                 device_id=n,
                 registry=self.registry,
                 log_dir=spec.log_dir,
+                probe_port=probe_port,
             )
             for n in (1, 2)
         ]
@@ -343,6 +363,7 @@ class Testbed:
                         for i, p in enumerate(spec.paths, start=1)
                     ),
                     pins=tuple(pins),
+                    probe_iface=sw.probe_iface,
                 )
             )
         return NetCfg(switches=tuple(cfgs))

@@ -60,6 +60,12 @@ RTT_REPORT_INTERVAL_US = 10_000
 # dead and the edge switch fails its weighted traffic over (failover.p4).
 PROBE_INTERVAL_S = 0.010
 DEAD_AFTER_US = 50_000
+# Path and RTT reports are batched by the switch: one DigestList per REPORT_BATCH_US carries
+# every report of that time (P4Runtime DigestEntry max_timeout_ns; BMv2 counts whole ms), so
+# the controller handles (and acknowledges) one stream message per switch and interval instead
+# of one per path and report. A report waits at most this long; 0 sends each on its own.
+REPORT_BATCH_US = 5_000
+REPORT_BATCH_MAX = 64  # reports per list at most (a full list goes at once)
 
 WRAP32 = 1 << 32
 SRTT_ALPHA = 1 / 8
@@ -358,17 +364,23 @@ class TelemetryConfig:
     rtt_interval_us: at most one rtt_report_t per path per interval (ingress edge).
     probe_interval_s: each agent's probe PacketOuts per path; None = no probes.
     dead_after_us: a path with nothing tagged from it for this long is dead (fails over).
+    report_batch_us: path and RTT reports wait up to this long to travel together in one
+      DigestList (0: each report in a list of its own, at once).
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
     rtt_interval_us: int = RTT_REPORT_INTERVAL_US
     probe_interval_s: float | None = PROBE_INTERVAL_S
     dead_after_us: int = DEAD_AFTER_US
+    report_batch_us: int = REPORT_BATCH_US
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        batch = self.report_batch_us
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 0:
+            raise ValueError(f"report_batch_us must be an integer >= 0, got {batch!r}")
         if self.probe_interval_s is not None and not self.probe_interval_s > 0:
             raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")

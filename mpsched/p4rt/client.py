@@ -267,7 +267,10 @@ class P4RuntimeClient:
     def program_cookie(self, bmv2_json: str) -> int:
         """The cookie of this client's P4Info with the program `bmv2_json`."""
         with open(bmv2_json, "rb") as handle:
-            return config_cookie(self.p4info.message.SerializeToString(), handle.read())
+            # deterministic: type_info holds maps, which the C++ protobuf writes in another
+            # order in each process (the cookie must be the same for the same program)
+            p4info = self.p4info.message.SerializeToString(deterministic=True)
+            return config_cookie(p4info, handle.read())
 
     def pipeline_cookie(self) -> int | None:
         """The cookie of the program the device runs (GetForwardingPipelineConfig,
@@ -419,9 +422,14 @@ class P4RuntimeClient:
         not wait for the switch), so other threads may call it while the
         session's owner does unary RPCs. Needs a primary session.
         """
+        self.send_packet_out(self.build_packet_out(payload, metadata))
+
+    def send_packet_out(self, request: p4runtime_pb2.StreamMessageRequest) -> None:
+        """Put a PacketOut built once by `build_packet_out` on the stream (a sender of the
+        same packets again and again, like the prober, builds each only once)."""
         if self._stream is None:
             raise P4RuntimeError("packet_out needs a primary session (the stream)")
-        self._requests.put(self.build_packet_out(payload, metadata))
+        self._requests.put(request)
 
     # -- digests ---------------------------------------------------------
 

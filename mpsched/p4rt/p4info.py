@@ -104,6 +104,9 @@ class P4Info:
     def digest(self, name: str) -> p4info_pb2.Digest:
         return self._get("digests", name)
 
+    def controller_header(self, name: str) -> p4info_pb2.ControllerPacketMetadata:
+        return self._get("controller_packet_metadata", name)
+
     def packet_metadata(self, name: str) -> list[MatchField]:
         """Fields of a controller header ("packet_out", "packet_in"): name, id, bitwidth."""
         header = self._get("controller_packet_metadata", name)

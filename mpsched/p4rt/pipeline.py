@@ -111,6 +111,12 @@ ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ, 
 MODE_CA = "ca"  # the policy mode that needs FEATURE_CONGESTION
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
+# The switch's special ports (p4src/include/defines.p4 CPU_PORT, PROBE_PORT) reach the P4Info as
+# the packet_out header's structured annotation @ports[CPU_PORT = n, PROBE_PORT = m]
+# (Pipeline.ports, special_ports): the probe port takes frames laid out like a PacketOut.
+ANNOTATION_PORTS = "ports"
+PORT_CPU = "cpu_port"
+PORT_PROBE = "probe_port"
 PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
 # A probe as the agent sends it (after the packet_out header): Ethernet with
 # ether type 0 (the tag's next_type: nothing the switch parses follows) and a
@@ -295,6 +301,8 @@ class Pipeline:
             raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
         self.max_classes = p4info.table_size(TABLE_WEIGHTS)
         self.drop_reasons = self._drop_reasons(p4info)
+        self.ports = special_ports(p4info)
+        self._packet_out_fields = p4info.packet_metadata(PACKET_OUT)
         self._key = {}
         for table in single_key_tables:
             fields = p4info.match_fields(table)
@@ -573,9 +581,43 @@ class Pipeline:
             {"dead_after_us": dead_after_us},
         )
 
+    @property
+    def probe_port(self) -> int | None:
+        """The port for frames laid out like a PacketOut (None: the program has none)."""
+        return self.ports.get(PORT_PROBE)
+
+    def probe_frame(self, path_id: int) -> bytes:
+        """A probe onto path path_id as a frame for the probe port: the packet_out header
+        (its fields packed in P4Info order, as BMv2 prepends a PacketOut's metadata), then
+        the probe."""
+        payload, metadata = self.probe(path_id)
+        value, bits = 0, 0
+        for f in self._packet_out_fields:
+            value = (value << f.bitwidth) | (metadata.get(f.name, 0) & ((1 << f.bitwidth) - 1))
+            bits += f.bitwidth
+        if bits % 8:
+            raise P4InfoError(f"controller header {PACKET_OUT} is {bits} bits, not whole bytes")
+        return value.to_bytes(bits // 8, "big") + payload
+
     def probe(self, path_id: int) -> tuple[bytes, dict[str, int]]:
         """Payload and packet_out metadata of a probe onto path path_id, for
         P4RuntimeClient.packet_out(*pipeline.probe(path_id))."""
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         return PROBE_FRAME, {PACKET_OUT_PATH: path_id}
+
+
+def special_ports(p4info: P4Info) -> dict[str, int]:
+    """The program's special ports by role ("cpu_port", "probe_port"), from the packet_out
+    header's @ports annotation; a program without it has none ({})."""
+    header = p4info.controller_header(PACKET_OUT)
+    lists = [a.kv_pair_list for a in header.preamble.structured_annotations
+             if a.name == ANNOTATION_PORTS]
+    if not lists:
+        return {}
+    ports = {kv.key.lower(): kv.value.int64_value for kv in lists[0].kv_pairs}
+    bad = sorted(k for k, v in ports.items() if not 0 <= v < 512)
+    if len(lists) != 1 or bad or len(set(ports.values())) != len(ports):
+        raise P4InfoError(f"{PACKET_OUT} @{ANNOTATION_PORTS}: one list of distinct BMv2 port "
+                          f"numbers 0..511 expected (bad: {bad or 'duplicates'})")
+    return ports

@@ -145,8 +145,17 @@ DROP_REASONS(DROP_REASON_CONST, )
 // Path tag flags (path_tag_t.flags).
 const bit<8> PATH_FLAG_PROBE = 1;
 // The CPU port of simple_switch_grpc (--cpu-port): P4Runtime PacketOuts
-// arrive on it (mpsched/proc/bmv2.py CPU_PORT).
-const port_t CPU_PORT = 255;
+// arrive on it.
+#define CPU_PORT_NUMBER 255
+const port_t CPU_PORT = CPU_PORT_NUMBER;
+// The probe port: an Ethernet port to the controller (a veth in the testbed;
+// on hardware, the switch's CPU Ethernet port), on which the controller
+// writes frames laid out like a PacketOut (the packet_out header, then the
+// probe frame). Probes sent there cost the controller one socket write
+// instead of one P4Runtime stream message. Only the controller may be
+// attached to it: what arrives there is parsed as from the CPU port.
+#define PROBE_PORT_NUMBER 254
+const port_t PROBE_PORT = PROBE_PORT_NUMBER;
 
 // Receiver id of the per-path telemetry digest (path_report_t).
 const bit<32> DIGEST_PATH_REPORT = 1;

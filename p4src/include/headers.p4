@@ -15,7 +15,10 @@ error {
 
 // Controller packet-out header (P4Runtime PacketOut metadata): a probe the
 // switch agent asks this switch to send onto path path_id (liveness.p4).
+// It comes from the CPU port (a PacketOut) or, as the first bytes of the
+// frame, from the probe port; @ports gives the controller both numbers.
 @controller_header("packet_out")
+@ports[CPU_PORT = CPU_PORT_NUMBER, PROBE_PORT = PROBE_PORT_NUMBER]
 header packet_out_t {
     path_id_t path_id;
 }

@@ -20,11 +20,13 @@ parser MpParser(packet_in packet,
     state start {
         transition select(std_meta.ingress_port) {
             CPU_PORT: parse_packet_out;
+            PROBE_PORT: parse_packet_out;
             default: parse_ethernet;
         }
     }
 
-    // A P4Runtime PacketOut: the controller header, then the probe frame.
+    // A P4Runtime PacketOut, or a frame from the probe port: the controller
+    // header, then the probe frame.
     state parse_packet_out {
         packet.extract(hdr.packet_out);
         transition parse_ethernet;
