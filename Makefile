@@ -36,7 +36,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
 
-.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -113,6 +113,9 @@ bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric 
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp
+
+bench-capacity: p4 linkem ## the MPTCP shape (3 paths, 3:2:1) at 12..60 Mbit/s until goodput or CPU give out; the controller's CPU at 4 paths; data plane vs IPv4 forwarding
+	$(PY) -m mpsched.bench.capacity
 
 bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal one on the same BMv2
 	$(PY) -m mpsched.bench.dataplane

@@ -511,6 +511,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"full / IPv4 forwarding: {medians['full'] / medians['ipv4']:.3f}")
     for name in args.profile:
         print(f"{name} / IPv4 forwarding: {medians[name] / medians['ipv4']:.3f}")
+    print(f"dataplane_pps_ratio_ipv4={medians['full'] / medians['ipv4']:.3f}")
     print(f"dataplane_pps_ratio={medians['full'] / medians['minimal']:.3f}")
     return 0
 

@@ -356,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
                                f"{args.rate:.0f} pkt/s offered (udp):", mode_costs)))
     for event, why in not_counted.items():
         print(f"not counted: {event} ({why})")
+    udp = costs.get("udp", {})
+    if "full" in udp and "ipv4" in udp and udp["ipv4"].cpu_us > 0:
+        print(f"switch_us_per_pkt_ratio_ipv4={udp['full'].cpu_us / udp['ipv4'].cpu_us:.3f}")
     return 0
 
 
