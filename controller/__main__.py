@@ -67,9 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the multipath scheduler controller (os-ken app): bring every switch "
         "of the network description to the controller's state over P4Runtime (push the P4 "
         "program and every entry, or, where a switch already runs it, write only the "
-        "difference), run the control loop, poll per-path counters, keep the operator's intent "
-        "in a state file, and serve the REST API; as primary, or as backup of another "
-        "controller (--election-id).",
+        "difference), run the control loop, poll per-path counters, take the switches' path "
+        "and RTT reports (batched, --report-batch-ms), probe every path (through a switch's "
+        "probe port where the network description names the controller's end of it, "
+        "probe_iface; else as PacketOuts), keep the operator's intent in a state file, and "
+        "serve the REST API; as primary, or as backup of another controller (--election-id).",
     )
     parser.add_argument(
         "--netcfg", required=True, help="network description JSON (written by `mpsched topo`)"
