@@ -231,3 +231,35 @@ def test_forwarding_entries_carry_the_telemetry_settings():
         TelemetryConfig(dead_after_us=0)
     with pytest.raises(ValueError, match="report_batch_us"):
         TelemetryConfig(report_batch_us=-1)
+
+
+def test_window_minimum_and_capacity_match_a_scan_of_the_window():
+    """The one-way delay above the window's minimum and the capacity come from structures
+    kept per report (a monotonic queue, a cache); they equal a scan of the window's points,
+    also as points leave the window and after the egress switch restarts."""
+    import random
+
+    from mpsched.controller.telemetry.estimators import (
+        EstimatorSettings,
+        PathEstimator,
+        PathReport,
+    )
+
+    rng = random.Random(7)
+    est = PathEstimator(1, EstimatorSettings(window_s=0.5))
+    rx, packets, nbytes = 1_000_000, 0, 0
+    for i in range(600):
+        if i == 400:
+            rx = 10_000  # the egress switch restarted: its clock went back
+        rx += rng.randint(1_000, 20_000)
+        packets += 3
+        nbytes += rng.randint(1, 5) * 1500
+        owd = rng.randint(5_000, 60_000)
+        est.add_report(PathReport("s2", 1, i, rx - owd, rx, packets, nbytes, 0, 0, 0, 0.0))
+        points = list(est._points)
+        base = min(p.owd_us for p in points)
+        assert est.owd_ms() == (points[-1].owd_us - base) / 1000
+        assert est.owd_series_ms(8) == tuple((p.owd_us - base) / 1000 for p in points[-8:])
+        if i % 50 == 0:
+            assert est.capacity_mbps() == est._capacity_scan()
+    assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 
 # Default per-path report interval of the egress edge's path_report_t digests.
 REPORT_INTERVAL_US = 10_000
@@ -127,6 +128,11 @@ class PathEstimator:
     last_report_at: float | None = None
     last_rtt_at: float | None = None
     _points: deque[_Point] = field(default_factory=deque)
+    # the window's points of increasing owd_us, each the least from its time on: the first is
+    # the window's minimum (O(1) instead of a scan of the window per estimate)
+    _owd_min: deque[_Point] = field(default_factory=deque)
+    _capacity: tuple[int, float | None] | None = None  # (points seen, capacity_mbps) cache
+    _seen: int = 0  # points added since the start (the cache's key)
     _rtts: deque[tuple[float, float]] = field(default_factory=deque)
     _retrans: deque[tuple[float, int]] = field(default_factory=deque)  # (at, unwrapped)
     _last_retrans_raw: int | None = None
@@ -143,6 +149,7 @@ class PathEstimator:
         if prev is None or last is None or r.rx_ts < last.rx_ts:
             # first report, or the egress switch restarted (its clock went back): start over
             self._points.clear()
+            self._owd_min.clear()
             point = _Point(t, 0, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
         else:
             point = _Point(
@@ -155,10 +162,17 @@ class PathEstimator:
                 r.rx_ts - r.tx_ts,
             )
         self._points.append(point)
+        self._seen += 1
+        while self._owd_min and self._owd_min[-1].owd_us >= point.owd_us:
+            self._owd_min.pop()
+        self._owd_min.append(point)
         self._last_raw = r
         self.last_report_at = r.received_at
-        while self._points and self._points[0].t < t - self.settings.window_s:
+        cutoff = t - self.settings.window_s
+        while self._points and self._points[0].t < cutoff:
             self._points.popleft()
+        while self._owd_min and self._owd_min[0].t < cutoff:
+            self._owd_min.popleft()
 
     def add_rtt(self, rtt_ms: float, at: float) -> None:
         """One RTT sample (RFC 6298 §2.2/2.3 smoothing; window for min/max)."""
@@ -214,7 +228,13 @@ class PathEstimator:
         return 8 * (b.bytes - a.bytes) / (b.t - a.t) / 1e6
 
     def capacity_mbps(self) -> float | None:
-        """Highest rate over consecutive stretches of >= 1 s in the window."""
+        """Highest rate over consecutive stretches of >= 1 s in the window (computed once per
+        report: the control loop, the recorder and REST ask for it more often than that)."""
+        if self._capacity is None or self._capacity[0] != self._seen:
+            self._capacity = (self._seen, self._capacity_scan())
+        return self._capacity[1]
+
+    def _capacity_scan(self) -> float | None:
         best: float | None = None
         pts = list(self._points)
         j = 0
@@ -231,8 +251,7 @@ class PathEstimator:
         """Latest one-way delay above the window's minimum (queueing delay)."""
         if not self._points:
             return None
-        base = min(p.owd_us for p in self._points)
-        return (self._points[-1].owd_us - base) / 1000
+        return (self._points[-1].owd_us - self._owd_min[0].owd_us) / 1000
 
     def owd_raw_ms(self) -> float | None:
         """Latest rx_ts - tx_ts (ms): one-way delay plus the edges' common clock offset."""
@@ -273,8 +292,9 @@ class PathEstimator:
         """The latest n one-way delays above the window minimum (ms), oldest first."""
         if not self._points:
             return ()
-        base = min(p.owd_us for p in self._points)
-        return tuple((p.owd_us - base) / 1000 for p in list(self._points)[-n:])
+        base = self._owd_min[0].owd_us
+        latest = list(islice(reversed(self._points), n))
+        return tuple((p.owd_us - base) / 1000 for p in reversed(latest))
 
     def _aging(self, now: float) -> float | None:
         """The factor exp(-(age - stale_after_s) / age_tau_s) of an RTT estimate whose last
