@@ -133,6 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: %(default)s)",
     )
     parser.add_argument(
+        "--probe-every-path",
+        action="store_true",
+        help="probe every path every interval; by default a switch pauses its probes onto a "
+        "path while its own traffic there keeps the far edge measured (and only where the "
+        "path's RTT leaves the far edge no chance to go silent for --dead-after-ms)",
+    )
+    parser.add_argument(
         "--dead-after-ms",
         type=float,
         default=DEAD_AFTER_US / 1000,
@@ -210,6 +217,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         probe_interval_s=args.probe_interval_ms / 1000 if args.probe_interval_ms else None,
         dead_after_us=round(args.dead_after_ms * 1000),
         report_batch_us=round(args.report_batch_ms * 1000),
+        probe_idle_only=not args.probe_every_path,
     )
 
 

@@ -12,6 +12,7 @@ the eventlet hub.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import ipaddress
 import logging
@@ -58,7 +59,12 @@ from mpsched.controller.state import (
     copy_params,
     no_state_view,
 )
-from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator, PathReport
+from mpsched.controller.telemetry.estimators import (
+    EstimatorSettings,
+    PathEstimator,
+    PathReport,
+    probe_needed,
+)
 from mpsched.controller.telemetry.stats import PathStats, Sample
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
@@ -240,6 +246,7 @@ class Controller:
                 on_rtt=self.ingest_rtt_report,
                 on_mptcp=self.ingest_mptcp,
                 on_promoted=self._on_promoted,
+                probe_wanted=self.probe_wanted,
                 poll_interval=self.settings.poll_interval,
                 election_id=(0, self.settings.election_id),
                 telemetry=self.settings.telemetry,
@@ -414,8 +421,26 @@ class Controller:
     def _estimator(self, path_id: int, direction: str) -> PathEstimator:
         key = (path_id, direction)
         if key not in self._telemetry:
-            self._telemetry[key] = PathEstimator(path_id, self.settings.estimators)
+            settings = dataclasses.replace(
+                self.settings.estimators,
+                probe_interval_s=self.settings.telemetry.probe_interval_s,
+            )
+            self._telemetry[key] = PathEstimator(path_id, settings)
         return self._telemetry[key]
+
+    def probe_wanted(self, switch: str, path_id: int) -> bool:
+        """Should `switch` probe `path_id` now (its Prober asks every probe interval)? Not
+        while its own traffic on the path keeps the far edge measured (`probe_needed`).
+        Called from the probers' threads: reads without the lock (a race only costs a
+        probe)."""
+        est = self._telemetry.get((path_id, self.direction(switch, self._other(switch))))
+        if est is None:
+            return True
+        try:
+            rtt_min = est.rtt_min_ms()
+        except IndexError:  # the window emptied under us
+            return True
+        return probe_needed(time.time(), est.busy_at, rtt_min, self.settings.telemetry)
 
     def ingest_report(self, report: PathReport) -> None:
         """A path report of the egress edge `report.switch` (traffic from the other edge)."""

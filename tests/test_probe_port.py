@@ -102,3 +102,22 @@ def test_prober_probes_every_path(probe_switch, use_port):
     assert sent_per_path >= 30, prober.sent
     # every probe left on its own path, none elsewhere (nothing else is sent here)
     assert all(abs(result[p] - sent_per_path) <= 1 for p in PATHS), (result, prober.sent)
+
+
+def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
+    """The controller's probe_wanted pauses a busy path's probes: only the others go out."""
+    from mpsched.controller.southbound.agent import Prober
+
+    client, pipeline, testers, controller_end = probe_switch
+    prober = Prober(client, pipeline, list(PATHS), 0.02, iface=controller_end,
+                    wanted=lambda path_id: path_id != 2)
+    result: dict[int, int] = {}
+    sniffer = threading.Thread(target=lambda: result.update(_count_frames(testers, 1.5)))
+    sniffer.start()
+    time.sleep(0.2)
+    prober.start()
+    time.sleep(1.0)
+    prober.stop()
+    sniffer.join()
+    assert result[2] == 0 and result[1] >= 30 and result[3] >= 30, result
+    assert prober.skipped >= 30 and prober.sent == result[1] + result[3], (prober.sent, result)

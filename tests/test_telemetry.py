@@ -263,3 +263,56 @@ def test_window_minimum_and_capacity_match_a_scan_of_the_window():
         if i % 50 == 0:
             assert est.capacity_mbps() == est._capacity_scan()
     assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()
+
+
+def test_sender_busy_counts_packets_beyond_the_probes():
+    from mpsched.controller.telemetry.estimators import BUSY_EXTRA_PACKETS, sender_busy
+
+    # 10 ms between reports, probes every 10 ms: up to 2 probes; 2 more packets make it busy
+    assert sender_busy(2 + BUSY_EXTRA_PACKETS, 0.010, 0.010)
+    assert not sender_busy(3, 0.010, 0.010)
+    assert not sender_busy(100, 0.0, 0.010)
+    assert sender_busy(BUSY_EXTRA_PACKETS, 0.010, None)  # no probes at all
+
+
+def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
+    """A probe is skipped while the sender's traffic was seen busy within the hold (one report
+    interval), and only on paths whose least RTT leaves the far edge no chance to go silent
+    for dead_after before the probes resume."""
+    from mpsched.controller.telemetry.estimators import TelemetryConfig, probe_needed
+
+    cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
+    assert not probe_needed(100.004, 100.0, 10.0, cfg)  # busy 4 ms ago, RTT 10 ms
+    assert probe_needed(100.011, 100.0, 10.0, cfg)  # the hold (10 ms) is over
+    assert probe_needed(100.004, None, 10.0, cfg)  # never busy
+    assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
+    # 5 + 10 + 2 x 10 + RTT must stay within 50 ms: RTT 15 ms is the limit
+    assert not probe_needed(100.004, 100.0, 15.0, cfg)
+    assert probe_needed(100.004, 100.0, 15.5, cfg)
+    assert probe_needed(100.004, 100.0, 10.0, TelemetryConfig(probe_interval_s=None))
+
+
+def test_estimator_marks_the_path_busy_from_the_far_edges_reports():
+    from mpsched.controller.telemetry.estimators import (
+        EstimatorSettings,
+        PathEstimator,
+        PathReport,
+    )
+
+    est = PathEstimator(1, EstimatorSettings(probe_interval_s=0.010))
+
+    def report(seq, rx_us, at):
+        est.add_report(PathReport("s2", 1, seq, rx_us - 5000, rx_us, seq, seq * 100, 0, 0, 0, at))
+
+    report(10, 1_000_000, 1.0)
+    assert est.busy_at is None  # one report says nothing
+    report(12, 1_010_000, 2.0)  # 2 packets in 10 ms: the probes
+    assert est.busy_at is None
+    report(20, 1_020_000, 3.0)  # 8 packets in 10 ms: the sender's traffic
+    assert est.busy_at == 3.0
+    report(22, 1_030_000, 4.0)
+    assert est.busy_at == 3.0
+    est.add_rtt(12.0, 4.0)
+    est.add_rtt(9.0, 4.1)
+    est.add_rtt(11.0, 4.2)
+    assert est.rtt_min_ms() == 9.0 and est.rtt_min_max_ms() == (9.0, 12.0)

@@ -121,11 +121,14 @@ class Prober(threading.Thread):
         path_ids: list[int],
         interval: float,
         iface: str | None = None,
+        wanted: Callable[[int], bool] | None = None,
     ) -> None:
         super().__init__(name=f"probe-{client.device_id}", daemon=True)
         self.client = client
         self.interval = interval
+        self.wanted = wanted  # path id -> probe it now? (None: always)
         self.sent = 0
+        self.skipped = 0
         self.via = "packet_out"
         self.sock: socket.socket | None = None
         if iface is not None and pipeline.probe_port is None:
@@ -137,9 +140,11 @@ class Prober(threading.Thread):
             except OSError as error:
                 log.warning("probe iface %s unusable (%s): probes go as PacketOuts", iface, error)
         # built once: a probe never changes
-        self.frames = [pipeline.probe_frame(p) for p in path_ids] if self.sock else []
+        self.frames = [(p, pipeline.probe_frame(p)) for p in path_ids] if self.sock else []
         self.probes = (
-            [] if self.sock else [client.build_packet_out(*pipeline.probe(p)) for p in path_ids]
+            []
+            if self.sock
+            else [(p, client.build_packet_out(*pipeline.probe(p))) for p in path_ids]
         )
         self._halt = threading.Event()
 
@@ -150,18 +155,27 @@ class Prober(threading.Thread):
         if self.sock is not None and not self.is_alive():
             self.sock.close()
 
+    def _due(self, path_id: int) -> bool:
+        if self.wanted is None or self.wanted(path_id):
+            return True
+        self.skipped += 1
+        return False
+
     def _send(self) -> None:
         if self.sock is not None:
-            for frame in self.frames:
+            for path_id, frame in self.frames:
+                if not self._due(path_id):
+                    continue
                 try:
                     self.sock.send(frame)
                     self.sent += 1
                 except OSError as error:  # e.g. the veth went away with the switch
                     log.debug("probe not sent: %s", error)
             return
-        for request in self.probes:
-            self.client.send_packet_out(request)
-            self.sent += 1
+        for path_id, request in self.probes:
+            if self._due(path_id):
+                self.client.send_packet_out(request)
+                self.sent += 1
 
     def run(self) -> None:
         next_at = time.monotonic()
@@ -215,6 +229,7 @@ class SwitchAgent(threading.Thread):
         on_rtt: Callable[[RttReport], None] = lambda _r: None,
         on_mptcp: Callable[[MptcpReport], None] = lambda _r: None,
         on_promoted: Callable[[str], None] = lambda _sw: None,
+        probe_wanted: Callable[[str, int], bool] | None = None,
         poll_interval: float = 1.0,
         retry_interval: float = 1.0,
         election_id: tuple[int, int] = (0, 1),
@@ -232,6 +247,7 @@ class SwitchAgent(threading.Thread):
         self.on_rtt = on_rtt
         self.on_mptcp = on_mptcp
         self.on_promoted = on_promoted
+        self.probe_wanted = probe_wanted  # (switch, path id) -> probe it now? (None: always)
         self.poll_interval = poll_interval
         self.retry_interval = retry_interval
         self.election_id = election_id
@@ -263,6 +279,12 @@ class SwitchAgent(threading.Thread):
 
     def _set_status(self, state: str, error: str | None = None) -> None:
         self.status = AgentStatus(state, error, time.time())
+
+    def _probe_wanted(self) -> Callable[[int], bool] | None:
+        if self.probe_wanted is None or not self.telemetry.probe_idle_only:
+            return None
+        wanted, name = self.probe_wanted, self.sw.name
+        return lambda path_id: wanted(name, path_id)
 
     def _program(self, client: P4RuntimeClient) -> None:
         """Bring the switch to the controller's state. A switch that already runs this
@@ -378,6 +400,7 @@ class SwitchAgent(threading.Thread):
                         [p.id for p in self.sw.paths],
                         self.probe_interval,
                         iface=self.sw.probe_iface,
+                        wanted=self._probe_wanted(),
                     )
                     prober.start()
                     self.prober = prober

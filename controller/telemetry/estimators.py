@@ -67,6 +67,11 @@ DEAD_AFTER_US = 50_000
 # of one per path and report. A report waits at most this long; 0 sends each on its own.
 REPORT_BATCH_US = 5_000
 REPORT_BATCH_MAX = 64  # reports per list at most (a full list goes at once)
+# A path carries its sender's traffic ("busy") when, between two reports of its far edge, the
+# sender tagged at least this many packets more than its probes account for (one per probe
+# interval, plus one): then the traffic itself keeps the far edge's liveness and feedback
+# fresh, and the sender's probes onto it may pause (probe_needed).
+BUSY_EXTRA_PACKETS = 2
 
 WRAP32 = 1 << 32
 SRTT_ALPHA = 1 / 8
@@ -94,6 +99,7 @@ class PathReport:
 class EstimatorSettings:
     window_s: float = 5.0  # rtt min/max, loss, goodput, capacity, owd minimum
     dead_after_s: float = 1.0  # no report for this long: the path counts as dead
+    probe_interval_s: float | None = PROBE_INTERVAL_S  # the senders' probes (sender_busy)
     history: int = 120  # snapshots kept per path for GET …/telemetry
     stale_after_s: float = 1.0  # no RTT report for this long: srtt etc. start to age
     age_tau_s: float = 2.0  # time constant of that aging towards the neutral prior
@@ -134,6 +140,8 @@ class PathEstimator:
     _capacity: tuple[int, float | None] | None = None  # (points seen, capacity_mbps) cache
     _seen: int = 0  # points added since the start (the cache's key)
     _rtts: deque[tuple[float, float]] = field(default_factory=deque)
+    _rtt_min: deque[tuple[float, float]] = field(default_factory=deque)  # as _owd_min
+    busy_at: float | None = None  # received_at of the last report that showed the path busy
     _retrans: deque[tuple[float, int]] = field(default_factory=deque)  # (at, unwrapped)
     _last_retrans_raw: int | None = None
     inflight: int | None = None
@@ -161,6 +169,10 @@ class PathEstimator:
                 prev.flow_ooo + wrap_delta(r.flow_ooo, last.flow_ooo),
                 r.rx_ts - r.tx_ts,
             )
+        if last is not None and prev is not None and r.rx_ts > last.rx_ts:
+            tagged = wrap_delta(r.seq, last.seq)
+            if sender_busy(tagged, (r.rx_ts - last.rx_ts) / 1e6, self.settings.probe_interval_s):
+                self.busy_at = r.received_at
         self._points.append(point)
         self._seen += 1
         while self._owd_min and self._owd_min[-1].owd_us >= point.owd_us:
@@ -186,9 +198,19 @@ class PathEstimator:
             )
             self.srtt_ms = (1 - SRTT_ALPHA) * self.srtt_ms + SRTT_ALPHA * rtt_ms
         self._rtts.append((at, rtt_ms))
+        while self._rtt_min and self._rtt_min[-1][1] >= rtt_ms:
+            self._rtt_min.pop()
+        self._rtt_min.append((at, rtt_ms))
         self.last_rtt_at = at
-        while self._rtts and self._rtts[0][0] < at - self.settings.window_s:
+        cutoff = at - self.settings.window_s
+        while self._rtts and self._rtts[0][0] < cutoff:
             self._rtts.popleft()
+        while self._rtt_min and self._rtt_min[0][0] < cutoff:
+            self._rtt_min.popleft()
+
+    def rtt_min_ms(self) -> float | None:
+        """The window's least RTT sample (O(1))."""
+        return self._rtt_min[0][1] if self._rtt_min else None
 
     def add_rtt_report(self, retrans: int, inflight_bytes: int, at: float) -> None:
         """The TCP state of one RTT report: cumulative retransmissions (32-bit, wraps) and
@@ -260,8 +282,7 @@ class PathEstimator:
     def rtt_min_max_ms(self) -> tuple[float | None, float | None]:
         if not self._rtts:
             return None, None
-        values = [r for _, r in self._rtts]
-        return min(values), max(values)
+        return self.rtt_min_ms(), max(r for _, r in self._rtts)
 
     def reordered(self) -> int | None:
         if len(self._points) < 2:
@@ -386,6 +407,8 @@ class TelemetryConfig:
     dead_after_us: a path with nothing tagged from it for this long is dead (fails over).
     report_batch_us: path and RTT reports wait up to this long to travel together in one
       DigestList (0: each report in a list of its own, at once).
+    probe_idle_only: probe a path only while the switch's own traffic does not keep it
+      measured (probe_needed); False: every path every interval.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -393,6 +416,7 @@ class TelemetryConfig:
     probe_interval_s: float | None = PROBE_INTERVAL_S
     dead_after_us: int = DEAD_AFTER_US
     report_batch_us: int = REPORT_BATCH_US
+    probe_idle_only: bool = True  # pause a path's probes while its own traffic is busy
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -404,3 +428,37 @@ class TelemetryConfig:
             raise ValueError(f"report_batch_us must be an integer >= 0, got {batch!r}")
         if self.probe_interval_s is not None and not self.probe_interval_s > 0:
             raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")
+
+
+def sender_busy(tagged: int, elapsed_s: float, probe_interval_s: float | None) -> bool:
+    """Between two reports `elapsed_s` apart, the sender tagged `tagged` packets onto the path
+    (the difference of the reports' sequence numbers): more than its probes can account for
+    (one per probe interval, plus one) by BUSY_EXTRA_PACKETS."""
+    if elapsed_s <= 0:
+        return False
+    probes = 0 if probe_interval_s is None else elapsed_s / probe_interval_s + 1
+    return tagged >= probes + BUSY_EXTRA_PACKETS
+
+
+def probe_needed(
+    now: float, busy_at: float | None, rtt_min_ms: float | None, cfg: TelemetryConfig
+) -> bool:
+    """Whether a switch should probe a path now, given when its own traffic on the path was
+    last seen busy at the far edge (`busy_at`, from the far edge's reports; the same clock
+    as `now`) and the path's least RTT.
+
+    A probe is skipped only while that traffic keeps the far edge's liveness fresh, and only
+    where, should the traffic stop right after, the far edge cannot go silent for dead_after
+    before the probes resume: the last busy report arrives up to one batch after the last
+    packet, the hold lasts one report interval, the next probe tick comes within one probe
+    interval and the probe takes at most the path's RTT to arrive, with one more probe
+    interval of margin (a lost probe). Paths whose least RTT is unknown are always probed."""
+    if busy_at is None or rtt_min_ms is None or cfg.probe_interval_s is None:
+        return True
+    hold_s = cfg.report_interval_us / 1e6
+    worst_silence_s = (
+        cfg.report_batch_us / 1e6 + hold_s + 2 * cfg.probe_interval_s + rtt_min_ms / 1000
+    )
+    if worst_silence_s > cfg.dead_after_us / 1e6:
+        return True
+    return now - busy_at > hold_s
