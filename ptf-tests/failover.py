@@ -32,6 +32,21 @@ def probe_from_path(path_id: int, seq: int = 0):
             / Raw(b"mpsP"))
 
 
+def expect_probe(test, pipeline, path_id: int) -> bytes:
+    """The next frame on path path_id's port is the probe frame with a path tag (path id,
+    flags PROBE, next type 0; sequence number, time stamp and feedback not compared)."""
+    eth = Ether(pipeline.probe(path_id)[0])
+    exp = Mask(Ether(bytes(
+        Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
+        / PathTag(path_id=path_id, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
+    for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
+        exp.set_do_not_care_scapy(PathTag, name)
+    result = testutils.dp_poll(test, port_number=PATH_PORTS[path_id], timeout=2)
+    assert isinstance(result, test.dataplane.PollSuccess), f"no probe on path {path_id}"
+    assert exp.pkt_match(result.packet), Ether(result.packet).show(dump=True)
+    return result.packet
+
+
 class LivenessTest(EdgeSwitchTest):
     """Weights 1:1 on paths 1 and 2 (path 3 weight 0), liveness configured for 1 and 2."""
 
@@ -74,22 +89,14 @@ class ProbeOutTest(EdgeSwitchTest):
     def runTest(self) -> None:
         payload, metadata = self.pipeline.probe(2)
         assert metadata == {"path_id": 2}
-        eth = Ether(payload)
-        seqs = []
+        seqs, packet = [], b""
         for _ in range(2):
             self.client.packet_out(payload, metadata)
-            exp = Mask(Ether(bytes(
-                Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
-                / PathTag(path_id=2, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
-            for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
-                exp.set_do_not_care_scapy(PathTag, name)
-            result = testutils.dp_poll(self, port_number=PATH_PORTS[2], timeout=2)
-            assert isinstance(result, self.dataplane.PollSuccess), "no probe on path 2"
-            assert exp.pkt_match(result.packet), Ether(result.packet).show(dump=True)
-            seqs.append(Ether(result.packet)[PathTag].seq)
+            packet = expect_probe(self, self.pipeline, 2)
+            seqs.append(Ether(packet)[PathTag].seq)
         testutils.verify_no_other_packets(self)
         assert seqs[1] == seqs[0] + 1, seqs
-        assert len(result.packet) == 14 + len(PathTag()) + len(PROBE_FRAME) - 14, len(result.packet)
+        assert len(packet) == 14 + len(PathTag()) + len(PROBE_FRAME) - 14, len(packet)
 
 
 class ProbePortTest(EdgeSwitchTest):
@@ -102,19 +109,10 @@ class ProbePortTest(EdgeSwitchTest):
     def runTest(self) -> None:
         port = self.pipeline.probe_port
         assert port is not None, "the program has no probe port (@ports on packet_out)"
-        eth = Ether(self.pipeline.probe(3)[0])
         seqs = []
         for _ in range(2):
             testutils.send_packet(self, port, self.pipeline.probe_frame(3))
-            exp = Mask(Ether(bytes(
-                Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
-                / PathTag(path_id=3, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
-            for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
-                exp.set_do_not_care_scapy(PathTag, name)
-            result = testutils.dp_poll(self, port_number=PATH_PORTS[3], timeout=2)
-            assert isinstance(result, self.dataplane.PollSuccess), "no probe on path 3"
-            assert exp.pkt_match(result.packet), Ether(result.packet).show(dump=True)
-            seqs.append(Ether(result.packet)[PathTag].seq)
+            seqs.append(Ether(expect_probe(self, self.pipeline, 3))[PathTag].seq)
         assert seqs[1] == seqs[0] + 1, seqs
         frame = self.pipeline.probe_frame(1)
         bad = [bytes([0]) + frame[1:], bytes([self.pipeline.max_paths + 1]) + frame[1:],

@@ -82,6 +82,19 @@ def _count_frames(ifaces: list[str], seconds: float) -> dict[int, int]:
     return counts
 
 
+def _probe_for_a_second(prober, testers: list[str]) -> dict[int, int]:
+    """Runs `prober` for a second while counting the frames on each path's tester end."""
+    result: dict[int, int] = {}
+    sniffer = threading.Thread(target=lambda: result.update(_count_frames(testers, 1.5)))
+    sniffer.start()
+    time.sleep(0.2)
+    prober.start()
+    time.sleep(1.0)
+    prober.stop()
+    sniffer.join()
+    return result
+
+
 @pytest.mark.parametrize("use_port", [True, False], ids=["probe-port", "fallback"])
 def test_prober_probes_every_path(probe_switch, use_port):
     from mpsched.controller.southbound.agent import Prober
@@ -90,14 +103,7 @@ def test_prober_probes_every_path(probe_switch, use_port):
     iface = controller_end if use_port else "no-such-if0"
     prober = Prober(client, pipeline, list(PATHS), 0.02, iface=iface)
     assert prober.via == (f"probe port ({controller_end})" if use_port else "packet_out")
-    sniffer = threading.Thread(target=lambda: result.update(_count_frames(testers, 1.5)))
-    result: dict[int, int] = {}
-    sniffer.start()
-    time.sleep(0.2)
-    prober.start()
-    time.sleep(1.0)
-    prober.stop()
-    sniffer.join()
+    result = _probe_for_a_second(prober, testers)
     sent_per_path = prober.sent // len(PATHS)
     assert sent_per_path >= 30, prober.sent
     # every probe left on its own path, none elsewhere (nothing else is sent here)
@@ -111,13 +117,6 @@ def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
     client, pipeline, testers, controller_end = probe_switch
     prober = Prober(client, pipeline, list(PATHS), 0.02, iface=controller_end,
                     wanted=lambda path_id: path_id != 2)
-    result: dict[int, int] = {}
-    sniffer = threading.Thread(target=lambda: result.update(_count_frames(testers, 1.5)))
-    sniffer.start()
-    time.sleep(0.2)
-    prober.start()
-    time.sleep(1.0)
-    prober.stop()
-    sniffer.join()
+    result = _probe_for_a_second(prober, testers)
     assert result[2] == 0 and result[1] >= 30 and result[3] >= 30, result
     assert prober.skipped >= 30 and prober.sent == result[1] + result[3], (prober.sent, result)
