@@ -539,6 +539,7 @@ class Controller:
                 "election_id": a.election_id[1],
                 "programmed": None if a.programmed is None else asdict(a.programmed),
                 "drops": dict(a.drops),
+                "probes": a.probe_counts(),
             }
             for a in self.agents
         ]

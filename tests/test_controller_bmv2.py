@@ -341,5 +341,10 @@ def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
             time.sleep(0.2)
         assert drops.get("ipv4_checksum") == 2 and drops.get("ttl_expired") == 3, drops
         assert drops.get("ipv4_version") == 0
+        # no probe_iface in this network description: the probes go as PacketOuts, and with
+        # no traffic of its own on the paths the switch skips none
+        probes = requests.get(base + "/switches", timeout=5).json()[0]["probes"]
+        assert probes["via"] == "packet_out" and probes["sent"] > 0, probes
+        assert probes["skipped"] == 0, probes
     finally:
         stop(proc)

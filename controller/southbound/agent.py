@@ -280,6 +280,14 @@ class SwitchAgent(threading.Thread):
     def _set_status(self, state: str, error: str | None = None) -> None:
         self.status = AgentStatus(state, error, time.time())
 
+    def probe_counts(self) -> dict | None:
+        """How this session's prober sends (its probe port or PacketOuts), the probes it sent
+        and those it skipped on busy paths; None while there is no prober."""
+        prober = self.prober
+        if prober is None:
+            return None
+        return {"via": prober.via, "sent": prober.sent, "skipped": prober.skipped}
+
     def _probe_wanted(self) -> Callable[[int], bool] | None:
         if self.probe_wanted is None or not self.telemetry.probe_idle_only:
             return None
@@ -419,6 +427,8 @@ class SwitchAgent(threading.Thread):
             finally:
                 if prober is not None:
                     prober.stop()
+                    log.info("%s: probes via %s: %d sent, %d skipped on busy paths",
+                             self.sw.name, prober.via, prober.sent, prober.skipped)
                 client.close()
         self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))
 
