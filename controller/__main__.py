@@ -122,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--probe-interval-ms",
         type=float,
         default=PROBE_INTERVAL_S * 1000,
-        help="probe PacketOuts per path and switch; 0 = no probes (default: %(default)s)",
+        help="interval of the probes per path and switch (through the probe port, else as "
+        "PacketOuts); 0 = no probes (default: %(default)s)",
     )
     parser.add_argument(
         "--report-batch-ms",

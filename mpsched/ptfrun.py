@@ -15,8 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpsched.p4rt.p4info import P4Info
-from mpsched.p4rt.pipeline import PORT_PROBE, special_ports
+from mpsched.p4rt.pipeline import program_probe_port
 from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
 from mpsched.proc.cleanup import Registry, interrupt_on_signals, sweep
@@ -56,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pairs = make_veths(registry, N_PORTS)
         ports = dict(enumerate(pairs, start=1))
-        probe_port = special_ports(P4Info.from_file(art.p4info)).get(PORT_PROBE)
+        probe_port = program_probe_port(art.p4info)
         if probe_port is not None:
             tag = os.getpid() % 100000
             ports[probe_port] = make_veth(registry, f"p{tag}sp", f"p{tag}tp")

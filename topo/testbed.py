@@ -32,8 +32,9 @@ from mininet.net import Mininet
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import Event, LinkScheduler, params_at
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
+from mpsched.p4rt.pipeline import program_probe_port
 from mpsched.proc.cleanup import Registry, sweep
-from mpsched.proc.layout import build_dir
+from mpsched.proc.layout import build_dir, p4_artifacts
 
 from .bmv2_switch import Bmv2MininetSwitch
 from .emulink import CoreBridge, LinkemNode, NetemOnLink, choose_backend
@@ -42,19 +43,6 @@ log = logging.getLogger(__name__)
 
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 MAX_PATHS = 4
-
-
-def program_probe_port() -> int | None:
-    """The compiled program's probe port (P4Info @ports), None without one or without a
-    compiled program."""
-    from mpsched.p4rt.p4info import P4Info
-    from mpsched.p4rt.pipeline import PORT_PROBE, special_ports
-    from mpsched.proc.layout import p4_artifacts
-
-    path = p4_artifacts().p4info
-    if not path.is_file():
-        return None
-    return special_ports(P4Info.from_file(path)).get(PORT_PROBE)
 
 
 CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
@@ -211,7 +199,9 @@ class Testbed:
         spec = self.spec
         net = Mininet(build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         self.net = net
-        probe_port = spec.probe_port if spec.probe_port is not None else program_probe_port()
+        probe_port = spec.probe_port
+        if probe_port is None:
+            probe_port = program_probe_port(p4_artifacts().p4info)
         switches = [
             net.addSwitch(
                 f"s{n}",

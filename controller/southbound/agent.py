@@ -109,9 +109,10 @@ class Prober(threading.Thread):
     """Sends one probe per path of a switch every `interval` seconds.
 
     Through the switch's probe port when `iface` names the controller's end of the veth to it
-    and the program has one (`Pipeline.probe_port`): one socket write per probe, about 5 us of
-    CPU. Otherwise as P4Runtime PacketOuts, which cost the controller about 200 us each (the
-    gRPC stream's threads), i.e. 8 % of a core per switch at 4 paths every 10 ms.
+    and the program has one (`Pipeline.probe_port`): one socket write per probe (under 40 us of
+    CPU measured, docs/results/capacity.md). Otherwise as P4Runtime PacketOuts, which cost
+    the controller about 200 us each (the gRPC stream's threads), i.e. 8 % of a core per
+    switch at 4 paths every 10 ms.
     """
 
     def __init__(

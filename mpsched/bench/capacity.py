@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import logging
 import math
 import os
@@ -141,8 +142,6 @@ def _run_step(scenario: dict, runs: int, duration: float | None, out: Path) -> S
 
     sc = parse(scenario, source=SHAPE)
     if duration is not None:
-        import dataclasses
-
         sc = dataclasses.replace(sc, duration_s=duration)
     out.mkdir(parents=True, exist_ok=True)
     results, failed = run_experiments([sc], {sc.name: sc.compare[:1]}, runs, out, False)
@@ -172,7 +171,7 @@ def _describe(step: Step) -> str:
     )
 
 
-def _dataplane_keys(seconds: float) -> dict[str, float]:
+def _dataplane_keys() -> dict[str, float]:
     """bench-dataplane's and bench-dpcost's ratios to IPv4 forwarding (subprocesses)."""
     keys: dict[str, float] = {}
     for module in ("mpsched.bench.dataplane", "mpsched.bench.dpcost"):
@@ -241,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench-capacity: {CONTROLLER_PATHS} paths, {_describe(step)}", flush=True)
             keys["controller_cpu_pct"] = ncpu * step.share("controller")
         if "dataplane" in parts:
-            keys.update(_dataplane_keys(1.5))
+            keys.update(_dataplane_keys())
     except KeyboardInterrupt:
         print("bench-capacity: interrupted; cleaned up", file=sys.stderr)
         return 130

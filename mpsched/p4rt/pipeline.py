@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 
 from mpsched.p4rt.client import CounterValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
@@ -605,6 +606,15 @@ class Pipeline:
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         return PROBE_FRAME, {PACKET_OUT_PATH: path_id}
+
+
+def program_probe_port(p4info_path: str | Path) -> int | None:
+    """The probe port of the program whose P4Info text is at `p4info_path` (None: it has
+    none, or the file does not exist: no compiled program)."""
+    path = Path(p4info_path)
+    if not path.is_file():
+        return None
+    return special_ports(P4Info.from_file(path)).get(PORT_PROBE)
 
 
 def special_ports(p4info: P4Info) -> dict[str, int]:
