@@ -63,6 +63,31 @@ def test_parse_proc_stat_rejects(text):
         cpu.parse_proc_stat(text)
 
 
+def test_parse_proc_stat_sums_the_cores_asked_for():
+    assert cpu.parse_proc_stat(PROC_STAT, {1}) == CpuTimes(idle=8250 + 220, total=11770)
+    both = cpu.parse_proc_stat(PROC_STAT, {0, 1})
+    assert both.idle == 8000 + 300 + 8250 + 220
+    assert both.total == 11020 + 11770
+
+
+@pytest.mark.parametrize("cores", [{2}, {0, 5}, set()], ids=["absent", "one-absent", "none"])
+def test_parse_proc_stat_rejects_cores_it_does_not_have(cores):
+    with pytest.raises(cpu.ProcParseError, match="/proc/stat"):
+        cpu.parse_proc_stat(PROC_STAT, cores)
+
+
+def test_allowed_cpus_is_none_unless_confined():
+    assert cpu.allowed_cpus({0, 1}, 2) is None
+    assert cpu.allowed_cpus({0}, 2) == frozenset({0})
+    assert cpu.allowed_cpus({1, 3}, 4) == frozenset({1, 3})
+
+
+def test_read_cpu_sample_on_some_cores(tmp_path):
+    (tmp_path / "stat").write_text(PROC_STAT)
+    s = read_cpu_sample({}, tmp_path, cpus=frozenset({0}))
+    assert s.cpu == CpuTimes(idle=8300, total=11020)
+
+
 def test_parse_pid_stat_counts_fields_after_the_comm():
     assert cpu.parse_pid_stat(PID_STAT) == 1200 + 345
 

@@ -23,6 +23,10 @@ It ends with
     dataplane_pps_ratio_ipv4=       full / IPv4 forwarding, maximum forwarding rate [>= 0.4]
     switch_us_per_pkt_ratio_ipv4=   full / IPv4 forwarding, switch CPU per packet  [<= 1.3]
 
+On fewer cores: `taskset -c 0 python -m mpsched.bench.capacity --only capacity` confines every
+process of the runs to core 0 (they inherit the affinity), and idle, shares and cpu_bound are
+then measured on that core alone ("% of one core" stays a share of one core).
+
 Needs root, BMv2, Mininet, kernel MPTCP, `make p4 linkem`, and perf for the last figure. Runs
 go to --out (default build/results/bench-capacity), one `mpsched compare` directory per step.
 """
@@ -159,7 +163,7 @@ def _run_step(scenario: dict, runs: int, duration: float | None, out: Path) -> S
 
 
 def _describe(step: Step) -> str:
-    ncpu = os.cpu_count() or 1
+    ncpu = len(os.sched_getaffinity(0))  # the cores its runs were measured on
     fracs = " ".join(f"{v:.2f}" for v in step.goodput_frac)
     idle = statistics.fmean(step.idle_pct) if step.idle_pct else math.nan
     return (
@@ -220,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parts = args.only or list(PARTS)
     data = yaml.safe_load(SHAPE.read_text())
     keys: dict[str, float] = {}
-    ncpu = os.cpu_count() or 1
+    ncpu = len(os.sched_getaffinity(0))  # the cores its runs were measured on
     try:
         if "capacity" in parts:
             done: list[Step] = []

@@ -9,6 +9,9 @@ holds the pure parsing and arithmetic:
   in USER_HZ ticks. Idle time is ``idle + iowait``; the total is the sum of the first eight
   fields (user nice system idle iowait irq softirq steal; guest and guest_nice are already
   inside user and nice). The idle share of an interval is Δidle / Δtotal, in % of all cores.
+  A run confined to some cores (``taskset -c 0 mpsched run ...``: every process it starts
+  inherits the affinity) is measured on those cores only: the ``cpuN`` lines of its cores are
+  summed instead (``allowed_cpus``), so "all cores" below means the cores the run may use.
 - ``/proc/<pid>/stat``: fields 14 and 15 (utime, stime) are the CPU time of the process in the
   same ticks. A process's share of an interval is Δ(utime + stime) / Δtotal of ``/proc/stat``,
   so it is in % of the whole machine (all cores = 100 %, like the idle share), and idle plus
@@ -25,7 +28,7 @@ fall in the measured time.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -69,21 +72,39 @@ class CpuSample:
     procs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def parse_proc_stat(text: str) -> CpuTimes:
-    """The aggregate ``cpu`` line of /proc/stat."""
-    for line in text.splitlines():
-        parts = line.split()
-        if parts and parts[0] == "cpu":
-            values = parts[1 : 1 + STAT_FIELDS]
-            if len(values) < 4:
-                raise ProcParseError(f"/proc/stat: short cpu line {line!r}")
-            try:
-                ticks = [int(v) for v in values]
-            except ValueError:
-                raise ProcParseError(f"/proc/stat: non-numeric cpu line {line!r}") from None
-            idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
-            return CpuTimes(idle=idle, total=sum(ticks))
-    raise ProcParseError("/proc/stat: no aggregate 'cpu' line")
+def _cpu_line(line: str) -> CpuTimes:
+    values = line.split()[1 : 1 + STAT_FIELDS]
+    if len(values) < 4:
+        raise ProcParseError(f"/proc/stat: short cpu line {line!r}")
+    try:
+        ticks = [int(v) for v in values]
+    except ValueError:
+        raise ProcParseError(f"/proc/stat: non-numeric cpu line {line!r}") from None
+    return CpuTimes(idle=ticks[3] + (ticks[4] if len(ticks) > 4 else 0), total=sum(ticks))
+
+
+def parse_proc_stat(text: str, cpus: Collection[int] | None = None) -> CpuTimes:
+    """The aggregate ``cpu`` line of /proc/stat, or with `cpus` the sum of those cores'
+    ``cpuN`` lines (every one of them must be there)."""
+    lines = {parts[0]: line for line in text.splitlines() if (parts := line.split())}
+    if cpus is None:
+        if "cpu" not in lines:
+            raise ProcParseError("/proc/stat: no aggregate 'cpu' line")
+        return _cpu_line(lines["cpu"])
+    if not cpus:
+        raise ProcParseError("/proc/stat: no cores asked for")
+    missing = sorted(n for n in cpus if f"cpu{n}" not in lines)
+    if missing:
+        raise ProcParseError(f"/proc/stat: no line for core(s) {missing}")
+    per_core = [_cpu_line(lines[f"cpu{n}"]) for n in sorted(cpus)]
+    return CpuTimes(idle=sum(c.idle for c in per_core), total=sum(c.total for c in per_core))
+
+
+def allowed_cpus(affinity: Collection[int], online: int) -> frozenset[int] | None:
+    """The cores to measure a run on: None (the aggregate line) when this process may use
+    every one of the `online` cores, else its affinity (``os.sched_getaffinity(0)``)."""
+    cores = frozenset(affinity)
+    return None if cores >= frozenset(range(online)) else cores
 
 
 def parse_pid_stat(text: str) -> int:

@@ -66,10 +66,18 @@ class RunRaw:
     cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
 
 
-def read_cpu_sample(pids: dict[str, int], proc: Path = Path("/proc")) -> cpu.CpuSample:
-    """/proc/stat and each role's /proc/<pid>/stat now; a process that is gone is left out."""
+def measured_cpus() -> frozenset[int] | None:
+    """The cores a run started from this process is measured on (`cpu.allowed_cpus`)."""
+    return cpu.allowed_cpus(os.sched_getaffinity(0), os.cpu_count() or 1)
+
+
+def read_cpu_sample(
+    pids: dict[str, int], proc: Path = Path("/proc"), cpus: frozenset[int] | None = None
+) -> cpu.CpuSample:
+    """/proc/stat (over `cpus`, default all cores) and each role's /proc/<pid>/stat now; a
+    process that is gone is left out."""
     now = time.time()
-    times = cpu.parse_proc_stat((proc / "stat").read_text())
+    times = cpu.parse_proc_stat((proc / "stat").read_text(), cpus)
     procs: dict[str, tuple[int, int]] = {}
     for role, pid in pids.items():
         try:
@@ -88,11 +96,12 @@ class CpuSampler(threading.Thread):
         self.pids = pids
         self.period = period
         self.samples: list[cpu.CpuSample] = []
+        self.cpus = measured_cpus()
         self._stop_event = threading.Event()
 
     def _sample(self) -> None:
         try:
-            self.samples.append(read_cpu_sample(self.pids()))
+            self.samples.append(read_cpu_sample(self.pids(), cpus=self.cpus))
         except Exception as exc:  # a missed sample must never break the run it measures
             log.warning("CPU sample: %s", exc)
 
