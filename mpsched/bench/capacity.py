@@ -3,7 +3,8 @@
 Three parts (`--only` picks some):
 
 capacity    the mptcp-steered shape (scenarios/mptcp-steered.yaml: one kernel-MPTCP connection,
-            three subflows pinned to three paths whose rates are 3:2:1) scaled step by step to
+            three subflows pinned to three paths, its delays and queues) with path rates
+            3:2:1 (RATIOS; the file itself runs 10/6/4) scaled step by step to
             a summed rate of 12, 24, 36, 48, 60 Mbit/s (`--steps`), `--runs` seeded runs per
             step on a fresh testbed; it stops after the first step whose mean goodput fraction
             is below 0.85 or with a run marked cpu_bound (docs/results/README.md). Each step's

@@ -4,7 +4,7 @@ Runs `mpsched compare` on scenarios/mptcp-hash.yaml (steering off: the three sub
 one kernel-MPTCP connection are hashed like any TCP flow) and scenarios/mptcp-steered.yaml
 (steering on: each subflow pinned to its own path), 3 seeded runs each by default, each
 on a fresh testbed, and reads the per-run metrics back from the runs.csv files. Both use
-three paths of 6 / 4 / 2 Mbit/s. Ends with
+three paths of 10 / 6 / 4 Mbit/s. Ends with
 
     mptcp_goodput_frac_ecmp=      mean goodput / summed capacity, subflows hashed
     mptcp_goodput_frac_steered=   the same with steering
