@@ -12,16 +12,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import math
 import shutil
 import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mpsched.lab.scenario import POLICIES, Scenario, ScenarioError, load
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
+
+if TYPE_CHECKING:
+    from mpsched.lab.report import RunResult
 
 log = logging.getLogger("mpsched.lab.experiment")
 
@@ -41,8 +46,11 @@ testbed, and the policy's path weights. Output (OUT = --out):
   OUT/summary.md                    every scenario of this call
   OUT/plots/fct_load_<s>_<bucket>.png  with --load-pct at several loads: FCT
                                     of each size bucket against the load
-Ctrl-C stops the run and tears everything down (exit code 130). Scenario
-file reference: scenarios/README.md.
+Ctrl-C stops the run and tears everything down (exit code 130); the same
+command with --resume then runs only what is missing (with more --runs or
+--policy, only the new runs), and --resume --rerun-cpu-bound runs again the
+runs marked cpu_bound, with their seeds. Scenario file reference:
+scenarios/README.md.
 """
 
 
@@ -94,6 +102,18 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
         help="output directory (default: build/results/<time>)",
     )
     p.add_argument("--keep-captures", action="store_true", help="keep the pcap of every run")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs OUT already holds with the same scenario name, policy, run number, "
+        "seed and duration (a comparison cut short, or extended by more runs) and run only "
+        "the others; only meaningful with the same scenario files as before",
+    )
+    p.add_argument(
+        "--rerun-cpu-bound",
+        action="store_true",
+        help="with --resume: run again, with the same seed, the kept runs marked cpu_bound",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p
 
@@ -136,14 +156,38 @@ def _progress(prefix: str, started: float, done: int, total: int):
     return report
 
 
+def kept_run(
+    run_dir: Path, sc: Scenario, policy: str, k: int, rerun_cpu_bound: bool = False
+) -> RunResult | None:
+    """The result an earlier call left in `run_dir` if it is run `k` of `sc` under `policy`
+    (same scenario name, policy, run number, seed and duration) and may be kept: not marked
+    cpu_bound when `rerun_cpu_bound`. None when there is none, it is another run's, or it
+    does not read back."""
+    from mpsched.lab import report
+
+    for path in sorted(run_dir.glob("*__run*.json")):
+        try:
+            r = report.read_run(path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("--resume: %s does not read back (%s); running it again", path, exc)
+            return None
+        same = (r.scenario, r.policy, r.run, r.seed) == (sc.name, policy, k, sc.seed + k)
+        if same and math.isclose(r.duration_s, sc.duration_s):
+            return None if rerun_cpu_bound and r.cpu_bound is True else r
+    return None
+
+
 def run_experiments(
     scenarios: list[Scenario],
     policies_for: dict[str, tuple[str, ...]],
     runs: int,
     out: Path,
     keep_captures: bool,
+    resume: bool = False,
+    rerun_cpu_bound: bool = False,
 ) -> tuple[list, int]:
-    """Run everything; returns (results, failed runs). Ctrl-C propagates after clean-up."""
+    """Run everything; returns (results, failed runs). Ctrl-C propagates after clean-up.
+    With `resume`, a run OUT already holds (`kept_run`) is kept instead of run again."""
     from mpsched.lab import analysis, report
     from mpsched.lab.runner import Run, RunError
 
@@ -158,8 +202,13 @@ def run_experiments(
             f"[{n + 1}/{len(plan)}] {sc.name} · {policy} · run {k + 1}/{runs} (seed {sc.seed + k})"
         )
         progress = _progress(prefix, started, n, len(plan))
-        progress("starting")
         run_dir = out / sc.name / policy / f"run{k}"
+        kept = kept_run(run_dir, sc, policy, k, rerun_cpu_bound) if resume else None
+        if kept is not None:
+            results.append(kept)
+            progress("kept from an earlier call (--resume)")
+            continue
+        progress("starting")
         if run_dir.exists():
             shutil.rmtree(run_dir)
         try:
@@ -251,6 +300,9 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     if args.runs < 1:
         print(f"{prog}: --runs must be >= 1", file=sys.stderr)
         return 2
+    if args.rerun_cpu_bound and not args.resume:
+        print(f"{prog}: --rerun-cpu-bound needs --resume", file=sys.stderr)
+        return 2
     scenarios = []
     try:
         for path in args.scenarios:
@@ -281,7 +333,8 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     interrupt_on_signals()
     try:
         results, failed = run_experiments(
-            scenarios, policies_for, args.runs, out, args.keep_captures
+            scenarios, policies_for, args.runs, out, args.keep_captures,
+            resume=args.resume, rerun_cpu_bound=args.rerun_cpu_bound,
         )
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the testbed was torn down", file=sys.stderr)
