@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.bench.adaptive import SCENARIOS, figures, main, regret, table_from_csv
+from mpsched.bench.adaptive import (
+    SCENARIOS,
+    figures,
+    main,
+    paired_lower_bounds,
+    records_from_csv,
+    regret,
+    table_from_csv,
+)
 from mpsched.lab.report import RunResult, write_run
 from mpsched.proc.layout import REPO_ROOT
 
@@ -18,11 +26,36 @@ def test_regret_is_against_the_best_fixed_policy():
 def test_figures_mean_over_the_scenarios_and_the_mixed_win():
     table = {s: {"ecmp": 0.5, "adaptive": 0.4} for s in SCENARIOS}
     table["mixed"] = {"ecmp": 0.5, "letflow": 0.6, "adaptive": 0.6}
-    # regrets 0.2 (x4) and 0 -> mean 0.16; on mixed adaptive = the best: a win
-    assert figures(table) == pytest.approx({"adaptive_regret": 0.16, "adaptive_wins_mixed": 1.0})
+    # regrets 0.2 (x4) and 0 -> mean 0.16; equal to the best on mixed is no win
+    assert figures(table) == pytest.approx({"adaptive_regret": 0.16, "adaptive_wins_mixed": 0.0})
     del table["mixed"]["adaptive"]
     with pytest.raises(ValueError, match="mixed"):
         figures(table)
+
+
+def mixed(adaptive, fixed):
+    """Records of mixed: adaptive's and one fixed policy's goodput fraction per seed."""
+    return [("mixed", "adaptive", k, a) for k, a in enumerate(adaptive)] + [
+        ("mixed", "letflow", k, f) for k, f in enumerate(fixed)]
+
+
+def test_paired_lower_bound_by_hand():
+    # ratios 1.2, 1.1, 1.3: mean 1.2, s = 0.1, t(0.975, 2) = 4.303 -> 1.2 - 4.303 * 0.1 / sqrt 3
+    bounds = paired_lower_bounds(mixed([0.6, 0.55, 0.65], [0.5, 0.5, 0.5]), "mixed")
+    assert bounds == pytest.approx({"letflow": 1.2 - 4.303 * 0.1 / 3 ** 0.5}, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("adaptive", "fixed", "wins"),
+    [([0.6, 0.61, 0.62], [0.5, 0.5, 0.51], 1.0),   # ahead on every seed, tight: a win
+     ([0.6, 0.45, 0.7], [0.5, 0.5, 0.5], 0.0),     # ahead on average, interval includes 1
+     ([0.6], [0.5], 0.0)],                         # one seed: no interval, no win
+    ids=["beyond", "overlap", "one-seed"],
+)
+def test_the_mixed_win_is_beyond_the_paired_interval(adaptive, fixed, wins):
+    table = {s: {"ecmp": 0.5, "adaptive": 0.5} for s in SCENARIOS}
+    got = figures(table, records=mixed(adaptive, fixed))
+    assert got["adaptive_wins_mixed"] == wins
 
 
 def test_docs_results_tables_are_read_and_mixed_is_missing(capsys):
@@ -34,11 +67,18 @@ def test_docs_results_tables_are_read_and_mixed_is_missing(capsys):
 
 
 def test_reuse_reads_run_results(tmp_path, capsys):
+    runs = [("ecmp", 0, 0.5), ("ecmp", 1, 0.7), ("adaptive", 0, 0.65), ("adaptive", 1, 0.67)]
     for scenario in SCENARIOS:
-        for k, (policy, frac) in enumerate([("ecmp", 0.5), ("ecmp", 0.7), ("adaptive", 0.66)]):
+        for policy, k, frac in runs:
             r = RunResult(scenario, policy, k, k, 10.0, metrics={"goodput_frac": frac})
             write_run(tmp_path / scenario / policy / f"run{k}", r)
     assert main(["--reuse", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    # best fixed: ecmp at 0.6; regret 1 - 0.66 / 0.6 = -0.1 everywhere
-    assert "adaptive_regret=-0.100" in out and "adaptive_wins_mixed=1" in out
+    # best fixed: ecmp at 0.6; regret 1 - 0.66 / 0.6 = -0.1 everywhere; paired ratios 1.3 and
+    # 0.957 over two seeds: the interval includes 1, so no win on mixed
+    assert "adaptive_regret=-0.100" in out and "adaptive_wins_mixed=0" in out
+
+
+def test_csv_records_keep_the_seed():
+    records = records_from_csv(REPO_ROOT / "docs" / "results", ["llhd-2"])
+    assert records and all(isinstance(seed, int) for _, _, seed, _ in records)

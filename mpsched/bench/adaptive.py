@@ -6,20 +6,24 @@ fixed policy and `adaptive`), the mean goodput fraction (goodput / summed config
 capacity) per policy over the runs. Per scenario the regret of `adaptive` is
 1 - its goodput fraction / the best fixed policy's (negative when it beats them all). Ends with
 
-    adaptive_regret=       the mean regret over the five scenarios
-    adaptive_wins_mixed=   1 if adaptive's goodput fraction on mixed is at least the best
-                           fixed policy's, else 0
+    adaptive_regret=       the mean regret over the five scenarios                [<= 0.05]
+    adaptive_wins_mixed=   1 if adaptive beats every fixed policy on mixed beyond the
+                           confidence interval, else 0: paired by seed, the 95 % interval
+                           of adaptive's goodput fraction / the fixed policy's lies above 1
 
-Without --reuse it runs `mpsched compare` on the five scenarios (`--runs`, default 3: many
-hours, the scenarios' durations + about 9 s per run for 14-19 policies each). `--reuse DIR`
-evaluates an earlier comparison instead: the run results under DIR (`*__run*.json`, as
-`mpsched.lab.fct.load_results` reads them), or, where there are none, its runs.csv tables
-(`DIR/<scenario>/runs.csv`, or `DIR/<scenario>-runs.csv` as in docs/results).
+Without --reuse it runs `mpsched compare` on the five scenarios (`--runs`, default 5: many
+hours, the scenarios' durations + about 6 s per run for 14-19 policies each; `--scenario`
+runs some of them, `--resume` keeps the runs --out already holds, so the comparison can be
+split over several calls into one --out). `--reuse DIR` evaluates an earlier comparison
+instead: the run results under DIR (`*__run*.json`, as `mpsched.lab.fct.load_results` reads
+them), or, where there are none, its runs.csv tables (`DIR/<scenario>/runs.csv`, or
+`DIR/<scenario>-runs.csv` as in docs/results).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import statistics
 import subprocess
@@ -28,8 +32,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from mpsched.bench.sched import read_runs
 from mpsched.lab.fct import load_results
+from mpsched.lab.metrics import mean_ci95
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
@@ -38,29 +42,71 @@ ADAPTIVE = "adaptive"
 METRIC = "goodput_frac"
 
 Table = dict[str, dict[str, float]]  # scenario -> policy -> mean goodput fraction
+# one run's goodput fraction: (scenario, policy, seed, value)
+Record = tuple[str, str, int, float]
+
+
+def records_from_results(results: Sequence[RunResult]) -> list[Record]:
+    """(scenario, policy, seed, goodput fraction) per run; runs without it left out."""
+    return [
+        (r.scenario, r.policy, r.seed, x)
+        for r in results
+        if (x := r.metrics.get(METRIC, math.nan)) is not None and not math.isnan(x)
+    ]
+
+
+def records_from_csv(directory: Path, scenarios: Sequence[str]) -> list[Record]:
+    """The same from runs.csv tables: DIR/<scenario>/runs.csv or DIR/<scenario>-runs.csv."""
+    out: list[Record] = []
+    for name in scenarios:
+        for path in (directory / name / "runs.csv", directory / f"{name}-runs.csv"):
+            if path.exists():
+                with path.open() as handle:
+                    for row in csv.DictReader(handle):
+                        try:
+                            x, seed = float(row[METRIC]), int(row["seed"])
+                        except (KeyError, TypeError, ValueError):
+                            continue
+                        if not math.isnan(x):
+                            out.append((row["scenario"], row["policy"], seed, x))
+                break
+    return out
+
+
+def table_from_records(records: Sequence[Record]) -> Table:
+    """scenario -> policy -> mean goodput fraction over its runs."""
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for scenario, policy, _, x in records:
+        values[scenario][policy].append(x)
+    return {s: {p: statistics.fmean(v) for p, v in pols.items()} for s, pols in values.items()}
 
 
 def table_from_results(results: Sequence[RunResult]) -> Table:
     """scenario -> policy -> mean goodput fraction over its runs (NaN runs left out)."""
-    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in results:
-        x = r.metrics.get(METRIC, math.nan)
-        if x is not None and not math.isnan(x):
-            values[r.scenario][r.policy].append(x)
-    return {s: {p: statistics.fmean(v) for p, v in pols.items()} for s, pols in values.items()}
+    return table_from_records(records_from_results(results))
 
 
 def table_from_csv(directory: Path, scenarios: Sequence[str]) -> Table:
     """The same from runs.csv tables: DIR/<scenario>/runs.csv or DIR/<scenario>-runs.csv."""
-    out: Table = {}
-    for name in scenarios:
-        for path in (directory / name / "runs.csv", directory / f"{name}-runs.csv"):
-            if path.exists():
-                runs = read_runs(path)
-                out[name] = {
-                    p: statistics.fmean(m[METRIC]) for p, m in runs.items() if m.get(METRIC)
-                }
-                break
+    return table_from_records(records_from_csv(directory, scenarios))
+
+
+def paired_lower_bounds(records: Sequence[Record], scenario: str) -> dict[str, float]:
+    """Per fixed policy of `scenario`: the lower end of the 95 % interval of adaptive's
+    goodput fraction / the policy's over the seeds both ran (NaN with fewer than 2 seeds).
+    Above 1: adaptive beats that policy beyond the interval."""
+    by_seed: dict[str, dict[int, float]] = defaultdict(dict)
+    for s, policy, seed, x in records:
+        if s == scenario:
+            by_seed[policy][seed] = x
+    mine = by_seed.get(ADAPTIVE, {})
+    out = {}
+    for policy, runs in by_seed.items():
+        if policy == ADAPTIVE:
+            continue
+        ratios = [mine[k] / runs[k] for k in sorted(set(mine) & set(runs)) if runs[k] > 0]
+        m, h = mean_ci95(ratios)
+        out[policy] = m - h
     return out
 
 
@@ -71,9 +117,12 @@ def regret(policies: Mapping[str, float]) -> tuple[float, str, float]:
     return 1.0 - policies[ADAPTIVE] / fixed[best], best, fixed[best]
 
 
-def figures(table: Table, scenarios: Sequence[str] = SCENARIOS) -> dict[str, float]:
-    """adaptive_regret (mean over `scenarios`) and adaptive_wins_mixed; ValueError names what
-    is missing."""
+def figures(
+    table: Table, scenarios: Sequence[str] = SCENARIOS, records: Sequence[Record] = ()
+) -> dict[str, float]:
+    """adaptive_regret (mean over `scenarios`) and adaptive_wins_mixed (from the per-seed
+    `records` of mixed: `paired_lower_bounds` all above 1); ValueError names what is
+    missing."""
     missing = [s for s in scenarios if s not in table]
     if missing:
         raise ValueError(f"no results for scenario(s) {missing}")
@@ -83,7 +132,10 @@ def figures(table: Table, scenarios: Sequence[str] = SCENARIOS) -> dict[str, flo
     regrets = [regret(table[s])[0] for s in scenarios]
     out = {"adaptive_regret": statistics.fmean(regrets)}
     if "mixed" in scenarios:
-        out["adaptive_wins_mixed"] = float(regret(table["mixed"])[0] <= 0)
+        bounds = paired_lower_bounds(records, "mixed")
+        out["adaptive_wins_mixed"] = float(
+            bool(bounds) and all(b > 1 for b in bounds.values())
+        )
     return out
 
 
@@ -93,7 +145,18 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--runs", type=int, default=3, help="runs per policy (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=5, help="runs per policy (default: %(default)s)")
+    p.add_argument(
+        "--scenario",
+        action="append",
+        choices=SCENARIOS,
+        help="run only these scenarios (repeatable; default: all five); the figures need all",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs --out already holds (mpsched compare --resume)",
+    )
     p.add_argument(
         "--out",
         type=Path,
@@ -108,8 +171,9 @@ def main(argv: list[str] | None = None) -> int:
     if source is None:
         cmd = [
             sys.executable, "-m", "mpsched.cli", "compare",
-            *(str(REPO_ROOT / "scenarios" / f"{s}.yaml") for s in SCENARIOS),
+            *(str(REPO_ROOT / "scenarios" / f"{s}.yaml") for s in args.scenario or SCENARIOS),
             "--runs", str(args.runs), "--out", str(args.out),
+            *(["--resume"] if args.resume else []),
         ]
         print("+", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd)
@@ -120,11 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     if not source.is_dir():
         print(f"bench-adaptive: {source} is not a directory", file=sys.stderr)
         return 2
-    table = table_from_results(load_results(source))
-    for name, row in table_from_csv(source, SCENARIOS).items():
-        table.setdefault(name, row)
+    records = records_from_results(load_results(source))
+    have = {r[0] for r in records}
+    records += [r for r in records_from_csv(source, SCENARIOS) if r[0] not in have]
+    table = table_from_records(records)
     try:
-        values = figures(table)
+        values = figures(table, records=records)
     except ValueError as error:
         print(f"bench-adaptive: {source}: {error}", file=sys.stderr)
         return 2
@@ -133,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in SCENARIOS:
         r, best, frac = regret(table[name])
         print(f"{name:18s} {table[name][ADAPTIVE]:9.3f} {best:>14s} {frac:12.3f} {r:7.3f}")
+    bounds = paired_lower_bounds(records, "mixed")
+    print("mixed, paired by seed: lower end of the 95 % interval of adaptive / each fixed "
+          "policy: " + ", ".join(f"{p} {b:.3f}" for p, b in sorted(bounds.items())))
     for key, value in values.items():
         print(f"{key}={value:.3f}" if key == "adaptive_regret" else f"{key}={int(value)}")
     return 0
