@@ -1,0 +1,170 @@
+"""The FCT tables of docs/results/congestion.md from results on disk, and their paired ratios.
+
+    python -m mpsched.lab.fcttable SOURCE [SOURCE ...] [--paired REF ...] [--no-cpu-bound]
+
+Each SOURCE is an `mpsched compare` output directory (every run JSON under it,
+`fct.load_results`) or a runs.csv (`report.read_csv`, e.g. docs/results/*-runs.csv); the
+runs of all sources are pooled, so a comparison extended by a later call (more seeds, more
+policies) or a published table plus new runs is one table. Printed as Markdown:
+
+1. per (scenario, policy), sorted by the mean FCT of flows < 100 kB: runs (a † when some
+   were CPU-bound), goodput, completed fraction, per size bucket the mean FCT (and the p99
+   of the short flows), the p99 FCT of all flows and the mean slowdown, each mean ± 95 % CI
+   over the runs (`fct.fct_rows`);
+2. per REF (default: letflow and ecmp), paired by seed: each policy's ratio to REF's run
+   with the same seed, mean ± 95 % CI over the seeds both ran (`fct.paired_ratios`), for the
+   short flows' mean FCT, the p99 of all flows, goodput and the slowdown;
+3. the CPU-bound runs by scenario, policy and seed.
+
+`--no-cpu-bound` leaves the CPU-bound runs out of every table (re-run them with
+`mpsched compare ... --resume --rerun-cpu-bound`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mpsched.lab.fct import FctRow, Stat, fct_rows, load_results, paired_ratios
+from mpsched.lab.report import RunResult, read_csv
+
+NAN_STAT: Stat = (math.nan, math.nan)
+# paired figures: (metric, column title)
+PAIRED = (
+    ("fct_lt100k_mean_s", "FCT < 100 kB"),
+    ("fct_p99_s", "p99 FCT, all flows"),
+    ("goodput_mbps", "goodput"),
+    ("slowdown_mean", "slowdown"),
+)
+
+
+def load_sources(sources: Sequence[Path]) -> list[RunResult]:
+    """The runs of every source: a runs.csv file, else a directory of run JSONs. ValueError
+    names a source that is neither or holds no run."""
+    out: list[RunResult] = []
+    for source in sources:
+        if source.is_file():
+            runs = read_csv(source)
+        elif source.is_dir():
+            runs = load_results(source)
+        else:
+            raise ValueError(f"{source}: no such file or directory")
+        if not runs:
+            raise ValueError(f"{source}: holds no run results")
+        out += runs
+    return out
+
+
+def cell(st: Stat) -> str:
+    mean, ci = st
+    if not math.isfinite(mean):
+        return "\u2013"
+    return f"{mean:.3g}" + (f" ± {ci:.2g}" if math.isfinite(ci) else "")
+
+
+def _bucket(row: FctRow, bucket: str, key: str) -> Stat:
+    return row.buckets.get(bucket, {}).get(key, NAN_STAT)
+
+
+def _short_mean(row: FctRow) -> float:
+    m = _bucket(row, "lt100k", "fct_mean_s")[0]
+    return m if math.isfinite(m) else math.inf
+
+
+def bucket_table(results: Sequence[RunResult]) -> str:
+    """Table 1 (module doc) as Markdown."""
+    rows = sorted(fct_rows(results), key=lambda r: (r.scenario, _short_mean(r)))
+    several = len({r.scenario for r in rows}) > 1
+    head = ["policy", "runs", "goodput Mbit/s", "completed", "FCT < 100 kB mean (s)",
+            "< 100 kB p99", "100 kB\u20131 MB mean", "> 1 MB mean", "p99 all flows",
+            "slowdown mean"]
+    if several:
+        head.insert(0, "scenario")
+    lines = ["| " + " | ".join(head) + " |",
+             "| " + " | ".join(["---"] * (2 if several else 1) + ["---:"] * 9) + " |"]
+    for r in rows:
+        cells = [
+            f"{r.policy}{' †' if r.cpu_bound else ''}",
+            str(r.runs),
+            cell(r.goodput_mbps),
+            cell(r.completed_frac),
+            cell(_bucket(r, "lt100k", "fct_mean_s")),
+            cell(_bucket(r, "lt100k", "fct_p99_s")),
+            cell(_bucket(r, "100k_1m", "fct_mean_s")),
+            cell(_bucket(r, "gt1m", "fct_mean_s")),
+            cell(r.fct_p99_s),
+            cell(r.slowdown_mean),
+        ]
+        if several:
+            cells.insert(0, r.scenario)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def paired_table(results: Sequence[RunResult], reference: str) -> str:
+    """Table 2 (module doc) for one reference policy as Markdown; rows sorted by the short
+    flows' ratio. Empty when no run of `reference` pairs with another policy's."""
+    got = {m: paired_ratios(results, m, reference) for m, _ in PAIRED}
+    keys = sorted(
+        (k for k in got[PAIRED[0][0]] if k[1] != reference),
+        key=lambda k: (k[0], got[PAIRED[0][0]][k][0][0]),
+    )
+    if not keys:
+        return ""
+    several = len({k[0] for k in keys}) > 1
+    head = (["scenario"] if several else []) + ["policy (seeds)"] + [t for _, t in PAIRED]
+    lines = [f"paired by seed against {reference} (ratio, mean ± 95 % CI over the seeds):", "",
+             "| " + " | ".join(head) + " |",
+             "| " + " | ".join(["---"] * (2 if several else 1) + ["---:"] * len(PAIRED)) + " |"]
+    for key in keys:
+        n = got[PAIRED[0][0]][key][1]
+        cells = [f"{key[1]} ({n})"]
+        for metric, _ in PAIRED:
+            if key in got[metric]:
+                (mean, ci), _ = got[metric][key]
+                cells.append(f"{mean:.2f} ± {ci:.2f}" if math.isfinite(ci) else f"{mean:.2f}")
+            else:
+                cells.append("\u2013")
+        lines.append("| " + " | ".join(([key[0]] if several else []) + cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cpu_bound_runs(results: Sequence[RunResult]) -> list[tuple[str, str, int]]:
+    return sorted((r.scenario, r.policy, r.seed) for r in results if r.cpu_bound is True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m mpsched.lab.fcttable",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("sources", nargs="+", type=Path, help="compare output directory or runs.csv")
+    p.add_argument("--paired", action="append", metavar="REF",
+                   help="reference policy of the paired ratios (repeatable; default: letflow, "
+                   "ecmp)")
+    p.add_argument("--no-cpu-bound", action="store_true", help="leave CPU-bound runs out")
+    args = p.parse_args(argv)
+    try:
+        results = load_sources(args.sources)
+    except (OSError, ValueError) as exc:
+        print(f"fcttable: {exc}", file=sys.stderr)
+        return 2
+    bound = cpu_bound_runs(results)
+    if args.no_cpu_bound:
+        results = [r for r in results if r.cpu_bound is not True]
+    print(bucket_table(results))
+    for ref in args.paired or ["letflow", "ecmp"]:
+        text = paired_table(results, ref)
+        print(text if text else f"(no run of {ref} pairs with another policy's)\n")
+    left = " (left out)" if args.no_cpu_bound else ""
+    print(f"CPU-bound runs{left}: "
+          + (", ".join(f"{s}/{p}/seed {k}" for s, p, k in bound) if bound else "none"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
