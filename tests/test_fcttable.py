@@ -77,3 +77,10 @@ def test_published_rows_read_back():
     runs = report.read_csv(REPO_ROOT / "docs" / "results" / "congestion-grey-loss-runs.csv")
     assert {r.policy for r in runs} >= {"ca", "letflow"}
     assert all(math.isfinite(r.metrics["goodput_mbps"]) for r in runs)
+
+
+def test_a_runs_csv_from_before_the_cpu_mark_reads_as_unknown(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("scenario,policy,run,seed,duration_s,goodput_frac\nsc,ca,0,1,30,0.9\n")
+    (r,) = report.read_csv(path)
+    assert r.cpu_bound is None and r.metrics == {"goodput_frac": 0.9}

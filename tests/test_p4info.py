@@ -9,6 +9,7 @@ from mpsched.p4rt.pipeline import (
     TABLE_REPORT_CONFIG,
     TABLE_WEIGHTS,
     Pipeline,
+    program_probe_port,
 )
 
 
@@ -102,8 +103,6 @@ def test_special_ports_from_compiled_p4info(artifacts):
     assert ports[PORT_CPU] == CPU_PORT
     assert ports[PORT_PROBE] not in (CPU_PORT, 0)
     assert Pipeline(P4Info.from_file(artifacts.p4info)).probe_port == ports[PORT_PROBE]
-    from mpsched.p4rt.pipeline import program_probe_port
-
     assert program_probe_port(artifacts.p4info) == ports[PORT_PROBE]
     assert program_probe_port(artifacts.p4info.parent / "no-such.p4info.txt") is None
 

@@ -37,9 +37,7 @@ def test_the_same_run_is_kept(tmp_path):
     ids=["other-seed", "other-duration", "other-policy"],
 )
 def test_another_run_is_not_kept(tmp_path, changes):
-    run_dir = written(tmp_path, **changes)
-    policy = "ca"
-    assert experiment.kept_run(run_dir, SCENARIO, policy, 1) is None
+    assert experiment.kept_run(written(tmp_path, **changes), SCENARIO, "ca", 1) is None
 
 
 def test_no_result_or_a_broken_one_is_run_again(tmp_path):

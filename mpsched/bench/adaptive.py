@@ -23,7 +23,6 @@ them), or, where there are none, its runs.csv tables (`DIR/<scenario>/runs.csv`,
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import statistics
 import subprocess
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from mpsched.lab.fct import load_results
 from mpsched.lab.metrics import mean_ci95
-from mpsched.lab.report import RunResult
+from mpsched.lab.report import RunResult, read_csv
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIOS = ("llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure", "mixed")
@@ -61,14 +60,7 @@ def records_from_csv(directory: Path, scenarios: Sequence[str]) -> list[Record]:
     for name in scenarios:
         for path in (directory / name / "runs.csv", directory / f"{name}-runs.csv"):
             if path.exists():
-                with path.open() as handle:
-                    for row in csv.DictReader(handle):
-                        try:
-                            x, seed = float(row[METRIC]), int(row["seed"])
-                        except (KeyError, TypeError, ValueError):
-                            continue
-                        if not math.isnan(x):
-                            out.append((row["scenario"], row["policy"], seed, x))
+                out += records_from_results(read_csv(path))
                 break
     return out
 
@@ -79,11 +71,6 @@ def table_from_records(records: Sequence[Record]) -> Table:
     for scenario, policy, _, x in records:
         values[scenario][policy].append(x)
     return {s: {p: statistics.fmean(v) for p, v in pols.items()} for s, pols in values.items()}
-
-
-def table_from_results(results: Sequence[RunResult]) -> Table:
-    """scenario -> policy -> mean goodput fraction over its runs (NaN runs left out)."""
-    return table_from_records(records_from_results(results))
 
 
 def table_from_csv(directory: Path, scenarios: Sequence[str]) -> Table:

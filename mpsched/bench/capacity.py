@@ -163,8 +163,14 @@ def _run_step(scenario: dict, runs: int, duration: float | None, out: Path) -> S
     )
 
 
+def measured_cores() -> int:
+    """How many cores the runs' shares are a share of: those this process may use (a run
+    inherits the affinity, mpsched/lab/cpu.py)."""
+    return len(os.sched_getaffinity(0))
+
+
 def _describe(step: Step) -> str:
-    ncpu = len(os.sched_getaffinity(0))  # the cores its runs were measured on
+    ncpu = measured_cores()
     fracs = " ".join(f"{v:.2f}" for v in step.goodput_frac)
     idle = statistics.fmean(step.idle_pct) if step.idle_pct else math.nan
     return (
@@ -225,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parts = args.only or list(PARTS)
     data = yaml.safe_load(SHAPE.read_text())
     keys: dict[str, float] = {}
-    ncpu = len(os.sched_getaffinity(0))  # the cores its runs were measured on
+    ncpu = measured_cores()
     try:
         if "capacity" in parts:
             done: list[Step] = []

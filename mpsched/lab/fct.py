@@ -151,7 +151,7 @@ def load_results(out: str | Path) -> list[RunResult]:
     return [read_run(p) for p in sorted(Path(out).rglob("*__run*.json"))]
 
 
-def _cell(st: Stat) -> str:
+def stat_cell(st: Stat) -> str:
     mean, ci = st
     if not math.isfinite(mean):
         return "\u2013"
@@ -170,13 +170,13 @@ def fct_table(rows: Sequence[FctRow]) -> str:
             r.policy,
             f"{r.load_pct:g}" if math.isfinite(r.load_pct) else "\u2013",
             f"{r.runs}" + (f" ({r.cpu_bound}\u2020)" if r.cpu_bound else ""),
-            _cell(r.goodput_mbps),
-            _cell(r.slowdown_mean),
+            stat_cell(r.goodput_mbps),
+            stat_cell(r.slowdown_mean),
         ]
         for b in names:
             got = r.buckets.get(b, {})
             nan = (math.nan, math.nan)
-            cells += [_cell(got.get("fct_mean_s", nan)), _cell(got.get("fct_p99_s", nan))]
+            cells += [stat_cell(got.get("fct_mean_s", nan)), stat_cell(got.get("fct_p99_s", nan))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpsched.lab.fct import FctRow, Stat, fct_rows, load_results, paired_ratios
+from mpsched.lab.fct import FctRow, Stat, fct_rows, load_results, paired_ratios, stat_cell
 from mpsched.lab.report import RunResult, read_csv
 
 NAN_STAT: Stat = (math.nan, math.nan)
@@ -58,13 +58,6 @@ def load_sources(sources: Sequence[Path]) -> list[RunResult]:
     return out
 
 
-def cell(st: Stat) -> str:
-    mean, ci = st
-    if not math.isfinite(mean):
-        return "\u2013"
-    return f"{mean:.3g}" + (f" ± {ci:.2g}" if math.isfinite(ci) else "")
-
-
 def _bucket(row: FctRow, bucket: str, key: str) -> Stat:
     return row.buckets.get(bucket, {}).get(key, NAN_STAT)
 
@@ -89,14 +82,14 @@ def bucket_table(results: Sequence[RunResult]) -> str:
         cells = [
             f"{r.policy}{' †' if r.cpu_bound else ''}",
             str(r.runs),
-            cell(r.goodput_mbps),
-            cell(r.completed_frac),
-            cell(_bucket(r, "lt100k", "fct_mean_s")),
-            cell(_bucket(r, "lt100k", "fct_p99_s")),
-            cell(_bucket(r, "100k_1m", "fct_mean_s")),
-            cell(_bucket(r, "gt1m", "fct_mean_s")),
-            cell(r.fct_p99_s),
-            cell(r.slowdown_mean),
+            stat_cell(r.goodput_mbps),
+            stat_cell(r.completed_frac),
+            stat_cell(_bucket(r, "lt100k", "fct_mean_s")),
+            stat_cell(_bucket(r, "lt100k", "fct_p99_s")),
+            stat_cell(_bucket(r, "100k_1m", "fct_mean_s")),
+            stat_cell(_bucket(r, "gt1m", "fct_mean_s")),
+            stat_cell(r.fct_p99_s),
+            stat_cell(r.slowdown_mean),
         ]
         if several:
             cells.insert(0, r.scenario)

@@ -265,13 +265,14 @@ RUN_COLUMNS = ("scenario", "policy", "run", "seed", "duration_s", "cpu_bound")
 
 def read_csv(path: str | Path) -> list[RunResult]:
     """The runs of a ``runs.csv`` written by ``write_csv`` (scalar metrics and the cpu_bound
-    mark only: series, FCTs and samples are not in it). ValueError names the file, the line and
-    the column of a malformed row."""
+    mark only: series, FCTs and samples are not in it; a file from before the mark has no
+    cpu_bound column, its runs count as unknown). ValueError names the file, the line and the
+    column of a malformed row."""
     path = Path(path)
     out: list[RunResult] = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in RUN_COLUMNS if c not in (reader.fieldnames or [])]
+        missing = [c for c in RUN_COLUMNS[:-1] if c not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path}: not a runs.csv (no column(s) {', '.join(missing)})")
         for line, row in enumerate(reader, start=2):
@@ -281,16 +282,17 @@ def read_csv(path: str | Path) -> list[RunResult]:
                 column = "duration_s"
                 duration = float(row["duration_s"])
                 column = "cpu_bound"
-                bound = {"true": True, "false": False, "": None}[row["cpu_bound"]]
+                bound = {"true": True, "false": False, "": None}[row.get("cpu_bound", "")]
                 values = {}
                 for column, cell in row.items():
                     if column not in RUN_COLUMNS and cell not in ("", None):
                         values[column] = float(cell)
             except (KeyError, TypeError, ValueError):
                 raise ValueError(f"{path}:{line}: malformed {column!r}") from None
-            r = RunResult(row["scenario"], row["policy"], run, seed, duration, metrics=values)
-            r.cpu_bound = bound
-            out.append(r)
+            out.append(RunResult(
+                row["scenario"], row["policy"], run, seed, duration, metrics=values,
+                cpu_bound=bound,
+            ))
     return out
 
 
