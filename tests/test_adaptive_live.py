@@ -17,8 +17,10 @@ pytestmark = pytest.mark.integration
 PORT = 5311
 QOS_ARM = "qos:max_loss=0.01"
 # the context keyed on loss only (one level for delay, jitter and load), no exploration, no
-# pooling: the switch must come from the context change and the outcomes alone
+# pooling, the flat prior (an arm that failed gives way to an untried one): the switch must
+# come from the context change and the outcomes alone
 PARAMS = {
+    "prior": "flat",
     "arms": f"ecmp,{QOS_ARM}",
     "exploration": "epsilon",
     "epsilon": 0.0,

@@ -143,6 +143,36 @@ def test_pooling_borrows_a_fraction_of_the_other_contexts():
     assert t.mean("here", "ca") == pytest.approx(3.5 / 6)
 
 
+def test_the_context_prior_is_centred_on_the_contexts_mean_outcome():
+    t = BetaTable(alpha0=1.0, beta0=1.0, prior="context")
+    assert t.posterior("c", "ecmp") == (1.0, 1.0)  # nothing scored in c: (alpha0, beta0)
+    t.update("c", "ecmp", 0.2)
+    t.update("c", "ca", 0.4)
+    # m = (0.2 + 0.4) / 2 = 0.3, strength 2: base (0.6, 1.4)
+    assert t.base("c") == pytest.approx((0.6, 1.4))
+    assert t.posterior("c", "llhd") == pytest.approx((0.6, 1.4))  # untried: the centred prior
+    assert t.posterior("c", "ca") == pytest.approx((1.0, 2.0))  # 0.6 + 0.4, 1.4 + 0.6
+    assert t.mean("c", "ca") > t.mean("c", "llhd") > t.mean("c", "ecmp")
+    t.update("d", "ecmp", 0.0)  # clamped: m = 0.02
+    assert t.base("d") == pytest.approx((0.04, 1.96))
+    assert BetaTable(prior="flat", cells=t.cells).base("c") == (1.0, 1.0)
+
+
+def test_with_the_context_prior_low_outcomes_do_not_walk_the_arm_list():
+    """Every arm scores 0.1 (a target nothing meets here): with a flat prior each arm tried
+    falls below the untried ones' 0.5 and the greedy choice moves on; centred, it stays."""
+    arms = ["ecmp", "llhd", "ca", "wcmp"]
+    for prior, expected in (("flat", arms), ("context", ["ecmp"] * 4)):
+        t = BetaTable(prior=prior)
+        chosen, current = [], None
+        for _ in range(4):
+            c = choose(t, "x", arms, current, Rigged([0.9]), "epsilon", epsilon=0.0)
+            chosen.append(c.arm)
+            current = c.arm
+            t.update("x", c.arm, 0.1)
+        assert chosen == expected, prior
+
+
 class Rigged(random.Random):
     """random() and betavariate() answer from lists (exploration made deterministic)."""
 
@@ -303,7 +333,7 @@ def run(policy: Adaptive, feed: Feed, periods: int, rate: int = 100):
 PARAMS = {"arms": "ecmp,ca", "exploration": "epsilon", "epsilon": 0.0, "dwell_periods": 4,
           "settle_periods": 1, "min_dwell_periods": 2, "context_hold_periods": 2, "pool": 0.0,
           "target_min_goodput_frac": None, "target_max_reorder": None, "target_max_loss": 0.01,
-          "outcome": "met"}
+          "outcome": "met", "prior": "flat"}
 
 
 def test_the_class_switches_arm_when_a_path_turns_lossy():

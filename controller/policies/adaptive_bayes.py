@@ -16,6 +16,17 @@ and a testbed run sees each context for seconds; the posterior of (c, a) therefo
 
 pool = 0 gives independent contexts.
 
+Centred prior (reconstructed, `prior="context"`): with a flat prior (`prior="flat"`) an arm not
+tried in a context has mean alpha0 / (alpha0 + beta0) = 0.5, so in a context where every arm
+scores below 0.5 (a graded outcome against a target nothing can meet there, e.g. the ACK
+direction's goodput, or congestion loss no path choice avoids) each arm tried falls below the
+untried ones and the greedy choice walks through the whole arm list. The centred prior is the
+empirical-Bayes one: of the same strength n0 = alpha0 + beta0, centred on the mean outcome m of
+the dwells scored in the context so far (any arm; clamped to [0.02, 0.98]), alpha0' = m · n0,
+beta0' = (1 - m) · n0; a context without scored dwells keeps (alpha0, beta0). An untried arm is
+then expected to do as well as the arms tried there, so the greedy choice stays with an arm
+that does as well as the rest, and other arms are reached by exploration.
+
 Choice (`choose`): the arm of highest posterior mean (ties: the order of the arm list), with
 damping: the current arm is kept unless another's mean is more than `margin` above its own.
 Exploration, bounded and visible:
@@ -37,6 +48,8 @@ from typing import Any
 from mpsched.controller.errors import FieldError
 
 EXPLORATIONS = ("epsilon", "thompson")
+PRIORS = ("context", "flat")
+CENTRE_CLAMP = (0.02, 0.98)
 TABLE_VERSION = 1
 
 
@@ -63,6 +76,7 @@ class BetaTable:
     alpha0: float = 1.0
     beta0: float = 1.0
     pool: float = 0.0
+    prior: str = "flat"
     cells: dict[str, dict[str, Cell]] = field(default_factory=dict)
     contexts: dict[str, ContextStats] = field(default_factory=dict)
 
@@ -77,8 +91,21 @@ class BetaTable:
         cell.last = u
         return cell
 
+    def base(self, ctx: str) -> tuple[float, float]:
+        """The prior of ctx: (alpha0, beta0), or with prior "context" the same strength
+        centred on the context's mean outcome so far."""
+        arms = self.cells.get(ctx, {}).values()
+        n = sum(c.n for c in arms)
+        if self.prior != "context" or n == 0:
+            return self.alpha0, self.beta0
+        lo, hi = CENTRE_CLAMP
+        m = min(hi, max(lo, sum(c.s for c in arms) / n))
+        strength = self.alpha0 + self.beta0
+        return m * strength, (1.0 - m) * strength
+
     def posterior(self, ctx: str, arm: str) -> tuple[float, float]:
         """(alpha, beta) of (ctx, arm), with the pooled evidence of the other contexts."""
+        alpha0, beta0 = self.base(ctx)
         own = self.cells.get(ctx, {}).get(arm, Cell())
         s_other = f_other = 0.0
         if self.pool > 0:
@@ -87,8 +114,8 @@ class BetaTable:
                     s_other += arms[arm].s
                     f_other += arms[arm].f
         return (
-            self.alpha0 + own.s + self.pool * s_other,
-            self.beta0 + own.f + self.pool * f_other,
+            alpha0 + own.s + self.pool * s_other,
+            beta0 + own.f + self.pool * f_other,
         )
 
     def mean(self, ctx: str, arm: str) -> float:
