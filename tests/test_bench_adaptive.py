@@ -8,6 +8,7 @@ from mpsched.bench.adaptive import (
     SCENARIOS,
     figures,
     main,
+    markdown,
     paired_lower_bounds,
     records_from_csv,
     regret,
@@ -82,3 +83,18 @@ def test_reuse_reads_run_results(tmp_path, capsys):
 def test_csv_records_keep_the_seed():
     records = records_from_csv(REPO_ROOT / "docs" / "results", ["llhd-2"])
     assert records and all(isinstance(seed, int) for _, _, seed, _ in records)
+
+
+def test_markdown_tables_rank_policies_and_pair_adaptive_by_seed(tmp_path):
+    runs = [("ecmp", 0, 0.5), ("ecmp", 1, 0.5), ("letflow", 0, 0.8), ("letflow", 1, 0.9),
+            ("adaptive", 0, 0.6), ("adaptive", 1, 0.7)]
+    results = [RunResult("mixed", p, k, k, 10.0, metrics={"goodput_frac": x},
+                         cpu_bound=(p == "ecmp" and k == 1)) for p, k, x in runs]
+    text = markdown(results, ["mixed", "cmt-la"])
+    lines = [line for line in text.splitlines() if line.startswith("| ")]
+    assert [line.split(" | ")[0] for line in lines[2:]] == ["| letflow", "| **adaptive**",
+                                                            "| ecmp"]
+    # letflow 0.85 +- 12.706 * 0.0707 / sqrt 2; adaptive / letflow 0.75, 0.778 per seed
+    assert "| letflow | 2 | 0.850 ± 0.635 | 0.764 ± 0.176 |" in text
+    assert "| ecmp | 2 (1\u2020) | 0.500 ± 0.000 | 1.30 ± 1.27 |" in text
+    assert "cmt-la" not in text  # no runs: no table

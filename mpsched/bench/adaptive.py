@@ -17,7 +17,9 @@ runs some of them, `--resume` keeps the runs --out already holds, so the compari
 split over several calls into one --out). `--reuse DIR` evaluates an earlier comparison
 instead: the run results under DIR (`*__run*.json`, as `mpsched.lab.fct.load_results` reads
 them), or, where there are none, its runs.csv tables (`DIR/<scenario>/runs.csv`, or
-`DIR/<scenario>-runs.csv` as in docs/results).
+`DIR/<scenario>-runs.csv` as in docs/results). `--markdown FILE` also writes, per scenario,
+every policy's goodput fraction and adaptive's ratio to it paired by seed (the tables of
+docs/results/adaptive.md).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from mpsched.lab.fct import load_results
 from mpsched.lab.metrics import mean_ci95
-from mpsched.lab.report import RunResult, read_csv
+from mpsched.lab.report import CPU_MARK, RunResult, format_mean_ci, read_csv
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIOS = ("llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure", "mixed")
@@ -54,15 +56,20 @@ def records_from_results(results: Sequence[RunResult]) -> list[Record]:
     ]
 
 
-def records_from_csv(directory: Path, scenarios: Sequence[str]) -> list[Record]:
-    """The same from runs.csv tables: DIR/<scenario>/runs.csv or DIR/<scenario>-runs.csv."""
-    out: list[Record] = []
+def results_from_csv(directory: Path, scenarios: Sequence[str]) -> list[RunResult]:
+    """The runs of runs.csv tables: DIR/<scenario>/runs.csv or DIR/<scenario>-runs.csv."""
+    out: list[RunResult] = []
     for name in scenarios:
         for path in (directory / name / "runs.csv", directory / f"{name}-runs.csv"):
             if path.exists():
-                out += records_from_results(read_csv(path))
+                out += read_csv(path)
                 break
     return out
+
+
+def records_from_csv(directory: Path, scenarios: Sequence[str]) -> list[Record]:
+    """(scenario, policy, seed, goodput fraction) from runs.csv tables (`results_from_csv`)."""
+    return records_from_results(results_from_csv(directory, scenarios))
 
 
 def table_from_records(records: Sequence[Record]) -> Table:
@@ -126,6 +133,46 @@ def figures(
     return out
 
 
+def markdown(results: Sequence[RunResult], scenarios: Sequence[str] = SCENARIOS) -> str:
+    """Per scenario a table: policy, runs (CPU-bound ones marked), goodput fraction (mean ±
+    95 % CI), and adaptive / the policy paired by seed (mean ± 95 % CI over the seeds both
+    ran); policies by descending mean goodput fraction."""
+    records = records_from_results(results)
+    bound: dict[tuple[str, str], int] = defaultdict(int)
+    for r in results:
+        bound[(r.scenario, r.policy)] += int(r.cpu_bound is True)
+    parts = []
+    for name in scenarios:
+        values: dict[str, dict[int, float]] = defaultdict(dict)
+        for s, policy, seed, x in records:
+            if s == name:
+                values[policy][seed] = x
+        if not values:
+            continue
+        mine = values.get(ADAPTIVE, {})
+        lines = [
+            f"### {name}\n",
+            "| policy | runs | goodput_frac | adaptive / policy (paired) |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        order = sorted(values, key=lambda p: -statistics.fmean(values[p].values()))
+        for policy in order:
+            runs = values[policy]
+            k = bound[(name, policy)]
+            count = f"{len(runs)}" + (f" ({k}{CPU_MARK})" if k else "")
+            cell = format_mean_ci(*mean_ci95(runs.values()))
+            ratio = "\u2013"
+            seeds = sorted(set(mine) & set(runs))
+            if policy != ADAPTIVE and seeds:
+                ratio = format_mean_ci(*mean_ci95(mine[x] / runs[x] for x in seeds if runs[x] > 0))
+                if len(seeds) < len(runs):
+                    ratio += f" (n={len(seeds)})"
+            label = f"**{policy}**" if policy == ADAPTIVE else policy
+            lines.append(f"| {label} | {count} | {cell} | {ratio} |")
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.adaptive",
@@ -153,6 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--reuse", type=Path, metavar="DIR", help="evaluate an earlier comparison's results"
     )
+    p.add_argument(
+        "--markdown", type=Path, metavar="FILE",
+        help="also write the per-scenario tables (goodput fraction, adaptive / each policy "
+        "paired by seed) to FILE",
+    )
     args = p.parse_args(argv)
     source = args.reuse
     if source is None:
@@ -171,9 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     if not source.is_dir():
         print(f"bench-adaptive: {source} is not a directory", file=sys.stderr)
         return 2
-    records = records_from_results(load_results(source))
-    have = {r[0] for r in records}
-    records += [r for r in records_from_csv(source, SCENARIOS) if r[0] not in have]
+    results = load_results(source)
+    have = {r.scenario for r in results}
+    results += [r for r in results_from_csv(source, SCENARIOS) if r.scenario not in have]
+    records = records_from_results(results)
+    if args.markdown is not None:
+        args.markdown.write_text(markdown(results))
+        print(f"bench-adaptive: tables in {args.markdown}")
     table = table_from_records(records)
     try:
         values = figures(table, records=records)
