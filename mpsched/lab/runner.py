@@ -366,13 +366,23 @@ class Run:
             time.sleep(POLL_S)
 
     def _save_decisions(self, rest: RestClient) -> None:
-        """The controller's decision log of the run (decisions.json in the run's directory)."""
+        """The controller's decision log of the run (decisions.json in the run's directory) and,
+        for `adaptive`, what it learned and its latest dwells (GET /classes/0/adaptive,
+        adaptive.json)."""
         try:
             log_ = rest.get("/decisions", {"since": 0, "limit": 1000})
         except requests.RequestException as exc:
             log.debug("decision log: %s", exc)
             return
         (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
+        if self.scenario.policy_request(self.policy).get("name") != "adaptive":
+            return
+        try:
+            view = rest.get("/classes/0/adaptive")
+        except requests.RequestException as exc:
+            log.debug("adaptive view: %s", exc)
+            return
+        (self.raw.dir / "adaptive.json").write_text(json.dumps(view, indent=1))
 
     def _schedule_workload(self, index: int, w: Workload, t0: float) -> threading.Timer:
         sc = self.scenario
