@@ -62,7 +62,7 @@ def test_the_mixed_win_is_beyond_the_paired_interval(adaptive, fixed, wins):
 def test_docs_results_tables_are_read_and_mixed_is_missing(capsys):
     table = table_from_csv(REPO_ROOT / "docs" / "results", SCENARIOS)
     assert set(table) == {"llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure"}
-    assert table["llhd-1-manyflows"]["letflow"] == pytest.approx(0.932, abs=0.001)
+    assert table["llhd-1-manyflows"]["letflow"] == pytest.approx(0.928, abs=0.001)
     assert main(["--reuse", str(REPO_ROOT / "docs" / "results")]) == 2
     assert "no results for scenario(s) ['mixed']" in capsys.readouterr().err
 
