@@ -15,7 +15,6 @@ The full comparison (more scenarios, >= 5 runs) is `make compare`; docs/results/
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import statistics
 import subprocess
@@ -23,23 +22,20 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from mpsched.lab.report import read_csv
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIO = REPO_ROOT / "scenarios" / "llhd-1-manyflows.yaml"
 
 
 def read_runs(path: Path) -> dict[str, dict[str, list[float]]]:
-    """policy -> metric -> values over its runs (NaN cells left out)."""
+    """policy -> metric -> values over its runs (NaN and empty cells left out), from a
+    runs.csv as `report.read_csv` reads it."""
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    with path.open() as handle:
-        for row in csv.DictReader(handle):
-            for key, value in row.items():
-                try:
-                    x = float(value)
-                except (TypeError, ValueError):
-                    continue
-                if not math.isnan(x):
-                    out[row["policy"]][key].append(x)
+    for r in read_csv(path):
+        for key, x in r.metrics.items():
+            if x is not None and not math.isnan(x):
+                out[r.policy][key].append(x)
     return out
 
 
