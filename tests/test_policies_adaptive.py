@@ -486,3 +486,32 @@ def test_qos_target_is_validated_and_serialised_with_the_class():
     with pytest.raises(FieldError) as err:
         class_from_dict({"id": 0, "name": "d", "qos_target": [1]}, "classes[0]")
     assert err.value.field == "classes[0].qos_target"
+
+
+def test_no_exploration_while_the_current_arm_meets_the_target():
+    t = BetaTable()
+    t.stats("x").dwells = 10
+    rng = Rigged(betas={(1.0, 1.0): 0.9, (2.0, 1.0): 0.1})
+    t.update("x", "ecmp", 1.0)
+    c = choose(t, "x", ["ecmp", "llhd"], "ecmp", rng, "thompson", max_explore_frac=1.0,
+               explore=False)
+    assert (c.arm, c.explored, c.note, c.samples) == ("ecmp", False, "greedy, no exploration",
+                                                      {})
+    assert (t.stats("x").dwells, t.stats("x").explored) == (11, 0)
+    c = choose(t, "x", ["ecmp", "llhd"], "ecmp", rng, "thompson", max_explore_frac=1.0)
+    assert (c.arm, c.explored) == ("llhd", True)  # drawn 0.9 > 0.1
+
+
+@pytest.mark.parametrize(("explore_when", "explored"), [("unmet", False), ("always", True)])
+def test_explore_when_unmet_holds_back_after_a_met_dwell(explore_when, explored):
+    params = {**PARAMS, "exploration": "epsilon", "epsilon": 1.0, "max_explore_frac": 1.0,
+              "explore_when": explore_when}
+    policy = make_policy("adaptive", params)
+    feed = Feed()
+    # the first choice has no evidence: it explores (ε = 1), ca; its dwell meets the target
+    run(policy, feed, 5)
+    assert [(h["arm"], h["explored"], h["met"]) for h in policy.view()["history"]] == [
+        ("ca", True, True)]
+    # then "unmet" keeps the greedy ca without exploring; "always" explores ecmp again
+    assert policy.dwell.choice.explored is explored
+    assert policy.dwell.arm.label == ("ecmp" if explored else "ca")

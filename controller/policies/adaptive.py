@@ -23,7 +23,9 @@ expected to meet the QoS target. In-network form, once per control period:
 4. Mapping (`adaptive_bayes`): Beta posteriors of P(QoS met | context, arm), updated per dwell;
    the next arm is the one of highest posterior mean for the current context, kept unless
    another is `switch_margin` better, with bounded, visible exploration (Thompson sampling or
-   ε), seeded (`seed`).
+   ε), seeded (`seed`); with `explore_when` "unmet" (default) only after a dwell in which the
+   current arm did not meet the target in this context (the paper's aim is a choice that meets
+   the QoS, and every exploratory dwell moves flows twice).
 
 Damping: an arm keeps the class for its whole dwell; a change of the context (a new key held
 for `context_hold_periods` periods) ends the dwell early, unscored, once the arm has run
@@ -85,6 +87,7 @@ log = logging.getLogger(__name__)
 # lasts seconds to minutes and every arm has to be tried in it (any policy can be listed).
 DEFAULT_ARMS = "wcmp,cmtla,fdmvqs,letflow"
 OUTCOMES = ("graded", "met")
+EXPLORE_WHEN = ("unmet", "always")
 HISTORY = 50  # dwells kept for the REST view
 
 
@@ -164,6 +167,12 @@ class AdaptiveParams:
     exploration: str = field(
         default="thompson",
         metadata={"choices": EXPLORATIONS, "doc": "how other arms are tried"},
+    )
+    explore_when: str = field(
+        default="unmet",
+        metadata={"choices": EXPLORE_WHEN,
+                  "doc": "explore only after a dwell in which the current arm did not meet the "
+                  "target in this context (or has none), or at every choice"},
     )
     epsilon: float = field(
         default=0.1, metadata={"min": 0.0, "max": 1.0, "doc": "ε: exploration probability"}
@@ -402,6 +411,7 @@ class Adaptive(Policy):
         self._pending: tuple[str, int] | None = None
         self.context: Context | None = None
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
+        self._met: dict[tuple[str, str], bool] = {}  # (context, arm) -> its latest dwell met
         self.switches = 0
 
     # -- hooks ---------------------------------------------------------------
@@ -527,6 +537,7 @@ class Adaptive(Policy):
         else:
             u, met, terms = score(m, target, self.params.outcome == "graded")
             self.table.update(d.ctx, d.arm.label, u)
+            self._met[(d.ctx, d.arm.label)] = met
             entry.update(scored=True, outcome=round(u, 6), met=met,
                          terms={k: round(v, 6) for k, v in terms.items()}, target=source)
         self.history.append(entry)
@@ -535,9 +546,10 @@ class Adaptive(Policy):
     def _start(self, ctx: str, now: float) -> None:
         current = self.dwell.arm.label if self.dwell is not None else None
         prm = self.params
+        explore = prm.explore_when == "always" or not self._met.get((ctx, current or ""), False)
         choice = choose(
             self.table, ctx, [a.label for a in self.arms], current, self.rng,
-            prm.exploration, prm.epsilon, prm.switch_margin, prm.max_explore_frac,
+            prm.exploration, prm.epsilon, prm.switch_margin, prm.max_explore_frac, explore,
         )
         arm = self._by_label[choice.arm]
         if current is not None and arm.label != current:

@@ -34,7 +34,9 @@ Exploration, bounded and visible:
 - "thompson": θ_a ~ Beta(alpha, beta) per arm, the largest θ (Thompson sampling).
 Either way a choice that is not the damped greedy one is "explored", and it is made only while
 the context's explored dwells stay within `max_explore_frac` of its dwells (else the greedy
-arm, "budget spent"). The random draws come from the caller's seeded `random.Random`.
+arm, "budget spent"). The caller may also hold exploration back (`explore=False`, "no
+exploration": the policy does so while the current arm meets the class's target). The random
+draws come from the caller's seeded `random.Random`.
 """
 
 from __future__ import annotations
@@ -216,7 +218,9 @@ class Choice:
     explored: bool
     means: dict[str, float]
     samples: dict[str, float]  # Thompson draws (empty for epsilon)
-    note: str  # "greedy", "kept (margin)", "epsilon", "thompson", "budget spent"
+    # "greedy", "kept (margin)", "epsilon", "thompson", "budget spent"; the first two with
+    # ", no exploration" when the caller held exploration back
+    note: str
 
 
 def choose(
@@ -229,6 +233,7 @@ def choose(
     epsilon: float = 0.1,
     margin: float = 0.05,
     max_explore_frac: float = 0.25,
+    explore: bool = True,
 ) -> Choice:
     """The arm for the next dwell in `ctx`, counted in the context's stats (module docstring)."""
     if not arms:
@@ -240,6 +245,9 @@ def choose(
         greedy, note = current, "kept (margin)"
     stats = table.stats(ctx)
     budget = (stats.explored + 1) <= max_explore_frac * (stats.dwells + 1)
+    if not explore:
+        stats.dwells += 1
+        return Choice(greedy, greedy, False, means, {}, note + ", no exploration")
     arm, samples = greedy, {}
     if exploration == "thompson":
         for a in arms:
