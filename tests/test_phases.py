@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from mpsched.lab.phases import capacity_mbps, main, phase_edges, phase_rates, phase_table
+from mpsched.lab.phases import main, phase_edges, phase_rates, phase_table
 from mpsched.lab.report import RunResult, write_run
 from mpsched.lab.scenario import parse
 
@@ -39,9 +39,9 @@ def test_edges_come_from_the_schedule_and_short_phases_merge():
 
 def test_capacity_is_the_rate_in_force_averaged_over_the_phase():
     sc = parse(SCENARIO)
-    assert capacity_mbps(sc, 0, 10) == pytest.approx(10.0)
-    assert capacity_mbps(sc, 10, 20) == pytest.approx(6.0)
-    assert capacity_mbps(sc, 5, 15) == pytest.approx(8.0)  # half before the drop
+    assert sc.mean_capacity_mbps(0, 10) == pytest.approx(10.0)
+    assert sc.mean_capacity_mbps(10, 20) == pytest.approx(6.0)
+    assert sc.mean_capacity_mbps(5, 15) == pytest.approx(8.0)  # half before the drop
 
 
 def test_phase_rates_sum_the_paths_means():

@@ -85,23 +85,33 @@ def table_from_csv(directory: Path, scenarios: Sequence[str]) -> Table:
     return table_from_records(records_from_csv(directory, scenarios))
 
 
+def by_seed(records: Sequence[Record], scenario: str) -> dict[str, dict[int, float]]:
+    """policy -> seed -> goodput fraction, the runs of `scenario`."""
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for s, policy, seed, x in records:
+        if s == scenario:
+            out[policy][seed] = x
+    return out
+
+
+def paired_ratios(records: Sequence[Record], scenario: str) -> dict[str, tuple[float, float, int]]:
+    """Per fixed policy of `scenario`: adaptive's goodput fraction / the policy's over the
+    seeds both ran, as (mean, 95 % CI half width, seeds); NaN where undefined."""
+    runs = by_seed(records, scenario)
+    mine = runs.get(ADAPTIVE, {})
+    out = {}
+    for policy, theirs in runs.items():
+        if policy != ADAPTIVE:
+            seeds = [k for k in sorted(set(mine) & set(theirs)) if theirs[k] > 0]
+            out[policy] = (*mean_ci95(mine[k] / theirs[k] for k in seeds), len(seeds))
+    return out
+
+
 def paired_lower_bounds(records: Sequence[Record], scenario: str) -> dict[str, float]:
     """Per fixed policy of `scenario`: the lower end of the 95 % interval of adaptive's
     goodput fraction / the policy's over the seeds both ran (NaN with fewer than 2 seeds).
     Above 1: adaptive beats that policy beyond the interval."""
-    by_seed: dict[str, dict[int, float]] = defaultdict(dict)
-    for s, policy, seed, x in records:
-        if s == scenario:
-            by_seed[policy][seed] = x
-    mine = by_seed.get(ADAPTIVE, {})
-    out = {}
-    for policy, runs in by_seed.items():
-        if policy == ADAPTIVE:
-            continue
-        ratios = [mine[k] / runs[k] for k in sorted(set(mine) & set(runs)) if runs[k] > 0]
-        m, h = mean_ci95(ratios)
-        out[policy] = m - h
-    return out
+    return {p: m - h for p, (m, h, _) in paired_ratios(records, scenario).items()}
 
 
 def regret(policies: Mapping[str, float]) -> tuple[float, str, float]:
@@ -143,13 +153,10 @@ def markdown(results: Sequence[RunResult], scenarios: Sequence[str] = SCENARIOS)
         bound[(r.scenario, r.policy)] += int(r.cpu_bound is True)
     parts = []
     for name in scenarios:
-        values: dict[str, dict[int, float]] = defaultdict(dict)
-        for s, policy, seed, x in records:
-            if s == name:
-                values[policy][seed] = x
+        values = by_seed(records, name)
         if not values:
             continue
-        mine = values.get(ADAPTIVE, {})
+        ratios = paired_ratios(records, name)
         lines = [
             f"### {name}\n",
             "| policy | runs | goodput_frac | adaptive / policy (paired) |",
@@ -162,11 +169,9 @@ def markdown(results: Sequence[RunResult], scenarios: Sequence[str] = SCENARIOS)
             count = f"{len(runs)}" + (f" ({k}{CPU_MARK})" if k else "")
             cell = format_mean_ci(*mean_ci95(runs.values()))
             ratio = "\u2013"
-            seeds = sorted(set(mine) & set(runs))
-            if policy != ADAPTIVE and seeds:
-                ratio = format_mean_ci(*mean_ci95(mine[x] / runs[x] for x in seeds if runs[x] > 0))
-                if len(seeds) < len(runs):
-                    ratio += f" (n={len(seeds)})"
+            if policy in ratios and ratios[policy][2]:
+                m, h, n = ratios[policy]
+                ratio = format_mean_ci(m, h) + (f" (n={n})" if n < len(runs) else "")
             label = f"**{policy}**" if policy == ADAPTIVE else policy
             lines.append(f"| {label} | {count} | {cell} | {ratio} |")
         parts.append("\n".join(lines) + "\n")

@@ -75,13 +75,7 @@ def _interp(series: list[tuple[float, float]], t: float) -> float:
 
 def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> float:
     """Time-average over [start, end] (s after traffic start) of the up paths' forward rates."""
-    paths = raw.scenario.topo.paths
-    n = max(1, int((end - start) / step))
-    total = 0.0
-    for k in range(n):
-        t = start + (k + 0.5) * (end - start) / n
-        total += sum(p.rate_at(t) for p in paths)
-    return total / n
+    return raw.scenario.mean_capacity_mbps(start, end, step)
 
 
 def first_failure(raw: RunRaw) -> float | None:

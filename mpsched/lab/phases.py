@@ -8,8 +8,8 @@ the phases are the intervals between the times a path's forward parameters chang
 `at_s`, a ramp's start and end), and per phase and policy the cell is the rate the paths
 delivered (the sum of the runs' `path<i>` series: Ethernet bytes each link emulator delivered
 s1 -> s2, retransmissions and headers included), mean ± 95 % CI over the runs, and that
-mean as a fraction of the phase's capacity (the up paths' forward rates, `PathSpec.rate_at`,
-averaged over the phase).
+mean as a fraction of the phase's capacity (the up paths' forward rates averaged over the
+phase, `Scenario.mean_capacity_mbps`, as the goodput fraction's denominator).
 
     python -m mpsched.lab.phases scenarios/mixed.yaml build/results/adaptive [--edges 0,20,40]
 """
@@ -52,15 +52,6 @@ def phase_edges(sc: Scenario, min_phase_s: float = 2.0) -> list[float]:
     return edges
 
 
-def capacity_mbps(sc: Scenario, start: float, end: float, step: float = 0.1) -> float:
-    """The up paths' summed forward rate, averaged over [start, end)."""
-    n = max(1, round((end - start) / step))
-    return statistics.fmean(
-        sum(p.rate_at(start + (k + 0.5) * (end - start) / n) for p in sc.topo.paths)
-        for k in range(n)
-    )
-
-
 def phase_rates(result: RunResult, edges: Sequence[float]) -> list[float]:
     """Per phase [edges[i], edges[i+1]): the sum over paths of the mean of the path's series
     samples in the phase (NaN where a path has no sample in it)."""
@@ -79,7 +70,7 @@ def phase_table(results: Sequence[RunResult], sc: Scenario, edges: Sequence[floa
     """Markdown: a row per policy (in order of first appearance), a column per phase with
     its capacity in the header; cells "rate ± CI (fraction of capacity)"; the best mean per
     phase in bold."""
-    caps = [capacity_mbps(sc, a, b) for a, b in itertools.pairwise(edges)]
+    caps = [sc.mean_capacity_mbps(a, b) for a, b in itertools.pairwise(edges)]
     runs: dict[str, list[list[float]]] = {}
     for r in results:
         if r.scenario == sc.name:

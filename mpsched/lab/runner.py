@@ -375,7 +375,7 @@ class Run:
             log.debug("decision log: %s", exc)
             return
         (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
-        if self.scenario.policy_request(self.policy).get("name") != "adaptive":
+        if self.policy != "adaptive":
             return
         try:
             view = rest.get("/classes/0/adaptive")

@@ -430,6 +430,16 @@ class Scenario:
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
 
+    def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
+        """Time-average over [start, end] (s after traffic start) of the up paths' summed
+        forward rates (`PathSpec.rate_at`)."""
+        n = max(1, int((end - start) / step))
+        total = 0.0
+        for k in range(n):
+            t = start + (k + 0.5) * (end - start) / n
+            total += sum(p.rate_at(t) for p in self.topo.paths)
+        return total / n
+
     def capacities_mbps(self) -> list[float]:
         """Configured forward rate of each path at t=0: its slowest segment (None = 0)."""
         return [p.rate_at(0.0) for p in self.topo.paths]
