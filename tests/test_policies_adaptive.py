@@ -158,6 +158,49 @@ def test_the_context_prior_is_centred_on_the_contexts_mean_outcome():
     assert BetaTable(prior="flat", cells=t.cells).base("c") == (1.0, 1.0)
 
 
+def test_discounting_scales_the_contexts_evidence_before_each_update():
+    t = BetaTable(alpha0=1.0, beta0=1.0, discount=0.5)
+    t.update("c", "a", 1.0)
+    t.update("c", "b", 0.0)  # a: s 1 -> 0.5; b: f = 1
+    t.update("c", "a", 1.0)  # a: s 0.5 -> 0.25 + 1 = 1.25; b: f 1 -> 0.5
+    t.update("d", "a", 0.0)  # another context: c untouched
+    assert t.posterior("c", "a") == pytest.approx((2.25, 1.0))
+    assert t.posterior("c", "b") == pytest.approx((1.0, 1.5))
+    assert t.cells["c"]["a"].n == 2  # n counts dwells, undiscounted
+    # the centred prior uses the discounted outcomes: m = 1.25 / (1.25 + 0.5)
+    centred = BetaTable(prior="context", discount=0.5, cells=t.cells)
+    assert centred.base("c") == pytest.approx((2 * 1.25 / 1.75, 2 * 0.5 / 1.75))
+
+
+def test_with_discounting_a_recent_failure_outweighs_an_old_record():
+    """Ten good dwells of one arm, then three bad (0.2): stationary, the old record keeps its
+    mean above 0.7 and its posterior tight; discounted (gamma = 0.7), the mean follows the recent
+    outcomes and the evidence stays below 1 / (1 - gamma) dwells, so Thompson draws spread."""
+    for discount, mean_above, strength_max in ((1.0, 0.7, 16.0), (0.7, None, 2 + 1 / 0.3)):
+        t = BetaTable(discount=discount)
+        for _ in range(10):
+            t.update("c", "fd", 1.0)
+        for _ in range(3):
+            t.update("c", "fd", 0.2)
+        alpha, beta = t.posterior("c", "fd")
+        assert alpha + beta <= strength_max + 1e-9, discount
+        if mean_above is not None:
+            assert t.mean("c", "fd") > mean_above
+        else:
+            # s = (1 - 0.7¹⁰) / 0.3 · 0.7³ + 0.2 (0.49 + 0.7 + 1) = 1.5490, f = 0.8 · 2.19 = 1.752
+            assert (alpha, beta) == pytest.approx((2.5490, 2.752), abs=1e-3)
+            assert t.mean("c", "fd") < 0.5
+
+
+def test_the_policy_discounts_with_its_parameter_and_checks_its_range():
+    assert make_policy("adaptive", {}).table.discount == 1.0
+    assert make_policy("adaptive", {"discount": 0.9}).table.discount == 0.9
+    for bad in (0.2, 1.5, "x"):
+        with pytest.raises(FieldError) as err:
+            make_policy("adaptive", {"discount": bad})
+        assert err.value.field == "params.discount"
+
+
 def test_with_the_context_prior_low_outcomes_do_not_walk_the_arm_list():
     """Every arm scores 0.1 (a target nothing meets here): with a flat prior each arm tried
     falls below the untried ones' 0.5 and the greedy choice moves on; centred, it stays."""

@@ -20,7 +20,8 @@ expected to meet the QoS target. In-network form, once per control period:
    when every target is met, else 0; "graded" (default) multiplies per target min(1,
    achieved / target) for a minimum and min(1, target / achieved) for a maximum. A dwell with
    less than `min_goodput_mbps` delivered (an idle class) is not scored.
-4. Mapping (`adaptive_bayes`): Beta posteriors of P(QoS met | context, arm), updated per dwell;
+4. Mapping (`adaptive_bayes`): Beta posteriors of P(QoS met | context, arm), updated per dwell
+   (optionally discounted, `discount`, for a network that changes under one context);
    the next arm is the one of highest posterior mean for the current context, kept unless
    another is `switch_margin` better, with bounded, visible exploration (Thompson sampling or
    ε), seeded (`seed`); with `explore_when` "unmet" (default) only after a dwell in which the
@@ -239,6 +240,13 @@ class AdaptiveParams:
         metadata={"min": 0.0, "max": 1.0,
                   "doc": "weight of an arm's evidence in other contexts (0: independent)"},
     )
+    discount: float = field(
+        default=1.0,
+        metadata={"min": 0.5, "max": 1.0,
+                  "doc": "gamma: at each dwell scored in a context, its evidence is first "
+                  "multiplied by gamma (1: stationary; < 1 tracks a network that changes under "
+                  "one context)"},
+    )
     seed: int = field(
         default=1, metadata={"min": 0, "max": 2**31 - 1, "doc": "seed of the exploration draws"}
     )
@@ -398,7 +406,7 @@ class Adaptive(Policy):
         self.levels: dict[str, tuple[Level, ...]] = {
             f: parse_levels(getattr(prm, f"{f}_levels"), f"{f}_levels") for f in FEATURES
         }
-        self.table = BetaTable(prm.prior_alpha, prm.prior_beta, prm.pool, prm.prior)
+        self.table = BetaTable(prm.prior_alpha, prm.prior_beta, prm.pool, prm.prior, prm.discount)
         self.rng = random.Random(prm.seed)
         self.target: QosTarget | None = None
         self.dwell: Dwell | None = None
@@ -449,7 +457,8 @@ class Adaptive(Policy):
             log.warning("adaptive: learned table at %s was learned on another context "
                         "discretisation; starting afresh", where)
             return
-        table = BetaTable(self.table.alpha0, self.table.beta0, self.table.pool, self.table.prior)
+        table = BetaTable(self.table.alpha0, self.table.beta0, self.table.pool, self.table.prior,
+                          self.table.discount)
         table.load_json(data.get("table"), f"{where}.table", [a.label for a in self.arms])
         self.table = table
 

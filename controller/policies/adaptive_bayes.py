@@ -27,6 +27,17 @@ beta0' = (1 - m) · n0; a context without scored dwells keeps (alpha0, beta0). A
 then expected to do as well as the arms tried there, so the greedy choice stays with an arm
 that does as well as the rest, and other arms are reached by exploration.
 
+Discounting (reconstructed, `discount` gamma; the paper learns a stationary mapping): a context
+can keep its key while the network under it changes (on the mixed scenario every phase is
+``loss=high delay=high jitter=high load=high``), and an arm's long record of good dwells then
+outweighs its recent bad ones for tens of dwells. With gamma < 1 every dwell scored in a
+context first multiplies the evidence of every arm in that context by gamma (discounted
+Thompson sampling, Raj & Kalyani 2017): the evidence of a context is at most 1 / (1 - gamma)
+dwells, so the mean follows the recent outcomes and the posterior stays wide enough for
+Thompson draws to try other arms; an arm not tried for a while drifts back to the prior, and
+the centred prior uses the discounted outcomes (Σ s / Σ (s + f)). gamma = 1 (default) is the
+stationary update above.
+
 Choice (`choose`): the arm of highest posterior mean (ties: the order of the arm list), with
 damping: the current arm is kept unless another's mean is more than `margin` above its own.
 Exploration, bounded and visible:
@@ -79,6 +90,7 @@ class BetaTable:
     beta0: float = 1.0
     pool: float = 0.0
     prior: str = "flat"
+    discount: float = 1.0  # gamma: evidence of a context is multiplied by it at each of its dwells
     cells: dict[str, dict[str, Cell]] = field(default_factory=dict)
     contexts: dict[str, ContextStats] = field(default_factory=dict)
 
@@ -86,7 +98,12 @@ class BetaTable:
         """One dwell's outcome u ∈ [0, 1] for (ctx, arm)."""
         if not 0.0 <= u <= 1.0 or math.isnan(u):
             raise ValueError(f"outcome must be in [0, 1], got {u!r}")
-        cell = self.cells.setdefault(ctx, {}).setdefault(arm, Cell())
+        arms = self.cells.setdefault(ctx, {})
+        if self.discount < 1.0:
+            for c in arms.values():
+                c.s *= self.discount
+                c.f *= self.discount
+        cell = arms.setdefault(arm, Cell())
         cell.s += u
         cell.f += 1.0 - u
         cell.n += 1
@@ -97,8 +114,8 @@ class BetaTable:
         """The prior of ctx: (alpha0, beta0), or with prior "context" the same strength
         centred on the context's mean outcome so far."""
         arms = self.cells.get(ctx, {}).values()
-        n = sum(c.n for c in arms)
-        if self.prior != "context" or n == 0:
+        n = sum(c.s + c.f for c in arms)  # the dwells scored (discounted)
+        if self.prior != "context" or n <= 0:
             return self.alpha0, self.beta0
         lo, hi = CENTRE_CLAMP
         m = min(hi, max(lo, sum(c.s for c in arms) / n))
