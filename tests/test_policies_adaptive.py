@@ -70,6 +70,38 @@ def test_k_is_normalised_by_the_largest_and_weighs_in():
     assert discretise(1.0, levels) == "a"
 
 
+JITTER = parse_levels("low:0:1,mid:3:2,high:10:6", "jitter_levels")
+
+
+@pytest.mark.parametrize(
+    ("x", "held", "level"),
+    [
+        # ln g: mid -((x - 3) / 2)², high -((x - 10) / 6)²; argmax changes at 4.75 ms
+        (5.0, "mid", "mid"),  # high by 1 - 0.694 = 0.31 <= 1: held
+        (5.8, "mid", "high"),  # mid -1.96, high -0.49: by 1.47 > 1
+        (4.0, "high", "high"),  # mid -0.25, high -1.0: by 0.75 <= 1
+        (3.5, "high", "mid"),  # mid -0.0625, high -1.174: by 1.11 > 1
+        (5.0, None, "high"),  # nothing held: the argmax
+        (5.0, "gone", "high"),  # a level the parameters no longer have
+    ],
+)
+def test_hysteresis_keeps_the_held_level_near_a_boundary(x, held, level):
+    assert discretise(x, JITTER, held, hysteresis=1.0) == level
+    assert discretise(x, JITTER, held) == ("mid" if x < 4.75 else "high")  # h = 0: argmax
+
+
+def test_the_context_moves_its_levels_with_hysteresis():
+    def paths(jitter_ms: float) -> list[PathState]:
+        return [PathState(1, True, rttvar_ms=jitter_ms), PathState(2, True, rttvar_ms=0.0)]
+
+    first = context(paths(6.0), _levels(), "set", None, 1.0)
+    assert first.levels["jitter"] == "high" and first.paths[1]["jitter"] == "high"
+    near = context(paths(4.2), _levels(), "set", first, 1.0)  # argmax mid, by 0.57
+    assert near.key == first.key and near.paths[1]["jitter"] == "high"
+    assert context(paths(4.2), _levels(), "set", first).levels["jitter"] == "mid"  # no h
+    assert context(paths(3.0), _levels(), "set", near, 1.0).levels["jitter"] == "mid"
+
+
 @pytest.mark.parametrize(
     ("text", "piece"),
     [
@@ -402,11 +434,25 @@ def test_the_class_switches_arm_when_a_path_turns_lossy():
     assert policy.dwell.arm.label == "ca" and d.mode == Mode.CA
     assert f"context {lossy}" in d.reason
     assert policy.switches == 1
+    assert policy.view()["context_changes"] == {"key": 1, "stable": 1}
     history = policy.view()["history"]
     assert any(h.get("why", "").startswith("context changed") for h in history)
     assert [(h["arm"], h["met"]) for h in history if h["scored"]] == [
         ("ecmp", True), ("ecmp", True), ("ecmp", False), ("ca", True)
     ]
+
+
+def test_a_context_flapping_for_less_than_the_hold_keeps_the_dwell():
+    """Path 2's loss flips between 0 and 20 % every period: the key changes every period, the
+    held key never (context_hold_periods 2), and the dwells run to their end."""
+    policy = make_policy("adaptive", PARAMS)
+    feed = Feed()
+    decision = None
+    for i in range(13):
+        feed.loss[2] = 0.2 if i % 2 else 0.0
+        decision = policy.decide(feed.step(decision), feed.t)
+    assert policy.view()["context_changes"] == {"key": 12, "stable": 0}
+    assert [h["periods"] for h in policy.view()["history"]] == [4, 4, 4]
 
 
 def test_an_idle_dwell_is_not_scored():

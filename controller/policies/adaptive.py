@@ -29,7 +29,8 @@ expected to meet the QoS target. In-network form, once per control period:
    the QoS, and every exploratory dwell moves flows twice).
 
 Damping: an arm keeps the class for its whole dwell; a change of the context (a new key held
-for `context_hold_periods` periods) ends the dwell early, unscored, once the arm has run
+for `context_hold_periods` periods; levels move with `context_hysteresis`, and the view counts
+the changes of the key and of the held key) ends the dwell early, unscored, once the arm has run
 `min_dwell_periods`; the outcome of a dwell is credited to the context it was chosen in, and
 only if the context held throughout.
 
@@ -204,6 +205,12 @@ class AdaptiveParams:
         default=3,
         metadata={"min": 1, "max": 100_000,
                   "doc": "periods a new context key must hold before it counts"},
+    )
+    context_hysteresis: float = field(
+        default=0.0,
+        metadata={"min": 0.0, "max": 10.0,
+                  "doc": "a feature leaves its level only when the best level's ln membership is "
+                  "this much higher (0: the plain argmax)"},
     )
     context_mode: str = field(
         default="set",
@@ -421,6 +428,8 @@ class Adaptive(Policy):
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self._met: dict[tuple[str, str], bool] = {}  # (context, arm) -> its latest dwell met
         self.switches = 0
+        # changes of the period's context key, and of the stable key (held long enough)
+        self.context_changes = {"key": 0, "stable": 0}
 
     # -- hooks ---------------------------------------------------------------
 
@@ -475,6 +484,7 @@ class Adaptive(Policy):
             self._pending = (key, n)
             if n >= self.params.context_hold_periods:
                 self._stable, self._pending = key, None
+                self.context_changes["stable"] += 1
         return self._stable
 
     def _deltas(self, paths: Sequence[PathState], now: float
@@ -568,7 +578,12 @@ class Adaptive(Policy):
         self.dwell = Dwell(arm, ctx, now, choice)
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
-        self.context = context(paths, self.levels, self.params.context_mode)
+        previous = self.context
+        self.context = context(
+            paths, self.levels, self.params.context_mode, previous, self.params.context_hysteresis
+        )
+        if previous is not None and previous.key != self.context.key:
+            self.context_changes["key"] += 1
         stable = self._hold(self.context.key)
         deltas, seconds = self._deltas(paths, now)
         d = self.dwell
@@ -631,6 +646,7 @@ class Adaptive(Policy):
             "outcome": self.params.outcome,
             "exploration": self.params.exploration,
             "switches": self.switches,
+            "context_changes": dict(self.context_changes),
             "table": tables,
             "history": list(self.history),
         }

@@ -27,6 +27,13 @@ summed capacity of the alive paths), plus the number of alive paths, e.g.
 ``loss=high delay=low jitter=low load=mid alive=3/4``. Mode "paths" keys on every path's
 levels instead (``1:loss=low,delay=low,jitter=low,load=mid 2:dead ...``): finer, so it needs
 more dwells per context to learn.
+
+Hysteresis (reconstructed, not in the paper; `hysteresis` h in units of ln g, default 0 = the
+paper's argmax): a value near the boundary of two levels flips between them from one estimate
+to the next (on cmt-la the worst path's jitter sat near the mid/high boundary, 4.75 ms with the
+default levels), and every flip that holds for a few periods ends the arm's dwell unscored.
+Given the level of the previous period, a feature moves to the level of largest membership only
+when ln g_new - ln g_held > h, i.e. when the new level's membership is e^h times the held one's.
 """
 
 from __future__ import annotations
@@ -104,11 +111,21 @@ def parse_levels(text: str, field_name: str) -> tuple[Level, ...]:
     return tuple(Level(lv.name, lv.centre, lv.width, lv.k / top) for lv in levels)
 
 
-def discretise(x: float | None, levels: Sequence[Level]) -> str:
-    """The level of largest membership (ties: the first); None -> the first level."""
+def discretise(
+    x: float | None, levels: Sequence[Level], held: str | None = None, hysteresis: float = 0.0
+) -> str:
+    """The level of largest membership (ties: the first); None -> the first level. With the
+    level `held` of the previous period, it is kept unless the best level's ln membership
+    exceeds its own by more than `hysteresis`."""
     if x is None:
         return levels[0].name
     best = max(range(len(levels)), key=lambda i: (levels[i].log_membership(x), -i))
+    if hysteresis > 0 and held is not None and held != levels[best].name:
+        for lv in levels:
+            if lv.name == held:
+                if levels[best].log_membership(x) - lv.log_membership(x) <= hysteresis:
+                    return held
+                break
     return levels[best].name
 
 
@@ -171,23 +188,41 @@ def _round(x: float | None) -> float | None:
 
 
 def context(
-    paths: Sequence[PathState], levels: Mapping[str, Sequence[Level]], mode: str = "set"
+    paths: Sequence[PathState],
+    levels: Mapping[str, Sequence[Level]],
+    mode: str = "set",
+    previous: Context | None = None,
+    hysteresis: float = 0.0,
 ) -> Context:
-    """The discretised context of `paths` (module docstring); `levels` per feature."""
+    """The discretised context of `paths` (module docstring); `levels` per feature; with the
+    `previous` period's context, levels move with `hysteresis`."""
     values = {p.path_id: features(p) for p in paths}
     alive = [v for v in values.values() if v.alive]
+
+    def held_path(pid: int, f: str) -> str | None:
+        return None if previous is None else previous.paths.get(pid, {}).get(f)
+
+    def held_set(f: str) -> str | None:
+        return None if previous is None else previous.levels.get(f)
+
     per_path = {
-        pid: ({f: discretise(v.value(f), levels[f]) for f in FEATURES} if v.alive else {})
+        pid: (
+            {f: discretise(v.value(f), levels[f], held_path(pid, f), hysteresis)
+             for f in FEATURES}
+            if v.alive else {}
+        )
         for pid, v in values.items()
     }
     set_levels: dict[str, str] = {}
     for f in ("loss", "delay", "jitter"):
         known = [v.value(f) for v in alive if v.value(f) is not None]
-        set_levels[f] = discretise(max(known) if known else None, levels[f])
+        set_levels[f] = discretise(
+            max(known) if known else None, levels[f], held_set(f), hysteresis
+        )
     goodput = [p.goodput_mbps for p in paths if p.alive and p.goodput_mbps is not None]
     capacity = [p.capacity_mbps for p in paths if p.alive and p.capacity_mbps]
     load = sum(goodput) / sum(capacity) if goodput and capacity else None
-    set_levels["load"] = discretise(load, levels["load"])
+    set_levels["load"] = discretise(load, levels["load"], held_set("load"), hysteresis)
     set_levels["alive"] = f"{len(alive)}/{len(paths)}"
     if mode == "paths":
         key = " ".join(
