@@ -136,9 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--probe-every-path",
         action="store_true",
-        help="probe every path every interval; by default a switch pauses its probes onto a "
-        "path while its own traffic there keeps the far edge measured (and only where the "
-        "path's RTT leaves the far edge no chance to go silent for --dead-after-ms)",
+        help="send a probe onto every path every interval; by default the controller pauses "
+        "a switch's probes onto a path while its own traffic there keeps the far edge "
+        "measured (and only where the path's RTT leaves the far edge no chance to go silent "
+        "for --dead-after-ms). Either way the switch drops a probe onto a path it placed "
+        "traffic on since its previous probe there (probe_gate.p4)",
     )
     parser.add_argument(
         "--dead-after-ms",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as testutils
-from base import PATH_PORTS, REMOTE_IP, EdgeSwitchTest
+from base import HOST_PORT, PATH_PORTS, REMOTE_IP, EdgeSwitchTest
 from forwarding import path_of
 from path_tag import FEEDBACK_FIELDS, PathTag
 from pinning import PINNED_IP, to_host
@@ -17,7 +17,14 @@ from ptf.mask import Mask
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.p4rt.pipeline import COUNTER_RX, ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE, PROBE_FRAME
+from mpsched.p4rt.pipeline import (
+    COUNTER_PROBE_SKIPPED,
+    COUNTER_RX,
+    COUNTER_TX,
+    ETHERTYPE_PATH_TAG,
+    PATH_FLAG_PROBE,
+    PROBE_FRAME,
+)
 
 # Generous against PTF's and BMv2's slowness; the controller uses 50 ms.
 DEAD_AFTER_US = 200_000
@@ -123,6 +130,38 @@ class ProbePortTest(EdgeSwitchTest):
         testutils.verify_no_other_packets(self, timeout=1)
 
 
+class ProbeGateTest(EdgeSwitchTest):
+    """A probe onto a path this switch placed traffic on since its previous probe there is
+    dropped (probe_gate.p4): nothing leaves, it is counted in probe_skipped, not in path_tx,
+    and uses no sequence number; the next one, with nothing in between, goes, numbered right
+    after the traffic. Probes onto a path without traffic all go."""
+
+    def probe(self, path_id: int) -> None:
+        self.client.packet_out(*self.pipeline.probe(path_id))
+
+    def runTest(self) -> None:
+        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", 2))
+        self.probe(2)
+        first = Ether(expect_probe(self, self.pipeline, 2))[PathTag].seq
+        testutils.send_packet(self, HOST_PORT, to_host(PINNED_IP, 30000))
+        result = testutils.dp_poll(self, port_number=PATH_PORTS[2], timeout=2)
+        assert isinstance(result, self.dataplane.PollSuccess), "the pinned packet did not leave"
+        assert Ether(result.packet)[PathTag].seq == first + 1
+        tx_before = self.client.read_counter(COUNTER_TX)[2].packets
+        self.probe(2)
+        testutils.verify_no_other_packets(self, timeout=1)
+        assert self.client.read_counter(COUNTER_PROBE_SKIPPED)[2].packets == 1
+        assert self.client.read_counter(COUNTER_TX)[2].packets == tx_before
+        self.probe(2)
+        assert Ether(expect_probe(self, self.pipeline, 2))[PathTag].seq == first + 2
+        for _ in range(3):
+            self.probe(3)
+            expect_probe(self, self.pipeline, 3)
+        testutils.verify_no_other_packets(self)
+        skipped = self.client.read_counter(COUNTER_PROBE_SKIPPED)
+        assert skipped[2].packets == 1 and skipped[3].packets == 0, skipped
+
+
 class ProbeInDroppedTest(LivenessTest):
     """A probe arriving from a path is counted as received from it and dropped, never
     forwarded (to h1 or anywhere); probes every PROBE_GAP_S keep the path alive well past
@@ -178,8 +217,11 @@ class ProbeArmsTimerTest(LivenessTest):
 
     def runTest(self) -> None:
         before = self.flows()
+        assert 1 in before.values(), before
+        # the flows above went onto path 1: the probe gate drops this probe (probe_gate.p4),
+        # but the liveness stage, before it, has armed path 1's timer all the same
         self.client.packet_out(*self.pipeline.probe(1))
-        testutils.dp_poll(self, port_number=PATH_PORTS[1], timeout=2)
+        testutils.verify_no_other_packets(self, timeout=0.5)
         self.probe_for(2.5 * DEAD_AFTER_US / 1e6, (2,))
         during = self.flows(keep=(2,))
         assert set(during.values()) == {2}, (before, during)

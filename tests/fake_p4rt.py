@@ -157,7 +157,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ", "CA")):
         m = modes.members.add()
         m.name, m.value = name, bytes([value])
-    for name in (pl.COUNTER_TX, pl.COUNTER_RX):
+    for name in (pl.COUNTER_TX, pl.COUNTER_RX, pl.COUNTER_PROBE_SKIPPED):
         c = info.counters.add()
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
@@ -175,6 +175,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         kv.key, kv.value.int64_value = reason, code
     for name in (
         pl.REGISTER_TX_SEQ,
+        pl.REGISTER_PROBE_SEQ,
         *pl.REGISTERS_PATH_MONITOR,
         *pl.REGISTERS_RTT_MONITOR,
         *pl.REGISTERS_LIVENESS,

@@ -95,6 +95,9 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
     ours = [d for d in decisions["decisions"] if d["policy"] == "fdmvqs+lm3"]
     assert ours and {d["mode"] for d in ours} == {"vq"}, decisions  # after the start's ecmp
     assert decisions["decisions"][-1]["policy"] == "fdmvqs+lm3"
+    switches = json.loads((out / "tiny" / "fdmvqs+lm3" / "run0" / "switches.json").read_text())
+    assert {s["name"] for s in switches} == {"s1", "s2"}, switches
+    assert all(s["probes"]["sent"] > 0 and s["probes"]["gated"] >= 0 for s in switches), switches
     summary = (out / "summary.md").read_text()
     assert "| goodput_mbps" in summary and "fdmvqs+lm3" in summary and "static" in summary
     assert list((out / "tiny" / "plots").glob("*.png"))

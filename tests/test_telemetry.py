@@ -282,14 +282,18 @@ def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     from mpsched.controller.telemetry.estimators import TelemetryConfig, probe_needed
 
     cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
-    assert not probe_needed(100.004, 100.0, 10.0, cfg)  # busy 4 ms ago, RTT 10 ms
-    assert probe_needed(100.011, 100.0, 10.0, cfg)  # the hold (10 ms) is over
-    assert probe_needed(100.004, None, 10.0, cfg)  # never busy
+    assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
+    assert probe_needed(100.011, 100.0, 4.0, cfg)  # the hold (10 ms) is over
+    assert probe_needed(100.004, None, 4.0, cfg)  # never busy
     assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
-    # 5 + 10 + 2 x 10 + RTT must stay within 50 ms: RTT 15 ms is the limit
-    assert not probe_needed(100.004, 100.0, 15.0, cfg)
-    assert probe_needed(100.004, 100.0, 15.5, cfg)
-    assert probe_needed(100.004, 100.0, 10.0, TelemetryConfig(probe_interval_s=None))
+    # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
+    # probe gate skips the first probe after its traffic stopped): RTT 5 ms is the limit
+    assert not probe_needed(100.004, 100.0, 5.0, cfg)
+    assert probe_needed(100.004, 100.0, 5.5, cfg)
+    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 10 + 30 + RTT <= 100: RTT 55 ms
+    assert not probe_needed(100.004, 100.0, 55.0, slow)
+    assert probe_needed(100.004, 100.0, 55.5, slow)
+    assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
 
 
 def test_estimator_marks_the_path_busy_from_the_far_edges_reports():

@@ -51,6 +51,7 @@ from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
+    COUNTER_PROBE_SKIPPED,
     COUNTER_RX,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
@@ -259,6 +260,7 @@ class SwitchAgent(threading.Thread):
         self.programmed: Programming | None = None
         # packets the switch dropped, by reason (the drop_reason counter, read with the others)
         self.drops: dict[str, int] = {}
+        self.probes_gated = 0  # probes the switch's probe gate dropped (probe_gate.p4)
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
@@ -283,11 +285,13 @@ class SwitchAgent(threading.Thread):
 
     def probe_counts(self) -> dict | None:
         """How this session's prober sends (its probe port or PacketOuts), the probes it sent
-        and those it skipped on busy paths; None while there is no prober."""
+        and those it skipped on busy paths, and of those sent, the ones the switch's probe
+        gate dropped (as of the last poll); None while there is no prober."""
         prober = self.prober
         if prober is None:
             return None
-        return {"via": prober.via, "sent": prober.sent, "skipped": prober.skipped}
+        return {"via": prober.via, "sent": prober.sent, "skipped": prober.skipped,
+                "gated": self.probes_gated}
 
     def _probe_wanted(self) -> Callable[[int], bool] | None:
         if self.probe_wanted is None or not self.telemetry.probe_idle_only:
@@ -367,6 +371,8 @@ class SwitchAgent(threading.Thread):
         rx = client.read_counter(COUNTER_RX)
         drops = self.pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))
         self.drops = {reason: value.packets for reason, value in drops.items()}
+        gated = client.read_counter(COUNTER_PROBE_SKIPPED)
+        self.probes_gated = sum(value.packets for value in gated.values())
         samples = {}
         for path in self.sw.paths:
             t, r = tx.get(path.id), rx.get(path.id)

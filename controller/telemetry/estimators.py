@@ -451,13 +451,15 @@ def probe_needed(
     where, should the traffic stop right after, the far edge cannot go silent for dead_after
     before the probes resume: the last busy report arrives up to one batch after the last
     packet, the hold lasts one report interval, the next probe tick comes within one probe
-    interval and the probe takes at most the path's RTT to arrive, with one more probe
-    interval of margin (a lost probe). Paths whose least RTT is unknown are always probed."""
+    interval, the switch's probe gate skips that first probe (its traffic went onto the path
+    since its previous probe there, probe_gate.p4), the next goes one probe interval later and
+    takes at most the path's RTT to arrive, with one more probe interval of margin (a lost
+    probe). Paths whose least RTT is unknown are always probed."""
     if busy_at is None or rtt_min_ms is None or cfg.probe_interval_s is None:
         return True
     hold_s = cfg.report_interval_us / 1e6
     worst_silence_s = (
-        cfg.report_batch_us / 1e6 + hold_s + 2 * cfg.probe_interval_s + rtt_min_ms / 1000
+        cfg.report_batch_us / 1e6 + hold_s + 3 * cfg.probe_interval_s + rtt_min_ms / 1000
     )
     if worst_silence_s > cfg.dead_after_us / 1e6:
         return True

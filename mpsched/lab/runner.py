@@ -366,7 +366,8 @@ class Run:
             time.sleep(POLL_S)
 
     def _save_decisions(self, rest: RestClient) -> None:
-        """The controller's decision log of the run (decisions.json in the run's directory) and,
+        """The controller's decision log of the run (decisions.json in the run's directory),
+        the switches' sessions, drop counts and probes (GET /switches, switches.json) and,
         for `adaptive`, what it learned and its latest dwells (GET /classes/0/adaptive,
         adaptive.json)."""
         try:
@@ -375,6 +376,12 @@ class Run:
             log.debug("decision log: %s", exc)
             return
         (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
+        try:
+            switches = rest.get("/switches")
+        except requests.RequestException as exc:
+            log.debug("switches: %s", exc)
+        else:
+            (self.raw.dir / "switches.json").write_text(json.dumps(switches, indent=1))
         if self.policy != "adaptive":
             return
         try:

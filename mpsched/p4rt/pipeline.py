@@ -35,7 +35,10 @@ COUNTER_RX = "MpIngress.path_ingress.path_rx"
 # Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
 TABLE_REPORT_CONFIG = "MpIngress.path_monitor.report_config"
 ACTION_SET_REPORT_INTERVAL = "MpIngress.path_monitor.set_report_interval"
-REGISTER_TX_SEQ = "MpIngress.path_tag.tx_seq"
+REGISTER_TX_SEQ = "tx_seq"  # top level: the tag push and the probe gate read it
+# The probe gate (probe_gate.p4): probes skipped on paths that carried the switch's traffic.
+COUNTER_PROBE_SKIPPED = "MpIngress.probe_gate.probe_skipped"
+REGISTER_PROBE_SEQ = "MpIngress.probe_gate.probe_seq"
 REGISTERS_PATH_MONITOR = tuple(
     f"MpIngress.path_monitor.{name}"
     for name in ("rx_packets", "rx_bytes", "expected_seq", "lost", "reordered", "last_report_ts")
@@ -221,8 +224,10 @@ class Pipeline:
             *([ACTION_SET_CA, ACTION_NO_CA] if self.has_congestion else []),
         ):
             p4info.action(action)
+        p4info.counter(COUNTER_PROBE_SKIPPED)
         for register in (
             REGISTER_TX_SEQ,
+            REGISTER_PROBE_SEQ,
             *REGISTERS_PATH_MONITOR,
             *(REGISTERS_RTT_MONITOR if self.has_rtt_monitor else ()),
             *REGISTERS_LIVENESS,

@@ -33,6 +33,7 @@
 #include "path_select.p4"
 #include "path_monitor.p4"
 #include "path_tag.p4"
+#include "probe_gate.p4"
 #include "rtt_monitor.p4"
 #include "liveness.p4"
 #include "classify.p4"
@@ -47,6 +48,7 @@ control MpIngress(inout headers_t hdr,
     PathSelect() path_select;
     PathMonitor() path_monitor;
     PathTagPush() path_tag;
+    ProbeGate() probe_gate;
 #ifndef NO_RTT_MONITOR
     RttMonitor() rtt_monitor;
 #endif
@@ -84,10 +86,10 @@ control MpIngress(inout headers_t hdr,
         liveness.apply(hdr, meta, std_meta);
         if (hdr.packet_out.isValid()) {
             // A probe from the switch agent: onto its path like a pinned
-            // packet, tagged with PATH_FLAG_PROBE below.
-            meta.to_paths = true;
-            meta.pinned = true;
-            meta.path_id = hdr.packet_out.path_id;
+            // packet, tagged with PATH_FLAG_PROBE below, unless the path
+            // carried this switch's traffic since the previous probe
+            // (probe_gate.p4: dropped and counted there).
+            probe_gate.apply(hdr, meta, std_meta);
         } else {
             if (hdr.path_tag.isValid()) {
                 bool probe = (hdr.path_tag.flags & PATH_FLAG_PROBE) != 0;

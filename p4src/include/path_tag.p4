@@ -12,13 +12,15 @@
 #include "congestion.p4"
 #endif
 
+// Next sequence number of each path, by path id; starts at 0 when the
+// pipeline is pushed, wraps at 2^32. At the top level because the probe gate
+// (probe_gate.p4) reads it too.
+register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
+
 control PathTagPush(inout headers_t hdr,
                     inout local_metadata_t meta,
                     inout standard_metadata_t std_meta) {
 
-    // Next sequence number of each path, by path id; starts at 0 when the
-    // pipeline is pushed, wraps at 2^32.
-    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
 #ifndef NO_CONGESTION
     FeedbackPush() feedback;
 #endif
