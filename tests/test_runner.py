@@ -97,7 +97,9 @@ def test_run_writes_results_tables_and_plots(prerequisites, tmp_path):
     assert decisions["decisions"][-1]["policy"] == "fdmvqs+lm3"
     switches = json.loads((out / "tiny" / "fdmvqs+lm3" / "run0" / "switches.json").read_text())
     assert {s["name"] for s in switches} == {"s1", "s2"}, switches
-    assert all(s["probes"]["sent"] > 0 and s["probes"]["gated"] >= 0 for s in switches), switches
+    assert all(s["probes"]["sent"] > 0 for s in switches), switches
+    # path 1 carries traffic throughout (cross traffic): the switches' probe gates drop probes
+    assert sum(s["probes"]["gated"] for s in switches) > 0, switches
     summary = (out / "summary.md").read_text()
     assert "| goodput_mbps" in summary and "fdmvqs+lm3" in summary and "static" in summary
     assert list((out / "tiny" / "plots").glob("*.png"))

@@ -120,12 +120,9 @@ def discretise(
     if x is None:
         return levels[0].name
     best = max(range(len(levels)), key=lambda i: (levels[i].log_membership(x), -i))
-    if hysteresis > 0 and held is not None and held != levels[best].name:
-        for lv in levels:
-            if lv.name == held:
-                if levels[best].log_membership(x) - lv.log_membership(x) <= hysteresis:
-                    return held
-                break
+    kept = next((lv for lv in levels if lv.name == held), None) if hysteresis > 0 else None
+    if kept is not None and levels[best].log_membership(x) - kept.log_membership(x) <= hysteresis:
+        return kept.name
     return levels[best].name
 
 

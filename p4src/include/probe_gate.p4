@@ -46,7 +46,7 @@ control ProbeGate(inout headers_t hdr,
             tx_seq.read(next, hdr.packet_out.path_id);
             probe_seq.read(left, hdr.packet_out.path_id);
             path_seq_t since = next - left;
-            if (since != 0 && since[31:31] == 0) {
+            if ((int<32>)since > 0) {
                 probe_seq.write(hdr.packet_out.path_id, next);
                 probe_skipped.count(hdr.packet_out.path_id);
                 mark_to_drop(std_meta);
