@@ -3,9 +3,11 @@ kept_run), and that kept runs are not run again while the missing ones are."""
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
-from mpsched.lab import experiment, report, runner
+from mpsched.lab import analysis, experiment, report, runner
 from mpsched.lab.report import RunResult
 from mpsched.lab.scenario import load
 from mpsched.proc.layout import REPO_ROOT
@@ -81,3 +83,79 @@ def test_resume_runs_only_what_is_missing(tmp_path, monkeypatch):
 def test_rerun_cpu_bound_needs_resume(capsys):
     assert experiment.main(["scenarios/asymmetric.yaml", "--rerun-cpu-bound"], compare=True) == 2
     assert "--rerun-cpu-bound needs --resume" in capsys.readouterr().err
+
+
+def carried_csv(tmp_path, rows):
+    """OUT/<scenario>/runs.csv holding `rows` ((policy, k, goodput, cpu_bound) each), as a
+    table committed on another machine and copied there: no run directories."""
+    results = []
+    for policy, k, goodput, bound in rows:
+        r = RunResult(SCENARIO.name, policy, k, SCENARIO.seed + k, SCENARIO.duration_s,
+                      metrics={"goodput_mbps": goodput})
+        r.cpu_bound = bound
+        results.append(r)
+    report.write_csv(tmp_path / SCENARIO.name, results)
+    return experiment.carried_runs(tmp_path, SCENARIO)
+
+
+def test_a_row_of_runs_csv_is_kept_where_no_json_is(tmp_path):
+    carried = carried_csv(tmp_path, [("ca", 1, 6.5, False)])
+    empty = tmp_path / SCENARIO.name / "ca" / "run1"
+    kept = experiment.kept_run(empty, SCENARIO, "ca", 1, carried=carried)
+    assert kept is not None and kept.metrics["goodput_mbps"] == 6.5
+    assert experiment.kept_run(empty, SCENARIO, "ca", 2, carried=carried) is None
+
+
+def test_the_json_wins_over_the_row(tmp_path):
+    carried = carried_csv(tmp_path, [("ca", 1, 6.5, False)])
+    kept = experiment.kept_run(written(tmp_path), SCENARIO, "ca", 1, carried=carried)
+    assert kept is not None and kept.metrics["goodput_mbps"] == 7.0
+
+
+def test_a_cpu_bound_row_is_run_again_when_asked(tmp_path):
+    carried = carried_csv(tmp_path, [("ca", 1, 6.5, True)])
+    empty = tmp_path / "none"
+    assert experiment.kept_run(empty, SCENARIO, "ca", 1, carried=carried) is not None
+    assert experiment.kept_run(empty, SCENARIO, "ca", 1, True, carried) is None
+
+
+def test_resume_from_a_table_runs_the_rest_and_loses_no_row(tmp_path, monkeypatch):
+    """runs.csv holds ca runs 0-1 and letflow run 0; a call for ca with 3 runs runs only
+    run 2 (which succeeds here) and the table it writes still has letflow's row."""
+    carried_csv(tmp_path, [("ca", 0, 6.0, False), ("ca", 1, 6.1, False),
+                           ("letflow", 0, 5.0, False)])
+    executed = []
+
+    class FakeRun:
+        def __init__(self, sc, policy, k, run_dir):
+            self.k, self.run_dir = k, run_dir
+
+        def execute(self, progress):
+            executed.append(self.k)
+            self.run_dir.mkdir(parents=True)
+            return types.SimpleNamespace(capture=None)
+
+    def analyse(raw):
+        return RunResult(SCENARIO.name, "ca", 2, SCENARIO.seed + 2, SCENARIO.duration_s,
+                         metrics={"goodput_mbps": 6.2})
+
+    monkeypatch.setattr(runner, "Run", FakeRun)
+    monkeypatch.setattr(analysis, "analyse", analyse)
+    sc = SCENARIO
+    results, failed = experiment.run_experiments(
+        [sc], {sc.name: ("ca",)}, 3, tmp_path, False, resume=True
+    )
+    assert executed == [2] and failed == 0
+    assert sorted((r.policy, r.run) for r in results) == [
+        ("ca", 0), ("ca", 1), ("ca", 2), ("letflow", 0)]
+    table = report.read_csv(tmp_path / sc.name / "runs.csv")
+    assert {(r.policy, r.run): r.metrics["goodput_mbps"] for r in table} == {
+        ("ca", 0): 6.0, ("ca", 1): 6.1, ("ca", 2): 6.2, ("letflow", 0): 5.0}
+
+
+def test_a_malformed_table_to_resume_from_is_named(tmp_path):
+    sdir = tmp_path / SCENARIO.name
+    sdir.mkdir()
+    (sdir / "runs.csv").write_text("scenario,policy\nx,y\n")
+    with pytest.raises(experiment.ResumeError, match="runs.csv"):
+        experiment.carried_runs(tmp_path, SCENARIO)

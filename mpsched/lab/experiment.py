@@ -17,6 +17,7 @@ import shutil
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,11 +47,16 @@ testbed, and the policy's path weights. Output (OUT = --out):
   OUT/summary.md                    every scenario of this call
   OUT/plots/fct_load_<s>_<bucket>.png  with --load-pct at several loads: FCT
                                     of each size bucket against the load
-Ctrl-C stops the run and tears everything down (exit code 130); the same
-command with --resume then runs only what is missing (with more --runs or
---policy, only the new runs), and --resume --rerun-cpu-bound runs again the
-runs marked cpu_bound, with their seeds. Scenario file reference:
-scenarios/README.md.
+OUT/<scenario>/runs.csv is rewritten after every run. Ctrl-C stops the run
+and tears everything down (exit code 130); the same command with --resume
+then runs only what is missing (with more --runs or --policy, only the new
+runs), and --resume --rerun-cpu-bound runs again the runs marked cpu_bound,
+with their seeds. --resume also keeps the rows of OUT/<scenario>/runs.csv
+whose run directory is gone, so a table committed elsewhere (docs/results/
+<name>-runs.csv copied to OUT/<scenario>/runs.csv) is continued on a fresh
+machine; those runs have their metrics only (no time series for the plots),
+and rows this call does not run again stay in the table. Scenario file
+reference: scenarios/README.md.
 """
 
 
@@ -106,8 +112,9 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
         "--resume",
         action="store_true",
         help="keep the runs OUT already holds with the same scenario name, policy, run number, "
-        "seed and duration (a comparison cut short, or extended by more runs) and run only "
-        "the others; only meaningful with the same scenario files as before",
+        "seed and duration (a comparison cut short, or extended by more runs; their JSON, or "
+        "a row of OUT/<scenario>/runs.csv) and run only the others; only meaningful with the "
+        "same scenario files as before",
     )
     p.add_argument(
         "--rerun-cpu-bound",
@@ -156,25 +163,70 @@ def _progress(prefix: str, started: float, done: int, total: int):
     return report
 
 
+def _is_run(r: RunResult, sc: Scenario, policy: str, k: int) -> bool:
+    """`r` is run `k` of `sc` under `policy`: same scenario name, policy, run number, seed
+    and duration."""
+    same = (r.scenario, r.policy, r.run, r.seed) == (sc.name, policy, k, sc.seed + k)
+    return same and math.isclose(r.duration_s, sc.duration_s)
+
+
 def kept_run(
-    run_dir: Path, sc: Scenario, policy: str, k: int, rerun_cpu_bound: bool = False
+    run_dir: Path,
+    sc: Scenario,
+    policy: str,
+    k: int,
+    rerun_cpu_bound: bool = False,
+    carried: Sequence[RunResult] = (),
 ) -> RunResult | None:
-    """The result an earlier call left in `run_dir` if it is run `k` of `sc` under `policy`
-    (same scenario name, policy, run number, seed and duration) and may be kept: not marked
-    cpu_bound when `rerun_cpu_bound`. None when there is none, it is another run's, or it
-    does not read back."""
+    """The result an earlier call left for run `k` of `sc` under `policy` (`_is_run`) if it
+    may be kept (not marked cpu_bound when `rerun_cpu_bound`): the run's JSON in `run_dir`,
+    else, where `run_dir` holds none, a row of `carried` (the scenario's runs.csv, e.g. a
+    table committed by a session on another machine). None when there is none, it is another
+    run's, or the JSON does not read back."""
     from mpsched.lab import report
 
-    for path in sorted(run_dir.glob("*__run*.json")):
+    found: RunResult | None = None
+    jsons = sorted(run_dir.glob("*__run*.json"))
+    for path in jsons:
         try:
             r = report.read_run(path)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("--resume: %s does not read back (%s); running it again", path, exc)
             return None
-        same = (r.scenario, r.policy, r.run, r.seed) == (sc.name, policy, k, sc.seed + k)
-        if same and math.isclose(r.duration_s, sc.duration_s):
-            return None if rerun_cpu_bound and r.cpu_bound is True else r
-    return None
+        if _is_run(r, sc, policy, k):
+            found = r
+            break
+    if found is None and not jsons:
+        found = next((r for r in carried if _is_run(r, sc, policy, k)), None)
+    if found is None or (rerun_cpu_bound and found.cpu_bound is True):
+        return None
+    return found
+
+
+class ResumeError(ValueError):
+    """A runs.csv to resume from that does not read back."""
+
+
+def carried_runs(out: Path, sc: Scenario) -> list[RunResult]:
+    """The rows of OUT/<scenario>/runs.csv an earlier call (or a copy of a committed table)
+    left; [] when there is none. A malformed file raises ResumeError naming it."""
+    from mpsched.lab import report
+
+    path = out / sc.name / "runs.csv"
+    if not path.exists():
+        return []
+    try:
+        return [r for r in report.read_csv(path) if r.scenario == sc.name]
+    except ValueError as exc:
+        raise ResumeError(str(exc)) from None
+
+
+def table_rows(results: Sequence[RunResult], carried: Sequence[RunResult]) -> list[RunResult]:
+    """The rows of a scenario's runs.csv: this call's `results`, then every `carried` row
+    that none of them replaces (same policy and run number), so a call that runs some
+    policies again, or others, loses no row of the table it resumed."""
+    done = {(r.policy, r.run) for r in results}
+    return [*results, *(r for r in carried if (r.policy, r.run) not in done)]
 
 
 def run_experiments(
@@ -187,23 +239,36 @@ def run_experiments(
     rerun_cpu_bound: bool = False,
 ) -> tuple[list, int]:
     """Run everything; returns (results, failed runs). Ctrl-C propagates after clean-up.
-    With `resume`, a run OUT already holds (`kept_run`) is kept instead of run again."""
+    With `resume`, a run OUT already holds (`kept_run`: its JSON, or a row of the scenario's
+    runs.csv) is kept instead of run again, and the rows of that runs.csv this call does not
+    replace stay in the results (`table_rows`). OUT/<scenario>/runs.csv is rewritten after
+    every run, so a call cut short (Ctrl-C, the end of a session) leaves its table."""
     from mpsched.lab import analysis, report
     from mpsched.lab.runner import Run, RunError
 
     plan = [
         (sc, policy, k) for sc in scenarios for policy in policies_for[sc.name] for k in range(runs)
     ]
+    carried = {sc.name: carried_runs(out, sc) if resume else [] for sc in scenarios}
     results: list = []
     failed = 0
     started = time.monotonic()
+
+    def save_table(sc: Scenario) -> None:
+        mine = [r for r in results if r.scenario == sc.name]
+        report.write_csv(out / sc.name, table_rows(mine, carried[sc.name]))
+
     for n, (sc, policy, k) in enumerate(plan):
         prefix = (
             f"[{n + 1}/{len(plan)}] {sc.name} · {policy} · run {k + 1}/{runs} (seed {sc.seed + k})"
         )
         progress = _progress(prefix, started, n, len(plan))
         run_dir = out / sc.name / policy / f"run{k}"
-        kept = kept_run(run_dir, sc, policy, k, rerun_cpu_bound) if resume else None
+        kept = (
+            kept_run(run_dir, sc, policy, k, rerun_cpu_bound, carried[sc.name])
+            if resume
+            else None
+        )
         if kept is not None:
             results.append(kept)
             progress("kept from an earlier call (--resume)")
@@ -228,6 +293,7 @@ def run_experiments(
         if raw.capture and not keep_captures:
             raw.capture.unlink(missing_ok=True)
         results.append(result)
+        save_table(sc)
         m = result.metrics
         busy = " [CPU-bound]" if result.cpu_bound else ""
         progress(
@@ -235,6 +301,9 @@ def run_experiments(
             f"({m.get('goodput_frac', float('nan')):.2f} of capacity), "
             f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{busy}"
         )
+    for sc in scenarios:
+        mine = [r for r in results if r.scenario == sc.name]
+        results += table_rows(mine, carried[sc.name])[len(mine) :]
     return results, failed
 
 
@@ -339,6 +408,9 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; the testbed was torn down", file=sys.stderr)
         return 130
+    except ResumeError as exc:
+        print(f"{prog}: --resume: {exc}", file=sys.stderr)
+        return 2
     written = write_reports(out, scenarios, results)
     summary = out / "summary.md"
     if summary.exists():
