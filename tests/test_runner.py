@@ -136,3 +136,32 @@ def test_interrupted_run_leaves_nothing_behind(prerequisites, tmp_path):
     leftover = subprocess.run(["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"],
                               capture_output=True, text=True).stdout
     assert leftover == ""
+
+
+def test_the_capture_holds_every_byte_the_receiver_got(prerequisites, tmp_path):
+    """The receiver-side capture is buffered (no wake-up and write per packet): the runner
+    waits for libpcap's last block before it stops tcpdump, so every data byte h2's sink
+    received is in the capture (retransmissions make its sum larger, never smaller). A bulk
+    transfer sends up to the end, so a lost last block (up to 1 s of 8) would show."""
+    from mpsched.lab.pcap import read_pcap
+
+    scenario = tmp_path / "bulk.yaml"
+    scenario.write_text(yaml.safe_dump({
+        **SCENARIO, "name": "bulk", "workload": [{"kind": "bulk", "streams": 2}],
+    }))  # fmt: skip
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpsched.cli", "run", str(scenario), "--policy", "ecmp",
+         "--runs", "1", "--backend", "linkem", "--keep-captures", "--out", str(out)],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run_dir = out / "bulk" / "ecmp" / "run0"
+    packets, stats = read_pcap(run_dir / "h2.pcap")
+    assert stats.truncated_file == 0, stats
+    captured = sum(p.payload_len for p in packets
+                   if p.src.startswith("10.0.1.") and p.dst.startswith("10.0.2."))
+    sink = json.loads((run_dir / "sink0.json").read_text())
+    received = sum(c["bytes"] for c in sink["connections"])
+    assert received > 1_000_000, sink
+    assert captured >= received, (captured, received)
