@@ -10,9 +10,11 @@ from mpsched.bench.adaptive import (
     main,
     markdown,
     paired_lower_bounds,
+    plan,
     records_from_csv,
     regret,
     table_from_csv,
+    to_extend,
 )
 from mpsched.lab.report import RunResult, write_run
 from mpsched.proc.layout import REPO_ROOT
@@ -98,3 +100,36 @@ def test_markdown_tables_rank_policies_and_pair_adaptive_by_seed(tmp_path):
     assert "| letflow | 2 | 0.850 ± 0.635 | 0.764 ± 0.176 |" in text
     assert "| ecmp | 2 (1\u2020) | 0.500 ± 0.000 | 1.30 ± 1.27 |" in text
     assert "cmt-la" not in text  # no runs: no table
+
+
+def _records(values):
+    """(scenario, policy, seed, goodput fraction) of one scenario, seeds 1.. per policy."""
+    return [("s", p, k, x) for p, xs in values.items() for k, x in enumerate(xs, start=1)]
+
+
+def test_to_extend_is_the_best_and_those_overlapping_it():
+    """best 0.90 +- ~0.012; adaptive 0.89 +- ~0.012 overlaps, letflow 0.80 does not; a
+    policy with one run counts as a point."""
+    records = _records({
+        "wcmp": [0.90, 0.91, 0.89], "adaptive": [0.89, 0.88, 0.90],
+        "letflow": [0.80, 0.81, 0.79], "rr": [0.895],
+    })  # fmt: skip
+    assert to_extend(records, "s") == ["adaptive", "rr", "wcmp"]
+
+
+def test_nothing_to_extend_when_the_best_stands_apart():
+    records = _records({"wcmp": [0.90, 0.90, 0.90], "adaptive": [0.80, 0.80, 0.80]})
+    assert to_extend(records, "s") == []
+    assert to_extend(records, "other") == []
+
+
+def test_plan_names_the_runs_and_the_command(tmp_path):
+    records = [(name, p, k, x) for name in ("cmt-la",)
+               for p, xs in {"wcmp": [0.79, 0.80], "ecmp": [0.78, 0.80]}.items()
+               for k, x in enumerate(xs, start=1)]
+    (tmp_path / "cmt-la-runs.csv").write_text("scenario\n")
+    text = plan(records, 10, tmp_path)
+    assert "cmt-la: ecmp (2), wcmp (2)" in text
+    assert "cp " + str(tmp_path / "cmt-la-runs.csv") in text
+    assert "--policy ecmp --policy wcmp --runs 10 --resume" in text
+    assert "mixed: nothing to run (no runs)" in text
