@@ -406,7 +406,11 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
             resume=args.resume, rerun_cpu_bound=args.rerun_cpu_bound,
         )
     except KeyboardInterrupt:
-        print(f"{prog}: interrupted; the testbed was torn down", file=sys.stderr)
+        print(
+            f"{prog}: interrupted; the testbed was torn down. The runs done so far are in "
+            f"{out}/<scenario>/runs.csv; the same command with --resume runs the rest",
+            file=sys.stderr,
+        )
         return 130
     except ResumeError as exc:
         print(f"{prog}: --resume: {exc}", file=sys.stderr)
