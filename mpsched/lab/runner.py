@@ -463,18 +463,22 @@ class Run:
                 except subprocess.TimeoutExpired:
                     self._fail(f"{name} did not end on time")
                     proc.terminate()
+        senders_done = time.monotonic()
         for name, proc in procs:
             if name.startswith("sink"):
                 proc.terminate()
-        captures = [proc for name, proc in procs if name.startswith("tcpdump")]
-        if captures:
-            time.sleep(CAPTURE_DRAIN_S)
-        for proc in captures:
-            proc.terminate()
         for name, proc in procs:
-            if name.startswith(("sink", "tcpdump", "send")):
+            if name.startswith(("sink", "send")):
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     proc.wait(timeout=5)
+        captures = [proc for name, proc in procs if name.startswith("tcpdump")]
+        if captures:  # the sinks' ending counts towards the capture's drain
+            time.sleep(max(0.0, CAPTURE_DRAIN_S - (time.monotonic() - senders_done)))
+        for proc in captures:
+            proc.terminate()
+        for proc in captures:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
         for name, _ in procs:
             path = self.raw.dir / f"{name}.json"
             if path.exists():
