@@ -133,3 +133,10 @@ def test_plan_names_the_runs_and_the_command(tmp_path):
     assert "cp " + str(tmp_path / "cmt-la-runs.csv") in text
     assert "--policy ecmp --policy wcmp --runs 10 --resume" in text
     assert "mixed: nothing to run (no runs)" in text
+
+
+def test_plan_without_reuse_is_refused_before_anything_runs(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--plan", "10"])
+    assert exit_.value.code == 2
+    assert "--plan needs --reuse" in capsys.readouterr().err

@@ -30,7 +30,7 @@ import statistics
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from mpsched.lab.fct import load_results
@@ -114,6 +114,13 @@ def paired_lower_bounds(records: Sequence[Record], scenario: str) -> dict[str, f
     return {p: m - h for p, (m, h, _) in paired_ratios(records, scenario).items()}
 
 
+def _interval(values: Iterable[float]) -> tuple[float, float]:
+    """The 95 % interval (low, high) of the mean of `values`; one value is a point."""
+    m, h = mean_ci95(values)
+    h = h if math.isfinite(h) else 0.0
+    return m - h, m + h
+
+
 def to_extend(records: Sequence[Record], scenario: str) -> list[str]:
     """The policies of `scenario` whose runs are too few to tell them from the leader: the
     best fixed policy (by mean goodput fraction) and every policy, `adaptive` included, whose
@@ -124,16 +131,13 @@ def to_extend(records: Sequence[Record], scenario: str) -> list[str]:
     if not fixed:
         return []
     best = max(fixed, key=lambda p: (statistics.fmean(fixed[p].values()), p))
-    m, h = mean_ci95(runs[best].values())
-    lo, hi = m - (h if math.isfinite(h) else 0.0), m + (h if math.isfinite(h) else 0.0)
-    out = []
-    for policy, values in runs.items():
-        if policy == best or not values:
-            continue
-        pm, ph = mean_ci95(values.values())
-        ph = ph if math.isfinite(ph) else 0.0
-        if pm + ph >= lo and pm - ph <= hi:
-            out.append(policy)
+    lo, hi = _interval(runs[best].values())
+    out = [
+        policy
+        for policy, values in runs.items()
+        if policy != best and values and (iv := _interval(values.values()))[1] >= lo
+        and iv[0] <= hi
+    ]
     return sorted([best, *out]) if out else []
 
 
@@ -267,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         "paired by seed) to FILE",
     )
     args = p.parse_args(argv)
+    if args.plan is not None and args.reuse is None:
+        p.error("--plan needs --reuse DIR (it plans from results, it runs nothing)")
     source = args.reuse
     if source is None:
         cmd = [

@@ -221,12 +221,17 @@ def carried_runs(out: Path, sc: Scenario) -> list[RunResult]:
         raise ResumeError(str(exc)) from None
 
 
-def table_rows(results: Sequence[RunResult], carried: Sequence[RunResult]) -> list[RunResult]:
-    """The rows of a scenario's runs.csv: this call's `results`, then every `carried` row
-    that none of them replaces (same policy and run number), so a call that runs some
-    policies again, or others, loses no row of the table it resumed."""
+def not_replaced(results: Sequence[RunResult], carried: Sequence[RunResult]) -> list[RunResult]:
+    """The `carried` rows that none of `results` replaces (same policy and run number)."""
     done = {(r.policy, r.run) for r in results}
-    return [*results, *(r for r in carried if (r.policy, r.run) not in done)]
+    return [r for r in carried if (r.policy, r.run) not in done]
+
+
+def table_rows(results: Sequence[RunResult], carried: Sequence[RunResult]) -> list[RunResult]:
+    """The rows of a scenario's runs.csv: this call's `results`, then the `carried` rows
+    they do not replace (`not_replaced`), so a call that runs some policies again, or
+    others, loses no row of the table it resumed."""
+    return [*results, *not_replaced(results, carried)]
 
 
 def run_experiments(
@@ -302,8 +307,7 @@ def run_experiments(
             f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{busy}"
         )
     for sc in scenarios:
-        mine = [r for r in results if r.scenario == sc.name]
-        results += table_rows(mine, carried[sc.name])[len(mine) :]
+        results += not_replaced([r for r in results if r.scenario == sc.name], carried[sc.name])
     return results, failed
 
 
