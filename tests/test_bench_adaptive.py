@@ -61,12 +61,16 @@ def test_the_mixed_win_is_beyond_the_paired_interval(adaptive, fixed, wins):
     assert got["adaptive_wins_mixed"] == wins
 
 
-def test_docs_results_tables_are_read_and_mixed_is_missing(capsys):
+def test_docs_results_tables_are_read(capsys):
     table = table_from_csv(REPO_ROOT / "docs" / "results", SCENARIOS)
-    assert set(table) == {"llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure"}
+    assert set(table) == set(SCENARIOS)
     assert table["llhd-1-manyflows"]["letflow"] == pytest.approx(0.928, abs=0.001)
-    assert main(["--reuse", str(REPO_ROOT / "docs" / "results")]) == 2
-    assert "no results for scenario(s) ['mixed']" in capsys.readouterr().err
+    rc = main(["--reuse", str(REPO_ROOT / "docs" / "results")])
+    out, err = capsys.readouterr()
+    if "adaptive" in table["mixed"]:
+        assert rc == 0 and "adaptive_regret=" in out and "adaptive_wins_mixed=" in out
+    else:  # mixed is being run again; its table grows in docs/results as the runs finish
+        assert rc == 2 and "['mixed'] lack adaptive" in err
 
 
 def test_reuse_reads_run_results(tmp_path, capsys):
