@@ -65,12 +65,11 @@ def test_docs_results_tables_are_read(capsys):
     table = table_from_csv(REPO_ROOT / "docs" / "results", SCENARIOS)
     assert set(table) == set(SCENARIOS)
     assert table["llhd-1-manyflows"]["letflow"] == pytest.approx(0.929, abs=0.001)
-    rc = main(["--reuse", str(REPO_ROOT / "docs" / "results")])
-    out, err = capsys.readouterr()
-    if "adaptive" in table["mixed"]:
-        assert rc == 0 and "adaptive_regret=" in out and "adaptive_wins_mixed=" in out
-    else:  # mixed is being run again; its table grows in docs/results as the runs finish
-        assert rc == 2 and "['mixed'] lack adaptive" in err
+    assert main(["--reuse", str(REPO_ROOT / "docs" / "results")]) == 0
+    out = capsys.readouterr().out
+    regrets = [regret(table[s])[0] for s in SCENARIOS]
+    assert f"adaptive_regret={sum(regrets) / len(regrets):.3f}" in out
+    assert "adaptive_wins_mixed=" in out
 
 
 def test_reuse_reads_run_results(tmp_path, capsys):
