@@ -132,12 +132,12 @@ def to_extend(records: Sequence[Record], scenario: str) -> list[str]:
         return []
     best = max(fixed, key=lambda p: (statistics.fmean(fixed[p].values()), p))
     lo, hi = _interval(runs[best].values())
-    out = [
-        policy
-        for policy, values in runs.items()
-        if policy != best and values and (iv := _interval(values.values()))[1] >= lo
-        and iv[0] <= hi
-    ]
+    out = []
+    for policy, values in runs.items():
+        if policy != best and values:
+            plo, phi = _interval(values.values())
+            if phi >= lo and plo <= hi:
+                out.append(policy)
     return sorted([best, *out]) if out else []
 
 
