@@ -36,7 +36,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
 
-.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -146,18 +146,21 @@ compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded r
 lint: ## ruff
 	$(VENV)/bin/ruff check .
 
-unit: ## the pytest suite only (no ruff, no P4 build)
-	$(PY) -m pytest -q -rs
-
-ptf: p4 ## PTF data-plane tests on BMv2 over P4Runtime
-	$(PY) -m mpsched.ptfrun
-
-test: ## everything: ruff, the P4 build (if p4c is there), unit + integration + PTF tests
-	$(VENV)/bin/ruff check .
+# The P4 programs where p4c is installed; without it the tests that need them skip and say so.
+p4-if-present:
 	@if command -v p4c >/dev/null; then $(MAKE) --no-print-directory p4; \
-	  else echo "test: p4c not on PATH: P4 build skipped (tests that need it will skip)"; fi
-	$(MAKE) --no-print-directory linkem
-	$(PY) -m pytest -q -rs
+	  else echo "p4c not on PATH: P4 build skipped (tests that need it will skip)"; fi
+
+unit: p4-if-present linkem ## unit tests (tests/unit: no root, no switch; about a minute)
+	$(PY) -m pytest -q -rs tests/unit
+
+integration: p4-if-present linkem ## tests that need root, BMv2 or Mininet (tests/integration)
+	$(PY) -m pytest -q -rs tests/integration
+
+ptf: p4-if-present ## PTF data-plane tests on BMv2 over P4Runtime; TEST=module.Class runs one case
+	MPSCHED_PTF_TESTS="$(TEST)" $(PY) -m pytest -q -rs tests/ptf
+
+test: lint unit integration ptf ## everything: lint, unit, integration and PTF tests (each prints its own summary)
 
 demo: p4 ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST
 	$(PY) -m mpsched.demo

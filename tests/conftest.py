@@ -1,4 +1,8 @@
-"""Shared fixtures: prerequisites of the integration tests skip with a printed reason."""
+"""Shared fixtures: prerequisites of the integration tests skip with a printed reason.
+
+Layout: tests/unit/<package>/ mirrors the code and needs neither root nor a switch;
+tests/integration/ needs root, BMv2 or Mininet; tests/ptf/ runs the PTF data-plane suite.
+Everything under the last two is marked `integration`."""
 
 from __future__ import annotations
 
@@ -6,6 +10,14 @@ import pytest
 
 from mpsched.proc import prereqs
 from mpsched.proc.layout import p4_artifacts
+
+NEEDS_ROOT = ("integration", "ptf")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent.name in NEEDS_ROOT and item.path.parent.parent.name == "tests":
+            item.add_marker(pytest.mark.integration)
 
 
 def require(*names: str) -> None:

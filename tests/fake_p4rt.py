@@ -163,7 +163,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.name = name
         c.size = MAX_PATHS + 1
     # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
-    # here are a sample; tests/test_p4info.py checks the compiled program's).
+    # here are a sample; tests/unit/p4rt/test_p4info.py checks the compiled program's).
     c = info.counters.add()
     c.preamble.id = 0x13000000 + next(next_id)
     c.preamble.name = pl.COUNTER_DROP_REASON

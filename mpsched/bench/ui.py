@@ -26,7 +26,7 @@ telemetry the page sees change) is live.
 - the page's JS heap after the run (Chrome DevTools `Performance.getMetrics`).
 
 The browser helpers here (`start_browser`, `wait_rendered`, `console_errors`, `screenshot`)
-serve the browser tests (tests/test_ui_browser.py) and the demo's screenshot too.
+serve the browser tests (tests/integration/test_ui_browser.py) and the demo's screenshot too.
 """
 
 from __future__ import annotations

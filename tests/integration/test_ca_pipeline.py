@@ -1,0 +1,79 @@
+"""The congestion-aware mode CA in the pipeline binding (mpsched/p4rt/pipeline.py): the
+ca_params table, its @ca_units annotation, the "congestion" feature and mode "ca" — on a
+synthetic P4Info with the real program's shape, and on the compiled program when it has
+the table."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.policies.ca import ca_fixed_point
+from mpsched.p4rt import pipeline as pl
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import Pipeline
+
+
+@pytest.mark.integration
+def test_controller_writes_ca_params_to_bmv2(switch, artifacts):
+    """On the compiled program in BMv2: policy ca puts the class's ca_params entry (the
+    placement's fixed-point cost) and path_weights in mode CA on the switch; a removed CA
+    class's entry is deleted."""
+    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.scheduling.classes import (
+        DEFAULT_CLASS_ID,
+        ClassPolicy,
+        Match,
+        TrafficClass,
+    )
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4rt.client import param_value
+    from mpsched.p4rt.p4info import decode_uint
+    from tests.integration.test_controller_bmv2 import reader, s1_config
+
+    pipeline = Pipeline(P4Info.from_file(artifacts.p4info))
+    if not pipeline.has_congestion:
+        pytest.skip(f"build/p4 has no {pl.TABLE_CA} (compiled before mode CA, or NO_CONGESTION)")
+    sw, _ = switch
+    ctl = Controller(
+        NetCfg.from_dict({"switches": [s1_config(sw)]}),
+        pipeline,
+        str(artifacts.bmv2_json),
+        ControllerSettings(poll_interval=0.2, telemetry=TelemetryConfig(probe_interval_s=None)),
+    )
+    ctl.start()
+    client, p4info = reader(sw, artifacts)
+    try:
+        assert ctl.agents[0].wait_ready(10), ctl.agents[0].status
+
+        def held() -> dict[int, dict[str, int]]:
+            return {
+                decode_uint(e.match[0].exact.value): {
+                    p.name: param_value(e, p.id)
+                    for p in p4info.action_params(pl.ACTION_SET_CA)
+                }
+                for e in client.read_table(pl.TABLE_CA)
+            }
+
+        assert held() == {}
+        ctl.set_class_policy(DEFAULT_CLASS_ID, {"name": "ca"})
+        placement = ctl.scheduler.placement_of("s1", DEFAULT_CLASS_ID)
+        want = ca_fixed_point(placement.ca, pipeline.max_paths, pipeline.ca_units)
+        assert held() == {0: want}
+        # capacity: the configured rate (10 Mbit/s) until measured
+        units = pipeline.ca_units
+        window_bytes = 10 * 125 * units["rate_window_us"] / 1000
+        assert want["inv_capacity_1"] == round(2**32 * units["rate_unit_bytes"] / window_bytes)
+        assert want["c_qdelay"] == 256
+        (weights,) = client.read_table(pl.TABLE_WEIGHTS)
+        mode = p4info.action_param(pl.ACTION_SET_WEIGHTS, "mode")
+        assert param_value(weights, mode.id) == pipeline.modes["ca"]
+
+        voip = TrafficClass(5, "voip", match=Match(dscp=46), policy=ClassPolicy("ca"))
+        ctl.set_classes([TrafficClass(DEFAULT_CLASS_ID, "default"), voip])
+        assert set(held()) == {0, 5}
+        ctl.set_classes([TrafficClass(DEFAULT_CLASS_ID, "default")])
+        assert set(held()) == {0}
+    finally:
+        client.close()
+        ctl.stop()

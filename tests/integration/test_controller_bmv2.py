@@ -1,0 +1,349 @@
+"""The controller (os-ken app on its native and eventlet hubs, gRPC in native threads)
+against a real BMv2.
+
+Starts simple_switch_grpc on veths, runs `python -m mpsched.controller` as a
+process, and checks through REST and through an independent P4Runtime read
+that the pipeline, routes and weights reach the switch, and that counters
+flow back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+import pytest
+import requests
+
+from mpsched.controller.__main__ import command as controller_command
+from mpsched.p4rt.client import P4RuntimeClient, param_value
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
+from mpsched.proc.bmv2 import Bmv2Switch, free_port
+from tests.conftest import AUTH, token_file
+
+pytestmark = pytest.mark.integration
+
+
+
+def start_controller(tmp_path, artifacts, switches: list[dict], hub_type: str = "native"):
+    path = tmp_path / "netcfg.json"
+    path.write_text(json.dumps({"switches": switches}))
+    port = free_port()
+    log_path = tmp_path / "controller.log"
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            controller_command(
+                path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token_file(tmp_path)
+            ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
+        )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            states = requests.get(base + "/switches", timeout=2).json()
+            if states[0]["state"] == "ready":
+                return base, proc
+        except requests.RequestException:
+            pass
+        time.sleep(0.2)
+    stop(proc)
+    pytest.fail("controller/s1 not ready:\n" + log_path.read_text())
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def s1_config(sw: Bmv2Switch) -> dict:
+    return {
+        "name": "s1",
+        "device_id": 1,
+        "grpc_address": sw.grpc_address,
+        "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"],
+        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
+        "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3, "rate_mbps": 5}],
+    }
+
+
+REMOTE = {
+    "name": "s2",
+    "device_id": 2,
+    "grpc_address": "127.0.0.1:1",
+    "mac": "00:00:0a:00:02:fe",
+    "subnets": ["10.0.2.0/24"],
+    "hosts": [],
+    "paths": [],
+}
+
+
+def reader(sw: Bmv2Switch, artifacts) -> tuple[P4RuntimeClient, P4Info]:
+    """An independent, non-primary P4Runtime client: it can read, not write."""
+    p4info = P4Info.from_file(artifacts.p4info)
+    client = P4RuntimeClient(sw.grpc_address, 1, p4info)
+    client.connect(primary=False)
+    return client, p4info
+
+
+def weight_ends(client: P4RuntimeClient, p4info: P4Info) -> list[int]:
+    (entry,) = client.read_table(TABLE_WEIGHTS)
+    return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
+
+
+@pytest.mark.parametrize("hub_type", ["native", "eventlet"])
+def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts, hub_type):
+    """Pipeline, routes and weights reach the switch; REST changes weights; counters flow;
+    on os-ken's native hub and on its eventlet hub (gRPC stays in native threads)."""
+    sw, pairs = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)], hub_type)
+    client, p4info = reader(sw, artifacts)
+    try:
+        paths = requests.get(base + "/paths", timeout=5).json()
+        assert [(p["id"], p["weight"]) for p in paths] == [(1, 1), (2, 1)]
+        assert len(client.read_table(TABLE_ROUTE)) == 1  # h1's /32 (no remote switch)
+        assert len(client.read_table(TABLE_NEXTHOP)) == 2
+        assert weight_ends(client, p4info)[:2] == [32768, 65536]
+
+        r = requests.put(base + "/paths/2/weight", json={"weight": 0}, timeout=10)
+        assert r.status_code == 401, r.text  # writes need the token
+        r = requests.put(headers=AUTH, url=base + "/paths/2/weight", json={"weight": 0}, timeout=10)
+        assert r.status_code == 200 and r.json()["weight"] == 0, r.text
+        assert weight_ends(client, p4info)[:2] == [65536, 65536]
+
+        r = requests.put(
+            headers=AUTH, url=base + "/paths/1/weight", json={"weight": 300}, timeout=5
+        )
+        assert r.status_code == 400 and r.json()["field"] == "weight"
+        assert weight_ends(client, p4info)[:2] == [65536, 65536]
+
+        # A packet arriving from path 2 is counted, and the count reaches REST.
+        from scapy.all import IP, UDP, Ether, sendp
+
+        sendp(
+            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            iface=pairs[2][1],
+            count=3,
+            verbose=False,
+        )
+        deadline = time.monotonic() + 5
+        rx = 0
+        while time.monotonic() < deadline and rx < 3:
+            time.sleep(0.3)
+            rx = requests.get(base + "/paths/2", timeout=5).json()["by_switch"]["s1"]["rx_packets"]
+        assert rx == 3
+        assert proc.poll() is None
+    finally:
+        client.close()
+        stop(proc)
+
+
+def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
+    """With one switch unreachable, a weight change answers 503; the reachable one applies it."""
+    sw, _ = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw), REMOTE])
+    client, p4info = reader(sw, artifacts)
+    try:
+        states = {s["name"]: s["state"] for s in requests.get(base + "/switches", timeout=5).json()}
+        assert states == {"s1": "ready", "s2": "down"} or states["s2"] == "connecting"
+        r = requests.put(headers=AUTH, url=base + "/paths/2/weight", json={"weight": 0}, timeout=15)
+        assert r.status_code == 503, r.text
+        assert weight_ends(client, p4info)[:2] == [65536, 65536]
+    finally:
+        client.close()
+        stop(proc)
+
+
+def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artifacts):
+    """kill -9 of the controller and a new one on the same BMv2: the program is not pushed
+    again (its counters keep their counts, nothing is wiped) and nothing needs writing."""
+    from scapy.all import IP, UDP, Ether, sendp
+
+    from mpsched.p4rt.pipeline import COUNTER_RX
+
+    sw, pairs = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    client, _ = reader(sw, artifacts)
+    try:
+        first = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+        assert first["how"] == "pushed", first
+        sendp(
+            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            iface=pairs[2][1],
+            count=3,
+            verbose=False,
+        )
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and client.read_counter(COUNTER_RX).get(2) is None:
+            time.sleep(0.1)
+        assert client.read_counter(COUNTER_RX)[2].packets == 3
+        proc.kill()
+        proc.wait()
+        base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+        again = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+        assert again["how"] == "reconciled", again
+        assert again["detail"].startswith("0 inserted, 0 modified, 0 deleted, "), again
+        assert client.read_counter(COUNTER_RX)[2].packets == 3  # not wiped
+    finally:
+        client.close()
+        stop(proc)
+
+
+def launch(tmp_path, artifacts, switches: list[dict], name: str, *extra: str, state=None):
+    """A controller process with its own REST port, token and log (and the state file
+    `state`); returns (base URL, proc, auth headers) without waiting."""
+    path = tmp_path / "netcfg.json"
+    path.write_text(json.dumps({"switches": switches}))
+    port = free_port()
+    token = tmp_path / f"{name}.token"
+    token.write_text(f"token-{name}\n")
+    with (tmp_path / f"{name}.log").open("ab") as log:
+        proc = subprocess.Popen(
+            [*controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token,
+                                 state_file=state), *extra],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    return f"http://127.0.0.1:{port}", proc, {"Authorization": f"Bearer token-{name}"}
+
+
+def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 20.0) -> float:
+    """Seconds until the controller's (only) switch is in `state`."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        assert proc.poll() is None, f"controller exited ({proc.returncode})"
+        try:
+            if requests.get(base + "/switches", timeout=2).json()[0]["state"] == state:
+                return time.monotonic() - start
+        except requests.RequestException:
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"switch not {state} after {timeout}s")
+
+
+def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
+    """Two controllers on one switch and one state file: the higher election id writes, the
+    other is a backup that answers reads and refuses writes with 409; when the primary dies
+    the backup takes over with what the operator wrote to the primary; the old primary comes
+    back as the backup."""
+    sw, _ = switch
+    state = tmp_path / "state.json"
+    a_base, a, a_auth = launch(
+        tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
+    )
+    b = None
+    try:
+        wait_state(a_base, a, "ready")
+        b_base, b, b_auth = launch(
+            tmp_path, artifacts, [s1_config(sw)], "b", "--election-id", "1", "--peer", a_base,
+            state=state,
+        )  # fmt: skip
+        wait_state(b_base, b, "backup")
+        assert requests.get(b_base + "/paths", timeout=5).status_code == 200
+        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        assert r.status_code == 409, r.text
+        assert "backup" in r.json()["error"] and a_base in r.json()["error"]
+        r = requests.put(a_base + "/paths/2/weight", json={"weight": 3}, headers=a_auth, timeout=5)
+        assert r.status_code == 200, r.text
+
+        a.kill()
+        a.wait()
+        wait_state(b_base, b, "ready", timeout=5)
+        switches = requests.get(b_base + "/switches", timeout=5).json()
+        assert switches[0]["programmed"]["how"] == "reconciled", switches
+        assert switches[0]["election_id"] == 3  # above the old primary's 2
+        paths = {p["id"]: p["weight"] for p in requests.get(b_base + "/paths", timeout=5).json()}
+        assert paths == {1: 1, 2: 3}  # the primary's write, taken over from the state file
+        client, p4info = reader(sw, artifacts)
+        try:
+            assert weight_ends(client, p4info)[:2] == [16384, 65536]  # 1:3 on the switch
+        finally:
+            client.close()
+        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        assert r.status_code == 200, r.text
+
+        a_base, a, a_auth = launch(
+            tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
+        )
+        wait_state(a_base, a, "backup")
+        r = requests.put(a_base + "/paths/2/weight", json={"weight": 1}, headers=a_auth, timeout=5)
+        assert r.status_code == 409, r.text
+        assert requests.get(b_base + "/switches", timeout=5).json()[0]["state"] == "ready"
+    finally:
+        for proc in (a, b):
+            if proc is not None:
+                stop(proc)
+
+
+def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_path, artifacts):
+    """BMv2 killed and started again on the same ports: the controller notices, pushes the
+    program and the whole state, and the switch's tables are back."""
+    sw, _ = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    try:
+        r = requests.put(base + "/paths/2/weight", json={"weight": 0}, headers=AUTH, timeout=10)
+        assert r.status_code == 200, r.text
+        sw.process.kill()
+        sw.stop()
+        restarted = time.time()
+        sw.start()
+        wait_state(base, proc, "ready", timeout=10)
+        deadline = time.monotonic() + 10
+        programmed = None
+        while time.monotonic() < deadline:
+            programmed = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
+            if programmed["at"] > restarted:
+                break
+            time.sleep(0.05)
+        assert programmed["how"] == "pushed" and programmed["at"] > restarted, programmed
+        client, p4info = reader(sw, artifacts)
+        try:
+            assert len(client.read_table(TABLE_NEXTHOP)) == 2
+            assert weight_ends(client, p4info)[:2] == [65536, 65536]  # the operator's 1:0
+        finally:
+            client.close()
+    finally:
+        stop(proc)
+
+
+def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
+    """Frames with a bad IPv4 header checksum and with TTL 1 are dropped by the switch, and
+    GET /switches shows them under their reasons."""
+    from scapy.all import IP, UDP, Ether, sendp
+
+    sw, pairs = switch
+    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    try:
+        frame = Ether(dst="00:00:0a:00:01:fe", src="00:00:0a:00:01:01")
+        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", chksum=0x1234) / UDP(),
+              iface=pairs[0][1], count=2, verbose=False)  # fmt: skip
+        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", ttl=1) / UDP(),
+              iface=pairs[0][1], count=3, verbose=False)  # fmt: skip
+        deadline = time.monotonic() + 5
+        drops: dict = {}
+        while time.monotonic() < deadline:
+            drops = requests.get(base + "/switches", timeout=5).json()[0]["drops"]
+            if drops.get("ipv4_checksum") == 2 and drops.get("ttl_expired") == 3:
+                break
+            time.sleep(0.2)
+        assert drops.get("ipv4_checksum") == 2 and drops.get("ttl_expired") == 3, drops
+        assert drops.get("ipv4_version") == 0
+        # no probe_iface in this network description: the probes go as PacketOuts, and with
+        # no traffic of its own on the paths the switch skips none
+        probes = requests.get(base + "/switches", timeout=5).json()[0]["probes"]
+        assert probes["via"] == "packet_out" and probes["sent"] > 0, probes
+        assert probes["skipped"] == 0, probes
+    finally:
+        stop(proc)

@@ -1,0 +1,92 @@
+"""Metric definitions against hand-computed values, real sockets, ss output and captures."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from mpsched.lab import metrics as m
+from mpsched.lab import pcap as pc
+from mpsched.proc.prereqs import is_root
+
+# --------------------------------------------------------------------------------------------
+# rates
+
+
+@pytest.mark.integration
+def test_tcpdump_loopback_capture(tmp_path):
+    """A real `tcpdump -w` capture of a loopback transfer: the data flow's bytes add up and its
+    IP IDs show no reordering. The transfer runs on one CPU: with two, a segment sent from the
+    softirq of an incoming ACK on the other CPU can reach the capture ahead of one the sending
+    thread numbered earlier, which is reordering at the capture point, not on the wire."""
+    if not is_root() or shutil.which("tcpdump") is None:
+        pytest.skip("missing: root and tcpdump (capturing on lo)")
+    affinity = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(affinity)})
+    try:
+        _loopback_capture(tmp_path)
+    finally:
+        os.sched_setaffinity(0, affinity)
+
+
+def _loopback_capture(tmp_path) -> None:
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    path = tmp_path / "lo.pcap"
+    # --immediate-mode: without it packets wait in the kernel ring for a 1 s block timeout and
+    # are lost when tcpdump is stopped earlier.
+    cmd = ["tcpdump", "-i", "lo", "-n", "--immediate-mode", "-U", "-s", "128", "-w", str(path)]
+    dump = subprocess.Popen(
+        [*cmd, f"tcp port {port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert dump.stderr is not None
+        line = dump.stderr.readline()  # "listening on lo, ..." once the capture runs
+        assert "listening" in line, line
+        size = 3_000_000
+        cli = socket.create_connection(("127.0.0.1", port))
+        acc, _ = srv.accept()
+        got = 0
+
+        def read() -> None:
+            nonlocal got
+            while got < size:
+                got += len(acc.recv(1 << 20))
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        cli.sendall(b"z" * size)
+        reader.join(10)
+        client_port = cli.getsockname()[1]
+        cli.close()
+        acc.close()
+        time.sleep(0.3)
+    finally:
+        dump.terminate()
+        dump.wait(10)
+        srv.close()
+    packets, stats = pc.read_pcap(path)
+    assert stats.malformed == 0 and stats.truncated_file == 0
+    flow = pc.Flow("127.0.0.1", client_port, "127.0.0.1", port, 6)
+    assert sum(p.payload_len for p in packets if pc.Flow(p.src, p.sport, p.dst, p.dport, 6)
+               == flow) == size  # fmt: skip
+    reo = pc.pcap_reordering(packets)[flow]
+    assert reo.reordered == 0 and reo.duplicates == 0 and reo.packets >= 1
+
+
+def test_bucket_stats_counts_censored_flows_but_not_as_completed():
+    """A flow still running at the end counts with the time it had run (a lower bound), so
+    leaving the slowest flows unfinished does not make the mean smaller."""
+    stats = m.bucket_stats(
+        [(50_000, 0.1), (50_000, 0.3), (50_000, 5.0, True), (50_000, None)], lambda s: 0.1
+    )["lt100k"]
+    assert stats.started == 4 and stats.completed == 2
+    assert stats.completed_frac == 0.5
+    assert stats.fct_mean == pytest.approx((0.1 + 0.3 + 5.0) / 3)
+    assert stats.slowdown_mean == pytest.approx((1 + 3 + 50) / 3)

@@ -1,0 +1,255 @@
+"""The operator dashboard in a real browser (headless Chromium driven by Selenium) against the
+controller process programming a real BMv2 (the `switch` fixture): the page loads without
+console errors, shows both paths with live numbers that change while frames go through the
+switch, and its writes go through the REST API: a policy change shows up in GET /classes, an
+admin-down shows the path as down, refused writes (no token, a bad value) show the API's
+error. One browser and one controller for the whole scenario keep it short."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+
+from mpsched.controller.__main__ import command as controller_command
+from mpsched.proc.bmv2 import free_port
+from tests.conftest import TOKEN, require, token_file
+
+pytestmark = pytest.mark.integration
+
+PATHS = [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3, "rate_mbps": 5}]
+# Network errors the refused writes log in the console by design (HTTP 400/401 answers).
+REFUSALS = ("status of 400", "status of 401")
+
+
+def netcfg(grpc_address: str, remote_address: str) -> dict:
+    s1 = {
+        "name": "s1",
+        "device_id": 1,
+        "grpc_address": grpc_address,
+        "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"],
+        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
+        "paths": PATHS,
+    }
+    # the far edge: a BMv2 of its own without ports (it acknowledges the controller's writes)
+    s2 = {
+        "name": "s2",
+        "device_id": 2,
+        "grpc_address": remote_address,
+        "mac": "00:00:0a:00:02:fe",
+        "subnets": ["10.0.2.0/24"],
+        "hosts": [],
+        "paths": PATHS,
+    }
+    return {"switches": [s1, s2]}
+
+
+@pytest.fixture
+def remote(tmp_path):
+    """s2: a second BMv2 without ports."""
+    from mpsched.proc.bmv2 import Bmv2Switch
+    from mpsched.proc.cleanup import Registry
+
+    registry = Registry()
+    sw = Bmv2Switch("itest-bmv2-s2", 2, {}, tmp_path, registry=registry)
+    try:
+        sw.start()
+        yield sw
+    finally:
+        sw.stop()
+        registry.close()
+
+
+@pytest.fixture
+def controller(switch, remote, tmp_path, artifacts):
+    sw, pairs = switch
+    cfg = tmp_path / "netcfg.json"
+    cfg.write_text(json.dumps(netcfg(sw.grpc_address, remote.grpc_address)))
+    port = free_port()
+    log_path = tmp_path / "controller.log"
+    with log_path.open("wb") as out:
+        proc = subprocess.Popen(
+            controller_command(
+                cfg, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token_file(tmp_path)
+            ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, OSKEN_HUB_TYPE="native"),
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                states = requests.get(base + "/switches", timeout=2).json()
+                if all(s["state"] == "ready" for s in states):
+                    break
+            except requests.RequestException:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("controller/switches not ready:\n" + log_path.read_text())
+            time.sleep(0.2)
+        yield base, pairs
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def browser():
+    require("chromium", "chromedriver", "selenium")
+    from mpsched.bench.ui import start_browser
+
+    driver = start_browser()
+    yield driver
+    driver.quit()
+
+
+class Traffic(threading.Thread):
+    """UDP frames from h1's port towards the remote subnet, many source ports (both paths)."""
+
+    def __init__(self, iface: str) -> None:
+        super().__init__(daemon=True)
+        self.iface = iface
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        from scapy.all import IP, UDP, Ether, Raw, conf
+
+        frames = [
+            Ether(src="00:00:0a:00:01:01", dst="00:00:0a:00:01:fe")
+            / IP(src="10.0.1.1", dst="10.0.2.1")
+            / UDP(sport=10000 + i, dport=5001)
+            / Raw(b"x" * 1000)
+            for i in range(16)
+        ]
+        with conf.L2socket(iface=self.iface) as sock:
+            while not self.halt.is_set():
+                for frame in frames:
+                    sock.send(frame)
+                time.sleep(0.01)
+
+
+def topology(driver) -> dict[str, dict[str, str]]:
+    """Each path's drawing: its data attributes and label (read at once: it is redrawn every
+    poll)."""
+    return driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('#topology g.path')]"
+        ".map((g) => [g.dataset.path, {...g.dataset, label: g.textContent}]))"
+    )
+
+
+def mbps(driver) -> dict[str, float]:
+    return {p: float(g["mbps"]) for p, g in topology(driver).items()}
+
+
+def wait_for(what: str, check, timeout: float = 8.0, driver=None):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    shown = f"; the page says: {message(driver)!r}" if driver is not None else ""
+    pytest.fail(f"timed out waiting for {what}{shown}")
+
+
+def message(driver) -> str:
+    return driver.find_element("id", "message").text
+
+
+def click_apply(driver, class_id: int, name: str, gap: str = "") -> None:
+    from selenium.webdriver.support.ui import Select
+
+    row = driver.find_element("css selector", f'#classes tbody tr[data-key="{class_id}"]')
+    Select(row.find_element("css selector", "select.policy-name")).select_by_value(name)
+    gap_input = row.find_element("css selector", "input.gap")
+    gap_input.clear()
+    gap_input.send_keys(gap)
+    row.find_element("css selector", "button.apply").click()
+
+
+def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts):
+    """Load, live numbers under traffic, refused writes, policy change, admin down."""
+    base, pairs = controller
+    driver = browser
+    driver.get(base + "/ui")  # the redirect to /ui/
+    from mpsched.bench.ui import console_errors, wait_rendered
+
+    wait_rendered(driver)
+    assert driver.current_url.endswith("/ui/")
+    assert sorted(mbps(driver)) == ["1", "2"]
+    rows = driver.find_elements("css selector", "#paths tbody tr")
+    assert [r.find_elements("tag name", "td")[1].text for r in rows] == ["10 Mbit/s", "5 Mbit/s"]
+    states = driver.execute_script(
+        "return [...document.querySelectorAll('#switches tbody tr')]"
+        ".map((r) => r.cells[0].textContent + ' ' + r.cells[1].textContent)"
+    )
+    assert states == ["s1 ready", "s2 ready"]
+    assert console_errors(driver) == []
+
+    # live numbers: what s1 places onto each path, from its counters, while frames flow
+    traffic = Traffic(pairs[0][1])
+    traffic.start()
+    try:
+        first = wait_for("traffic on both paths", lambda: (m := mbps(driver)) and all(
+            v > 0 for v in m.values()) and m)
+        second = wait_for("the numbers to change", lambda: (m := mbps(driver)) != first and m)
+        assert all(v > 0 for v in second.values()), second
+    finally:
+        traffic.halt.set()
+        traffic.join()
+
+    # a write without the token is refused with the API's message
+    driver.find_element("css selector", '#paths tbody tr[data-key="2"] button.admin').click()
+    wait_for("the 401 message", lambda: "HTTP 401" in message(driver))
+    assert requests.get(base + "/paths/2", timeout=5).json()["admin"] == "up"
+
+    driver.find_element("id", "token").send_keys(TOKEN)
+    driver.find_element("css selector", "#token-form button").click()
+    assert driver.execute_script("return sessionStorage.getItem('mpsched-token')") == TOKEN
+
+    # a bad value is refused, naming the field; nothing changes
+    click_apply(driver, 0, "llhd", gap="99999999")
+    wait_for("the 400 message", lambda: "HTTP 400" in message(driver))
+    assert "policy.flowlet_gap_us" in message(driver)
+    assert requests.get(base + "/classes/0/policy", timeout=5).json()["name"] == "ecmp"
+
+    # a policy change made on the page is the controller's
+    click_apply(driver, 0, "llhd", gap="300")
+    wait_for("the change to be done", lambda: "done" in message(driver), driver=driver)
+    policy = requests.get(base + "/classes", timeout=5).json()[0]["policy"]
+    assert (policy["name"], policy["flowlet_gap_us"]) == ("llhd", 300)
+    wait_for("the class row to show it", lambda: "llhd" in driver.find_element(
+        "css selector", '#classes tbody tr[data-key="0"]').text)
+
+    # mode ca (when the program has it): the class row shows the cost the switch computes
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+
+    if Pipeline(P4Info.from_file(artifacts.p4info)).has_congestion:
+        click_apply(driver, 0, "ca")
+        wait_for("the ca placement on the page", lambda: "cost: qdelay" in driver.find_element(
+            "css selector", '#classes tbody tr[data-key="0"]').text)
+        placement = requests.get(base + "/classes/0", timeout=5).json()["placement"]["s1"]
+        assert placement["mode"] == "ca" and placement["ca"]["epsilon_us"] == 2000.0
+
+    # admin down on the page: the API has it, the page shows the path as down
+    driver.find_element("css selector", '#paths tbody tr[data-key="2"] button.admin').click()
+    wait_for("path 2 down in the API",
+             lambda: requests.get(base + "/paths/2", timeout=5).json()["admin"] == "down")
+    wait_for("path 2 down on the page", lambda: topology(driver)["2"]["admin"] == "down")
+    assert "admin down" in topology(driver)["2"]["label"]
+    row = driver.find_element("css selector", '#paths tbody tr[data-key="2"]')
+    assert row.find_elements("tag name", "td")[2].text == "down"
+    assert console_errors(driver, allow=REFUSALS) == []

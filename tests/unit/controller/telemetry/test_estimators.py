@@ -1,0 +1,320 @@
+"""Per-path estimators against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.telemetry.estimators import (
+    EstimatorSettings,
+    PathEstimator,
+    PathReport,
+    wrap_delta,
+)
+
+
+def report(t_s: float, packets: int, nbytes: int, lost: int = 0, reordered: int = 0,
+           owd_us: int = 10_000, at: float | None = None, flow_ooo: int = 0) -> PathReport:
+    rx = int(t_s * 1e6)
+    return PathReport("s2", 1, packets, rx - owd_us + 5_000_000, rx, packets % 2**32,
+                      nbytes % 2**32, lost % 2**32, reordered, flow_ooo % 2**32,
+                      t_s if at is None else at)
+
+
+def test_rfc6298_smoothing():
+    e = PathEstimator(1)
+    e.add_rtt(100.0, 0.0)
+    assert (e.srtt_ms, e.rttvar_ms) == (100.0, 50.0)
+    e.add_rtt(200.0, 0.1)
+    # rttvar = 3/4*50 + 1/4*|100-200| = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
+    assert e.rttvar_ms == pytest.approx(62.5)
+    assert e.srtt_ms == pytest.approx(112.5)
+    assert e.rtt_min_max_ms() == (100.0, 200.0)
+    e.add_rtt(-1.0, 0.2)  # ignored
+    assert e.srtt_ms == pytest.approx(112.5)
+
+
+def test_rtt_window_forgets_old_samples():
+    e = PathEstimator(1, EstimatorSettings(window_s=1.0))
+    e.add_rtt(50.0, 0.0)
+    e.add_rtt(10.0, 2.0)
+    assert e.rtt_min_max_ms() == (10.0, 10.0)
+
+
+def test_goodput_loss_and_reordering_from_counters():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 1000, 1_000_000))
+    e.add_report(report(2.0, 1900, 2_250_000, lost=100, reordered=3, flow_ooo=2**32 + 5))
+    # 1.25 MB in 1 s = 10 Mbit/s; 900 received, 100 lost -> 10 %
+    assert e.goodput_mbps() == pytest.approx(10.0)
+    assert e.loss_rate() == pytest.approx(0.1)
+    assert e.reordered() == 3
+    assert e.flow_ooo() == 5 and e.flow_ooo_total() == 5  # wrapped counter
+
+
+def test_counters_wrap():
+    assert wrap_delta(5, 2**32 - 5) == 10
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 2**32 - 10, 2**32 - 500))
+    e.add_report(report(2.0, 2**32 + 90, 2**32 + 124_500))
+    assert e.goodput_mbps() == pytest.approx(1.0)
+
+
+def test_late_packets_lower_the_loss():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 100, 100_000, lost=10))
+    e.add_report(report(2.0, 200, 200_000, lost=8))  # two "lost" packets came late
+    assert e.loss_rate() == 0.0
+
+
+def test_capacity_is_the_best_one_second_rate():
+    e = PathEstimator(1)
+    for k, mbytes in enumerate([0, 0.5, 1.75, 2.0]):  # 4, 10, 2 Mbit/s over 1 s steps
+        e.add_report(report(1.0 + k, 100 * k, int(mbytes * 1e6)))
+    assert e.capacity_mbps() == pytest.approx(10.0)
+    assert e.goodput_mbps() == pytest.approx(16 / 3)
+
+
+def test_owd_is_relative_to_the_window_minimum():
+    e = PathEstimator(1)
+    e.add_report(report(1.0, 1, 1, owd_us=30_000))
+    e.add_report(report(1.5, 2, 2, owd_us=20_000))
+    e.add_report(report(2.0, 3, 3, owd_us=27_500))
+    assert e.owd_ms() == pytest.approx(7.5)
+
+
+def test_liveness_and_freshness():
+    e = PathEstimator(1, EstimatorSettings(dead_after_s=0.5))
+    assert e.alive(0.0) is None
+    e.add_report(report(1.0, 1, 1, at=10.0))
+    assert e.alive(10.2) is True and e.freshness_s(10.2) == pytest.approx(0.2)
+    assert e.alive(10.6) is False
+
+
+def test_switch_restart_starts_over():
+    e = PathEstimator(1)
+    e.add_report(report(100.0, 5000, 5_000_000))
+    e.add_report(report(101.0, 6000, 6_000_000))
+    e.add_report(report(0.5, 10, 10_000))  # egress clock went back: the switch restarted
+    assert e.goodput_mbps() is None
+    e.add_report(report(1.5, 1010, 1_010_000))
+    assert e.goodput_mbps() == pytest.approx(8.0)
+
+
+def test_snapshot_and_bounded_history():
+    e = PathEstimator(1, EstimatorSettings(history=3))
+    e.add_report(report(1.0, 0, 0))
+    e.add_report(report(2.0, 10, 125_000))
+    for k in range(5):
+        snap = e.record(2.0 + k * 0.1)
+    assert len(e.history) == 3
+    assert snap["goodput_mbps"] == pytest.approx(1.0)
+    assert snap["loss"] == 0.0 and snap["srtt_ms"] is None
+
+
+def two_edge_controller(controller_cls, tmp_path):
+    """A Controller (not started) for two edge switches with paths 1 and 2."""
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+    from tests.fake_p4rt import synthetic_p4info
+
+    sw = {"device_id": 1, "grpc_address": "127.0.0.1:1", "hosts": [],
+          "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]}
+    net = NetCfg.from_dict({"switches": [
+        {**sw, "name": "s1", "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"]},
+        {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
+         "subnets": ["10.0.2.0/24"]},
+    ]})
+    return controller_cls(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
+
+
+def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
+    import time
+
+    from mpsched.controller.core import Controller, NotFoundError
+    ctl = two_edge_controller(Controller, tmp_path)
+    now = time.time()
+    ctl.ingest_report(report(1.0, 0, 0, at=now))
+    ctl.ingest_report(report(2.0, 100, 250_000, lost=5, at=now))
+    ctl.ingest_rtt("s1", 1, 40.0, now)
+    ctl.ingest_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
+    view = ctl.telemetry(1)
+    current = view["directions"]["s1->s2"]["current"]
+    assert current["goodput_mbps"] == pytest.approx(2.0)
+    assert current["loss"] == pytest.approx(5 / 105, abs=1e-4)
+    assert current["srtt_ms"] == 40.0 and current["alive"] is True
+    assert ctl.path(1)["telemetry"]["s1->s2"]["goodput_mbps"] == pytest.approx(2.0)
+    assert ctl.telemetry(2)["directions"] == {}
+    with pytest.raises(NotFoundError):
+        ctl.telemetry(9)
+    with ctl._lock:
+        ctl._telemetry[(1, "s1->s2")].record(now + 1)
+    since = ctl.telemetry_since(now)
+    assert len(since["paths"]["1"]["s1->s2"]) == 1
+    assert ctl.telemetry_since(now + 2)["paths"]["1"]["s1->s2"] == []
+
+
+def test_retransmissions_in_window_and_inflight():
+    e = PathEstimator(1, EstimatorSettings(window_s=5.0))
+    assert e.retrans() is None and e.snapshot(0.0)["inflight_bytes"] is None
+    e.add_rtt_report(2**32 - 3, 10_000, 1.0)
+    assert e.retrans() is None  # one report: no difference yet
+    e.add_rtt_report(2, 4_000, 2.0)  # the counter wrapped: 5 more
+    e.add_rtt_report(4, 6_000, 3.0)
+    snap = e.snapshot(3.0)
+    assert (snap["retrans"], snap["inflight_bytes"]) == (7, 6_000)
+    e.add_rtt_report(4, 0, 7.5)  # the reports at 1 s and 2 s leave the window
+    assert e.retrans() == 0 and e.inflight == 0
+
+
+def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
+    import time
+
+    from mpsched.controller.core import Controller
+    from mpsched.controller.southbound.reports import RttReport
+    ctl = two_edge_controller(Controller, tmp_path)
+    now = time.time()
+    ctl.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, now))
+    ctl.ingest_rtt_report(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
+    ctl.ingest_rtt_report(RttReport("s2", 9, 50_000, 8, 3_000, now))  # unknown path: ignored
+    current = ctl.telemetry(2)["directions"]["s2->s1"]["current"]
+    assert current["srtt_ms"] == pytest.approx(30 + (50 - 30) / 8)
+    assert (current["rtt_min_ms"], current["rtt_max_ms"]) == (30.0, 50.0)
+    assert (current["retrans"], current["inflight_bytes"]) == (3, 3_000)
+    assert "s1->s2" not in ctl.telemetry(2)["directions"]
+
+
+def test_telemetry_options_of_the_controller_command():
+    from mpsched.controller.__main__ import build_parser, telemetry_config
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
+
+    parse = build_parser().parse_args
+    base = ["--netcfg", "x.json"]
+    assert telemetry_config(parse(base)) == TelemetryConfig()
+    cfg = telemetry_config(parse([*base, "--report-interval-ms", "2.5", "--probe-interval-ms",
+                                  "0", "--dead-after-ms", "100", "--report-batch-ms", "0"]))
+    assert (cfg.report_interval_us, cfg.probe_interval_s, cfg.dead_after_us) == (2500, None,
+                                                                                  100_000)
+    assert cfg.report_batch_us == 0
+    assert telemetry_config(parse([*base, "--report-batch-ms", "20"])).report_batch_us == 20_000
+    for option in ("--report-interval-ms", "--rtt-interval-ms", "--dead-after-ms",
+                   "--probe-interval-ms", "--report-batch-ms"):
+        with pytest.raises(ValueError, match=option):
+            telemetry_config(parse([*base, option, "-1"]))
+
+
+def test_forwarding_entries_carry_the_telemetry_settings():
+    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
+    from mpsched.netcfg import NetCfg
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import (
+        ACTION_SET_DEAD_AFTER,
+        ACTION_SET_REPORT_INTERVAL,
+        ACTION_SET_RTT_INTERVAL,
+        Pipeline,
+    )
+    from tests.fake_p4rt import synthetic_p4info
+
+    net = NetCfg.from_dict({"switches": [{
+        "name": "s1", "device_id": 1, "grpc_address": "127.0.0.1:1", "mac": "00:00:0a:00:01:fe",
+        "subnets": ["10.0.1.0/24"], "hosts": [], "paths": [{"id": 1, "port": 2}]}]})
+    cfg = TelemetryConfig(report_interval_us=3000, rtt_interval_us=4000, dead_after_us=70_000)
+    entries = forwarding_entries(Pipeline(P4Info(synthetic_p4info())), net, net.switches[0], cfg)
+    params = {e.action: e.params for e in entries}
+    assert params[ACTION_SET_REPORT_INTERVAL] == {"interval_us": 3000}
+    assert params[ACTION_SET_RTT_INTERVAL] == {"interval_us": 4000}
+    assert params[ACTION_SET_DEAD_AFTER] == {"dead_after_us": 70_000}
+    with pytest.raises(ValueError, match="dead_after_us"):
+        TelemetryConfig(dead_after_us=0)
+    with pytest.raises(ValueError, match="report_batch_us"):
+        TelemetryConfig(report_batch_us=-1)
+
+
+def test_window_minimum_and_capacity_match_a_scan_of_the_window():
+    """The one-way delay above the window's minimum and the capacity come from structures
+    kept per report (a monotonic queue, a cache); they equal a scan of the window's points,
+    also as points leave the window and after the egress switch restarts."""
+    import random
+
+    from mpsched.controller.telemetry.estimators import (
+        EstimatorSettings,
+        PathEstimator,
+        PathReport,
+    )
+
+    rng = random.Random(7)
+    est = PathEstimator(1, EstimatorSettings(window_s=0.5))
+    rx, packets, nbytes = 1_000_000, 0, 0
+    for i in range(600):
+        if i == 400:
+            rx = 10_000  # the egress switch restarted: its clock went back
+        rx += rng.randint(1_000, 20_000)
+        packets += 3
+        nbytes += rng.randint(1, 5) * 1500
+        owd = rng.randint(5_000, 60_000)
+        est.add_report(PathReport("s2", 1, i, rx - owd, rx, packets, nbytes, 0, 0, 0, 0.0))
+        points = list(est._points)
+        base = min(p.owd_us for p in points)
+        assert est.owd_ms() == (points[-1].owd_us - base) / 1000
+        assert est.owd_series_ms(8) == tuple((p.owd_us - base) / 1000 for p in points[-8:])
+        if i % 50 == 0:
+            assert est.capacity_mbps() == est._capacity_scan()
+    assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()
+
+
+def test_sender_busy_counts_packets_beyond_the_probes():
+    from mpsched.controller.telemetry.estimators import BUSY_EXTRA_PACKETS, sender_busy
+
+    # 10 ms between reports, probes every 10 ms: up to 2 probes; 2 more packets make it busy
+    assert sender_busy(2 + BUSY_EXTRA_PACKETS, 0.010, 0.010)
+    assert not sender_busy(3, 0.010, 0.010)
+    assert not sender_busy(100, 0.0, 0.010)
+    assert sender_busy(BUSY_EXTRA_PACKETS, 0.010, None)  # no probes at all
+
+
+def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
+    """A probe is skipped while the sender's traffic was seen busy within the hold (one report
+    interval), and only on paths whose least RTT leaves the far edge no chance to go silent
+    for dead_after before the probes resume."""
+    from mpsched.controller.telemetry.estimators import TelemetryConfig, probe_needed
+
+    cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
+    assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
+    assert probe_needed(100.011, 100.0, 4.0, cfg)  # the hold (10 ms) is over
+    assert probe_needed(100.004, None, 4.0, cfg)  # never busy
+    assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
+    # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
+    # probe gate skips the first probe after its traffic stopped): RTT 5 ms is the limit
+    assert not probe_needed(100.004, 100.0, 5.0, cfg)
+    assert probe_needed(100.004, 100.0, 5.5, cfg)
+    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 10 + 30 + RTT <= 100: RTT 55 ms
+    assert not probe_needed(100.004, 100.0, 55.0, slow)
+    assert probe_needed(100.004, 100.0, 55.5, slow)
+    assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
+
+
+def test_estimator_marks_the_path_busy_from_the_far_edges_reports():
+    from mpsched.controller.telemetry.estimators import (
+        EstimatorSettings,
+        PathEstimator,
+        PathReport,
+    )
+
+    est = PathEstimator(1, EstimatorSettings(probe_interval_s=0.010))
+
+    def report(seq, rx_us, at):
+        est.add_report(PathReport("s2", 1, seq, rx_us - 5000, rx_us, seq, seq * 100, 0, 0, 0, at))
+
+    report(10, 1_000_000, 1.0)
+    assert est.busy_at is None  # one report says nothing
+    report(12, 1_010_000, 2.0)  # 2 packets in 10 ms: the probes
+    assert est.busy_at is None
+    report(20, 1_020_000, 3.0)  # 8 packets in 10 ms: the sender's traffic
+    assert est.busy_at == 3.0
+    report(22, 1_030_000, 4.0)
+    assert est.busy_at == 3.0
+    est.add_rtt(12.0, 4.0)
+    est.add_rtt(9.0, 4.1)
+    est.add_rtt(11.0, 4.2)
+    assert est.rtt_min_ms() == 9.0 and est.rtt_min_max_ms() == (9.0, 12.0)

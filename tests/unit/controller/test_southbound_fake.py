@@ -1,0 +1,416 @@
+"""P4Runtime client and controller logic against a fake P4Runtime server (pure logic)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
+from mpsched.netcfg import NetCfg
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.p4rt.pipeline import (
+    ACTION_SET_WEIGHTS,
+    COUNTER_TX,
+    TABLE_LIVENESS_CONFIG,
+    TABLE_NEXTHOP,
+    TABLE_ROUTE,
+    TABLE_WEIGHTS,
+    Pipeline,
+)
+from tests.conftest import AUTH, token_file
+
+
+def wait_until(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_client_writes_reads_and_reports_per_update_errors(server, p4info, tmp_path):
+    pipeline = Pipeline(p4info)
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        client.set_pipeline(str(json_file))
+        client.insert(pipeline.path_nexthop(1, 2), pipeline.path_nexthop(2, 3))
+        entries = client.read_table(TABLE_NEXTHOP)
+        assert len(entries) == 2
+        with pytest.raises(P4RuntimeError, match="update 1: ALREADY_EXISTS"):
+            client.insert(pipeline.path_nexthop(3, 4), pipeline.path_nexthop(1, 2))
+        assert client.clear_table(TABLE_NEXTHOP) == 3
+        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (10, 1500)}
+        assert client.read_counter(COUNTER_TX)[1].bytes == 1500
+
+
+def test_client_names_missing_parameters(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    entry = Pipeline(p4info).path_nexthop(1, 2)
+    entry.params = {}
+    with pytest.raises(ValueError, match="needs parameter 'port'"):
+        client.build_table_entry(entry)
+
+
+def test_no_server_is_a_clear_error(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info, timeout=0.5)
+    with pytest.raises(P4RuntimeError, match="no P4Runtime server"):
+        client.connect()
+
+
+def _net(address: str) -> NetCfg:
+    return NetCfg.from_dict(
+        {
+            "switches": [
+                {
+                    "name": "s1",
+                    "device_id": 1,
+                    "grpc_address": address,
+                    "mac": "00:00:0a:00:01:fe",
+                    "subnets": ["10.0.1.0/24"],
+                    "hosts": [
+                        {"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}
+                    ],
+                    "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
+                },
+                {
+                    "name": "s2",
+                    "device_id": 2,
+                    "grpc_address": "127.0.0.1:1",
+                    "mac": "00:00:0a:00:02:fe",
+                    "subnets": ["10.0.2.0/24"],
+                    "hosts": [],
+                    "paths": [],
+                },
+            ]
+        }
+    )
+
+
+def _ends(server, p4info) -> list[int]:
+    (entry,) = (
+        e
+        for (tid, _), e in server.servicer.entries.items()
+        if tid == p4info.table_id(TABLE_WEIGHTS)
+    )
+    return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
+
+
+def _one_switch_controller(server, p4info, tmp_path) -> Controller:
+    """A controller (not started) for s1 of `_net`, on the fake server."""
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    net = _net(server.address)
+    return Controller(
+        NetCfg(switches=net.switches[:1]),
+        Pipeline(p4info),
+        str(json_file),
+        ControllerSettings(poll_interval=0.05, write_timeout=2),
+    )
+
+
+def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, tmp_path):
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        tables = {p4info.table_id(TABLE_ROUTE), p4info.table_id(TABLE_NEXTHOP)}
+        assert sum(1 for tid, _ in server.servicer.entries if tid in tables) == 3
+        assert _ends(server, p4info)[:2] == [32768, 65536]
+        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (5, 5000), 2: (0, 0)}
+        assert wait_until(lambda: ctl.path(1)["packets"] == 5)
+
+        assert ctl.set_weight(2, 0)["weight"] == 0
+        assert _ends(server, p4info)[:2] == [65536, 65536]
+
+        # The switch restarts (state lost): the agent reconnects, pushes the program again
+        # and reinstalls everything, including the current weights.
+        server.stop()
+        server.servicer.restart()
+        assert wait_until(lambda: ctl.agents[0].status.state == "down")
+        server.start()
+        assert wait_until(lambda: ctl.agents[0].status.state == "ready", timeout=10)
+        assert _ends(server, p4info)[:2] == [65536, 65536]
+        assert server.servicer.pipeline_pushes == 2
+        assert ctl.agents[0].programmed.how == "pushed"
+    finally:
+        ctl.stop()
+
+
+def _entries(server) -> dict:
+    return {key: entry.SerializeToString() for key, entry in server.servicer.entries.items()}
+
+
+def test_a_restarted_controller_keeps_the_pipeline_and_writes_only_the_difference(
+    server, p4info, tmp_path
+):
+    """A switch that already runs the program is not wiped: the controller reads its tables
+    back and repairs only what differs (here: one entry lost, one changed, one stray)."""
+    first = _one_switch_controller(server, p4info, tmp_path)
+    first.start()
+    try:
+        assert first.agents[0].wait_ready(5)
+        assert first.agents[0].programmed.how == "pushed"
+    finally:
+        first.stop()
+    wanted = _entries(server)
+    pipeline = Pipeline(p4info)
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        client.delete(pipeline.path_nexthop(1, 2))
+        client.modify(pipeline.path_nexthop(2, 9))
+        client.insert(pipeline.path_nexthop(3, 4))
+    assert _entries(server) != wanted
+
+    second = _one_switch_controller(server, p4info, tmp_path)
+    second.start()
+    try:
+        assert second.agents[0].wait_ready(5)
+        programmed = second.agents[0].programmed
+        assert programmed.how == "reconciled"
+        assert programmed.detail.startswith("1 inserted, 1 modified, 1 deleted, ")
+        assert server.servicer.pipeline_pushes == 1
+        assert _entries(server) == wanted
+        assert second.switches()[0]["programmed"]["how"] == "reconciled"
+    finally:
+        second.stop()
+
+
+def test_another_program_on_the_switch_is_replaced(server, p4info, tmp_path):
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+    finally:
+        ctl.stop()
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    (tmp_path / "p.json").write_text('{"another": "program"}')  # a new BMv2 JSON, a new cookie
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        assert ctl.agents[0].programmed.how == "pushed"
+        assert server.servicer.pipeline_pushes == 2
+    finally:
+        ctl.stop()
+
+
+def test_set_weight_reports_unreachable_switch(server, p4info, tmp_path):
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    ctl = Controller(
+        _net(server.address),
+        Pipeline(p4info),
+        str(json_file),
+        ControllerSettings(poll_interval=0.05, write_timeout=1),
+    )
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        with pytest.raises(UnavailableError, match="s2"):
+            ctl.set_weight(1, 3)
+        assert ctl.weights()[1] == 3  # intended state kept for when s2 comes back
+        assert _ends(server, p4info)[:2] == [49152, 65536]
+        with pytest.raises(ValueError):
+            ctl.set_weight(1, 256)
+    finally:
+        ctl.stop()
+
+
+@pytest.mark.parametrize("hub_type", ["native", "eventlet"])
+def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
+    """`python -m mpsched.controller` end to end on os-ken's native and eventlet hubs
+    (gRPC always in native threads)."""
+    import json
+    import os
+    import subprocess
+
+    import requests
+    from google.protobuf import text_format
+
+    from mpsched.controller.__main__ import command as controller_command
+    from mpsched.proc.bmv2 import free_port
+
+    (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
+    (tmp_path / "p.json").write_text("{}")
+    net = _net(server.address)
+    (tmp_path / "net.json").write_text(json.dumps({"switches": [net.to_dict()["switches"][0]]}))
+    port = free_port()
+    proc = subprocess.Popen(
+        controller_command(
+            tmp_path / "net.json",
+            port,
+            0.1,
+            tmp_path / "p4info.txt",
+            tmp_path / "p.json",
+            token_file(tmp_path),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+
+        def ready():
+            try:
+                return requests.get(base + "/switches", timeout=1).json()[0]["state"] == "ready"
+            except requests.RequestException:
+                return False
+
+        assert wait_until(ready, timeout=15), "controller not ready"
+        r = requests.put(headers=AUTH, url=base + "/paths/1/weight", json={"weight": 0}, timeout=5)
+        assert r.status_code == 200, r.text
+        assert _ends(server, p4info)[:2] == [0, 65536]
+        # Many concurrent REST calls while the native threads poll: the hub stays live.
+        for _ in range(20):
+            assert requests.get(base + "/paths", timeout=2).status_code == 200
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_agent_dispatches_digests_by_id(p4info):
+    """Path reports go to on_report, RTT reports to on_rtt, MPTCP reports to on_mptcp;
+    unknown ids are skipped."""
+    from p4.v1 import p4runtime_pb2
+
+    from mpsched.controller.southbound.agent import SwitchAgent
+    from mpsched.p4rt.p4info import encode_uint
+    from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
+    from tests.fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
+
+    def digest_list(name, members, values):
+        dl = p4runtime_pb2.DigestList(digest_id=p4info.digest_id(name))
+        struct = dl.data.add().struct
+        for (_, width), v in zip(members, values, strict=True):
+            struct.members.add().bitstring = encode_uint(v, width)
+        return dl
+
+    pending = [
+        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
+        p4runtime_pb2.DigestList(digest_id=12345),
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
+        digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
+                    [0x0A000102, 0x0A000201, 40001, 5201, 0xCAFE, 2]),
+    ]
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
+    paths, rtts, mptcp = [], [], []
+    net = _net("127.0.0.1:1")
+    agent = SwitchAgent(
+        net.switches[0],
+        net,
+        Pipeline(p4info),
+        "x.json",
+        dict,
+        lambda *_: None,
+        on_report=paths.append,
+        on_rtt=rtts.append,
+        on_mptcp=mptcp.append,
+    )
+    agent._drain_reports(client)
+    assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
+        (2, 30_000, 4, 1_500, "s1")
+    ]
+    assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
+    assert [(r.kind, str(r.flow), r.token, r.addr_id) for r in mptcp] == [
+        ("join", "10.0.1.2:40001->10.0.2.1:5201", 0xCAFE, 2)
+    ]
+
+
+def test_client_builds_packet_out_from_the_p4info(p4info):
+    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
+    request = client.build_packet_out(b"abc", {"path_id": 3})
+    assert request.packet.payload == b"abc"
+    ((meta_id, value),) = ((m.metadata_id, m.value) for m in request.packet.metadata)
+    assert meta_id == 1 and int.from_bytes(value, "big") == 3
+    with pytest.raises(ValueError, match="path_id"):
+        client.build_packet_out(b"abc", {})
+    with pytest.raises(ValueError, match="no metadata"):
+        client.build_packet_out(b"abc", {"path_id": 1, "bogus": 1})
+    with pytest.raises(P4RuntimeError, match="primary"):
+        client.packet_out(b"abc", {"path_id": 1})
+
+
+def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_path):
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        live = p4info.table_id(TABLE_LIVENESS_CONFIG)
+        assert sum(1 for tid, _ in server.servicer.entries if tid == live) == 2
+        # PROBE_INTERVAL_S = 10 ms: ~100 probes per path and second
+        assert wait_until(lambda: len(server.servicer.packets_out) >= 40)
+        started = time.monotonic()
+        assert ctl.set_weight(2, 0)["weight"] == 0  # table writes are not held up
+        assert time.monotonic() - started < 1.0
+        paths = {int.from_bytes(p.metadata[0].value, "big") for p in server.servicer.packets_out}
+        assert paths == {1, 2}
+    finally:
+        ctl.stop()
+    prober = ctl.agents[0].prober
+    assert prober is not None
+    assert wait_until(lambda: not prober.is_alive())
+    sent = prober.sent
+    time.sleep(0.1)
+    assert prober.sent == sent
+
+
+def _pins(server, p4info) -> dict[tuple[int, int], int]:
+    """(src port, dst port) -> path of every subflow_pin entry on the fake switch."""
+    from mpsched.p4rt.p4info import decode_uint
+    from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN
+
+    fields = {f.name: f.id for f in p4info.match_fields(TABLE_SUBFLOW_PIN)}
+    out = {}
+    for (tid, _), e in server.servicer.entries.items():
+        if tid != p4info.table_id(TABLE_SUBFLOW_PIN):
+            continue
+        match = {m.field_id: decode_uint(m.exact.value) for m in e.match}
+        key = (match[fields["src_port"]], match[fields["dst_port"]])
+        out[key] = decode_uint(e.action.action.params[0].value)
+    return out
+
+
+def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_path):
+    """A SYN/ACK report and a join: two subflows pinned to paths 1 and 2 in both directions;
+    path 1 taken down: the initial subflow moves to path 2; steering off removes every
+    pin, on again restores them; an RST of the join unpins it."""
+    from mpsched.controller.scheduling.mptcp import Flow, MptcpReport, token
+
+    ctl = _one_switch_controller(server, p4info, tmp_path)
+    ctl.start()
+    try:
+        assert ctl.agents[0].wait_ready(5)
+        initial = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
+        join = Flow("10.0.1.2", 40001, "10.0.2.1", 5201)
+        now = time.time()
+        ctl.ingest_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12,
+                                     key_a=7, switch="s2"))
+        ctl.ingest_mptcp(MptcpReport("join", join, now, tcp_flags=0x02, token=token(7),
+                                     addr_id=1, switch="s1"))
+        want = {(40000, 5201): 1, (5201, 40000): 1, (40001, 5201): 2, (5201, 40001): 2}
+        assert wait_until(lambda: _pins(server, p4info) == want), _pins(server, p4info)
+        (conn,) = ctl.mptcp_connections()["connections"]
+        assert [s["path_id"] for s in conn["subflows"]] == [1, 2]
+
+        ctl.set_admin(1, False)
+        assert wait_until(lambda: set(_pins(server, p4info).values()) == {2})
+        ctl.set_admin(1, True)
+
+        ctl.set_params({"mptcp": {"steering": False}})
+        assert _pins(server, p4info) == {}
+        assert ctl.mptcp_connections()["steering"] is False
+        ctl.set_params({"mptcp": {"steering": True}})
+        assert len(_pins(server, p4info)) == 4
+
+        ctl.ingest_mptcp(MptcpReport("close", join, now, tcp_flags=0x14, switch="s1"))
+        assert wait_until(lambda: set(_pins(server, p4info)) == {(40000, 5201), (5201, 40000)})
+        with pytest.raises(NotFoundError):
+            ctl.mptcp_connection(99)
+    finally:
+        ctl.stop()
