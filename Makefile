@@ -36,7 +36,7 @@ endif
 APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
                 gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
 
-.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -143,8 +143,18 @@ COMPARE_OUT ?= $(BUILD)/results/compare
 compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded runs each
 	$(PY) -m mpsched.cli compare scenarios/*.yaml --runs $(RUNS) --out $(COMPARE_OUT)
 
-lint: ## ruff
+lint: typecheck ## ruff and mypy (typecheck)
 	$(VENV)/bin/ruff check .
+
+# mypy cannot follow the editable install's import hook (setuptools' package-dir maps
+# mpsched.controller to controller/), so it finds the installed package names through a link
+# tree, the mypy_path of pyproject.toml; its messages name the real files again.
+TYPECHECK_PATH := build/typecheck
+typecheck: ## mypy over controller/ and mpsched/p4rt/
+	@mkdir -p $(TYPECHECK_PATH)/mpsched
+	@ln -sfn $(CURDIR)/mpsched/__init__.py $(TYPECHECK_PATH)/mpsched/__init__.py
+	@ln -sfn $(CURDIR)/controller $(TYPECHECK_PATH)/mpsched/controller
+	set -o pipefail; $(VENV)/bin/mypy | sed 's|^$(TYPECHECK_PATH)/mpsched/controller/|controller/|'
 
 # The P4 programs where p4c is installed; without it the tests that need them skip and say so.
 p4-if-present:

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from mpsched.controller.errors import FieldError
 from mpsched.p4rt.weights import MAX_WEIGHT
@@ -176,16 +176,22 @@ class NoParams:
     """A policy without parameters."""
 
 
-class Policy(ABC):
+P = TypeVar("P")
+
+
+class Policy(ABC, Generic[P]):
     """A scheduling policy; `decide` is called once per control period.
 
-    Stateful policies keep their history in the instance.
+    Stateful policies keep their history in the instance. `P` is the type of `params`, which
+    is `Params` (a class variable cannot name a type variable, so the two are kept in step
+    by hand: ``class Llhd(Policy[LlhdParams]): Params = LlhdParams``).
     """
 
     name: ClassVar[str]
-    Params: ClassVar[type] = NoParams
+    Params: ClassVar[type[Any]] = NoParams
+    params: P
 
-    def __init__(self, params: Any = None) -> None:
+    def __init__(self, params: P | None = None) -> None:
         if params is None:
             params = self.Params()
         if not isinstance(params, self.Params):

@@ -31,6 +31,7 @@ from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.base import (
     Decision,
     Mode,
+    NoParams,
     PathState,
     Policy,
     alive_ids,
@@ -43,7 +44,7 @@ from mpsched.controller.policies.registry import register
 log = logging.getLogger(__name__)
 
 
-class _EqualPolicy(Policy):
+class _EqualPolicy(Policy[NoParams]):
     mode: Mode
     rule: str
 
@@ -96,7 +97,7 @@ def _full(p: PathState) -> bool:
 
 
 @register
-class MinRtt(Policy):
+class MinRtt(Policy[NoParams]):
     """The Linux default scheduler's rule, per flowlet: the lowest-RTT path whose window
     has room. Paths are taken in srtt order; while a taken path is full (`_full`), the
     next one is added too (the kernel sends on the next subflow when the fastest one's
@@ -171,7 +172,7 @@ class WcmpParams:
 
 
 @register
-class Wcmp(Policy):
+class Wcmp(Policy[WcmpParams]):
     name = "wcmp"
     Params = WcmpParams
 

@@ -243,7 +243,7 @@ class CaParams:
 
 
 @register
-class CongestionAware(Policy):
+class CongestionAware(Policy[CaParams]):
     """Least live congestion in the switch (CONGA/HULA style), see the module docstring."""
 
     name = "ca"

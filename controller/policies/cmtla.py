@@ -64,6 +64,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from mpsched.controller.policies.availability import loaded
 from mpsched.controller.policies.base import (
@@ -176,12 +177,14 @@ def take_with_spill(order: list[int], full: set[int]) -> list[int]:
     return taken
 
 
-@register
-class CmtLa(Policy):
-    name = "cmtla"
-    Params = CmtlaParams
+# the parameters of `cmtla` or `cmtla-ca`: both have those the loss estimate reads
+_CP = TypeVar("_CP", bound="CmtlaParams | CmtlaCaParams")
 
-    def __init__(self, params: CmtlaParams | None = None) -> None:
+
+class _LossJitter(Policy[_CP]):
+    """The per-path loss-jitter history of CMT-LA, shared by `cmtla` and `cmtla-ca`."""
+
+    def __init__(self, params: _CP | None = None) -> None:
         super().__init__(params)
         self._history: dict[int, deque[float]] = {}
         self._last_j: dict[int, float] = {}
@@ -194,6 +197,12 @@ class CmtLa(Policy):
         prev = self._last_j.get(pid)
         self._last_j[pid] = j
         return j, j > 0 and prev is not None and j > prev
+
+
+@register
+class CmtLa(_LossJitter[CmtlaParams]):
+    name = "cmtla"
+    Params = CmtlaParams
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
         alive = [p for p in paths if p.alive]
@@ -263,7 +272,7 @@ class CmtlaCaParams:
 
 
 @register
-class CmtLaCa(CmtLa):
+class CmtLaCa(_LossJitter[CmtlaCaParams]):
     """CMT-LA's loss-first order as the cost of the congestion-aware data plane (module
     docstring); the jitter history is the weight-based policy's."""
 

@@ -127,7 +127,7 @@ def best_path(gamma: Mapping[int, float]) -> int:
 
 
 @register
-class Llhd(Policy):
+class Llhd(Policy[LlhdParams]):
     name = "llhd"
     Params = LlhdParams
 
@@ -211,7 +211,7 @@ def llhd_cost(
 
 
 @register
-class LlhdCa(Policy):
+class LlhdCa(Policy[LlhdCaParams]):
     """LLHD's utility as the cost of the congestion-aware data plane (module docstring)."""
 
     name = "llhd-ca"

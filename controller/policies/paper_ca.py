@@ -31,7 +31,8 @@ def meta(params_cls: type, name: str) -> dict[str, Any]:
     """The metadata (range, doc) of `params_cls`'s field `name`: the CA variants declare the
     paper's parameters they share with the weight-based policy with the same default and
     this metadata."""
-    return dict(params_cls.__dataclass_fields__[name].metadata)
+    fields = {f.name: f for f in dataclasses.fields(params_cls)}
+    return dict(fields[name].metadata)
 
 
 EPSILON_META: dict[str, Any] = {

@@ -58,6 +58,7 @@ import math
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.availability import availability_mbps
@@ -171,12 +172,14 @@ class PathQos:
     score: float  # S_p, eq. 1
 
 
-@register
-class Qos(Policy):
-    name = "qos"
-    Params = QosParams
+# the parameters of `qos` or `qos-ca`: both have those the score and its histories read
+_QP = TypeVar("_QP", bound="QosParams | QosCaParams")
 
-    def __init__(self, params: QosParams | None = None) -> None:
+
+class _QosScore(Policy[_QP]):
+    """The QoS score and its per-path RTT and loss histories, shared by `qos` and `qos-ca`."""
+
+    def __init__(self, params: _QP | None = None) -> None:
         super().__init__(params)
         self._rtts: dict[int, deque[float]] = {}
         self._window: dict[int, float] = {}
@@ -241,6 +244,12 @@ class Qos(Policy):
             note = "no path meets the class targets: all alive paths eligible; "
             log.info("%s: no alive path meets the class targets; using all alive paths", self.name)
         return out, eligible, note
+
+
+@register
+class Qos(_QosScore[QosParams]):
+    name = "qos"
+    Params = QosParams
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
         alive = [p for p in paths if p.alive]
@@ -309,7 +318,7 @@ class QosCaParams:
 
 
 @register
-class QosCa(Qos):
+class QosCa(_QosScore[QosCaParams]):
     """The QoS score as the cost of the congestion-aware data plane (module docstring); the
     RTT and loss histories are the weight-based policy's."""
 

@@ -7,15 +7,17 @@ imports them all (its `__init__`), so `REGISTRY` is complete wherever it is used
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.base import Policy, params_from_dict
 
 REGISTRY: dict[str, type[Policy]] = {}
 
+_PolicyClass = TypeVar("_PolicyClass", bound=type[Policy])
 
-def register(cls: type[Policy]) -> type[Policy]:
+
+def register(cls: _PolicyClass) -> _PolicyClass:
     """Class decorator: make the policy available to `make_policy` under `cls.name`."""
     if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
         raise ValueError(f"policy name {cls.name!r} registered twice")

@@ -14,9 +14,9 @@ import ipaddress
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, TypeVar
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.policies.base import QosTarget
@@ -271,30 +271,36 @@ def policy_to_dict(policy: ClassPolicy) -> dict[str, Any]:
     }
 
 
-_MATCH_CHECKS = {
-    "dscp": lambda v, n: _int(v, n, 0, 63),
-    "src": _prefix,
-    "dst": _prefix,
-    "proto": _proto,
-    "src_port": _port_range,
-    "dst_port": _port_range,
-}
+_MATCH_KEYS = tuple(f.name for f in fields(Match))
+_T = TypeVar("_T")
+
+
+def _dscp(value: Any, name: str) -> int:
+    return _int(value, name, 0, 63)
 
 
 def match_from_dict(data: Any, where: str = "") -> Match:
     """A match; absent or null fields are wildcards."""
-    data = _object(data, where, tuple(_MATCH_CHECKS))
-    return Match(**{
-        key: check(data[key], _join(where, key))
-        for key, check in _MATCH_CHECKS.items()
-        if data.get(key) is not None
-    })
+    data = _object(data, where, _MATCH_KEYS)
+
+    def get(key: str, check: Callable[[Any, str], _T]) -> _T | None:
+        value = data.get(key)
+        return None if value is None else check(value, _join(where, key))
+
+    return Match(
+        dscp=get("dscp", _dscp),
+        src=get("src", _prefix),
+        dst=get("dst", _prefix),
+        proto=get("proto", _proto),
+        src_port=get("src_port", _port_range),
+        dst_port=get("dst_port", _port_range),
+    )
 
 
 def match_to_dict(match: Match) -> dict[str, Any]:
     """Only the fields that are set; port ranges as ``[lo, hi]``."""
     out: dict[str, Any] = {}
-    for key in _MATCH_CHECKS:
+    for key in _MATCH_KEYS:
         value = getattr(match, key)
         if value is not None:
             out[key] = list(value) if isinstance(value, tuple) else value

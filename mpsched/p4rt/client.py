@@ -11,8 +11,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -25,6 +26,8 @@ from mpsched.p4rt.reconcile import Diff, config_cookie, diff
 log = logging.getLogger(__name__)
 
 Value = int | str | bytes
+# A match field's value: exact; (value, prefix_len) lpm, (value, mask) ternary, (low, high) range.
+MatchValue = Value | tuple[Value, Value]
 
 
 class P4RuntimeError(RuntimeError):
@@ -63,9 +66,9 @@ class TableEntry:
     """
 
     table: str
-    match: dict[str, object] = field(default_factory=dict)
+    match: Mapping[str, MatchValue] = field(default_factory=dict)
     action: str | None = None
-    params: dict[str, Value] = field(default_factory=dict)
+    params: Mapping[str, Value] = field(default_factory=dict)
     priority: int = 0
     is_default: bool = False
 
@@ -78,17 +81,51 @@ class CounterValue:
 
 def _status_details(error: grpc.RpcError) -> list[str]:
     details: list[str] = []
-    for key, value in error.trailing_metadata() or ():
-        if key != "grpc-status-details-bin":
+    for item in error.trailing_metadata() or ():
+        if item.key != "grpc-status-details-bin":
             continue
         status = status_pb2.Status()
-        status.ParseFromString(value)
+        status.ParseFromString(item.value)
         for i, detail in enumerate(status.details):
             p4_error = p4runtime_pb2.Error()
             if detail.Unpack(p4_error) and p4_error.canonical_code != code_pb2.OK:
                 name = code_pb2.Code.Name(p4_error.canonical_code)
                 details.append(f"update {i}: {name} {p4_error.message}")
     return details
+
+
+def _set_field_match(
+    fm: p4runtime_pb2.FieldMatch, kind: str, value: MatchValue, bitwidth: int, where: str
+) -> None:
+    """Fill the FieldMatch `fm` of match kind `kind` (a P4Info MatchType name) from `value`."""
+    if kind == "EXACT":
+        if isinstance(value, tuple):
+            raise ValueError(f"EXACT field {where} takes one value, got {value!r}")
+        fm.exact.value = encode_value(value, bitwidth)
+        return
+    if kind not in ("LPM", "TERNARY", "RANGE"):
+        raise ValueError(f"match kind {kind} of {where} not supported")
+    if not isinstance(value, tuple):
+        raise ValueError(f"{kind} field {where} takes a pair, got {value!r}")
+    first, second = value
+    if kind == "LPM":  # (value, prefix_len)
+        fm.lpm.value = encode_value(first, bitwidth)
+        fm.lpm.prefix_len = second
+    elif kind == "TERNARY":  # (value, mask)
+        fm.ternary.value = encode_value(first, bitwidth)
+        fm.ternary.mask = encode_value(second, bitwidth)
+    else:  # RANGE: (low, high)
+        fm.range.low = encode_value(first, bitwidth)
+        fm.range.high = encode_value(second, bitwidth)
+
+
+class _ResponseStream(Protocol):
+    """What the client uses of StreamChannel's call (a grpc call that is also an iterator of
+    StreamMessageResponse; the generated stub is untyped)."""
+
+    def __iter__(self) -> Iterator[p4runtime_pb2.StreamMessageResponse]: ...
+
+    def cancel(self) -> bool: ...
 
 
 class P4RuntimeClient:
@@ -109,14 +146,19 @@ class P4RuntimeClient:
         self.timeout = timeout
         self._channel: grpc.Channel | None = None
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
-        self._requests: queue.Queue = queue.Queue()
-        self._responses: queue.Queue = queue.Queue()
-        self._arbitration: queue.Queue = queue.Queue()
+        # None asks the request iterator to end the stream; an Exception is a broken stream
+        self._requests: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
+        self._responses: queue.Queue[p4runtime_pb2.StreamMessageResponse | Exception] = (
+            queue.Queue()
+        )
+        self._arbitration: queue.Queue[p4runtime_pb2.MasterArbitrationUpdate | Exception] = (
+            queue.Queue()
+        )
         self.is_primary = False
         self.arbitration_message = ""
         self.arbitration_election_id: tuple[int, int] = (0, 0)
         self.highest_election_id: tuple[int, int] = (0, 0)
-        self._stream = None
+        self._stream: _ResponseStream | None = None
         self._reader: threading.Thread | None = None
 
     # -- session ---------------------------------------------------------
@@ -200,6 +242,8 @@ class P4RuntimeClient:
             yield request
 
     def _read_stream(self) -> None:
+        if self._stream is None:
+            return
         try:
             for response in self._stream:
                 if response.HasField("arbitration"):
@@ -321,22 +365,7 @@ class P4RuntimeClient:
             fm = message.match.add()
             fm.field_id = mf.id
             kind = p4info_pb2.MatchField.MatchType.Name(mf.match_type)
-            if kind == "EXACT":
-                fm.exact.value = encode_value(value, mf.bitwidth)
-            elif kind == "LPM":
-                addr, plen = value
-                fm.lpm.value = encode_value(addr, mf.bitwidth)
-                fm.lpm.prefix_len = plen
-            elif kind == "TERNARY":
-                val, mask = value
-                fm.ternary.value = encode_value(val, mf.bitwidth)
-                fm.ternary.mask = encode_value(mask, mf.bitwidth)
-            elif kind == "RANGE":
-                low, high = value
-                fm.range.low = encode_value(low, mf.bitwidth)
-                fm.range.high = encode_value(high, mf.bitwidth)
-            else:
-                raise ValueError(f"match kind {kind} of {entry.table}.{name} not supported")
+            _set_field_match(fm, kind, value, mf.bitwidth, f"{entry.table}.{name}")
         if entry.action is not None:
             action = message.action.action
             action.action_id = info.action_id(entry.action)
@@ -370,7 +399,9 @@ class P4RuntimeClient:
             details = _status_details(error)
             raise P4RuntimeError(f"write failed ({error.code().name})", details) from None
 
-    def _table_updates(self, kind: int, entries: Iterable[TableEntry]):
+    def _table_updates(
+        self, kind: int, entries: Iterable[TableEntry]
+    ) -> Iterator[tuple[int, p4runtime_pb2.Entity]]:
         for entry in entries:
             entity = p4runtime_pb2.Entity()
             entity.table_entry.CopyFrom(self.build_table_entry(entry))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
@@ -65,12 +66,12 @@ class P4Info:
 
     def __init__(self, message: p4info_pb2.P4Info) -> None:
         self.message = message
-        self._by_kind: dict[str, dict[str, object]] = {}
+        self._by_kind: dict[str, dict[str, Any]] = {}
         for kind in (
             "tables", "actions", "counters", "direct_counters", "meters", "registers", "digests",
             "controller_packet_metadata",
         ):
-            index: dict[str, object] = {}
+            index: dict[str, Any] = {}
             for entity in getattr(message, kind):
                 index[entity.preamble.name] = entity
                 if entity.preamble.alias:
@@ -83,7 +84,7 @@ class P4Info:
         text_format.Parse(Path(path).read_text(), message)
         return cls(message)
 
-    def _get(self, kind: str, name: str):
+    def _get(self, kind: str, name: str) -> Any:  # a p4info_pb2 message (untyped module)
         try:
             return self._by_kind[kind][name]
         except KeyError:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
-from mpsched.p4rt.client import CounterValue, TableEntry
+from mpsched.p4rt.client import CounterValue, MatchValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
 from mpsched.p4rt.weights import bucket_ends
 
@@ -241,7 +241,8 @@ class Pipeline:
         if PACKET_OUT_PATH not in [f.name for f in p4info.packet_metadata(PACKET_OUT)]:
             raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
-        self.rtt_report_id, self.rtt_report_fields = 0, []
+        self.rtt_report_id = 0
+        self.rtt_report_fields: list[str] = []
         if self.has_rtt_monitor:
             self.rtt_report_id, self.rtt_report_fields = self._digest(p4info, DIGEST_RTT_REPORT)
         # MPTCP digest id -> (digest name, member names)
@@ -457,7 +458,7 @@ class Pipeline:
         if not 0 <= flowlet_gap_us < 1 << 32:
             raise ValueError(f"flowlet gap {flowlet_gap_us} µs outside 0..2^32-1")
         ends = bucket_ends([weights.get(p, 0) for p in range(1, self.max_paths + 1)])
-        params: dict = dict(zip(self.weight_params, ends, strict=True))
+        params: dict[str, int] = dict(zip(self.weight_params, ends, strict=True))
         # bit i-1: path i owns buckets (end_i > end_{i-1}), derived from the same ends
         params["weighted_paths"] = sum(
             1 << i for i, end in enumerate(ends) if end > (ends[i - 1] if i else 0)
@@ -485,7 +486,7 @@ class Pipeline:
             raise ValueError(f"class id {class_id} outside 1..{self.max_classes - 1}")
         if priority < 1:
             raise ValueError(f"priority {priority} < 1")
-        match: dict[str, object] = {}
+        match: dict[str, MatchValue] = {}
         if dscp is not None:
             match["dscp"] = (dscp, 0x3F)
         for key, prefix in (("src_addr", src), ("dst_addr", dst)):
@@ -510,7 +511,7 @@ class Pipeline:
         unknown = [p for p in paths if not 1 <= p <= self.max_paths]
         if unknown:
             raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
-        params: dict = {}
+        params: dict[str, int] = {}
         for i in range(1, self.max_paths + 1):
             values = paths.get(i, (0, 0, 0, 0))
             for name, value in zip(MVQS_PARAMS, values, strict=True):
@@ -536,7 +537,7 @@ class Pipeline:
                 if base in CA_PATH_PARAMS and index.isdigit():
                     raise ValueError(f"{name}: path {index} outside 1..{self.max_paths}")
                 raise ValueError(f"{name}: not a parameter of {ACTION_SET_CA}")
-        out: dict = {}
+        out: dict[str, int] = {}
         for name in self.ca_params_names:
             value = params.get(name, 0)
             if isinstance(value, bool) or not isinstance(value, int):
