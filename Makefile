@@ -35,13 +35,14 @@ ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
-.PHONY: help setup ensure-setup toolchain ensure-toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles test lint unit ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-# The Debian packages (scripts/setup.sh --list-packages) and .venv; ensure-setup
-# skips what is done, so `make demo` and `make test` can run it every time.
+# The Debian packages (scripts/setup.sh --list-packages) and .venv; the ensure-*
+# targets skip what is done, so that `make demo` and `make test` can run them every time.
+.PHONY: ensure-setup ensure-toolchain
 setup: ## install the Debian packages (root) and the pinned Python virtualenv .venv (scripts/setup.sh)
 	VENV=$(VENV) scripts/setup.sh
 

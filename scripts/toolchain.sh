@@ -60,8 +60,8 @@ openSUSE Build Service repository home:p4lang for this distribution
 Packages index answers within TOOLCHAIN_PROBE_TIMEOUT seconds and offers the
 pinned versions (BMv2 $BMV2_TAG, p4c $P4C_VERSION): apt-get installs them into
 /usr, a few minutes, mostly downloads. Otherwise (unreachable, not offered for
-this distribution, other versions, or TOOLCHAIN_SRC set) it builds from the
-pinned sources, in this order:
+this distribution, other versions, TOOLCHAIN_SRC set or TOOLCHAIN_PREBUILT=0)
+it builds from the pinned sources, in this order:
   PI    p4lang/PI at commit ${PI_COMMIT:0:7}, configured --with-proto
         --without-internal-rpc --without-cli --without-bmv2
   BMv2  p4lang/behavioral-model at tag $BMV2_TAG, CXXFLAGS=-O2, --with-pi
@@ -73,8 +73,9 @@ pinned sources, in this order:
 First, as root, it installs the Debian build dependencies with apt-get (not
 root: it lists the missing ones and stops).
 
-Takes about 20 minutes on 2 cores, plus the apt-get downloads (measured with
-JOBS=2 under nice: PI $(fmt_duration "${MEASURED_S[pi]}"), BMv2 $(fmt_duration "${MEASURED_S[bmv2]}"), p4c $(fmt_duration "${MEASURED_S[p4c]}") as a unity build).
+The build takes about 20 minutes on 2 cores, plus the apt-get downloads
+(measured with JOBS=2 under nice: PI $(fmt_duration "${MEASURED_S[pi]}"), BMv2 $(fmt_duration "${MEASURED_S[bmv2]}"), p4c
+$(fmt_duration "${MEASURED_S[p4c]}") as a unity build).
 Compiler output goes to \$TOOLCHAIN_WORK/logs/<component>.log; the terminal
 shows one line per step. At the end: time per component, \`p4c --version\`,
 \`simple_switch_grpc --help | head -1\` and p4src/main.p4 compiled with p4c.
@@ -113,9 +114,9 @@ Environment:
   TOOLCHAIN_ALLOW_OTHER=1   accept TOOLCHAIN_SRC checkouts at other versions
   TOOLCHAIN_FORCE=1         rebuild even what is already installed
   TOOLCHAIN_PREBUILT=0      never use p4lang's prebuilt packages
-  TOOLCHAIN_REPO=URL        p4lang's repository for this distribution
-                            (default $P4LANG_OBS/<distribution>;
-                            file:///DIR reads DIR/Packages: no network)
+  TOOLCHAIN_REPO=URL        p4lang's repository for this distribution (here:
+                            $(repo=$(default_repo); echo "${repo:-none}"));
+                            file:///DIR reads DIR/Packages, no network
   TOOLCHAIN_PROBE_TIMEOUT=S seconds to wait for TOOLCHAIN_REPO (default 5)
 
 Examples:
@@ -395,6 +396,9 @@ probe_prebuilt() {
         return
     elif [[ -z $TOOLCHAIN_REPO ]]; then
         PREBUILT_WHY="p4lang publishes no packages for this system ($(os_name))"
+        return
+    elif [[ $TOOLCHAIN_REPO != file://* ]] && ! command -v curl wget python3 >/dev/null; then
+        PREBUILT_WHY="no curl, wget or python3 to read p4lang's repository with"
         return
     fi
     if ! index=$(fetch_url "${TOOLCHAIN_REPO%/}/Packages" "$TOOLCHAIN_PROBE_TIMEOUT") || [[ -z $index ]]; then
@@ -817,13 +821,23 @@ print_plan() {
 
 # Why this run, not root, cannot install; nothing when it can.
 cannot_install() {
+    local -a missing=()
     [[ $(id -u) != 0 ]] || return 0
     if ((${#PREBUILT[@]})); then
         echo "installing p4lang's packages takes root: sudo make toolchain (or, to build from" \
             "source without root, TOOLCHAIN_PREBUILT=0 PREFIX=\$HOME/p4 make toolchain)"
-    elif ((${#SOURCE[@]})) && ! { mkdir -p "$PREFIX" 2>/dev/null && [[ -w $PREFIX ]]; }; then
+        return
+    fi
+    ((${#SOURCE[@]})) || return 0
+    if ! { mkdir -p "$PREFIX" 2>/dev/null && [[ -w $PREFIX ]]; }; then
         echo "cannot write to PREFIX=$PREFIX: sudo make toolchain, or choose another PREFIX" \
             "(PREFIX=\$HOME/p4 make toolchain, with the Debian build dependencies installed)"
+        return
+    fi
+    mapfile -t missing < <(missing_packages $(needed_packages "${SOURCE[@]}"))
+    if ((${#missing[@]})); then
+        echo "the build needs Debian packages only root can install: sudo apt-get install -y" \
+            "--no-install-recommends ${missing[*]}"
     fi
 }
 
