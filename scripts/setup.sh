@@ -31,8 +31,8 @@ Then it says whether p4c and simple_switch_grpc are on PATH (\`make toolchain\` 
 Options:
   --if-needed      skip what is done: apt-get only when dpkg-query reports a package
                    missing, the venv only when $STAMP does not record the current
-                   requirements.txt, pyproject.toml and Debian packages (what \`make ensure-setup\`
-                   runs)
+                   requirements.txt, pyproject.toml, Debian packages and this script
+                   (what \`make ensure-setup\` runs)
   --list-packages  print the Debian packages, one a line, and exit
   --help, -h       this text
 
@@ -59,6 +59,18 @@ installable_packages() {
     done
 }
 
+# Whether apt has package lists at all (a fresh container has none).
+have_package_lists() {
+    compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null
+}
+
+apt_install() {
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+}
+
+# As root: installs the missing packages apt has a candidate for. `apt-get update` runs only
+# when there are no package lists or the install fails (stale lists), so that packages this
+# distribution lacks (Ubuntu has no linux-perf) do not cost an update on every run.
 install_debian_packages() {
     local p
     local -a missing=() installable=() absent=()
@@ -73,26 +85,32 @@ install_debian_packages() {
         say "going on without them (the tests that need them skip and say why)"
         return
     fi
-    say "installing Debian packages: ${missing[*]}"
-    apt-get update -q
+    say "missing Debian packages: ${missing[*]}"
+    have_package_lists || apt-get update -q
     mapfile -t installable < <(installable_packages "${missing[@]}")
     for p in "${missing[@]}"; do
         [[ " ${installable[*]} " == *" $p "* ]] || absent+=("$p")
     done
     if ((${#absent[@]})); then
-        say "this distribution has no ${absent[*]}: left out (the tests that need them skip)"
+        say "apt knows no ${absent[*]} (not in this distribution, or run apt-get update):" \
+            "left out (the tests that need them skip)"
     fi
-    if ((${#installable[@]})); then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${installable[@]}"
+    ((${#installable[@]})) || return 0
+    say "installing ${installable[*]}"
+    if ! apt_install "${installable[@]}"; then
+        say "apt-get install failed: updating the package lists and trying again"
+        apt-get update -q
+        apt_install "${installable[@]}"
     fi
 }
 
-# What the venv was made from: a change to any of it makes --if-needed rebuild the venv.
+# What the venv was made from (this script's steps included): a change to any of it makes
+# --if-needed rebuild the venv.
 # The missing packages count too: python3-protobuf installed after the venv was made with
 # PyPI's fallback protobuf must replace that fallback.
 setup_key() {
     {
-        cat "$ROOT/requirements.txt" "$ROOT/pyproject.toml"
+        cat "$ROOT/requirements.txt" "$ROOT/pyproject.toml" "$ROOT/scripts/setup.sh"
         echo "packages: ${APT_PACKAGES[*]}"
         echo "missing: $(missing_packages "${APT_PACKAGES[@]}" | tr '\n' ' ')"
     } | sha256sum | cut -d' ' -f1
@@ -142,7 +160,8 @@ main() {
     key=$(setup_key)
     if ((if_needed)) && venv_is_current "$key"; then
         say "$VENV is up to date (made $(sed -n 's/^made \([^ ]*\).*/\1/p' "$STAMP") from the" \
-            "current requirements.txt, pyproject.toml and Debian packages): nothing to do"
+            "current requirements.txt, pyproject.toml, Debian packages and scripts/setup.sh):" \
+            "nothing to do"
     else
         make_venv "$key"
     fi
