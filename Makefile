@@ -17,8 +17,9 @@ P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
 # Compile-time profiles (p4src/include/defines.p4): stages left out. The
 # default (full) has every stage; `make p4 P4_PROFILE=lean` builds
-# build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). Keep in step with
-# mpsched/bench/dataplane.py PROFILES.
+# build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). Each profile is one
+# P4_PROFILE_DEFS_<name> line, its defines; P4_PROFILES, the list of names,
+# is made from those lines.
 P4_PROFILE ?= full
 P4_PROFILE_DEFS_full :=
 P4_PROFILE_DEFS_no-flow-order := -DNO_FLOW_ORDER
@@ -26,49 +27,46 @@ P4_PROFILE_DEFS_no-mptcp := -DNO_MPTCP
 P4_PROFILE_DEFS_no-rtt-monitor := -DNO_RTT_MONITOR
 P4_PROFILE_DEFS_no-congestion := -DNO_CONGESTION
 P4_PROFILE_DEFS_lean := -DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR -DNO_CONGESTION
-ifeq ($(origin P4_PROFILE_DEFS_$(P4_PROFILE)),undefined)
-$(error P4_PROFILE=$(P4_PROFILE): not one of full lean no-flow-order no-mptcp no-rtt-monitor no-congestion)
+P4_PROFILES := $(sort $(patsubst P4_PROFILE_DEFS_%,%,$(filter P4_PROFILE_DEFS_%,$(.VARIABLES))))
+ifeq ($(filter $(P4_PROFILE),$(P4_PROFILES)),)
+$(error P4_PROFILE=$(P4_PROFILE): not one of $(P4_PROFILES))
 endif
 ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
-APT_PACKAGES := mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift \
-                gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
-
 .PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
-setup: ## install Debian packages and the pinned Python virtualenv (.venv)
-	@if [ "$$(id -u)" = 0 ]; then \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(APT_PACKAGES); \
-	else \
-	  echo "setup: not root; install these Debian packages yourself: $(APT_PACKAGES)"; \
-	fi
-	/usr/bin/python3 -m venv --system-site-packages $(VENV)
-	@# a venv made before protobuf came from Debian holds PyPI's pure-Python protobuf: drop it
-	@if $(PY) -c 'import google.protobuf, sys; sys.exit("dist-packages" in google.protobuf.__file__)' 2>/dev/null; then \
-	  $(PY) -m pip uninstall -y -q protobuf; fi
-	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
-	@$(PY) -c 'from p4.v1 import p4runtime_pb2' 2>/dev/null || { \
-	  echo "setup: Debian's python3-protobuf is missing: falling back to PyPI's pure-Python protobuf 3.20.3" \
-	       "(the controller's P4Runtime stream then costs about 6x the CPU)"; \
-	  $(PY) -m pip install -q protobuf==3.20.3; }
-	@command -v p4c >/dev/null && command -v simple_switch_grpc >/dev/null || \
-	  echo "setup: p4c and/or simple_switch_grpc not on PATH (they are in no package registry):" \
-	       "run \`make toolchain\` to build them (see README). Until then the tests that need them skip."
+# The Debian packages (scripts/setup.sh --list-packages) and .venv; the ensure-*
+# targets skip what is done, so that `make demo` and `make test` can run them every time.
+.PHONY: ensure-setup ensure-toolchain
+setup: ## install the Debian packages (root) and the pinned Python virtualenv .venv (scripts/setup.sh)
+	VENV=$(VENV) scripts/setup.sh
 
-toolchain: ## build and install p4c, BMv2 (simple_switch_grpc) and PI at the pinned versions (root)
+ensure-setup: ## setup's steps not done yet: apt-get for missing packages, .venv if requirements.txt changed
+	@VENV=$(VENV) scripts/setup.sh --if-needed
+
+toolchain: ## install p4c, BMv2 (simple_switch_grpc) and PI at the pinned versions: p4lang's packages, else built from source (root)
 	scripts/toolchain.sh
 
-$(P4OUT)/main.json: $(P4SRC)
-	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
-	@mkdir -p $(P4OUT)
-	p4c --target bmv2 --arch v1model --std p4-16 $(P4DEFS) -o $(P4OUT) \
-	    --p4runtime-files $(P4OUT)/main.p4info.txt p4src/main.p4
+ensure-toolchain: ## toolchain, unless p4c and simple_switch_grpc are on PATH at the pinned versions
+	@scripts/toolchain.sh --ensure
+
+# p4c for BMv2 (v1model): the first prerequisite into the target's directory,
+# BMv2 JSON ($@) and P4Info beside it; P4C_DEFS: -D defines.
+define p4c-compile
+@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
+@mkdir -p $(@D)
+p4c --target bmv2 --arch v1model --std p4-16 $(P4C_DEFS) -o $(@D) \
+    --p4runtime-files $(basename $@).p4info.txt $<
+endef
+
+$(P4OUT)/main.json: P4C_DEFS := $(P4DEFS)
+$(P4OUT)/main.json: p4src/main.p4 $(P4SRC)
+	$(p4c-compile)
 
 p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths; P4_PROFILE=lean: build/p4-lean
 
@@ -76,16 +74,10 @@ p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
 
 $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
-	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
-	@mkdir -p $(BUILD)/p4-minimal
-	p4c --target bmv2 --arch v1model --std p4-16 -o $(BUILD)/p4-minimal \
-	    --p4runtime-files $(BUILD)/p4-minimal/minimal.p4info.txt p4src/bench/minimal.p4
+	$(p4c-compile)
 
 $(BUILD)/p4-ipv4/ipv4.json: p4src/bench/ipv4.p4
-	@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
-	@mkdir -p $(BUILD)/p4-ipv4
-	p4c --target bmv2 --arch v1model --std p4-16 -o $(BUILD)/p4-ipv4 \
-	    --p4runtime-files $(BUILD)/p4-ipv4/ipv4.p4info.txt p4src/bench/ipv4.p4
+	$(p4c-compile)
 
 $(BUILD)/bin/linkem: csrc/linkem.c
 	@mkdir -p $(@D)
@@ -123,9 +115,8 @@ bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal 
 bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field writes, table applies, conditions (perf uprobes); PROFILES=1: each P4_PROFILE and each stage's cost
 	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles)
 
-# Every compile-time profile (P4_PROFILE) but the full program, each into its own directory.
-p4-profiles:
-	@for p in no-flow-order no-mptcp no-rtt-monitor no-congestion lean; do \
+p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (build/p4-lean etc.)
+	@for p in $(filter-out full,$(P4_PROFILES)); do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap
@@ -157,7 +148,7 @@ typecheck: ## mypy over controller/ and mpsched/p4rt/
 	set -o pipefail; $(VENV)/bin/mypy | sed 's|^$(TYPECHECK_PATH)/mpsched/controller/|controller/|'
 
 # The P4 programs where p4c is installed; without it the tests that need them skip and say so.
-p4-if-present:
+p4-if-present: ## the P4 programs if p4c is on PATH (else says so; the tests that need them skip)
 	@if command -v p4c >/dev/null; then $(MAKE) --no-print-directory p4; \
 	  else echo "p4c not on PATH: P4 build skipped (tests that need it will skip)"; fi
 
@@ -170,9 +161,9 @@ integration: p4-if-present linkem ## tests that need root, BMv2 or Mininet (test
 ptf: p4-if-present ## PTF data-plane tests on BMv2 over P4Runtime; TEST=module.Class runs one case
 	MPSCHED_PTF_TESTS="$(TEST)" $(PY) -m pytest -q -rs tests/ptf
 
-test: lint unit integration ptf ## everything: lint, unit, integration and PTF tests (each prints its own summary)
+test: ensure-setup ensure-toolchain lint unit integration ptf ## everything: lint, unit, integration and PTF tests (each prints its own summary)
 
-demo: p4 ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST
+demo: ensure-setup ensure-toolchain p4 ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST
 	$(PY) -m mpsched.demo
 
 cleanup: ## remove processes/links left behind by killed runs

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Build and install the P4 toolchain mpsched is tested with: p4lang/PI, BMv2's
-# simple_switch_grpc and p4c (BMv2 back end only), at pinned versions.
+# Install the P4 toolchain mpsched is tested with: p4lang/PI, BMv2's
+# simple_switch_grpc and p4c (BMv2 back end only), at pinned versions: p4lang's
+# prebuilt Debian/Ubuntu packages where their repository has those versions,
+# else built from the pinned sources.
 # `scripts/toolchain.sh --help` explains the variables; `make toolchain` runs it.
 set -euo pipefail
 
@@ -22,6 +24,16 @@ P4RUNTIME_URL=https://github.com/p4lang/p4runtime.git
 
 COMPONENTS=(pi bmv2 p4c)
 
+# p4lang's prebuilt packages: the openSUSE Build Service project home:p4lang
+# publishes p4lang-pi, p4lang-bmv2 and p4lang-p4c as flat apt repositories, one
+# per distribution (Debian_12, xUbuntu_22.04, ...), each with its Packages
+# index and Release.key (https://build.opensuse.org/project/show/home:p4lang).
+P4LANG_OBS=https://download.opensuse.org/repositories/home:/p4lang
+
+# Build times measured on a 2-core machine (JOBS=2, under nice; README, Two
+# commands), in seconds: the estimate printed before a build from source.
+declare -A MEASURED_S=([pi]=208 [bmv2]=517 [p4c]=378)
+
 # Debian 12 build dependencies, from each project's README, install_deps.sh,
 # Dockerfile and configure.ac/CMakeLists.txt at the pinned versions.
 DEPS_COMMON="autoconf automake libtool pkg-config g++ make git ca-certificates python3"
@@ -39,9 +51,17 @@ SCRIPT_START=$SECONDS
 
 usage() {
     cat <<EOF
-Usage: scripts/toolchain.sh [--dry-run] [--help]
+Usage: scripts/toolchain.sh [--dry-run] [--ensure] [--help]
 
-Builds and installs the P4 toolchain mpsched is tested with, in this order:
+Installs the P4 toolchain mpsched is tested with. First choice: p4lang's
+prebuilt packages p4lang-bmv2 (with its p4lang-pi) and p4lang-p4c, from the
+openSUSE Build Service repository home:p4lang for this distribution
+($P4LANG_OBS/<Debian_N or xUbuntu_N>), when its
+Packages index answers within TOOLCHAIN_PROBE_TIMEOUT seconds and offers the
+pinned versions (BMv2 $BMV2_TAG, p4c $P4C_VERSION): apt-get installs them into
+/usr, a few minutes, mostly downloads. Otherwise (unreachable, not offered for
+this distribution, other versions, TOOLCHAIN_SRC set or TOOLCHAIN_PREBUILT=0)
+it builds from the pinned sources, in this order:
   PI    p4lang/PI at commit ${PI_COMMIT:0:7}, configured --with-proto
         --without-internal-rpc --without-cli --without-bmv2
   BMv2  p4lang/behavioral-model at tag $BMV2_TAG, CXXFLAGS=-O2, --with-pi
@@ -53,8 +73,9 @@ Builds and installs the P4 toolchain mpsched is tested with, in this order:
 First, as root, it installs the Debian build dependencies with apt-get (not
 root: it lists the missing ones and stops).
 
-Takes about 20 minutes on 2 cores, plus the apt-get downloads (measured with
-JOBS=2 under nice: PI 3.5 min, BMv2 9 min, p4c 6.5 min as a unity build).
+The build takes about 20 minutes on 2 cores, plus the apt-get downloads
+(measured with JOBS=2 under nice: PI $(fmt_duration "${MEASURED_S[pi]}"), BMv2 $(fmt_duration "${MEASURED_S[bmv2]}"), p4c
+$(fmt_duration "${MEASURED_S[p4c]}") as a unity build).
 Compiler output goes to \$TOOLCHAIN_WORK/logs/<component>.log; the terminal
 shows one line per step. At the end: time per component, \`p4c --version\`,
 \`simple_switch_grpc --help | head -1\` and p4src/main.p4 compiled with p4c.
@@ -63,11 +84,18 @@ Re-running skips a component already installed at the pinned version: this
 script records \$PREFIX/share/mpsched-toolchain/<component>.version, and also
 recognises an install it did not make (p4c --version says $P4C_VERSION;
 simple_switch_grpc --version says $BMV2_TAG; PI: libpi and libpigrpcserver in
-\$PREFIX/lib, and PI/pi.h too when BMv2 is to be built).
+\$PREFIX/lib, and PI/pi.h too when BMv2 is to be built), in \$PREFIX or, for
+p4c and simple_switch_grpc, elsewhere on PATH (p4lang's packages: PI then
+comes with BMv2).
 
 Options:
-  --dry-run, -n   print the plan (what is built or skipped, and why, from
-                  where) and the missing Debian packages; build nothing
+  --dry-run, -n   print the plan (what is installed, built or skipped, and
+                  why, from where, how long it takes) and the missing Debian
+                  packages; install nothing
+  --ensure        (\`make ensure-toolchain\`) do nothing when p4c and
+                  simple_switch_grpc on PATH report the pinned versions;
+                  else run as without it, but when not root and PREFIX is
+                  not writable, say what to run and exit 0
   --help, -h      this text
 
 Environment:
@@ -85,6 +113,11 @@ Environment:
                             the checkouts are not modified
   TOOLCHAIN_ALLOW_OTHER=1   accept TOOLCHAIN_SRC checkouts at other versions
   TOOLCHAIN_FORCE=1         rebuild even what is already installed
+  TOOLCHAIN_PREBUILT=0      never use p4lang's prebuilt packages
+  TOOLCHAIN_REPO=URL        p4lang's repository for this distribution (here:
+                            $(repo=$(default_repo); echo "${repo:-none}"));
+                            file:///DIR reads DIR/Packages, no network
+  TOOLCHAIN_PROBE_TIMEOUT=S seconds to wait for TOOLCHAIN_REPO (default 5)
 
 Examples:
   sudo scripts/toolchain.sh
@@ -117,6 +150,7 @@ label() {
         bmv2) echo BMv2 ;;
         p4c) echo p4c ;;
         p4runtime) echo p4runtime ;;
+        prebuilt) echo "p4lang's packages" ;;
         *) echo "$1" ;;
     esac
 }
@@ -158,10 +192,15 @@ read_config() {
     TOOLCHAIN_SRC=${TOOLCHAIN_SRC:-}
     TOOLCHAIN_FORCE=${TOOLCHAIN_FORCE:-0}
     TOOLCHAIN_ALLOW_OTHER=${TOOLCHAIN_ALLOW_OTHER:-0}
+    TOOLCHAIN_PREBUILT=${TOOLCHAIN_PREBUILT:-1}
+    TOOLCHAIN_REPO=${TOOLCHAIN_REPO:-$(default_repo)}
+    TOOLCHAIN_PROBE_TIMEOUT=${TOOLCHAIN_PROBE_TIMEOUT:-5}
 
     [[ $PREFIX == /* ]] || die "PREFIX must be an absolute path (got '$PREFIX')"
     PREFIX=${PREFIX%/}
     [[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "JOBS must be a positive integer (got '$JOBS')"
+    [[ $TOOLCHAIN_PROBE_TIMEOUT =~ ^[1-9][0-9]*$ ]] ||
+        die "TOOLCHAIN_PROBE_TIMEOUT must be a positive integer (got '$TOOLCHAIN_PROBE_TIMEOUT')"
     [[ $TOOLCHAIN_WORK == /* ]] || TOOLCHAIN_WORK=$PWD/$TOOLCHAIN_WORK
     if [[ -n $TOOLCHAIN_SRC ]]; then
         [[ -d $TOOLCHAIN_SRC ]] || die "TOOLCHAIN_SRC=$TOOLCHAIN_SRC is not a directory"
@@ -207,12 +246,54 @@ key_files_present() {
     esac
 }
 
-# Version an install reports itself, for installs this script did not make.
-reported_version() {
+# The program by which an install of COMPONENT is recognised and its version read.
+program_of() {
     case $1 in
-        bmv2) timeout 20 "$PREFIX/bin/simple_switch_grpc" --version 2>/dev/null | head -1 || true ;;
-        p4c) timeout 20 "$PREFIX/bin/p4c" --version 2>/dev/null | head -1 || true ;;
+        bmv2) echo simple_switch_grpc ;;
+        p4c) echo p4c ;;
     esac
+}
+
+# Version an install reports itself, for installs this script did not make: of
+# the program in PREFIX, or of PROGRAM (a path) if given.
+reported_version() {
+    local prog=${2:-$PREFIX/bin/$(program_of "$1")}
+    timeout 20 "$prog" --version 2>/dev/null | head -1 || true
+}
+
+# Whether VERSION (as `--version` prints it) is the pinned one of COMPONENT.
+version_ok() {
+    case $1 in
+        bmv2) [[ $2 =~ ^${BMV2_TAG//./\\.}(-|$) ]] ;;
+        p4c) [[ $2 =~ (^|[[:space:]])${P4C_VERSION//./\\.}([[:space:]]|$) ]] ;;
+        *) return 1 ;;
+    esac
+}
+
+# COMPONENT's program found on PATH outside PREFIX (p4lang's packages put them
+# in /usr/bin) at the pinned version: sets INSTALLED_REASON and ELSEWHERE.
+installed_on_path() {
+    local comp=$1 prog have
+    [[ $comp == bmv2 || $comp == p4c ]] || return 1
+    prog=$(command -v "$(program_of "$comp")") || return 1
+    [[ $prog != "$PREFIX"/bin/* ]] || return 1
+    have=$(reported_version "$comp" "$prog")
+    version_ok "$comp" "$have" || return 1
+    INSTALLED_REASON="already installed at $prog ($(program_of "$comp") --version: $have)"
+    ELSEWHERE[$comp]=$prog
+}
+
+# For --ensure: p4c and simple_switch_grpc on PATH report the pinned versions.
+# Sets READY_DESC.
+tools_ready() {
+    local comp prog have
+    READY_DESC=""
+    for comp in p4c bmv2; do
+        prog=$(command -v "$(program_of "$comp")") || return 1
+        have=$(reported_version "$comp" "$prog")
+        version_ok "$comp" "$have" || return 1
+        READY_DESC+="${READY_DESC:+, }$prog ($have)"
+    done
 }
 
 # Sets INSTALLED_REASON; returns 0 when COMPONENT needs no build.
@@ -225,6 +306,7 @@ is_installed() {
         return 1
     fi
     if ! key_files_present "$comp"; then
+        installed_on_path "$comp" && return 0
         INSTALLED_REASON="not installed in $PREFIX"
         return 1
     fi
@@ -241,21 +323,122 @@ is_installed() {
         pi)
             INSTALLED_REASON="already installed in $PREFIX (libpi and libpigrpcserver present; not made by this script, version not checked)"
             return 0 ;;
-        bmv2)
-            have=$(reported_version bmv2)
-            if [[ $have =~ ^${BMV2_TAG//./\\.}(-|$) ]]; then
-                INSTALLED_REASON="already installed in $PREFIX (simple_switch_grpc --version: $have)"
-                return 0
-            fi ;;
-        p4c)
-            have=$(reported_version p4c)
-            if [[ $have =~ (^|[[:space:]])${P4C_VERSION//./\\.}([[:space:]]|$) ]]; then
-                INSTALLED_REASON="already installed in $PREFIX (p4c --version: $have)"
+        bmv2 | p4c)
+            have=$(reported_version "$comp")
+            if version_ok "$comp" "$have"; then
+                INSTALLED_REASON="already installed in $PREFIX ($(program_of "$comp") --version: $have)"
                 return 0
             fi ;;
     esac
     INSTALLED_REASON="$PREFIX has $(label "$comp") '${have:-unknown version}', want $want"
     return 1
+}
+
+# ---------------------------------------------------------------------------
+# p4lang's prebuilt packages
+# ---------------------------------------------------------------------------
+# This system as /etc/os-release names it ("debian 12").
+os_name() {
+    (
+        # shellcheck source=/dev/null
+        [[ -r /etc/os-release ]] && . /etc/os-release
+        echo "${ID:-unknown} ${VERSION_ID:-}"
+    )
+}
+
+# p4lang's repository for this distribution; nothing where it publishes none.
+default_repo() {
+    local id version
+    read -r id version < <(os_name) || true
+    case $id in
+        debian) [[ -z $version ]] || echo "$P4LANG_OBS/Debian_$version/" ;;
+        ubuntu) [[ -z $version ]] || echo "$P4LANG_OBS/xUbuntu_$version/" ;;
+    esac
+    return 0
+}
+
+# fetch_url URL SECONDS: prints URL's body; fails on any error or after SECONDS.
+# file:// URLs are read directly (tests, local mirrors).
+fetch_url() {
+    local url=$1 t=$2
+    case $url in
+        file://*) cat "${url#file://}" 2>/dev/null ;;
+        *)
+            if command -v curl >/dev/null; then
+                curl -fsSL --connect-timeout "$t" --max-time "$t" "$url" 2>/dev/null
+            elif command -v wget >/dev/null; then
+                timeout "$t" wget -q -O - "$url" 2>/dev/null
+            else
+                timeout "$t" python3 -c 'import sys, urllib.request
+sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())' "$url" 2>/dev/null
+            fi ;;
+    esac
+}
+
+# The versions of package NAME a Packages index (stdin) lists, one a line.
+index_versions() {
+    awk -v want="$1" '/^Package: /{p=$2} /^Version: /{if (p == want) print $2}' | sort -u
+}
+
+# probe_prebuilt COMPONENT...: which of the components (BMv2 and p4c; PI comes
+# with BMv2) p4lang's repository offers at the pinned version. Sets
+# PREBUILT[comp]=package=version for those, and PREBUILT_WHY to why not for the
+# others. Reads one file, the repository's Packages index, waiting at most
+# TOOLCHAIN_PROBE_TIMEOUT seconds.
+probe_prebuilt() {
+    local comp index pkg want offered match
+    PREBUILT_WHY=""
+    if [[ -n $TOOLCHAIN_SRC ]]; then
+        PREBUILT_WHY="TOOLCHAIN_SRC is set"
+        return
+    elif [[ $TOOLCHAIN_PREBUILT != 1 ]]; then
+        PREBUILT_WHY="TOOLCHAIN_PREBUILT=$TOOLCHAIN_PREBUILT"
+        return
+    elif [[ -z $TOOLCHAIN_REPO ]]; then
+        PREBUILT_WHY="p4lang publishes no packages for this system ($(os_name))"
+        return
+    elif [[ $TOOLCHAIN_REPO != file://* ]] && ! command -v curl wget python3 >/dev/null; then
+        PREBUILT_WHY="no curl, wget or python3 to read p4lang's repository with"
+        return
+    fi
+    if ! index=$(fetch_url "${TOOLCHAIN_REPO%/}/Packages" "$TOOLCHAIN_PROBE_TIMEOUT") || [[ -z $index ]]; then
+        PREBUILT_WHY="p4lang's repository ${TOOLCHAIN_REPO%/}/ is unreachable (no Packages index within ${TOOLCHAIN_PROBE_TIMEOUT} s)"
+        return
+    fi
+    for comp in "$@"; do
+        case $comp in
+            bmv2) want=$BMV2_TAG ;;
+            p4c) want=$P4C_VERSION ;;
+            *) continue ;;
+        esac
+        pkg=p4lang-$comp
+        offered=$(index_versions "$pkg" <<<"$index" | tr '\n' ' ')
+        offered=${offered% }
+        match=$(tr ' ' '\n' <<<"$offered" | grep -E "^([0-9]+:)?${want//./\\.}([-~+].*)?$" | tail -1 || true)
+        if [[ -n $match ]]; then
+            PREBUILT[$comp]="$pkg=$match"
+        else
+            PREBUILT_WHY+="${PREBUILT_WHY:+; }${TOOLCHAIN_REPO%/}/ has $pkg ${offered:-none}, not $want"
+        fi
+    done
+}
+
+# Adds p4lang's repository to apt (its key in /etc/apt/keyrings, for it only)
+# and installs PREBUILT's packages at their pinned versions.
+fetch_key() {
+    mkdir -p "$(dirname "$1")"
+    fetch_url "${TOOLCHAIN_REPO%/}/Release.key" 60 >"$1.tmp" && [[ -s $1.tmp ]] && mv "$1.tmp" "$1"
+}
+
+install_prebuilt() {
+    local key=/etc/apt/keyrings/home-p4lang.asc list=/etc/apt/sources.list.d/home-p4lang.list
+    : >"$LOGS/prebuilt.log"
+    run_step prebuilt "fetch the repository's Release.key" / fetch_key "$key"
+    printf 'deb [signed-by=%s] %s /\n' "$key" "${TOOLCHAIN_REPO%/}/" >"$list"
+    run_step prebuilt "apt-get update" / apt-get update
+    run_step prebuilt "apt-get install ${PREBUILT[*]}" / \
+        env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${PREBUILT[@]}"
+    hash -r
 }
 
 # ---------------------------------------------------------------------------
@@ -556,77 +739,124 @@ check_toolchain() {
 # ---------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------
-main() {
-    local dry_run=0 comp c problem
-    local -a build=() problems=() missing=()
-    local -A reason=() took=() installed=()
-    while (($#)); do
-        case $1 in
-            -h | --help) usage; exit 0 ;;
-            -n | --dry-run) dry_run=1 ;;
-            *) usage >&2; DIE_STATUS=2 die "unknown argument: $1" ;;
-        esac
-        shift
-    done
-    read_config
-    export_prefix_env
+# The plan, set by make_plan: per component REASON; INSTALL (the components to
+# install), PREBUILT (those from p4lang's packages: package=version) and
+# SOURCE (those built from source); PROBLEMS with TOOLCHAIN_SRC checkouts.
+declare -A REASON=() PREBUILT=() ELSEWHERE=()
+declare -a INSTALL=() SOURCE=() PROBLEMS=()
+PREBUILT_WHY=""
 
-    # The plan: what to build, and whether its sources are usable.
+make_plan() {
+    local comp c problem
+    local -A installed=()
     for comp in "${COMPONENTS[@]}"; do
         is_installed "$comp" && installed[$comp]=1
-        reason[$comp]=$INSTALLED_REASON
+        REASON[$comp]=$INSTALLED_REASON
     done
+    # p4lang's BMv2 package brings the PI it was built against.
+    if [[ -n ${ELSEWHERE[bmv2]:-} && -z ${installed[pi]:-} ]]; then
+        installed[pi]=1
+        REASON[pi]="BMv2 at ${ELSEWHERE[bmv2]} comes with its own PI"
+    fi
     # A runtime-only PI install (no headers) is enough unless BMv2 is built.
     if [[ -n ${installed[pi]:-} && -z ${installed[bmv2]:-} && ! -f $PREFIX/include/PI/pi.h ]]; then
         unset 'installed[pi]'
-        reason[pi]="$PREFIX has PI's libraries but not its headers, which BMv2's build needs"
+        REASON[pi]="$PREFIX has PI's libraries but not its headers, which BMv2's build needs"
     fi
     for comp in "${COMPONENTS[@]}"; do
-        [[ -z ${installed[$comp]:-} ]] || continue
-        build+=("$comp")
+        [[ -n ${installed[$comp]:-} ]] || INSTALL+=("$comp")
+    done
+    ((${#INSTALL[@]} == 0)) || probe_prebuilt "${INSTALL[@]}"
+    for comp in "${INSTALL[@]}"; do
+        [[ -z ${PREBUILT[$comp]:-} ]] || continue
+        # PI is only there for BMv2: p4lang-bmv2 depends on p4lang-pi.
+        if [[ $comp == pi && -n ${PREBUILT[bmv2]:-} ]]; then
+            REASON[pi]="comes with ${PREBUILT[bmv2]} (its dependency p4lang-pi)"
+            continue
+        fi
+        SOURCE+=("$comp")
         if [[ -n $TOOLCHAIN_SRC ]]; then
             for c in $(sources_of "$comp"); do
                 problem=$(check_local_source "$c")
-                [[ -z $problem ]] || problems+=("$(label "$comp"): $problem")
+                [[ -z $problem ]] || PROBLEMS+=("$(label "$comp"): $problem")
             done
         fi
     done
+}
 
+in_list() {
+    local want=$1 x
+    shift
+    for x in "$@"; do [[ $x == "$want" ]] && return 0; done
+    return 1
+}
+
+print_plan() {
+    local comp estimate=0 measured=""
     say "PREFIX=$PREFIX JOBS=$JOBS TOOLCHAIN_WORK=$TOOLCHAIN_WORK${TOOLCHAIN_SRC:+ TOOLCHAIN_SRC=$TOOLCHAIN_SRC}"
     for comp in "${COMPONENTS[@]}"; do
-        if [[ " ${build[*]} " == *" $comp "* ]]; then
-            say "$(label "$comp"): build $(wanted_version "$comp") from $(source_desc "$comp") (${reason[$comp]})"
+        if [[ -n ${PREBUILT[$comp]:-} ]]; then
+            say "$(label "$comp"): install ${PREBUILT[$comp]} from ${TOOLCHAIN_REPO%/}/ (${REASON[$comp]})"
+        elif in_list "$comp" "${SOURCE[@]}"; then
+            say "$(label "$comp"): build $(wanted_version "$comp") from $(source_desc "$comp") (${REASON[$comp]})"
             [[ $comp != p4c ]] || say "  p4c's P4Runtime from $(source_desc p4runtime)"
+            estimate=$((estimate + MEASURED_S[$comp]))
+            measured+="${measured:+, }$(label "$comp") $(fmt_duration "${MEASURED_S[$comp]}")"
         else
-            say "$(label "$comp"): skip, ${reason[$comp]}"
+            say "$(label "$comp"): skip, ${REASON[$comp]}"
         fi
     done
-    if ((${#problems[@]})); then
-        for problem in "${problems[@]}"; do say "problem: $problem"; done
-        DIE_STATUS=2 die "cannot build from TOOLCHAIN_SRC=$TOOLCHAIN_SRC (nothing was changed)"
+    if ((${#PREBUILT[@]})); then
+        say "way: p4lang's prebuilt packages (${PREBUILT[*]}) with apt-get: a few minutes, mostly downloads"
     fi
-    if ((${#build[@]} == 0)); then
-        say "nothing to build (TOOLCHAIN_FORCE=1 rebuilds)"
+    if ((${#SOURCE[@]})); then
+        say "way: build from the pinned sources, not p4lang's packages (${PREBUILT_WHY:-not offered})"
+        say "  about $(fmt_duration "$estimate") with 2 cores (measured: $measured), plus the Debian" \
+            "build dependencies' downloads; JOBS=$JOBS here"
     fi
-    if ((dry_run)); then
-        if ((${#build[@]})); then
-            mapfile -t missing < <(needed_packages "${build[@]}")
-            mapfile -t missing < <(missing_packages "${missing[@]}")
-            say "Debian build dependencies missing: ${missing[*]:-none}"
-        fi
-        say "dry run: nothing built"
-        exit 0
+    if ((${#INSTALL[@]} == 0)); then
+        say "nothing to install (TOOLCHAIN_FORCE=1 rebuilds)"
     fi
-    if ((${#build[@]})); then
+}
+
+# Why this run, not root, cannot install; nothing when it can.
+cannot_install() {
+    local -a missing=()
+    [[ $(id -u) != 0 ]] || return 0
+    if ((${#PREBUILT[@]})); then
+        echo "installing p4lang's packages takes root: sudo make toolchain (or, to build from" \
+            "source without root, TOOLCHAIN_PREBUILT=0 PREFIX=\$HOME/p4 make toolchain)"
+        return
+    fi
+    ((${#SOURCE[@]})) || return 0
+    if ! { mkdir -p "$PREFIX" 2>/dev/null && [[ -w $PREFIX ]]; }; then
+        echo "cannot write to PREFIX=$PREFIX: sudo make toolchain, or choose another PREFIX" \
+            "(PREFIX=\$HOME/p4 make toolchain, with the Debian build dependencies installed)"
+        return
+    fi
+    mapfile -t missing < <(missing_packages $(needed_packages "${SOURCE[@]}"))
+    if ((${#missing[@]})); then
+        echo "the build needs Debian packages only root can install: sudo apt-get install -y" \
+            "--no-install-recommends ${missing[*]}"
+    fi
+}
+
+install_all() {
+    local comp start
+    local -A took=()
+    if ((${#SOURCE[@]})); then
         mkdir -p "$LOGS" "$TOOLCHAIN_WORK/src" "$TOOLCHAIN_WORK/build" ||
             die "cannot create $TOOLCHAIN_WORK"
-        mkdir -p "$PREFIX" 2>/dev/null && [[ -w $PREFIX ]] ||
-            die "cannot write to PREFIX=$PREFIX (run as root, or choose another PREFIX)"
-        install_deps "${build[@]}"
+        install_deps "${SOURCE[@]}"
     fi
-
-    for comp in "${build[@]}"; do
-        local start=$SECONDS
+    if ((${#PREBUILT[@]})); then
+        mkdir -p "$LOGS" || die "cannot create $LOGS"
+        start=$SECONDS
+        install_prebuilt
+        say "p4lang's packages installed in $(fmt_duration $((SECONDS - start))) (log: $LOGS/prebuilt.log)"
+    fi
+    for comp in "${SOURCE[@]}"; do
+        start=$SECONDS
         : >"$LOGS/$comp.log"
         fetch_sources "$comp"
         "build_$comp"
@@ -634,15 +864,59 @@ main() {
         took[$comp]=$((SECONDS - start))
         say "$(label "$comp") built and installed in $(fmt_duration "${took[$comp]}") (log: $LOGS/$comp.log)"
     done
-
     for comp in "${COMPONENTS[@]}"; do
         if [[ -n ${took[$comp]:-} ]]; then
             say "$(label "$comp") built and installed in $(fmt_duration "${took[$comp]}")"
+        elif [[ -n ${PREBUILT[$comp]:-} ]]; then
+            say "$(label "$comp") installed from ${PREBUILT[$comp]}"
         else
-            say "$(label "$comp") skipped: ${reason[$comp]}"
+            say "$(label "$comp") skipped: ${REASON[$comp]}"
         fi
     done
     say "total $(fmt_duration $((SECONDS - SCRIPT_START)))"
+}
+
+main() {
+    local dry_run=0 ensure=0 problem why
+    local -a missing=()
+    while (($#)); do
+        case $1 in
+            -h | --help) usage; exit 0 ;;
+            -n | --dry-run) dry_run=1 ;;
+            --ensure) ensure=1 ;;
+            *) usage >&2; DIE_STATUS=2 die "unknown argument: $1" ;;
+        esac
+        shift
+    done
+    read_config
+    if ((ensure)) && [[ $TOOLCHAIN_FORCE != 1 ]] && tools_ready; then
+        say "p4c and simple_switch_grpc at the pinned versions on PATH: $READY_DESC; nothing to do"
+        exit 0
+    fi
+    export_prefix_env
+    make_plan
+    print_plan
+    if ((${#PROBLEMS[@]})); then
+        for problem in "${PROBLEMS[@]}"; do say "problem: $problem"; done
+        DIE_STATUS=2 die "cannot build from TOOLCHAIN_SRC=$TOOLCHAIN_SRC (nothing was changed)"
+    fi
+    if ((dry_run)); then
+        if ((${#SOURCE[@]})); then
+            mapfile -t missing < <(needed_packages "${SOURCE[@]}")
+            mapfile -t missing < <(missing_packages "${missing[@]}")
+            say "Debian build dependencies missing: ${missing[*]:-none}"
+        fi
+        say "dry run: nothing installed"
+        exit 0
+    fi
+    ((${#INSTALL[@]})) || { check_toolchain; exit 0; }
+    why=$(cannot_install)
+    if [[ -n $why ]]; then
+        # ensure-toolchain goes on (make test: the tests that need the tools skip).
+        ((ensure)) && { say "not root: $why; going on without the P4 tools"; exit 0; }
+        die "$why"
+    fi
+    install_all
     check_toolchain
 }
 

@@ -24,8 +24,8 @@ def _tool(name: str, hint: str) -> Requirement:
 
 
 P4_HINT = (
-    "is not in Debian or PyPI: install p4c and BMv2 (with PI, for simple_switch_grpc) "
-    "from p4lang's releases or sources and put them on PATH"
+    "is not in Debian or PyPI: `make toolchain` installs p4c and BMv2 (with PI, for "
+    "simple_switch_grpc) at the pinned versions, from p4lang's packages or built from source"
 )
 SETUP_HINT = "install it with `make setup` (Debian package {})"
 

@@ -1,0 +1,103 @@
+"""The Makefile: `make help` lists every target, the p4c recipe is written once, and the
+compile-time profiles are defined once (`make p4-profiles` builds every one but full)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from mpsched.proc.layout import REPO_ROOT
+
+MAKEFILE = REPO_ROOT / "Makefile"
+# The pattern of the help target's grep: `target: prerequisites ## description`.
+HELP_LINE = re.compile(r"^([a-z0-9-]+):.*## ", re.M)
+
+
+def make(*args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("make") is None:
+        pytest.skip("missing: make")
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def phony_targets(text: str) -> list[str]:
+    """Every target the Makefile's .PHONY lines name (continuation lines joined)."""
+    joined = text.replace("\\\n", " ")
+    return [t for line in re.findall(r"^\.PHONY:(.*)$", joined, re.M) for t in line.split()]
+
+
+def test_phony_parser():
+    text = ".PHONY: a b \\\n  c\nx: ## y\n.PHONY: d\n"
+    assert phony_targets(text) == ["a", "b", "c", "d"]
+
+
+def test_every_phony_target_has_a_help_line():
+    text = MAKEFILE.read_text()
+    described = set(HELP_LINE.findall(text))
+    phony = phony_targets(text)
+    assert phony, "no .PHONY line found"
+    missing = [t for t in phony if t not in described]
+    assert not missing, f"targets without a `## ` description (so not in `make help`): {missing}"
+    undeclared = sorted(described - set(phony))
+    assert not undeclared, f"targets `make help` lists that .PHONY does not: {undeclared}"
+
+
+def test_make_help_lists_every_phony_target():
+    out = make("help")
+    assert out.returncode == 0, out.stderr
+    listed = [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
+    assert sorted(listed) == sorted(set(phony_targets(MAKEFILE.read_text())))
+    assert all(len(line.split(maxsplit=1)) == 2 for line in out.stdout.splitlines())
+
+
+def test_p4c_recipe_is_written_once():
+    text = MAKEFILE.read_text()
+    assert len(re.findall(r"^\s*p4c --target", text, re.M)) == 1
+
+
+def test_p4_builds_each_program_into_its_directory(tmp_path):
+    out = make("-n", "-B", "p4", f"BUILD={tmp_path}")
+    assert out.returncode == 0, out.stderr
+    for program, directory in (("main", "p4"), ("minimal", "p4-minimal"), ("ipv4", "p4-ipv4")):
+        assert f"-o {tmp_path}/{directory} " in out.stdout, program
+        assert f"--p4runtime-files {tmp_path}/{directory}/{program}.p4info.txt" in out.stdout
+
+
+def listed_profiles() -> list[str]:
+    """The profiles `make p4 P4_PROFILE=<unknown>` says it knows."""
+    out = make("-n", "p4", "P4_PROFILE=no-such-profile")
+    assert out.returncode != 0
+    found = re.search(r"P4_PROFILE=no-such-profile: not one of (.+?)\.\s+Stop", out.stderr)
+    assert found, out.stderr
+    return found.group(1).split()
+
+
+def test_profiles_are_defined_once_and_all_built(tmp_path):
+    profiles = listed_profiles()
+    assert "full" in profiles and "lean" in profiles
+    out = make("-n", "-B", "p4-profiles", f"BUILD={tmp_path}")
+    assert out.returncode == 0, out.stderr
+    out_dir = re.escape(f"-o {tmp_path}/p4-")
+    built = re.findall(out_dir + r"([\w-]+) --p4runtime-files \S+/main\.p4info\.txt", out.stdout)
+    assert sorted(built) == sorted(p for p in profiles if p != "full")
+    lean = "-DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR -DNO_CONGESTION"
+    assert f"{lean} -o {tmp_path}/p4-lean " in out.stdout
+
+
+def test_demo_installs_what_is_missing_first():
+    out = make("-n", "demo")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    setup = next(i for i, line in enumerate(lines) if "scripts/setup.sh --if-needed" in line)
+    toolchain = next(i for i, line in enumerate(lines) if "scripts/toolchain.sh --ensure" in line)
+    demo = next(i for i, line in enumerate(lines) if "-m mpsched.demo" in line)
+    assert setup < toolchain < demo
