@@ -24,7 +24,7 @@ from mpsched.controller.policies.base import QosTarget
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
 MAX_PRIORITY = 1000
-MIN_FLOWLET_GAP_US = 0  # 0: automatic (controller/scheduling/placement.py auto_gap_us)
+MIN_FLOWLET_GAP_US = 0  # 0: automatic (controller/scheduling/scheduler.py auto_gap_us)
 MAX_FLOWLET_GAP_US = 10_000_000
 DEFAULT_FLOWLET_GAP_US = 0
 PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
