@@ -13,6 +13,10 @@ a policy change or a parameter change makes new instances (their histories resta
 Parameters: the operator sets defaults per policy (`params.policies.<name>`), a class
 may override any of them (`policy.params`); LM3's parameters and the control period are
 global (`params.lm3`, `params.control_period_ms`).
+
+The parts: the global parameters (`params`), what a decision becomes on a switch
+(`placement`), the state per (switch, class) and the decision log's entries (`class_state`);
+this module is the scheduler that runs them every period.
 """
 
 from __future__ import annotations
