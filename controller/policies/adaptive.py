@@ -38,13 +38,16 @@ Limits: the data plane counts per path, not per class, so classes sharing paths 
 measurements. Arms use the registry defaults plus their own parameters (not the global
 `policies.<name>`), and LM3 arms the default LM3 parameters, with blocking events from the
 counters' flow_ooo increase over the switch's paths, as the scheduler computes them.
+
+The parts, each in its own module: the arms and their spec (`adaptive_arms`), the parameters
+(`adaptive_params`), the context (`adaptive_context`), the dwell's outcome and score
+(`adaptive_outcome`), the Beta posteriors and the choice (`adaptive_bayes`) and the REST view
+(`adaptive_view`); this module is the policy that runs them once per period.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import random
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -52,332 +55,47 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mpsched.controller.errors import FieldError
-from mpsched.controller.policies.adaptive_bayes import (
-    EXPLORATIONS,
-    PRIORS,
-    BetaTable,
-    Choice,
-    choose,
-)
+from mpsched.controller.policies.adaptive_arms import DEFAULT_ARMS, Arm, parse_arms
+from mpsched.controller.policies.adaptive_bayes import BetaTable, Choice, choose
 from mpsched.controller.policies.adaptive_context import (
-    CONTEXT_MODES,
-    DEFAULT_LEVELS,
     FEATURES,
     Context,
     Level,
     context,
     parse_levels,
 )
+from mpsched.controller.policies.adaptive_outcome import Measured, PathTally, score, summarise
+from mpsched.controller.policies.adaptive_params import EXPLORE_WHEN, OUTCOMES, AdaptiveParams
+from mpsched.controller.policies.adaptive_view import dwell_view, table_view
 from mpsched.controller.policies.base import (
     Decision,
     PathCounters,
     PathState,
     Policy,
     QosTarget,
-    params_from_dict,
 )
 from mpsched.controller.policies.lm3 import Lm3
-from mpsched.controller.policies.registry import REGISTRY, register
+from mpsched.controller.policies.registry import register
+
+__all__ = [
+    "DEFAULT_ARMS",
+    "EXPLORE_WHEN",
+    "HISTORY",
+    "OUTCOMES",
+    "Adaptive",
+    "AdaptiveParams",
+    "Arm",
+    "Dwell",
+    "Measured",
+    "PathTally",
+    "parse_arms",
+    "score",
+    "summarise",
+]
 
 log = logging.getLogger(__name__)
 
-# The policies that lead, or are within the intervals of the leader, on the goodput fraction of
-# the comparisons of docs/results (wcmp: CMT-LA and the LM3 failure; letflow: the many-flow
-# workloads; cmtla: LLHD #2; fdmvqs: LLHD #2), ordered by the mean goodput fraction relative to
-# each scenario's best: in a context not seen yet every arm's posterior is the prior, and ties
-# go to the earlier arm, so the first is the best generalist known. Few arms, because a context
-# lasts seconds to minutes and every arm has to be tried in it (any policy can be listed).
-DEFAULT_ARMS = "wcmp,cmtla,fdmvqs,letflow"
-OUTCOMES = ("graded", "met")
-EXPLORE_WHEN = ("unmet", "always")
 HISTORY = 50  # dwells kept for the REST view
-
-
-@dataclass(frozen=True)
-class Arm:
-    """One candidate: a policy, its parameters, LM3 on or off. `label` is its spec."""
-
-    label: str
-    name: str
-    params: tuple[tuple[str, Any], ...] = ()
-    lm3: bool = False
-
-    def make(self) -> tuple[Policy, Lm3 | None]:
-        cls = REGISTRY[self.name]
-        return cls(params_from_dict(cls.Params, dict(self.params))), (Lm3() if self.lm3 else None)
-
-
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def parse_arms(text: str, field_name: str = "arms") -> tuple[Arm, ...]:
-    """'ecmp,llhd+lm3,qos-ca:max_loss=0.01;weighted=false' -> Arms (comma between arms,
-    ':' before an arm's parameters, ';' between them; values as JSON, else strings).
-    FieldError(field_name) names the bad arm."""
-    if not isinstance(text, str) or not text.strip():
-        raise FieldError(field_name, "must list at least one arm")
-    arms: list[Arm] = []
-    for spec in (s.strip() for s in text.split(",")):
-        head, _, rest = spec.partition(":")
-        name = head.strip()
-        lm3 = name.endswith("+lm3")
-        name = name.removesuffix("+lm3")
-        if name == "adaptive" or name not in REGISTRY:
-            known = sorted(n for n in REGISTRY if n != "adaptive")
-            raise FieldError(field_name, f"arm {spec!r}: no policy {name!r} (known: {known})")
-        params: dict[str, Any] = {}
-        for item in (i.strip() for i in rest.split(";") if i.strip()):
-            key, eq, value = item.partition("=")
-            if not eq or not key.strip():
-                raise FieldError(field_name, f"arm {spec!r}: {item!r} is not key=value")
-            params[key.strip()] = _value(value.strip())
-        cls = REGISTRY[name]
-        try:
-            checked = params_from_dict(cls.Params, params)
-        except FieldError as error:
-            raise FieldError(field_name, f"arm {spec!r}: {error.field}: {error.message}") from None
-        given = tuple((k, getattr(checked, k)) for k in params)
-        label = head.strip() + (
-            ":" + ";".join(f"{k}={json.dumps(v)}" for k, v in given) if given else ""
-        )
-        if any(a.label == label for a in arms):
-            raise FieldError(field_name, f"arm {label!r} given twice")
-        arms.append(Arm(label, name, given, lm3))
-    return tuple(arms)
-
-
-def _levels_meta(feature: str) -> dict[str, Any]:
-    return {
-        "doc": f"Gaussian memberships of the {feature} levels 'name:centre:width[:k],...' "
-        "(eq. 6; reconstructed defaults)"
-    }
-
-
-@dataclass(frozen=True)
-class AdaptiveParams:
-    arms: str = field(
-        default=DEFAULT_ARMS,
-        metadata={
-            "doc": "candidate policies 'name[+lm3][:k=v;k=v],...' (their parameters; "
-            "values as JSON)"
-        },
-    )
-    exploration: str = field(
-        default="thompson",
-        metadata={"choices": EXPLORATIONS, "doc": "how other arms are tried"},
-    )
-    explore_when: str = field(
-        default="unmet",
-        metadata={"choices": EXPLORE_WHEN,
-                  "doc": "explore only after a dwell in which the current arm did not meet the "
-                  "target in this context (or has none), or at every choice"},
-    )
-    epsilon: float = field(
-        default=0.1, metadata={"min": 0.0, "max": 1.0, "doc": "ε: exploration probability"}
-    )
-    max_explore_frac: float = field(
-        default=0.3,
-        metadata={"min": 0.0, "max": 1.0, "doc": "bound: exploratory dwells / dwells per context"},
-    )
-    switch_margin: float = field(
-        default=0.02,
-        metadata={"min": 0.0, "max": 1.0, "doc": "another arm replaces the current one only "
-                  "when its posterior mean is this much higher"},
-    )
-    dwell_periods: int = field(
-        default=20,
-        metadata={"min": 2, "max": 100_000, "doc": "control periods an arm runs before scoring"},
-    )
-    settle_periods: int = field(
-        default=3,
-        metadata={"min": 0, "max": 100_000, "doc": "first periods of a dwell not measured"},
-    )
-    min_dwell_periods: int = field(
-        default=5,
-        metadata={"min": 1, "max": 100_000,
-                  "doc": "periods an arm runs at least before a context change ends its dwell"},
-    )
-    context_hold_periods: int = field(
-        default=3,
-        metadata={"min": 1, "max": 100_000,
-                  "doc": "periods a new context key must hold before it counts"},
-    )
-    context_hysteresis: float = field(
-        default=0.0,
-        metadata={"min": 0.0, "max": 10.0,
-                  "doc": "a feature leaves its level only when the best level's ln membership is "
-                  "this much higher (0: the plain argmax)"},
-    )
-    context_mode: str = field(
-        default="set",
-        metadata={"choices": CONTEXT_MODES,
-                  "doc": "context key: the path set's levels, or every path's"},
-    )
-    loss_levels: str = field(default=DEFAULT_LEVELS["loss"], metadata=_levels_meta("loss"))
-    delay_levels: str = field(
-        default=DEFAULT_LEVELS["delay"], metadata=_levels_meta("queueing delay (ms)")
-    )
-    jitter_levels: str = field(
-        default=DEFAULT_LEVELS["jitter"], metadata=_levels_meta("jitter (ms)")
-    )
-    load_levels: str = field(default=DEFAULT_LEVELS["load"], metadata=_levels_meta("load"))
-    outcome: str = field(
-        default="graded",
-        metadata={"choices": OUTCOMES,
-                  "doc": "dwell outcome: product of per-target ratios, or 1/0 all met"},
-    )
-    prior: str = field(
-        default="context",
-        metadata={"choices": PRIORS,
-                  "doc": "Beta prior of an untried arm: centred on the context's mean outcome "
-                  "so far (empirical Bayes), or flat (prior_alpha, prior_beta)"},
-    )
-    prior_alpha: float = field(
-        default=1.0, metadata={"min": 0.001, "max": 1e6, "doc": "alpha0 of the Beta prior"}
-    )
-    prior_beta: float = field(
-        default=1.0, metadata={"min": 0.001, "max": 1e6, "doc": "beta0 of the Beta prior"}
-    )
-    pool: float = field(
-        default=0.2,
-        metadata={"min": 0.0, "max": 1.0,
-                  "doc": "weight of an arm's evidence in other contexts (0: independent)"},
-    )
-    discount: float = field(
-        default=1.0,
-        metadata={"min": 0.5, "max": 1.0,
-                  "doc": "gamma: at each dwell scored in a context, its evidence is first "
-                  "multiplied by gamma (1: stationary; < 1 tracks a network that changes under "
-                  "one context)"},
-    )
-    seed: int = field(
-        default=1, metadata={"min": 0, "max": 2**31 - 1, "doc": "seed of the exploration draws"}
-    )
-    min_goodput_mbps: float = field(
-        default=0.5,
-        metadata={"min": 0.0, "max": 1e6, "doc": "a dwell delivering less is idle: not scored"},
-    )
-    target_min_goodput_frac: float | None = field(
-        default=0.95,
-        metadata={"min": 0.0, "max": 1.0,
-                  "doc": "default target (class without qos_target): goodput / capacity"},
-    )
-    target_max_delay_ms: float | None = field(
-        default=None,
-        metadata={"min": 0.0, "max": 1e6, "doc": "default target: queueing delay (ms)"},
-    )
-    target_max_loss: float | None = field(
-        default=None, metadata={"min": 0.0, "max": 1.0, "doc": "default target: loss"}
-    )
-    target_max_reorder: float | None = field(
-        default=None,
-        metadata={"min": 0.0, "max": 1.0, "doc": "default target: reordered / delivered packets"},
-    )
-
-    def __post_init__(self) -> None:
-        parse_arms(self.arms)
-        for f in FEATURES:
-            parse_levels(getattr(self, f"{f}_levels"), f"{f}_levels")
-        if self.settle_periods >= self.dwell_periods:
-            raise FieldError("settle_periods", "must be < dwell_periods")
-        if self.min_dwell_periods > self.dwell_periods:
-            raise FieldError("min_dwell_periods", "must be <= dwell_periods")
-
-    def default_target(self) -> QosTarget:
-        return QosTarget(
-            self.target_min_goodput_frac,
-            self.target_max_delay_ms,
-            self.target_max_loss,
-            self.target_max_reorder,
-        )
-
-
-# -- the outcome of a dwell ----------------------------------------------------------------
-
-
-@dataclass
-class PathTally:
-    """What one path delivered over a dwell's measured periods."""
-
-    packets: int = 0
-    bytes: int = 0
-    lost: int = 0
-    ooo: int = 0
-    owd_sum: float = 0.0
-    owd_n: int = 0
-
-
-@dataclass(frozen=True)
-class Measured:
-    """A dwell's QoS (None: not measured)."""
-
-    seconds: float
-    goodput_mbps: float
-    goodput_frac: float | None
-    delay_ms: float | None
-    loss: float | None
-    reorder: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: None if v is None else round(v, 6) for k, v in self.__dict__.items()}
-
-
-def summarise(tallies: Mapping[int, PathTally], seconds: float, capacity_mbps: float | None
-              ) -> Measured:
-    """The dwell's QoS from its per-path tallies (module docstring, item 3)."""
-    total_bytes = sum(t.bytes for t in tallies.values())
-    total_packets = sum(t.packets for t in tallies.values())
-    goodput = 8 * total_bytes / seconds / 1e6 if seconds > 0 else 0.0
-    frac = goodput / capacity_mbps if capacity_mbps else None
-    lost_bytes = sum(t.lost * t.bytes / t.packets for t in tallies.values() if t.packets > 0)
-    lost_blind = sum(t.lost for t in tallies.values() if t.packets == 0)
-    loss = None
-    if total_bytes + lost_bytes > 0:
-        loss = lost_bytes / (total_bytes + lost_bytes)
-    elif lost_blind > 0:
-        loss = 1.0
-    reorder = sum(t.ooo for t in tallies.values()) / total_packets if total_packets else None
-    owd = {pid: t.owd_sum / t.owd_n for pid, t in tallies.items() if t.owd_n > 0}
-    delay = None
-    if owd:
-        weight = {pid: tallies[pid].bytes for pid in owd}
-        if sum(weight.values()) > 0:
-            delay = sum(owd[p] * weight[p] for p in owd) / sum(weight.values())
-        else:
-            delay = sum(owd.values()) / len(owd)
-    return Measured(seconds, goodput, frac, delay, loss, reorder)
-
-
-def _ratio_max(achieved: float, target: float) -> float:
-    if achieved <= target:
-        return 1.0
-    return target / achieved
-
-
-def score(m: Measured, target: QosTarget, graded: bool) -> tuple[float, bool, dict[str, float]]:
-    """(outcome u ∈ [0, 1], every target met, per target its ratio). A target whose metric
-    was not measured is left out; no target at all: u = 1."""
-    terms: dict[str, float] = {}
-    if target.min_goodput_frac is not None and m.goodput_frac is not None:
-        t = target.min_goodput_frac
-        terms["goodput_frac"] = 1.0 if t <= 0 else min(1.0, m.goodput_frac / t)
-    for name, t, x in (
-        ("delay_ms", target.max_delay_ms, m.delay_ms),
-        ("loss", target.max_loss, m.loss),
-        ("reorder", target.max_reorder, m.reorder),
-    ):
-        if t is not None and x is not None:
-            terms[name] = _ratio_max(x, t)
-    met = all(v >= 1.0 for v in terms.values())
-    u = math.prod(terms.values()) if graded else float(met)
-    return u, met, terms
-
-
-# -- the policy ----------------------------------------------------------------------------
 
 
 @dataclass
@@ -620,26 +338,10 @@ class Adaptive(Policy):
     def view(self) -> dict[str, Any]:
         target, source = self.effective_target()
         d = self.dwell
-        tables: dict[str, Any] = {}
-        for ctx, item in self.table.to_json()["contexts"].items():
-            arms = {}
-            for a in self.arms:
-                alpha, beta = self.table.posterior(ctx, a.label)
-                cell = item["arms"].get(a.label, {})
-                arms[a.label] = {
-                    "alpha": round(alpha, 6), "beta": round(beta, 6),
-                    "mean": round(alpha / (alpha + beta), 6),
-                    "n": cell.get("n", 0), "last": cell.get("last"),
-                }
-            tables[ctx] = {"dwells": item["dwells"], "explored": item["explored"], "arms": arms}
         return {
             "arms": [a.label for a in self.arms],
             "arm": None if d is None else d.arm.label,
-            "dwell": None if d is None else {
-                "context": d.ctx, "periods": d.periods, "of": self.params.dwell_periods,
-                "explored": d.choice.explored, "note": d.choice.note,
-                "started": round(d.started, 3),
-            },
+            "dwell": dwell_view(d, self.params.dwell_periods),
             "context": None if self.context is None else self.context.to_dict(),
             "stable_context": self._stable,
             "target": {**target.__dict__, "source": source},
@@ -647,7 +349,6 @@ class Adaptive(Policy):
             "exploration": self.params.exploration,
             "switches": self.switches,
             "context_changes": dict(self.context_changes),
-            "table": tables,
+            "table": table_view(self.table, self.arms),
             "history": list(self.history),
         }
-

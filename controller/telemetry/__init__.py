@@ -1,2 +1,3 @@
-"""Path state from the data plane's telemetry: per-path estimators (`estimators`) and
-counter rates (`stats`), pure, no I/O."""
+"""Path state from the data plane's telemetry: per-path estimators (`estimators`) over the
+reports' sliding windows (`windows`), the export and liveness settings and the probe rule
+(`config`), and counter rates (`stats`), pure, no I/O."""

@@ -1,0 +1,79 @@
+"""The scheduler's state per (switch, class): its policy and LM3 instances and what it wrote.
+
+Between periods a class keeps its policy and LM3 instances (their histories), the placement
+last written (`last`) and the flow_ooo totals LM3's blocking events are counted from. A
+policy or parameter change makes new instances; what a learning policy learned goes with it
+(`carry`). Every written placement, and a new policy's first decision, is logged with the
+policy's reason (`log_entry`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsched.controller.errors import FieldError
+from mpsched.controller.policies.base import Decision, Policy
+from mpsched.controller.policies.ca import fmt_ca
+from mpsched.controller.policies.lm3 import Lm3
+from mpsched.controller.scheduling.classes import TrafficClass
+from mpsched.controller.scheduling.placement import Placement, ca_dict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ClassState:
+    """One (switch, class): its policy and LM3 instances and the placement it last wrote."""
+
+    cls: TrafficClass
+    policy: Policy
+    lm3: Lm3 | None
+    last: Placement | None = None
+    ooo: dict[int, int] = field(default_factory=dict)  # path -> flow_ooo total last period
+    logged: bool = False  # a new policy's first decision is logged even if nothing changes
+
+
+def carry(old: Policy, new: Policy) -> None:
+    """What `old` learned goes to `new` when a change of policy or parameters replaces it by
+    one of the same kind (a learning policy keeps its table across a parameter change)."""
+    data = old.learned()
+    if data is None or type(old) is not type(new):
+        return
+    try:
+        new.restore_learned(data, "learned")
+    except FieldError as error:
+        log.warning("learned state of %s not carried over: %s", old.name, error)
+
+
+def blocking(st: ClassState, totals: Mapping[int, int]) -> int:
+    """LM3's buffer-blocking events this period, from the packets overtaken within their
+    flow (egress flow_ooo) on the switch's paths since the last period. The egress counts
+    per path, not per class: every LM3 class of a switch sees the same events."""
+    delta = 0
+    for p, total in totals.items():
+        before = st.ooo.get(p)
+        if before is not None and total >= before:
+            delta += total - before
+    st.ooo = dict(totals)
+    return st.lm3.blocking_events(delta) if st.lm3 is not None else 0
+
+
+def log_entry(
+    now: float, switch: str, st: ClassState, d: Decision, pl: Placement
+) -> dict[str, Any]:
+    """The decision log's entry of one (switch, class) decision and its placement."""
+    return {
+        "t": round(now, 3),
+        "switch": switch,
+        "class_id": st.cls.id,
+        "policy": st.cls.policy.name + ("+lm3" if st.lm3 is not None else ""),
+        "weights": {str(p): w for p, w in pl.weights},
+        "active": sorted(p for p, w in pl.weights if w > 0),
+        "mode": pl.mode,
+        "scores": {str(p): round(s, 6) for p, s in sorted(d.scores.items())},
+        "reason": d.reason + (f" | ca: {fmt_ca(pl.ca)}" if pl.ca is not None else ""),
+        **({"ca": ca_dict(pl.ca)} if pl.ca is not None else {}),
+    }

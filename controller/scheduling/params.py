@@ -1,0 +1,116 @@
+"""The scheduler's global parameters (GET/PUT /params) and a class's policy instance.
+
+The operator sets defaults per policy (`params.policies.<name>`), a class may override any of
+them (`policy.params`, `make_class_policy`); LM3's parameters, the MPTCP-aware mode's and the
+control period are global (`params.lm3`, `params.mptcp`, `params.control_period_ms`).
+`GlobalParams.updated` applies a partial change, naming the offending key on error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mpsched.controller.errors import FieldError
+from mpsched.controller.policies import REGISTRY
+from mpsched.controller.policies.base import (
+    Policy,
+    params_from_dict,
+    params_schema,
+    params_to_dict,
+)
+from mpsched.controller.policies.lm3 import Lm3
+from mpsched.controller.scheduling.classes import ClassPolicy
+from mpsched.controller.scheduling.mptcp_placement import MptcpParams
+
+CONTROL_PERIOD_MS = 100.0
+MIN_CONTROL_PERIOD_MS = 10.0
+MAX_CONTROL_PERIOD_MS = 10_000.0
+TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
+
+
+@dataclass
+class GlobalParams:
+    control_period_ms: float = CONTROL_PERIOD_MS
+    lm3: Any = field(default_factory=lambda: Lm3.Params())
+    policies: dict[str, Any] = field(
+        default_factory=lambda: {name: cls.Params() for name, cls in REGISTRY.items()}
+    )
+    mptcp: MptcpParams = field(default_factory=MptcpParams)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "control_period_ms": self.control_period_ms,
+            "lm3": params_to_dict(self.lm3),
+            "policies": {name: params_to_dict(p) for name, p in sorted(self.policies.items())},
+            "mptcp": params_to_dict(self.mptcp),
+        }
+
+    def updated(self, changes: Mapping[str, Any]) -> GlobalParams:
+        """A copy with a partial dict applied; FieldError names the offending key."""
+        if not isinstance(changes, Mapping):
+            raise FieldError("body", "must be an object")
+        unknown = sorted(set(changes) - set(TOP_KEYS))
+        if unknown:
+            raise FieldError(unknown[0], f"unknown parameter; known: {', '.join(TOP_KEYS)}")
+        period = self.control_period_ms
+        if "control_period_ms" in changes:
+            value = changes["control_period_ms"]
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not MIN_CONTROL_PERIOD_MS <= value <= MAX_CONTROL_PERIOD_MS
+            ):
+                raise FieldError(
+                    "control_period_ms",
+                    f"must be a number {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}",
+                )
+            period = float(value)
+        lm3 = self.lm3
+        if "lm3" in changes:
+            lm3 = params_from_dict(Lm3.Params, _object(changes["lm3"], "lm3"), self.lm3, "lm3.")
+        policies = dict(self.policies)
+        if "policies" in changes:
+            for name, data in _object(changes["policies"], "policies").items():
+                if name not in REGISTRY:
+                    raise FieldError(
+                        f"policies.{name}", f"no such policy; known: {', '.join(sorted(REGISTRY))}"
+                    )
+                where = f"policies.{name}"
+                policies[name] = params_from_dict(
+                    REGISTRY[name].Params, _object(data, where), policies[name], where + "."
+                )
+        mptcp = self.mptcp
+        if "mptcp" in changes:
+            data = _object(changes["mptcp"], "mptcp")
+            mptcp = params_from_dict(MptcpParams, data, mptcp, "mptcp.")
+        return GlobalParams(period, lm3, policies, mptcp)
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "lm3": params_schema(Lm3.Params),
+            "policies": {name: params_schema(cls.Params) for name, cls in sorted(REGISTRY.items())},
+            "mptcp": params_schema(MptcpParams),
+        }
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise FieldError(where, "must be an object")
+    return value
+
+
+def make_class_policy(cp: ClassPolicy, params: GlobalParams, where: str = "policy") -> Policy:
+    """The policy instance of a class: global defaults overridden by the class's params."""
+    if cp.name not in REGISTRY:
+        raise FieldError(
+            f"{where}.name", f"no policy {cp.name!r}; known: {', '.join(sorted(REGISTRY))}"
+        )
+    cls = REGISTRY[cp.name]
+    merged = params_from_dict(
+        cls.Params, dict(cp.params), params.policies[cp.name], f"{where}.params."
+    )
+    return cls(merged)

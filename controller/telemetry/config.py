@@ -1,0 +1,102 @@
+"""The data plane's telemetry export and liveness settings, and when a path needs probes.
+
+`TelemetryConfig` is installed per path on every switch: how often the edges export path and
+RTT reports, how they batch them, how often the agents probe, and after how long a silent path
+counts as dead (failover.p4). `sender_busy` reads from two consecutive path reports whether the
+sender's own traffic keeps a path measured; `probe_needed` decides from that whether a switch
+may pause its probes onto the path (probe_gate.p4) without risking a false death.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Default per-path report interval of the egress edge's path_report_t digests.
+REPORT_INTERVAL_US = 10_000
+# Default per-path interval of the ingress edge's rtt_report_t digests.
+RTT_REPORT_INTERVAL_US = 10_000
+# Path liveness: probes per path and switch every PROBE_INTERVAL_S; a path
+# from which nothing tagged arrived for DEAD_AFTER_US (5 probe intervals) is
+# dead and the edge switch fails its weighted traffic over (failover.p4).
+PROBE_INTERVAL_S = 0.010
+DEAD_AFTER_US = 50_000
+# Path and RTT reports are batched by the switch: one DigestList per REPORT_BATCH_US carries
+# every report of that time (P4Runtime DigestEntry max_timeout_ns; BMv2 counts whole ms), so
+# the controller handles (and acknowledges) one stream message per switch and interval instead
+# of one per path and report. A report waits at most this long; 0 sends each on its own.
+REPORT_BATCH_US = 5_000
+REPORT_BATCH_MAX = 64  # reports per list at most (a full list goes at once)
+# A path carries its sender's traffic ("busy") when, between two reports of its far edge, the
+# sender tagged at least this many packets more than its probes account for (one per probe
+# interval, plus one): then the traffic itself keeps the far edge's liveness and feedback
+# fresh, and the sender's probes onto it may pause (probe_needed).
+BUSY_EXTRA_PACKETS = 2
+
+
+@dataclass(frozen=True)
+class TelemetryConfig:
+    """The data plane's export and liveness settings, installed per path on every switch.
+
+    report_interval_us: at most one path_report_t per path per interval (egress edge).
+    rtt_interval_us: at most one rtt_report_t per path per interval (ingress edge).
+    probe_interval_s: each agent's probe PacketOuts per path; None = no probes.
+    dead_after_us: a path with nothing tagged from it for this long is dead (fails over).
+    report_batch_us: path and RTT reports wait up to this long to travel together in one
+      DigestList (0: each report in a list of its own, at once).
+    probe_idle_only: probe a path only while the switch's own traffic does not keep it
+      measured (probe_needed); False: every path every interval.
+    """
+
+    report_interval_us: int = REPORT_INTERVAL_US
+    rtt_interval_us: int = RTT_REPORT_INTERVAL_US
+    probe_interval_s: float | None = PROBE_INTERVAL_S
+    dead_after_us: int = DEAD_AFTER_US
+    report_batch_us: int = REPORT_BATCH_US
+    probe_idle_only: bool = True  # pause a path's probes while its own traffic is busy
+
+    def __post_init__(self) -> None:
+        for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        batch = self.report_batch_us
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 0:
+            raise ValueError(f"report_batch_us must be an integer >= 0, got {batch!r}")
+        if self.probe_interval_s is not None and not self.probe_interval_s > 0:
+            raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")
+
+
+def sender_busy(tagged: int, elapsed_s: float, probe_interval_s: float | None) -> bool:
+    """Between two reports `elapsed_s` apart, the sender tagged `tagged` packets onto the path
+    (the difference of the reports' sequence numbers): more than its probes can account for
+    (one per probe interval, plus one) by BUSY_EXTRA_PACKETS."""
+    if elapsed_s <= 0:
+        return False
+    probes = 0 if probe_interval_s is None else elapsed_s / probe_interval_s + 1
+    return tagged >= probes + BUSY_EXTRA_PACKETS
+
+
+def probe_needed(
+    now: float, busy_at: float | None, rtt_min_ms: float | None, cfg: TelemetryConfig
+) -> bool:
+    """Whether a switch should probe a path now, given when its own traffic on the path was
+    last seen busy at the far edge (`busy_at`, from the far edge's reports; the same clock
+    as `now`) and the path's least RTT.
+
+    A probe is skipped only while that traffic keeps the far edge's liveness fresh, and only
+    where, should the traffic stop right after, the far edge cannot go silent for dead_after
+    before the probes resume: the last busy report arrives up to one batch after the last
+    packet, the hold lasts one report interval, the next probe tick comes within one probe
+    interval, the switch's probe gate skips that first probe (its traffic went onto the path
+    since its previous probe there, probe_gate.p4), the next goes one probe interval later and
+    takes at most the path's RTT to arrive, with one more probe interval of margin (a lost
+    probe). Paths whose least RTT is unknown are always probed."""
+    if busy_at is None or rtt_min_ms is None or cfg.probe_interval_s is None:
+        return True
+    hold_s = cfg.report_interval_us / 1e6
+    worst_silence_s = (
+        cfg.report_batch_us / 1e6 + hold_s + 3 * cfg.probe_interval_s + rtt_min_ms / 1000
+    )
+    if worst_silence_s > cfg.dead_after_us / 1e6:
+        return True
+    return now - busy_at > hold_s
