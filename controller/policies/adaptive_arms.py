@@ -52,7 +52,8 @@ def parse_arms(text: str, field_name: str = "arms") -> tuple[Arm, ...]:
     """'ecmp,llhd+lm3,qos-ca:max_loss=0.01;weighted=false' -> Arms (comma between arms,
     ':' before an arm's parameters, ';' between them; values as JSON, else strings).
     FieldError(field_name) names the bad arm."""
-    if not isinstance(text, str) or not text.strip():
+    given: object = text  # checked as given: a REST body or state file may hold anything
+    if not isinstance(given, str) or not given.strip():
         raise FieldError(field_name, "must list at least one arm")
     arms: list[Arm] = []
     for spec in (s.strip() for s in text.split(",")):

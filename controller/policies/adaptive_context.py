@@ -83,7 +83,8 @@ DEFAULT_LEVELS = {
 
 def parse_levels(text: str, field_name: str) -> tuple[Level, ...]:
     """'low:0:0.003,mid:0.01:0.005,...' -> Levels; FieldError(field_name) on bad input."""
-    if not isinstance(text, str) or not text.strip():
+    given: object = text  # checked as given: a REST body or state file may hold anything
+    if not isinstance(given, str) or not given.strip():
         raise FieldError(field_name, "must list at least one level 'name:centre:width[:k]'")
     levels: list[Level] = []
     for item in text.split(","):
@@ -212,7 +213,7 @@ def context(
     }
     set_levels: dict[str, str] = {}
     for f in ("loss", "delay", "jitter"):
-        known = [v.value(f) for v in alive if v.value(f) is not None]
+        known = [x for x in (v.value(f) for v in alive) if x is not None]
         set_levels[f] = discretise(
             max(known) if known else None, levels[f], held_set(f), hysteresis
         )

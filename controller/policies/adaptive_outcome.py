@@ -89,13 +89,14 @@ def score(m: Measured, target: QosTarget, graded: bool) -> tuple[float, bool, di
     if target.min_goodput_frac is not None and m.goodput_frac is not None:
         t = target.min_goodput_frac
         terms["goodput_frac"] = 1.0 if t <= 0 else min(1.0, m.goodput_frac / t)
-    for name, t, x in (
+    upper_bounds: tuple[tuple[str, float | None, float | None], ...] = (
         ("delay_ms", target.max_delay_ms, m.delay_ms),
         ("loss", target.max_loss, m.loss),
         ("reorder", target.max_reorder, m.reorder),
-    ):
-        if t is not None and x is not None:
-            terms[name] = _ratio_max(x, t)
+    )
+    for name, bound, x in upper_bounds:
+        if bound is not None and x is not None:
+            terms[name] = _ratio_max(x, bound)
     met = all(v >= 1.0 for v in terms.values())
     u = math.prod(terms.values()) if graded else float(met)
     return u, met, terms

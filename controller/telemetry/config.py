@@ -59,7 +59,7 @@ class TelemetryConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        batch = self.report_batch_us
+        batch: object = self.report_batch_us  # checked as given: a file may hold anything
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 0:
             raise ValueError(f"report_batch_us must be an integer >= 0, got {batch!r}")
         if self.probe_interval_s is not None and not self.probe_interval_s > 0:
