@@ -1,4 +1,5 @@
-"""Context-adaptive policy selection, `adaptive` (seed 002, section 4.2; issue 20).
+"""Context-adaptive policy selection, `adaptive` (QoS-MPTCP, section 4.2;
+docs/scheduling.md, "Adaptive policy selection").
 
 No single policy wins everywhere; paper 002 discretises the network context and learns a
 Bayesian mapping from context to the QoS each scheduling choice achieved, to pick the choice

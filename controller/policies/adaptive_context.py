@@ -1,4 +1,5 @@
-"""The network context of the `adaptive` policy, discretised with Gaussian memberships (seed 002).
+"""The network context of the `adaptive` policy, discretised with Gaussian memberships (the
+QoS-MPTCP paper, docs/scheduling.md "Papers").
 
 Paper (seeds/002_b828b35c2276cd7d.txt, section 4.2.2, Algorithm 1 and eqs. 5-6): a continuous
 context value x is discretised by membership functions

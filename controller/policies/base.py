@@ -356,7 +356,7 @@ def no_alive_decision(paths: Sequence[PathState], mode: Mode) -> Decision:
 
 def jitter_indicator(values: Sequence[float]) -> float:
     """J = (x_now - x_avg) / (x_max - x_min) over `values` (oldest first, x_now the last);
-    0 with fewer than two values or when the range is 0 (CMT-LA, seed 001)."""
+    0 with fewer than two values or when the range is 0 (CMT-LA)."""
     if len(values) < 2:
         return 0.0
     lo, hi = min(values), max(values)

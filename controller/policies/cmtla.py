@@ -1,4 +1,4 @@
-"""CMT-LA: loss-aware concurrent multipath transfer (seed 001), in-network form.
+"""CMT-LA: loss-aware concurrent multipath transfer (CMT-LA), in-network form.
 
 Paper (seeds/001_6c7406378a4334ba.txt; the equations were lost in the text extraction,
 DESIGN.md §5 restates them):

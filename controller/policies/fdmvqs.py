@@ -1,4 +1,4 @@
-"""FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (seed 000).
+"""FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (FD-MVQS).
 
 The paper's equations (TFE, CTADP, MVQS), their reconstruction (DESIGN.md §5) and the pure
 functions computing them are in `fdmvqs_math`; this module is the policy that feeds them.

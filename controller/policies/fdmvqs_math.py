@@ -1,6 +1,6 @@
 """FD-MVQS's equations as pure functions: TFE, CTADP and the MVQS time factor.
 
-From FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (seed 000).
+From FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (FD-MVQS).
 The paper's equations were lost in the text extraction (seeds/000_c8b3b8babc6a9e82.txt);
 what survives, and DESIGN.md §5's reconstruction, is:
 

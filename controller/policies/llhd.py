@@ -1,4 +1,4 @@
-"""LLHD: low latency and high data rate scheduling (seed 003, Sensors 2022), in-network form.
+"""LLHD: low latency and high data rate scheduling (LLHD, Sensors 2022), in-network form.
 
 Paper (seeds/003_5013e52659220c9d.txt, lines 72-78 and Algorithm 1 at lines 79-103):
     gamma = GP_N + β · 1 / RTT_N,  GP_N = GP / GP_max,  RTT_N = RTT / RTT_max
@@ -12,7 +12,8 @@ standing queue, else capacity · (1 - loss), or a neutral prior), RTT_p = `srtt_
 alive paths; the decision is made once per control period for flowlets (Mode.FLOWLET) instead
 of per ACK for packets. In MPTCP a subflow's goodput is what its window lets it deliver; in
 the network it is what the scheduler sent there, so the delivered goodput alone starved a
-lightly used path and, with traffic paused, ranked probe-sized noise (issue 18):
+lightly used path and, with traffic paused, ranked probe-sized noise (docs/scheduling.md,
+"Idle paths: demand is not ability"):
 - ``weighted`` True (default): weights ∝ gamma_p, so the next flowlets spread by utility;
 - ``weighted`` False: winner takes all, the paper's rule (all weight on the best gamma).
 

@@ -1,4 +1,4 @@
-"""MPTCP-LM3: lightweight path management (seed 004) on top of any policy, in-network form.
+"""MPTCP-LM3: lightweight path management (MPTCP-LM3) on top of any policy, in-network form.
 
 Paper (seeds/004_9baa050e4f795def.txt):
 - lines 84-88: R_p = sigma · cwnd_p + ε · RTT_p, sigma + ε = 1, sigma = ε = 1/2 by default, with

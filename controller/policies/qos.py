@@ -1,4 +1,5 @@
-"""QoS score of the context-adaptive, QoS-guaranteed MPTCP scheduler (seed 002), in-network.
+"""QoS score of the context-adaptive, QoS-guaranteed MPTCP scheduler (QoS-MPTCP),
+in-network.
 
 Paper (seeds/002_b828b35c2276cd7d.txt, lines 92-117):
     S_i(t) = (num_send_imi_i(t) / cwnd_i(t)) / delay_i(t)                         (eq. 1)

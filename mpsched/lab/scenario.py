@@ -33,7 +33,7 @@ BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
 PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
 # mode ca (p4src/include/ca_select.p4): least live congestion cost, and the papers as its cost
 CONGESTION_AWARE = ("ca", *(f"{p}-ca" for p in PAPERS))
-# the context-adaptive choice among the others by the class's QoS target (seed 002, issue 20)
+# the context-adaptive choice among the others by the class's QoS target (QoS-MPTCP paper)
 ADAPTIVE = ("adaptive",)
 POLICIES = (
     *BASELINES, *PAPERS, *CONGESTION_AWARE, *ADAPTIVE, "static", *(f"{p}+lm3" for p in PAPERS)

@@ -2,7 +2,7 @@
 three addresses of h1) across BMv2 edge switches gets each subflow pinned to its own path,
 the per-path counters of s1 show all three paths carrying it, a path failure re-pins the
 subflow that used it, and the connection's end unpins everything; on four paths, the fastest
-path failing and returning gets a subflow back (issue 18: re-placement by live cost)."""
+path failing and returning gets a subflow back (re-placement by live cost, docs/mptcp.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The `adaptive` policy (issue 20, seed 002): Gaussian context memberships, Beta posteriors
-against hand-computed values, the choice with bounded exploration and damping, the dwell's
+"""The `adaptive` policy (QoS-MPTCP; docs/scheduling.md): Gaussian context memberships, Beta
+posteriors against hand-computed values, the choice with bounded exploration and damping, the dwell's
 outcome, delegation to the arms, learned tables kept across changes and restarts."""
 
 from __future__ import annotations

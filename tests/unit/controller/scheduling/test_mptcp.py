@@ -208,7 +208,7 @@ def test_connection_view_shows_tokens_not_keys():
     assert "key" not in str(view)
 
 
-# -- placement by live cost, re-placement (issue 18: a returning path gets its share back) --
+# -- placement by live cost, re-placement (a returning path gets its share back) --
 
 PARAMS = MptcpParams()  # replace_margin 0.25, replace_margin_us 2000, min_dwell_s 5
 
