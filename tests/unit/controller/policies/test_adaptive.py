@@ -1,6 +1,6 @@
 """The `adaptive` policy (QoS-MPTCP; docs/scheduling.md): Gaussian context memberships, Beta
-posteriors against hand-computed values, the choice with bounded exploration and damping, the dwell's
-outcome, delegation to the arms, learned tables kept across changes and restarts."""
+posteriors against hand-computed values, the choice with bounded exploration and damping, the
+dwell's outcome, delegation to the arms, learned tables kept across changes and restarts."""
 
 from __future__ import annotations
 
