@@ -18,10 +18,10 @@
 // Liveness owns the two registers below (it alone writes them); path
 // selection reads them where it needs a path's state: the chosen path's on
 // every packet, every path's only when the chosen one is dead (failover) or
-// the class goes round robin. Their values change with every arrival, so no
-// metadata can carry them from here to there: they are declared in MpIngress
-// (ingress.p4), the control over both stages, and lent to each as
-// constructor arguments.
+// the class goes round robin. They carry state from packet to packet
+// (arrivals from a path write them, packets leaving onto it read them), which
+// no metadata can: they are declared in MpIngress (ingress.p4), the control
+// over both stages, and lent to each as constructor arguments.
 #ifndef __LIVENESS__
 #define __LIVENESS__
 
