@@ -32,6 +32,7 @@ from mpsched.p4rt.pipeline import (
     DIGEST_MPTCP_CLOSE,
     DIGEST_MPTCP_JOIN,
     DIGESTS_MPTCP,
+    TABLE_SUBFLOW_PIN,
 )
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
@@ -155,7 +156,7 @@ class SubflowPinTest(MptcpTest):
             self.set_weights({1: 1}, mode=mode, gap_us=1_000_000)
             assert path_of(self, segment(b"", "PA", payload=b"pinned")) == 3, mode
             assert path_of(self, segment(b"", "PA", sport=SPORT + 1, payload=b"other")) == 1
-        counts = self.client.read_direct_counters("MpIngress.mptcp.subflow_pin")
+        counts = self.client.read_direct_counters(TABLE_SUBFLOW_PIN)
         assert len(counts) == 1, counts
         match, value = counts[0]
         assert (match["src_port"], match["dst_port"], value.packets) == (SPORT, DPORT, 2), counts

@@ -35,7 +35,8 @@ COUNTER_RX = "MpIngress.path_ingress.path_rx"
 # Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
 TABLE_REPORT_CONFIG = "MpIngress.path_monitor.report_config"
 ACTION_SET_REPORT_INTERVAL = "MpIngress.path_monitor.set_report_interval"
-REGISTER_TX_SEQ = "tx_seq"  # top level: the tag push and the probe gate read it
+# In MpIngress: the tag push writes it, the probe gate reads it (p4src/include/ingress.p4, State).
+REGISTER_TX_SEQ = "MpIngress.tx_seq"
 # The probe gate (probe_gate.p4): probes skipped on paths that carried the switch's traffic.
 COUNTER_PROBE_SKIPPED = "MpIngress.probe_gate.probe_skipped"
 REGISTER_PROBE_SEQ = "MpIngress.probe_gate.probe_seq"
@@ -71,7 +72,8 @@ ETHERTYPE_PATH_TAG = 0x88B5
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
 TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
 ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
-REGISTERS_LIVENESS = ("path_last_seen", "path_dead_after")
+# In MpIngress: liveness writes them, path selection reads them.
+REGISTERS_LIVENESS = ("MpIngress.path_last_seen", "MpIngress.path_dead_after")
 # Traffic classes, flowlets, round robin and MVQS (classify.p4, path_select.p4, mvqs.p4).
 TABLE_TRAFFIC_CLASS = "MpIngress.classify.traffic_class"
 ACTION_SET_CLASS = "MpIngress.classify.set_class"
@@ -109,7 +111,7 @@ DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
 # code. The reasons' names and codes are defined once, in p4src/include/defines.p4
 # (DROP_REASONS), and reach the P4Info as the counter's structured annotation
 # @drop_reasons[NAME = code, ...]; Pipeline.drop_reasons reads them from there.
-COUNTER_DROP_REASON = "drop_reason"
+COUNTER_DROP_REASON = "MpIngress.drop_reason"
 ANNOTATION_DROP_REASONS = "drop_reasons"
 ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ, CA
 MODE_CA = "ca"  # the policy mode that needs FEATURE_CONGESTION

@@ -74,7 +74,7 @@ control Ipv4Ingress(inout headers_t hdr, inout metadata_t meta,
     }
     // Longest-prefix routing on the destination; miss: drop.
     table ipv4_lpm {
-        key = { hdr.ipv4.dst_addr : lpm; }
+        key = { hdr.ipv4.dst_addr : lpm @name("dst_addr"); }
         actions = { forward; drop; }
         const default_action = drop();
         const entries = {

@@ -36,7 +36,7 @@ control MinIngress(inout headers_t hdr, inout metadata_t meta,
     }
     // Port-to-port forwarding; any other port: drop.
     table port_fwd {
-        key = { std_meta.ingress_port : exact; }
+        key = { std_meta.ingress_port : exact @name("ingress_port"); }
         actions = { forward; drop; }
         const default_action = drop();
         const entries = {

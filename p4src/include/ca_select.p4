@@ -58,11 +58,16 @@ header ca_select_vars_t {
 
 // class_id: the packet's class; now: its time stamp (µs); usable: the
 // alive, weighted paths (bit i-1: path i); path_id: the choice (unchanged
-// when no path is usable).
+// when no path is usable). The metrics are FeedbackStore's, lent read-only
+// (congestion.p4, "State").
 control CaSelect(in class_id_t class_id,
                  in timestamp_t now,
                  in bit<8> usable,
-                 inout path_id_t path_id) {
+                 inout path_id_t path_id)
+                (register<bit<32>, path_id_t> ca_qdelay,
+                 register<bit<16>, path_id_t> ca_loss,
+                 register<bit<16>, path_id_t> ca_rate,
+                 register<timestamp_t, path_id_t> ca_ts) {
 
     ca_select_vars_t v;
 

@@ -41,26 +41,19 @@
 // ingress edge is handled by path_monitor.p4 before; this bounds the EWMA).
 const bit<32> LOSS_GAP_MAX = 16;
 
-// Ingress edge: the metrics fed back by the other edge, per path (by path
-// id), and when they were measured (µs, this switch's clock; 0: never).
-// Read by ca_select.p4. Units: qdelay µs, loss fraction x 65536, rate in
-// FB_RATE_UNIT_BYTES per RATE_WINDOW_US.
-register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) ca_qdelay;
-register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_loss;
-register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_rate;
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) ca_ts;
-
-// Egress edge: the metrics of the paths as measured here, by path id.
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_min_owd;
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_min_ts;   // when min_owd was set
-register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_qdelay;       // µs, EWMA
-register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_loss;         // fraction x 2^24, EWMA
-register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_win_bytes;    // bytes of the current window
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_win_start;
-register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_rate;         // bytes of the last window
-register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_updated;  // last update (0: never)
-// The next path whose metrics leave in a tag (FeedbackPush); one cell.
-register<path_id_t, bit<1>>(1) fb_next;
+// State. Each stage keeps its own registers; the metrics two stages share
+// (path_monitor.p4 writes them, path_tag.p4 and ca_select.p4 read them) are
+// declared in MpIngress (ingress.p4), the one control over both, and lent to
+// each as constructor arguments:
+//   cg_qdelay, cg_loss, cg_rate, cg_updated   the metrics of the paths as
+//       measured here (egress edge), by path id: written by CongestionMeter,
+//       read by FeedbackPush. Units: qdelay µs (EWMA), loss fraction x 2^24
+//       (EWMA), rate bytes of the last window, updated µs (0: never).
+//   ca_qdelay, ca_loss, ca_rate, ca_ts   the metrics fed back by the other
+//       edge (ingress edge), by path id, and when they were measured (µs,
+//       this switch's clock; 0: never): written by FeedbackStore, read by
+//       ca_select.p4. Units: qdelay µs, loss fraction x 65536, rate in
+//       FB_RATE_UNIT_BYTES per RATE_WINDOW_US.
 
 // CongestionMeter's locals (headers.p4, "Locals in headers").
 header congestion_meter_vars_t {
@@ -80,20 +73,31 @@ header congestion_meter_vars_t {
 // gap: sequence numbers skipped just now (0 for an in-order packet); len:
 // the frame's bytes.
 control CongestionMeter(in path_id_t path_id, in timestamp_t tx_ts, in timestamp_t now,
-                        in bit<32> gap, in bit<32> len) {
+                        in bit<32> gap, in bit<32> len)
+                       (register<bit<32>, path_id_t> cg_qdelay,
+                        register<bit<32>, path_id_t> cg_loss,
+                        register<bit<32>, path_id_t> cg_rate,
+                        register<timestamp_t, path_id_t> cg_updated) {
     congestion_meter_vars_t v;
+
+    // The meter's own state, by path id: the minimum one-way delay and when
+    // it was set, and the bytes of the current rate window and its start.
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) min_owd;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) min_ts;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) win_bytes;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) win_start;
 
     apply {
         v.setValid();
         // queueing delay
         v.owd = now - tx_ts;
-        cg_min_owd.read(v.min_owd, path_id);
-        cg_min_ts.read(v.min_ts, path_id);
+        min_owd.read(v.min_owd, path_id);
+        min_ts.read(v.min_ts, path_id);
         cg_qdelay.read(v.qdelay, path_id);
         v.diff = v.owd - v.min_owd;
         if (v.min_ts == 0 || v.diff[47:47] == 1 || now - v.min_ts > MIN_OWD_WINDOW_US) {
-            cg_min_owd.write(path_id, v.owd);
-            cg_min_ts.write(path_id, now);
+            min_owd.write(path_id, v.owd);
+            min_ts.write(path_id, now);
             v.diff = 0;
         }
         v.sample = (v.diff[47:32] != 0) ? 32w0xFFFFFFFF : v.diff[31:0];
@@ -105,15 +109,15 @@ control CongestionMeter(in path_id_t path_id, in timestamp_t tx_ts, in timestamp
         v.loss = v.loss - (v.loss >> 8) + (v.sample << 16);
         cg_loss.write(path_id, v.loss);
         // delivered rate
-        cg_win_start.read(v.win_start, path_id);
-        cg_win_bytes.read(v.win_bytes, path_id);
+        win_start.read(v.win_start, path_id);
+        win_bytes.read(v.win_bytes, path_id);
         if (now - v.win_start >= RATE_WINDOW_US) {
             v.rate = (now - v.win_start < 2 * RATE_WINDOW_US) ? v.win_bytes : 32w0;
             cg_rate.write(path_id, v.rate);
-            cg_win_start.write(path_id, now);
+            win_start.write(path_id, now);
             v.win_bytes = 0;
         }
-        cg_win_bytes.write(path_id, v.win_bytes + len);
+        win_bytes.write(path_id, v.win_bytes + len);
         cg_updated.write(path_id, now);
     }
 }
@@ -129,14 +133,21 @@ header feedback_push_vars_t {
 }
 
 // Fills the feedback fields of the tag being pushed (valid, fb_* unset).
-control FeedbackPush(inout headers_t hdr, in timestamp_t now) {
+control FeedbackPush(inout headers_t hdr, in timestamp_t now)
+                    (register<bit<32>, path_id_t> cg_qdelay,
+                     register<bit<32>, path_id_t> cg_loss,
+                     register<bit<32>, path_id_t> cg_rate,
+                     register<timestamp_t, path_id_t> cg_updated) {
     feedback_push_vars_t v;
+
+    // The next path whose metrics leave in a tag; one cell.
+    register<path_id_t, bit<1>>(1) next_path;
 
     apply {
         v.setValid();
-        fb_next.read(v.path, 0);
+        next_path.read(v.path, 0);
         v.path = (v.path >= MAX_PATHS) ? 8w1 : v.path + 1;
-        fb_next.write(0, v.path);
+        next_path.write(0, v.path);
         cg_updated.read(v.updated, v.path);
         v.age = now - v.updated;
         hdr.path_tag.fb_path = 0;
@@ -162,7 +173,11 @@ control FeedbackPush(inout headers_t hdr, in timestamp_t now) {
 
 // Stores the feedback of a tag that arrived from a path (fb_path checked by
 // the caller: 1..MAX_PATHS).
-control FeedbackStore(in headers_t hdr, in timestamp_t now) {
+control FeedbackStore(in headers_t hdr, in timestamp_t now)
+                     (register<bit<32>, path_id_t> ca_qdelay,
+                      register<bit<16>, path_id_t> ca_loss,
+                      register<bit<16>, path_id_t> ca_rate,
+                      register<timestamp_t, path_id_t> ca_ts) {
     apply {
         ca_qdelay.write(hdr.path_tag.fb_path, (bit<32>)hdr.path_tag.fb_qdelay << FB_QDELAY_UNIT_SHIFT);
         ca_loss.write(hdr.path_tag.fb_path, hdr.path_tag.fb_loss);

@@ -19,6 +19,22 @@
 // path: the egress edge measures it (path_rx, liveness, path_monitor) before
 // routing drops it, else its sequence number would count as lost.
 //
+// State: each stage keeps its own registers and counters. The few that two
+// stages share are declared here, in the control over both, and lent to
+// each as a constructor argument, so that only those two can touch them
+// (not every stage, as at the top level): the owner writes, the other reads.
+//   drop_reason       every stage that drops (and this control) counts here
+//   path_last_seen,   written by liveness.p4, read by path_select.p4 (the
+//   path_dead_after   chosen path's, and every path's on failover)
+//   tx_seq            written by path_tag.p4, read by probe_gate.p4
+//   cg_*              congestion metrics measured here: written by
+//                     path_monitor.p4 (CongestionMeter), fed back by
+//                     path_tag.p4 (FeedbackPush)
+//   ca_*              congestion metrics fed back by the other edge: written
+//                     by path_monitor.p4 (FeedbackStore), read by
+//                     path_select.p4 (CaSelect)
+// (congestion.p4 describes the metrics, liveness.p4 and path_tag.p4 theirs.)
+//
 // Ports: a path tag arriving on a host port (not in path_ingress) is
 // dropped: hosts never send tags. An untagged IPv4 packet arriving on a path
 // port is forwarded as before but not measured, so an edge without tags on
@@ -43,21 +59,51 @@ control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
                   inout standard_metadata_t std_meta) {
 
+    // Packets (and bytes) dropped, by drop reason (DROP_<NAME>, defines.p4).
+    // The annotation lists the reasons' names and codes for the P4Info, from
+    // the same list as the constants.
+    @drop_reasons[DROP_REASONS(DROP_REASON_KV, P4_COMMA)]
+    counter<drop_reason_t>(DROP_REASON_COUNT + 1, CounterType.packets_and_bytes) drop_reason;
+    // Liveness of each path (liveness.p4).
+    register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
+    register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
+    // Next sequence number of each path (path_tag.p4).
+    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
+#ifndef NO_CONGESTION
+    // Congestion metrics by path id (congestion.p4, "State").
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_qdelay;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_loss;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_rate;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_updated;
+    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) ca_qdelay;
+    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_loss;
+    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_rate;
+    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) ca_ts;
+#endif
+
     PathIngress() path_ingress;
-    Routing() routing;
-    PathSelect() path_select;
+    Routing(drop_reason) routing;
+#ifdef NO_CONGESTION
+    PathSelect(path_last_seen, path_dead_after, drop_reason) path_select;
     PathMonitor() path_monitor;
-    PathTagPush() path_tag;
-    ProbeGate() probe_gate;
+    PathTagPush(tx_seq) path_tag;
+#else
+    PathSelect(path_last_seen, path_dead_after, drop_reason,
+               ca_qdelay, ca_loss, ca_rate, ca_ts) path_select;
+    PathMonitor(cg_qdelay, cg_loss, cg_rate, cg_updated,
+                ca_qdelay, ca_loss, ca_rate, ca_ts) path_monitor;
+    PathTagPush(tx_seq, cg_qdelay, cg_loss, cg_rate, cg_updated) path_tag;
+#endif
+    ProbeGate(tx_seq) probe_gate;
 #ifndef NO_RTT_MONITOR
     RttMonitor() rtt_monitor;
 #endif
-    Liveness() liveness;
+    Liveness(path_last_seen, path_dead_after) liveness;
     Classify() classify;
 #ifndef NO_MPTCP
     Mptcp() mptcp;
 #endif
-    Validate() validate;
+    Validate(drop_reason) validate;
 
     apply {
         // Invalid packets (see the rule above) and non-IPv4 traffic:

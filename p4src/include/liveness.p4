@@ -15,26 +15,29 @@
 // it yet, so a path that is dead from the start is declared dead
 // dead_after µs after the first probe.
 //
-// The registers are instantiated at the top level so that path_select.p4
-// reads them where it needs a path's state: the chosen path's on every
-// packet, every path's only when the chosen one is dead (failover) or the
-// class goes round robin.
+// Liveness owns the two registers below (it alone writes them); path
+// selection reads them where it needs a path's state: the chosen path's on
+// every packet, every path's only when the chosen one is dead (failover) or
+// the class goes round robin. They carry state from packet to packet
+// (arrivals from a path write them, packets leaving onto it read them), which
+// no metadata can: they are declared in MpIngress (ingress.p4), the control
+// over both stages, and lent to each as constructor arguments.
 #ifndef __LIVENESS__
 #define __LIVENESS__
 
 #include "headers.p4"
 #include "sizes.p4"
 
-// Per path, by path id: arrival time of the latest tagged packet from the
-// path (µs) and the dead-after interval in force (0: never dead). One slot for
-// every value of path_id_t, so that path_select.p4 reads the chosen path's
-// slot without clamping the id; only 1..MAX_PATHS are ever written.
-register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
-register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
-
+// path_last_seen, path_dead_after: per path, by path id, the arrival time of
+// the latest tagged packet from the path (µs) and the dead-after interval in
+// force (0: never dead). PATH_ID_SPACE slots, one for every value of
+// path_id_t, so that path_select.p4 reads the chosen path's slot without
+// clamping the id; only 1..MAX_PATHS are ever written.
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
-                 inout standard_metadata_t std_meta) {
+                 inout standard_metadata_t std_meta)
+                (register<timestamp_t, path_id_t> path_last_seen,
+                 register<timestamp_t, path_id_t> path_dead_after) {
 
     // Set where used (apply), not here: an initialiser runs for every packet.
     path_id_t key_path;

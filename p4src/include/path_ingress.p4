@@ -20,7 +20,7 @@ control PathIngress(inout headers_t hdr,
     // Miss: the port faces a host; nothing to do.
     table path_ingress {
         key = {
-            std_meta.ingress_port: exact;
+            std_meta.ingress_port: exact @name("ingress_port");
         }
         actions = {
             mark_from_path;

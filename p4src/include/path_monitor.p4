@@ -63,15 +63,29 @@ header path_monitor_vars_t {
     bit<7>       pad;         // BMv2 wants headers of whole bytes
 }
 
+// Built with the congestion stage, PathMonitor is lent the congestion
+// metrics it writes (congestion.p4, "State"): its meter's, which path_tag.p4
+// feeds back, and the other edge's, which ca_select.p4 reads.
 control PathMonitor(inout headers_t hdr,
                     inout local_metadata_t meta,
-                    inout standard_metadata_t std_meta) {
+                    inout standard_metadata_t std_meta)
+#ifndef NO_CONGESTION
+                   (register<bit<32>, path_id_t> cg_qdelay,
+                    register<bit<32>, path_id_t> cg_loss,
+                    register<bit<32>, path_id_t> cg_rate,
+                    register<timestamp_t, path_id_t> cg_updated,
+                    register<bit<32>, path_id_t> ca_qdelay,
+                    register<bit<16>, path_id_t> ca_loss,
+                    register<bit<16>, path_id_t> ca_rate,
+                    register<timestamp_t, path_id_t> ca_ts)
+#endif
+{
 
     path_monitor_vars_t v;
     flow_key_t flow;
 #ifndef NO_CONGESTION
-    CongestionMeter() congestion_meter;
-    FeedbackStore() feedback;
+    CongestionMeter(cg_qdelay, cg_loss, cg_rate, cg_updated) congestion_meter;
+    FeedbackStore(ca_qdelay, ca_loss, ca_rate, ca_ts) feedback;
 #endif
 
     // Per-path state, by path id (the tag's). The controller does not read
@@ -106,7 +120,7 @@ control PathMonitor(inout headers_t hdr,
     // Miss: no_reports, the path is measured but never reported.
     table report_config {
         key = {
-            hdr.path_tag.path_id: exact;
+            hdr.path_tag.path_id: exact @name("path_id");
         }
         actions = {
             set_report_interval;

@@ -36,7 +36,6 @@
 
 #include "headers.p4"
 #include "sizes.p4"
-#include "validate.p4"
 #include "failover.p4"
 #include "liveness.p4"
 #include "mvqs.p4"
@@ -103,9 +102,23 @@ header path_select_vars_t {
                           + (path_id_t)(bit<1>)(v.bound_4 <= (b)))
 #endif
 
+// Lent by MpIngress (ingress.p4): the liveness registers (liveness.p4 writes
+// them), the drop_reason counter (validate.p4) and, with the congestion
+// stage, the metrics the other edge fed back (congestion.p4, "State"), for
+// ca_select.p4.
 control PathSelect(inout headers_t hdr,
                    inout local_metadata_t meta,
-                   inout standard_metadata_t std_meta) {
+                   inout standard_metadata_t std_meta)
+                  (register<timestamp_t, path_id_t> path_last_seen,
+                   register<timestamp_t, path_id_t> path_dead_after,
+                   counter<drop_reason_t> drop_reason
+#ifndef NO_CONGESTION
+                   , register<bit<32>, path_id_t> ca_qdelay,
+                   register<bit<16>, path_id_t> ca_loss,
+                   register<bit<16>, path_id_t> ca_rate,
+                   register<timestamp_t, path_id_t> ca_ts
+#endif
+                   ) {
 
     // Packets (and bytes) this switch placed onto each path, by path id;
     // index 0 counts packets for which no path could be chosen (no weights,
@@ -121,7 +134,7 @@ control PathSelect(inout headers_t hdr,
     PathFailover() failover;
     Mvqs() mvqs;
 #ifndef NO_CONGESTION
-    CaSelect() ca_select;
+    CaSelect(ca_qdelay, ca_loss, ca_rate, ca_ts) ca_select;
 #endif
 
     // The control's locals (headers.p4, "Locals in headers").
@@ -174,7 +187,7 @@ control PathSelect(inout headers_t hdr,
     // Miss: no_weights, the packet is counted at index 0 and dropped.
     table path_weights {
         key = {
-            meta.class_id: exact;
+            meta.class_id: exact @name("class_id");
         }
         actions = {
             set_weights;
@@ -202,7 +215,7 @@ control PathSelect(inout headers_t hdr,
     // path_tx[0].
     table path_nexthop {
         key = {
-            meta.path_id: exact;
+            meta.path_id: exact @name("path_id");
         }
         actions = {
             set_path_port;

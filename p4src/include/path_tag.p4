@@ -12,17 +12,26 @@
 #include "congestion.p4"
 #endif
 
-// Next sequence number of each path, by path id; starts at 0 when the
-// pipeline is pushed, wraps at 2^32. At the top level because the probe gate
-// (probe_gate.p4) reads it too.
-register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
-
+// tx_seq: the next sequence number of each path, by path id; starts at 0
+// when the pipeline is pushed, wraps at 2^32. PathTagPush owns it (the only
+// writer); the probe gate (probe_gate.p4) reads it too, so it is declared in
+// MpIngress (ingress.p4), the control over both, and lent to each. Built with
+// the congestion stage, PathTagPush is lent the metrics its feedback sends
+// as well (congestion.p4, "State").
 control PathTagPush(inout headers_t hdr,
                     inout local_metadata_t meta,
-                    inout standard_metadata_t std_meta) {
+                    inout standard_metadata_t std_meta)
+                   (register<path_seq_t, path_id_t> tx_seq
+#ifndef NO_CONGESTION
+                    , register<bit<32>, path_id_t> cg_qdelay,
+                    register<bit<32>, path_id_t> cg_loss,
+                    register<bit<32>, path_id_t> cg_rate,
+                    register<timestamp_t, path_id_t> cg_updated
+#endif
+                    ) {
 
 #ifndef NO_CONGESTION
-    FeedbackPush() feedback;
+    FeedbackPush(cg_qdelay, cg_loss, cg_rate, cg_updated) feedback;
 #endif
 
     // The sequence number is read straight into the tag (a local would be

@@ -27,9 +27,11 @@
 #include "sizes.p4"
 #include "path_tag.p4"
 
+// tx_seq is PathTagPush's, lent to the gate read-only (path_tag.p4).
 control ProbeGate(inout headers_t hdr,
                   inout local_metadata_t meta,
-                  inout standard_metadata_t std_meta) {
+                  inout standard_metadata_t std_meta)
+                 (register<path_seq_t, path_id_t> tx_seq) {
 
     // Per path, by path id: tx_seq as the previous probe onto it left it.
     register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) probe_seq;

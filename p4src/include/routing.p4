@@ -5,11 +5,12 @@
 
 #include "headers.p4"
 #include "sizes.p4"
-#include "validate.p4"
 
+// drop_reason: MpIngress's counter of drops by reason (validate.p4).
 control Routing(inout headers_t hdr,
                 inout local_metadata_t meta,
-                inout standard_metadata_t std_meta) {
+                inout standard_metadata_t std_meta)
+               (counter<drop_reason_t> drop_reason) {
 
     // No route for the destination (counted by reason, validate.p4). `exit`
     // ends the ingress: a dropped packet reaches no later stage (an ACK
@@ -71,7 +72,7 @@ control Routing(inout headers_t hdr,
     // it never falls back to the weights or to another path.
     table ipv4_route {
         key = {
-            hdr.ipv4.dst_addr: lpm;
+            hdr.ipv4.dst_addr: lpm @name("dst_addr");
         }
         actions = {
             route_to_host;

@@ -128,7 +128,7 @@ control RttMonitor(inout headers_t hdr,
     // Miss: no_reports, the path's samples are taken but never reported.
     table rtt_config {
         key = {
-            meta.rtt_path_id: exact;
+            meta.rtt_path_id: exact @name("path_id");
         }
         actions = {
             set_rtt_interval;

@@ -1,6 +1,6 @@
-// Validation of every packet before any stage (ingress.p4), and the
-// drop_reason counter that counts every drop by its reason (defines.p4,
-// DROP_REASONS).
+// Validation of every packet before any stage (ingress.p4). Every drop is
+// counted by its reason (defines.p4, DROP_REASONS) in MpIngress's drop_reason
+// counter (ingress.p4), lent to this stage and to the others that drop.
 //
 // RFC 1812 5.2.2: a router discards an IPv4 packet whose version is not 4,
 // whose IHL is below 5, whose total length is below IHL * 4 or above the
@@ -30,16 +30,11 @@ const bit<32> PACKET_OUT_BYTES = 1;
      (hdr.path_tag.isValid() ? PATH_TAG_BYTES : 32w0) + \
      (hdr.packet_out.isValid() ? PACKET_OUT_BYTES : 32w0) > std_meta.packet_length)
 
-// Packets (and bytes) dropped, by drop reason (DROP_<NAME>, defines.p4). The
-// annotation lists the reasons' names and codes for the P4Info, from the same
-// list as the constants. Top level, so that every stage that drops counts here.
-@drop_reasons[DROP_REASONS(DROP_REASON_KV, P4_COMMA)]
-counter<drop_reason_t>(DROP_REASON_COUNT + 1, CounterType.packets_and_bytes) drop_reason;
-
 // Runs only for a packet the ingress found invalid (ingress.p4): counts it
 // once, for the first reason that applies (the order of defines.p4), and
 // drops it.
-control Validate(in headers_t hdr, inout standard_metadata_t std_meta) {
+control Validate(in headers_t hdr, inout standard_metadata_t std_meta)
+                (counter<drop_reason_t> drop_reason) {
     apply {
         if (std_meta.parser_error == error.IPv4IncorrectVersion) {
             drop_reason.count(DROP_IPV4_VERSION);

@@ -6,6 +6,7 @@ from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
     COUNTER_TX,
     DIGEST_PATH_REPORT,
+    PACKET_OUT,
     TABLE_REPORT_CONFIG,
     TABLE_WEIGHTS,
     Pipeline,
@@ -144,3 +145,40 @@ def test_program_cookie_is_the_same_in_every_process(artifacts):
     cookies = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout for _ in range(3)}
     assert len(cookies) == 1, cookies
+
+
+def test_synthetic_p4info_names_are_the_compiled_ones(artifacts):
+    """The fake server's synthetic P4Info (tests/fake_p4rt.py) names what the compiled program
+    names, with the same shapes: every table with its match fields (name, width, kind) and
+    actions, every action with its parameters, every counter, register and digest, and the
+    packet_out header. Unit tests against the fake then speak the real program's names."""
+    from .fake_p4rt import synthetic_p4info
+
+    fake, real = synthetic_p4info(), P4Info.from_file(artifacts.p4info)
+    fake_actions = {a.preamble.id: a.preamble.name for a in fake.actions}
+    real_actions = {a.preamble.id: a.preamble.name for a in real.message.actions}
+    for table in fake.tables:
+        name = table.preamble.name
+        compiled = real.table(name)
+        assert compiled.preamble.name == name
+        assert [(f.name, f.bitwidth, f.match_type) for f in table.match_fields] == [
+            (f.name, f.bitwidth, f.match_type) for f in compiled.match_fields
+        ], name
+        assert {fake_actions[a.id] for a in table.action_refs} <= {
+            real_actions[a.id] for a in compiled.action_refs
+        }, name
+    for action in fake.actions:
+        compiled = real.action(action.preamble.name)
+        assert compiled.preamble.name == action.preamble.name
+        assert [(p.name, p.bitwidth) for p in action.params] == [
+            (p.name, p.bitwidth) for p in compiled.params
+        ], action.preamble.name
+    for counter in fake.counters:
+        assert real.counter(counter.preamble.name).preamble.name == counter.preamble.name
+    for register in fake.registers:
+        assert real.register(register.preamble.name).preamble.name == register.preamble.name
+    for digest in fake.digests:
+        name = digest.preamble.name
+        assert real.digest(name).preamble.name == name
+        assert P4Info(fake).digest_members(name) == real.digest_members(name), name
+    assert P4Info(fake).packet_metadata(PACKET_OUT) == real.packet_metadata(PACKET_OUT)
