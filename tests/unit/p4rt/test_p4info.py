@@ -152,7 +152,7 @@ def test_synthetic_p4info_names_are_the_compiled_ones(artifacts):
     names, with the same shapes: every table with its match fields (name, width, kind) and
     actions, every action with its parameters, every counter, register and digest, and the
     packet_out header. Unit tests against the fake then speak the real program's names."""
-    from .fake_p4rt import synthetic_p4info
+    from tests.fake_p4rt import synthetic_p4info
 
     fake, real = synthetic_p4info(), P4Info.from_file(artifacts.p4info)
     fake_actions = {a.preamble.id: a.preamble.name for a in fake.actions}
