@@ -60,7 +60,9 @@ reference: scenarios/README.md.
 """
 
 
-def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
+def build_parser(compare: bool = False) -> argparse.ArgumentParser:
+    """`mpsched run`'s options, or with `compare` `mpsched compare`'s (`args.compare` tells)."""
+    prog = "mpsched compare" if compare else "mpsched run"
     if compare:
         description = (
             "Run every given scenario under several policies (default: each scenario's "
@@ -122,6 +124,7 @@ def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
         help="with --resume: run again, with the same seed, the kept runs marked cpu_bound",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.set_defaults(compare=compare)
     return p
 
 
@@ -363,9 +366,30 @@ def cpu_warning(prog: str, results: list) -> str:
     return "\n".join(lines)
 
 
+def _scenarios(args: argparse.Namespace) -> list[Scenario]:
+    """The scenario files of the command line with its --seed, --duration and --load-pct."""
+    scenarios = []
+    for path in args.scenarios:
+        sc = load(path, backend=args.backend)
+        changes = {}
+        if args.seed is not None:
+            changes["seed"] = args.seed
+        if args.duration is not None:
+            if args.duration <= 0:
+                raise ScenarioError("--duration", "must be > 0")
+            changes["duration_s"] = args.duration
+        scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
+    return scenarios
+
+
 def main(argv: list[str] | None = None, compare: bool = False) -> int:
+    return execute(build_parser(compare).parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run what `args` (parsed by `build_parser`, also as `mpsched run|compare`) asks for."""
+    compare = args.compare
     prog = "mpsched compare" if compare else "mpsched run"
-    args = _parser(prog, compare).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s: %(message)s",
@@ -376,18 +400,8 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     if args.rerun_cpu_bound and not args.resume:
         print(f"{prog}: --rerun-cpu-bound needs --resume", file=sys.stderr)
         return 2
-    scenarios = []
     try:
-        for path in args.scenarios:
-            sc = load(path, backend=args.backend)
-            changes = {}
-            if args.seed is not None:
-                changes["seed"] = args.seed
-            if args.duration is not None:
-                if args.duration <= 0:
-                    raise ScenarioError("--duration", "must be > 0")
-                changes["duration_s"] = args.duration
-            scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
+        scenarios = _scenarios(args)
     except ScenarioError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -419,6 +433,13 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     except ResumeError as exc:
         print(f"{prog}: --resume: {exc}", file=sys.stderr)
         return 2
+    return _report(prog, out, scenarios, results, failed)
+
+
+def _report(
+    prog: str, out: Path, scenarios: list[Scenario], results: list[RunResult], failed: int
+) -> int:
+    """Write the tables and plots, print the summary; the exit status of the call."""
     written = write_reports(out, scenarios, results)
     summary = out / "summary.md"
     if summary.exists():
