@@ -7,8 +7,9 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mpsched.controller.core import DEFAULT_POLICY
+from mpsched.controller.core import DEFAULT_POLICY, Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
@@ -25,6 +26,9 @@ from mpsched.controller.telemetry.estimators import (
     TelemetryConfig,
 )
 from mpsched.proc.layout import p4_artifacts
+
+if TYPE_CHECKING:
+    from mpsched.controller.state import StateStore
 
 
 def command(
@@ -225,7 +229,25 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return execute(build_parser().parse_args(argv))
+
+
+def range_error(args: argparse.Namespace) -> str | None:
+    """The first option outside its range, as the message naming it; None if none is."""
+    if args.poll_interval <= 0:
+        return "--poll-interval: must be positive"
+    if not 1 <= args.rest_threads <= MAX_REST_THREADS:
+        return f"--rest-threads: must be 1..{MAX_REST_THREADS}"
+    if not 1 <= args.election_id < 2**63:
+        return f"--election-id: must be 1..2^63-1, got {args.election_id}"
+    if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
+        return f"--control-period-ms: must be {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}"
+    return None
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the controller `args` (parsed by `build_parser`) describes until SIGINT/SIGTERM;
+    0, or 2 for an option or input file it cannot use (logged, naming it)."""
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -237,33 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     # patches everything but threads, so gRPC keeps its native threads.
     hub.patch(thread=False)
 
-    from os_ken.base import app_manager
-
-    from mpsched.controller.app import MultipathApp
-    from mpsched.controller.core import Controller, ControllerSettings
     from mpsched.controller.northbound.auth import (
         TokenFileError,
         default_token_path,
         load_or_create_token,
     )
-    from mpsched.controller.state import StateError, StateStore, default_state_path
-    from mpsched.netcfg import ConfigError, NetCfg
-    from mpsched.p4rt.p4info import P4Info, P4InfoError
-    from mpsched.p4rt.pipeline import Pipeline
+    from mpsched.controller.state import StateStore, default_state_path
 
-    if args.poll_interval <= 0:
-        log.error("--poll-interval: must be positive")
-        return 2
-    if not 1 <= args.rest_threads <= MAX_REST_THREADS:
-        log.error("--rest-threads: must be 1..%d", MAX_REST_THREADS)
-        return 2
-    if not 1 <= args.election_id < 2**63:
-        log.error("--election-id: must be 1..2^63-1, got %d", args.election_id)
-        return 2
-    if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
-        log.error(
-            "--control-period-ms: must be %g..%g", MIN_CONTROL_PERIOD_MS, MAX_CONTROL_PERIOD_MS
-        )
+    problem = range_error(args)
+    if problem:
+        log.error("%s", problem)
         return 2
     token_path = Path(args.token_file) if args.token_file else default_token_path(args.rest_port)
     try:
@@ -279,11 +284,30 @@ def main(argv: list[str] | None = None) -> int:
     store = None
     if not args.no_state and args.state != "":
         store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
+    controller = _controller(args, telemetry, store, log)
+    if controller is None:
+        return 2
+    return _serve(args, controller, token, token_path, store, log)
+
+
+def _controller(
+    args: argparse.Namespace,
+    telemetry: TelemetryConfig,
+    store: StateStore | None,
+    log: logging.Logger,
+) -> Controller | None:
+    """The controller of the network description, P4 program and intent; None (logged) if
+    one of them cannot be used."""
+    from mpsched.controller.state import StateError
+    from mpsched.netcfg import ConfigError, NetCfg
+    from mpsched.p4rt.p4info import P4Info, P4InfoError
+    from mpsched.p4rt.pipeline import Pipeline
+
     try:
         net = NetCfg.load(args.netcfg)
         pipeline = Pipeline(P4Info.from_file(args.p4info))
         open(args.bmv2_json, "rb").close()
-        controller = Controller(
+        return Controller(
             net,
             pipeline,
             args.bmv2_json,
@@ -299,10 +323,25 @@ def main(argv: list[str] | None = None) -> int:
         )
     except StateError as error:
         log.error("%s; fix or remove the file, or run with --no-state", error)
-        return 2
     except (ConfigError, P4InfoError, OSError, ValueError) as error:
         log.error("%s", error)
-        return 2
+    return None
+
+
+def _serve(
+    args: argparse.Namespace,
+    controller: Controller,
+    token: str,
+    token_path: Path,
+    store: StateStore | None,
+    log: logging.Logger,
+) -> int:
+    """Run the os-ken app (P4Runtime, control loop, REST) until SIGINT or SIGTERM."""
+    from google.protobuf.internal import api_implementation
+    from os_ken.base import app_manager
+    from os_ken.lib import hub
+
+    from mpsched.controller.app import MultipathApp
 
     stopping = hub.Event()
 
@@ -323,8 +362,6 @@ def main(argv: list[str] | None = None) -> int:
         rest_threads=args.rest_threads,
     )
     log.info("REST write token in %s", token_path)
-    from google.protobuf.internal import api_implementation
-
     if api_implementation.Type() == "python":
         log.warning(
             "protobuf is the pure-Python implementation: the P4Runtime stream (reports, probes)"

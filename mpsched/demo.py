@@ -115,7 +115,7 @@ def format_table(results: list[PhaseResult], rates: dict[int, float | None]) -> 
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched demo",
         description="Walking-skeleton demo: two paths of different rates between two BMv2 "
@@ -142,7 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         help="a screenshot of the dashboard during the last phase goes here, if headless "
         "Chromium is installed; '' for none (default: %(default)s)",
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return execute(build_parser().parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the demo `args` (parsed by `build_parser`) describes."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
     problems = prereqs.missing(

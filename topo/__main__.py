@@ -8,7 +8,7 @@ import sys
 import threading
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched topo",
         description="Start h1 - s1 =(paths)= s2 - h2 with BMv2 switches and emulated paths "
@@ -31,7 +31,15 @@ def main(argv: list[str] | None = None) -> int:
         help="link emulator (default: auto = netem if the kernel has it, else linkem)",
     )
     parser.add_argument("--cli", action="store_true", help="open the Mininet CLI")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    return execute(build_parser().parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Bring the testbed `args` (parsed by `build_parser`) describes up and wait."""
     from mpsched.proc import prereqs
 
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool")

@@ -289,18 +289,22 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help (0) or a usage error (2), already printed
         return int(exit_.code or 0)
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Send the request `args` (parsed by `build_parser`, also as `mpsched ctl`) names."""
     token, token_source = None, ""
     try:
         url_port(args.url)
         token, token_source = resolve_token(args)
         result = run(RestClient(args.url, token, args.timeout), args)
     except UsageError as error:
-        parser.print_usage(sys.stderr)
+        build_parser().print_usage(sys.stderr)
         print(f"mpsched ctl: error: {error}", file=sys.stderr)
         return 2
     except ControllerError as error:

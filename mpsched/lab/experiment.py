@@ -15,13 +15,13 @@ import logging
 import math
 import shutil
 import sys
-import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mpsched.lab.scenario import POLICIES, Scenario, ScenarioError, load
+from mpsched.lab.cmdline import build_parser
+from mpsched.lab.scenario import Scenario, ScenarioError, load
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -30,99 +30,6 @@ if TYPE_CHECKING:
     from mpsched.lab.report import RunResult
 
 log = logging.getLogger("mpsched.lab.experiment")
-
-EPILOG = """\
-Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
-testbed, and the policy's path weights. Output (OUT = --out):
-  OUT/<scenario>/<policy>/run<k>/   raw reports, logs, the run's JSON result
-  OUT/<scenario>/runs.csv           one row per run, one column per metric
-  OUT/<scenario>/<policy>/run<k>/cpu.csv  machine CPU idle and per-process
-                                    CPU shares over the run; a run whose idle
-                                    stayed low is marked cpu_bound (a dagger in
-                                    the tables, a warning at the end)
-  OUT/<scenario>/series.csv         time series (goodput, per-path rates)
-  OUT/<scenario>/summary.md         mean +- 95 % CI per metric and policy
-  OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
-                                    reordering CDFs
-  OUT/summary.md                    every scenario of this call
-  OUT/plots/fct_load_<s>_<bucket>.png  with --load-pct at several loads: FCT
-                                    of each size bucket against the load
-OUT/<scenario>/runs.csv is rewritten after every run. Ctrl-C stops the run
-and tears everything down (exit code 130); the same command with --resume
-then runs only what is missing (with more --runs or --policy, only the new
-runs), and --resume --rerun-cpu-bound runs again the runs marked cpu_bound,
-with their seeds. --resume also keeps the rows of OUT/<scenario>/runs.csv
-whose run directory is gone, so a table committed elsewhere (docs/results/
-<name>-runs.csv copied to OUT/<scenario>/runs.csv) is continued on a fresh
-machine; those runs have their metrics only (no time series for the plots),
-and rows this call does not run again stay in the table. Scenario file
-reference: scenarios/README.md.
-"""
-
-
-def _parser(prog: str, compare: bool) -> argparse.ArgumentParser:
-    if compare:
-        description = (
-            "Run every given scenario under several policies (default: each scenario's "
-            "`compare` list, by default every policy but `static`) and write one comparison table."
-        )
-    else:
-        description = "Run a scenario N times with fixed seeds under one or more policies."
-    p = argparse.ArgumentParser(
-        prog=prog,
-        description=textwrap.fill(description, 78),
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("scenarios", nargs="+", type=Path, help="scenario YAML file(s)")
-    p.add_argument(
-        "--policy",
-        action="append",
-        choices=POLICIES,
-        help="policy to run (repeatable; default: "
-        + ("the scenario's compare list" if compare else "the scenario's policy")
-        + ")",
-    )
-    p.add_argument("--runs", type=int, default=3, help="runs per policy (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")
-    p.add_argument("--duration", type=float, default=None, help="override duration_s (seconds)")
-    p.add_argument(
-        "--load-pct",
-        type=float,
-        action="append",
-        default=None,
-        help="run each scenario at this offered load (%% of the summed capacity) instead of its "
-        "poisson workloads' load_pct (repeatable: a load sweep; the runs of load L are the "
-        "scenario <name>-load<L>, plotted against each other in OUT/plots/fct_load_*.png)",
-    )
-    p.add_argument(
-        "--backend",
-        choices=("auto", "linkem", "netem"),
-        default=None,
-        help="link emulator (default: the scenario's, else auto = netem if the kernel has it)",
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help="output directory (default: build/results/<time>)",
-    )
-    p.add_argument("--keep-captures", action="store_true", help="keep the pcap of every run")
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep the runs OUT already holds with the same scenario name, policy, run number, "
-        "seed and duration (a comparison cut short, or extended by more runs; their JSON, or "
-        "a row of OUT/<scenario>/runs.csv) and run only the others; only meaningful with the "
-        "same scenario files as before",
-    )
-    p.add_argument(
-        "--rerun-cpu-bound",
-        action="store_true",
-        help="with --resume: run again, with the same seed, the kept runs marked cpu_bound",
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    return p
 
 
 def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
@@ -363,9 +270,30 @@ def cpu_warning(prog: str, results: list) -> str:
     return "\n".join(lines)
 
 
+def _scenarios(args: argparse.Namespace) -> list[Scenario]:
+    """The scenario files of the command line with its --seed, --duration and --load-pct."""
+    scenarios = []
+    for path in args.scenarios:
+        sc = load(path, backend=args.backend)
+        changes = {}
+        if args.seed is not None:
+            changes["seed"] = args.seed
+        if args.duration is not None:
+            if args.duration <= 0:
+                raise ScenarioError("--duration", "must be > 0")
+            changes["duration_s"] = args.duration
+        scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
+    return scenarios
+
+
 def main(argv: list[str] | None = None, compare: bool = False) -> int:
+    return execute(build_parser(compare).parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run what `args` (parsed by `build_parser`, also as `mpsched run|compare`) asks for."""
+    compare = args.compare
     prog = "mpsched compare" if compare else "mpsched run"
-    args = _parser(prog, compare).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s: %(message)s",
@@ -376,18 +304,8 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     if args.rerun_cpu_bound and not args.resume:
         print(f"{prog}: --rerun-cpu-bound needs --resume", file=sys.stderr)
         return 2
-    scenarios = []
     try:
-        for path in args.scenarios:
-            sc = load(path, backend=args.backend)
-            changes = {}
-            if args.seed is not None:
-                changes["seed"] = args.seed
-            if args.duration is not None:
-                if args.duration <= 0:
-                    raise ScenarioError("--duration", "must be > 0")
-                changes["duration_s"] = args.duration
-            scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
+        scenarios = _scenarios(args)
     except ScenarioError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -419,6 +337,13 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
     except ResumeError as exc:
         print(f"{prog}: --resume: {exc}", file=sys.stderr)
         return 2
+    return _report(prog, out, scenarios, results, failed)
+
+
+def _report(
+    prog: str, out: Path, scenarios: list[Scenario], results: list[RunResult], failed: int
+) -> int:
+    """Write the tables and plots, print the summary; the exit status of the call."""
     written = write_reports(out, scenarios, results)
     summary = out / "summary.md"
     if summary.exists():

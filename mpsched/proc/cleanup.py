@@ -11,6 +11,7 @@ name, Mininet hosts' shells by PID.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import logging
@@ -165,15 +166,21 @@ def sweep(state_dir: Path | None = None) -> list[str]:
     return done
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`mpsched cleanup`: sweep what killed runs left behind."""
-    import argparse
-
-    argparse.ArgumentParser(
+def build_parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(
         prog="mpsched cleanup",
         description=f"Stop processes and delete links recorded in {STATE_DIR} by runs "
         "whose owner process is gone. Only what the project recorded is touched.",
-    ).parse_args(argv)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`mpsched cleanup`: sweep what killed runs left behind."""
+    return execute(build_parser().parse_args(argv))
+
+
+def execute(_args: argparse.Namespace) -> int:
+    """Sweep (`mpsched cleanup` has no options); print what was removed."""
     done = sweep()
     for line in done:
         print(line)

@@ -13,6 +13,7 @@ import subprocess
 import pytest
 import yaml
 
+from mpsched import cli
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.policies import REGISTRY
 from mpsched.lab.scenario import POLICIES
@@ -63,6 +64,26 @@ def test_every_make_target_is_in_the_readme():
 def test_every_target_in_the_readme_exists():
     stale = readme_targets(readme()) - make_help_targets()
     assert not stale, f"the README documents targets `make help` does not list: {sorted(stale)}"
+
+
+# -- the mpsched command ---------------------------------------------------------
+
+
+def readme_commands(text: str) -> list[str]:
+    """The rows of the README's `mpsched` command list: the indented block after the line
+    that names `mpsched --help`, as `name  help` with the spacing of `mpsched --help`."""
+    start = text.index("`mpsched --help` lists")
+    block = text[start:].split("\n\n", 2)[1]
+    return [line.strip() for line in block.splitlines()]
+
+
+def test_readme_lists_the_mpsched_commands_as_help_does(capsys):
+    assert cli.main(["--help"]) == 0
+    helped = capsys.readouterr().out
+    listed = [line.strip() for line in helped.splitlines() if line.startswith("    ")]
+    width = max(len(c.name) for c in cli.COMMANDS)
+    assert listed == [f"{c.name:<{width}}  {c.help}" for c in cli.COMMANDS]
+    assert readme_commands(readme()) == listed, "README's command list differs from --help"
 
 
 # -- REST ----------------------------------------------------------------------
