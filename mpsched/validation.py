@@ -18,6 +18,7 @@ exit status 2 (invalid input, as argparse's usage errors).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -80,6 +81,9 @@ def fail(loc: str | Loc, message: str, value: Any = None) -> NoReturn:
 # pydantic error types whose default text is replaced by the project's wording
 _MESSAGES = {
     "missing": "missing",
+    "missing_argument": "missing",
+    "missing_keyword_only_argument": "missing",
+    "unexpected_keyword_argument": "unknown key",
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
     "dataclass_type": "must be an object",
@@ -241,7 +245,8 @@ class KeyCheck:
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            allowed = sorted(getattr(cls, "__pydantic_fields__", {}))
+            allowed = sorted(getattr(cls, "__pydantic_fields__", None)
+                             or {f.name for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
             for key in data:
                 if key not in allowed:
                     fail(str(key), f"unknown key (allowed: {', '.join(allowed)})", data[key])
