@@ -171,9 +171,9 @@ def load_file(kind: type[T], path: str | Path, *, error: type[InputError] = Inpu
     return validate(kind, read_document(path, error), error=error, source=path, context=context)
 
 
-def cli_error(error: InputError, source: str | Path | None = None) -> int:
-    """Print ``file: field: message`` to stderr; returns the exit status (2)."""
-    print(error.in_source(source) if source is not None else error, file=sys.stderr)
+def cli_error(error: InputError, prog: str | None = None) -> int:
+    """Print ``[prog: ]file: field: message`` to stderr; returns the exit status (2)."""
+    print(f"{prog}: {error}" if prog else error, file=sys.stderr)
     return EXIT_INVALID
 
 

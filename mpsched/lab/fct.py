@@ -239,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             args.backend,
         )  # fmt: skip
     except ScenarioError as exc:
-        print(f"{p.prog}: {exc}", file=sys.stderr)
-        return 2
+        return validation.cli_error(exc, p.prog)
     except KeyboardInterrupt:
         return 130
     print(fct_table(rows))
