@@ -209,6 +209,14 @@ class ScenarioFile(KeyCheck, BaseModel):
             raise ValueError("at least one workload")
         return value
 
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _weights_given(cls, value: Any, info: ValidationInfo) -> Any:
+        """An empty `weights` list is not the absent one (weights from the rates)."""
+        if isinstance(value, dict) and value.get("weights") == []:
+            fail("weights", f"one weight per path ({len(info.data.get('paths', []))})", [])
+        return value
+
     @field_validator("params", mode="before")
     @classmethod
     def _controller_params(cls, value: Any) -> Any:
