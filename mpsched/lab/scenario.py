@@ -43,10 +43,11 @@ from mpsched.validation import (
 )
 
 __all__ = [
-    "ADAPTIVE", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DIRECTIONS", "PAPERS", "POLICIES",
-    "SIZE_DISTRIBUTIONS", "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError",
-    "ScenarioFile", "Workload", "load", "parse",
-]
+    "ADAPTIVE", "BACKENDS", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DEFAULT_FLOWLET_GAP_US",
+    "DIRECTIONS", "PACKET_MIX_PAPERS", "PAPERS", "POLICIES", "SIZE_DISTRIBUTIONS",
+    "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError", "ScenarioFile", "Workload", "load",
+    "parse",
+]  # fmt: skip
 
 # Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
 # ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
