@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
@@ -173,7 +173,7 @@ def test_the_projects_input_errors_share_the_shape():
         assert str(error).endswith("f.yaml: a[1].b: bad")
 
 
-JUNK = (None, True, -1, 1.5, "x", "", [], {}, [1], {"a": 1}, float("nan"))
+JUNK: tuple[object, ...] = (None, True, -1, 1.5, "x", "", [], {}, [1], {"a": 1}, float("nan"))
 
 
 def _leaves(data: object, path: tuple = ()):
@@ -192,7 +192,7 @@ def _replaced(data: object, path: tuple, value: object) -> object:
     import copy
 
     out = copy.deepcopy(data)
-    target = out
+    target: Any = out
     for part in path[:-1]:
         target = target[part]
     target[path[-1]] = value
