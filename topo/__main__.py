@@ -50,12 +50,12 @@ def execute(args: argparse.Namespace) -> int:
 
     if args.scenario:
         from mpsched.lab.scenario import ScenarioError, load
+        from mpsched.validation import cli_error
 
         try:
             spec = load(args.scenario, backend=args.backend).topo
         except ScenarioError as exc:
-            print(f"topo: {exc}", file=sys.stderr)
-            return 2
+            return cli_error(exc, "topo")
     else:
         try:
             rates = tuple(float(r) for r in args.rates.split(","))

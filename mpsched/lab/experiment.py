@@ -25,6 +25,7 @@ from mpsched.lab.scenario import Scenario, ScenarioError, load
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.validation import cli_error
 
 if TYPE_CHECKING:
     from mpsched.lab.report import RunResult
@@ -307,8 +308,7 @@ def execute(args: argparse.Namespace) -> int:
     try:
         scenarios = _scenarios(args)
     except ScenarioError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+        return cli_error(exc, prog)
     problems = _prerequisites(args.backend)
     if problems:
         print(f"{prog}: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
