@@ -10,3 +10,15 @@ class FieldError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class NotFoundError(LookupError):
+    """No such path, class or connection (REST: 404)."""
+
+
+class UnavailableError(RuntimeError):
+    """A switch did not acknowledge a change (REST: 503)."""
+
+
+class NotPrimaryError(RuntimeError):
+    """This controller is a backup: another one is primary on a switch, and writes go there."""
