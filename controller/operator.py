@@ -111,4 +111,7 @@ class Operator:
         self.write(mutate, f"class {class_id} policy -> {changes}")
 
     def set_params(self, changes: dict) -> None:
-        self.write(lambda scheduler: scheduler.set_params(changes), f"params -> {changes}")
+        def mutate(scheduler: Scheduler) -> None:
+            scheduler.set_params(changes)
+
+        self.write(mutate, f"params -> {changes}")
