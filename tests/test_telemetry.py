@@ -205,7 +205,7 @@ def test_telemetry_options_of_the_controller_command():
 
 
 def test_forwarding_entries_carry_the_telemetry_settings():
-    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.southbound.forwarding import forwarding_entries
     from mpsched.controller.telemetry.estimators import TelemetryConfig
     from mpsched.netcfg import NetCfg
     from mpsched.p4rt.p4info import P4Info
