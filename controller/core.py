@@ -24,7 +24,6 @@ import threading
 import time
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from typing import Any
 
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.intent import IntentKeeper
@@ -340,13 +339,7 @@ class Controller:
                 raise NotFoundError(
                     f"class {class_id} runs {c.policy.name!r}, not the adaptive policy"
                 )
-            switches: dict[str, dict[str, Any] | None] = {}
-            for sw in self.scheduler.switches:
-                policy = self.scheduler.policy_of(sw, class_id)
-                switches[sw] = policy.view() if hasattr(policy, "view") else None
-            return views.AdaptiveView(
-                class_id=class_id, policy=views.policy_view(c.policy), switches=switches
-            )
+            return views.adaptive_view(c, self.scheduler)
 
     def params(self) -> views.ParamsView:
         with self._lock:

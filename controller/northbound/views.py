@@ -22,7 +22,7 @@ from mpsched.controller.scheduling.classes import (
     policy_to_dict,
 )
 from mpsched.controller.scheduling.mptcp import Connection, connection_to_dict
-from mpsched.controller.scheduling.scheduler import GlobalParams, Placement, ca_dict
+from mpsched.controller.scheduling.scheduler import GlobalParams, Placement, Scheduler, ca_dict
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.telemetry.stats import PathStats
 
@@ -294,3 +294,12 @@ def params_view(params: GlobalParams) -> ParamsView:
 
 def connection_view(c: Connection, now: float) -> ConnectionView:
     return ConnectionView(**connection_to_dict(c, now))
+
+
+def adaptive_view(c: TrafficClass, scheduler: Scheduler) -> AdaptiveView:
+    """Per switch the view of class `c`'s adaptive policy (None where it has none)."""
+    switches: dict[str, FreeForm | None] = {}
+    for sw in scheduler.switches:
+        policy = scheduler.policy_of(sw, c.id)
+        switches[sw] = policy.view() if hasattr(policy, "view") else None
+    return AdaptiveView(class_id=c.id, policy=policy_view(c.policy), switches=switches)
