@@ -41,7 +41,7 @@ def saves(op: Operator) -> int:
 
 def test_an_acknowledged_write_is_saved_and_logged(tmp_path, caplog):
     op = operator(tmp_path)
-    caplog.set_level("INFO")
+    caplog.set_level("INFO", logger="mpsched.controller.operator")
     op.write(lambda sched: sched.admin_down.add(2), "path 2 admin -> down")
     assert saves(op) == 1 and load(tmp_path / "state.json").paths[2].up is False
     assert all(a.jobs == 1 for a in op.stepper.agents)
