@@ -7,7 +7,6 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mpsched.controller.core import DEFAULT_POLICY, Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
@@ -25,10 +24,7 @@ from mpsched.controller.telemetry.estimators import (
     RTT_REPORT_INTERVAL_US,
     TelemetryConfig,
 )
-from mpsched.proc.layout import p4_artifacts
-
-if TYPE_CHECKING:
-    from mpsched.controller.state import StateStore
+from mpsched.proc.layout import P4Artifacts, p4_artifacts
 
 
 def command(
@@ -77,6 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
         "probe_iface; else as PacketOuts), keep the operator's intent in a state file, and "
         "serve the REST API; as primary, or as backup of another controller (--election-id).",
     )
+    add_switch_options(parser, art)
+    add_telemetry_options(parser)
+    add_liveness_options(parser)
+    add_state_options(parser)
+    add_control_options(parser)
+    return parser
+
+
+def add_switch_options(parser: argparse.ArgumentParser, art: P4Artifacts) -> None:
+    """The network description, the P4 program, and where REST is served."""
     parser.add_argument(
         "--netcfg", required=True, help="network description JSON (written by `mpsched topo`)"
     )
@@ -102,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="REST worker threads: requests served at once; more connections wait their "
         f"turn (1..{MAX_REST_THREADS}; default: %(default)s)",
     )
+
+
+def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
+    """How often counters are read and the switches report and probe."""
     parser.add_argument(
         "--poll-interval",
         type=float,
@@ -137,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
         "P4Runtime DigestList (BMv2 counts whole ms); 0 = each report at once, on its own "
         "(default: %(default)s)",
     )
+
+
+def add_liveness_options(parser: argparse.ArgumentParser) -> None:
+    """Which probes are sent, and when a silent path is dead."""
     parser.add_argument(
         "--probe-every-path",
         action="store_true",
@@ -152,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEAD_AFTER_US / 1000,
         help="a path silent this long is dead and its flows fail over (default: %(default)s)",
     )
+
+
+def add_state_options(parser: argparse.ArgumentParser) -> None:
+    """The REST write token and the operator's intent on disk."""
     parser.add_argument(
         "--token-file",
         default=None,
@@ -175,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the intent in memory only: a restart starts from the command line's values",
     )
+
+
+def add_control_options(parser: argparse.ArgumentParser) -> None:
+    """The default policy, the control loop, mastership and logging."""
     parser.add_argument(
         "--policy",
         default=DEFAULT_POLICY,
@@ -205,8 +227,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
-    return parser
-
 
 def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
     """The data plane's telemetry settings from the command line; errors name the option."""
@@ -228,116 +248,92 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    return execute(build_parser().parse_args(argv))
+class StartError(Exception):
+    """The controller cannot start: the message says why (exit status 2)."""
 
 
-def range_error(args: argparse.Namespace) -> str | None:
-    """The first option outside its range, as the message naming it; None if none is."""
+log = logging.getLogger("mpsched.controller")
+
+
+def check_args(args: argparse.Namespace) -> TelemetryConfig:
+    """StartError naming the first option out of range; the telemetry settings."""
     if args.poll_interval <= 0:
-        return "--poll-interval: must be positive"
+        raise StartError("--poll-interval: must be positive")
     if not 1 <= args.rest_threads <= MAX_REST_THREADS:
-        return f"--rest-threads: must be 1..{MAX_REST_THREADS}"
+        raise StartError(f"--rest-threads: must be 1..{MAX_REST_THREADS}")
     if not 1 <= args.election_id < 2**63:
-        return f"--election-id: must be 1..2^63-1, got {args.election_id}"
+        raise StartError(f"--election-id: must be 1..2^63-1, got {args.election_id}")
     if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
-        return f"--control-period-ms: must be {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}"
-    return None
+        raise StartError(
+            f"--control-period-ms: must be {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}"
+        )
+    try:
+        return telemetry_config(args)
+    except ValueError as error:
+        raise StartError(str(error)) from None
 
 
-def execute(args: argparse.Namespace) -> int:
-    """Run the controller `args` (parsed by `build_parser`) describes until SIGINT/SIGTERM;
-    0, or 2 for an option or input file it cannot use (logged, naming it)."""
-    logging.basicConfig(
-        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    log = logging.getLogger("mpsched.controller")
-
-    from os_ken.lib import hub
-
-    # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
-    # patches everything but threads, so gRPC keeps its native threads.
-    hub.patch(thread=False)
-
+def rest_token(args: argparse.Namespace) -> tuple[Path, str]:
+    """The REST write token's file and the token (created there if absent)."""
     from mpsched.controller.northbound.auth import (
         TokenFileError,
         default_token_path,
         load_or_create_token,
     )
-    from mpsched.controller.state import StateStore, default_state_path
 
-    problem = range_error(args)
-    if problem:
-        log.error("%s", problem)
-        return 2
     token_path = Path(args.token_file) if args.token_file else default_token_path(args.rest_port)
     try:
-        token = load_or_create_token(token_path)
+        return token_path, load_or_create_token(token_path)
     except (OSError, TokenFileError) as error:
-        log.error("--token-file %s: %s", token_path, error)
-        return 2
-    try:
-        telemetry = telemetry_config(args)
-    except ValueError as error:
-        log.error("%s", error)
-        return 2
-    store = None
-    if not args.no_state and args.state != "":
-        store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
-    controller = _controller(args, telemetry, store, log)
-    if controller is None:
-        return 2
-    return _serve(args, controller, token, token_path, store, log)
+        raise StartError(f"--token-file {token_path}: {error}") from None
 
 
-def _controller(
-    args: argparse.Namespace,
-    telemetry: TelemetryConfig,
-    store: StateStore | None,
-    log: logging.Logger,
-) -> Controller | None:
-    """The controller of the network description, P4 program and intent; None (logged) if
-    one of them cannot be used."""
-    from mpsched.controller.state import StateError
+def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Controller:
+    """The controller of the command line, its intent restored from the state file."""
+    from mpsched.controller.state import StateError, StateStore, default_state_path
     from mpsched.netcfg import ConfigError, NetCfg
     from mpsched.p4rt.p4info import P4Info, P4InfoError
     from mpsched.p4rt.pipeline import Pipeline
 
+    store = None
+    if not args.no_state and args.state != "":
+        store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
+    settings = ControllerSettings(
+        poll_interval=args.poll_interval,
+        telemetry=telemetry,
+        default_policy=args.policy,
+        control_period_ms=args.control_period_ms,
+        election_id=args.election_id,
+        peer=args.peer,
+    )
     try:
         net = NetCfg.load(args.netcfg)
         pipeline = Pipeline(P4Info.from_file(args.p4info))
         open(args.bmv2_json, "rb").close()
-        return Controller(
-            net,
-            pipeline,
-            args.bmv2_json,
-            ControllerSettings(
-                poll_interval=args.poll_interval,
-                telemetry=telemetry,
-                default_policy=args.policy,
-                control_period_ms=args.control_period_ms,
-                election_id=args.election_id,
-                peer=args.peer,
-            ),
-            store=store,
-        )
+        return Controller(net, pipeline, args.bmv2_json, settings, store=store)
     except StateError as error:
-        log.error("%s; fix or remove the file, or run with --no-state", error)
+        raise StartError(f"{error}; fix or remove the file, or run with --no-state") from None
     except (ConfigError, P4InfoError, OSError, ValueError) as error:
-        log.error("%s", error)
-    return None
+        raise StartError(str(error)) from None
 
 
-def _serve(
-    args: argparse.Namespace,
-    controller: Controller,
-    token: str,
-    token_path: Path,
-    store: StateStore | None,
-    log: logging.Logger,
-) -> int:
-    """Run the os-ken app (P4Runtime, control loop, REST) until SIGINT or SIGTERM."""
+def log_start(controller: Controller, token_path: Path) -> None:
+    log.info("REST write token in %s", token_path)
     from google.protobuf.internal import api_implementation
+
+    if api_implementation.Type() == "python":
+        log.warning(
+            "protobuf is the pure-Python implementation: the P4Runtime stream (reports, probes)"
+            " costs about 6x the CPU; install Debian's python3-protobuf (make setup)"
+        )
+    if controller.store is None:
+        log.info("intent not persisted (--no-state): a restart forgets REST writes")
+    else:
+        log.info("intent persisted in %s", controller.store.path)
+
+
+def serve(args: argparse.Namespace, controller: Controller, token: str) -> int:
+    """Run the os-ken app (REST and the controller) until SIGINT or SIGTERM."""
     from os_ken.base import app_manager
     from os_ken.lib import hub
 
@@ -351,7 +347,6 @@ def _serve(
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-
     manager = app_manager.AppManager.get_instance()
     app = manager.instantiate(
         MultipathApp,
@@ -361,16 +356,6 @@ def _serve(
         token=token,
         rest_threads=args.rest_threads,
     )
-    log.info("REST write token in %s", token_path)
-    if api_implementation.Type() == "python":
-        log.warning(
-            "protobuf is the pure-Python implementation: the P4Runtime stream (reports, probes)"
-            " costs about 6x the CPU; install Debian's python3-protobuf (make setup)"
-        )
-    if store is None:
-        log.info("intent not persisted (--no-state): a restart forgets REST writes")
-    else:
-        log.info("intent persisted in %s", store.path)
     try:
         app.start()
     except OSError as error:
@@ -384,6 +369,32 @@ def _serve(
         app.stop()
         manager.uninstantiate(app.name)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return execute(build_parser().parse_args(argv))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the controller `args` (parsed by `build_parser`) describes until SIGINT/SIGTERM;
+    0, or 2 for an option or input file it cannot use (logged, naming it)."""
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    from os_ken.lib import hub
+
+    # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
+    # patches everything but threads, so gRPC keeps its native threads.
+    hub.patch(thread=False)
+    try:
+        telemetry = check_args(args)
+        token_path, token = rest_token(args)
+        controller = build_controller(args, telemetry)
+    except StartError as error:
+        log.error("%s", error)
+        return 2
+    log_start(controller, token_path)
+    return serve(args, controller, token)
 
 
 if __name__ == "__main__":

@@ -9,3 +9,15 @@ class FieldError(InputError):
     """Invalid input; `field` names the offending field (dotted path, e.g. ``targets.max_loss``,
     list items in brackets, e.g. ``classes[2].match.dscp``). The one invalid-input error of
     mpsched.validation, raised by the controller's hand-written validators."""
+
+
+class NotFoundError(LookupError):
+    """No such path, class or connection (REST: 404)."""
+
+
+class UnavailableError(RuntimeError):
+    """A switch did not acknowledge a change (REST: 503)."""
+
+
+class NotPrimaryError(RuntimeError):
+    """This controller is a backup: another one is primary on a switch, and writes go there."""

@@ -2,7 +2,7 @@
 
 The thread connects, becomes primary and brings the switch to the controller's state: the
 forwarding state derived from the network description and the scheduler's placements and
-classifier (Controller.sched_entries). A switch that already runs this program (same pipeline
+classifier (`AgentHost.sched_entries`). A switch that already runs this program (same pipeline
 cookie, e.g. after a controller restart) keeps it, with its registers (flowlets, sequence
 numbers, liveness): its tables are read back and only the difference is written. A switch
 without it (new, restarted, or running another program) gets the program pushed and every
@@ -11,28 +11,26 @@ entry. Then the thread polls the per-path counters. Other threads hand it work t
 restarts) the thread reconnects and does the same again, so the switch always converges to the
 controller's state.
 
-Once programmed, a second thread per agent (`Prober`) sends a probe onto
-every path of the switch each PROBE_INTERVAL_S: written as a frame onto the
-switch's probe port where the network description names the controller's end
-of it (`probe_iface`), else as a P4Runtime PacketOut, which it only puts on
-the client's stream request queue (thread-safe). Either way it never waits
-for the switch and never delays the agent's table writes, reads or digest
-handling. It stops when the session breaks or the agent stops, and a new one
-starts with the next session.
+Once programmed, a second thread per agent (`Prober`, southbound/prober.py) probes every path
+of the switch. The agent's host (`AgentHost`, the controller) gives it the scheduler's
+entries and takes what the switch reports: counter samples, path, RTT and MPTCP reports, and
+the news that this controller became primary.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import socket
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
+from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import (
     RttReport,
     check_members,
@@ -41,7 +39,6 @@ from mpsched.controller.southbound.reports import (
     rtt_report,
 )
 from mpsched.controller.telemetry.estimators import (
-    PROBE_INTERVAL_S,
     REPORT_BATCH_MAX,
     PathReport,
     TelemetryConfig,
@@ -68,131 +65,46 @@ REPORT_WAIT_S = 0.001
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
 
 
-def forwarding_entries(
-    pipeline: Pipeline, net: NetCfg, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
-) -> list[TableEntry]:
-    """Routes, pinned prefixes, path next hops, path arrival ports, and the
-    telemetry settings (report and RTT report intervals, path liveness) of one switch.
+class AgentHost(Protocol):
+    """What an agent needs of the controller. Every call comes from the agent's own thread
+    (probe_wanted from its prober's)."""
 
-    A pin is usually more specific than the remote subnet covering it (LPM
-    prefers it); a pin of exactly a remote subnet replaces that subnet's
-    weighted route.
-    """
-    pinned = {pin.prefix for pin in sw.pins}
-    entries = [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
-    entries += [
-        pipeline.route_to_paths(prefix) for prefix in net.remote_subnets(sw) if prefix not in pinned
-    ]
-    entries += [pipeline.route_via_path(pin.prefix, pin.path_id) for pin in sw.pins]
-    entries += [pipeline.path_nexthop(p.id, p.port) for p in sw.paths]
-    entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
-    tc = telemetry or TelemetryConfig()
-    entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
-    if pipeline.has_rtt_monitor:
-        entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
-    entries += [pipeline.liveness_config(p.id, tc.dead_after_us) for p in sw.paths]
-    return entries
+    def sched_entries(self, switch: str) -> list[TableEntry]:
+        """Every class's placement, the classifier and the subflow pins of a (re)programmed
+        switch."""
+        ...
 
+    def on_sample(self, switch: str, samples: dict[int, Sample]) -> None:
+        """The per-path counters read by a poll."""
+        ...
 
-def open_probe_socket(iface: str) -> socket.socket:
-    """A raw socket that writes whole frames onto `iface` (the controller's end of the veth
-    to a switch's probe port). Needs CAP_NET_RAW."""
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    try:
-        sock.bind((iface, 0))
-    except OSError:
-        sock.close()
-        raise
-    return sock
+    def on_report(self, report: PathReport) -> None:
+        """A path report of the egress edge."""
+        ...
+
+    def on_rtt(self, report: RttReport) -> None:
+        """An RTT report of the ingress edge."""
+        ...
+
+    def on_mptcp(self, report: MptcpReport) -> None:
+        """An MPTCP handshake or close of a subflow."""
+        ...
+
+    def on_promoted(self, switch: str) -> None:
+        """This controller just became primary on `switch`, before programming it."""
+        ...
+
+    def probe_wanted(self, switch: str, path_id: int) -> bool:
+        """Should `switch` probe `path_id` now (asked only with `probe_idle_only`)?"""
+        ...
 
 
-class Prober(threading.Thread):
-    """Sends one probe per path of a switch every `interval` seconds.
-
-    Through the switch's probe port when `iface` names the controller's end of the veth to it
-    and the program has one (`Pipeline.probe_port`): one socket write per probe (under 40 us of
-    CPU measured, docs/results/capacity.md). Otherwise as P4Runtime PacketOuts, which cost
-    the controller about 200 us each (the gRPC stream's threads), i.e. 8 % of a core per
-    switch at 4 paths every 10 ms.
-    """
-
-    def __init__(
-        self,
-        client: P4RuntimeClient,
-        pipeline: Pipeline,
-        path_ids: list[int],
-        interval: float,
-        iface: str | None = None,
-        wanted: Callable[[int], bool] | None = None,
-    ) -> None:
-        super().__init__(name=f"probe-{client.device_id}", daemon=True)
-        self.client = client
-        self.interval = interval
-        self.wanted = wanted  # path id -> probe it now? (None: always)
-        self.sent = 0
-        self.skipped = 0
-        self.via = "packet_out"
-        self.sock: socket.socket | None = None
-        if iface is not None and pipeline.probe_port is None:
-            log.warning("probe iface %s ignored: the P4 program has no probe port", iface)
-        elif iface is not None:
-            try:
-                self.sock = open_probe_socket(iface)
-                self.via = f"probe port ({iface})"
-            except OSError as error:
-                log.warning("probe iface %s unusable (%s): probes go as PacketOuts", iface, error)
-        # built once: a probe never changes
-        self.frames = [(p, pipeline.probe_frame(p)) for p in path_ids] if self.sock else []
-        self.probes = (
-            []
-            if self.sock
-            else [(p, client.build_packet_out(*pipeline.probe(p))) for p in path_ids]
-        )
-        self._halt = threading.Event()
-
-    def stop(self) -> None:
-        self._halt.set()
-        if self.is_alive():
-            self.join(timeout=1)
-        if self.sock is not None and not self.is_alive():
-            self.sock.close()
-
-    def _due(self, path_id: int) -> bool:
-        if self.wanted is None or self.wanted(path_id):
-            return True
-        self.skipped += 1
-        return False
-
-    def _send(self) -> None:
-        if self.sock is not None:
-            for path_id, frame in self.frames:
-                if not self._due(path_id):
-                    continue
-                try:
-                    self.sock.send(frame)
-                    self.sent += 1
-                except OSError as error:  # e.g. the veth went away with the switch
-                    log.debug("probe not sent: %s", error)
-            return
-        for path_id, request in self.probes:
-            if self._due(path_id):
-                self.client.send_packet_out(request)
-                self.sent += 1
-
-    def run(self) -> None:
-        next_at = time.monotonic()
-        while not self._halt.is_set():
-            try:
-                self._send()
-            except P4RuntimeError as error:  # session closed under us
-                log.debug("probing stopped: %s", error)
-                return
-            next_at += self.interval
-            delay = next_at - time.monotonic()
-            if delay < 0:  # fell behind (e.g. a paused process): do not burst
-                next_at = time.monotonic()
-                delay = 0
-            self._halt.wait(delay)
+@dataclass(frozen=True)
+class AgentSettings:
+    poll_interval: float = 1.0  # seconds between counter reads
+    retry_interval: float = 1.0  # seconds between connection attempts to a down switch
+    election_id: tuple[int, int] = (0, 1)  # P4Runtime arbitration (high, low)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # no probes: None
 
 
 @dataclass(frozen=True)
@@ -225,35 +137,20 @@ class SwitchAgent(threading.Thread):
         net: NetCfg,
         pipeline: Pipeline,
         bmv2_json: str,
-        sched_entries: Callable[[str], list[TableEntry]],
-        on_sample: Callable[[str, dict[int, Sample]], None],
-        on_report: Callable[[PathReport], None] = lambda _r: None,
-        on_rtt: Callable[[RttReport], None] = lambda _r: None,
-        on_mptcp: Callable[[MptcpReport], None] = lambda _r: None,
-        on_promoted: Callable[[str], None] = lambda _sw: None,
-        probe_wanted: Callable[[str, int], bool] | None = None,
-        poll_interval: float = 1.0,
-        retry_interval: float = 1.0,
-        election_id: tuple[int, int] = (0, 1),
-        probe_interval: float | None = PROBE_INTERVAL_S,
-        telemetry: TelemetryConfig | None = None,
+        host: AgentHost,
+        settings: AgentSettings | None = None,
     ) -> None:
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
         self.net = net
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json
-        self.sched_entries = sched_entries
-        self.on_sample = on_sample
-        self.on_report = on_report
-        self.on_rtt = on_rtt
-        self.on_mptcp = on_mptcp
-        self.on_promoted = on_promoted
-        self.probe_wanted = probe_wanted  # (switch, path id) -> probe it now? (None: always)
-        self.poll_interval = poll_interval
-        self.retry_interval = retry_interval
-        self.election_id = election_id
-        self.telemetry = telemetry or TelemetryConfig(probe_interval_s=probe_interval)
+        self.host = host
+        settings = settings or AgentSettings()
+        self.poll_interval = settings.poll_interval
+        self.retry_interval = settings.retry_interval
+        self.election_id = settings.election_id
+        self.telemetry = settings.telemetry
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
@@ -294,9 +191,9 @@ class SwitchAgent(threading.Thread):
                 "gated": self.probes_gated}
 
     def _probe_wanted(self) -> Callable[[int], bool] | None:
-        if self.probe_wanted is None or not self.telemetry.probe_idle_only:
+        if not self.telemetry.probe_idle_only:
             return None
-        wanted, name = self.probe_wanted, self.sw.name
+        wanted, name = self.host.probe_wanted, self.sw.name
         return lambda path_id: wanted(name, path_id)
 
     def _program(self, client: P4RuntimeClient) -> None:
@@ -305,8 +202,8 @@ class SwitchAgent(threading.Thread):
         and only the difference is written. Any other switch gets the program pushed (which
         wipes it) and every entry."""
         desired = forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry)
-        # every class's placement and the classifier (Controller.sched_entries)
-        desired += self.sched_entries(self.sw.name)
+        # every class's placement, the classifier and the pins (AgentHost.sched_entries)
+        desired += self.host.sched_entries(self.sw.name)
         cookie = client.program_cookie(self.bmv2_json)
         if client.pipeline_cookie() == cookie:
             difference = client.reconcile(self.pipeline.tables, desired)
@@ -343,17 +240,23 @@ class SwitchAgent(threading.Thread):
             if digest_list is None:
                 return
             now = time.time()
+            # each digest kind: its name, and what turns a decoded digest into the host's report
+            take: Callable[[Any, str, float], None]
             if digest_list.digest_id == path_id:
-                name, make, deliver = DIGEST_PATH_REPORT, path_report, self.on_report
+                name = DIGEST_PATH_REPORT
+
+                def take(v: Any, sw: str, at: float) -> None:
+                    self.host.on_report(path_report(v, sw, at))
             elif digest_list.digest_id == rtt_id:
-                name, make, deliver = DIGEST_RTT_REPORT, rtt_report, self.on_rtt
+                name = DIGEST_RTT_REPORT
+
+                def take(v: Any, sw: str, at: float) -> None:
+                    self.host.on_rtt(rtt_report(v, sw, at))
             elif digest_list.digest_id in mptcp:
                 name = mptcp[digest_list.digest_id][0]
 
-                def make(v, sw, at, name=name):
-                    return mptcp_report(name, v, sw, at)
-
-                deliver = self.on_mptcp
+                def take(v: Any, sw: str, at: float, name: str = name) -> None:
+                    self.host.on_mptcp(mptcp_report(name, v, sw, at))
             else:
                 log.warning("%s: unknown digest id %d", self.sw.name, digest_list.digest_id)
                 continue
@@ -363,7 +266,7 @@ class SwitchAgent(threading.Thread):
                 log.warning("%s: undecodable digest: %s", self.sw.name, error)
                 continue
             for v in values:
-                deliver(make(v, self.sw.name, now))
+                take(v, self.sw.name, now)
 
     def _poll(self, client: P4RuntimeClient) -> None:
         now = time.time()
@@ -383,7 +286,7 @@ class SwitchAgent(threading.Thread):
                 r.packets if r else 0,
                 r.bytes if r else 0,
             )
-        self.on_sample(self.sw.name, samples)
+        self.host.on_sample(self.sw.name, samples)
 
     def _fail_pending(self, error: Exception) -> None:
         while True:
@@ -453,7 +356,7 @@ class SwitchAgent(threading.Thread):
                 client.become_primary_over(client.highest_election_id)
                 self.election_id = client.election_id
                 log.warning("%s: now primary (election id %s)", self.sw.name, self.election_id)
-                self.on_promoted(self.sw.name)
+                self.host.on_promoted(self.sw.name)
                 return True
             if time.monotonic() >= next_poll:
                 self._poll(client)

@@ -93,7 +93,7 @@ class Feeder(threading.Thread):
                 seq[p] += 50
                 rx_bytes[p] += int(self.rng.uniform(0.2, 1.0) * 1500 * 50)
                 owd = rtt_us // 2
-                self.ctl.ingest_report(
+                self.ctl.on_report(
                     PathReport(
                         "s2",
                         p,
@@ -108,7 +108,7 @@ class Feeder(threading.Thread):
                         now,
                     )
                 )
-                self.ctl.ingest_rtt_report(RttReport("s1", p, rtt_us, 0, self.inflight(p), now))
+                self.ctl.on_rtt(RttReport("s1", p, rtt_us, 0, self.inflight(p), now))
                 self.fed(p)
 
 
@@ -142,9 +142,9 @@ def measure(
                 raise SystemExit(f"s1 ({n} paths) not ready: {ctl.agents[0].status}")
             feeder.start()
             time.sleep(1.0)  # estimators filled
-            ctl.latencies_ms.clear()
+            ctl.loop.latencies_ms.clear()
             time.sleep(seconds)
-            return list(ctl.latencies_ms)
+            return list(ctl.loop.latencies_ms)
         finally:
             feeder.halt.set()
             ctl.stop()

@@ -165,7 +165,7 @@ CA_BENCH_PARAMS = {"c_qdelay": 256, "c_loss": 78, "c_util": 39, "epsilon": 2000,
 def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> list:
     """What the controller installs on an edge switch with one path on port 2, class 0 in
     `mode` (MODES)."""
-    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.southbound.forwarding import forwarding_entries
 
     s1 = SwitchCfg(
         "s1",

@@ -160,7 +160,7 @@ def backfill(ctl: Any, seconds: int, seed: int) -> int:
     now = time.time()
     total = 0
     with ctl._lock:
-        for est in ctl._telemetry.values():
+        for est in ctl.intake.estimators.values():
             base = est.snapshot(now)
             past = []
             for k in range(seconds - len(est.history), 0, -1):

@@ -138,7 +138,7 @@ def test_the_controller_programs_the_profile_on_bmv2(profile, switch):
     try:
         assert ctl.agents[0].wait_ready(10), ctl.agents[0].status
         assert ctl.agents[0].programmed.how == "pushed"
-        assert ctl.set_weight(2, 0)["weight"] == 0
+        assert ctl.set_weight(2, 0).weight == 0
         time.sleep(0.5)  # a counter poll or two
         assert ctl.agents[0].status.state == "ready", ctl.agents[0].status
     finally:

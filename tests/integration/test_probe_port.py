@@ -20,7 +20,7 @@ ETH_P_ALL = 3
 def probe_switch(tmp_path, artifacts):
     """BMv2 with paths 1-3 on ports 1-3 (tester ends sniffed) and the program's probe port
     on a veth whose other end is the controller's; programmed with the path next hops."""
-    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.southbound.forwarding import forwarding_entries
     from mpsched.netcfg import NetCfg
     from mpsched.p4rt.client import P4RuntimeClient
     from mpsched.p4rt.p4info import P4Info
@@ -97,7 +97,7 @@ def _probe_for_a_second(prober, testers: list[str]) -> dict[int, int]:
 
 @pytest.mark.parametrize("use_port", [True, False], ids=["probe-port", "fallback"])
 def test_prober_probes_every_path(probe_switch, use_port):
-    from mpsched.controller.southbound.agent import Prober
+    from mpsched.controller.southbound.prober import Prober
 
     client, pipeline, testers, controller_end = probe_switch
     iface = controller_end if use_port else "no-such-if0"
@@ -112,7 +112,7 @@ def test_prober_probes_every_path(probe_switch, use_port):
 
 def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
     """The controller's probe_wanted pauses a busy path's probes: only the others go out."""
-    from mpsched.controller.southbound.agent import Prober
+    from mpsched.controller.southbound.prober import Prober
 
     client, pipeline, testers, controller_end = probe_switch
     prober = Prober(client, pipeline, list(PATHS), 0.02, iface=controller_end,

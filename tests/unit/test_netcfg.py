@@ -2,7 +2,7 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound.agent import forwarding_entries
+from mpsched.controller.southbound.forwarding import forwarding_entries
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,

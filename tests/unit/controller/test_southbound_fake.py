@@ -120,9 +120,9 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
         assert sum(1 for tid, _ in server.servicer.entries if tid in tables) == 3
         assert _ends(server, p4info)[:2] == [32768, 65536]
         server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (5, 5000), 2: (0, 0)}
-        assert wait_until(lambda: ctl.path(1)["packets"] == 5)
+        assert wait_until(lambda: ctl.path(1).packets == 5)
 
-        assert ctl.set_weight(2, 0)["weight"] == 0
+        assert ctl.set_weight(2, 0).weight == 0
         assert _ends(server, p4info)[:2] == [65536, 65536]
 
         # The switch restarts (state lost): the agent reconnects, pushes the program again
@@ -172,7 +172,7 @@ def test_a_restarted_controller_keeps_the_pipeline_and_writes_only_the_differenc
         assert programmed.detail.startswith("1 inserted, 1 modified, 1 deleted, ")
         assert server.servicer.pipeline_pushes == 1
         assert _entries(server) == wanted
-        assert second.switches()[0]["programmed"]["how"] == "reconciled"
+        assert second.switches()[0].programmed.how == "reconciled"
     finally:
         second.stop()
 
@@ -300,18 +300,14 @@ def test_agent_dispatches_digests_by_id(p4info):
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
     client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
     paths, rtts, mptcp = [], [], []
+
+    class Host:  # an AgentHost that records the reports
+        on_report = paths.append
+        on_rtt = rtts.append
+        on_mptcp = mptcp.append
+
     net = _net("127.0.0.1:1")
-    agent = SwitchAgent(
-        net.switches[0],
-        net,
-        Pipeline(p4info),
-        "x.json",
-        dict,
-        lambda *_: None,
-        on_report=paths.append,
-        on_rtt=rtts.append,
-        on_mptcp=mptcp.append,
-    )
+    agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", Host())
     agent._drain_reports(client)
     assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
         (2, 30_000, 4, 1_500, "s1")
@@ -346,7 +342,7 @@ def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_pat
         # PROBE_INTERVAL_S = 10 ms: ~100 probes per path and second
         assert wait_until(lambda: len(server.servicer.packets_out) >= 40)
         started = time.monotonic()
-        assert ctl.set_weight(2, 0)["weight"] == 0  # table writes are not held up
+        assert ctl.set_weight(2, 0).weight == 0  # table writes are not held up
         assert time.monotonic() - started < 1.0
         paths = {int.from_bytes(p.metadata[0].value, "big") for p in server.servicer.packets_out}
         assert paths == {1, 2}
@@ -389,14 +385,14 @@ def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_pa
         initial = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
         join = Flow("10.0.1.2", 40001, "10.0.2.1", 5201)
         now = time.time()
-        ctl.ingest_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12,
+        ctl.on_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12,
                                      key_a=7, switch="s2"))
-        ctl.ingest_mptcp(MptcpReport("join", join, now, tcp_flags=0x02, token=token(7),
+        ctl.on_mptcp(MptcpReport("join", join, now, tcp_flags=0x02, token=token(7),
                                      addr_id=1, switch="s1"))
         want = {(40000, 5201): 1, (5201, 40000): 1, (40001, 5201): 2, (5201, 40001): 2}
         assert wait_until(lambda: _pins(server, p4info) == want), _pins(server, p4info)
-        (conn,) = ctl.mptcp_connections()["connections"]
-        assert [s["path_id"] for s in conn["subflows"]] == [1, 2]
+        (conn,) = ctl.mptcp_connections().connections
+        assert [s.path_id for s in conn.subflows] == [1, 2]
 
         ctl.set_admin(1, False)
         assert wait_until(lambda: set(_pins(server, p4info).values()) == {2})
@@ -404,11 +400,11 @@ def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_pa
 
         ctl.set_params({"mptcp": {"steering": False}})
         assert _pins(server, p4info) == {}
-        assert ctl.mptcp_connections()["steering"] is False
+        assert ctl.mptcp_connections().steering is False
         ctl.set_params({"mptcp": {"steering": True}})
         assert len(_pins(server, p4info)) == 4
 
-        ctl.ingest_mptcp(MptcpReport("close", join, now, tcp_flags=0x14, switch="s1"))
+        ctl.on_mptcp(MptcpReport("close", join, now, tcp_flags=0x14, switch="s1"))
         assert wait_until(lambda: set(_pins(server, p4info)) == {(40000, 5201), (5201, 40000)})
         with pytest.raises(NotFoundError):
             ctl.mptcp_connection(99)

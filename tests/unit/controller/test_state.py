@@ -350,11 +350,11 @@ def _operator_writes(ctl: Controller) -> None:
 
 
 def _classes(ctl: Controller) -> list[dict]:
-    return [{k: v for k, v in c.items() if k != "placement"} for c in ctl.classes()]
+    return [c.model_dump(exclude={"placement"}) for c in ctl.classes()]
 
 
 def _paths(ctl: Controller) -> list[tuple]:
-    return [(p["id"], p["weight"], p["admin"]) for p in ctl.paths()]
+    return [(p.id, p.weight, p.admin) for p in ctl.paths()]
 
 
 def _weighted(server, p4info) -> dict[int, int]:
@@ -381,9 +381,9 @@ def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tm
     first.start()
     try:
         assert first.wait_ready(5)
-        assert first.state()["intent"] is None and not path.exists()
+        assert first.state().intent is None and not path.exists()
         _operator_writes(first)
-        view = first.state()
+        view = first.state().model_dump()
         assert view["path"] == str(path) and view["saves"] == 5 and view["error"] is None
         assert view["intent"] == first.intent().to_json()
         assert intent_matches(load(path), first.intent()) == []
@@ -391,7 +391,7 @@ def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tm
     finally:
         first.stop()
     assert expected[2] == [(1, 3, "up"), (2, 1, "down")]
-    assert expected[1]["control_period_ms"] == 50 and expected[1]["mptcp"]["steering"] is False
+    assert expected[1].control_period_ms == 50 and expected[1].mptcp["steering"] is False
     assert [c["policy"]["name"] for c in expected[0]] == ["wcmp", "llhd", "minrtt"]
 
     server.stop()
@@ -401,7 +401,7 @@ def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tm
     second = _controller(tmp_path, p4info, server.address, store)
     assert intent_matches(first.intent(), second.intent()) == []
     assert (_classes(second), second.params(), _paths(second)) == expected
-    assert second.state()["restored"] is True and second.state()["intent"] == view["intent"]
+    assert second.state().restored is True and second.state().intent == view["intent"]
     second.start()
     try:
         assert second.wait_ready(5)
@@ -421,7 +421,7 @@ def test_an_unacknowledged_write_is_not_saved(server, p4info, tmp_path):
         assert ctl.agents[0].wait_ready(5)
         with pytest.raises(UnavailableError):
             ctl.set_admin(2, False)
-        assert not path.exists() and ctl.state()["saves"] == 0
+        assert not path.exists() and ctl.state().saves == 0
     finally:
         ctl.stop()
 
@@ -535,12 +535,12 @@ def test_learned_tables_are_saved_and_restored_with_the_intent(server, p4info, t
         first.set_class_policy(0, {"name": "adaptive", "params": {"arms": "ecmp,letflow"}})
         policy = first.scheduler.policy_of("s1", 0)
         policy.table.update("loss=high", "letflow", 0.75)
-        first._save_learned()
+        first.save_learned()
         saved = json.loads(path.read_text())
         assert saved["version"] == VERSION
         cell = saved["learned"]["0"]["s1"]["table"]["contexts"]["loss=high"]["arms"]["letflow"]
         assert cell == {"s": 0.75, "f": 0.25, "n": 1, "last": 0.75}
-        view = first.adaptive(0)["switches"]["s1"]
+        view = first.adaptive(0).switches["s1"]
         # the context's prior is centred on its mean outcome, 0.75: (1.5 + 0.75) / 3
         assert view["table"]["loss=high"]["arms"]["letflow"]["mean"] == pytest.approx(0.75)
         assert view["table"]["loss=high"]["arms"]["ecmp"]["mean"] == pytest.approx(0.75)

@@ -213,9 +213,9 @@ def test_controller_writes_and_cleans_ca_params(server, p4info, tmp_path):
         assert _mode(server, p4info, 0) == 4
         fixed = _ca_entries(server, p4info)[0]
         assert fixed["c_qdelay"] == 256 and fixed["max_age_us"] == 500_000
-        view = ctl.traffic_class(DEFAULT_CLASS_ID)["placement"]["s1"]
-        assert view["mode"] == "ca" and view["ca"]["epsilon_us"] == 2000.0
-        decision = ctl.decisions(0, 10)["decisions"][-1]
+        view = ctl.traffic_class(DEFAULT_CLASS_ID).placement["s1"]
+        assert view.mode == "ca" and view.ca["epsilon_us"] == 2000.0
+        decision = ctl.decisions(0, 10).decisions[-1]
         assert decision["mode"] == "ca" and "| ca: " in decision["reason"]
 
         voip = TrafficClass(5, "voip", match=Match(dscp=46), policy=ClassPolicy("ca"))

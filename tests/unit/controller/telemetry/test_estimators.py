@@ -134,24 +134,24 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     from mpsched.controller.core import Controller, NotFoundError
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
-    ctl.ingest_report(report(1.0, 0, 0, at=now))
-    ctl.ingest_report(report(2.0, 100, 250_000, lost=5, at=now))
-    ctl.ingest_rtt("s1", 1, 40.0, now)
-    ctl.ingest_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
-    view = ctl.telemetry(1)
+    ctl.on_report(report(1.0, 0, 0, at=now))
+    ctl.on_report(report(2.0, 100, 250_000, lost=5, at=now))
+    ctl.intake.ingest_rtt("s1", 1, 40.0, now)
+    ctl.on_report(PathReport("s2", 7, 0, 0, 0, 0, 0, 0, 0, 0, now))  # unknown path: ignored
+    view = ctl.telemetry(1).model_dump()
     current = view["directions"]["s1->s2"]["current"]
     assert current["goodput_mbps"] == pytest.approx(2.0)
     assert current["loss"] == pytest.approx(5 / 105, abs=1e-4)
     assert current["srtt_ms"] == 40.0 and current["alive"] is True
-    assert ctl.path(1)["telemetry"]["s1->s2"]["goodput_mbps"] == pytest.approx(2.0)
-    assert ctl.telemetry(2)["directions"] == {}
+    assert ctl.path(1).telemetry["s1->s2"]["goodput_mbps"] == pytest.approx(2.0)
+    assert ctl.telemetry(2).directions == {}
     with pytest.raises(NotFoundError):
         ctl.telemetry(9)
     with ctl._lock:
-        ctl._telemetry[(1, "s1->s2")].record(now + 1)
+        ctl.intake.estimators[(1, "s1->s2")].record(now + 1)
     since = ctl.telemetry_since(now)
-    assert len(since["paths"]["1"]["s1->s2"]) == 1
-    assert ctl.telemetry_since(now + 2)["paths"]["1"]["s1->s2"] == []
+    assert len(since.paths["1"]["s1->s2"]) == 1
+    assert ctl.telemetry_since(now + 2).paths["1"]["s1->s2"] == []
 
 
 def test_retransmissions_in_window_and_inflight():
@@ -174,14 +174,14 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     from mpsched.controller.southbound.reports import RttReport
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
-    ctl.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, now))
-    ctl.ingest_rtt_report(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
-    ctl.ingest_rtt_report(RttReport("s2", 9, 50_000, 8, 3_000, now))  # unknown path: ignored
-    current = ctl.telemetry(2)["directions"]["s2->s1"]["current"]
+    ctl.on_rtt(RttReport("s2", 2, 30_000, 5, 1_500, now))
+    ctl.on_rtt(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
+    ctl.on_rtt(RttReport("s2", 9, 50_000, 8, 3_000, now))  # unknown path: ignored
+    current = ctl.telemetry(2).directions["s2->s1"].current
     assert current["srtt_ms"] == pytest.approx(30 + (50 - 30) / 8)
     assert (current["rtt_min_ms"], current["rtt_max_ms"]) == (30.0, 50.0)
     assert (current["retrans"], current["inflight_bytes"]) == (3, 3_000)
-    assert "s1->s2" not in ctl.telemetry(2)["directions"]
+    assert "s1->s2" not in ctl.telemetry(2).directions
 
 
 def test_telemetry_options_of_the_controller_command():
@@ -204,7 +204,7 @@ def test_telemetry_options_of_the_controller_command():
 
 
 def test_forwarding_entries_carry_the_telemetry_settings():
-    from mpsched.controller.southbound.agent import forwarding_entries
+    from mpsched.controller.southbound.forwarding import forwarding_entries
     from mpsched.controller.telemetry.estimators import TelemetryConfig
     from mpsched.netcfg import NetCfg
     from mpsched.p4rt.p4info import P4Info

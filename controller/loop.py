@@ -1,0 +1,123 @@
+"""The control loop: every control period, one scheduler step per ready switch and its
+writes (telemetry -> estimators -> policy -> LM3 -> weights/active set -> table writes).
+
+The loop runs on a fixed schedule (a step's own time does not stretch the period), keeps the
+latency of each step that wrote something (decision to every switch's acknowledgement), reads
+the MPTCP pins' counters every IDLE_CHECK_S and saves what learning policies learned every
+LEARNED_SAVE_S. What a step does is the host's (`LoopHost`, the controller); this module
+only keeps time. `every` runs the telemetry recorder on its own period.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Protocol
+
+from mpsched.controller.errors import UnavailableError
+from mpsched.controller.northbound.views import LoopStats
+from mpsched.stats import percentile
+
+log = logging.getLogger(__name__)
+
+LATENCIES_KEPT = 10_000
+IDLE_CHECK_S = 1.0  # how often the control loop reads the subflow pins' counters
+LEARNED_SAVE_S = 10.0  # how often the loop saves what learning policies learned, if it changed
+CATCH_UP_S = 1.0  # a loop further behind than this skips the missed periods
+
+
+class LoopHost(Protocol):
+    def control_period_ms(self) -> float:
+        """The current control period (a parameter the operator may change)."""
+        ...
+
+    def step(self) -> dict[str, Future]:
+        """Step the scheduler for every ready switch and submit the writes."""
+        ...
+
+    def await_step(self, futures: dict[str, Future]) -> None:
+        """Wait for the writes; UnavailableError names the switches that failed."""
+        ...
+
+    def check_idle(self) -> None:
+        """Read the subflow pins' counters and drop idle subflows."""
+        ...
+
+    def save_learned(self) -> None:
+        """Save what the learning policies learned, if it changed."""
+        ...
+
+
+class ControlLoop:
+    def __init__(self, host: LoopHost, stop: threading.Event) -> None:
+        self.host = host
+        self.stop = stop
+        self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
+        self.iterations = 0
+        self.writes = 0
+        self._next_idle_check = 0.0
+        self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
+        self.thread = threading.Thread(target=self.run, name="control", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def run(self) -> None:
+        next_at = time.monotonic()
+        while True:
+            # a fixed schedule: the period does not stretch by the step's own time
+            next_at += self.host.control_period_ms() / 1000
+            if self.stop.wait(max(0.0, next_at - time.monotonic())):
+                return
+            next_at = max(next_at, time.monotonic() - CATCH_UP_S)
+            try:
+                self.tick()
+            except UnavailableError as error:
+                log.warning("control loop: %s", error)
+            except Exception:
+                log.exception("control loop step failed")
+
+    def tick(self) -> None:
+        """One iteration: idle check when due, a step and its writes, learned save when
+        due."""
+        t0 = time.perf_counter()
+        if time.monotonic() >= self._next_idle_check:
+            self._next_idle_check = time.monotonic() + IDLE_CHECK_S
+            self.host.check_idle()
+        futures = self.host.step()
+        if futures:
+            self.host.await_step(futures)
+            self.latencies_ms.append((time.perf_counter() - t0) * 1000)
+            self.writes += 1
+        self.iterations += 1
+        if time.monotonic() >= self._next_learned_save:
+            self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
+            self.host.save_learned()
+
+    def stats(self) -> LoopStats:
+        """Iterations, steps that wrote, and the latency percentiles of those (None before
+        the first)."""
+        lat = list(self.latencies_ms)
+        return LoopStats(
+            iterations=self.iterations,
+            writes=self.writes,
+            latency_ms_p50=round(percentile(lat, 50), 3) if lat else None,
+            latency_ms_p99=round(percentile(lat, 99), 3) if lat else None,
+            control_period_ms=self.host.control_period_ms(),
+        )
+
+
+def every(
+    period: float, fn: Callable[[], None], stop: threading.Event, name: str
+) -> threading.Thread:
+    """A daemon thread (not started) that calls `fn` every `period` seconds until `stop`."""
+
+    def run() -> None:
+        while not stop.wait(period):
+            fn()
+
+    return threading.Thread(target=run, name=name, daemon=True)

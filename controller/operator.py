@@ -1,0 +1,117 @@
+"""The operator's writes (REST PUTs): every one goes through `Operator.write`.
+
+A write is refused while this controller is a backup (NotPrimaryError). Under the
+controller's lock it changes the intent and steps the scheduler for every switch, then waits
+for every switch to acknowledge (UnavailableError names those that did not: the intended
+state stays, and a switch that comes back is reprogrammed with it, but it is not saved), then
+saves the intent (controller/state.py) and logs the change.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from mpsched.controller.errors import NotFoundError
+from mpsched.controller.intent import IntentKeeper
+from mpsched.controller.mastership import Mastership
+from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
+from mpsched.controller.scheduling.scheduler import Scheduler
+from mpsched.controller.southbound.writes import await_all
+from mpsched.controller.state import Intent
+from mpsched.controller.stepper import Extra, Stepper
+from mpsched.p4rt.weights import MAX_WEIGHT
+
+log = logging.getLogger(__name__)
+
+Mutation = Callable[[Scheduler], Extra | None]  # changes the intent; extra jobs per switch
+
+
+class Operator:
+    def __init__(
+        self,
+        lock: threading.Lock,
+        mastership: Mastership,
+        keeper: IntentKeeper,
+        stepper: Stepper,
+        write_timeout: float,
+    ) -> None:
+        self.lock = lock
+        self.mastership = mastership
+        self.keeper = keeper
+        self.stepper = stepper
+        self.write_timeout = write_timeout
+
+    def snapshot(self) -> Intent:
+        with self.lock:
+            return self.keeper.snapshot()
+
+    def write(self, mutate: Mutation, what: str) -> None:
+        """lock -> mutate -> submit -> await -> persist, then log `what`."""
+        self.mastership.require_primary()
+        with self.lock:
+            scheduler = self.keeper.scheduler
+            extra = mutate(scheduler)
+            futures = self.stepper.submit(scheduler, time.time(), extra)
+        await_all(futures, self.write_timeout)
+        self.keeper.persist(self.snapshot)
+        log.info("%s", what)
+
+    def _check_path(self, path_id: int) -> None:
+        if path_id not in self.keeper.weights:
+            raise NotFoundError(f"no path {path_id}")
+
+    def set_weight(self, path_id: int, weight: int) -> None:
+        """One path's static weight: the default class then runs the static `wcmp` policy
+        with the operator's weights."""
+
+        def mutate(scheduler: Scheduler) -> None:
+            if not 0 <= weight <= MAX_WEIGHT:
+                raise ValueError(f"weight must be 0..{MAX_WEIGHT}")
+            self._check_path(path_id)
+            weights = self.keeper.weights
+            weights[path_id] = weight
+            spec = ",".join(f"{p}:{w}" for p, w in sorted(weights.items()))
+            scheduler.set_class_policy(
+                DEFAULT_CLASS_ID, {"name": "wcmp", "params": {"weights": spec}, "lm3": False}
+            )
+
+        self.write(mutate, f"path {path_id} weight -> {weight}")
+
+    def set_admin(self, path_id: int, up: bool) -> None:
+        def mutate(scheduler: Scheduler) -> None:
+            self._check_path(path_id)
+            if up:
+                scheduler.admin_down.discard(path_id)
+            else:
+                scheduler.admin_down.add(path_id)
+
+        self.write(mutate, f"path {path_id} admin -> {'up' if up else 'down'}")
+
+    def set_classes(self, classes: list[TrafficClass]) -> None:
+        """Replace the traffic classes on every switch without a gap: new placements
+        first, then the classifier, then the removed classes' placements."""
+
+        def mutate(scheduler: Scheduler) -> Extra:
+            before = set(scheduler.classes)
+            scheduler.set_classes(classes)
+            removed = sorted(before - set(scheduler.classes))
+            return self.stepper.class_swap(scheduler, removed)
+
+        self.write(mutate, f"classes -> {sorted(c.id for c in classes)}")
+
+    def set_class_policy(self, class_id: int, changes: dict) -> None:
+        def mutate(scheduler: Scheduler) -> None:
+            if class_id not in scheduler.classes:
+                raise NotFoundError(f"no class {class_id}")
+            scheduler.set_class_policy(class_id, changes)
+
+        self.write(mutate, f"class {class_id} policy -> {changes}")
+
+    def set_params(self, changes: dict) -> None:
+        def mutate(scheduler: Scheduler) -> None:
+            scheduler.set_params(changes)
+
+        self.write(mutate, f"params -> {changes}")

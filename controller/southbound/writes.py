@@ -1,0 +1,103 @@
+"""P4Runtime writes of the controller's changes, and waiting for the switches' answers.
+
+The scheduler's entries are MODIFYs of entries every programmed switch has (`upsert_all`
+falls back to INSERT for any it lacks); subflow pins come and go (`write_pins`). A change
+goes to each switch as one job of its agent (southbound/agent.py); `await_all` waits for
+them and names every switch that did not acknowledge.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future, wait
+
+from mpsched.controller.errors import UnavailableError
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+
+log = logging.getLogger(__name__)
+
+
+def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
+    """MODIFY the entry, or INSERT it if the switch does not have it yet."""
+    try:
+        client.modify(entry)
+    except P4RuntimeError as error:
+        if not error.not_found:
+            raise
+        client.insert(entry)
+
+
+def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """MODIFY every entry in one P4Runtime Write (one round trip); entries the switch
+    does not have yet are inserted one by one."""
+    if not entries:
+        return
+    try:
+        client.modify(*entries)
+    except P4RuntimeError as error:
+        if not error.not_found:
+            raise
+        for entry in entries:
+            upsert(client, entry)
+
+
+def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """INSERT every entry in one Write; if some already exist (a switch reprogrammed
+    meanwhile), upsert them one by one."""
+    if not entries:
+        return
+    try:
+        client.insert(*entries)
+    except P4RuntimeError:
+        for entry in entries:
+            upsert(client, entry)
+
+
+def delete_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    """DELETE every entry in one Write; entries already gone are skipped."""
+    if not entries:
+        return
+    try:
+        client.delete(*entries)
+    except P4RuntimeError as error:
+        if not error.not_found:
+            raise
+        for entry in entries:
+            try:
+                client.delete(entry)
+            except P4RuntimeError as one:
+                if not one.not_found:
+                    raise
+
+
+def write_pins(
+    client: P4RuntimeClient,
+    new: list[TableEntry],
+    changed: list[TableEntry],
+    gone: list[TableEntry],
+) -> None:
+    """Apply a switch's subflow pin changes (`PinManager.changes`)."""
+    upsert_all(client, changed)
+    insert_all(client, new)
+    delete_all(client, gone)
+
+
+def await_all(futures: dict[str, Future], timeout: float) -> None:
+    """Wait for every switch's job; UnavailableError names each one that failed or did not
+    answer within `timeout` seconds. The intended state stays: a switch that comes back is
+    reprogrammed with it."""
+    done, pending = wait(futures.values(), timeout=timeout)
+    failed = [f"{name}: timed out" for name, f in futures.items() if f in pending]
+    failed += [
+        f"{name}: {f.exception()}"
+        for name, f in futures.items()
+        if f in done and f.exception() is not None
+    ]
+    if failed:
+        raise UnavailableError("; ".join(failed))
+
+
+def log_failure(future: Future) -> None:
+    """Done-callback of a fire-and-forget write (MPTCP pins of a new subflow)."""
+    if future.exception() is not None:
+        log.warning("mptcp pin write failed: %s", future.exception())

@@ -1,0 +1,152 @@
+"""One scheduler step per switch, and the writes that bring the switches along.
+
+A step reads the switch's paths (telemetry/intake.py), lets the scheduler decide, and turns
+the changed placements into table entries (southbound/entries.py); the MPTCP subflow pins
+follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
+agent, in the order of the decisions. Not thread-safe: the controller calls it under its
+lock; the jobs run in the agents' threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+
+from mpsched.controller.scheduling.pins import PathStates, PinManager
+from mpsched.controller.scheduling.scheduler import Change, Scheduler
+from mpsched.controller.southbound.agent import SwitchAgent
+from mpsched.controller.southbound.entries import (
+    change_entries,
+    class_entries,
+    classifier_entries,
+)
+from mpsched.controller.southbound.writes import delete_all, log_failure, upsert_all, write_pins
+from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.p4rt.client import P4RuntimeClient, TableEntry
+from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN, Pipeline
+
+log = logging.getLogger(__name__)
+
+ClientJob = Callable[[P4RuntimeClient], None]
+Extra = dict[str, tuple[list[ClientJob], list[ClientJob]]]  # switch -> (before, after) jobs
+PinChanges = tuple[list[TableEntry], list[TableEntry], list[TableEntry]]
+
+
+def _step_job(
+    client: P4RuntimeClient,
+    entries: list[TableEntry],
+    pins: PinChanges,
+    pre: list[ClientJob],
+    post: list[ClientJob],
+) -> None:
+    for fn in pre:
+        fn(client)
+    upsert_all(client, entries)
+    write_pins(client, *pins)
+    for fn in post:
+        fn(client)
+
+
+class Stepper:
+    def __init__(
+        self,
+        agents: Sequence[SwitchAgent],
+        pipeline: Pipeline,
+        intake: TelemetryIntake,
+        pins: PinManager,
+    ) -> None:
+        self.agents = agents
+        self.pipeline = pipeline
+        self.intake = intake
+        self.pins = pins
+        # the classifier each switch was last sent (replaced in one Write by set_classes)
+        self.installed_classes: dict[str, list[TableEntry]] = {}
+
+    def states(self, now: float) -> PathStates:
+        return functools.partial(self.intake.path_states, now=now)
+
+    def sched_entries(self, scheduler: Scheduler, switch: str, now: float) -> list[TableEntry]:
+        """Everything the scheduler keeps on a (re)programmed switch: every class's
+        placement (and MVQS or mode-ca parameters), the classifier and the subflow pins."""
+        scheduler.step(self.intake.switch_view(switch, now), now)
+        entries: list[TableEntry] = []
+        for cid in sorted(scheduler.classes):
+            pl = scheduler.placement_of(switch, cid)
+            if pl is not None:
+                entries += change_entries(self.pipeline, Change(switch, cid, pl))
+        classifier = classifier_entries(self.pipeline, scheduler.classes.values())
+        self.installed_classes[switch] = classifier
+        pins = self.pins.desired(scheduler, self.states(now), now)[switch]
+        return entries + classifier + self.pins.install(switch, pins)
+
+    def submit(
+        self,
+        scheduler: Scheduler,
+        now: float,
+        extra: Extra | None = None,
+        only_ready: bool = False,
+    ) -> dict[str, Future]:
+        """One step per switch; submit its changes (plus `extra` jobs). Operator requests go
+        to every switch (one that is down fails them: 503); the control loop skips those
+        not ready (they get everything when they are reprogrammed)."""
+        steps = {}
+        for agent in self.agents:
+            if only_ready and agent.status.state != "ready":
+                continue
+            changes = scheduler.step(self.intake.switch_view(agent.sw.name, now), now)
+            steps[agent] = [e for ch in changes for e in change_entries(self.pipeline, ch)]
+        # subflow pins follow the new placements (re-pinning off paths that left them)
+        desired = self.pins.desired(scheduler, self.states(now), now)
+        futures = {}
+        for agent, entries in steps.items():
+            pins = self.pins.changes(agent.sw.name, desired[agent.sw.name])
+            pre, post = (extra or {}).get(agent.sw.name, ([], []))
+            if not entries and not pre and not post and not any(pins):
+                continue
+            job = functools.partial(_step_job, entries=entries, pins=pins, pre=pre, post=post)
+            futures[agent.sw.name] = agent.submit(job)
+        return futures
+
+    def class_swap(self, scheduler: Scheduler, removed: list[int]) -> Extra:
+        """The jobs that follow a new class table on every switch without a gap: after the
+        new placements, the classifier (one Write: the switch applies the deletions and
+        insertions in order), then the removed classes' entries."""
+        classifier = classifier_entries(self.pipeline, scheduler.classes.values())
+        gone = class_entries(self.pipeline, removed)
+        extra: Extra = {}
+        for agent in self.agents:
+            old = self.installed_classes.get(agent.sw.name, [])
+            self.installed_classes[agent.sw.name] = classifier
+
+            def swap(client: P4RuntimeClient, old: list[TableEntry] = old) -> None:
+                client.replace_entries(old, classifier)
+
+            extra[agent.sw.name] = ([], [swap, functools.partial(_delete, entries=gone)])
+        return extra
+
+    def push_pins(self, scheduler: Scheduler, now: float) -> None:
+        """Pin new subflows at once on every ready switch (fire and forget: an agent
+        handing over an MPTCP digest must not wait for its own queue)."""
+        desired = self.pins.desired(scheduler, self.states(now), now)
+        for agent in self.agents:
+            if agent.status.state != "ready":
+                continue
+            pins = self.pins.changes(agent.sw.name, desired[agent.sw.name])
+            if not any(pins):
+                continue
+            job = functools.partial(write_pins, new=pins[0], changed=pins[1], gone=pins[2])
+            agent.submit(job).add_done_callback(log_failure)
+
+    def read_pin_counters(self) -> dict[str, Future]:
+        """Ask every ready switch for its subflow pins' direct counters."""
+        return {
+            a.sw.name: a.submit(lambda c: c.read_direct_counters(TABLE_SUBFLOW_PIN))
+            for a in self.agents
+            if a.status.state == "ready"
+        }
+
+
+def _delete(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
+    delete_all(client, entries)

@@ -1,0 +1,187 @@
+"""Telemetry intake: what the switches report, per path and direction, and the path states
+the scheduler decides on.
+
+A direction is ``"<ingress>-><egress>"``: the egress edge's path reports and the ingress
+edge's RTT reports of the traffic from one edge to the other go to the estimator of that
+(path, direction) (controller/telemetry/estimators.py). The counters each switch's agent
+polls go to the path's `PathStats`. `path_states` and `switch_view` give the scheduler the
+paths as seen for one switch's outgoing traffic.
+
+Not thread-safe: the controller calls it under its lock (except `probe_wanted`, see there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Any
+
+from mpsched.controller.policies.base import PathCounters, PathState
+from mpsched.controller.scheduling.scheduler import SwitchView
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import (
+    EstimatorSettings,
+    PathEstimator,
+    PathReport,
+    TelemetryConfig,
+    probe_needed,
+)
+from mpsched.controller.telemetry.stats import PathStats, Sample
+from mpsched.netcfg import NetCfg
+
+log = logging.getLogger(__name__)
+
+MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
+
+
+def direction(ingress: str, egress: str) -> str:
+    return f"{ingress}->{egress}"
+
+
+class TelemetryIntake:
+    def __init__(
+        self,
+        net: NetCfg,
+        estimators: EstimatorSettings,
+        telemetry: TelemetryConfig,
+    ) -> None:
+        self.net = net
+        self.telemetry = telemetry
+        # every estimator probes (and so judges liveness) at the switches' probe interval
+        self.settings = dataclasses.replace(
+            estimators, probe_interval_s=telemetry.probe_interval_s
+        )
+        self.path_ids = sorted(net.path_ids())
+        self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
+        self.stats = {p: PathStats(p) for p in self.path_ids}
+        self.estimators: dict[tuple[int, str], PathEstimator] = {}
+
+    def other(self, switch: str) -> str:
+        """The far edge of `switch` ("?" unless there are exactly two edges)."""
+        others = [sw.name for sw in self.net.switches if sw.name != switch]
+        return others[0] if len(others) == 1 else "?"
+
+    def outgoing(self, switch: str) -> str:
+        """The direction of `switch`'s outgoing traffic."""
+        return direction(switch, self.other(switch))
+
+    def estimator(self, path_id: int, where: str) -> PathEstimator:
+        key = (path_id, where)
+        if key not in self.estimators:
+            self.estimators[key] = PathEstimator(path_id, self.settings)
+        return self.estimators[key]
+
+    # -- what the agents hand over -------------------------------------------
+
+    def on_sample(self, switch: str, samples: dict[int, Sample]) -> None:
+        for path_id, sample in samples.items():
+            self.stats[path_id].update(switch, sample)
+
+    def ingest_report(self, report: PathReport) -> None:
+        """A path report of the egress edge `report.switch` (traffic from the other edge)."""
+        if report.path_id not in self.stats:
+            log.debug("report for unknown path %d ignored", report.path_id)
+            return
+        where = direction(self.other(report.switch), report.switch)
+        self.estimator(report.path_id, where).add_report(report)
+
+    def ingest_rtt(self, switch: str, path_id: int, rtt_ms: float, at: float) -> None:
+        """An RTT sample measured by the ingress edge `switch` for its traffic on a path."""
+        if path_id in self.stats:
+            self.estimator(path_id, self.outgoing(switch)).add_rtt(rtt_ms, at)
+
+    def ingest_rtt_report(self, report: RttReport) -> None:
+        """An RTT report of the ingress edge `report.switch` (its traffic on a path): the
+        RTT sample, the path's retransmission count and bytes in flight."""
+        if report.path_id not in self.stats:
+            return
+        est = self.estimator(report.path_id, self.outgoing(report.switch))
+        est.add_rtt(report.rtt_us / 1000, report.received_at)
+        est.add_rtt_report(report.retrans, report.inflight_bytes, report.received_at)
+
+    def record(self, now: float) -> None:
+        """Every estimator's current estimates into its history (each telemetry period)."""
+        for est in self.estimators.values():
+            est.record(now)
+
+    def probe_wanted(self, switch: str, path_id: int, now: float) -> bool:
+        """Should `switch` probe `path_id` now? Not while its own traffic on the path keeps
+        the far edge measured (`probe_needed`). Called from the probers' threads without the
+        controller's lock (a race only costs a probe)."""
+        est = self.estimators.get((path_id, self.outgoing(switch)))
+        if est is None:
+            return True
+        try:
+            rtt_min = est.rtt_min_ms()
+        except IndexError:  # the window emptied under us
+            return True
+        return probe_needed(now, est.busy_at, rtt_min, self.telemetry)
+
+    # -- what the scheduler and the views read ---------------------------------
+
+    def path_state(self, path_id: int, where: str, now: float) -> PathState:
+        """One path as its estimator of direction `where` sees it."""
+        est = self.estimators.get((path_id, where))
+        rate = self.rates.get(path_id)
+        if est is None:
+            return PathState(path_id, alive=True, capacity_mbps=rate)
+        rtt_min, rtt_max = est.rtt_min_max_ms()
+        # srtt, rttvar and in-flight age towards a neutral prior on a path without RTT
+        # reports (estimators.py): an idle path is not judged by its last busy moment
+        srtt, rttvar = est.srtt_aged_ms(now), est.rttvar_aged_ms(now)
+        rto = None
+        if srtt is not None and rttvar is not None:
+            rto = max(MIN_RTO_MS, srtt + 4 * rttvar)
+        counters = est.counters()
+        return PathState(
+            path_id,
+            alive=est.alive(now) is not False,
+            srtt_ms=srtt,
+            rttvar_ms=rttvar,
+            rtt_min_ms=rtt_min,
+            rtt_max_ms=rtt_max,
+            loss_rate=est.loss_rate(),
+            goodput_mbps=est.goodput_mbps(),
+            capacity_mbps=rate if rate else est.capacity_mbps(),
+            inflight_bytes=est.inflight_aged(now),
+            owd_ms=est.owd_ms(),
+            owd_series_ms=est.owd_series_ms(64),
+            retrans=est.retrans(),
+            reordered=est.reordered(),
+            rto_ms=rto,
+            owd_raw_ms=est.owd_raw_ms(),
+            counters=None if counters is None else PathCounters(*counters),
+        )
+
+    def path_states(self, switch: str, now: float) -> list[PathState]:
+        """The paths as seen for `switch`'s outgoing traffic (its direction's estimators)."""
+        where = self.outgoing(switch)
+        return [self.path_state(pid, where, now) for pid in self.path_ids]
+
+    def switch_view(self, switch: str, now: float) -> SwitchView:
+        """What the scheduler's step for `switch` reads: its path states, and the flow
+        reordering measured by the far edge (the egress of this switch's traffic)."""
+        where = self.outgoing(switch)
+        ooo = {pid: est.flow_ooo_total() for (pid, d), est in self.estimators.items() if d == where}
+        return SwitchView(switch, self.path_states(switch, now), ooo)
+
+    def snapshots(self, path_id: int, now: float) -> dict[str, dict[str, Any]]:
+        """Per direction, the current estimates of one path."""
+        return {
+            d: est.snapshot(now)
+            for (p, d), est in sorted(self.estimators.items())
+            if p == path_id
+        }
+
+    def histories(self, path_id: int) -> dict[str, list[dict[str, Any]]]:
+        """Per direction, the recorded history of one path."""
+        return {
+            d: list(est.history) for (p, d), est in sorted(self.estimators.items()) if p == path_id
+        }
+
+    def history_since(self, since: float) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """Per path (id as a string) and direction, the history entries newer than `since`."""
+        out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for (p, d), est in sorted(self.estimators.items()):
+            out.setdefault(str(p), {})[d] = [s for s in est.history if s["t"] > since]
+        return out

@@ -1,0 +1,76 @@
+"""Fakes of the controller's collaborators for the unit tests of its managers: a two-edge
+network, switch agents that run their jobs on a fake client, a P4Runtime client that
+records writes."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+from mpsched.controller.southbound.agent import AgentStatus
+from mpsched.netcfg import NetCfg, SwitchCfg
+from mpsched.p4rt.client import P4RuntimeError
+
+
+def two_edges() -> NetCfg:
+    """s1 (10.0.1.0/24) and s2 (10.0.2.0/24), joined by paths 1 (10 Mb/s) and 2."""
+
+    def edge(n: int) -> dict:
+        return {
+            "name": f"s{n}",
+            "device_id": n,
+            "grpc_address": "127.0.0.1:1",
+            "mac": f"00:00:0a:00:0{n}:fe",
+            "subnets": [f"10.0.{n}.0/24"],
+            "hosts": [],
+            "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3}],
+        }
+
+    return NetCfg.from_dict({"switches": [edge(1), edge(2)]})
+
+
+class FakeClient:
+    """Records the writes of jobs; `fail` makes every write raise it."""
+
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.fail = fail
+        self.calls: list[tuple] = []
+
+    def _write(self, op: str, *entries) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.calls.append((op, *entries))
+
+    def modify(self, *entries) -> None:
+        self._write("modify", *entries)
+
+    def insert(self, *entries) -> None:
+        self._write("insert", *entries)
+
+    def delete(self, *entries) -> None:
+        self._write("delete", *entries)
+
+    def replace_entries(self, old, new) -> None:
+        self._write("replace", tuple(old), tuple(new))
+
+
+class FakeAgent:
+    """A switch's agent: `submit` runs the job at once on its FakeClient (or fails it while
+    `down`)."""
+
+    def __init__(self, sw: SwitchCfg, state: str = "ready", error: str | None = None) -> None:
+        self.sw = sw
+        self.status = AgentStatus(state, error)
+        self.client = FakeClient()
+        self.jobs = 0
+
+    def submit(self, job) -> Future:
+        future: Future = Future()
+        self.jobs += 1
+        if self.status.state == "down":
+            future.set_exception(P4RuntimeError(f"{self.sw.name} is down"))
+            return future
+        try:
+            future.set_result(job(self.client))
+        except Exception as error:  # handed to the caller, as the agent does
+            future.set_exception(error)
+        return future

@@ -1,0 +1,97 @@
+"""southbound/agent.py: the agent hands what its switch reports to its `AgentHost`."""
+
+from __future__ import annotations
+
+from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.telemetry.estimators import PROBE_INTERVAL_S, TelemetryConfig
+from mpsched.p4rt.client import CounterValue
+from mpsched.p4rt.pipeline import COUNTER_TX
+from tests.unit.controller.fakes import two_edges
+from tests.unit.controller.helpers import pipeline
+
+
+class Host:
+    """An AgentHost that records what it is handed."""
+
+    def __init__(self) -> None:
+        self.samples: list = []
+        self.promoted: list[str] = []
+        self.asked: list[tuple[str, int]] = []
+
+    def sched_entries(self, switch):
+        return []
+
+    def on_sample(self, switch, samples):
+        self.samples.append((switch, samples))
+
+    def on_report(self, report):
+        pass
+
+    def on_rtt(self, report):
+        pass
+
+    def on_mptcp(self, report):
+        pass
+
+    def on_promoted(self, switch):
+        self.promoted.append(switch)
+
+    def probe_wanted(self, switch, path_id):
+        self.asked.append((switch, path_id))
+        return path_id == 1
+
+
+class Counters:
+    """A client whose tx counter says 5 packets on path 1 (every other counter is empty)."""
+
+    def read_counter(self, name):
+        return {1: CounterValue(5, 500)} if name == COUNTER_TX else {}
+
+
+def agent(host: Host, **settings) -> SwitchAgent:
+    net = two_edges()
+    return SwitchAgent(net.switches[0], net, pipeline(), "x.json", host, AgentSettings(**settings))
+
+
+def test_settings_default_to_one_second_polls_and_the_default_probes():
+    a = agent(Host())
+    assert (a.poll_interval, a.retry_interval, a.election_id) == (1.0, 1.0, (0, 1))
+    assert a.probe_interval == PROBE_INTERVAL_S
+
+
+def test_a_poll_hands_every_path_of_the_switch_to_the_host():
+    host = Host()
+    agent(host)._poll(Counters())
+    ((switch, samples),) = host.samples
+    assert switch == "s1" and sorted(samples) == [1, 2]
+    assert (samples[1].tx_packets, samples[2].tx_packets) == (5, 0)
+
+
+def test_the_prober_asks_the_host_with_the_switchs_name_when_probing_idle_paths_only():
+    host = Host()
+    wanted = agent(host)._probe_wanted()
+    assert wanted is not None and (wanted(1), wanted(2)) == (True, False)
+    assert host.asked == [("s1", 1), ("s1", 2)]
+    every = TelemetryConfig(probe_idle_only=False)
+    assert agent(Host(), telemetry=every)._probe_wanted() is None
+
+
+class Arbitration:
+    """A backup's client whose arbitration makes it primary at once."""
+
+    is_primary = True
+    highest_election_id = (0, 9)
+    election_id = (0, 10)
+
+    def wait_arbitration(self, timeout):
+        return True
+
+    def become_primary_over(self, election_id):
+        pass
+
+
+def test_a_promoted_backup_tells_the_host_and_takes_the_new_election_id():
+    host = Host()
+    a = agent(host)
+    assert a._hold_as_backup(Arbitration()) is True
+    assert host.promoted == ["s1"] and a.election_id == (0, 10)

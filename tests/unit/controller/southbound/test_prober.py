@@ -1,0 +1,41 @@
+"""southbound/prober.py: one probe per wanted path and interval; skipped ones are counted."""
+
+from __future__ import annotations
+
+import time
+
+from mpsched.controller.southbound.prober import Prober
+from tests.unit.controller.helpers import pipeline
+
+
+class Client:
+    device_id = 1
+
+    def __init__(self) -> None:
+        self.sent: list[tuple] = []
+
+    def build_packet_out(self, payload, metadata):
+        return (payload, tuple(sorted(metadata.items())))
+
+    def send_packet_out(self, request):
+        self.sent.append(request)
+
+
+def test_packet_outs_go_to_wanted_paths_only():
+    client = Client()
+    prober = Prober(client, pipeline(), [1, 2], 0.01, wanted=lambda p: p == 2)
+    prober._send()
+    prober._send()
+    assert prober.via == "packet_out" and (prober.sent, prober.skipped) == (2, 2)
+    assert {dict(meta)["path_id"] for _, meta in client.sent} == {2}
+
+
+def test_without_a_gate_every_path_is_probed_and_the_thread_stops():
+    client = Client()
+    prober = Prober(client, pipeline(), [1, 2], 0.001)
+    prober.start()
+    deadline = time.monotonic() + 5
+    while prober.sent < 4 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    prober.stop()
+    assert not prober.is_alive() and prober.sent >= 4 and prober.skipped == 0

@@ -1,0 +1,94 @@
+"""telemetry/intake.py: reports and counters go to the right path and direction; path
+states and switch views for the scheduler."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import (
+    EstimatorSettings,
+    PathReport,
+    TelemetryConfig,
+)
+from mpsched.controller.telemetry.intake import MIN_RTO_MS, TelemetryIntake, direction
+from mpsched.controller.telemetry.stats import Sample
+from tests.unit.controller.fakes import two_edges
+
+NOW = 1_000.0
+
+
+def intake(probe_interval_s: float | None = 0.05) -> TelemetryIntake:
+    return TelemetryIntake(
+        two_edges(), EstimatorSettings(), TelemetryConfig(probe_interval_s=probe_interval_s)
+    )
+
+
+def path_report(switch: str, path_id: int, seq: int, at: float) -> PathReport:
+    rx = int(at * 1e6)
+    return PathReport(switch, path_id, seq, rx - 10_000, rx, seq, seq * 1500, 0, 0, 0, at)
+
+
+def test_directions_name_ingress_then_egress():
+    i = intake()
+    assert direction("s1", "s2") == "s1->s2"
+    assert (i.other("s1"), i.outgoing("s2")) == ("s2", "s2->s1")
+
+
+def test_estimators_take_the_probe_interval_of_the_switches():
+    assert intake(0.05).settings.probe_interval_s == 0.05
+    assert intake(None).settings.probe_interval_s is None
+
+
+def test_a_path_report_goes_to_the_direction_towards_its_egress_edge():
+    i = intake()
+    i.ingest_report(path_report("s2", 1, 1, NOW))
+    i.ingest_report(path_report("s2", 7, 1, NOW))  # no path 7: ignored
+    assert set(i.estimators) == {(1, "s1->s2")}
+
+
+def test_an_rtt_report_goes_to_the_direction_away_from_its_ingress_edge():
+    i = intake()
+    i.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, NOW))
+    i.ingest_rtt_report(RttReport("s2", 9, 30_000, 5, 1_500, NOW))  # no path 9: ignored
+    assert set(i.estimators) == {(2, "s2->s1")}
+    state = i.path_state(2, "s2->s1", NOW)
+    assert state.srtt_ms == pytest.approx(30.0)
+    assert state.rto_ms == pytest.approx(max(MIN_RTO_MS, 30.0 + 4 * 15.0))
+
+
+def test_path_states_without_telemetry_are_alive_with_the_configured_rate():
+    states = intake().path_states("s1", NOW)
+    assert [(s.path_id, s.alive, s.capacity_mbps, s.srtt_ms) for s in states] == [
+        (1, True, 10, None),
+        (2, True, None, None),
+    ]
+
+
+def test_switch_view_reads_its_outgoing_direction_only():
+    i = intake()
+    i.ingest_report(path_report("s2", 1, 1, NOW))  # s1 -> s2 traffic
+    view = i.switch_view("s1", NOW)
+    assert view.switch == "s1" and set(view.flow_ooo) == {1}
+    assert i.switch_view("s2", NOW).flow_ooo == {}
+
+
+def test_samples_feed_the_path_counters_per_switch():
+    i = intake()
+    i.on_sample("s1", {1: Sample(NOW, 10, 1000, 0, 0)})
+    i.on_sample("s1", {1: Sample(NOW + 1, 20, 3000, 0, 0)})
+    assert i.stats[1].totals() == {"packets": 20, "bytes": 3000, "rate_bps": 16000.0}
+
+
+def test_probes_are_wanted_on_a_path_without_estimates():
+    assert intake().probe_wanted("s1", 1, NOW) is True
+
+
+def test_history_since_keeps_only_newer_snapshots():
+    i = intake()
+    i.ingest_report(path_report("s2", 1, 1, NOW))
+    i.record(NOW)
+    i.record(NOW + 1)
+    assert [s["t"] for s in i.history_since(NOW)["1"]["s1->s2"]] == [NOW + 1]
+    assert [s["t"] for s in i.histories(1)["s1->s2"]] == [NOW, NOW + 1]
+    assert set(i.snapshots(1, NOW)) == {"s1->s2"} and i.snapshots(2, NOW) == {}

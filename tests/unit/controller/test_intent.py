@@ -1,0 +1,70 @@
+"""intent.py: the intent as a snapshot, replaced by a restored one, and saved."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import pytest
+
+from mpsched.controller.intent import IntentKeeper
+from mpsched.controller.state import PathIntent, StateError, StateStore, load
+from tests.unit.controller.helpers import scheduler
+
+
+def keeper(tmp_path=None) -> IntentKeeper:
+    store = None if tmp_path is None else StateStore(tmp_path / "state.json")
+    return IntentKeeper(scheduler(), {1: 1, 2: 1}, store)
+
+
+def test_the_snapshot_holds_classes_params_weights_and_admin_states():
+    k = keeper()
+    k.scheduler.admin_down.add(2)
+    k.weights[1] = 7
+    intent = k.snapshot()
+    assert [c.name for c in intent.classes] == ["default"]
+    assert intent.paths == {1: PathIntent(7, True), 2: PathIntent(1, False)}
+    assert intent.params.control_period_ms == k.scheduler.params.control_period_ms
+
+
+def test_an_intent_of_another_network_is_refused_and_changes_nothing():
+    k = keeper()
+    intent = k.snapshot()
+    with pytest.raises(StateError, match="no path 9"):
+        k.build(dataclasses.replace(intent, paths={**intent.paths, 9: PathIntent(1, True)}))
+    assert sorted(k.weights) == [1, 2]
+
+
+def test_install_replaces_the_scheduler_and_the_weights(caplog):
+    k, other = keeper(), keeper()
+    other.weights[2] = 5
+    other.scheduler.admin_down.add(1)
+    other.scheduler.set_class_policy(0, {"name": "minrtt"})
+    intent = other.snapshot()
+    before = k.scheduler
+    with caplog.at_level(logging.WARNING):
+        k.install(intent, k.build(intent))
+    assert k.scheduler is not before and k.scheduler.admin_down == {1}
+    assert k.weights == {1: 1, 2: 5}
+    assert "replaces the start values: default class policy minrtt" in caplog.text
+
+
+def test_persist_saves_the_snapshot_and_without_a_store_does_nothing(tmp_path):
+    k = keeper(tmp_path)
+    k.weights[1] = 3
+    k.persist(k.snapshot)
+    assert load(tmp_path / "state.json").paths[1].weight == 3
+    assert k.view()["saves"] == 1
+    keeper().persist(pytest.fail)  # no store: no snapshot taken
+    assert keeper().view()["persistent"] is False
+
+
+def test_learned_state_is_saved_only_when_it_changed(tmp_path):
+    k = keeper(tmp_path)
+    k.save_learned({}, k.snapshot)  # nothing learned: nothing saved
+    assert k.view()["saves"] == 0
+    k.save_learned({"0": {"s1": {"x": 1}}}, k.snapshot)
+    k.save_learned({"0": {"s1": {"x": 1}}}, k.snapshot)
+    assert k.view()["saves"] == 1
+    k.save_learned({"0": {"s1": {"x": 2}}}, k.snapshot)
+    assert k.view()["saves"] == 2

@@ -1,0 +1,106 @@
+"""loop.py: one iteration's bookkeeping (latencies of steps that wrote, idle checks and
+learned saves when due) and the statistics REST shows."""
+
+from __future__ import annotations
+
+import math
+import threading
+from concurrent.futures import Future
+
+import pytest
+
+from mpsched.controller.errors import UnavailableError
+from mpsched.controller.loop import ControlLoop, every
+from mpsched.stats import percentile
+
+
+class Host:
+    def __init__(self, writes: bool = True, fail: bool = False) -> None:
+        self.writes = writes
+        self.fail = fail
+        self.calls: list[str] = []
+
+    def control_period_ms(self) -> float:
+        return 10.0
+
+    def step(self) -> dict[str, Future]:
+        self.calls.append("step")
+        done: Future = Future()
+        done.set_result(None)
+        return {"s1": done} if self.writes else {}
+
+    def await_step(self, futures: dict[str, Future]) -> None:
+        self.calls.append("await")
+        if self.fail:
+            raise UnavailableError("s1: timed out")
+
+    def check_idle(self) -> None:
+        self.calls.append("idle")
+
+    def save_learned(self) -> None:
+        self.calls.append("learned")
+
+
+def test_a_step_that_wrote_counts_its_latency():
+    host = Host()
+    loop = ControlLoop(host, threading.Event())
+    loop.tick()
+    loop.tick()
+    assert (loop.iterations, loop.writes, len(loop.latencies_ms)) == (2, 2, 2)
+    assert host.calls == ["idle", "step", "await", "step", "await"]  # idle check once a second
+
+
+def test_a_step_without_writes_counts_no_latency():
+    loop = ControlLoop(Host(writes=False), threading.Event())
+    loop.tick()
+    assert (loop.iterations, loop.writes, list(loop.latencies_ms)) == (1, 0, [])
+
+
+def test_a_failed_step_counts_nothing_and_raises():
+    loop = ControlLoop(Host(fail=True), threading.Event())
+    with pytest.raises(UnavailableError):
+        loop.tick()
+    assert (loop.iterations, loop.writes) == (0, 0)
+
+
+def test_learned_state_is_saved_when_due():
+    host = Host(writes=False)
+    loop = ControlLoop(host, threading.Event())
+    loop._next_learned_save = 0.0
+    loop.tick()
+    loop.tick()
+    assert host.calls.count("learned") == 1
+
+
+def test_stats_have_no_percentiles_before_the_first_write():
+    stats = ControlLoop(Host(), threading.Event()).stats()
+    assert (stats.latency_ms_p50, stats.latency_ms_p99) == (None, None)
+    assert stats.control_period_ms == 10.0 and stats.iterations == 0
+
+
+def test_stats_percentiles_are_hyndman_fan_7():
+    loop = ControlLoop(Host(), threading.Event())
+    loop.latencies_ms.extend([1.0, 2.0, 3.0, 10.0])
+    stats = loop.stats()
+    assert stats.latency_ms_p50 == 2.5
+    assert stats.latency_ms_p99 == round(percentile([1, 2, 3, 10], 99), 3) == 9.79
+    assert not math.isnan(stats.latency_ms_p99)
+
+
+def test_the_loop_thread_stops_with_its_event():
+    stop = threading.Event()
+    loop = ControlLoop(Host(), stop)
+    loop.start()
+    stop.set()
+    loop.thread.join(timeout=2)
+    assert not loop.thread.is_alive()
+
+
+def test_every_calls_until_stopped():
+    stop, called = threading.Event(), threading.Event()
+    thread = every(0.001, called.set, stop, "t")
+    thread.start()
+    assert called.wait(2)
+    stop.set()
+    thread.join(timeout=2)
+    assert not thread.is_alive() and thread.name == "t"

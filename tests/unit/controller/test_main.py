@@ -1,0 +1,40 @@
+"""controller/__main__.py: the command line's checks name the option; a start that cannot
+work is a StartError (exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.__main__ import StartError, build_controller, build_parser, check_args
+
+
+def args(*extra: str):
+    return build_parser().parse_args(["--netcfg", "x.json", *extra])
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--poll-interval", "0"], "--poll-interval: must be positive"),
+        (["--rest-threads", "0"], "--rest-threads: must be 1..64"),
+        (["--election-id", "0"], "--election-id: must be 1..2^63-1, got 0"),
+        (["--control-period-ms", "0"], "--control-period-ms: must be "),
+        (["--dead-after-ms", "0"], "--dead-after-ms: must be >= 0.001, got 0.0"),
+    ],
+)
+def test_out_of_range_options_are_named(option, message):
+    with pytest.raises(StartError) as raised:
+        check_args(args(*option))
+    assert str(raised.value).startswith(message)
+
+
+def test_valid_options_give_the_telemetry_settings():
+    telemetry = check_args(args("--probe-interval-ms", "0", "--probe-every-path"))
+    assert telemetry.probe_interval_s is None and telemetry.probe_idle_only is False
+
+
+def test_a_missing_network_description_is_a_start_error(tmp_path):
+    a = args("--no-state")
+    a.netcfg = str(tmp_path / "missing.json")
+    with pytest.raises(StartError, match="missing.json"):
+        build_controller(a, check_args(a))
