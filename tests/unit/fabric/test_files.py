@@ -4,10 +4,13 @@ refused naming the field (mpsched/fabric/files.py, model.py)."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
+import yaml
 
 from mpsched.fabric.model import MAX_EDGES, FabricError, edge_subnet
+from mpsched.proc.layout import REPO_ROOT
 from tests.unit.fabric.helpers import build, example, leaf_spine
 
 
@@ -137,3 +140,12 @@ def test_graph_links_may_come_in_any_order_and_the_input_is_not_changed():
     kept = copy.deepcopy(section)
     build(section)
     assert section == kept
+
+
+def test_the_docs_examples_load():
+    """docs/fabric.md's YAML blocks of a fabric section are valid fabrics."""
+    text = (REPO_ROOT / "docs" / "fabric.md").read_text()
+    blocks = re.findall(r"```yaml\n(fabric:.*?)```", text, re.S)
+    assert len(blocks) == 2
+    kinds = [build(yaml.safe_load(block)["fabric"]).kind for block in blocks]
+    assert kinds == ["leaf_spine", "graph"]
