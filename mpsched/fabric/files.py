@@ -113,7 +113,7 @@ class LeafSpineFile(_Model):
         params = {f"{leaf}-{spine}": default for leaf in leaves for spine in spines}
         for i, override in enumerate(self.overrides):
             name = override.get("link")
-            if name not in params:
+            if not isinstance(name, str) or name not in params:
                 fail(("overrides", i, "link"), f"no such link (links are leaf<i>-spine<j>, i "
                      f"1..{self.leaves}, j 1..{self.spines}), got {name!r}", name)
             if params[name] is not default:
@@ -228,7 +228,7 @@ def _links(files: list[dict], defaults: dict, switches: tuple[Switch, ...],
     for i, entry in enumerate(files):
         data = _merged(defaults, entry, ("links", i), LINK_KEYS)
         for end in ("a", "b"):
-            if entry.get(end) not in names:
+            if not isinstance(entry.get(end), str) or entry[end] not in names:
                 fail(("links", i, end), f"no switch named {entry.get(end)!r}", entry.get(end))
         a, b = entry["a"], entry["b"]
         if a == b:

@@ -71,6 +71,8 @@ EDGE_C = {"name": "c", "role": "edge"}
     ("section", "field", "message"),
     [
         (graph({"a": "a", "b": "x"}), "graph.links[0].b", "no switch named 'x'"),
+        (graph({"a": ["a"], "b": "t"}), "graph.links[0].a", "no switch named ['a']"),
+        (graph({"b": "t"}), "graph.links[0].a", "no switch named None"),
         (graph({"a": "a", "b": "a"}), "graph.links[0].b", "a link from a to itself"),
         (graph({"a": "a", "b": "t"}, {"a": "t", "b": "b", "name": "a-t"}),
          "graph.links[1].name", "duplicate link name 'a-t' (also links[0])"),
@@ -102,6 +104,9 @@ EDGE_C = {"name": "c", "role": "edge"}
         (leaf_spine(4, 5), "leaf_spine.spines", "at most 4 paths per pair (one per spine)"),
         (leaf_spine(overrides=[{"link": "leaf9-spine1"}]), "leaf_spine.overrides[0].link",
          "no such link (links are leaf<i>-spine<j>, i 1..4, j 1..2), got 'leaf9-spine1'"),
+        (leaf_spine(overrides=[{"link": {"a": 1}}]), "leaf_spine.overrides[0].link",
+         "no such link"),
+        (leaf_spine(overrides=["leaf1-spine1"]), "leaf_spine.overrides[0]", "must be an object"),
         (leaf_spine(overrides=[{"link": "leaf1-spine1"}, {"link": "leaf1-spine1"}]),
          "leaf_spine.overrides[1].link", "leaf1-spine1 is overridden twice"),
         (leaf_spine(overrides=[{"link": "leaf1-spine1", "rate_mbps": 0}]),
