@@ -23,6 +23,7 @@ from mpsched.fabric.paths import (
     route,
 )
 from mpsched.fabric.ports import next_hops, port_map
+from mpsched.lab.scenario import ScenarioError, load
 from mpsched.validation import InputError, cli_error
 
 PROG = "mpsched fabric"
@@ -141,8 +142,6 @@ def report(fabric: Fabric, name: str, fail: Sequence[str] = (), at: float | None
 
 
 def execute(args: argparse.Namespace) -> int:
-    from mpsched.lab.scenario import ScenarioError, load
-
     try:
         scenario = load(args.file, fabric=True)
         fabric = scenario.fabric
