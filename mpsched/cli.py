@@ -18,7 +18,7 @@ from types import ModuleType
 
 DESCRIPTION = (
     "One command for the project's tools: the controller, the BMv2 testbed, the demo, the "
-    "experiment runner, the REST client and the cleanup of killed runs."
+    "experiment runner, the fabric inspector, the REST client and the cleanup of killed runs."
 )
 EPILOG = "`mpsched <command> --help` describes a command and its options."
 
@@ -44,6 +44,8 @@ COMMANDS = (
     Command("run", "run a scenario N times with fixed seeds", "mpsched.lab.experiment"),
     Command("compare", "run scenarios under every policy, one table", "mpsched.lab.experiment",
             {"compare": True}),
+    Command("fabric", "show a fabric scenario's switches, links and paths",
+            "mpsched.fabric.__main__"),
     Command("ctl", "drive a running controller over its REST API", "mpsched.client.ctl"),
     Command("cleanup", "remove processes and links left by killed runs", "mpsched.proc.cleanup"),
 )

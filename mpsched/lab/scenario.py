@@ -7,6 +7,11 @@ Loading validates every key and raises `ScenarioError` whose `field` is the dott
 of the bad key, e.g. `paths[1].schedule[0].at_s`, and whose `source` is the file.
 Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and probabilities
 are percentages in files and fractions 0..1 in `LinkParams`.
+
+A scenario has either today's two edge switches joined by `paths` or a `fabric` (many edges,
+multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario can be inspected
+(`mpsched fabric FILE`) but not run yet: `load` and `parse` refuse it unless asked for one
+(`fabric=True`), so every command that runs scenarios says so.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pydantic import (
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.scheduling.scheduler import GlobalParams
+from mpsched.fabric.files import FabricFile
+from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
@@ -44,9 +51,9 @@ from mpsched.validation import (
 
 __all__ = [
     "ADAPTIVE", "BACKENDS", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DEFAULT_FLOWLET_GAP_US",
-    "DIRECTIONS", "PACKET_MIX_PAPERS", "PAPERS", "POLICIES", "SIZE_DISTRIBUTIONS",
-    "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError", "ScenarioFile", "Workload", "load",
-    "parse",
+    "DIRECTIONS", "FABRIC_NOT_RUNNABLE", "PACKET_MIX_PAPERS", "PAPERS", "POLICIES",
+    "SIZE_DISTRIBUTIONS", "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError", "ScenarioFile",
+    "Workload", "load", "parse",
 ]  # fmt: skip
 
 # Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
@@ -67,6 +74,10 @@ COMPARE = tuple(p for p in POLICIES if p != "static")
 DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/scheduler.py auto_gap_us)
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 BACKENDS = ("auto", "linkem", "netem")
+FABRIC_NOT_RUNNABLE = (
+    "a fabric can be inspected with `mpsched fabric FILE` but not run yet (the data plane, "
+    "the controller and the lab handle two edge switches joined by `paths` only)"
+)
 
 
 class ScenarioError(InputError):
@@ -100,6 +111,7 @@ class Scenario:
     source: Path | None = None
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
+    fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
         """Time-average over [start, end] (s after traffic start) of the up paths' summed
@@ -186,10 +198,11 @@ class ScenarioFile(KeyCheck, BaseModel):
     duration_s: Annotated[float, number(1, 3600)]
     seed: Annotated[int, int_in(0, 2**31 - 1)] = 1
     warmup_s: Annotated[float, number(0, 60)] = 2.0
-    paths: list[PathFile]
+    paths: list[PathFile] | None = None  # required unless `fabric` is given
+    fabric: FabricFile | None = None
     host_addresses: Annotated[int, int_in(1, 8)] = 1
     host_interfaces: Annotated[int, int_in(1, 4)] = 1
-    workload: list[Workload]
+    workload: list[Workload] | None = None  # required unless `fabric` is given
     policy: Policy = Policy()
     compare: tuple[Annotated[str, one_of(POLICIES)], ...] = COMPARE
     backend: Annotated[str, one_of(BACKENDS)] = "auto"
@@ -215,7 +228,7 @@ class ScenarioFile(KeyCheck, BaseModel):
     def _weights_given(cls, value: Any, info: ValidationInfo) -> Any:
         """An empty `weights` list is not the absent one (weights from the rates)."""
         if isinstance(value, dict) and value.get("weights") == []:
-            fail("weights", f"one weight per path ({len(info.data.get('paths', []))})", [])
+            fail("weights", f"one weight per path ({len(info.data.get('paths') or [])})", [])
         return value
 
     @field_validator("params", mode="before")
@@ -233,6 +246,27 @@ class ScenarioFile(KeyCheck, BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self, info: ValidationInfo) -> ScenarioFile:
+        if self.fabric is not None:
+            return self._fabric_only()
+        for key in ("paths", "workload"):
+            if getattr(self, key) is None:
+                fail(key, "missing")
+        return self._two_edges()
+
+    def _fabric_only(self) -> ScenarioFile:
+        """A fabric scenario: no two-edge paths, nothing that names one of their paths."""
+        if self.paths is not None:
+            fail("fabric", "either paths (two edge switches) or fabric, not both")
+        if self.workload is not None:
+            fail("workload", "a fabric scenario takes no workload yet (which edges exchange "
+                 "traffic comes with the lab's fabric support)")
+        if self.policy.weights:
+            fail(("policy", "weights"), "static weights are per path of two edge switches; "
+                 "a fabric has paths per pair of edges")
+        return self
+
+    def _two_edges(self) -> ScenarioFile:
+        assert self.paths is not None and self.workload is not None
         specs = [p.spec() for p in self.paths]
         cross = {i for i, p in enumerate(specs, start=1) if p.cross_traffic}
         for i, w in enumerate(self.workload):
@@ -259,13 +293,14 @@ class ScenarioFile(KeyCheck, BaseModel):
         return self
 
     def scenario(self, source: Path | None = None, backend: str | None = None) -> Scenario:
+        workload = self.workload or []
         host_addresses = max(
             self.host_addresses,
-            max((w.subflows for w in self.workload if w.mptcp), default=1),
+            max((w.subflows for w in workload if w.mptcp), default=1),
             self.host_interfaces,
         )
         topo = TopoSpec(
-            paths=tuple(p.spec() for p in self.paths),
+            paths=tuple(p.spec() for p in self.paths or []),
             host_interfaces=self.host_interfaces,
             backend=backend or self.backend,
             host_addresses=host_addresses,
@@ -276,31 +311,37 @@ class ScenarioFile(KeyCheck, BaseModel):
             duration_s=self.duration_s,
             seed=self.seed,
             topo=topo,
-            workload=tuple(self.workload),
+            workload=tuple(workload),
             policy=self.policy,
             compare=self.compare,
             warmup_s=self.warmup_s,
             source=source,
             params=self.params,
             cpu_rule=self.cpu_bound,
+            fabric=self.fabric.fabric() if self.fabric else None,
         )
 
 
-def parse(data: Any, source: Path | None = None, backend: str | None = None) -> Scenario:
+def parse(data: Any, source: Path | None = None, backend: str | None = None, *,
+          fabric: bool = False) -> Scenario:
     """Validate a scenario document (already parsed from YAML); a `trace` is read relative
-    to the file's directory (`source`), else the working directory."""
+    to the file's directory (`source`), else the working directory. A fabric scenario is
+    refused (FABRIC_NOT_RUNNABLE) unless `fabric`."""
     base_dir = source.parent if source else Path.cwd()
     where = None if source is None else str(source)
     model = validate(ScenarioFile, data, error=ScenarioError, source=where,
                      context={"base_dir": base_dir})
+    if model.fabric is not None and not fabric:
+        raise ScenarioError("fabric", FABRIC_NOT_RUNNABLE, where)
     return model.scenario(source, backend)
 
 
-def load(path: str | Path, backend: str | None = None) -> Scenario:
-    """Read and validate a scenario file; errors name the file and the key."""
+def load(path: str | Path, backend: str | None = None, *, fabric: bool = False) -> Scenario:
+    """Read and validate a scenario file; errors name the file and the key. A fabric
+    scenario is refused unless `fabric` (`parse`)."""
     path = Path(path)
     data = read_document(path, ScenarioError)
-    return parse(data, source=path, backend=backend)
+    return parse(data, source=path, backend=backend, fabric=fabric)
 
 
 _trace_converters = trace_converters  # the CSV trace parsers (tests/test_schedule.py)

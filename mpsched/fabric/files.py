@@ -1,0 +1,287 @@
+"""A scenario's `fabric:` section: a leaf-spine generator or an explicit graph -> `Fabric`.
+
+Pydantic models of the keys (docs/fabric.md, scenarios/README.md). A link's parameters are
+those of a scenario path's segment (`SegmentFile`, mpsched/lab/scenario_links.py: rate_mbps,
+delay_ms, jitter_ms, loss_pct, gilbert, queue_packets, reverse, schedule); `link:` gives the
+defaults of every link and a link entry (graph) or an override (leaf-spine) the keys it
+changes, each key replacing the default's as a whole. The limits (`max_edges`,
+`max_paths`) come from the validation context, by default the program's (model.py).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any
+
+import networkx as nx
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+
+from mpsched.fabric.model import (
+    EDGE,
+    MAX_EDGES,
+    MAX_HOSTS,
+    MAX_PATHS,
+    ROLES,
+    TRANSIT,
+    Fabric,
+    FabricError,
+    Link,
+    Switch,
+    edge_subnet,
+)
+from mpsched.lab.scenario_links import SegmentFile
+from mpsched.validation import KeyCheck, Loc, fail, input_error, int_in, one_of, validate
+
+NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,9}")
+LINK_KEYS = ("a", "b", "name")  # a graph link's own keys; the others are its parameters
+
+
+def _name(value: Any) -> str:
+    """A switch name: it becomes a Mininet node and its interfaces ``<name>-eth<n>`` (Linux
+    allows 15 characters); "-" joins the two names of a link."""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise ValueError("must be a letter then up to 9 letters, digits or _, got "
+                         f"{value!r}")
+    return value
+
+
+Name = Annotated[str, BeforeValidator(_name)]
+Hosts = Annotated[int, int_in(1, MAX_HOSTS)]
+
+
+def limits(info: ValidationInfo) -> tuple[int, int]:
+    """(max_edges, max_paths) of the validation context, by default the program's."""
+    context = info.context or {}
+    return context.get("max_edges", MAX_EDGES), context.get("max_paths", MAX_PATHS)
+
+
+def _segment(data: Any, loc: Loc, info: ValidationInfo) -> SegmentFile:
+    """`data` validated as a link's parameters; an error is located below `loc`."""
+    try:
+        return SegmentFile.model_validate(data, context=info.context)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        fail((*loc, *error["loc"]), input_error(exc).message, error.get("input"))
+
+
+def _merged(defaults: dict, changes: Any, loc: Loc, own: tuple[str, ...]) -> dict:
+    """The default link keys with `changes` (an object, less its `own` keys) on top."""
+    if not isinstance(changes, dict):
+        fail(loc, "must be an object", changes)
+    return {**defaults, **{k: v for k, v in changes.items() if k not in own}}
+
+
+class _Model(KeyCheck, BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    _fabric: Fabric = PrivateAttr()
+
+    def fabric(self) -> Fabric:
+        return self._fabric
+
+
+class LeafSpineFile(_Model):
+    """`leaf_spine`: every leaf (an edge) linked to every spine (transit); links are
+    ``leaf<i>-spine<j>`` (forward = leaf -> spine), paths leaf -> spine -> leaf."""
+
+    leaves: Annotated[int, int_in(2, 255)]
+    spines: Annotated[int, int_in(1, 64)]
+    hosts_per_leaf: Hosts = 1
+    link: dict
+    overrides: list[dict] = []
+
+    @model_validator(mode="after")
+    def _build(self, info: ValidationInfo) -> LeafSpineFile:
+        max_edges, max_paths = limits(info)
+        if self.leaves > max_edges:
+            fail("leaves", f"at most {max_edges} edges (leaves), got {self.leaves}", self.leaves)
+        if self.spines > max_paths:
+            fail("spines", f"at most {max_paths} paths per pair (one per spine), got "
+                 f"{self.spines}", self.spines)
+        leaves = [f"leaf{i}" for i in range(1, self.leaves + 1)]
+        spines = [f"spine{j}" for j in range(1, self.spines + 1)]
+        _segment(self.link, ("link",), info)
+        default: tuple[dict, Loc] = (self.link, ("link",))
+        params = {f"{leaf}-{spine}": default for leaf in leaves for spine in spines}
+        for i, override in enumerate(self.overrides):
+            name = override.get("link")
+            if not isinstance(name, str) or name not in params:
+                fail(("overrides", i, "link"), f"no such link (links are leaf<i>-spine<j>, i "
+                     f"1..{self.leaves}, j 1..{self.spines}), got {name!r}", name)
+            if params[name] is not default:
+                fail(("overrides", i, "link"), f"{name} is overridden twice", name)
+            loc: Loc = ("overrides", i)
+            params[name] = (_merged(self.link, override, loc, ("link",)), loc)
+        links = []
+        for name, (data, where) in params.items():
+            leaf, spine = name.split("-")
+            links.append(Link(name, leaf, spine, _segment(data, where, info).segment()))
+        switches = [Switch(leaf, EDGE, k, self.hosts_per_leaf, (edge_subnet(k),))
+                    for k, leaf in enumerate(leaves, start=1)]
+        switches += [Switch(spine, TRANSIT) for spine in spines]
+        self._fabric = Fabric("leaf_spine", tuple(switches), tuple(links), self.spines)
+        return self
+
+
+class SwitchFile(_Model):
+    """`graph.switches[i]`: a name, a role; an edge's hosts and (optionally) subnets."""
+
+    name: Name
+    role: Annotated[str, one_of(ROLES)]
+    hosts: Hosts = 1
+    subnets: list[str] | None = None  # default: the addressing rule's, `edge_subnet`
+
+    @model_validator(mode="before")
+    @classmethod
+    def _edge_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("role") == TRANSIT:
+            for key in ("hosts", "subnets"):
+                if key in data:
+                    fail(key, "only an edge switch has hosts", data[key])
+        return data
+
+
+class GraphFile(_Model):
+    """`graph`: switches, links (a, b, optional name, parameters), the defaults of every
+    link (`link`) and how many paths each ordered pair of edges gets (`paths_per_pair`)."""
+
+    switches: list[SwitchFile]
+    link: dict = {}
+    links: list[dict]
+    paths_per_pair: Annotated[int, int_in(1, 64)] | None = None  # default: max_paths
+
+    @model_validator(mode="after")
+    def _build(self, info: ValidationInfo) -> GraphFile:
+        max_edges, max_paths = limits(info)
+        k = self.paths_per_pair or max_paths
+        if k > max_paths:
+            fail("paths_per_pair", f"at most {max_paths} paths per pair, got {k}", k)
+        switches = _switches(self.switches, max_edges)
+        links = _links(self.links, self.link, switches, info)
+        fabric = Fabric("graph", switches, links, k)
+        _check_connected(fabric, [s.name for s in self.switches])
+        self._fabric = fabric
+        return self
+
+
+def _switches(files: list[SwitchFile], max_edges: int) -> tuple[Switch, ...]:
+    """Edges get ids 1..E in file order, transit switches follow by name."""
+    seen: dict[str, int] = {}
+    edges: list[Switch] = []
+    transit: list[Switch] = []
+    taken: list[tuple[ipaddress.IPv4Network, int]] = []
+    for i, s in enumerate(files):
+        if s.name in seen:
+            fail(("switches", i, "name"), f"duplicate switch name {s.name!r} (also "
+                 f"switches[{seen[s.name]}])", s.name)
+        seen[s.name] = i
+        if s.role == TRANSIT:
+            transit.append(Switch(s.name, TRANSIT))
+            continue
+        edge_id = len(edges) + 1
+        if edge_id > max_edges:
+            fail("switches", f"at most {max_edges} edge switches, got more")
+        subnets = _subnets(s.subnets, edge_id, taken, ("switches", i, "subnets"))
+        edges.append(Switch(s.name, EDGE, edge_id, s.hosts, subnets))
+    if len(edges) < 2:
+        fail("switches", f"at least 2 edge switches, got {len(edges)}")
+    return (*edges, *sorted(transit, key=lambda s: s.name))
+
+
+def _subnets(given: list[str] | None, edge_id: int,
+             taken: list[tuple[ipaddress.IPv4Network, int]], loc: Loc) -> tuple[str, ...]:
+    """An edge's subnets (default: the addressing rule's); none may overlap another's."""
+    texts = given if given is not None else [edge_subnet(edge_id)]
+    if not texts:
+        fail(loc, "at least one subnet", texts)
+    out = []
+    for j, text in enumerate(texts):
+        try:
+            net = ipaddress.IPv4Network(text)
+        except (ValueError, TypeError):
+            fail((*loc, j), f"must be an IPv4 network such as 10.0.1.0/24, got {text!r}", text)
+        for other, owner in taken:
+            if net.overlaps(other):
+                fail((*loc, j), f"overlaps {other} of edge {owner}", text)
+        taken.append((net, edge_id))
+        out.append(str(net))
+    return tuple(out)
+
+
+def _links(files: list[dict], defaults: dict, switches: tuple[Switch, ...],
+           info: ValidationInfo) -> tuple[Link, ...]:
+    """The graph's links: known ends, no self-loop, unique names and pairs."""
+    if not isinstance(defaults, dict):
+        fail("link", "must be an object", defaults)
+    names = {s.name for s in switches}
+    by_name: dict[str, int] = {}
+    by_pair: dict[frozenset[str], int] = {}
+    links = []
+    for i, entry in enumerate(files):
+        data = _merged(defaults, entry, ("links", i), LINK_KEYS)
+        for end in ("a", "b"):
+            if not isinstance(entry.get(end), str) or entry[end] not in names:
+                fail(("links", i, end), f"no switch named {entry.get(end)!r}", entry.get(end))
+        a, b = entry["a"], entry["b"]
+        if a == b:
+            fail(("links", i, "b"), f"a link from {a} to itself", b)
+        name = entry.get("name", f"{a}-{b}")
+        if not isinstance(name, str) or not name:
+            fail(("links", i, "name"), f"must be a non-empty string, got {name!r}", name)
+        if name in by_name:
+            fail(("links", i, "name"), f"duplicate link name {name!r} (also "
+                 f"links[{by_name[name]}])", name)
+        if frozenset((a, b)) in by_pair:
+            fail(("links", i), f"a second link between {a} and {b} (also "
+                 f"links[{by_pair[frozenset((a, b))]}])")
+        by_name[name], by_pair[frozenset((a, b))] = i, i
+        links.append(Link(name, a, b, _segment(data, ("links", i), info).segment()))
+    return tuple(links)
+
+
+def _check_connected(fabric: Fabric, order: list[str]) -> None:
+    """Every edge reaches every other edge over the links: the first edge (in file order)
+    that the first edge does not reach is refused."""
+    graph: nx.Graph = nx.Graph()
+    graph.add_nodes_from(sorted(fabric.by_name))
+    graph.add_edges_from(sorted(link.ends() for link in fabric.links))
+    first = fabric.edges[0].name
+    reached = nx.node_connected_component(graph, first)
+    for edge in fabric.edges:
+        if edge.name not in reached:
+            fail(("switches", order.index(edge.name)),
+                 f"edge {edge.name} has no path to edge {first}")
+
+
+class FabricFile(_Model):
+    """A scenario's `fabric`: either `leaf_spine` or `graph`."""
+
+    leaf_spine: LeafSpineFile | None = None
+    graph: GraphFile | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> FabricFile:
+        if self.leaf_spine is not None and self.graph is not None:
+            fail("graph", "give either leaf_spine or graph, not both")
+        chosen = self.leaf_spine or self.graph
+        if chosen is None:
+            fail("leaf_spine", "missing (a fabric is either leaf_spine or graph)")
+        self._fabric = chosen.fabric()
+        return self
+
+
+def parse_fabric(data: Any, source: str | None = None, *, max_edges: int = MAX_EDGES,
+                 max_paths: int = MAX_PATHS, context: dict | None = None) -> Fabric:
+    """A `fabric:` section (already parsed) as a `Fabric`; raises `FabricError` naming the
+    field below the section."""
+    context = {**(context or {}), "max_edges": max_edges, "max_paths": max_paths}
+    return validate(FabricFile, data, error=FabricError, source=source,
+                    context=context).fabric()

@@ -1,0 +1,136 @@
+"""The fabric: edge and transit switches joined by undirected links (docs/fabric.md).
+
+A scenario's `fabric:` section (a leaf-spine generator or an explicit graph,
+mpsched/fabric/files.py) normalises to one `Fabric`. Every link is one emulated link: one
+queue per direction, shared by every path that crosses it in that direction. An edge switch
+is both ingress and egress (hosts behind it); a transit switch only forwards.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from mpsched.emu.params import LinkParams
+from mpsched.emu.schedule import params_at
+from mpsched.topo.testbed import MAX_PATHS, Segment
+from mpsched.validation import InputError
+
+__all__ = [
+    "EDGE", "KINDS", "MAX_EDGES", "MAX_HOSTS", "MAX_PATHS", "ROLES", "TRANSIT", "Fabric",
+    "FabricError", "Link", "Switch", "edge_subnet",
+]  # fmt: skip
+
+# Edge switches a fabric may have (its edge ids are 1..MAX_EDGES): the default limit of the
+# validator until the compiled program's P4Info states one. MAX_PATHS (paths per ordered pair
+# of edges) is the program's default, p4src/include/defines.p4.
+MAX_EDGES = 16
+MAX_HOSTS = 8  # hosts behind one edge switch: host k is .k of the edge's subnet
+EDGE, TRANSIT = "edge", "transit"
+ROLES = (EDGE, TRANSIT)
+KINDS = ("leaf_spine", "graph")
+
+
+class FabricError(InputError):
+    """An invalid fabric: `field` names the bad key of the file."""
+
+
+def edge_subnet(edge: int) -> str:
+    """The host subnet of edge `edge` (1..255): ``10.0.<edge>.0/24``.
+
+    The testbed's addressing rule (topo/testbed.py: h1's 10.0.1.0/24 behind s1, h2's
+    10.0.2.0/24 behind s2), stated here for the fabric. mpsched/addressing.py (being written on
+    another branch) defines the same rule as `subnet(edge)`; once both are merged this should
+    call it instead."""
+    if not 1 <= edge <= 255:
+        raise ValueError(f"edge {edge}: not in 1..255")
+    return str(ipaddress.IPv4Network(f"10.0.{edge}.0/24"))
+
+
+@dataclass(frozen=True)
+class Switch:
+    """A switch: `role` edge (with `edge_id` 1..E, `hosts` and their `subnets`) or transit."""
+
+    name: str
+    role: str
+    edge_id: int = 0  # 0: a transit switch
+    hosts: int = 0
+    subnets: tuple[str, ...] = ()
+
+    @property
+    def is_edge(self) -> bool:
+        return self.role == EDGE
+
+
+@dataclass(frozen=True)
+class Link:
+    """An undirected link between switches `a` and `b`: one emulated link whose `segment`
+    holds the parameters and schedules of each direction (forward = a -> b)."""
+
+    name: str
+    a: str
+    b: str
+    segment: Segment = field(default_factory=Segment)
+
+    def ends(self) -> tuple[str, str]:
+        return (self.a, self.b)
+
+    def other(self, switch: str) -> str:
+        """The switch at the other end from `switch`."""
+        return self.b if switch == self.a else self.a
+
+    def params(self, source: str, t: float = 0.0) -> LinkParams:
+        """The parameters of the direction leaving `source`, at `t` s (schedules applied)."""
+        seg = self.segment
+        if source == self.a:
+            return params_at(seg.forward, seg.forward_events, t)
+        return params_at(seg.reverse, seg.reverse_events, t)
+
+    def up_at(self, t: float) -> bool:
+        """Whether the link carries traffic both ways at `t` (a failure cuts a direction)."""
+        return self.params(self.a, t).up and self.params(self.b, t).up
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """Switches (edges first, by edge id; then transit switches by name) and links (by name).
+
+    `kind` is how it was described: "leaf_spine" (paths leaf -> spine -> leaf, one per spine)
+    or "graph" (k shortest simple paths, mpsched/fabric/paths.py); `paths_per_pair` is k."""
+
+    kind: str
+    switches: tuple[Switch, ...]
+    links: tuple[Link, ...]
+    paths_per_pair: int = MAX_PATHS
+
+    @cached_property
+    def by_name(self) -> dict[str, Switch]:
+        return {s.name: s for s in self.switches}
+
+    @cached_property
+    def link_by_name(self) -> dict[str, Link]:
+        return {link.name: link for link in self.links}
+
+    @cached_property
+    def edges(self) -> tuple[Switch, ...]:
+        """The edge switches by edge id (1..E)."""
+        return tuple(sorted((s for s in self.switches if s.is_edge), key=lambda s: s.edge_id))
+
+    def edge(self, edge_id: int) -> Switch:
+        return self.edges[edge_id - 1]
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every ordered pair (source edge id, destination edge id), source first."""
+        ids = [s.edge_id for s in self.edges]
+        return [(a, b) for a in ids for b in ids if a != b]
+
+    def links_of(self, switch: str) -> list[Link]:
+        """The links at `switch`, by the name of the switch at their other end."""
+        mine = [link for link in self.links if switch in link.ends()]
+        return sorted(mine, key=lambda link: link.other(switch))
+
+    def spines(self) -> list[str]:
+        """A leaf-spine fabric's spines (its transit switches) in index order."""
+        transit = [s.name for s in self.switches if not s.is_edge]
+        return sorted(transit, key=lambda n: (len(n), n))
