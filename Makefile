@@ -58,7 +58,7 @@ ensure-toolchain: ## toolchain, unless p4c and simple_switch_grpc are on PATH at
 # p4c for BMv2 (v1model): the first prerequisite into the target's directory,
 # BMv2 JSON ($@) and P4Info beside it; P4C_DEFS: -D defines.
 define p4c-compile
-@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see README, Prerequisites)"; exit 2; }
+@command -v p4c >/dev/null || { echo "p4: p4c is not on PATH (see docs/setup.md, Prerequisites)"; exit 2; }
 @mkdir -p $(@D)
 p4c --target bmv2 --arch v1model --std p4-16 $(P4C_DEFS) -o $(@D) \
     --p4runtime-files $(basename $@).p4info.txt $<

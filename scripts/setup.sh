@@ -4,7 +4,7 @@
 # `scripts/setup.sh --help` explains.
 set -euo pipefail
 
-# What the project needs from Debian (README, Prerequisites): Mininet and the traffic tools,
+# What the project needs from Debian (docs/setup.md, Prerequisites): Mininet and the traffic tools,
 # python3-venv for the venv, python3-thrift and python3-protobuf (seen by the venv through
 # --system-site-packages), gcc for linkem, linux-perf for bench-dpcost, Chromium for the
 # dashboard's browser tests.

@@ -30,8 +30,8 @@ COMPONENTS=(pi bmv2 p4c)
 # index and Release.key (https://build.opensuse.org/project/show/home:p4lang).
 P4LANG_OBS=https://download.opensuse.org/repositories/home:/p4lang
 
-# Build times measured on a 2-core machine (JOBS=2, under nice; README, Two
-# commands), in seconds: the estimate printed before a build from source.
+# Build times measured on a 2-core machine (JOBS=2, under nice; docs/setup.md,
+# The P4 toolchain), in seconds: the estimate printed before a build from source.
 declare -A MEASURED_S=([pi]=208 [bmv2]=517 [p4c]=378)
 
 # Debian 12 build dependencies, from each project's README, install_deps.sh,

@@ -166,7 +166,7 @@ struct headers_t {
 // packet before parsing, and p4c puts every control's local variables and
 // temporaries into metadata (its "scalars"). Each such field costs a field
 // write per packet, whether the code that uses it runs or not (small next
-// to a table apply; see README, "What a packet costs on BMv2"). A header
+// to a table apply; see docs/design.md, "What a packet costs on BMv2"). A header
 // costs one validity bit instead. So a stage keeps its locals in a header
 // variable of its own (`*_vars_t`): declared in the control, made valid
 // and initialised before use, and never emitted, so hosts never see it.

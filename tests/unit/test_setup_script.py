@@ -1,5 +1,5 @@
 """scripts/setup.sh (`make setup`, `make ensure-setup`): syntax, --help, and the Debian packages
-it installs are the ones the README names. Nothing is installed here."""
+it installs are the ones docs/setup.md names. Nothing is installed here."""
 
 from __future__ import annotations
 
@@ -37,13 +37,13 @@ def test_unknown_argument_is_refused():
     assert "unknown argument: --bogus" in out.stderr
 
 
-def test_readme_names_every_debian_package():
+def test_setup_doc_names_every_debian_package():
     out = run("--list-packages")
     assert out.returncode == 0, out.stderr
     packages = out.stdout.split()
     assert "mininet" in packages and "python3-protobuf" in packages
-    prerequisites = (REPO_ROOT / "README.md").read_text().split("## Prerequisites", 1)[1]
+    prerequisites = (REPO_ROOT / "docs/setup.md").read_text().split("## Prerequisites", 1)[1]
     prerequisites = prerequisites.split("\n## ", 1)[0]
     named = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", prerequisites))
     missing = [p for p in packages if p not in named]
-    assert not missing, f"README, Prerequisites does not name: {missing}"
+    assert not missing, f"docs/setup.md, Prerequisites does not name: {missing}"

@@ -140,7 +140,7 @@ def test_unreachable_repository_builds_from_source(tmp_path):
     assert "p4c: build v1.2.4.4 from https://github.com/p4lang/p4c.git" in out.stdout
     assert "way: build from the pinned sources" in out.stdout
     assert "unreachable" in out.stdout
-    # the README's measured times: PI 3m28s + BMv2 8m37s + p4c 6m18s
+    # docs/setup.md's measured times: PI 3m28s + BMv2 8m37s + p4c 6m18s
     assert "about 18m23s" in out.stdout
     assert "install p4lang-" not in out.stdout
     assert not (tmp_path / "work").exists()

@@ -471,7 +471,7 @@ def test_eventlet_hub_server_holds_abuse_and_the_burst():
 
 def test_bmv2_grpc_binds_to_loopback(monkeypatch, tmp_path):
     """BMv2's P4Runtime server is started on 127.0.0.1 (its own default is 0.0.0.0:9559);
-    its Thrift port cannot be (README, Design notes)."""
+    its Thrift port cannot be (docs/design.md, listening sockets)."""
     from mpsched.proc import bmv2
 
     monkeypatch.setattr(bmv2.shutil, "which", lambda name: f"/usr/bin/{name}")
