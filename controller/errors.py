@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from mpsched.validation import InputError
 
-class FieldError(ValueError):
-    """Invalid input; `field` names the offending field (dotted path, e.g. ``targets.max_loss``)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+class FieldError(InputError):
+    """Invalid input; `field` names the offending field (dotted path, e.g. ``targets.max_loss``,
+    list items in brackets, e.g. ``classes[2].match.dscp``). The one invalid-input error of
+    mpsched.validation, raised by the controller's hand-written validators."""

@@ -42,12 +42,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.scenario:
         from mpsched.lab.scenario import ScenarioError, load
+        from mpsched.validation import cli_error
 
         try:
             spec = load(args.scenario, backend=args.backend).topo
         except ScenarioError as exc:
-            print(f"topo: {exc}", file=sys.stderr)
-            return 2
+            return cli_error(exc, "topo")
     else:
         try:
             rates = tuple(float(r) for r in args.rates.split(","))

@@ -6,18 +6,15 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from mpsched.validation import InputError
+
 MAX_DELAY_MS = 1000.0
 MIN_RATE_MBPS = 0.1
 MAX_RATE_MBPS = 1000.0
 
 
-class ParamError(ValueError):
+class ParamError(InputError):
     """A parameter is out of range; `field` names it (dotted path in a scenario)."""
-
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(f"{field_name}: {message}")
-        self.field = field_name
-        self.message = message
 
 
 @dataclass(frozen=True)

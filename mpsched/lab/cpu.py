@@ -31,6 +31,9 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Annotated
+
+from mpsched.validation import KeyCheck, number
 
 NAN = float("nan")
 STAT_FIELDS = 8  # user nice system idle iowait irq softirq steal
@@ -49,12 +52,12 @@ class CpuTimes:
 
 
 @dataclass(frozen=True)
-class CpuRule:
+class CpuRule(KeyCheck):
     """When a run counts as CPU-bound: idle < ``idle_below_pct`` % of all cores for more than
     ``max_time_pct`` % of the measured time (scenario key ``cpu_bound``)."""
 
-    idle_below_pct: float = 10.0
-    max_time_pct: float = 20.0
+    idle_below_pct: Annotated[float, number(0, 100)] = 10.0
+    max_time_pct: Annotated[float, number(0, 100)] = 20.0
 
     def describe(self) -> str:
         return (

@@ -25,6 +25,7 @@ from mpsched.lab.scenario import POLICIES, Scenario, ScenarioError, load
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.validation import cli_error
 
 if TYPE_CHECKING:
     from mpsched.lab.report import RunResult
@@ -389,8 +390,7 @@ def main(argv: list[str] | None = None, compare: bool = False) -> int:
                 changes["duration_s"] = args.duration
             scenarios += load_variants(dataclasses.replace(sc, **changes), args.load_pct)
     except ScenarioError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
+        return cli_error(exc, prog)
     problems = _prerequisites(args.backend)
     if problems:
         print(f"{prog}: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpsched import validation
 from mpsched.lab import metrics
-from mpsched.lab.report import RunResult, read_run
+from mpsched.lab.report import JsonFloat, RunResult, read_run
 from mpsched.lab.scenario import POLICIES, ScenarioError, load
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ BUCKET_FIELDS = (
     ("flows_{b}", "flows"),
 )
 Stat = tuple[float, float]  # (mean over the runs, half width of the 95 % CI; NaN if < 2 runs)
+JsonStat = tuple[JsonFloat, JsonFloat]  # a Stat, NaN written as null
 
 
 @dataclass(frozen=True)
@@ -55,32 +57,21 @@ class FctRow:
 
     scenario: str
     policy: str
-    load_pct: float
+    load_pct: JsonFloat
     runs: int
     cpu_bound: int
-    goodput_mbps: Stat
-    goodput_frac: Stat
-    completed_frac: Stat
-    fct_mean_s: Stat
-    fct_p99_s: Stat
-    slowdown_mean: Stat
-    slowdown_p99: Stat
-    buckets: dict[str, dict[str, Stat]] = field(default_factory=dict)
+    goodput_mbps: JsonStat
+    goodput_frac: JsonStat
+    completed_frac: JsonStat
+    fct_mean_s: JsonStat
+    fct_p99_s: JsonStat
+    slowdown_mean: JsonStat
+    slowdown_p99: JsonStat
+    buckets: dict[str, dict[str, JsonStat]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        def js(x: float) -> float | None:
-            return x if math.isfinite(x) else None
-
-        out = dataclasses.asdict(self)
-        for key, value in out.items():
-            if isinstance(value, tuple):
-                out[key] = [js(v) for v in value]
-        out["load_pct"] = js(self.load_pct)
-        out["buckets"] = {
-            b: {k: [js(v) for v in st] for k, st in fields.items()}
-            for b, fields in self.buckets.items()
-        }
-        return out
+        """JSON-ready dict (NaN becomes null)."""
+        return validation.dump(self)
 
 
 def _stat(runs: Sequence[RunResult], name: str) -> Stat:
@@ -248,8 +239,7 @@ def main(argv: list[str] | None = None) -> int:
             args.backend,
         )  # fmt: skip
     except ScenarioError as exc:
-        print(f"{p.prog}: {exc}", file=sys.stderr)
-        return 2
+        return validation.cli_error(exc, p.prog)
     except KeyboardInterrupt:
         return 130
     print(fct_table(rows))

@@ -29,6 +29,7 @@ from mpsched.lab import metrics
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci
 from mpsched.lab.scenario import Scenario, ScenarioError, load
+from mpsched.validation import cli_error
 
 
 def phase_edges(sc: Scenario, min_phase_s: float = 2.0) -> list[float]:
@@ -120,9 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         sc = load(args.scenario)
-    except (OSError, ScenarioError) as error:
-        print(f"phases: {args.scenario}: {error}", file=sys.stderr)
-        return 2
+    except ScenarioError as error:
+        return cli_error(error, "phases")
     if args.edges:
         try:
             edges = sorted({float(x) for x in args.edges.split(",")})

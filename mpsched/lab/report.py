@@ -17,11 +17,14 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import BeforeValidator, PlainSerializer
+
+from mpsched import validation
 from mpsched.lab import metrics
 from mpsched.lab.cpu import CpuRule
 
@@ -84,6 +87,26 @@ def metric_spec(name: str) -> MetricSpec:
     return _SPEC.get(name, MetricSpec(name, "", None))
 
 
+def _nan_from_null(x: Any) -> Any:
+    return math.nan if x is None else x
+
+
+def _null_from_nan(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _bool_or_null(x: Any) -> bool | None:
+    """A JSON true/false, or null/absent (unknown)."""
+    if x is None or isinstance(x, bool):
+        return x
+    raise ValueError(f"must be true, false or null, got {x!r}")
+
+
+# a float in a run file: null there is NaN here (not measured), and back
+JsonFloat = Annotated[float, BeforeValidator(_nan_from_null), PlainSerializer(_null_from_nan)]
+
+
 @dataclass
 class RunResult:
     """Everything measured in one run of one scenario under one policy.
@@ -105,80 +128,36 @@ class RunResult:
     policy: str
     run: int
     seed: int
-    duration_s: float
-    metrics: dict[str, float] = field(default_factory=dict)
-    series: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
-    fct: list[tuple[int, float]] = field(default_factory=list)
-    rtt_ms: list[float] = field(default_factory=list)
+    duration_s: JsonFloat
+    metrics: dict[str, JsonFloat] = field(default_factory=dict)
+    series: dict[str, list[tuple[JsonFloat, JsonFloat]]] = field(default_factory=dict)
+    fct: list[tuple[int, JsonFloat]] = field(default_factory=list)
+    rtt_ms: list[JsonFloat] = field(default_factory=list)
     reorder_extents: list[int] = field(default_factory=list)
-    cpu_bound: bool | None = None
-    cpu_rule: dict[str, float] = field(default_factory=dict)
-    cpu_idle: list[tuple[float, float, float]] = field(default_factory=list)
-    cpu_shares: dict[str, float] = field(default_factory=dict)
+    cpu_bound: Annotated[bool | None, BeforeValidator(_bool_or_null)] = None
+    cpu_rule: dict[str, JsonFloat] = field(default_factory=dict)
+    cpu_idle: list[tuple[JsonFloat, JsonFloat, JsonFloat]] = field(default_factory=list)
+    cpu_shares: dict[str, JsonFloat] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become null)."""
-        return {
-            "schema": SCHEMA,
-            "scenario": self.scenario,
-            "policy": self.policy,
-            "run": self.run,
-            "seed": self.seed,
-            "duration_s": _jf(self.duration_s),
-            "metrics": {k: _jf(v) for k, v in self.metrics.items()},
-            "series": {k: [[_jf(t), _jf(v)] for t, v in pts] for k, pts in self.series.items()},
-            "fct": [[int(s), _jf(t)] for s, t in self.fct],
-            "rtt_ms": [_jf(x) for x in self.rtt_ms],
-            "reorder_extents": [int(e) for e in self.reorder_extents],
-            "cpu_bound": self.cpu_bound,
-            "cpu_rule": {k: _jf(v) for k, v in self.cpu_rule.items()},
-            "cpu_idle": [[_jf(a), _jf(b), _jf(x)] for a, b, x in self.cpu_idle],
-            "cpu_shares": {k: _jf(v) for k, v in self.cpu_shares.items()},
-        }
+        return {"schema": SCHEMA, **validation.dump(self)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> RunResult:
-        """Inverse of ``to_dict`` (null → NaN); raises ValueError on a malformed dict."""
-        try:
-            if d.get("schema", SCHEMA) != SCHEMA:
-                raise ValueError(f"unsupported result schema {d.get('schema')}")
-            return cls(
-                scenario=str(d["scenario"]),
-                policy=str(d["policy"]),
-                run=int(d["run"]),
-                seed=int(d["seed"]),
-                duration_s=_pf(d["duration_s"]),
-                metrics={str(k): _pf(v) for k, v in d.get("metrics", {}).items()},
-                series={
-                    str(k): [(_pf(t), _pf(v)) for t, v in pts]
-                    for k, pts in d.get("series", {}).items()
-                },
-                fct=[(int(s), _pf(t)) for s, t in d.get("fct", [])],
-                rtt_ms=[_pf(x) for x in d.get("rtt_ms", [])],
-                reorder_extents=[int(e) for e in d.get("reorder_extents", [])],
-                cpu_bound=_pb(d.get("cpu_bound"), "cpu_bound"),
-                cpu_rule={str(k): _pf(v) for k, v in d.get("cpu_rule", {}).items()},
-                cpu_idle=[(_pf(a), _pf(b), _pf(x)) for a, b, x in d.get("cpu_idle", [])],
-                cpu_shares={str(k): _pf(v) for k, v in d.get("cpu_shares", {}).items()},
-            )
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"malformed run result: {exc!r}") from None
+    def from_dict(cls, d: dict[str, Any], source: str | Path | None = None) -> RunResult:
+        """Inverse of ``to_dict`` (null → NaN); raises `RunResultError` (a ValueError) naming
+        the field of a malformed dict (and `source`, the file)."""
+        if isinstance(d, dict) and d.get("schema", SCHEMA) != SCHEMA:
+            raise RunResultError("schema", f"unsupported result schema {d.get('schema')}",
+                                 None if source is None else str(source))
+        return validation.validate(cls, d, error=RunResultError, source=source)
 
 
-def _jf(x: float) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
+class RunResultError(validation.InputError):
+    """A run result (JSON) that does not read back."""
 
-
-def _pf(x: float | None) -> float:
-    return math.nan if x is None else float(x)
-
-
-def _pb(x: Any, name: str) -> bool | None:
-    """A JSON true/false, or null/absent (unknown)."""
-    if x is None or isinstance(x, bool):
-        return x
-    raise ValueError(f"malformed run result: {name} must be true, false or null, got {x!r}")
+    def __str__(self) -> str:
+        return f"malformed run result: {super().__str__()}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +194,7 @@ def write_run(directory: str | Path, result: RunResult) -> Path:
 
 def read_run(path: str | Path) -> RunResult:
     """A run written by ``write_run``."""
-    return RunResult.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    return RunResult.from_dict(validation.read_document(Path(path)), source=path)
 
 
 def load_runs(directory: str | Path) -> list[RunResult]:
@@ -569,7 +548,7 @@ def plot_fct(path: str | Path, results: Sequence[RunResult], title: str) -> Path
 
 
 def plot_cdf(
-    path: str | Path, samples: dict[str, Sequence[float]], title: str, xlabel: str
+    path: str | Path, samples: Mapping[str, Sequence[float]], title: str, xlabel: str
 ) -> Path | None:
     """Empirical CDF (``metrics.cdf``) per label; None when no label has samples."""
     samples = {k: v for k, v in samples.items() if len(v)}
