@@ -2,10 +2,44 @@
 
 from __future__ import annotations
 
-from mpsched.validation import InputError
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from mpsched.validation import InputError, input_error
+
+T = TypeVar("T")
 
 
 class FieldError(InputError):
     """Invalid input; `field` names the offending field (dotted path, e.g. ``targets.max_loss``,
     list items in brackets, e.g. ``classes[2].match.dscp``). The one invalid-input error of
     mpsched.validation, raised by the controller's hand-written validators."""
+
+
+def join_field(where: str, field: str) -> str:
+    """``classes[2]`` + ``match.dscp`` -> ``classes[2].match.dscp``; ``[0]`` appends as is."""
+    if not where or not field:
+        return where or field
+    return where + field if field.startswith("[") else f"{where}.{field}"
+
+
+_ADAPTERS: dict[Any, TypeAdapter] = {}
+
+
+def adapter(kind: Any) -> TypeAdapter:
+    """One TypeAdapter per model or type (building one compiles its validator)."""
+    if kind not in _ADAPTERS:
+        _ADAPTERS[kind] = TypeAdapter(kind)
+    return _ADAPTERS[kind]
+
+
+def checked(kind: type[T], data: Any, where: str = "") -> T:
+    """`data` validated as `kind` (a pydantic model or dataclass); the first error raises
+    FieldError naming its field below `where` (the document as a whole: `where` or "body")."""
+    try:
+        result: T = adapter(kind).validate_python(data)
+        return result
+    except ValidationError as exc:
+        first = input_error(exc)
+        raise FieldError(join_field(where, first.field) or "body", first.message) from None
