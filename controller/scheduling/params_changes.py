@@ -67,26 +67,28 @@ def _partial(cls_params: type) -> Any:
 def params_changes_model() -> type[BaseModel]:
     """The model of a ``PUT /params`` body (every key optional: what is given changes)."""
     names = tuple(sorted(REGISTRY))
-    policies: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    each: dict[str, Any] = {name: (_partial(REGISTRY[name].Params), None) for name in names}
+    policies: type[BaseModel] = create_model(
         "PoliciesChanges",
         __config__=ConfigDict(extra="forbid", frozen=True),
         __doc__="Per policy (by name), the global defaults of its parameters.",
         __validators__={"_known": _known(names, "no such policy")},
-        **{name: (_partial(REGISTRY[name].Params), None) for name in names},
+        **each,
     )
-    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    period = Annotated[float, BeforeValidator(_period),
+                       Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
+                             description="period of the control loop (ms)")]
+    fields: dict[str, Any] = {
+        "control_period_ms": (period, CONTROL_PERIOD_MS),
+        "lm3": (_partial(Lm3.Params), None),
+        "policies": (Annotated[policies, BeforeValidator(_object)], None),
+        "mptcp": (_partial(MptcpParams), None),
+    }
+    model: type[BaseModel] = create_model(
         "ParamsChanges",
         __config__=ConfigDict(extra="forbid", frozen=True),
         __doc__="A partial update of the global parameters: the keys given change.",
         __validators__={"_known": _known(TOP_KEYS, "unknown parameter")},
-        control_period_ms=(
-            Annotated[float, BeforeValidator(_period),
-                      Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
-                            description="period of the control loop (ms)")],
-            CONTROL_PERIOD_MS,
-        ),
-        lm3=(_partial(Lm3.Params), None),
-        policies=(Annotated[policies, BeforeValidator(_object)], None),
-        mptcp=(_partial(MptcpParams), None),
+        **fields,
     )
     return model
