@@ -34,28 +34,36 @@ from webob import Request, Response
 from mpsched.controller.core import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.errors import FieldError
 from mpsched.controller.northbound import auth
-from mpsched.controller.scheduling.classes import (
-    MAX_CLASSES,
-    TrafficClass,
-    classes_from_list,
-    policy_changes,
+from mpsched.controller.northbound.bodies import (
+    MAX_ID_DIGITS,
+    AdminBody,
+    ClassesBody,
+    DecisionsQuery,
+    PolicyChanges,
+    TelemetryQuery,
+    WeightBody,
+    parse,
 )
-from mpsched.p4rt.weights import MAX_WEIGHT
+from mpsched.controller.northbound.routing import (
+    READ_METHODS,
+    ROUTES,
+    Endpoint,
+    MethodNotAllowedError,
+    Router,
+)
+from mpsched.controller.scheduling.classes import MAX_CLASSES, TrafficClass, thaw
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024
 MAX_DEPTH = 32  # nested objects/arrays in a body (valid bodies nest 6 at most)
 MAX_INT_DIGITS = 30
-MAX_ID_DIGITS = 9  # path, class and connection ids in URLs
 REST_THREADS = 8  # the server's worker threads (northbound/server.py; --rest-threads)
 MAX_REST_THREADS = 64
 JSON_MEDIA_TYPES = frozenset(
     {"application/json", "text/plain", "application/x-www-form-urlencoded"}
 )
-MAX_DECISIONS = 1000
-DEFAULT_DECISIONS = 100
-READ_METHODS = frozenset({"GET", "HEAD"})
+ENDPOINT_KEY = "mpsched.endpoint"  # the request's Endpoint (routing.py), in its environ
 
 
 class Backend(Protocol):
@@ -203,69 +211,8 @@ def read_json_object(request: Request, where: str = "") -> dict:
     return data
 
 
-def parse_weight(body: dict) -> int:
-    unknown = sorted(set(body) - {"weight"})
-    if unknown:
-        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-    if "weight" not in body:
-        raise HttpError(400, "missing field 'weight'", "weight")
-    weight = body["weight"]
-    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
-        raise HttpError(400, f"'weight' must be an integer 0..{MAX_WEIGHT}", "weight")
-    return weight
-
-
-def parse_admin(body: dict) -> bool:
-    """``{"state": "up"|"down"}`` -> up?"""
-    unknown = sorted(set(body) - {"state"})
-    if unknown:
-        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-    if body.get("state") not in ("up", "down"):
-        raise HttpError(400, "'state' must be \"up\" or \"down\"", "state")
-    return body["state"] == "up"
-
-
-def query_since(request: Request) -> float:
-    text = request.GET.get("since", "0")
-    try:
-        since = float(text)
-    except ValueError:
-        raise HttpError(
-            400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
-        ) from None
-    if not math.isfinite(since) or since < 0:
-        raise HttpError(400, "'since' must be a number >= 0", "since")
-    return since
-
-
-def query_limit(request: Request) -> int:
-    text = request.GET.get("limit", str(DEFAULT_DECISIONS))
-    if (
-        not (text.isascii() and text.isdigit())
-        or len(text) > MAX_ID_DIGITS
-        or not 1 <= int(text) <= MAX_DECISIONS
-    ):
-        raise HttpError(400, f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}",
-                        "limit")
-    return int(text)
-
-
 def _is_id(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= MAX_ID_DIGITS
-
-
-Handler = Callable[..., Response]
-
-
-class Route:
-    """One resource: its path template (``/paths/{path_id}``, as in openapi.yaml) and its
-    handlers by method."""
-
-    def __init__(self, template: str, methods: dict[str, Handler]) -> None:
-        self.template = template
-        self.methods = methods
-        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
-        self.pattern = re.compile(f"^{regex}$")
 
 
 class RestApi:
@@ -280,31 +227,8 @@ class RestApi:
         self.backend = backend
         self.run_blocking = run_blocking
         self.token = token
-        self.routes: list[Route] = [
-            Route("/", {"GET": self.index}),
-            Route("/openapi.yaml", {"GET": self.openapi}),
-            Route("/paths", {"GET": self.get_paths}),
-            Route("/paths/{path_id}", {"GET": self.get_path}),
-            Route("/paths/{path_id}/weight", {"PUT": self.put_weight}),
-            Route("/paths/{path_id}/admin", {"PUT": self.put_admin}),
-            Route("/paths/{path_id}/telemetry", {"GET": self.get_telemetry}),
-            Route("/telemetry", {"GET": self.get_telemetry_since}),
-            Route("/switches", {"GET": self.get_switches}),
-            Route("/classes", {"GET": self.get_classes, "PUT": self.put_classes}),
-            Route("/classes/{class_id}", {"GET": self.get_class}),
-            Route(
-                "/classes/{class_id}/policy",
-                {"GET": self.get_class_policy, "PUT": self.put_class_policy},
-            ),
-            Route("/classes/{class_id}/adaptive", {"GET": self.get_class_adaptive}),
-            Route("/params", {"GET": self.get_params, "PUT": self.put_params}),
-            Route("/decisions", {"GET": self.get_decisions}),
-            Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
-            Route("/mptcp/connections/{conn_id}", {"GET": self.get_mptcp_connection}),
-            Route("/state", {"GET": self.get_state}),
-            Route("/ui", {"GET": self.get_ui_index}),
-            Route("/ui/{name}", {"GET": self.get_ui_file}),
-        ]
+        self.routes = list(ROUTES)  # what is served; openapi.py describes the same table
+        self.router = Router(ROUTES)
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
         request = Request(environ)
@@ -325,26 +249,23 @@ class RestApi:
             request.GET  # noqa: B018 (decodes the query string)
         except UnicodeDecodeError:
             raise HttpError(400, "the URL is not valid UTF-8") from None
-        for route in self.routes:
-            match = route.pattern.match(path)
-            if match is None:
-                continue
-            methods = route.methods
-            handler = methods.get(request.method)
-            if handler is None:
-                allow = ", ".join(sorted(methods))
-                raise HttpError(
-                    405,
-                    f"method {request.method[:20]} not allowed; use {allow}",
-                    headers={"Allow": allow},
-                )
-            if self.token is not None and request.method not in READ_METHODS:
-                try:
-                    auth.check(request.headers.get("Authorization"), self.token)
-                except auth.AuthError as error:
-                    raise HttpError(error.status, error.message, headers=error.headers) from None
-            return handler(request, **match.groupdict())
-        raise HttpError(404, f"no resource {path[:100]}")
+        try:
+            found = self.router.match(path, request.method)
+        except MethodNotAllowedError as error:
+            allow = ", ".join(error.allow)
+            message = f"method {request.method[:20]} not allowed; use {allow}"
+            raise HttpError(405, message, headers={"Allow": allow}) from None
+        if found is None:
+            raise HttpError(404, f"no resource {path[:100]}")
+        _, endpoint, ident = found
+        if self.token is not None and request.method not in READ_METHODS:
+            try:
+                auth.check(request.headers.get("Authorization"), self.token)
+            except auth.AuthError as error:
+                raise HttpError(error.status, error.message, headers=error.headers) from None
+        request.environ[ENDPOINT_KEY] = endpoint
+        handler = getattr(self, endpoint.handler)
+        return handler(request) if ident is None else handler(request, ident)  # type: ignore[no-any-return]
 
     # -- handlers --------------------------------------------------------
 
@@ -357,6 +278,19 @@ class RestApi:
         if not _is_id(text) or int(text) >= MAX_CLASSES:
             raise HttpError(404, f"no class {text[:40]}")
         return int(text)
+
+    def _input(self, request: Request) -> Any:
+        """The request's body (a write) or query parameters (a read) as its endpoint's model
+        (routing.py); 400 naming the first bad field."""
+        endpoint: Endpoint = request.environ[ENDPOINT_KEY]
+        try:
+            if endpoint.body is not None:
+                data = read_json_object(request, endpoint.where)
+                return parse(endpoint.body, data, endpoint.where)
+            fields = endpoint.query.model_fields
+            return parse(endpoint.query, {k: v for k, v in request.GET.items() if k in fields})
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
 
     def _call(self, fn: Callable, *args: Any) -> Any:
         try:
@@ -397,19 +331,20 @@ class RestApi:
 
     def put_weight(self, request: Request, path_id: str) -> Response:
         pid = self._path_id(path_id)
-        weight = parse_weight(read_json_object(request))
-        return json_response(self._call(self.backend.set_weight, pid, weight))
+        body: WeightBody = self._input(request)
+        return json_response(self._call(self.backend.set_weight, pid, body.weight))
 
     def get_telemetry(self, request: Request, path_id: str) -> Response:
         return json_response(self._call(self.backend.telemetry, self._path_id(path_id)))
 
     def put_admin(self, request: Request, path_id: str) -> Response:
         pid = self._path_id(path_id)
-        up = parse_admin(read_json_object(request))
-        return json_response(self._call(self.backend.set_admin, pid, up))
+        body: AdminBody = self._input(request)
+        return json_response(self._call(self.backend.set_admin, pid, body.up))
 
     def get_telemetry_since(self, request: Request) -> Response:
-        return json_response(self._call(self.backend.telemetry_since, query_since(request)))
+        query: TelemetryQuery = self._input(request)
+        return json_response(self._call(self.backend.telemetry_since, query.since))
 
     def get_switches(self, request: Request) -> Response:
         return json_response(self._call(self.backend.switches))
@@ -418,17 +353,8 @@ class RestApi:
         return json_response(self._call(self.backend.classes))
 
     def put_classes(self, request: Request) -> Response:
-        body = read_json_object(request)
-        unknown = sorted(set(body) - {"classes"})
-        if unknown:
-            raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-        if "classes" not in body:
-            raise HttpError(400, "missing field 'classes'", "classes")
-        try:
-            classes = classes_from_list(body["classes"])
-        except FieldError as error:
-            raise HttpError(400, error.message, error.field) from None
-        return json_response(self._call(self.backend.set_classes, classes))
+        body: ClassesBody = self._input(request)
+        return json_response(self._call(self.backend.set_classes, body.classes))
 
     def get_class(self, request: Request, class_id: str) -> Response:
         return json_response(self._call(self.backend.traffic_class, self._class_id(class_id)))
@@ -438,11 +364,10 @@ class RestApi:
 
     def put_class_policy(self, request: Request, class_id: str) -> Response:
         cid = self._class_id(class_id)
-        body = read_json_object(request, "policy")
-        try:
-            changes = policy_changes(body, "policy")
-        except FieldError as error:
-            raise HttpError(400, error.message, error.field) from None
+        body: PolicyChanges = self._input(request)
+        changes = {key: getattr(body, key) for key in sorted(body.model_fields_set)}
+        if "params" in changes:
+            changes["params"] = thaw(changes["params"])
         return json_response(self._call(self.backend.set_class_policy, cid, changes))
 
     def get_class_adaptive(self, request: Request, class_id: str) -> Response:
@@ -452,11 +377,14 @@ class RestApi:
         return json_response(self._call(self.backend.params))
 
     def put_params(self, request: Request) -> Response:
-        return json_response(self._call(self.backend.set_params, read_json_object(request)))
+        # the body's model (routing.py) is applied by the backend: GlobalParams.updated checks
+        # a change against it, then merges it over the current values (cross-field checks)
+        changes = read_json_object(request)
+        return json_response(self._call(self.backend.set_params, changes))
 
     def get_decisions(self, request: Request) -> Response:
-        since, limit = query_since(request), query_limit(request)
-        return json_response(self._call(self.backend.decisions, since, limit))
+        query: DecisionsQuery = self._input(request)
+        return json_response(self._call(self.backend.decisions, query.since, query.limit))
 
     def get_mptcp_connections(self, request: Request) -> Response:
         return json_response(self._call(self.backend.mptcp_connections))
