@@ -47,9 +47,9 @@ def _weight(value: Any) -> int:
 
 
 class WeightBody(Body):
-    """``PUT /paths/{id}/weight``: the path's static weight (0: not used)."""
+    """`PUT /paths/{id}/weight`: the path's static weight (0: not used)."""
 
-    weight: Annotated[int, BeforeValidator(_weight), Field(ge=0, le=MAX_WEIGHT)]
+    weight: Annotated[int, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_weight)]
 
 
 def _state(value: Any) -> str:
@@ -59,7 +59,7 @@ def _state(value: Any) -> str:
 
 
 class AdminBody(Body):
-    """``PUT /paths/{id}/admin``: the operator's admin state of a path (down: the policies
+    """`PUT /paths/{id}/admin`: the operator's admin state of a path (down: the policies
     give it no weight, as a dead path)."""
 
     state: Annotated[Literal["up", "down"], BeforeValidator(_state)]
@@ -78,11 +78,11 @@ def _class_list(value: Any) -> Any:
 
 
 class ClassesBody(Body):
-    """``PUT /classes``: the complete class table, in order (unique ids and names, the
+    """`PUT /classes`: the complete class table, in order (unique ids and names, the
     default class 0 exactly once, with an empty match)."""
 
-    classes: Annotated[list[TrafficClass], BeforeValidator(_class_list),
-                       Field(max_length=MAX_CLASSES)]
+    classes: Annotated[list[TrafficClass], Field(max_length=MAX_CLASSES),
+                       BeforeValidator(_class_list)]
 
     @model_validator(mode="after")
     def _table(self) -> ClassesBody:
@@ -105,8 +105,8 @@ def _since(value: Any) -> float:
     return since
 
 
-Since = Annotated[float, BeforeValidator(_since),
-                  Field(ge=0, description="only what is newer (seconds since the epoch)")]
+Since = Annotated[float, Field(ge=0, description="only what is newer (seconds since the epoch)"),
+                  BeforeValidator(_since)]
 
 
 class Query(BaseModel):
@@ -117,13 +117,13 @@ class Query(BaseModel):
 
 
 class TelemetryQuery(Query):
-    """``GET /telemetry?since=<t>``."""
+    """`GET /telemetry?since=<t>`."""
 
     since: Since = 0.0
 
 
 class DecisionsQuery(Query):
-    """``GET /decisions?since=<t>&limit=<n>``: the latest `limit` decisions after `since`."""
+    """`GET /decisions?since=<t>&limit=<n>`: the latest `limit` decisions after `since`."""
 
     since: Since = 0.0
     limit: Annotated[int, Field(ge=1, le=MAX_DECISIONS,

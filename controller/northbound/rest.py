@@ -8,7 +8,8 @@ names the primary), 413 (body over `MAX_BODY`), 415 (a Content-Type that is not
 JSON), or 503 (a switch did not acknowledge). With a `token`, every
 PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
 Without one, writes are open too (tests, loopback demos). The API is described
-in openapi.yaml, served at /openapi.yaml.
+by the REST description served at /openapi.yaml, generated from the route table
+(routing.py) and the models (openapi.py).
 
 Bodies are strict JSON: NaN, Infinity and -Infinity (which Python's json accepts),
 numbers out of a double's range, integers over `MAX_INT_DIGITS` digits, duplicate
@@ -33,7 +34,7 @@ from webob import Request, Response
 
 from mpsched.controller.core import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.errors import FieldError
-from mpsched.controller.northbound import auth
+from mpsched.controller.northbound import auth, openapi
 from mpsched.controller.northbound.bodies import (
     MAX_ID_DIGITS,
     AdminBody,
@@ -320,7 +321,7 @@ class RestApi:
         )
 
     def openapi(self, request: Request) -> Response:
-        text = resources.files(__package__).joinpath("openapi.yaml").read_text()
+        text = openapi.document()  # generated from ROUTES and the models
         return Response(body=text.encode(), content_type="application/yaml", charset=None)
 
     def get_paths(self, request: Request) -> Response:

@@ -88,6 +88,19 @@ def checks(
     return PlainValidator(run) if plain else BeforeValidator(run)
 
 
+def doc(text: str) -> Any:
+    """A field's description in the JSON schema (the REST description)."""
+    return Field(description=text)
+
+
+_PORT_DOC = "a port, or an inclusive range [lo, hi] (answers always give the range)"
+_POLICY_NAME_DOC = (
+    "the policy (GET /params lists them under `policies`; an unknown name is refused, field "
+    "`policy.name`). In a class list a class without a policy gets ecmp; the default class "
+    "starts with the controller's `--policy`"
+)
+
+
 def _ints(lo: int, hi: int) -> Callable[[Any, str], int]:
     return lambda value, name: check_int(value, name, lo, hi)
 
@@ -110,15 +123,18 @@ Proto = Annotated[int | None, checks(check_proto, True), WithJsonSchema(
 
 @dataclass(frozen=True, config=MODEL)
 class Match(KeyCheck):
-    """Packet match; None (absent or null) is a wildcard. Prefixes are normalised to
-    ``a.b.c.d/len``, protocol names to numbers, a single port to the range [p, p]."""
+    """Which packets a class takes. Every field is optional; absent or null = any. Prefixes
+    are IPv4 `a.b.c.d/len` with the host bits zero (`a.b.c.d` = /32). Answers list only
+    the fields that are set."""
 
     dscp: Dscp = None
-    src: Prefix = None
-    dst: Prefix = None
-    proto: Proto = None
-    src_port: Ports = None  # inclusive range
-    dst_port: Ports = None
+    src: Annotated[Prefix, doc("source prefix, answered as a.b.c.d/len")] = None
+    dst: Annotated[Prefix, doc("destination prefix, answered as a.b.c.d/len")] = None
+    proto: Annotated[Proto, doc("IP protocol number, or tcp/udp/icmp (answered as the number)")] = (
+        None
+    )
+    src_port: Annotated[Ports, doc(_PORT_DOC)] = None  # inclusive range
+    dst_port: Annotated[Ports, doc(_PORT_DOC)] = None
 
     def is_empty(self) -> bool:
         return self == Match()
@@ -147,13 +163,15 @@ Params = Annotated[
     Mapping[str, Any],
     checks(lambda value, name: FrozenParams(check_params(value, name)), plain=True),
     PlainSerializer(thaw),
-    WithJsonSchema({"type": "object", "additionalProperties": True,
-                    "description": "the policy's parameters (GET /params `schema`), "
-                                   "over the global ones"}),
+    WithJsonSchema({"type": "object", "additionalProperties": True}),
+    doc("this class's overrides of the policy's parameters, `{<param>: value}`; those left out "
+        "take the global defaults (`GET /params`, `policies.<name>`)"),
 ]
 FlowletGap = Annotated[
     int, checks(_ints(MIN_FLOWLET_GAP_US, MAX_FLOWLET_GAP_US)),
-    Field(description="flowlet gap in µs (0: automatic)"),
+    doc("a flow's idle gap (µs) after which its next packet starts a new flowlet (modes "
+        "flowlet, vq and ca); 0 = automatic: the spread of the alive weighted paths' one-way "
+        "delays (else half the spread of their srtt) + 500 µs, rounded up to 1000 µs"),
     WithJsonSchema({"type": "integer", "minimum": MIN_FLOWLET_GAP_US,
                     "maximum": MAX_FLOWLET_GAP_US}),
 ]
@@ -162,12 +180,13 @@ Bool = Annotated[bool, checks(check_bool), WithJsonSchema({"type": "boolean"})]
 
 @dataclass(frozen=True, config=MODEL)
 class ClassPolicy(KeyCheck):
-    """The policy of a class. `name` and `params` are checked against the policies by the
-    core; here they only need the right types."""
+    """A class's scheduling policy. `name` and `params` are checked against the policies by
+    the scheduler (unknown name or parameter, type, range); here they only need the right
+    types."""
 
-    name: Name = "ecmp"
+    name: Annotated[Name, doc(_POLICY_NAME_DOC)] = "ecmp"
     params: Params = dataclasses.field(default_factory=FrozenParams)
-    lm3: Bool = False
+    lm3: Annotated[Bool, doc("LM3 path activation on top of the policy (`params.lm3`)")] = False
     flowlet_gap_us: FlowletGap = DEFAULT_FLOWLET_GAP_US
 
     def updated(self, changes: Mapping[str, Any]) -> ClassPolicy:
@@ -177,7 +196,9 @@ class ClassPolicy(KeyCheck):
 
 _TARGET_SCHEMA = {
     "type": "object", "nullable": True, "additionalProperties": False,
-    "description": "what the adaptive policy scores its choices by; null: no target",
+    "description": "what the `adaptive` policy scores each choice by (per dwell over the "
+                   "class's paths); every field optional, null = no target on it; null or {} = "
+                   "no target (the policy's default `target_*` apply)",
     "properties": {key: {"type": "number", "minimum": lo, "maximum": hi, "nullable": True}
                    for key, (lo, hi) in _TARGET_RANGES.items()},
 }
@@ -195,7 +216,7 @@ class TrafficClass(KeyCheck):
     """A traffic class; higher `priority` wins among overlapping matches. The default
     class (id 0) always has priority 0."""
 
-    id: ClassId
+    id: Annotated[ClassId, doc("0 is the default class")]
     name: Name
     priority: Priority = 1
     match: Match = dataclasses.field(default_factory=Match)
@@ -229,8 +250,8 @@ def _is_default(value: Any) -> bool:
 
 
 class PolicyChanges(KeyCheck, BaseModel):
-    """A partial policy (``PUT /classes/{id}/policy``): the keys given (`model_fields_set`)
-    replace the class's, the others keep their value (the defaults here are not used)."""
+    """`PUT /classes/{id}/policy`: any subset of the policy's keys; the keys given replace the
+    class's, the others keep their value. Errors name the field as `policy.<key>`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 

@@ -69,15 +69,15 @@ def params_changes_model() -> type[BaseModel]:
     names = tuple(sorted(REGISTRY))
     each: dict[str, Any] = {name: (_partial(REGISTRY[name].Params), None) for name in names}
     policies: type[BaseModel] = create_model(
-        "PoliciesChanges",
+        "PolicyParams",
         __config__=ConfigDict(extra="forbid", frozen=True),
         __doc__="Per policy (by name), the global defaults of its parameters.",
         __validators__={"_known": _known(names, "no such policy")},
         **each,
     )
-    period = Annotated[float, BeforeValidator(_period),
-                       Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
-                             description="period of the control loop (ms)")]
+    period = Annotated[float, Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
+                                    description="period of the control loop (ms)"),
+                       BeforeValidator(_period)]
     fields: dict[str, Any] = {
         "control_period_ms": (period, CONTROL_PERIOD_MS),
         "lm3": (_partial(Lm3.Params), None),
