@@ -11,20 +11,15 @@ Without one, writes are open too (tests, loopback demos). The API is described
 by the REST description served at /openapi.yaml, generated from the route table
 (routing.py) and the models (openapi.py).
 
-Bodies are strict JSON: NaN, Infinity and -Infinity (which Python's json accepts),
-numbers out of a double's range, integers over `MAX_INT_DIGITS` digits, duplicate
-keys and nesting deeper than `MAX_DEPTH` are refused with 400 naming the field
-(or ``body``). Accepted Content-Types: none, ``application/json`` (and
-``application/*+json``), and, read as JSON all the same, ``text/plain`` and
-``application/x-www-form-urlencoded`` (what ``curl -d`` sends); a charset other
-than UTF-8 or any other type is 415.
+Bodies are strict JSON (jsonbody.py: NaN, infinities, huge numbers, duplicate keys and
+deep nesting are refused naming the field; Content-Types other than JSON are 415), checked
+against the endpoint's model (bodies.py, named by the route table in routing.py).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from collections.abc import Callable
 from importlib import resources
@@ -45,6 +40,15 @@ from mpsched.controller.northbound.bodies import (
     WeightBody,
     parse,
 )
+from mpsched.controller.northbound.jsonbody import (  # noqa: F401 (re-exported)
+    MAX_BODY,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    HttpError,
+    check_content_type,
+    check_tree,
+    read_json_object,
+)
 from mpsched.controller.northbound.routing import (
     READ_METHODS,
     ROUTES,
@@ -56,14 +60,8 @@ from mpsched.controller.scheduling.classes import MAX_CLASSES, TrafficClass, tha
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024
-MAX_DEPTH = 32  # nested objects/arrays in a body (valid bodies nest 6 at most)
-MAX_INT_DIGITS = 30
 REST_THREADS = 8  # the server's worker threads (northbound/server.py; --rest-threads)
 MAX_REST_THREADS = 64
-JSON_MEDIA_TYPES = frozenset(
-    {"application/json", "text/plain", "application/x-www-form-urlencoded"}
-)
 ENDPOINT_KEY = "mpsched.endpoint"  # the request's Endpoint (routing.py), in its environ
 
 
@@ -89,21 +87,6 @@ class Backend(Protocol):
     def state(self) -> dict: ...
 
 
-class HttpError(Exception):
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        field: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field
-        self.headers = headers or {}
-
-
 def json_response(body: Any, status: int = 200) -> Response:
     return Response(
         body=(json.dumps(body, indent=2) + "\n").encode(),
@@ -111,105 +94,6 @@ def json_response(body: Any, status: int = 200) -> Response:
         content_type="application/json",
         charset=None,
     )
-
-
-class _Refused:
-    """Stands in for a JSON value the API refuses; `check_tree` names its field."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-def _parse_constant(name: str) -> _Refused:
-    return _Refused(f"{name} is not a number (JSON has no NaN or infinities)")
-
-
-def _parse_float(text: str) -> float | _Refused:
-    value = float(text)
-    return value if math.isfinite(value) else _Refused(f"{text} is out of range")
-
-
-def _parse_int(text: str) -> int | _Refused:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        return _Refused(f"integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        out[key] = _Refused("duplicate key") if key in out else value
-    return out
-
-
-def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def check_tree(data: dict, where: str = "") -> None:
-    """400 naming the first refused value (document order), or `body` if nested deeper
-    than `MAX_DEPTH`; iterative, so no depth makes it recurse."""
-    stack: list[tuple[Any, str, int]] = [(data, where, 1)]
-    while stack:
-        value, name, depth = stack.pop()
-        if isinstance(value, _Refused):
-            raise HttpError(400, f"{name!r}: {value.reason}", name)
-        if isinstance(value, dict | list) and depth > MAX_DEPTH:
-            raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body")
-        if isinstance(value, dict):
-            items = [(v, _join(name, k), depth + 1) for k, v in value.items()]
-        elif isinstance(value, list):
-            items = [(v, f"{name}[{i}]", depth + 1) for i, v in enumerate(value)]
-        else:
-            continue
-        stack.extend(reversed(items))
-
-
-def check_content_type(request: Request) -> None:
-    header = (request.headers.get("Content-Type") or "").strip()
-    if not header:
-        return
-    media, _, rest = header.partition(";")
-    media = media.strip().lower()
-    if media not in JSON_MEDIA_TYPES and not (
-        media.startswith("application/") and media.endswith("+json")
-    ):
-        raise HttpError(415, f"Content-Type {media!r} is not supported; send application/json")
-    for param in rest.split(";"):
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
-            "utf-8",
-            "utf8",
-        ):
-            raise HttpError(415, f"charset {value.strip()!r} is not supported; send UTF-8")
-
-
-def read_json_object(request: Request, where: str = "") -> dict:
-    """The body as a JSON object; `where` prefixes the field names of errors."""
-    check_content_type(request)
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
-    raw = request.body_file.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
-    try:
-        data = json.loads(
-            raw.decode("utf-8"),
-            parse_constant=_parse_constant,
-            parse_float=_parse_float,
-            parse_int=_parse_int,
-            object_pairs_hook=_object_pairs,
-        )
-    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
-        raise HttpError(400, f"body is not valid JSON: {error}", "body") from None
-    except RecursionError:
-        raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body") from None
-    if not isinstance(data, dict):
-        raise HttpError(400, "body must be a JSON object", "body")
-    check_tree(data, where)
-    return data
 
 
 def _is_id(text: str) -> bool:

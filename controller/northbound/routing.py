@@ -25,6 +25,7 @@ from mpsched.controller.northbound.bodies import (
     WeightBody,
     params_changes_model,
 )
+from mpsched.controller.scheduling.classes import ClassPolicy
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 
@@ -70,9 +71,11 @@ ROUTES: tuple[Resource, ...] = (
     Resource("/classes", {"GET": Endpoint("get_classes"),
                           "PUT": Endpoint("put_classes", body=ClassesBody)}),
     Resource("/classes/{id}", _get("get_class")),
-    Resource("/classes/{id}/policy", {"GET": Endpoint("get_class_policy"),
-                                      "PUT": Endpoint("put_class_policy", body=PolicyChanges,
-                                                                where="policy")}),
+    Resource("/classes/{id}/policy", {
+        "GET": Endpoint("get_class_policy", response=ClassPolicy),
+        "PUT": Endpoint("put_class_policy", body=PolicyChanges, where="policy",
+                        response=ClassPolicy),
+    }),
     Resource("/classes/{id}/adaptive", _get("get_class_adaptive")),
     Resource("/params", {"GET": Endpoint("get_params"),
                          "PUT": Endpoint("put_params", body=params_changes_model())}),

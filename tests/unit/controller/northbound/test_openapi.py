@@ -144,3 +144,15 @@ def test_an_operation_the_router_does_not_serve_is_refused():
     renamed = (*fewer, Resource("/switches", {"PUT": ROUTES[0].methods["GET"]}))
     with pytest.raises(ValueError, match="'/switches', 'get'"):
         openapi.describe(renamed, base)
+
+
+def test_a_response_model_gives_the_answers_schema(served):
+    answered = [(r, m, ep) for r in ROUTES for m, ep in r.methods.items() if ep.response]
+    assert answered  # a class's policy is a model (ClassPolicy); more as answers become models
+    for resource, method, ep in answered:
+        answer = served["paths"][resource.template][method.lower()]["responses"]["200"]
+        ref = answer["content"]["application/json"]["schema"]["$ref"]
+        expected = openapi.to_openapi30(adapter(ep.response).json_schema(ref_template=openapi.REF))
+        expected.pop("$defs", None)
+        assert resolve(served, ref) == expected
+        assert answer["description"]  # kept from openapi-base.yaml
