@@ -42,4 +42,7 @@ def checked(kind: type[T], data: Any, where: str = "") -> T:
         return result
     except ValidationError as exc:
         first = input_error(exc)
-        raise FieldError(join_field(where, first.field) or "body", first.message) from None
+        message = first.message
+        if message == "missing":  # name the key, as the hand-written checks did
+            message = f"missing field {str(exc.errors()[0]['loc'][-1])!r}"
+        raise FieldError(join_field(where, first.field) or "body", message) from None

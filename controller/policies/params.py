@@ -93,7 +93,10 @@ def _field(f: dataclasses.Field, hint: Any) -> tuple[Any, Any]:
         except FieldError as error:
             raise ValueError(error.message) from None
 
-    info = Field(default=f.default, description=_doc(f))
+    if f.default_factory is not dataclasses.MISSING:
+        info = Field(default_factory=f.default_factory, description=_doc(f))
+    else:  # a Params field always has a default: a partial update leaves the others as they are
+        info = Field(default=f.default, description=_doc(f))
     return Annotated[annotation, BeforeValidator(check)], info
 
 

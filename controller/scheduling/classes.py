@@ -26,7 +26,9 @@ from pydantic import (
     Field,
     PlainSerializer,
     PlainValidator,
+    ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic.dataclasses import dataclass
@@ -206,7 +208,7 @@ Target = Annotated[QosTarget | None, checks(lambda value, name: qos_target_from_
                                             True), WithJsonSchema(_TARGET_SCHEMA)]
 ClassId = Annotated[int, checks(_ints(0, MAX_CLASSES - 1)),
                     WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_CLASSES - 1})]
-Priority = Annotated[int, checks(_ints(0, MAX_PRIORITY)), WithJsonSchema({
+Priority = Annotated[int, WithJsonSchema({
     "type": "integer", "minimum": 0, "maximum": MAX_PRIORITY,
     "description": "higher wins among overlapping matches; 0 only for the default class 0"})]
 
@@ -223,6 +225,16 @@ class TrafficClass(KeyCheck):
     policy: ClassPolicy = dataclasses.field(default_factory=ClassPolicy)
     qos_target: Target = None  # what the `adaptive` policy scores its choices by
 
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _priority(cls, value: Any, info: ValidationInfo) -> int:
+        """0 for the default class (checked below), 1..MAX_PRIORITY for the others."""
+        low = 0 if _is_default(info.data.get("id")) else 1
+        try:
+            return check_int(value, "", low, MAX_PRIORITY)
+        except FieldError as error:
+            raise ValueError(error.message) from None
+
     @model_validator(mode="before")
     @classmethod
     def _default_class_priority(cls, data: Any) -> Any:
@@ -238,8 +250,6 @@ class TrafficClass(KeyCheck):
             if self.priority not in (0, 1):  # 1: the default of a class built in code
                 fail("priority", "the default class 0 has priority 0", self.priority)
             object.__setattr__(self, "priority", 0)
-        elif self.priority == 0:
-            fail("priority", f"must be an integer 1..{MAX_PRIORITY}, got 0", 0)
 
 
 def _is_default(value: Any) -> bool:
