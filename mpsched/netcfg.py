@@ -74,8 +74,8 @@ def _rate(value: Any) -> float | None:
     return rate
 
 
-def _grpc_address(value: str) -> str:
-    if ":" not in value:
+def _grpc_address(value: Any) -> str:
+    if not isinstance(value, str) or ":" not in value:
         raise ValueError(f"must be host:port, got {value!r}")
     return value
 
@@ -129,7 +129,7 @@ class PinCfg(KeyCheck):
 class SwitchCfg(KeyCheck):
     name: Text
     device_id: Annotated[int, int_in(0, 2**32 - 1)]
-    grpc_address: Annotated[Text, BeforeValidator(_grpc_address)]
+    grpc_address: Annotated[str, BeforeValidator(_grpc_address)]
     mac: Mac
     subnets: tuple[Annotated[str, BeforeValidator(_prefix)], ...]
     hosts: tuple[HostCfg, ...]

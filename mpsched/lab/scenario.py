@@ -43,10 +43,11 @@ from mpsched.validation import (
 )
 
 __all__ = [
-    "ADAPTIVE", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DIRECTIONS", "PAPERS", "POLICIES",
-    "SIZE_DISTRIBUTIONS", "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError",
-    "ScenarioFile", "Workload", "load", "parse",
-]
+    "ADAPTIVE", "BACKENDS", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DEFAULT_FLOWLET_GAP_US",
+    "DIRECTIONS", "PACKET_MIX_PAPERS", "PAPERS", "POLICIES", "SIZE_DISTRIBUTIONS",
+    "WORKLOAD_KINDS", "Policy", "Scenario", "ScenarioError", "ScenarioFile", "Workload", "load",
+    "parse",
+]  # fmt: skip
 
 # Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
 # ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
@@ -207,6 +208,14 @@ class ScenarioFile(KeyCheck, BaseModel):
     def _some_workload(cls, value: Any) -> Any:
         if isinstance(value, list) and not value:
             raise ValueError("at least one workload")
+        return value
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _weights_given(cls, value: Any, info: ValidationInfo) -> Any:
+        """An empty `weights` list is not the absent one (weights from the rates)."""
+        if isinstance(value, dict) and value.get("weights") == []:
+            fail("weights", f"one weight per path ({len(info.data.get('paths', []))})", [])
         return value
 
     @field_validator("params", mode="before")

@@ -136,7 +136,7 @@ class StepEvent(_Event):
 class RampEvent(_Event):
     ramp: Annotated[str, one_of(RAMPED)]
     from_s: Seconds
-    to_s: float
+    to_s: Annotated[float, number()]  # >= from_s
     start: Annotated[float, number()]  # a number, also for rate_mbps (no null here)
     end: Annotated[float, number()]
     interval_s: Annotated[float, number(0.01)] = 0.5
@@ -163,7 +163,7 @@ class RampEvent(_Event):
 
 class DownEvent(_Event):
     down_s: Seconds
-    up_s: float | None = None
+    up_s: Annotated[float, number()] | None = None  # >= down_s
 
     @model_validator(mode="after")
     def _down(self) -> DownEvent:

@@ -68,7 +68,7 @@ class Workload:
 
     kind: Annotated[str, one_of(WORKLOAD_KINDS)]
     start_s: Annotated[float, number(0)] = 0.0
-    stop_s: float | None = None
+    stop_s: Annotated[float, number()] | None = None  # >= start_s; None: the run's end
     streams: Count = 1
     mptcp: BoolValue = False
     subflows: Count = 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
@@ -171,3 +171,78 @@ def test_the_projects_input_errors_share_the_shape():
         assert isinstance(error, InputError)
         assert (error.field, error.message, error.source) == ("a[1].b", "bad", "f.yaml")
         assert str(error).endswith("f.yaml: a[1].b: bad")
+
+
+JUNK: tuple[object, ...] = (None, True, -1, 1.5, "x", "", [], {}, [1], {"a": 1}, float("nan"))
+
+
+def _leaves(data: object, path: tuple = ()):
+    """Every key path of a document, containers included."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield (*path, key)
+            yield from _leaves(value, (*path, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield (*path, i)
+            yield from _leaves(value, (*path, i))
+
+
+def _replaced(data: object, path: tuple, value: object) -> object:
+    import copy
+
+    out = copy.deepcopy(data)
+    target: Any = out
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    return out
+
+
+def _junk_is_refused_by_name(parse, error_type, good: dict) -> int:
+    """`parse` of `good` with any one value replaced by junk either loads or raises
+    `error_type`; the number of refusals."""
+    refused = 0
+    for path in _leaves(good):
+        for junk in JUNK:
+            try:
+                parse(_replaced(good, path, junk))
+            except error_type as error:
+                assert error.field and error.message, (path, junk, error)
+                refused += 1
+    return refused
+
+
+def test_junk_in_any_scenario_key_is_an_error_naming_a_field_never_a_crash():
+    from mpsched.lab.scenario import ScenarioError, parse
+
+    good = {
+        "name": "t", "duration_s": 10, "cpu_bound": {"idle_below_pct": 5},
+        "paths": [{"rate_mbps": 10, "delay_ms": 5, "gilbert": {"p_pct": 1, "r_pct": 20},
+                   "reverse": {"delay_ms": 2}, "core": {"rate_mbps": 4},
+                   "schedule": [{"at_s": 1, "set": {"delay_ms": 9}},
+                                {"ramp": "delay_ms", "from_s": 0, "to_s": 4, "start": 1,
+                                 "end": 3},
+                                {"down_s": 2, "up_s": 3, "direction": "forward"}]},
+                  {"rate_mbps": 5, "cross_traffic": True}],
+        "workload": [{"kind": "poisson", "sizes": "websearch", "load_pct": 50},
+                     {"kind": "vbr", "path": 2, "load_pct": 5},
+                     {"kind": "files", "sizes_kb": [10, 20], "count": 3, "stop_s": 8}],
+        "policy": {"name": "static", "weights": [1, 2]}, "compare": ["ecmp", "llhd"],
+    }  # fmt: skip
+    parse(good)
+    assert _junk_is_refused_by_name(parse, ScenarioError, good) > 300
+
+
+def test_junk_in_any_network_description_key_is_an_error_naming_a_field():
+    from mpsched.netcfg import ConfigError, NetCfg
+
+    good = {"switches": [{
+        "name": "s1", "device_id": 1, "grpc_address": "127.0.0.1:50001",
+        "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"], "probe_iface": "s1-prb",
+        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
+        "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3}],
+        "pins": [{"prefix": "10.0.2.3/32", "path_id": 2}],
+    }]}  # fmt: skip
+    NetCfg.from_dict(good)
+    assert _junk_is_refused_by_name(NetCfg.from_dict, ConfigError, good) > 150
