@@ -19,8 +19,8 @@ atomically (`save_atomic`)::
      "paths": {"1": {"weight": 1, "admin": "up"}, ...},
      "learned": {"<class id>": {"<switch>": {...}}}}
 
-`Intent.from_json` checks it with the REST API's own validators (classes as for
-``PUT /classes``, every class's policy and params against the policy registry,
+`Intent.from_json` checks it against its model, `IntentFile` (controller/intent_file.py:
+classes as for ``PUT /classes``, every class's policy and params against the policy registry,
 params as for ``PUT /params``) and raises `StateError` naming the field, e.g.
 ``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None if there
 is none) and never changes it. `StateStore` is the running controller's side: where
@@ -41,25 +41,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mpsched.controller.errors import FieldError
-from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
-from mpsched.controller.scheduling.classes import (
-    TrafficClass,
-    class_to_dict,
-    classes_from_list,
+from pydantic import ValidationError
+
+from mpsched.controller.errors import adapter
+from mpsched.controller.intent_file import (  # noqa: F401 (re-exported)
+    MAX_PATH_ID,
+    READ_VERSIONS,
+    VERSION,
+    IntentFile,
 )
-from mpsched.controller.scheduling.scheduler import GlobalParams, make_class_policy
-from mpsched.p4rt.weights import MAX_WEIGHT
+from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
+from mpsched.controller.scheduling.classes import TrafficClass, class_to_dict
+from mpsched.controller.scheduling.scheduler import GlobalParams
+from mpsched.validation import input_error
 
 log = logging.getLogger(__name__)
 
-VERSION = 2
-READ_VERSIONS = (1, 2)  # version 1: the same without "learned"
-TOP_KEYS = ("version", "classes", "params", "paths", "learned")
-REQUIRED_KEYS = ("version", "classes", "params", "paths")
-PATH_KEYS = ("weight", "admin")
-ADMIN_STATES = ("up", "down")
-MAX_PATH_ID = 255  # as mpsched/netcfg.py
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -114,73 +111,15 @@ class Intent:
 
     @classmethod
     def from_json(cls, data: Any) -> Intent:
-        """A checked intent; StateError names the first bad field."""
-        if not isinstance(data, dict):
-            raise StateError(f"must be a JSON object, got {type(data).__name__}")
-        for key in data:
-            if key not in TOP_KEYS:
-                raise StateError(f"unknown field; expected {list(TOP_KEYS)}", str(key))
-        for key in REQUIRED_KEYS:
-            if key not in data:
-                raise StateError("missing", key)
-        version = data["version"]
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise StateError(f"must be the integer {VERSION}, got {version!r}", "version")
-        if version not in READ_VERSIONS:
-            raise StateError(
-                f"unsupported version {version} (this controller reads versions "
-                f"{', '.join(map(str, READ_VERSIONS))})",
-                "version",
-            )
-        if version == 1 and "learned" in data:
-            raise StateError("not in a version 1 file", "learned")
-        learned = data.get("learned", {})
-        if not isinstance(learned, dict):
-            raise StateError("must be a JSON object", "learned")
-        params = _params(data["params"])
+        """A checked intent (the document as `IntentFile`); StateError names the first bad
+        field (None: the document as a whole)."""
         try:
-            classes = classes_from_list(data["classes"])
-            for i, c in enumerate(classes):
-                make_class_policy(c.policy, params, f"classes[{i}].policy")
-        except FieldError as error:
-            raise StateError(error.message, error.field) from None
-        return cls(tuple(classes), params, _paths(data["paths"]), version, learned)
-
-
-def _params(data: Any) -> GlobalParams:
-    if not isinstance(data, dict):
-        raise StateError("must be a JSON object", "params")
-    try:
-        return GlobalParams().updated(data)
-    except FieldError as error:
-        raise StateError(error.message, f"params.{error.field}") from None
-
-
-def _paths(data: Any) -> dict[int, PathIntent]:
-    if not isinstance(data, dict):
-        raise StateError('must be a JSON object {"<path id>": {"weight": W, "admin": A}}', "paths")
-    out: dict[int, PathIntent] = {}
-    for key, item in data.items():
-        where = f"paths.{key}"
-        if not (key.isascii() and key.isdigit()) or not 1 <= int(key) <= MAX_PATH_ID:
-            raise StateError(f"path ids are integers 1..{MAX_PATH_ID}", where)
-        if int(key) in out:
-            raise StateError("duplicate path id", where)
-        if not isinstance(item, dict):
-            raise StateError("must be a JSON object", where)
-        for name in item:
-            if name not in PATH_KEYS:
-                raise StateError(f"unknown field; expected {list(PATH_KEYS)}", f"{where}.{name}")
-        for name in PATH_KEYS:
-            if name not in item:
-                raise StateError("missing", f"{where}.{name}")
-        weight = item["weight"]
-        if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
-            raise StateError(f"must be an integer 0..{MAX_WEIGHT}", f"{where}.weight")
-        if item["admin"] not in ADMIN_STATES:
-            raise StateError('must be "up" or "down"', f"{where}.admin")
-        out[int(key)] = PathIntent(weight, item["admin"] == "up")
-    return out
+            doc = adapter(IntentFile).validate_python(data)
+        except ValidationError as exc:
+            first = input_error(exc)
+            raise StateError(first.message, first.field or None) from None
+        paths = {int(key): PathIntent(p.weight, p.admin == "up") for key, p in doc.paths.items()}
+        return cls(tuple(doc.classes), doc.params, paths, doc.version, doc.learned)
 
 
 def intent_matches(a: Intent, b: Intent) -> list[str]:

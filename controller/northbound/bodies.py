@@ -1,192 +1,147 @@
-"""What the REST API reads from a request: its JSON body, query parameters, and the
-error it answers with (`HttpError`).
+"""The REST API's inputs as pydantic models: request bodies and query parameters.
 
-Bodies are strict JSON: NaN, Infinity and -Infinity (which Python's json accepts),
-numbers out of a double's range, integers over `MAX_INT_DIGITS` digits, duplicate
-keys and nesting deeper than `MAX_DEPTH` are refused with 400 naming the field
-(or ``body``). Accepted Content-Types: none, ``application/json`` (and
-``application/*+json``), and, read as JSON all the same, ``text/plain`` and
-``application/x-www-form-urlencoded`` (what ``curl -d`` sends); a charset other
-than UTF-8 or any other type is 415.
+Each write's body is a model (`WeightBody`, `AdminBody`, `ClassesBody`, the class's
+`PolicyChanges`, the global `params_changes_model()`); the GETs with query parameters have
+one (`TelemetryQuery`, `DecisionsQuery`). `parse` validates a body or query against its
+model and raises `FieldError` naming the first bad field, which the REST layer answers with
+400 ``{"error": message, "field": name}``. The route table (routing.py) names each route's
+model, and the REST description's schemas are generated from them (openapi.py).
 """
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar
 
-from webob import Request
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from mpsched.p4rt.weights import MAX_WEIGHT
-
-MAX_BODY = 64 * 1024
-MAX_DEPTH = 32  # nested objects/arrays in a body (valid bodies nest 6 at most)
-MAX_INT_DIGITS = 30
-MAX_ID_DIGITS = 9  # path, class and connection ids in URLs
-JSON_MEDIA_TYPES = frozenset(
-    {"application/json", "text/plain", "application/x-www-form-urlencoded"}
+from mpsched.controller.errors import FieldError, checked
+from mpsched.controller.scheduling.classes import (
+    MAX_CLASSES,
+    PolicyChanges,
+    TrafficClass,
+    check_table,
 )
+from mpsched.controller.scheduling.params_changes import params_changes_model
+from mpsched.p4rt.weights import MAX_WEIGHT
+from mpsched.validation import KeyCheck, fail
+
+__all__ = ["PolicyChanges", "params_changes_model"]
+
 MAX_DECISIONS = 1000
 DEFAULT_DECISIONS = 100
+MAX_ID_DIGITS = 9  # path, class and connection ids in URLs; the `limit` query parameter
+M = TypeVar("M")
 
 
-class HttpError(Exception):
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        field: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field
-        self.headers = headers or {}
+class Body(KeyCheck, BaseModel):
+    """A JSON object with exactly the declared keys (an unknown one is named)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _Refused:
-    """Stands in for a JSON value the API refuses; `check_tree` names its field."""
-
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+def _weight(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WEIGHT:
+        raise ValueError(f"'weight' must be an integer 0..{MAX_WEIGHT}")
+    return value
 
 
-def _parse_constant(name: str) -> _Refused:
-    return _Refused(f"{name} is not a number (JSON has no NaN or infinities)")
+class WeightBody(Body):
+    """`PUT /paths/{id}/weight`: the path's static weight (0: not used)."""
+
+    weight: Annotated[int, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_weight)]
 
 
-def _parse_float(text: str) -> float | _Refused:
-    value = float(text)
-    return value if math.isfinite(value) else _Refused(f"{text} is out of range")
+def _state(value: Any) -> str:
+    if value not in ("up", "down"):
+        raise ValueError("'state' must be \"up\" or \"down\"")
+    return str(value)
 
 
-def _parse_int(text: str) -> int | _Refused:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        return _Refused(f"integer of more than {MAX_INT_DIGITS} digits")
-    return int(text)
+class AdminBody(Body):
+    """`PUT /paths/{id}/admin`: the operator's admin state of a path (down: the policies
+    give it no weight, as a dead path)."""
+
+    state: Annotated[Literal["up", "down"], BeforeValidator(_state)]
+
+    @property
+    def up(self) -> bool:
+        return self.state == "up"
 
 
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        out[key] = _Refused("duplicate key") if key in out else value
-    return out
+def _class_list(value: Any) -> Any:
+    if not isinstance(value, list):
+        raise ValueError("must be a JSON array of classes")
+    if len(value) > MAX_CLASSES:
+        raise ValueError(f"at most {MAX_CLASSES} classes, got {len(value)}")
+    return value
 
 
-def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
+class ClassesBody(Body):
+    """`PUT /classes`: the complete class table, in order (unique ids and names, the
+    default class 0 exactly once, with an empty match)."""
+
+    classes: Annotated[list[TrafficClass], Field(max_length=MAX_CLASSES),
+                       BeforeValidator(_class_list)]
+
+    @model_validator(mode="after")
+    def _table(self) -> ClassesBody:
+        try:
+            check_table(self.classes)
+        except FieldError as error:
+            fail(error.field, error.message)
+        return self
 
 
-def check_tree(data: dict, where: str = "") -> None:
-    """400 naming the first refused value (document order), or `body` if nested deeper
-    than `MAX_DEPTH`; iterative, so no depth makes it recurse."""
-    stack: list[tuple[Any, str, int]] = [(data, where, 1)]
-    while stack:
-        value, name, depth = stack.pop()
-        if isinstance(value, _Refused):
-            raise HttpError(400, f"{name!r}: {value.reason}", name)
-        if isinstance(value, dict | list) and depth > MAX_DEPTH:
-            raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body")
-        if isinstance(value, dict):
-            items = [(v, _join(name, k), depth + 1) for k, v in value.items()]
-        elif isinstance(value, list):
-            items = [(v, f"{name}[{i}]", depth + 1) for i, v in enumerate(value)]
-        else:
-            continue
-        stack.extend(reversed(items))
-
-
-def check_content_type(request: Request) -> None:
-    header = (request.headers.get("Content-Type") or "").strip()
-    if not header:
-        return
-    media, _, rest = header.partition(";")
-    media = media.strip().lower()
-    if media not in JSON_MEDIA_TYPES and not (
-        media.startswith("application/") and media.endswith("+json")
-    ):
-        raise HttpError(415, f"Content-Type {media!r} is not supported; send application/json")
-    for param in rest.split(";"):
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset" and value.strip().strip('"').lower() not in (
-            "utf-8",
-            "utf8",
-        ):
-            raise HttpError(415, f"charset {value.strip()!r} is not supported; send UTF-8")
-
-
-def read_json_object(request: Request, where: str = "") -> dict:
-    """The body as a JSON object; `where` prefixes the field names of errors."""
-    check_content_type(request)
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
-    raw = request.body_file.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise HttpError(413, f"body larger than {MAX_BODY} bytes", "body")
+def _since(value: Any) -> float:
     try:
-        data = json.loads(
-            raw.decode("utf-8"),
-            parse_constant=_parse_constant,
-            parse_float=_parse_float,
-            parse_int=_parse_int,
-            object_pairs_hook=_object_pairs,
-        )
-    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
-        raise HttpError(400, f"body is not valid JSON: {error}", "body") from None
-    except RecursionError:
-        raise HttpError(400, f"body nested deeper than {MAX_DEPTH} levels", "body") from None
-    if not isinstance(data, dict):
-        raise HttpError(400, "body must be a JSON object", "body")
-    check_tree(data, where)
-    return data
-
-
-def parse_weight(body: dict) -> int:
-    unknown = sorted(set(body) - {"weight"})
-    if unknown:
-        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-    if "weight" not in body:
-        raise HttpError(400, "missing field 'weight'", "weight")
-    weight = body["weight"]
-    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= MAX_WEIGHT:
-        raise HttpError(400, f"'weight' must be an integer 0..{MAX_WEIGHT}", "weight")
-    return weight
-
-
-def parse_admin(body: dict) -> bool:
-    """``{"state": "up"|"down"}`` -> up?"""
-    unknown = sorted(set(body) - {"state"})
-    if unknown:
-        raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-    if body.get("state") not in ("up", "down"):
-        raise HttpError(400, "'state' must be \"up\" or \"down\"", "state")
-    return body["state"] == "up"
-
-
-def query_since(request: Request) -> float:
-    text = request.GET.get("since", "0")
-    try:
-        since = float(text)
-    except ValueError:
-        raise HttpError(
-            400, f"'since' must be a number (seconds since the epoch), got {text!r}", "since"
+        since = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"'since' must be a number (seconds since the epoch), got {value!r}"
         ) from None
     if not math.isfinite(since) or since < 0:
-        raise HttpError(400, "'since' must be a number >= 0", "since")
+        raise ValueError(f"'since' must be a number >= 0, got {value!r}")
     return since
 
 
-def query_limit(request: Request) -> int:
-    text = request.GET.get("limit", str(DEFAULT_DECISIONS))
-    if (
-        not (text.isascii() and text.isdigit())
-        or len(text) > MAX_ID_DIGITS
-        or not 1 <= int(text) <= MAX_DECISIONS
-    ):
-        raise HttpError(400, f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}",
-                        "limit")
-    return int(text)
+Since = Annotated[float, Field(ge=0, description="only what is newer (seconds since the epoch)"),
+                  BeforeValidator(_since)]
+
+
+class Query(BaseModel):
+    """Query parameters (strings in the URL); parameters a resource does not know are left
+    unread, as a browser's cache busters."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class TelemetryQuery(Query):
+    """`GET /telemetry?since=<t>`."""
+
+    since: Since = 0.0
+
+
+class DecisionsQuery(Query):
+    """`GET /decisions?since=<t>&limit=<n>`: the latest `limit` decisions after `since`."""
+
+    since: Since = 0.0
+    limit: Annotated[int, Field(ge=1, le=MAX_DECISIONS,
+                                description="at most this many, the latest")] = DEFAULT_DECISIONS
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        text = str(value)
+        if (
+            not (text.isascii() and text.isdigit())
+            or len(text) > MAX_ID_DIGITS
+            or not 1 <= int(text) <= MAX_DECISIONS
+        ):
+            raise ValueError(f"'limit' must be an integer 1..{MAX_DECISIONS}, got {text!r}")
+        return int(text)
+
+
+def parse(model: type[M], data: Any, where: str = "") -> M:
+    """`data` as `model`; FieldError names the first bad field (below `where`)."""
+    return checked(model, data, where)

@@ -4,12 +4,16 @@ Every handler validates its input and answers JSON. Errors are
 ``{"error": <message>, "field": <name or null>}`` with 400 (bad input, the
 field named), 401/403 (a write without the right token), 404 (unknown
 resource), 405 (with ``Allow``), 409 (a write to a backup controller: the message
-names the primary), 413 (body over `bodies.MAX_BODY`), 415 (a Content-Type that is not
+names the primary), 413 (body over `MAX_BODY`), 415 (a Content-Type that is not
 JSON), or 503 (a switch did not acknowledge). With a `token`, every
 PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
 Without one, writes are open too (tests, loopback demos). The API is described
-in openapi.yaml, served at /openapi.yaml. Bodies (strict JSON) and query
-parameters are read by bodies.py.
+by the REST description served at /openapi.yaml, generated from the route table
+(routing.py) and the models (openapi.py).
+
+Bodies are strict JSON (jsonbody.py: NaN, infinities, huge numbers, duplicate keys and
+deep nesting are refused naming the field; Content-Types other than JSON are 415), checked
+against the endpoint's model (bodies.py, named by the route table in routing.py).
 """
 
 from __future__ import annotations
@@ -29,28 +33,40 @@ from mpsched.controller.errors import (
     NotPrimaryError,
     UnavailableError,
 )
-from mpsched.controller.northbound import auth, views
+from mpsched.controller.northbound import auth, openapi, views
 from mpsched.controller.northbound.bodies import (
     MAX_ID_DIGITS,
+    AdminBody,
+    ClassesBody,
+    DecisionsQuery,
+    PolicyChanges,
+    TelemetryQuery,
+    WeightBody,
+    parse,
+)
+from mpsched.controller.northbound.jsonbody import (  # noqa: F401 (re-exported)
+    MAX_BODY,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
     HttpError,
-    parse_admin,
-    parse_weight,
-    query_limit,
-    query_since,
+    check_content_type,
+    check_tree,
     read_json_object,
 )
-from mpsched.controller.scheduling.classes import (
-    MAX_CLASSES,
-    TrafficClass,
-    classes_from_list,
-    policy_changes,
+from mpsched.controller.northbound.routing import (
+    READ_METHODS,
+    ROUTES,
+    Endpoint,
+    MethodNotAllowedError,
+    Router,
 )
+from mpsched.controller.scheduling.classes import MAX_CLASSES, TrafficClass, thaw
 
 log = logging.getLogger(__name__)
 
 REST_THREADS = 8  # the server's worker threads (northbound/server.py; --rest-threads)
 MAX_REST_THREADS = 64
-READ_METHODS = frozenset({"GET", "HEAD"})
+ENDPOINT_KEY = "mpsched.endpoint"  # the request's Endpoint (routing.py), in its environ
 
 
 class Backend(Protocol):
@@ -88,23 +104,8 @@ def json_response(body: Any, status: int = 200) -> Response:
     )
 
 
-
 def _is_id(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= MAX_ID_DIGITS
-
-
-Handler = Callable[..., Response]
-
-
-class Route:
-    """One resource: its path template (``/paths/{path_id}``, as in openapi.yaml) and its
-    handlers by method."""
-
-    def __init__(self, template: str, methods: dict[str, Handler]) -> None:
-        self.template = template
-        self.methods = methods
-        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(template))
-        self.pattern = re.compile(f"^{regex}$")
 
 
 class RestApi:
@@ -119,31 +120,8 @@ class RestApi:
         self.backend = backend
         self.run_blocking = run_blocking
         self.token = token
-        self.routes: list[Route] = [
-            Route("/", {"GET": self.index}),
-            Route("/openapi.yaml", {"GET": self.openapi}),
-            Route("/paths", {"GET": self.get_paths}),
-            Route("/paths/{path_id}", {"GET": self.get_path}),
-            Route("/paths/{path_id}/weight", {"PUT": self.put_weight}),
-            Route("/paths/{path_id}/admin", {"PUT": self.put_admin}),
-            Route("/paths/{path_id}/telemetry", {"GET": self.get_telemetry}),
-            Route("/telemetry", {"GET": self.get_telemetry_since}),
-            Route("/switches", {"GET": self.get_switches}),
-            Route("/classes", {"GET": self.get_classes, "PUT": self.put_classes}),
-            Route("/classes/{class_id}", {"GET": self.get_class}),
-            Route(
-                "/classes/{class_id}/policy",
-                {"GET": self.get_class_policy, "PUT": self.put_class_policy},
-            ),
-            Route("/classes/{class_id}/adaptive", {"GET": self.get_class_adaptive}),
-            Route("/params", {"GET": self.get_params, "PUT": self.put_params}),
-            Route("/decisions", {"GET": self.get_decisions}),
-            Route("/mptcp/connections", {"GET": self.get_mptcp_connections}),
-            Route("/mptcp/connections/{conn_id}", {"GET": self.get_mptcp_connection}),
-            Route("/state", {"GET": self.get_state}),
-            Route("/ui", {"GET": self.get_ui_index}),
-            Route("/ui/{name}", {"GET": self.get_ui_file}),
-        ]
+        self.routes = list(ROUTES)  # what is served; openapi.py describes the same table
+        self.router = Router(ROUTES)
 
     def __call__(self, environ: dict, start_response: Callable) -> Any:
         request = Request(environ)
@@ -164,26 +142,23 @@ class RestApi:
             request.GET  # noqa: B018 (decodes the query string)
         except UnicodeDecodeError:
             raise HttpError(400, "the URL is not valid UTF-8") from None
-        for route in self.routes:
-            match = route.pattern.match(path)
-            if match is None:
-                continue
-            methods = route.methods
-            handler = methods.get(request.method)
-            if handler is None:
-                allow = ", ".join(sorted(methods))
-                raise HttpError(
-                    405,
-                    f"method {request.method[:20]} not allowed; use {allow}",
-                    headers={"Allow": allow},
-                )
-            if self.token is not None and request.method not in READ_METHODS:
-                try:
-                    auth.check(request.headers.get("Authorization"), self.token)
-                except auth.AuthError as error:
-                    raise HttpError(error.status, error.message, headers=error.headers) from None
-            return handler(request, **match.groupdict())
-        raise HttpError(404, f"no resource {path[:100]}")
+        try:
+            found = self.router.match(path, request.method)
+        except MethodNotAllowedError as error:
+            allow = ", ".join(error.allow)
+            message = f"method {request.method[:20]} not allowed; use {allow}"
+            raise HttpError(405, message, headers={"Allow": allow}) from None
+        if found is None:
+            raise HttpError(404, f"no resource {path[:100]}")
+        _, endpoint, ident = found
+        if self.token is not None and request.method not in READ_METHODS:
+            try:
+                auth.check(request.headers.get("Authorization"), self.token)
+            except auth.AuthError as error:
+                raise HttpError(error.status, error.message, headers=error.headers) from None
+        request.environ[ENDPOINT_KEY] = endpoint
+        handler = getattr(self, endpoint.handler)
+        return handler(request) if ident is None else handler(request, ident)  # type: ignore[no-any-return]
 
     # -- handlers --------------------------------------------------------
 
@@ -196,6 +171,19 @@ class RestApi:
         if not _is_id(text) or int(text) >= MAX_CLASSES:
             raise HttpError(404, f"no class {text[:40]}")
         return int(text)
+
+    def _input(self, request: Request) -> Any:
+        """The request's body (a write) or query parameters (a read) as its endpoint's model
+        (routing.py); 400 naming the first bad field."""
+        endpoint: Endpoint = request.environ[ENDPOINT_KEY]
+        try:
+            if endpoint.body is not None:
+                data = read_json_object(request, endpoint.where)
+                return parse(endpoint.body, data, endpoint.where)
+            fields = endpoint.query.model_fields
+            return parse(endpoint.query, {k: v for k, v in request.GET.items() if k in fields})
+        except FieldError as error:
+            raise HttpError(400, error.message, error.field) from None
 
     def _call(self, fn: Callable, *args: Any) -> Any:
         try:
@@ -225,7 +213,7 @@ class RestApi:
         )
 
     def openapi(self, request: Request) -> Response:
-        text = resources.files(__package__).joinpath("openapi.yaml").read_text()
+        text = openapi.document()  # generated from ROUTES and the models
         return Response(body=text.encode(), content_type="application/yaml", charset=None)
 
     def get_paths(self, request: Request) -> Response:
@@ -236,19 +224,20 @@ class RestApi:
 
     def put_weight(self, request: Request, path_id: str) -> Response:
         pid = self._path_id(path_id)
-        weight = parse_weight(read_json_object(request))
-        return json_response(self._call(self.backend.set_weight, pid, weight))
+        body: WeightBody = self._input(request)
+        return json_response(self._call(self.backend.set_weight, pid, body.weight))
 
     def get_telemetry(self, request: Request, path_id: str) -> Response:
         return json_response(self._call(self.backend.telemetry, self._path_id(path_id)))
 
     def put_admin(self, request: Request, path_id: str) -> Response:
         pid = self._path_id(path_id)
-        up = parse_admin(read_json_object(request))
-        return json_response(self._call(self.backend.set_admin, pid, up))
+        body: AdminBody = self._input(request)
+        return json_response(self._call(self.backend.set_admin, pid, body.up))
 
     def get_telemetry_since(self, request: Request) -> Response:
-        return json_response(self._call(self.backend.telemetry_since, query_since(request)))
+        query: TelemetryQuery = self._input(request)
+        return json_response(self._call(self.backend.telemetry_since, query.since))
 
     def get_switches(self, request: Request) -> Response:
         return json_response(self._call(self.backend.switches))
@@ -257,17 +246,8 @@ class RestApi:
         return json_response(self._call(self.backend.classes))
 
     def put_classes(self, request: Request) -> Response:
-        body = read_json_object(request)
-        unknown = sorted(set(body) - {"classes"})
-        if unknown:
-            raise HttpError(400, f"unknown field {unknown[0]!r}", unknown[0])
-        if "classes" not in body:
-            raise HttpError(400, "missing field 'classes'", "classes")
-        try:
-            classes = classes_from_list(body["classes"])
-        except FieldError as error:
-            raise HttpError(400, error.message, error.field) from None
-        return json_response(self._call(self.backend.set_classes, classes))
+        body: ClassesBody = self._input(request)
+        return json_response(self._call(self.backend.set_classes, body.classes))
 
     def get_class(self, request: Request, class_id: str) -> Response:
         return json_response(self._call(self.backend.traffic_class, self._class_id(class_id)))
@@ -277,11 +257,10 @@ class RestApi:
 
     def put_class_policy(self, request: Request, class_id: str) -> Response:
         cid = self._class_id(class_id)
-        body = read_json_object(request, "policy")
-        try:
-            changes = policy_changes(body, "policy")
-        except FieldError as error:
-            raise HttpError(400, error.message, error.field) from None
+        body: PolicyChanges = self._input(request)
+        changes = {key: getattr(body, key) for key in sorted(body.model_fields_set)}
+        if "params" in changes:
+            changes["params"] = thaw(changes["params"])
         return json_response(self._call(self.backend.set_class_policy, cid, changes))
 
     def get_class_adaptive(self, request: Request, class_id: str) -> Response:
@@ -291,11 +270,14 @@ class RestApi:
         return json_response(self._call(self.backend.params))
 
     def put_params(self, request: Request) -> Response:
-        return json_response(self._call(self.backend.set_params, read_json_object(request)))
+        # the body's model (routing.py) is applied by the backend: GlobalParams.updated checks
+        # a change against it, then merges it over the current values (cross-field checks)
+        changes = read_json_object(request)
+        return json_response(self._call(self.backend.set_params, changes))
 
     def get_decisions(self, request: Request) -> Response:
-        since, limit = query_since(request), query_limit(request)
-        return json_response(self._call(self.backend.decisions, since, limit))
+        query: DecisionsQuery = self._input(request)
+        return json_response(self._call(self.backend.decisions, query.since, query.limit))
 
     def get_mptcp_connections(self, request: Request) -> Response:
         return json_response(self._call(self.backend.mptcp_connections))

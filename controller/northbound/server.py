@@ -7,7 +7,7 @@
 A listen backlog far above a burst of clients (wsgiref's default of 5 refused connections
 under 50 concurrent clients), a bounded number of open connections (beyond it the server
 stops accepting and new clients wait in the backlog), idle connections closed, and bodies
-bounded (the API refuses bodies over bodies.MAX_BODY itself, with its JSON error; waitress reads
+bounded (the API refuses bodies over jsonbody.MAX_BODY itself, with its JSON error; waitress reads
 bodies up to `RestLimits.max_body` whole before that, so the connection stays usable, and
 refuses larger ones at the headers).
 """
@@ -28,7 +28,7 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 
-from mpsched.controller.northbound.bodies import MAX_BODY
+from mpsched.controller.northbound.jsonbody import MAX_BODY
 from mpsched.controller.northbound.rest import REST_THREADS
 
 log = logging.getLogger(__name__)

@@ -14,19 +14,15 @@ Rules every policy follows (implemented here, used by all):
 - a missing estimate (None) never raises; each policy documents its neutral treatment.
 
 Parameters: each policy declares `Params`, a frozen dataclass whose fields carry defaults and
-`metadata` with "doc" and optional "min", "max" and "choices". `params_from_dict` builds one
-from a partial mapping (REST input) and raises `FieldError` naming the offending field;
-a Params class may add cross-field or format checks in `__post_init__` (raising FieldError
-with the bare field name; `params_from_dict` prefixes it).
+`metadata` with "doc" and optional "min", "max" and "choices"; controller/policies/params.py
+makes the pydantic model that validates them (`params_from_dict`, raising `FieldError` naming
+the offending field) and gives their schema (`params_schema`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
-import types
-import typing
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +30,11 @@ from enum import Enum
 from typing import Any, ClassVar, Generic, TypeVar
 
 from mpsched.controller.errors import FieldError
+from mpsched.controller.policies.params import (  # noqa: F401 (re-exported)
+    params_from_dict,
+    params_schema,
+    params_to_dict,
+)
 from mpsched.p4rt.weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
@@ -219,101 +220,6 @@ class Policy(ABC, Generic[P]):
     def sub_policies(self) -> list[Policy]:
         """The policies this one may delegate a decision to (their modes count as its own)."""
         return []
-
-
-# -- parameters ---------------------------------------------------------------
-
-
-def _hints(cls_params: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls_params)
-
-
-def _allowed_types(hint: Any) -> tuple[tuple[type, ...], bool]:
-    """(accepted base types, None allowed) for a field's annotation."""
-    args = typing.get_args(hint)
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        base = tuple(a for a in args if a is not type(None))
-        return base, type(None) in args
-    return (hint,), False
-
-
-def _check_value(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
-    """The value converted to its field's type, or FieldError(name, ...)."""
-    allowed, nullable = _allowed_types(hint)
-    if value is None:
-        if nullable:
-            return None
-        raise FieldError(name, "must not be null")
-    kind = allowed[0]
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise FieldError(name, f"must be a boolean, got {value!r}")
-    elif kind is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise FieldError(name, f"must be an integer, got {value!r}")
-    elif kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise FieldError(name, f"must be a number, got {value!r}")
-        value = float(value)
-        if not math.isfinite(value):
-            raise FieldError(name, f"must be finite, got {value!r}")
-    elif kind is str and not isinstance(value, str):
-        raise FieldError(name, f"must be a string, got {value!r}")
-    if "min" in meta and value < meta["min"]:
-        raise FieldError(name, f"must be >= {meta['min']}, got {value!r}")
-    if "max" in meta and value > meta["max"]:
-        raise FieldError(name, f"must be <= {meta['max']}, got {value!r}")
-    if "choices" in meta and value not in meta["choices"]:
-        raise FieldError(name, f"must be one of {list(meta['choices'])}, got {value!r}")
-    return value
-
-
-def params_from_dict(
-    cls_params: type, data: Mapping[str, Any] | None, base: Any = None, prefix: str = ""
-) -> Any:
-    """A new `cls_params` from the partial mapping `data` over `base` (default: the defaults).
-
-    Unknown key, wrong type, out of range or a failed `__post_init__` check raise
-    FieldError naming ``prefix + field``.
-    """
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise FieldError(prefix.rstrip(".") or "params", "must be an object")
-    if base is None:
-        base = cls_params()
-    hints = _hints(cls_params)
-    fields = {f.name: f for f in dataclasses.fields(cls_params)}
-    values = {name: getattr(base, name) for name in fields}
-    for key, value in data.items():
-        if key not in fields:
-            raise FieldError(prefix + str(key), f"unknown parameter (known: {sorted(fields)})")
-        values[key] = _check_value(prefix + key, value, hints[key], fields[key].metadata)
-    try:
-        return cls_params(**values)
-    except FieldError as exc:
-        raise FieldError(prefix + exc.field, exc.message) from None
-
-
-def params_to_dict(p: Any) -> dict[str, Any]:
-    """Field name -> value."""
-    return {f.name: getattr(p, f.name) for f in dataclasses.fields(p)}
-
-
-def params_schema(cls_params: type) -> dict[str, dict[str, Any]]:
-    """Field name -> {default, min, max, doc} (min/max None when unbounded)."""
-    out: dict[str, dict[str, Any]] = {}
-    for f in dataclasses.fields(cls_params):
-        doc = f.metadata.get("doc", "")
-        if "choices" in f.metadata:
-            doc = f"{doc} (one of: {', '.join(map(str, f.metadata['choices']))})"
-        out[f.name] = {
-            "default": f.default,
-            "min": f.metadata.get("min"),
-            "max": f.metadata.get("max"),
-            "doc": doc,
-        }
-    return out
 
 
 # -- helpers shared by the policies --------------------------------------------

@@ -1,8 +1,12 @@
 """Traffic classes: which packets a class matches and the scheduling policy applied to them.
 
-Pure data and validation, no I/O. Every ``*_from_dict`` rejects unknown keys, wrong
-types (a bool is not an int) and out-of-range values with a `FieldError` naming the
-field by its dotted/indexed path, e.g. ``classes[2].match.src_port``.
+Pure data and validation, no I/O. `Match`, `ClassPolicy` and `TrafficClass` are frozen
+pydantic dataclasses: built from JSON (``*_from_dict``, the REST bodies of
+controller/northbound/bodies.py, the state file) they refuse unknown keys, wrong types (a
+bool is not an int) and out-of-range values with a `FieldError` naming the field by its
+dotted/indexed path, e.g. ``classes[2].match.src_port``, with the messages of
+`class_checks`; their JSON schema (served in the REST description) comes from the same
+declarations.
 
 Class 0 is the default class: it matches everything, has priority 0 (below every
 other class) and must be present exactly once in a class list, with an empty match.
@@ -10,16 +14,43 @@ other class) and must be present exactly once in a class list, with an empty mat
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
-import json
-import math
-import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
 
-from mpsched.controller.errors import FieldError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
+
+from mpsched.controller.errors import FieldError, adapter, checked, join_field
 from mpsched.controller.policies.base import QosTarget
+from mpsched.controller.scheduling.class_checks import (
+    PROTOCOLS,
+    FrozenParams,
+    check_bool,
+    check_int,
+    check_name,
+    check_params,
+    check_port_range,
+    check_prefix,
+    check_proto,
+    check_target,
+    thaw,
+)
+from mpsched.validation import KeyCheck, fail
+
+__all__ = ["PROTOCOLS", "FrozenParams", "thaw"]
 
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
@@ -27,69 +58,85 @@ MAX_PRIORITY = 1000
 MIN_FLOWLET_GAP_US = 0  # 0: automatic (controller/scheduling/scheduler.py auto_gap_us)
 MAX_FLOWLET_GAP_US = 10_000_000
 DEFAULT_FLOWLET_GAP_US = 0
-PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
 POLICY_KEYS = ("name", "params", "lm3", "flowlet_gap_us")
+MODEL = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-_NAME = re.compile(r"[A-Za-z0-9_.-]{1,32}")
-_IPV4_PREFIX = re.compile(r"[0-9]{1,3}(\.[0-9]{1,3}){3}(/[0-9]{1,2})?")
-
-
-class FrozenParams(Mapping[str, Any]):
-    """An immutable, hashable mapping of JSON values (nested dicts frozen, lists as tuples)."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping[str, Any] | None = None) -> None:
-        self._items = {str(k): _freeze(v) for k, v in (items or {}).items()}
-
-    def __getitem__(self, key: str) -> Any:
-        return self._items[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __hash__(self) -> int:
-        return hash(json.dumps(thaw(self), sort_keys=True))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return thaw(self) == thaw(other)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"FrozenParams({thaw(self)!r})"
+# qos_target fields: (low, high) of each; every field optional, null = no target on it
+_TARGET_RANGES = {
+    "min_goodput_frac": (0.0, 1.0),
+    "max_delay_ms": (0.0, 1e6),
+    "max_loss": (0.0, 1.0),
+    "max_reorder": (0.0, 1.0),
+}
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, Mapping) and not isinstance(value, FrozenParams):
-        return FrozenParams(value)
-    if isinstance(value, list | tuple):
-        return tuple(_freeze(v) for v in value)
-    return value
+def checks(
+    check: Callable[[Any, str], Any], nullable: bool = False, plain: bool = False
+) -> BeforeValidator | PlainValidator:
+    """A pydantic validator running one of `class_checks` (null passes when `nullable`); a
+    FieldError naming a field below this one is located there. `plain`: its result is the
+    value (no validation by the annotated type after it)."""
+
+    def run(value: Any) -> Any:
+        if nullable and value is None:
+            return None
+        try:
+            return check(value, "")
+        except FieldError as error:
+            if error.field:
+                fail(error.field, error.message, value)
+            raise ValueError(error.message) from None
+
+    return PlainValidator(run) if plain else BeforeValidator(run)
 
 
-def thaw(value: Any) -> Any:
-    """Plain JSON types (dict, list) again from frozen parameters."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [thaw(v) for v in value]
-    return value
+def doc(text: str) -> Any:
+    """A field's description in the JSON schema (the REST description)."""
+    return Field(description=text)
 
 
-@dataclass(frozen=True)
-class Match:
-    """Packet match; None is a wildcard. Prefixes are normalised to ``a.b.c.d/len``."""
+_PORT_DOC = "a port, or an inclusive range [lo, hi] (answers always give the range)"
+_POLICY_NAME_DOC = (
+    "the policy (GET /params lists them under `policies`; an unknown name is refused, field "
+    "`policy.name`). In a class list a class without a policy gets ecmp; the default class "
+    "starts with the controller's `--policy`"
+)
 
-    dscp: int | None = None
-    src: str | None = None
-    dst: str | None = None
-    proto: int | None = None
-    src_port: tuple[int, int] | None = None  # inclusive range
-    dst_port: tuple[int, int] | None = None
+
+def _ints(lo: int, hi: int) -> Callable[[Any, str], int]:
+    return lambda value, name: check_int(value, name, lo, hi)
+
+
+_PORTS = {"nullable": True, "oneOf": [
+    {"type": "integer", "minimum": 0, "maximum": 65535},
+    {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 65535},
+     "minItems": 2, "maxItems": 2, "description": "inclusive range [lo, hi]"},
+]}
+_PREFIX = {"type": "string", "nullable": True, "example": "10.0.1.0/24",
+           "description": "IPv4 prefix a.b.c.d/len or address a.b.c.d"}
+Prefix = Annotated[str | None, checks(check_prefix, True), WithJsonSchema(_PREFIX)]
+Ports = Annotated[tuple[int, int] | None, checks(check_port_range, True), WithJsonSchema(_PORTS)]
+Dscp = Annotated[int | None, checks(_ints(0, 63), True), WithJsonSchema(
+    {"type": "integer", "minimum": 0, "maximum": 63, "nullable": True})]
+Proto = Annotated[int | None, checks(check_proto, True), WithJsonSchema(
+    {"nullable": True, "oneOf": [{"type": "integer", "minimum": 0, "maximum": 255},
+                                 {"type": "string", "enum": sorted(PROTOCOLS)}]})]
+
+
+@dataclass(frozen=True, config=MODEL)
+class Match(KeyCheck):
+    """Which packets a class takes. Every field is optional; absent or null = any. Prefixes
+    are IPv4 `a.b.c.d/len` with the host bits zero (`a.b.c.d` = /32). Answers list only
+    the fields that are set."""
+
+    dscp: Dscp = None
+    src: Annotated[Prefix, doc("source prefix, answered as a.b.c.d/len")] = None
+    dst: Annotated[Prefix, doc("destination prefix, answered as a.b.c.d/len")] = None
+    proto: Annotated[Proto, doc("IP protocol number, or tcp/udp/icmp (answered as the number)")] = (
+        None
+    )
+    src_port: Annotated[Ports, doc(_PORT_DOC)] = None  # inclusive range
+    dst_port: Annotated[Ports, doc(_PORT_DOC)] = None
 
     def is_empty(self) -> bool:
         return self == Match()
@@ -112,230 +159,164 @@ class Match:
         return True
 
 
-@dataclass(frozen=True)
-class ClassPolicy:
-    """The policy of a class. `name` and `params` are checked against the policies by the
-    core; here they only need the right types."""
+Name = Annotated[str, checks(check_name),
+                 WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9_.-]{1,32}$"})]
+Params = Annotated[
+    Mapping[str, Any],
+    checks(lambda value, name: FrozenParams(check_params(value, name)), plain=True),
+    PlainSerializer(thaw),
+    WithJsonSchema({"type": "object", "additionalProperties": True}),
+    doc("this class's overrides of the policy's parameters, `{<param>: value}`; those left out "
+        "take the global defaults (`GET /params`, `policies.<name>`)"),
+]
+FlowletGap = Annotated[
+    int, checks(_ints(MIN_FLOWLET_GAP_US, MAX_FLOWLET_GAP_US)),
+    doc("a flow's idle gap (µs) after which its next packet starts a new flowlet (modes "
+        "flowlet, vq and ca); 0 = automatic: the spread of the alive weighted paths' one-way "
+        "delays (else half the spread of their srtt) + 500 µs, rounded up to 1000 µs"),
+    WithJsonSchema({"type": "integer", "minimum": MIN_FLOWLET_GAP_US,
+                    "maximum": MAX_FLOWLET_GAP_US}),
+]
+Bool = Annotated[bool, checks(check_bool), WithJsonSchema({"type": "boolean"})]
 
-    name: str = "ecmp"
-    params: Mapping[str, Any] = field(default_factory=FrozenParams)
-    lm3: bool = False
-    flowlet_gap_us: int = DEFAULT_FLOWLET_GAP_US
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.params, FrozenParams):
-            object.__setattr__(self, "params", FrozenParams(self.params))
+@dataclass(frozen=True, config=MODEL)
+class ClassPolicy(KeyCheck):
+    """A class's scheduling policy. `name` and `params` are checked against the policies by
+    the scheduler (unknown name or parameter, type, range); here they only need the right
+    types."""
+
+    name: Annotated[Name, doc(_POLICY_NAME_DOC)] = "ecmp"
+    params: Params = dataclasses.field(default_factory=FrozenParams)
+    lm3: Annotated[Bool, doc("LM3 path activation on top of the policy (`params.lm3`)")] = False
+    flowlet_gap_us: FlowletGap = DEFAULT_FLOWLET_GAP_US
 
     def updated(self, changes: Mapping[str, Any]) -> ClassPolicy:
         """This policy with the keys present in `changes` (as from `policy_changes`) replaced."""
-        return replace(self, **{k: changes[k] for k in POLICY_KEYS if k in changes})
+        return dataclasses.replace(self, **{k: changes[k] for k in POLICY_KEYS if k in changes})
 
 
-@dataclass(frozen=True)
-class TrafficClass:
+_TARGET_SCHEMA = {
+    "type": "object", "nullable": True, "additionalProperties": False,
+    "description": "what the `adaptive` policy scores each choice by (per dwell over the "
+                   "class's paths); every field optional, null = no target on it; null or {} = "
+                   "no target (the policy's default `target_*` apply)",
+    "properties": {key: {"type": "number", "minimum": lo, "maximum": hi, "nullable": True}
+                   for key, (lo, hi) in _TARGET_RANGES.items()},
+}
+Target = Annotated[QosTarget | None, checks(lambda value, name: qos_target_from_dict(value, name),
+                                            True), WithJsonSchema(_TARGET_SCHEMA)]
+ClassId = Annotated[int, checks(_ints(0, MAX_CLASSES - 1)),
+                    WithJsonSchema({"type": "integer", "minimum": 0, "maximum": MAX_CLASSES - 1})]
+Priority = Annotated[int, WithJsonSchema({
+    "type": "integer", "minimum": 0, "maximum": MAX_PRIORITY,
+    "description": "higher wins among overlapping matches; 0 only for the default class 0"})]
+
+
+@dataclass(frozen=True, config=MODEL)
+class TrafficClass(KeyCheck):
     """A traffic class; higher `priority` wins among overlapping matches. The default
     class (id 0) always has priority 0."""
 
-    id: int
-    name: str
-    priority: int = 1
-    match: Match = field(default_factory=Match)
-    policy: ClassPolicy = field(default_factory=ClassPolicy)
-    qos_target: QosTarget | None = None  # what the `adaptive` policy scores its choices by
+    id: Annotated[ClassId, doc("0 is the default class")]
+    name: Name
+    priority: Priority = 1
+    match: Match = dataclasses.field(default_factory=Match)
+    policy: ClassPolicy = dataclasses.field(default_factory=ClassPolicy)
+    qos_target: Target = None  # what the `adaptive` policy scores its choices by
+
+    @field_validator("priority", mode="before")
+    @classmethod
+    def _priority(cls, value: Any, info: ValidationInfo) -> int:
+        """0 for the default class (checked below), 1..MAX_PRIORITY for the others."""
+        low = 0 if _is_default(info.data.get("id")) else 1
+        try:
+            return check_int(value, "", low, MAX_PRIORITY)
+        except FieldError as error:
+            raise ValueError(error.message) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_class_priority(cls, data: Any) -> Any:
+        """From JSON, the default class's priority may only be given as 0."""
+        if isinstance(data, dict) and _is_default(data.get("id")) and "priority" in data:
+            given = data["priority"]
+            if isinstance(given, bool) or given != 0:
+                fail("priority", "the default class 0 has priority 0", given)
+        return data
 
     def __post_init__(self) -> None:
         if self.id == DEFAULT_CLASS_ID:
+            if self.priority not in (0, 1):  # 1: the default of a class built in code
+                fail("priority", "the default class 0 has priority 0", self.priority)
             object.__setattr__(self, "priority", 0)
 
 
-# -- validation helpers ------------------------------------------------------
-
-
-def _join(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
-
-
-def _object(data: Any, where: str, keys: tuple[str, ...]) -> dict:
-    if not isinstance(data, dict):
-        raise FieldError(where or "body", "must be a JSON object")
-    for key in data:
-        if key not in keys:
-            raise FieldError(_join(where, str(key)), f"unknown field; expected one of {list(keys)}")
-    return data
-
-
-def _int(value: Any, name: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise FieldError(name, f"must be an integer {lo}..{hi}")
-    if not lo <= value <= hi:
-        raise FieldError(name, f"must be an integer {lo}..{hi}, got {value}")
-    return value
-
-
-def _bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise FieldError(name, "must be true or false")
-    return value
-
-
-def _name(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
-        raise FieldError(name, "must be 1..32 characters of A-Z a-z 0-9 _ . -")
-    return value
-
-
-def _prefix(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not _IPV4_PREFIX.fullmatch(value):
-        raise FieldError(name, "must be an IPv4 prefix 'a.b.c.d/len' or an address 'a.b.c.d'")
-    try:
-        return str(ipaddress.IPv4Network(value if "/" in value else value + "/32", strict=True))
-    except ValueError as error:
-        raise FieldError(name, f"not an IPv4 prefix (host bits must be zero): {error}") from None
-
-
-def _proto(value: Any, name: str) -> int:
-    if isinstance(value, str):
-        if value.lower() in PROTOCOLS:
-            return PROTOCOLS[value.lower()]
-        raise FieldError(name, f"must be an integer 0..255 or one of {sorted(PROTOCOLS)}")
-    return _int(value, name, 0, 255)
-
-
-def _port_range(value: Any, name: str) -> tuple[int, int]:
-    if isinstance(value, list) and len(value) == 2:
-        lo, hi = (_int(v, name, 0, 65535) for v in value)
-        if lo > hi:
-            raise FieldError(name, f"range [{lo}, {hi}] is empty (lo > hi)")
-        return lo, hi
-    if isinstance(value, int) and not isinstance(value, bool):
-        port = _int(value, name, 0, 65535)
-        return port, port
-    raise FieldError(name, "must be a port 0..65535 or a range [lo, hi]")
-
-
-def _json_value(value: Any, name: str) -> Any:
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise FieldError(name, "must be a finite number")
-        return value
-    if isinstance(value, list):
-        return [_json_value(v, f"{name}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return _params(value, name)
-    raise FieldError(name, f"unsupported value of type {type(value).__name__}")
-
-
-def _params(value: Any, name: str) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise FieldError(name, "must be a JSON object")
-    out = {}
-    for key, item in value.items():
-        if not isinstance(key, str) or not key:
-            raise FieldError(name, "keys must be non-empty strings")
-        out[key] = _json_value(thaw(item), f"{name}.{key}")
-    return out
+def _is_default(value: Any) -> bool:
+    return not isinstance(value, bool) and value == DEFAULT_CLASS_ID
 
 
 # -- dict <-> dataclass --------------------------------------------------------
 
 
-_POLICY_CHECKS = {
-    "name": _name,
-    "params": _params,
-    "lm3": _bool,
-    "flowlet_gap_us": lambda v, n: _int(v, n, MIN_FLOWLET_GAP_US, MAX_FLOWLET_GAP_US),
-}
+class PolicyChanges(KeyCheck, BaseModel):
+    """`PUT /classes/{id}/policy`: any subset of the policy's keys; the keys given replace the
+    class's, the others keep their value. Errors name the field as `policy.<key>`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    name: Name = "ecmp"
+    params: Params = Field(default_factory=FrozenParams)
+    lm3: Bool = False
+    flowlet_gap_us: FlowletGap = DEFAULT_FLOWLET_GAP_US
 
 
 def policy_changes(data: Any, where: str = "policy") -> dict[str, Any]:
     """A partial policy (any subset of its keys), checked for types and ranges; params as a
     plain dict. For ``PUT /classes/{id}/policy``: missing keys keep their current value."""
-    data = _object(data, where, POLICY_KEYS)
-    return {key: _POLICY_CHECKS[key](data[key], _join(where, key)) for key in POLICY_KEYS
-            if key in data}
+    changes = checked(PolicyChanges, data, where)
+    out = {key: getattr(changes, key) for key in POLICY_KEYS if key in changes.model_fields_set}
+    if "params" in out:
+        out["params"] = thaw(out["params"])
+    return out
 
 
 def policy_from_dict(data: Any, where: str = "") -> ClassPolicy:
     """A complete policy; missing keys take the defaults of `ClassPolicy`."""
-    return ClassPolicy(**policy_changes(data, where))
+    return checked(ClassPolicy, data, where)
 
 
 def policy_to_dict(policy: ClassPolicy) -> dict[str, Any]:
-    return {
-        "name": policy.name,
-        "params": thaw(policy.params),
-        "lm3": policy.lm3,
-        "flowlet_gap_us": policy.flowlet_gap_us,
-    }
-
-
-_MATCH_KEYS = tuple(f.name for f in fields(Match))
-_T = TypeVar("_T")
-
-
-def _dscp(value: Any, name: str) -> int:
-    return _int(value, name, 0, 63)
+    out: dict[str, Any] = dump(policy)
+    return out
 
 
 def match_from_dict(data: Any, where: str = "") -> Match:
     """A match; absent or null fields are wildcards."""
-    data = _object(data, where, _MATCH_KEYS)
-
-    def get(key: str, check: Callable[[Any, str], _T]) -> _T | None:
-        value = data.get(key)
-        return None if value is None else check(value, _join(where, key))
-
-    return Match(
-        dscp=get("dscp", _dscp),
-        src=get("src", _prefix),
-        dst=get("dst", _prefix),
-        proto=get("proto", _proto),
-        src_port=get("src_port", _port_range),
-        dst_port=get("dst_port", _port_range),
-    )
+    return checked(Match, data, where)
 
 
 def match_to_dict(match: Match) -> dict[str, Any]:
     """Only the fields that are set; port ranges as ``[lo, hi]``."""
-    out: dict[str, Any] = {}
-    for key in _MATCH_KEYS:
-        value = getattr(match, key)
-        if value is not None:
-            out[key] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
-_CLASS_KEYS = ("id", "name", "priority", "match", "policy", "qos_target")
-
-# qos_target fields: (low, high) of each; every field optional, null = no target on it
-_TARGET_RANGES = {
-    "min_goodput_frac": (0.0, 1.0),
-    "max_delay_ms": (0.0, 1e6),
-    "max_loss": (0.0, 1.0),
-    "max_reorder": (0.0, 1.0),
-}
+    return {k: v for k, v in dump(match).items() if v is not None}
 
 
 def qos_target_from_dict(data: Any, where: str = "qos_target") -> QosTarget | None:
     """A class's QoS target (None for null or an empty object); FieldError names the field,
     e.g. ``classes[1].qos_target.max_loss``."""
-    if data is None:
-        return None
-    data = _object(data, where, tuple(_TARGET_RANGES))
-    values: dict[str, float | None] = {}
-    for key, (lo, hi) in _TARGET_RANGES.items():
-        value = data.get(key)
-        if value is None:
-            values[key] = None
-            continue
-        name = _join(where, key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise FieldError(name, f"must be a number {lo:g}..{hi:g} or null")
-        if not math.isfinite(value) or not lo <= value <= hi:
-            raise FieldError(name, f"must be a number {lo:g}..{hi:g}, got {value!r}")
-        values[key] = float(value)
+    if data is None or isinstance(data, QosTarget):
+        return None if data is None or data.is_empty() else data
+    if not isinstance(data, dict):
+        raise FieldError(where, "must be a JSON object")
+    for key in data:
+        if key not in _TARGET_RANGES:
+            raise FieldError(join_field(where, str(key)),
+                             f"unknown field; expected one of {list(_TARGET_RANGES)}")
+    values = {
+        key: None if data.get(key) is None
+        else check_target(data[key], join_field(where, key), lo, hi)
+        for key, (lo, hi) in _TARGET_RANGES.items()
+    }
     target = QosTarget(**values)
     return None if target.is_empty() else target
 
@@ -347,38 +328,14 @@ def qos_target_to_dict(target: QosTarget | None) -> dict[str, float | None] | No
 
 
 def class_from_dict(data: Any, where: str = "") -> TrafficClass:
-    data = _object(data, where, _CLASS_KEYS)
-    for key in ("id", "name"):
-        if key not in data:
-            raise FieldError(_join(where, key), "missing")
-    class_id = _int(data["id"], _join(where, "id"), 0, MAX_CLASSES - 1)
-    name = _name(data["name"], _join(where, "name"))
-    if class_id == DEFAULT_CLASS_ID:
-        given = data.get("priority", 0)
-        if isinstance(given, bool) or not isinstance(given, int) or given != 0:
-            raise FieldError(_join(where, "priority"), "the default class 0 has priority 0")
-        priority = 0
-    else:
-        priority = _int(data.get("priority", 1), _join(where, "priority"), 1, MAX_PRIORITY)
-    return TrafficClass(
-        id=class_id,
-        name=name,
-        priority=priority,
-        match=match_from_dict(data.get("match", {}), _join(where, "match")),
-        policy=policy_from_dict(data.get("policy", {}), _join(where, "policy")),
-        qos_target=qos_target_from_dict(data.get("qos_target"), _join(where, "qos_target")),
-    )
+    return checked(TrafficClass, data, where)
 
 
 def class_to_dict(c: TrafficClass) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "name": c.name,
-        "priority": c.priority,
-        "match": match_to_dict(c.match),
-        "policy": policy_to_dict(c.policy),
-        "qos_target": qos_target_to_dict(c.qos_target),
-    }
+    out: dict[str, Any] = dump(c)
+    out["match"] = match_to_dict(c.match)
+    out["qos_target"] = qos_target_to_dict(c.qos_target)
+    return out
 
 
 def classes_from_list(data: Any) -> list[TrafficClass]:
@@ -388,11 +345,16 @@ def classes_from_list(data: Any) -> list[TrafficClass]:
         raise FieldError("classes", "must be a JSON array of classes")
     if len(data) > MAX_CLASSES:
         raise FieldError("classes", f"at most {MAX_CLASSES} classes, got {len(data)}")
-    classes: list[TrafficClass] = []
+    classes = [class_from_dict(item, f"classes[{i}]") for i, item in enumerate(data)]
+    check_table(classes)
+    return classes
+
+
+def check_table(classes: list[TrafficClass]) -> None:
+    """Unique ids and names, the default class exactly once, with an empty match."""
     ids: set[int] = set()
     names: set[str] = set()
-    for i, item in enumerate(data):
-        c = class_from_dict(item, f"classes[{i}]")
+    for i, c in enumerate(classes):
         if c.id in ids:
             raise FieldError(f"classes[{i}].id", f"duplicate class id {c.id}")
         if c.name in names:
@@ -402,7 +364,10 @@ def classes_from_list(data: Any) -> list[TrafficClass]:
                              "its match must be empty")
         ids.add(c.id)
         names.add(c.name)
-        classes.append(c)
     if DEFAULT_CLASS_ID not in ids:
         raise FieldError("classes", f"the default class {DEFAULT_CLASS_ID} is missing")
-    return classes
+
+
+def dump(value: Any) -> Any:
+    """A class, match or policy as plain JSON types (serialised from its declaration)."""
+    return adapter(type(value)).dump_python(value, mode="json")

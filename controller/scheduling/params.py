@@ -8,12 +8,11 @@ control period are global (`params.lm3`, `params.mptcp`, `params.control_period_
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.errors import FieldError, checked
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.base import (
     Policy,
@@ -24,11 +23,10 @@ from mpsched.controller.policies.base import (
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.classes import ClassPolicy
 from mpsched.controller.scheduling.mptcp_placement import MptcpParams
-
-CONTROL_PERIOD_MS = 100.0
-MIN_CONTROL_PERIOD_MS = 10.0
-MAX_CONTROL_PERIOD_MS = 10_000.0
-TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
+from mpsched.controller.scheduling.params_changes import (
+    CONTROL_PERIOD_MS,
+    params_changes_model,
+)
 
 
 @dataclass
@@ -49,26 +47,10 @@ class GlobalParams:
         }
 
     def updated(self, changes: Mapping[str, Any]) -> GlobalParams:
-        """A copy with a partial dict applied; FieldError names the offending key."""
-        if not isinstance(changes, Mapping):
-            raise FieldError("body", "must be an object")
-        unknown = sorted(set(changes) - set(TOP_KEYS))
-        if unknown:
-            raise FieldError(unknown[0], f"unknown parameter; known: {', '.join(TOP_KEYS)}")
-        period = self.control_period_ms
-        if "control_period_ms" in changes:
-            value = changes["control_period_ms"]
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or not MIN_CONTROL_PERIOD_MS <= value <= MAX_CONTROL_PERIOD_MS
-            ):
-                raise FieldError(
-                    "control_period_ms",
-                    f"must be a number {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}",
-                )
-            period = float(value)
+        """A copy with a partial dict applied; FieldError names the offending key (the
+        model of `params_changes_model`, then the Params classes' cross-field checks)."""
+        checked(params_changes_model(), changes)
+        period = float(changes.get("control_period_ms", self.control_period_ms))
         lm3 = self.lm3
         if "lm3" in changes:
             lm3 = params_from_dict(Lm3.Params, _object(changes["lm3"], "lm3"), self.lm3, "lm3.")

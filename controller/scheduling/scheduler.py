@@ -33,13 +33,12 @@ from mpsched.controller.policies.base import Mode, PathState, Policy
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.class_state import ClassState, blocking, carry, log_entry
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
-from mpsched.controller.scheduling.params import (
+from mpsched.controller.scheduling.params import GlobalParams, make_class_policy
+from mpsched.controller.scheduling.params_changes import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
     MIN_CONTROL_PERIOD_MS,
     TOP_KEYS,
-    GlobalParams,
-    make_class_policy,
 )
 from mpsched.controller.scheduling.placement import (
     AUTO_GAP_MIN_US,

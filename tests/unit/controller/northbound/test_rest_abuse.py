@@ -26,7 +26,7 @@ from mpsched.bench.restabuse import CASES, Write, concurrent_writes, possible_la
 from mpsched.controller.__main__ import build_parser
 from mpsched.controller.app import MultipathApp
 from mpsched.controller.core import NotFoundError
-from mpsched.controller.northbound.bodies import MAX_BODY
+from mpsched.controller.northbound.jsonbody import MAX_BODY
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, class_to_dict, policy_to_dict

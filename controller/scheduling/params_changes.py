@@ -1,0 +1,94 @@
+"""The global parameters as written over REST (``PUT /params``) and kept in the state file:
+a partial update, declared as a pydantic model made from the policies' Params declarations
+(controller/policies/params.py), so its JSON schema is the one the REST description serves.
+
+`GlobalParams.updated` (controller/scheduling/params.py) checks a change against
+`params_changes_model()` (unknown keys, types, ranges, naming the field, e.g.
+``policies.llhd.beta``) and then merges it over the current values, where the Params
+classes' cross-field checks run.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
+
+from mpsched.controller.policies import REGISTRY
+from mpsched.controller.policies.lm3 import Lm3
+from mpsched.controller.policies.params import params_model
+from mpsched.controller.scheduling.mptcp import MptcpParams
+from mpsched.validation import fail
+
+CONTROL_PERIOD_MS = 100.0
+MIN_CONTROL_PERIOD_MS = 10.0
+MAX_CONTROL_PERIOD_MS = 10_000.0
+TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
+
+
+def _period(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not MIN_CONTROL_PERIOD_MS <= value <= MAX_CONTROL_PERIOD_MS
+    ):
+        raise ValueError(
+            f"must be a number {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}, got {value!r}"
+        )
+    return float(value)
+
+
+def _object(value: Any) -> Any:
+    if not isinstance(value, dict) and not isinstance(value, BaseModel):
+        raise ValueError("must be an object")
+    return value
+
+
+def _known(keys: tuple[str, ...], message: str) -> Any:
+    def check(data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key not in keys:
+                    fail(str(key), f"{message}; known: {', '.join(keys)}", data[key])
+        return data
+
+    return model_validator(mode="before")(staticmethod(check))
+
+
+def _partial(cls_params: type) -> Any:
+    """A Params model as a field of a partial update: an object (any subset of its keys)."""
+    return Annotated[params_model(cls_params), BeforeValidator(_object)]
+
+
+@functools.cache
+def params_changes_model() -> type[BaseModel]:
+    """The model of a ``PUT /params`` body (every key optional: what is given changes)."""
+    names = tuple(sorted(REGISTRY))
+    each: dict[str, Any] = {name: (_partial(REGISTRY[name].Params), None) for name in names}
+    policies: type[BaseModel] = create_model(
+        "PolicyParams",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        __doc__="Per policy (by name), the global defaults of its parameters.",
+        __validators__={"_known": _known(names, "no such policy")},
+        **each,
+    )
+    period = Annotated[float, Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
+                                    description="period of the control loop (ms)"),
+                       BeforeValidator(_period)]
+    fields: dict[str, Any] = {
+        "control_period_ms": (period, CONTROL_PERIOD_MS),
+        "lm3": (_partial(Lm3.Params), None),
+        "policies": (Annotated[policies, BeforeValidator(_object)], None),
+        "mptcp": (_partial(MptcpParams), None),
+    }
+    model: type[BaseModel] = create_model(
+        "ParamsChanges",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        __doc__="A partial update of the global parameters: the keys given change.",
+        __validators__={"_known": _known(TOP_KEYS, "unknown parameter")},
+        **fields,
+    )
+    return model
