@@ -15,9 +15,10 @@ from __future__ import annotations
 import copy
 import functools
 from importlib import resources
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import yaml
+from pydantic.json_schema import JsonSchemaMode
 
 from mpsched.controller.errors import adapter
 from mpsched.controller.northbound.routing import READ_METHODS, ROUTES, Endpoint, Resource
@@ -65,10 +66,15 @@ def to_openapi30(schema: Any) -> Any:
     return out
 
 
-def model_schema(model: Any, schemas: dict[str, Any]) -> dict[str, Any]:
-    """A reference to `model`'s schema, added with its definitions to `schemas`; a name
-    defined twice differently is an error."""
-    schema = to_openapi30(adapter(model).json_schema(ref_template=REF))
+def model_schema(
+    model: Any, schemas: dict[str, Any], mode: JsonSchemaMode = "validation"
+) -> dict[str, Any]:
+    """A reference to `model`'s schema (an array of them for ``list[model]``), added with its
+    definitions to `schemas`; a name defined twice differently is an error. Answers are
+    described as they are serialised (`mode` "serialization"), inputs as they are read."""
+    if get_origin(model) is list:
+        return {"type": "array", "items": model_schema(get_args(model)[0], schemas, mode)}
+    schema = to_openapi30(adapter(model).json_schema(ref_template=REF, mode=mode))
     name = getattr(model, "__name__", None) or schema.get("title") or "Model"
     found = {**schema.pop("$defs", {}), name: schema}
     for key, value in found.items():
@@ -104,7 +110,9 @@ def _operation(base: dict[str, Any], method: str, ep: Endpoint, schemas: dict[st
         op["parameters"] = op.get("parameters", []) + _query_parameters(ep.query)
     if ep.response is not None:
         answer = responses.setdefault("200", {"description": "the answer"})
-        answer["content"] = {JSON: {"schema": model_schema(ep.response, schemas)}}
+        answer["content"] = {
+            JSON: {"schema": model_schema(ep.response, schemas, "serialization")}
+        }
     if method not in READ_METHODS:
         op["security"] = [{"bearerAuth": []}]
         for status, name in WRITE_ERRORS.items():

@@ -3,9 +3,9 @@ request model (body or query) and the response model. The router (`Router`, over
 `routes` library's Mapper) and the REST description's generator (openapi.py) both read it,
 so the served description lists exactly what is served.
 
-Templates name their one variable ``{id}``, as the description does. A response model of
-None means the response is not a model yet: its schema is the hand-written one of
-openapi-base.yaml.
+Templates name their one variable ``{id}``, as the description does. Every JSON answer is a
+model (northbound/views.py); the index, the description itself and the dashboard's files have
+none.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 
 from routes import Mapper
 
+from mpsched.controller.northbound import views
 from mpsched.controller.northbound.bodies import (
     AdminBody,
     ClassesBody,
@@ -25,7 +26,6 @@ from mpsched.controller.northbound.bodies import (
     WeightBody,
     params_changes_model,
 )
-from mpsched.controller.scheduling.classes import ClassPolicy
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 
@@ -61,28 +61,35 @@ def _get(handler: str, **kw: Any) -> dict[str, Endpoint]:
 ROUTES: tuple[Resource, ...] = (
     Resource("/", _get("index")),
     Resource("/openapi.yaml", _get("openapi")),
-    Resource("/paths", _get("get_paths")),
-    Resource("/paths/{id}", _get("get_path")),
-    Resource("/paths/{id}/weight", {"PUT": Endpoint("put_weight", body=WeightBody)}),
-    Resource("/paths/{id}/admin", {"PUT": Endpoint("put_admin", body=AdminBody)}),
-    Resource("/paths/{id}/telemetry", _get("get_telemetry")),
-    Resource("/telemetry", _get("get_telemetry_since", query=TelemetryQuery)),
-    Resource("/switches", _get("get_switches")),
-    Resource("/classes", {"GET": Endpoint("get_classes"),
-                          "PUT": Endpoint("put_classes", body=ClassesBody)}),
-    Resource("/classes/{id}", _get("get_class")),
+    Resource("/paths", _get("get_paths", response=list[views.PathView])),
+    Resource("/paths/{id}", _get("get_path", response=views.PathView)),
+    Resource("/paths/{id}/weight",
+             {"PUT": Endpoint("put_weight", body=WeightBody, response=views.PathView)}),
+    Resource("/paths/{id}/admin",
+             {"PUT": Endpoint("put_admin", body=AdminBody, response=views.PathView)}),
+    Resource("/paths/{id}/telemetry", _get("get_telemetry", response=views.PathTelemetryView)),
+    Resource("/telemetry", _get("get_telemetry_since", query=TelemetryQuery,
+                                      response=views.TelemetrySinceView)),
+    Resource("/switches", _get("get_switches", response=list[views.SwitchStatusView])),
+    Resource("/classes", {"GET": Endpoint("get_classes", response=list[views.ClassView]),
+                          "PUT": Endpoint("put_classes", body=ClassesBody,
+                                          response=list[views.ClassView])}),
+    Resource("/classes/{id}", _get("get_class", response=views.ClassView)),
     Resource("/classes/{id}/policy", {
-        "GET": Endpoint("get_class_policy", response=ClassPolicy),
+        "GET": Endpoint("get_class_policy", response=views.PolicyView),
         "PUT": Endpoint("put_class_policy", body=PolicyChanges, where="policy",
-                        response=ClassPolicy),
+                        response=views.PolicyView),
     }),
-    Resource("/classes/{id}/adaptive", _get("get_class_adaptive")),
-    Resource("/params", {"GET": Endpoint("get_params"),
-                         "PUT": Endpoint("put_params", body=params_changes_model())}),
-    Resource("/decisions", _get("get_decisions", query=DecisionsQuery)),
-    Resource("/mptcp/connections", _get("get_mptcp_connections")),
-    Resource("/mptcp/connections/{id}", _get("get_mptcp_connection")),
-    Resource("/state", _get("get_state")),
+    Resource("/classes/{id}/adaptive", _get("get_class_adaptive", response=views.AdaptiveView)),
+    Resource("/params", {"GET": Endpoint("get_params", response=views.ParamsView),
+                         "PUT": Endpoint("put_params", body=params_changes_model(),
+                                  response=views.ParamsView)}),
+    Resource("/decisions",
+             _get("get_decisions", query=DecisionsQuery, response=views.DecisionsView)),
+    Resource("/mptcp/connections", _get("get_mptcp_connections", response=views.ConnectionsView)),
+    Resource("/mptcp/connections/{id}",
+             _get("get_mptcp_connection", response=views.ConnectionView)),
+    Resource("/state", _get("get_state", response=views.StateView)),
     Resource("/ui", _get("get_ui_index")),
     Resource("/ui/{id}", _get("get_ui_file")),
 )

@@ -257,7 +257,7 @@ def test_openapi_is_served_and_lists_every_route(api):
                 assert "401" in operation["responses"] and "403" in operation["responses"]
     assert writes == len(WRITES)
     assert spec["components"]["securitySchemes"]["bearerAuth"]["scheme"] == "bearer"
-    for schema in ("TrafficClass", "Match", "ClassPolicy", "Params", "Decision", "Error"):
+    for schema in ("TrafficClass", "Match", "ClassPolicy", "ParamsView", "DecisionsView", "Error"):
         assert schema in spec["components"]["schemas"]
 
 
