@@ -53,6 +53,7 @@ from mpsched.emu.schedule import Step
 from mpsched.lab import cpu, metrics, pcap
 from mpsched.lab.report import RunResult
 from mpsched.lab.runner import RunRaw
+from mpsched.stats import percentile
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,7 @@ def bucket_metrics(
     slow = [f / ideal(s) for s, f, _ in flows if f is not None]
     if slow:
         m["slowdown_mean"] = math.fsum(slow) / len(slow)
-        m["slowdown_p99"] = metrics.percentile(slow, 99)
+        m["slowdown_p99"] = percentile(slow, 99)
     return m
 
 
@@ -252,15 +253,15 @@ def analyse(raw: RunRaw) -> RunResult:
     if fct or censored:
         times = [f for _, f in fct] + censored
         m["fct_mean_s"] = math.fsum(times) / len(times)
-        m["fct_p99_s"] = metrics.percentile(times, 99)
+        m["fct_p99_s"] = percentile(times, 99)
     if flows:
         m.update(bucket_metrics(raw, flows))
     loads = [w.load_pct for w in sc.workload if w.kind == "poisson"]
     if loads:
         m["offered_load_pct"] = math.fsum(loads)
     if rtt:
-        m["rtt_p50_ms"] = metrics.percentile(rtt, 50)
-        m["rtt_p99_ms"] = metrics.percentile(rtt, 99)
+        m["rtt_p50_ms"] = percentile(rtt, 50)
+        m["rtt_p99_ms"] = percentile(rtt, 99)
     m["retrans"] = float(retrans)
 
     # fairness between the long-lived connections
