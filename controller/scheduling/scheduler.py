@@ -41,6 +41,7 @@ from mpsched.controller.policies.ca import fmt_ca, quantise_ca
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.mptcp import MptcpParams
+from mpsched.p4profiles import FEATURE_CONGESTION, FEATURE_DEFINES
 
 log = logging.getLogger(__name__)
 
@@ -242,7 +243,7 @@ class Scheduler:
             raise FieldError(
                 f"{where}.name",
                 f"policy {c.policy.name!r} uses mode ca, but the P4 program was compiled "
-                "without congestion (-DNO_CONGESTION)",
+                f"without congestion (-D{FEATURE_DEFINES[FEATURE_CONGESTION]})",
             )
         policy.set_target(c.qos_target)
         lm3 = Lm3(self.params.lm3) if c.policy.lm3 else None

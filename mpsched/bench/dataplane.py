@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
+from mpsched.p4profiles import REDUCED
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ALL_TABLES, ETHERTYPE_PATH_TAG, Pipeline
@@ -74,17 +75,6 @@ PROGRAMS = (
 )
 
 
-# Compile-time profiles of the full program (p4src/include/defines.p4, Makefile
-# P4_PROFILE): name, label; each with every stage but the named ones.
-PROFILES = (
-    ("no-flow-order", "full without per-flow order (-DNO_FLOW_ORDER)"),
-    ("no-mptcp", "full without MPTCP (-DNO_MPTCP)"),
-    ("no-rtt-monitor", "full without RTT monitor (-DNO_RTT_MONITOR)"),
-    ("no-congestion", "full without congestion feedback and mode CA (-DNO_CONGESTION)"),
-    ("lean", "lean: without all four"),
-)
-
-
 def profile_artifacts(profile: str) -> tuple[Path, Path]:
     """(BMv2 JSON, P4Info) that `make p4 P4_PROFILE=profile` builds (4 paths)."""
     base = build_dir() / f"p4-{profile}"
@@ -92,19 +82,20 @@ def profile_artifacts(profile: str) -> tuple[Path, Path]:
 
 
 def program_artifacts() -> dict[str, tuple[Path, Path]]:
-    """(BMv2 JSON, P4Info) of each program of PROGRAMS and each profile of PROFILES."""
+    """(BMv2 JSON, P4Info) of each program of PROGRAMS and each reduced compile-time profile
+    (mpsched.p4profiles.REDUCED)."""
     art = p4_artifacts()
     return {
         "minimal": minimal_artifacts(),
         "ipv4": ipv4_artifacts(),
         "full": (art.bmv2_json, art.p4info),
-        **{name: profile_artifacts(name) for name, _ in PROFILES},
+        **{p.name: profile_artifacts(p.name) for p in REDUCED},
     }
 
 
 def missing_programs(profiles: bool = False) -> list[str]:
-    """One line per program file (of PROGRAMS, and of PROFILES if asked) not built."""
-    names = [name for name, _ in PROGRAMS] + ([name for name, _ in PROFILES] if profiles else [])
+    """One line per program file (of PROGRAMS, and of the reduced profiles if asked) not built."""
+    names = [name for name, _ in PROGRAMS] + ([p.name for p in REDUCED] if profiles else [])
     art = program_artifacts()
     lines = []
     for name in names:
@@ -406,9 +397,9 @@ def program_rig(
     traffic: str = "udp",
     mode: str = "hash",
 ) -> Iterator[Rig]:
-    """A Rig on a switch running program `name` (of PROGRAMS or PROFILES) with `traffic`
-    (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves the other)
-    and class 0 in `mode` (MODES), stopped on exit."""
+    """A Rig on a switch running program `name` (of PROGRAMS or mpsched.p4profiles.REDUCED)
+    with `traffic` (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves
+    the other) and class 0 in `mode` (MODES), stopped on exit."""
     json_, info = program_artifacts()[name]
     full = name not in ("minimal", "ipv4")
     sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus, mode)
@@ -449,12 +440,12 @@ def main(argv: list[str] | None = None) -> int:
         "--profile",
         action="append",
         default=[],
-        choices=[name for name, _ in PROFILES],
+        choices=[p.name for p in REDUCED],
         help="also measure this compile-time profile (`make p4 P4_PROFILE=...`); repeatable",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
     args = p.parse_args(argv)
-    programs = [*PROGRAMS, *((n, lbl) for n, lbl in PROFILES if n in args.profile)]
+    programs = [*PROGRAMS, *((p.name, p.label) for p in REDUCED if p.name in args.profile)]
     if args.seconds <= 0 or args.rounds < 1 or args.step <= 1 or args.fine < 0:
         p.error("--seconds must be > 0, --rounds >= 1, --step > 1 and --fine >= 0")
     logging.basicConfig(
