@@ -6,12 +6,9 @@ from __future__ import annotations
 import copy
 import json
 import os
-import socketserver
 import subprocess
-import threading
 import time
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 from google.protobuf import text_format
@@ -48,6 +45,7 @@ from mpsched.p4rt.pipeline import (
     TABLE_WEIGHTS,
     Pipeline,
 )
+from tests.wsgi_server import ServedApp
 
 CLASSES = [
     {"id": 0, "name": "default"},
@@ -488,35 +486,16 @@ def test_the_controller_process_exits_2_on_a_corrupt_state_file(p4info, tmp_path
 # -- mpsched ctl state ---------------------------------------------------------------
 
 
-class _Threading(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 def test_ctl_state_shows_the_saved_intent(server, p4info, tmp_path, capsys):
     path = tmp_path / "state.json"
     save_atomic(path, rich_intent())
     ctl_ = _controller(tmp_path, p4info, server.address, StateStore(path))
-    http = make_server("127.0.0.1", 0, RestApi(ctl_), server_class=_Threading,
-                       handler_class=_Quiet)
-    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{http.server_address[1]}"
-        assert ctl.main(["--url", url, "--token", "x", "state"]) == 0
+    with ServedApp(RestApi(ctl_)) as http:
+        assert ctl.main(["--url", http.url, "--token", "x", "state"]) == 0
         shown = json.loads(capsys.readouterr().out)
         assert shown["path"] == str(path) and shown["restored"] is True
         assert shown["intent"] == rich_intent().to_json()
         assert abs(shown["saved_at"] - time.time()) < 60
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join(timeout=5)
 
 
 def test_ctl_state_help(capsys):
