@@ -14,6 +14,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from mpsched import addressing as ap
+
 MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 
 
@@ -132,7 +134,7 @@ def _str(data: object, where: str) -> str:
 def _mac(data: object, where: str) -> str:
     value = _str(data, where).lower()
     if not MAC_RE.match(value):
-        raise ConfigError(f"{where}: must be a MAC address like 00:00:0a:00:01:01")
+        raise ConfigError(f"{where}: must be a MAC address like {ap.H1_MAC}")
     return value
 
 
@@ -147,7 +149,7 @@ def _subnet(data: object, where: str) -> str:
     try:
         return str(ipaddress.IPv4Network(_str(data, where)))
     except ValueError:
-        raise ConfigError(f"{where}: must be an IPv4 prefix like 10.0.1.0/24") from None
+        raise ConfigError(f"{where}: must be an IPv4 prefix like {ap.subnet(1)}") from None
 
 
 def _unique(values: list, where: str) -> None:

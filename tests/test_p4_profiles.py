@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from mpsched import addressing as ap
 from mpsched.p4profiles import BY_NAME, FULL
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
@@ -91,7 +92,7 @@ def test_profile_without_mptcp(profile):
     assert pipeline.max_pins == 0 and pipeline.mptcp_digests == {}
     assert TABLE_SUBFLOW_PIN not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_MPTCP"):
-        pipeline.subflow_pin("10.0.1.1", "10.0.2.1", 1, 2, 1)
+        pipeline.subflow_pin(ap.H1_IP, ap.H2_IP, 1, 2, 1)
 
 
 def test_profile_without_congestion(profile):

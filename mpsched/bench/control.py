@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
@@ -55,13 +56,13 @@ def netcfg(address: str, n: int) -> NetCfg:
         "s1",
         1,
         address,
-        "00:00:0a:00:01:fe",
-        ("10.0.1.0/24",),
-        (HostCfg("h1", "10.0.1.1", "00:00:0a:00:01:01", 1),),
+        ap.S1_MAC,
+        (ap.subnet(ap.SENDER_EDGE),),
+        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
         paths,
     )
     # the far edge only names the direction of s1's traffic; nothing listens there
-    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), paths)
+    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),), (), paths)
     return NetCfg((s1, s2))
 
 

@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
 from mpsched.p4profiles import REDUCED
 from mpsched.p4rt.client import P4RuntimeClient
@@ -53,8 +54,6 @@ from mpsched.proc.veth import make_veths
 
 log = logging.getLogger("mpsched.bench.dataplane")
 
-ROUTER_MAC = "00:00:0a:00:01:fe"
-HOST_MAC = "00:00:0a:00:01:01"
 
 
 def minimal_artifacts() -> tuple[Path, Path]:
@@ -118,15 +117,15 @@ def frame_hex(traffic: str = "udp") -> str:
 
     if traffic == "udp":
         pkt = (
-            Ether(dst=ROUTER_MAC, src=HOST_MAC)
-            / IP(src="10.0.1.1", dst="10.0.2.1", ttl=64)
+            Ether(dst=ap.S1_MAC, src=ap.H1_MAC)
+            / IP(src=ap.H1_IP, dst=ap.H2_IP, ttl=64)
             / UDP(sport=4000, dport=5000)
             / (b"\0" * 18)
         )
         return bytes(pkt).hex()
     if traffic not in TRAFFIC:
         raise ValueError(f"traffic {traffic!r} is not one of {TRAFFIC}")
-    src, dst = ("10.0.1.1", "10.0.2.1") if traffic == "tcp" else ("10.0.2.1", "10.0.1.1")
+    src, dst = (ap.H1_IP, ap.H2_IP) if traffic == "tcp" else (ap.H2_IP, ap.H1_IP)
     segment = (
         IP(src=src, dst=dst, ttl=64)
         / TCP(sport=4000, dport=5000, flags="A", seq=1000, ack=1,
@@ -134,12 +133,12 @@ def frame_hex(traffic: str = "udp") -> str:
         / (b"\0" * 18)
     )
     if traffic == "tcp":
-        return bytes(Ether(dst=ROUTER_MAC, src=HOST_MAC) / segment).hex()
+        return bytes(Ether(dst=ap.S1_MAC, src=ap.H1_MAC) / segment).hex()
     # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), feedback
     # (8 bytes: none), next type
     tag = (bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
            + b"\x08\x00")
-    eth = Ether(dst=ROUTER_MAC, src="00:00:0a:00:02:fe", type=ETHERTYPE_PATH_TAG)
+    eth = Ether(dst=ap.S1_MAC, src=ap.S2_MAC, type=ETHERTYPE_PATH_TAG)
     return (bytes(eth) + tag + bytes(segment)).hex()
 
 
@@ -162,13 +161,14 @@ def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> 
         "s1",
         1,
         address,
-        ROUTER_MAC,
-        ("10.0.1.0/24",),
-        (HostCfg("h1", "10.0.1.1", HOST_MAC, 1),),
+        ap.S1_MAC,
+        (ap.subnet(ap.SENDER_EDGE),),
+        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
         (PathCfg(1, 2, None),),
     )
     s2 = SwitchCfg(
-        "s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), (PathCfg(1, 2, None),)
+        "s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),),
+        (), (PathCfg(1, 2, None),),
     )
     full = pipeline
     if pipeline.tables != ALL_TABLES:

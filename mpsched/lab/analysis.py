@@ -49,6 +49,7 @@ import logging
 import math
 from typing import Any
 
+from mpsched import addressing as ap
 from mpsched.emu.schedule import Step
 from mpsched.lab import cpu, metrics, pcap
 from mpsched.lab.report import RunResult
@@ -281,7 +282,8 @@ def analyse(raw: RunRaw) -> RunResult:
         try:
             packets, stats = pcap.read_pcap(raw.capture)
             per_flow = pcap.pcap_reordering(
-                p for p in packets if p.src.startswith("10.0.1.") and p.dst.startswith("10.0.2.")
+                p for p in packets
+                if ap.in_subnet(p.src, ap.SENDER_EDGE) and ap.in_subnet(p.dst, ap.RECEIVER_EDGE)
             )
             pooled = metrics.merge_reorder_stats(per_flow.values())
             m["ooo_packets"] = float(pooled.reordered)
