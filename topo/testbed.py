@@ -4,8 +4,7 @@ Every path is an emulated link (topo/emulink.py: linkem on kernels without
 netem, netem elsewhere) with its own delay, jitter, loss, rate, queue and
 time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (edge 1, 10.0.1.0/24,
 behind s1) and h2 (edge 2, 10.0.2.0/24, behind s2; the plan: mpsched/addressing.py), each
-with `host_addresses`
-addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
+with `host_addresses` addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
 interface min(k, host_interfaces) - 1, so a single-homed host carries all of
 them on eth0, and a multi-homed one has one link to its edge switch per
 address (source-address policy routing picks the interface). A path with cross traffic gets a host
