@@ -18,6 +18,7 @@ from pathlib import Path
 
 import requests
 
+from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -60,7 +61,7 @@ def run_phase(
         return f"switch(es) {', '.join(dead)} died during phase {name}" if dead else None
 
     shot = screenshot_later(rest, screenshot, 0.6 * seconds) if screenshot else None
-    result = bulk_tcp(bed.host("h1"), bed.host("h2"), "10.0.2.1", seconds, streams,
+    result = bulk_tcp(bed.host("h1"), bed.host("h2"), ap.H2_IP, seconds, streams,
                       abort=switch_died)
     if shot is not None:
         shot.join()

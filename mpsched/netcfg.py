@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, model_validator
 from pydantic.dataclasses import dataclass
 
+from mpsched import addressing as ap
 from mpsched.validation import (
     InputError,
     KeyCheck,
@@ -44,7 +45,7 @@ class ConfigError(InputError):
 def _mac(value: Any) -> str:
     text = value.lower() if isinstance(value, str) else ""
     if not MAC_RE.match(text):
-        raise ValueError(f"must be a MAC address like 00:00:0a:00:01:01, got {value!r}")
+        raise ValueError(f"must be a MAC address like {ap.H1_MAC}, got {value!r}")
     return text
 
 
@@ -59,7 +60,7 @@ def _prefix(value: Any) -> str:
     try:
         return str(ipaddress.IPv4Network(value if isinstance(value, str) else ""))
     except ValueError:
-        raise ValueError(f"must be an IPv4 prefix like 10.0.1.0/24, got {value!r}") from None
+        raise ValueError(f"must be an IPv4 prefix like {ap.subnet(1)}, got {value!r}") from None
 
 
 def _rate(value: Any) -> float | None:

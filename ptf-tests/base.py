@@ -12,6 +12,7 @@ import ptf
 import ptf.testutils as testutils
 from ptf.base_tests import BaseTest
 
+from mpsched import addressing as ap
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ALL_TABLES, Pipeline
@@ -19,11 +20,13 @@ from mpsched.p4rt.pipeline import ALL_TABLES, Pipeline
 HOST_PORT = 1
 PATH_PORTS = {1: 2, 2: 3, 3: 4}
 
-SWITCH_MAC = "00:00:0a:00:01:fe"
-HOST_MAC = "00:00:0a:00:01:01"
-HOST_IP = "10.0.1.1"
-REMOTE_IP = "10.0.2.1"
-REMOTE_NET = "10.0.2.0/24"
+# The switch under test is s1 of the testbed's addressing plan (mpsched/addressing.py).
+SWITCH_MAC = ap.S1_MAC
+HOST_MAC = ap.H1_MAC
+HOST_IP = ap.H1_IP
+REMOTE_IP = ap.H2_IP
+REMOTE_NET = ap.subnet(ap.RECEIVER_EDGE)
+PEER_MAC = ap.S2_MAC  # the far edge switch: the source of the frames arriving from a path
 
 
 class P4RuntimeTest(BaseTest):

@@ -14,7 +14,15 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as testutils
-from base import HOST_PORT, PATH_PORTS, REMOTE_IP, EdgeSwitchTest
+from base import (
+    HOST_IP,
+    HOST_PORT,
+    PATH_PORTS,
+    PEER_MAC,
+    REMOTE_IP,
+    SWITCH_MAC,
+    EdgeSwitchTest,
+)
 from forwarding import host_packet, path_of
 from path_tag import PathTag
 from pinning import to_host
@@ -37,7 +45,7 @@ SETTLE_S = 0.05
 def probe_with_feedback(via: int, seq: int, fb_path: int, qdelay_us: int = 0, loss: int = 0,
                         rate: int = 0, age_us: int = 0, tx_ts: int = 1000):
     """A probe from path `via` whose tag carries the far edge's feedback about fb_path."""
-    return (Ether(dst="00:00:00:00:00:00", src="00:00:0a:00:00:fe", type=ETHERTYPE_PATH_TAG)
+    return (Ether(dst="00:00:00:00:00:00", src=PEER_MAC, type=ETHERTYPE_PATH_TAG)
             / PathTag(path_id=via, flags=PATH_FLAG_PROBE, seq=seq, tx_ts=tx_ts, next_type=0,
                       fb_path=fb_path, fb_age=age_us // AGE_UNIT_US,
                       fb_qdelay=qdelay_us // QDELAY_UNIT_US, fb_loss=loss, fb_rate=rate)
@@ -200,10 +208,10 @@ class FeedbackOutTest(CongestionTest):
             elapsed = int((time.monotonic() - start) * 1e6)
             # the first packet sets the minimum; the others left 20 ms "earlier"
             tx = base_ts + elapsed - (0 if seq == 0 else 20_000)
-            pkt = (Ether(dst="00:00:0a:00:01:fe", src="00:00:0a:00:00:fe",
+            pkt = (Ether(dst=SWITCH_MAC, src=PEER_MAC,
                          type=ETHERTYPE_PATH_TAG)
                    / PathTag(path_id=2, seq=seq, tx_ts=tx)
-                   / IP(src=REMOTE_IP, dst="10.0.1.1", ttl=63) / UDP(sport=7, dport=7)
+                   / IP(src=REMOTE_IP, dst=HOST_IP, ttl=63) / UDP(sport=7, dport=7)
                    / Raw(b"x" * 200))
             testutils.send_packet(self, PATH_PORTS[2], pkt)
             testutils.dp_poll(self, port_number=HOST_PORT, timeout=2)

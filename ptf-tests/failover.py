@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as testutils
-from base import HOST_PORT, PATH_PORTS, REMOTE_IP, EdgeSwitchTest
+from base import HOST_PORT, PATH_PORTS, PEER_MAC, REMOTE_IP, EdgeSwitchTest
 from forwarding import path_of
 from path_tag import FEEDBACK_FIELDS, PathTag
 from pinning import PINNED_IP, to_host
@@ -34,7 +34,7 @@ N_FLOWS = 16
 
 def probe_from_path(path_id: int, seq: int = 0):
     """A probe as the far edge switch sends it onto path path_id."""
-    return (Ether(dst="00:00:00:00:00:00", src="00:00:0a:00:00:fe", type=ETHERTYPE_PATH_TAG)
+    return (Ether(dst="00:00:00:00:00:00", src=PEER_MAC, type=ETHERTYPE_PATH_TAG)
             / PathTag(path_id=path_id, flags=PATH_FLAG_PROBE, seq=seq, tx_ts=1000, next_type=0)
             / Raw(b"mpsP"))
 

@@ -9,6 +9,7 @@ import ptf.testutils as testutils
 from base import (
     HOST_IP,
     HOST_MAC,
+    PEER_MAC,
     HOST_PORT,
     PATH_PORTS,
     REMOTE_IP,
@@ -22,7 +23,6 @@ from scapy.packet import Raw
 
 from mpsched.p4rt.pipeline import COUNTER_RX, COUNTER_TX
 
-PEER_MAC = "00:00:0a:00:02:fe"
 
 
 def host_packet(sport: int = 40000, dport: int = 5201, ttl: int = 64, **ip: object):

@@ -23,9 +23,10 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from mpsched import addressing as ap
 from mpsched.p4rt.pipeline import COUNTER_TX
 
-PINNED_IP = "10.0.2.7"  # a cross-traffic host inside REMOTE_NET
+PINNED_IP = ap.host_ip(ap.RECEIVER_EDGE, 7)  # a cross-traffic host inside REMOTE_NET
 UNPROGRAMMED_PATH = 4  # within 1..MAX_PATHS, but EdgeSwitchTest gives it no next hop
 N_FLOWS = 16
 

@@ -15,6 +15,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from mpsched import addressing as ap
 from mpsched.p4rt.pipeline import COUNTER_TX
 
 EQUAL = {1: 1, 2: 1, 3: 1}
@@ -112,7 +113,7 @@ def classified(dscp: int = 0, sport: int = 40000, dport: int = 80, proto: str = 
 
 class ClassMatchTest(EdgeSwitchTest):
     """Traffic classes: DSCP 46 -> class 1 (path 3 only), TCP destination ports
-    5000-5999 -> class 2 (path 2 only), destination 10.0.2.128/25 -> class 3 (path 1,
+    5000-5999 -> class 2 (path 2 only), the upper half of the remote /24 -> class 3 (path 1,
     round robin); DSCP 46 to a port in 5000-5999 takes the higher priority (class 1);
     anything else stays in class 0 (path 1 only). A classified packet whose class has
     no weights entry is dropped and counted at path_tx[0]."""
@@ -126,7 +127,7 @@ class ClassMatchTest(EdgeSwitchTest):
         self.client.insert(
             p.traffic_class(1, priority=30, dscp=46),
             p.traffic_class(2, priority=20, protocol=6, dst_port=(5000, 5999)),
-            p.traffic_class(3, priority=10, dst="10.0.2.128/25"),
+            p.traffic_class(3, priority=10, dst=ap.host_prefix(ap.RECEIVER_EDGE, 128, 25)),
             p.traffic_class(4, priority=5, protocol=17, src_port=(7000, 7000)),
         )
         cases = [
@@ -136,8 +137,8 @@ class ClassMatchTest(EdgeSwitchTest):
             (classified(dport=6000), 0, 1),
             (classified(dport=5500, proto="udp"), 0, 1),
             (classified(dscp=46, dport=5500), 1, 3),
-            (classified(dst="10.0.2.200"), 3, 1),
-            (classified(dst="10.0.2.100"), 0, 1),
+            (classified(dst=ap.host_ip(ap.RECEIVER_EDGE, 200)), 3, 1),
+            (classified(dst=ap.host_ip(ap.RECEIVER_EDGE, 100)), 0, 1),
         ]
         for pkt, class_id, expected in cases:
             got = path_of(self, pkt)

@@ -21,13 +21,13 @@ from base import (
 )
 from forwarding import PEER_MAC, host_packet, routed
 from path_tag import PathTag, tag, tagged
+from pinning import PINNED_IP
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from mpsched.p4rt.pipeline import COUNTER_RX, DIGEST_PATH_REPORT
 
-PINNED_IP = "10.0.2.7"
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 
 

@@ -2,9 +2,9 @@
 
 Every path is an emulated link (topo/emulink.py: linkem on kernels without
 netem, netem elsewhere) with its own delay, jitter, loss, rate, queue and
-time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (10.0.1.0/24,
-behind s1) and h2 (10.0.2.0/24, behind s2), each with `host_addresses`
-addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
+time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (edge 1, 10.0.1.0/24,
+behind s1) and h2 (edge 2, 10.0.2.0/24, behind s2; the plan: mpsched/addressing.py), each
+with `host_addresses` addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
 interface min(k, host_interfaces) - 1, so a single-homed host carries all of
 them on eth0, and a multi-homed one has one link to its edge switch per
 address (source-address policy routing picks the interface). A path with cross traffic gets a host
@@ -29,6 +29,7 @@ from mininet.link import Link
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
+from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import Event, LinkScheduler, params_at
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
@@ -44,13 +45,10 @@ log = logging.getLogger(__name__)
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 MAX_PATHS = 4
 
-
-CROSS_HOST_BASE = 10  # x<i> is 10.0.1.(10+i), y<i> is 10.0.2.(10+i)
 # MTU of every interface on the path links (switch path ports, linkem node ports, core
 # bridges and their ports): the path tag adds 14 bytes to the hosts' 1500-byte MTU
 # frames, and a veth drops frames above its MTU (+ Ethernet header). Host links keep 1500.
 PATH_MTU = 1600
-HOST_IF_MAC_BASE = 0x40  # h<n>-eth<j> (j >= 1) has MAC 00:00:0a:00:0n:(40+j)
 
 
 @dataclass(frozen=True)
@@ -118,10 +116,6 @@ class TopoSpec:
         return cls(paths=paths, **kw)
 
 
-def _mac(subnet: int, host: int) -> str:
-    return f"00:00:0a:00:{subnet:02x}:{host:02x}"
-
-
 def disable_offloads(run, iface: str) -> None:
     """Veth TX checksum offload hands BMv2 packets it cannot fix: turn offloads off."""
     args = []
@@ -176,19 +170,19 @@ class Testbed:
     def _hosts(self, net: Mininet) -> dict[str, Any]:
         hosts = {
             f"h{n}": net.addHost(
-                f"h{n}", ip=f"10.0.{n}.1/24", mac=_mac(n, 1), defaultRoute=f"via 10.0.{n}.254"
+                f"h{n}", ip=f"{ap.host_ip(n)}/{ap.PREFIX_LEN}", mac=ap.host_mac(n),
+                defaultRoute=f"via {ap.gateway_ip(n)}",
             )
-            for n in (1, 2)
+            for n in ap.EDGES
         }
         for i, path in enumerate(self.spec.paths, start=1):
             if path.cross_traffic:
                 for n, prefix in ((1, "x"), (2, "y")):
-                    octet = CROSS_HOST_BASE + i
                     hosts[f"{prefix}{i}"] = net.addHost(
                         f"{prefix}{i}",
-                        ip=f"10.0.{n}.{octet}/24",
-                        mac=_mac(n, octet),
-                        defaultRoute=f"via 10.0.{n}.254",
+                        ip=f"{ap.cross_host_ip(n, i)}/{ap.PREFIX_LEN}",
+                        mac=ap.cross_host_mac(n, i),
+                        defaultRoute=f"via {ap.gateway_ip(n)}",
                     )
         return hosts
 
@@ -232,7 +226,7 @@ class Testbed:
             for n in (1, 2):
                 net.addLink(
                     hosts[f"h{n}"], switches[n - 1], port1=j, port2=next_port,
-                    addr1=_mac(n, HOST_IF_MAC_BASE + j), cls=Link,
+                    addr1=ap.host_if_mac(n, j), cls=Link,
                 )  # fmt: skip
                 self.host_ports[(n, j)] = next_port
             next_port += 1
@@ -263,7 +257,7 @@ class Testbed:
             for intf in host.intfList():
                 if intf.name != "lo":
                     disable_offloads(host.cmd, intf.name)
-                    host.cmd(f"arp -i {intf.name} -s 10.0.{n}.254 {_mac(n, 0xFE)}")
+                    host.cmd(f"arp -i {intf.name} -s {ap.gateway_ip(n)} {ap.router_mac(n)}")
         for n in (1, 2):
             self._addresses(hosts[f"h{n}"], n)
         self.netcfg = self._netcfg(switches, hosts, cross_ports)
@@ -295,21 +289,21 @@ class Testbed:
     def host_address(self, n: int, k: int) -> tuple[str, str]:
         """(address, interface) of address k (1-based) of host h<n>."""
         idx = min(k, self.spec.host_interfaces) - 1
-        return f"10.0.{n}.{k}", f"h{n}-eth{idx}"
+        return ap.host_ip(n, k), f"h{n}-eth{idx}"
 
     def _addresses(self, host: Any, n: int) -> None:
         """Extra addresses; per extra interface, a routing table chosen by source address."""
         for k in range(2, self.spec.host_addresses + 1):
             ip, dev = self.host_address(n, k)
-            host.cmd(f"ip addr add {ip}/24 dev {dev}")
+            host.cmd(f"ip addr add {ip}/{ap.PREFIX_LEN} dev {dev}")
         if self.spec.host_interfaces > 1:
             host.cmd("sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0")
             host.cmd("sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2")
         for j in range(1, self.spec.host_interfaces):
             ip, dev = self.host_address(n, j + 1)
             host.cmd(f"sysctl -qw net.ipv4.conf.{dev}.rp_filter=0")
-            host.cmd(f"ip route add 10.0.{n}.0/24 dev {dev} src {ip} table {100 + j}")
-            host.cmd(f"ip route add default via 10.0.{n}.254 dev {dev} table {100 + j}")
+            host.cmd(f"ip route add {ap.subnet(n)} dev {dev} src {ip} table {100 + j}")
+            host.cmd(f"ip route add default via {ap.gateway_ip(n)} dev {dev} table {100 + j}")
         for k in range(2, self.spec.host_addresses + 1):
             ip, dev = self.host_address(n, k)
             j = int(dev.rsplit("eth", 1)[1])
@@ -323,30 +317,29 @@ class Testbed:
             local = []
             for k in range(1, spec.host_addresses + 1):
                 idx = min(k, spec.host_interfaces) - 1
-                mac = _mac(n, 1) if idx == 0 else _mac(n, HOST_IF_MAC_BASE + idx)
-                local.append(HostCfg(f"h{n}", f"10.0.{n}.{k}", mac, self.host_ports[(n, idx)]))
+                mac = ap.host_mac(n) if idx == 0 else ap.host_if_mac(n, idx)
+                local.append(HostCfg(f"h{n}", ap.host_ip(n, k), mac, self.host_ports[(n, idx)]))
             prefix = "x" if n == 1 else "y"
             other = 2 if n == 1 else 1
             pins = []
             for i, path in enumerate(spec.paths, start=1):
                 if path.cross_traffic:
-                    octet = CROSS_HOST_BASE + i
                     local.append(
                         HostCfg(
                             f"{prefix}{i}",
-                            f"10.0.{n}.{octet}",
-                            _mac(n, octet),
+                            ap.cross_host_ip(n, i),
+                            ap.cross_host_mac(n, i),
                             cross_ports[f"{prefix}{i}"],
                         )
                     )
-                    pins.append(PinCfg(f"10.0.{other}.{octet}/32", i))
+                    pins.append(PinCfg(f"{ap.cross_host_ip(other, i)}/32", i))
             cfgs.append(
                 SwitchCfg(
                     name=sw.name,
                     device_id=sw.device_id,
                     grpc_address=sw.bmv2.grpc_address,
-                    mac=_mac(n, 0xFE),
-                    subnets=(f"10.0.{n}.0/24",),
+                    mac=ap.router_mac(n),
+                    subnets=(ap.subnet(n),),
                     hosts=tuple(local),
                     paths=tuple(
                         PathCfg(i, i + 1, p.rate_at(0.0) or None)

@@ -49,6 +49,7 @@ from mpsched.controller.scheduling.placement import (
     ca_dict,
     place,
 )
+from mpsched.p4profiles import FEATURE_CONGESTION, FEATURE_DEFINES
 
 __all__ = [
     "AUTO_GAP_MIN_US",
@@ -116,7 +117,7 @@ class Scheduler:
             raise FieldError(
                 f"{where}.name",
                 f"policy {c.policy.name!r} uses mode ca, but the P4 program was compiled "
-                "without congestion (-DNO_CONGESTION)",
+                f"without congestion (-D{FEATURE_DEFINES[FEATURE_CONGESTION]})",
             )
         policy.set_target(c.qos_target)
         lm3 = Lm3(self.params.lm3) if c.policy.lm3 else None

@@ -34,9 +34,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from mpsched.lab.fct import load_results
-from mpsched.lab.metrics import mean_ci95
 from mpsched.lab.report import CPU_MARK, RunResult, format_mean_ci, read_csv
 from mpsched.proc.layout import REPO_ROOT, build_dir
+from mpsched.stats import mean_ci95
 
 SCENARIOS = ("llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure", "mixed")
 ADAPTIVE = "adaptive"

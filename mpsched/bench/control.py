@@ -11,7 +11,8 @@ One sample = one control-loop iteration that wrote: from the moment the loop rea
 telemetry (estimators -> path states) through the policy (LLHD with LM3, or FD-MVQS with
 its CTADP prediction and MVQS parameters, alternately per path count run) to the
 switch's acknowledgement of every P4Runtime write (placement, MVQS parameters). Ends
-with `control_p99_ms_<n>=` for n = 2, 4, 8 (target: p99 <= 20 ms at 8 paths).
+with `control_p99_ms_<n>=` for n = 2, 4, 8 (target: p99 <= 20 ms at 8 paths). Percentiles
+interpolate between order statistics (`mpsched.stats.percentile`).
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import statistics
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
@@ -36,6 +37,7 @@ from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.layout import P4Artifacts, p4_artifacts, p4_artifacts_for_paths
+from mpsched.stats import percentile
 
 log = logging.getLogger("mpsched.bench.control")
 
@@ -54,13 +56,13 @@ def netcfg(address: str, n: int) -> NetCfg:
         "s1",
         1,
         address,
-        "00:00:0a:00:01:fe",
-        ("10.0.1.0/24",),
-        (HostCfg("h1", "10.0.1.1", "00:00:0a:00:01:01", 1),),
+        ap.S1_MAC,
+        (ap.subnet(ap.SENDER_EDGE),),
+        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
         paths,
     )
     # the far edge only names the direction of s1's traffic; nothing listens there
-    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), paths)
+    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),), (), paths)
     return NetCfg((s1, s2))
 
 
@@ -152,11 +154,6 @@ def measure(
         sw.stop()
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.control",
@@ -191,15 +188,16 @@ def main(argv: list[str] | None = None) -> int:
                 for policy in POLICIES:
                     got = measure(n, policy, args.seconds, args.period_ms, Path(tmp), registry)
                     print(
-                        f"{n} paths {policy:7s} {len(got):5d} writes  p50 {pct(got, 0.5):6.2f} ms"
-                        f"  p99 {pct(got, 0.99):6.2f} ms  max {max(got):6.2f} ms",
+                        f"{n} paths {policy:7s} {len(got):5d} writes"
+                        f"  p50 {percentile(got, 50):6.2f} ms"
+                        f"  p99 {percentile(got, 99):6.2f} ms  max {max(got):6.2f} ms",
                         flush=True,
                     )
                     samples += got
-                p99[n] = pct(samples, 0.99)
+                p99[n] = percentile(samples, 99)
                 print(
                     f"{n} paths all     {len(samples):5d} writes  p50 "
-                    f"{statistics.median(samples):6.2f} ms  p99 {p99[n]:6.2f} ms",
+                    f"{percentile(samples, 50):6.2f} ms  p99 {p99[n]:6.2f} ms",
                     flush=True,
                 )
     except KeyboardInterrupt:

@@ -40,7 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
+from mpsched.p4profiles import REDUCED
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ALL_TABLES, ETHERTYPE_PATH_TAG, Pipeline
@@ -52,8 +54,6 @@ from mpsched.proc.veth import make_veths
 
 log = logging.getLogger("mpsched.bench.dataplane")
 
-ROUTER_MAC = "00:00:0a:00:01:fe"
-HOST_MAC = "00:00:0a:00:01:01"
 
 
 def minimal_artifacts() -> tuple[Path, Path]:
@@ -74,17 +74,6 @@ PROGRAMS = (
 )
 
 
-# Compile-time profiles of the full program (p4src/include/defines.p4, Makefile
-# P4_PROFILE): name, label; each with every stage but the named ones.
-PROFILES = (
-    ("no-flow-order", "full without per-flow order (-DNO_FLOW_ORDER)"),
-    ("no-mptcp", "full without MPTCP (-DNO_MPTCP)"),
-    ("no-rtt-monitor", "full without RTT monitor (-DNO_RTT_MONITOR)"),
-    ("no-congestion", "full without congestion feedback and mode CA (-DNO_CONGESTION)"),
-    ("lean", "lean: without all four"),
-)
-
-
 def profile_artifacts(profile: str) -> tuple[Path, Path]:
     """(BMv2 JSON, P4Info) that `make p4 P4_PROFILE=profile` builds (4 paths)."""
     base = build_dir() / f"p4-{profile}"
@@ -92,19 +81,20 @@ def profile_artifacts(profile: str) -> tuple[Path, Path]:
 
 
 def program_artifacts() -> dict[str, tuple[Path, Path]]:
-    """(BMv2 JSON, P4Info) of each program of PROGRAMS and each profile of PROFILES."""
+    """(BMv2 JSON, P4Info) of each program of PROGRAMS and each reduced compile-time profile
+    (mpsched.p4profiles.REDUCED)."""
     art = p4_artifacts()
     return {
         "minimal": minimal_artifacts(),
         "ipv4": ipv4_artifacts(),
         "full": (art.bmv2_json, art.p4info),
-        **{name: profile_artifacts(name) for name, _ in PROFILES},
+        **{p.name: profile_artifacts(p.name) for p in REDUCED},
     }
 
 
 def missing_programs(profiles: bool = False) -> list[str]:
-    """One line per program file (of PROGRAMS, and of PROFILES if asked) not built."""
-    names = [name for name, _ in PROGRAMS] + ([name for name, _ in PROFILES] if profiles else [])
+    """One line per program file (of PROGRAMS, and of the reduced profiles if asked) not built."""
+    names = [name for name, _ in PROGRAMS] + ([p.name for p in REDUCED] if profiles else [])
     art = program_artifacts()
     lines = []
     for name in names:
@@ -127,15 +117,15 @@ def frame_hex(traffic: str = "udp") -> str:
 
     if traffic == "udp":
         pkt = (
-            Ether(dst=ROUTER_MAC, src=HOST_MAC)
-            / IP(src="10.0.1.1", dst="10.0.2.1", ttl=64)
+            Ether(dst=ap.S1_MAC, src=ap.H1_MAC)
+            / IP(src=ap.H1_IP, dst=ap.H2_IP, ttl=64)
             / UDP(sport=4000, dport=5000)
             / (b"\0" * 18)
         )
         return bytes(pkt).hex()
     if traffic not in TRAFFIC:
         raise ValueError(f"traffic {traffic!r} is not one of {TRAFFIC}")
-    src, dst = ("10.0.1.1", "10.0.2.1") if traffic == "tcp" else ("10.0.2.1", "10.0.1.1")
+    src, dst = (ap.H1_IP, ap.H2_IP) if traffic == "tcp" else (ap.H2_IP, ap.H1_IP)
     segment = (
         IP(src=src, dst=dst, ttl=64)
         / TCP(sport=4000, dport=5000, flags="A", seq=1000, ack=1,
@@ -143,12 +133,12 @@ def frame_hex(traffic: str = "udp") -> str:
         / (b"\0" * 18)
     )
     if traffic == "tcp":
-        return bytes(Ether(dst=ROUTER_MAC, src=HOST_MAC) / segment).hex()
+        return bytes(Ether(dst=ap.S1_MAC, src=ap.H1_MAC) / segment).hex()
     # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), feedback
     # (8 bytes: none), next type
     tag = (bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
            + b"\x08\x00")
-    eth = Ether(dst=ROUTER_MAC, src="00:00:0a:00:02:fe", type=ETHERTYPE_PATH_TAG)
+    eth = Ether(dst=ap.S1_MAC, src=ap.S2_MAC, type=ETHERTYPE_PATH_TAG)
     return (bytes(eth) + tag + bytes(segment)).hex()
 
 
@@ -171,13 +161,14 @@ def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> 
         "s1",
         1,
         address,
-        ROUTER_MAC,
-        ("10.0.1.0/24",),
-        (HostCfg("h1", "10.0.1.1", HOST_MAC, 1),),
+        ap.S1_MAC,
+        (ap.subnet(ap.SENDER_EDGE),),
+        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
         (PathCfg(1, 2, None),),
     )
     s2 = SwitchCfg(
-        "s2", 2, "127.0.0.1:1", "00:00:0a:00:02:fe", ("10.0.2.0/24",), (), (PathCfg(1, 2, None),)
+        "s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),),
+        (), (PathCfg(1, 2, None),),
     )
     full = pipeline
     if pipeline.tables != ALL_TABLES:
@@ -406,9 +397,9 @@ def program_rig(
     traffic: str = "udp",
     mode: str = "hash",
 ) -> Iterator[Rig]:
-    """A Rig on a switch running program `name` (of PROGRAMS or PROFILES) with `traffic`
-    (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves the other)
-    and class 0 in `mode` (MODES), stopped on exit."""
+    """A Rig on a switch running program `name` (of PROGRAMS or mpsched.p4profiles.REDUCED)
+    with `traffic` (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves
+    the other) and class 0 in `mode` (MODES), stopped on exit."""
     json_, info = program_artifacts()[name]
     full = name not in ("minimal", "ipv4")
     sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus, mode)
@@ -449,12 +440,12 @@ def main(argv: list[str] | None = None) -> int:
         "--profile",
         action="append",
         default=[],
-        choices=[name for name, _ in PROFILES],
+        choices=[p.name for p in REDUCED],
         help="also measure this compile-time profile (`make p4 P4_PROFILE=...`); repeatable",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
     args = p.parse_args(argv)
-    programs = [*PROGRAMS, *((n, lbl) for n, lbl in PROFILES if n in args.profile)]
+    programs = [*PROGRAMS, *((p.name, p.label) for p in REDUCED if p.name in args.profile)]
     if args.seconds <= 0 or args.rounds < 1 or args.step <= 1 or args.fine < 0:
         p.error("--seconds must be > 0, --rounds >= 1, --step > 1 and --fine >= 0")
     logging.basicConfig(

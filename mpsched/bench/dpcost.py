@@ -23,8 +23,8 @@ distributions ship it is counted too, and probed where the symbol is. Needs root
 (Debian's linux-perf); a counter whose symbol is found nowhere prints n/a, and a line
 `not counted: EVENT (...)` says why.
 
-`--profiles` measures the compile-time profiles of the full program as well (PROFILES of
-mpsched/bench/dataplane.py, built by `make p4 P4_PROFILE=...`), with three kinds of traffic
+`--profiles` measures the compile-time profiles of the full program as well (REDUCED of
+mpsched/p4profiles.py, built by `make p4-profiles`), with three kinds of traffic
 (`--traffic`, TRAFFIC): the UDP frame above, a TCP segment from the host bound for the paths,
 and the same segment arriving tagged from a path bound for the host (the egress edge; the
 programs without path tags are not run with it). The cost of a stage is the full program's
@@ -52,7 +52,6 @@ from pathlib import Path
 
 from mpsched.bench.dataplane import (
     MODES,
-    PROFILES,
     PROGRAMS,
     TRAFFIC,
     Rig,
@@ -60,6 +59,7 @@ from mpsched.bench.dataplane import (
     missing_programs,
     program_rig,
 )
+from mpsched.p4profiles import REDUCED
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.veth import make_veths
@@ -226,8 +226,8 @@ def fmt(x: float | None) -> str:
 
 
 def stage_costs(costs: dict[str, Cost]) -> dict[str, Cost]:
-    """Per stage a profile leaves out (PROFILES, "lean" for all of them): the full program's
-    cost minus the profile's (None where either was not counted)."""
+    """Per stage a profile leaves out (p4profiles.REDUCED, "lean" for all of them): the full
+    program's cost minus the profile's (None where either was not counted)."""
 
     def minus(a: float | None, b: float | None) -> float | None:
         return None if a is None or b is None else a - b
@@ -241,7 +241,7 @@ def stage_costs(costs: dict[str, Cost]) -> dict[str, Cost]:
             minus(full.conditions, c.conditions),
         )
         for name, c in costs.items()
-        if name in dict(PROFILES)
+        if name in {p.name for p in REDUCED}
     }
 
 
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     traffics = args.traffic or (list(TRAFFIC) if args.profiles else ["udp"])
     programs = [name for name, _ in PROGRAMS]
     if args.profiles:
-        programs += [name for name, _ in PROFILES]
+        programs += [p.name for p in REDUCED]
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("root", "simple_switch_grpc")
     problems += missing_programs(profiles=args.profiles)

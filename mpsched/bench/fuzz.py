@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
+from mpsched import addressing as ap
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
@@ -68,10 +69,10 @@ REASONS = ("truncated", "not_ipv4", "ipv4_version", "ipv4_ihl", "ipv4_total_len_
 class Endpoints:
     """Addresses of the generated frames. Valid frames are routable from src to dst."""
 
-    src: str = "10.0.1.1"
-    dst: str = "10.0.2.1"
-    src_mac: str = "00:00:0a:00:01:01"
-    dst_mac: str = "00:00:0a:00:01:fe"
+    src: str = ap.H1_IP
+    dst: str = ap.H2_IP
+    src_mac: str = ap.H1_MAC
+    dst_mac: str = ap.S1_MAC
     path_id: int | None = None  # tag every frame with this path id (frames from a path)
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc import prereqs
+from mpsched.stats import percentile
 
 from . import udpprobe as up
 from .linkbed import LinkBed, ProbeResult
@@ -91,7 +92,7 @@ def bench_delay(bed: LinkBed, scale: float, rows: list[Row], fig: Figures) -> No
         bed.wait_idle()
         res = bed.probe(pps=pps, count=count, size=DELAY_PAYLOAD, drain_s=0.2 + delay / 1e3)
         owd = up.one_way_delays_ms(res.records)
-        p50 = up.median(owd)
+        p50 = percentile(owd, 50)
         err = abs(p50 - delay)
         cpu = 100 * res.linkem_cpu_s / res.wall_s
         fig.delay_err_ms = max(fig.delay_err_ms, err)
@@ -99,7 +100,7 @@ def bench_delay(bed: LinkBed, scale: float, rows: list[Row], fig: Figures) -> No
         rows.append(Row(
             f"delay @{DELAY_LOAD_MBPS:g}M/{DELAY_LINK_MBPS:g}M", f"{delay:g} ms",
             f"p50 {p50:.3f} ms", f"{err:.3f} ms",
-            f"p1 {up.percentile(owd, 1):.3f} p99 {up.percentile(owd, 99):.3f} "
+            f"p1 {percentile(owd, 1):.3f} p99 {percentile(owd, 99):.3f} "
             f"max {max(owd):.2f}; {_received(res)}; linkem cpu {cpu:.1f} %",
         ))
 

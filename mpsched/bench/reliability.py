@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpsched import addressing as ap
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -141,7 +142,7 @@ class Flow:
         )
         time.sleep(0.5)
         self.cbr = bed.host("h1").popen([
-            *gen, "cbr", "--dst", "10.0.2.1", "--port", port, "--udp-port", port,
+            *gen, "cbr", "--dst", ap.H2_IP, "--port", port, "--udp-port", port,
             "--rate-mbps", str(FLOW_MBPS), "--size", str(PAYLOAD), "--seconds", str(seconds),
             "--out", str(self.cbr_report),
         ])  # fmt: skip
@@ -275,7 +276,7 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
         ok, reason = ipv4_header_valid(frame)
         if not ok:
             bad[reason] = bad.get(reason, 0) + 1
-    ping = h1.cmd("ping -c 1 -W 2 10.0.2.1")
+    ping = h1.cmd(f"ping -c 1 -W 2 {ap.H2_IP}")
     if " 0% packet loss" not in ping:
         figures.notes.append("after the fuzz frames h1 no longer reaches h2:\n" + ping)
     if bad:

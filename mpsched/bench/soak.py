@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -105,7 +106,7 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
                                          "--out", str(out_dir / "sink.json")])  # fmt: skip
             time.sleep(0.5)
             flows = bed.host("h1").popen([
-                *gen, "flows", "--dst", "10.0.2.1", "--port", port, "--flows", "8",
+                *gen, "flows", "--dst", ap.H2_IP, "--port", port, "--flows", "8",
                 "--size-kb", "256", "--seconds", str(duration),
                 "--out", str(out_dir / "flows.json"),
             ])  # fmt: skip

@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.p4rt.pipeline import HEADER_PATH_TAG
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -152,7 +153,7 @@ def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float |
     procs.append(sink)
     time.sleep(1.0)
     procs.append(bed.host("h1").popen([
-        *gen, "cbr", "--dst", "10.0.2.1", "--port", port, "--udp-port", port, "--flows", "16",
+        *gen, "cbr", "--dst", ap.H2_IP, "--port", port, "--udp-port", port, "--flows", "16",
         "--rate-mbps", str(FAILOVER_LOAD_MBPS), "--size", str(PAYLOAD), "--seconds", "6",
         "--out", str(out_dir / "failover-cbr.json"),
     ]))  # fmt: skip
@@ -211,8 +212,8 @@ def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, floa
             started = time.time()
             senders = []
             for i, (_d, _l, _r, offered) in enumerate(PATHS, start=1):
-                common = ["--dst", f"10.0.2.{10 + i}", "--port", str(BASE_PORT + i),
-                          "--seconds", str(seconds)]  # fmt: skip
+                common = ["--dst", ap.cross_host_ip(ap.RECEIVER_EDGE, i),
+                          "--port", str(BASE_PORT + i), "--seconds", str(seconds)]  # fmt: skip
                 senders.append(bed.host(f"x{i}").popen([
                     *gen, "cbr", *common, "--udp-port", str(BASE_PORT + i),
                     "--rate-mbps", str(offered), "--size", str(PAYLOAD),

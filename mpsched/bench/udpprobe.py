@@ -82,23 +82,6 @@ class Records:
         return rec
 
 
-def median(values: list[float]) -> float:
-    s = sorted(values)
-    if not s:
-        raise ValueError("median of nothing")
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile, q in 0..100."""
-    s = sorted(values)
-    if not s:
-        raise ValueError("percentile of nothing")
-    k = min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))
-    return s[k]
-
-
 def one_way_delays_ms(rec: Records) -> list[float]:
     return [(r - t) / 1e6 for t, r in zip(rec.tx_ns, rec.rx_ns, strict=True)]
 

@@ -49,10 +49,12 @@ import logging
 import math
 from typing import Any
 
+from mpsched import addressing as ap
 from mpsched.emu.schedule import Step
 from mpsched.lab import cpu, metrics, pcap
 from mpsched.lab.report import RunResult
 from mpsched.lab.runner import RunRaw
+from mpsched.stats import percentile
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +159,7 @@ def bucket_metrics(
     slow = [f / ideal(s) for s, f, _ in flows if f is not None]
     if slow:
         m["slowdown_mean"] = math.fsum(slow) / len(slow)
-        m["slowdown_p99"] = metrics.percentile(slow, 99)
+        m["slowdown_p99"] = percentile(slow, 99)
     return m
 
 
@@ -252,15 +254,15 @@ def analyse(raw: RunRaw) -> RunResult:
     if fct or censored:
         times = [f for _, f in fct] + censored
         m["fct_mean_s"] = math.fsum(times) / len(times)
-        m["fct_p99_s"] = metrics.percentile(times, 99)
+        m["fct_p99_s"] = percentile(times, 99)
     if flows:
         m.update(bucket_metrics(raw, flows))
     loads = [w.load_pct for w in sc.workload if w.kind == "poisson"]
     if loads:
         m["offered_load_pct"] = math.fsum(loads)
     if rtt:
-        m["rtt_p50_ms"] = metrics.percentile(rtt, 50)
-        m["rtt_p99_ms"] = metrics.percentile(rtt, 99)
+        m["rtt_p50_ms"] = percentile(rtt, 50)
+        m["rtt_p99_ms"] = percentile(rtt, 99)
     m["retrans"] = float(retrans)
 
     # fairness between the long-lived connections
@@ -280,7 +282,8 @@ def analyse(raw: RunRaw) -> RunResult:
         try:
             packets, stats = pcap.read_pcap(raw.capture)
             per_flow = pcap.pcap_reordering(
-                p for p in packets if p.src.startswith("10.0.1.") and p.dst.startswith("10.0.2.")
+                p for p in packets
+                if ap.in_subnet(p.src, ap.SENDER_EDGE) and ap.in_subnet(p.dst, ap.RECEIVER_EDGE)
             )
             pooled = metrics.merge_reorder_stats(per_flow.values())
             m["ooo_packets"] = float(pooled.reordered)

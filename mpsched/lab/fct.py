@@ -31,6 +31,7 @@ from mpsched import validation
 from mpsched.lab import metrics
 from mpsched.lab.report import JsonFloat, RunResult, read_run
 from mpsched.lab.scenario import POLICIES, ScenarioError, load
+from mpsched.stats import mean_ci95
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class FctRow:
 
 def _stat(runs: Sequence[RunResult], name: str) -> Stat:
     vals = [v for r in runs if math.isfinite(v := r.metrics.get(name, math.nan))]
-    return metrics.mean_ci95(vals)
+    return mean_ci95(vals)
 
 
 def fct_rows(results: Sequence[RunResult]) -> list[FctRow]:
@@ -133,7 +134,7 @@ def paired_ratios(
         if base is None or not math.isfinite(v):
             continue
         ratios.setdefault((r.scenario, r.policy), []).append(v / base)
-    return {key: (metrics.mean_ci95(v), len(v)) for key, v in ratios.items()}
+    return {key: (mean_ci95(v), len(v)) for key, v in ratios.items()}
 
 
 def load_results(out: str | Path) -> list[RunResult]:

@@ -4,9 +4,11 @@ Pure functions on plain Python values (no numpy), each citing the definition it 
 
 - rates: goodput, rate series from cumulative byte counters, goodput fraction, reaction time;
 - fairness: Jain's index;
-- statistics: percentile, empirical CDF, mean with Student-t 95 % confidence interval;
 - flow completion time per file size and per size bucket, the ideal FCT and the slowdown;
 - reordering at the receiver (RFC 4737), from per-flow sequence numbers or IPv4 IDs;
+
+Sample statistics (percentile, empirical CDF, mean with its Student-t 95 % confidence
+interval) are defined once in ``mpsched/stats.py``, shared with the benchmarks.
 
 Parsers of the raw inputs live next to it: ``tcpstats.py`` (``ss -tin``, ``struct tcp_info``)
 and ``pcap.py`` (receiver-side captures -> per-flow IPv4 ID sequences).
@@ -149,90 +151,6 @@ def jain_index(xs: Iterable[float]) -> float:
     if sq == 0:
         return 1.0
     return sum(vals) ** 2 / (len(vals) * sq)
-
-
-# --------------------------------------------------------------------------------------------
-# Statistics
-
-
-def cdf(xs: Iterable[float]) -> tuple[list[float], list[float]]:
-    """Empirical CDF: sorted values and F_i = (i+1)/n, the fraction of samples <= x_i."""
-    vals = sorted(float(x) for x in xs)
-    n = len(vals)
-    return vals, [(i + 1) / n for i in range(n)]
-
-
-# Two-sided 95 % Student-t quantiles t_{0.975, df} for df = 1..30 (computed from the
-# regularised incomplete beta function; they match any printed table to its digits).
-_T975 = (
-    12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
-    2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905,
-    2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899,
-    2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272,
-)  # fmt: skip
-_Z975 = 1.959963984540054
-
-
-def t_quantile_975(df: int) -> float:
-    """Student-t quantile t_{0.975, df} (the 95 % two-sided critical value).
-
-    df 1..30 from the table above; beyond, the Cornish-Fisher expansion of Abramowitz & Stegun
-    26.7.5 in powers of 1/df around the normal quantile (error < 3e-8 for df > 30).
-    """
-    if df < 1:
-        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    if df <= len(_T975):
-        return _T975[df - 1]
-    z, v = _Z975, float(df)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    return z + g1 / v + g2 / v**2 + g3 / v**3 + g4 / v**4
-
-
-def _std(vals: Sequence[float], mean: float) -> float:
-    if len(vals) < 2:
-        return NAN
-    return math.sqrt(sum((x - mean) ** 2 for x in vals) / (len(vals) - 1))
-
-
-def mean_ci95(xs: Iterable[float]) -> tuple[float, float]:
-    """Sample mean and half width of its 95 % confidence interval, ``(mean, h)``.
-
-    h = t_{0.975, n-1} · s / √n with s the sample standard deviation (n-1 denominator): the
-    Student-t interval for the mean of independent runs (R. Jain, "The Art of Computer Systems
-    Performance Analysis", 1991, §13.2). n = 1 → h = NaN (no variance estimate: the interval
-    is undefined, and NaN keeps it out of further arithmetic); n = 0 → (NaN, NaN).
-    """
-    vals = [float(x) for x in xs]
-    if not vals:
-        return NAN, NAN
-    mean = math.fsum(vals) / len(vals)
-    if len(vals) == 1:
-        return mean, NAN
-    return mean, t_quantile_975(len(vals) - 1) * _std(vals, mean) / math.sqrt(len(vals))
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Sample statistics of one metric over n runs (ci95 and std are NaN for n < 2)."""
-
-    n: int
-    mean: float
-    ci95: float
-    min: float
-    max: float
-    std: float
-
-
-def summarize(xs: Iterable[float]) -> Summary:
-    """``Summary`` of the values: mean ± 95 % CI as ``mean_ci95``, sample std (n-1)."""
-    vals = [float(x) for x in xs]
-    if not vals:
-        return Summary(0, NAN, NAN, NAN, NAN, NAN)
-    mean, h = mean_ci95(vals)
-    return Summary(len(vals), mean, h, min(vals), max(vals), _std(vals, mean))
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mpsched.emu.schedule import Ramp, Step
-from mpsched.lab import metrics
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci
 from mpsched.lab.scenario import Scenario, ScenarioError, load
+from mpsched.stats import mean_ci95
 from mpsched.validation import cli_error
 
 
@@ -77,7 +77,7 @@ def phase_table(results: Sequence[RunResult], sc: Scenario, edges: Sequence[floa
         if r.scenario == sc.name:
             runs.setdefault(r.policy, []).append(phase_rates(r, edges))
     stats = {
-        p: [metrics.mean_ci95([x[i] for x in rows if not math.isnan(x[i])])
+        p: [mean_ci95([x[i] for x in rows if not math.isnan(x[i])])
             for i in range(len(caps))]
         for p, rows in runs.items()
     }

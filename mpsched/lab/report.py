@@ -2,7 +2,7 @@
 
 The experiment runner runs every (scenario, policy) N times with fixed seeds and hands one
 ``RunResult`` per run to the writers here. Metric values come from ``mpsched.lab.metrics``; this
-module only aggregates (mean ± 95 % CI via ``metrics.mean_ci95``) and formats them.
+module only aggregates (mean ± 95 % CI via ``mpsched.stats.mean_ci95``) and formats them.
 
 Which metrics are better high and which low is declared once, in ``METRICS``.
 """
@@ -27,6 +27,7 @@ from pydantic import BeforeValidator, PlainSerializer
 from mpsched import validation
 from mpsched.lab import metrics
 from mpsched.lab.cpu import CpuRule
+from mpsched.stats import cdf, mean_ci95
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +329,7 @@ def _cell_text(runs: Sequence[RunResult], name: str) -> tuple[str, float | None]
     vals = _values(runs, name)
     if not vals:
         return DASH, None
-    mean, ci = metrics.mean_ci95(vals)
+    mean, ci = mean_ci95(vals)
     text = format_mean_ci(mean, ci)
     if len(vals) < len(runs):
         text += f" (n={len(vals)})"
@@ -492,7 +493,7 @@ def mean_series(
         stack[i, inside] = np.interp(grid[inside], t, v)
     means, cis = [], []
     for col in stack.T:
-        m, h = metrics.mean_ci95(col[~np.isnan(col)].tolist())
+        m, h = mean_ci95(col[~np.isnan(col)].tolist())
         means.append(m)
         cis.append(h)
     return grid.tolist(), means, cis
@@ -531,7 +532,7 @@ def plot_fct(path: str | Path, results: Sequence[RunResult], title: str) -> Path
     fig, ax = _figure(title, "file size (bytes)", "flow completion time (s)")
     for policy, records in by_policy.items():
         sizes = sorted({s for s, _ in records})
-        stats = [metrics.mean_ci95([f for s, f in records if s == size]) for size in sizes]
+        stats = [mean_ci95([f for s, f in records if s == size]) for size in sizes]
         ax.errorbar(
             sizes,
             [m for m, _ in stats],
@@ -550,13 +551,13 @@ def plot_fct(path: str | Path, results: Sequence[RunResult], title: str) -> Path
 def plot_cdf(
     path: str | Path, samples: Mapping[str, Sequence[float]], title: str, xlabel: str
 ) -> Path | None:
-    """Empirical CDF (``metrics.cdf``) per label; None when no label has samples."""
+    """Empirical CDF (``mpsched.stats.cdf``) per label; None when no label has samples."""
     samples = {k: v for k, v in samples.items() if len(v)}
     if not samples:
         return None
     fig, ax = _figure(title, xlabel, "CDF")
     for label, xs in samples.items():
-        x, f = metrics.cdf(xs)
+        x, f = cdf(xs)
         ax.step([x[0], *x], [0.0, *f], where="post", label=f"{label} (n={len(x)})")
     ax.set_ylim(0, 1.02)
     ax.legend(loc="lower right", fontsize="small")
@@ -587,8 +588,8 @@ def plot_fct_vs_load(
     fig, ax = _figure(title, "offered load (% of summed capacity)", "flow completion time (s)")
     for policy, loads in by_policy.items():
         xs = sorted(loads)
-        mean = [metrics.mean_ci95(_values(loads[x], f"fct_{bucket}_mean_s")) for x in xs]
-        p99 = [metrics.mean_ci95(_values(loads[x], f"fct_{bucket}_p99_s"))[0] for x in xs]
+        mean = [mean_ci95(_values(loads[x], f"fct_{bucket}_mean_s")) for x in xs]
+        p99 = [mean_ci95(_values(loads[x], f"fct_{bucket}_p99_s"))[0] for x in xs]
         line = ax.errorbar(
             xs,
             [m for m, _ in mean],

@@ -31,6 +31,7 @@ from typing import Any
 
 import requests
 
+from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.scenario import Scenario, Workload
@@ -135,8 +136,8 @@ def write_cpu_csv(path: Path, samples: list[cpu.CpuSample], t0: float) -> None:
 def _sink_host(w: Workload) -> tuple[str, str]:
     """(host, address) of the receiver of a workload."""
     if w.kind in ("vbr", "cross_bulk"):
-        return f"y{w.path}", f"10.0.2.{10 + w.path}"
-    return "h2", "10.0.2.1"
+        return f"y{w.path}", ap.cross_host_ip(ap.RECEIVER_EDGE, w.path)
+    return "h2", ap.H2_IP
 
 
 def _source_host(w: Workload) -> str:
@@ -284,7 +285,7 @@ class Run:
         # last block before it stops the capture.
         args = [
             "tcpdump", "-i", iface, "-s", "96", "-B", "8192",
-            "-n", "-w", str(self.raw.capture), "tcp and dst net 10.0.2.0/24",
+            "-n", "-w", str(self.raw.capture), f"tcp and dst net {ap.subnet(ap.RECEIVER_EDGE)}",
         ]  # fmt: skip
         proc = self._popen("h2", args, "tcpdump")
         time.sleep(0.5)

@@ -14,6 +14,13 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
+from mpsched.p4profiles import (
+    FEATURE_CONGESTION,
+    FEATURE_DEFINES,
+    FEATURE_FLOW_ORDER,
+    FEATURE_MPTCP,
+    FEATURE_RTT_MONITOR,
+)
 from mpsched.p4rt.client import CounterValue, MatchValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
 from mpsched.p4rt.weights import bucket_ends
@@ -143,18 +150,17 @@ TABLES = (
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
 
-# Stages a compile-time profile may leave out (p4src/include/defines.p4, `make p4
+# Stages a compile-time profile may leave out (mpsched/p4profiles.py, `make p4
 # P4_PROFILE=...`): feature name -> (its define, the P4Info entity whose presence tells).
-FEATURE_FLOW_ORDER = "flow_order"
-FEATURE_MPTCP = "mptcp"
-FEATURE_RTT_MONITOR = "rtt_monitor"
-FEATURE_CONGESTION = "congestion"
 REGISTER_FLOW_OOO = "MpIngress.path_monitor.flow_ooo"
 OPTIONAL_FEATURES = {
-    FEATURE_FLOW_ORDER: ("NO_FLOW_ORDER", REGISTER_FLOW_OOO),
-    FEATURE_MPTCP: ("NO_MPTCP", TABLE_SUBFLOW_PIN),
-    FEATURE_RTT_MONITOR: ("NO_RTT_MONITOR", TABLE_RTT_CONFIG),
-    FEATURE_CONGESTION: ("NO_CONGESTION", TABLE_CA),
+    feature: (FEATURE_DEFINES[feature], entity)
+    for feature, entity in (
+        (FEATURE_FLOW_ORDER, REGISTER_FLOW_OOO),
+        (FEATURE_MPTCP, TABLE_SUBFLOW_PIN),
+        (FEATURE_RTT_MONITOR, TABLE_RTT_CONFIG),
+        (FEATURE_CONGESTION, TABLE_CA),
+    )
 }
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mpsched import addressing as ap
 from tests.conftest import require
 
 pytestmark = pytest.mark.integration
@@ -68,7 +69,7 @@ def test_the_class_switches_policy_when_a_path_turns_lossy(prerequisites, tmp_pa
             bed.registry.add_process(sink.pid, "sink")
             time.sleep(1.0)
             # 8 UDP flows, 4 Mbit/s in all: no queue fills on two 5 Mbit/s paths
-            cbr = bed.host("h1").popen([*gen, "cbr", "--dst", "10.0.2.1", "--port", str(PORT),
+            cbr = bed.host("h1").popen([*gen, "cbr", "--dst", ap.H2_IP, "--port", str(PORT),
                                         "--udp-port", str(PORT), "--flows", "8",
                                         "--rate-mbps", "4", "--seconds", "30",
                                         "--out", str(tmp_path / "cbr.json")])

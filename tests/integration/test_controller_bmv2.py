@@ -17,12 +17,14 @@ import time
 import pytest
 import requests
 
+from mpsched import addressing as ap
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient, param_value
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
 from mpsched.proc.bmv2 import Bmv2Switch, free_port
 from tests.conftest import AUTH, token_file
+from tests.netdesc import edge_switch
 
 pytestmark = pytest.mark.integration
 
@@ -68,26 +70,12 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def s1_config(sw: Bmv2Switch) -> dict:
-    return {
-        "name": "s1",
-        "device_id": 1,
-        "grpc_address": sw.grpc_address,
-        "mac": "00:00:0a:00:01:fe",
-        "subnets": ["10.0.1.0/24"],
-        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
-        "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3, "rate_mbps": 5}],
-    }
+    return edge_switch(1, sw.grpc_address, [{"id": 1, "port": 2, "rate_mbps": 10},
+                                            {"id": 2, "port": 3, "rate_mbps": 5}],
+                       with_host=True)
 
 
-REMOTE = {
-    "name": "s2",
-    "device_id": 2,
-    "grpc_address": "127.0.0.1:1",
-    "mac": "00:00:0a:00:02:fe",
-    "subnets": ["10.0.2.0/24"],
-    "hosts": [],
-    "paths": [],
-}
+REMOTE = edge_switch(2)
 
 
 def reader(sw: Bmv2Switch, artifacts) -> tuple[P4RuntimeClient, P4Info]:
@@ -133,7 +121,7 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
         from scapy.all import IP, UDP, Ether, sendp
 
         sendp(
-            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            Ether(dst=ap.S1_MAC) / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP(),
             iface=pairs[2][1],
             count=3,
             verbose=False,
@@ -180,7 +168,7 @@ def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artif
         first = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
         assert first["how"] == "pushed", first
         sendp(
-            Ether(dst="00:00:0a:00:01:fe") / IP(src="10.0.2.1", dst="10.0.1.1") / UDP(),
+            Ether(dst=ap.S1_MAC) / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP(),
             iface=pairs[2][1],
             count=3,
             verbose=False,
@@ -326,10 +314,10 @@ def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
     sw, pairs = switch
     base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
     try:
-        frame = Ether(dst="00:00:0a:00:01:fe", src="00:00:0a:00:01:01")
-        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", chksum=0x1234) / UDP(),
+        frame = Ether(dst=ap.S1_MAC, src=ap.H1_MAC)
+        sendp(frame / IP(src=ap.H1_IP, dst=ap.H2_IP, chksum=0x1234) / UDP(),
               iface=pairs[0][1], count=2, verbose=False)  # fmt: skip
-        sendp(frame / IP(src="10.0.1.1", dst="10.0.2.1", ttl=1) / UDP(),
+        sendp(frame / IP(src=ap.H1_IP, dst=ap.H2_IP, ttl=1) / UDP(),
               iface=pairs[0][1], count=3, verbose=False)  # fmt: skip
         deadline = time.monotonic() + 5
         drops: dict = {}

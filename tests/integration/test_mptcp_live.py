@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from mpsched import addressing as ap
 from tests.conftest import require
 
 pytestmark = pytest.mark.integration
@@ -65,7 +66,7 @@ def test_subflows_pinned_apart_repinned_on_failure_unpinned_at_the_end(
                                          str(tmp_path / "sink.json"), "--seconds", "40"])
             bed.registry.add_process(sink.pid, "sink")
             time.sleep(1.0)
-            sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", "10.0.2.1",
+            sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", ap.H2_IP,
                                            "--port", str(PORT), "--seconds", f"{SECONDS:g}",
                                            "--streams", "1", "--out",
                                            str(tmp_path / "bulk.json")])
@@ -80,7 +81,7 @@ def test_subflows_pinned_apart_repinned_on_failure_unpinned_at_the_end(
             (conn,) = conns
             subflows = conn["subflows"]
             assert [s["initial"] for s in subflows] == [True, False, False], subflows
-            assert {s["src"] for s in subflows} == {"10.0.1.1", "10.0.1.2", "10.0.1.3"}
+            assert {s["src"] for s in subflows} == {ap.host_ip(1, k) for k in (1, 2, 3)}
             # each subflow on its own path; the initial one on the best (ecmp: path 1)
             assert sorted(s["path_id"] for s in subflows) == [1, 2, 3], subflows
             assert subflows[0]["path_id"] == 1
@@ -158,7 +159,7 @@ def test_the_fastest_path_fails_and_returns_and_gets_a_subflow_back(
                                          str(tmp_path / "sink.json"), "--seconds", "50"])
             bed.registry.add_process(sink.pid, "sink")
             time.sleep(1.0)
-            sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", "10.0.2.1",
+            sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", ap.H2_IP,
                                            "--port", str(PORT), "--seconds", "30",
                                            "--streams", "1", "--out",
                                            str(tmp_path / "bulk.json")])

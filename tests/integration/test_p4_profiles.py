@@ -8,12 +8,13 @@ import subprocess
 
 import pytest
 
+from mpsched import addressing as ap
+from mpsched.p4profiles import BY_NAME, FULL
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
     ALL_TABLES,
     DIGEST_PATH_REPORT,
     FEATURE_CONGESTION,
-    FEATURE_FLOW_ORDER,
     FEATURE_MPTCP,
     FEATURE_RTT_MONITOR,
     TABLE_CA,
@@ -28,16 +29,6 @@ from tests.conftest import require
 pytestmark = pytest.mark.integration
 
 MAIN_P4 = REPO_ROOT / "p4src" / "main.p4"
-ALL_FEATURES = {FEATURE_FLOW_ORDER, FEATURE_MPTCP, FEATURE_RTT_MONITOR, FEATURE_CONGESTION}
-# profile (as the Makefile names it) -> (its defines, the features it keeps)
-PROFILES = {
-    "full": ([], ALL_FEATURES),
-    "no-flow-order": (["-DNO_FLOW_ORDER"], ALL_FEATURES - {FEATURE_FLOW_ORDER}),
-    "no-mptcp": (["-DNO_MPTCP"], ALL_FEATURES - {FEATURE_MPTCP}),
-    "no-rtt-monitor": (["-DNO_RTT_MONITOR"], ALL_FEATURES - {FEATURE_RTT_MONITOR}),
-    "no-congestion": (["-DNO_CONGESTION"], ALL_FEATURES - {FEATURE_CONGESTION}),
-    "lean": (["-DNO_FLOW_ORDER", "-DNO_MPTCP", "-DNO_RTT_MONITOR", "-DNO_CONGESTION"], set()),
-}
 
 
 def compile_profile(out, defines: list[str]) -> subprocess.CompletedProcess:
@@ -49,12 +40,12 @@ def compile_profile(out, defines: list[str]) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.fixture(scope="module", params=sorted(PROFILES))
+@pytest.fixture(scope="module", params=sorted(BY_NAME))
 def profile(request, tmp_path_factory) -> tuple[str, Pipeline]:
     require("p4c")
     name = request.param
     out = tmp_path_factory.mktemp(f"p4-{name}")
-    run = compile_profile(out, PROFILES[name][0])
+    run = compile_profile(out, list(BY_NAME[name].defines))
     assert run.returncode == 0, run.stderr
     assert "warning" not in run.stderr.lower(), run.stderr
     assert (out / "main.json").is_file()
@@ -67,8 +58,8 @@ PROFILE_DIRS: dict = {}  # profile -> the directory the fixture compiled it into
 
 def test_profile_binds_with_its_features(profile):
     name, pipeline = profile
-    assert pipeline.features == PROFILES[name][1]
-    if name == "full":
+    assert pipeline.features == BY_NAME[name].features
+    if name == FULL:
         assert pipeline.tables == ALL_TABLES
     assert pipeline.max_paths == 4
     # Path telemetry keeps its digest layout (flow_ooo stays, 0 without per-flow order).
@@ -100,7 +91,7 @@ def test_profile_without_mptcp(profile):
     assert pipeline.max_pins == 0 and pipeline.mptcp_digests == {}
     assert TABLE_SUBFLOW_PIN not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_MPTCP"):
-        pipeline.subflow_pin("10.0.1.1", "10.0.2.1", 1, 2, 1)
+        pipeline.subflow_pin(ap.H1_IP, ap.H2_IP, 1, 2, 1)
 
 
 def test_profile_without_congestion(profile):

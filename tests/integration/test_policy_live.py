@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from mpsched import addressing as ap
 from tests.conftest import require
 
 pytestmark = pytest.mark.integration
@@ -42,7 +43,7 @@ def test_policies_switch_at_run_time_without_resetting_flows(prerequisites, tmp_
             bed.registry.add_process(sink.pid, "sink")
             time.sleep(1.0)
             seconds = 2.0 * len(POLICIES) + 5
-            sender = bed.host("h1").popen([*gen, "bulk", "--dst", "10.0.2.1", "--port",
+            sender = bed.host("h1").popen([*gen, "bulk", "--dst", ap.H2_IP, "--port",
                                            str(PORT), "--seconds", f"{seconds:g}", "--streams",
                                            "4", "--out", str(tmp_path / "bulk.json")])
             bed.registry.add_process(sender.pid, "bulk")

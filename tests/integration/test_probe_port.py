@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.conftest import require
+from tests.netdesc import edge_switch
 
 PATHS = (1, 2, 3)
 ETH_P_ALL = 3
@@ -44,10 +45,8 @@ def probe_switch(tmp_path, artifacts):
         client = P4RuntimeClient(sw.grpc_address, 1, p4info)
         client.connect()
         client.set_pipeline(str(artifacts.bmv2_json))
-        net = NetCfg.from_dict({"switches": [{
-            "name": "s1", "device_id": 1, "grpc_address": sw.grpc_address,
-            "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"], "hosts": [],
-            "paths": [{"id": p, "port": p} for p in PATHS]}]})
+        paths = [{"id": p, "port": p} for p in PATHS]
+        net = NetCfg.from_dict({"switches": [edge_switch(1, sw.grpc_address, paths)]})
         client.insert(*forwarding_entries(pipeline, net, net.switches[0]))
         yield client, pipeline, [t for _, t in pairs], controller_end
     finally:

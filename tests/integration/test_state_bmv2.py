@@ -26,6 +26,7 @@ from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import TABLE_TRAFFIC_CLASS, TABLE_WEIGHTS
 from mpsched.proc.bmv2 import Bmv2Switch, free_port
 from tests.conftest import AUTH, token_file
+from tests.netdesc import edge_switch
 
 pytestmark = pytest.mark.integration
 
@@ -36,22 +37,8 @@ CLASSES = [
 
 
 def netcfg(sw: Bmv2Switch) -> dict:
-    return {
-        "switches": [
-            {
-                "name": "s1",
-                "device_id": 1,
-                "grpc_address": sw.grpc_address,
-                "mac": "00:00:0a:00:01:fe",
-                "subnets": ["10.0.1.0/24"],
-                "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
-                "paths": [
-                    {"id": 1, "port": 2, "rate_mbps": 10},
-                    {"id": 2, "port": 3, "rate_mbps": 5},
-                ],
-            }
-        ]
-    }
+    paths = [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3, "rate_mbps": 5}]
+    return {"switches": [edge_switch(1, sw.grpc_address, paths, with_host=True)]}
 
 
 def start(tmp_path, artifacts, port: int, state, n: int) -> subprocess.Popen:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mpsched import addressing as ap
 from tests.conftest import require
 
 pytestmark = pytest.mark.integration
@@ -62,10 +63,10 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
         recorded = dict(bed.registry.processes)
         with controller(bed, prerequisites, tmp_path) as rest:
             rest.set_weight(2, 0)
-            out = bed.host("h1").cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1")
+            out = bed.host("h1").cmd(f"ping -c 5 -i 0.2 -W 2 {ap.H2_IP}")
             assert " 0% packet loss" in out, out
             # Full-size (1500-byte IP, DF) packets fit with the path tag.
-            out = bed.host("h1").cmd("ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.1")
+            out = bed.host("h1").cmd(f"ping -c 3 -i 0.2 -W 2 -M do -s 1472 {ap.H2_IP}")
             assert " 0% packet loss" in out, out
             time.sleep(0.6)
             paths = {p["id"]: p for p in rest.get("/paths")}
@@ -135,7 +136,7 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
     with Testbed(spec) as bed, controller(bed, prerequisites, tmp_path) as rest:
         h1 = bed.host("h1")
         rest.set_weight(2, 0)
-        rtt_slow = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+        rtt_slow = _rtt_ms(h1.cmd(f"ping -c 5 -i 0.2 -W 2 {ap.H2_IP}"))
         # the egress edges' path reports reach the controller's estimators, per direction
         view = rest.get("/paths/1/telemetry")["directions"]
         assert view["s1->s2"]["current"]["alive"] is True, view
@@ -143,24 +144,24 @@ def test_emulated_paths_delay_failure_and_pinned_cross_hosts(prerequisites, tmp_
         assert view["s1->s2"]["current"]["loss"] == 0.0, view
         rest.set_weight(1, 0)
         rest.set_weight(2, 1)
-        rtt_fast = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+        rtt_fast = _rtt_ms(h1.cmd(f"ping -c 5 -i 0.2 -W 2 {ap.H2_IP}"))
         assert 40.0 <= rtt_slow <= 50.0, rtt_slow
         assert 4.0 <= rtt_fast <= 12.0, rtt_fast
         # the pinned cross host uses path 1 although its weight is 0
-        rtt_cross = _rtt_ms(bed.host("x1").cmd("ping -c 3 -i 0.2 -W 2 10.0.2.11"))
+        rtt_cross = _rtt_ms(bed.host("x1").cmd(f"ping -c 3 -i 0.2 -W 2 {ap.cross_host_ip(2, 1)}"))
         assert 40.0 <= rtt_cross <= 50.0, rtt_cross
-        # multi-homed h1: 10.0.1.2 leaves through h1-eth1 (its own link to s1), and
-        # 10.0.1.3 (a second address on eth1) too; h2's second address answers
+        # multi-homed h1: its address 2 leaves through h1-eth1 (its own link to s1), and
+        # address 3 (a second address on eth1) too; h2's addresses 2 and 3 answer
         before = int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets"))
-        for src, dst in (("10.0.1.2", "10.0.2.2"), ("10.0.1.3", "10.0.2.3")):
+        for src, dst in ((ap.host_ip(1, k), ap.host_ip(2, k)) for k in (2, 3)):
             out = h1.cmd(f"ping -c 3 -i 0.2 -W 2 -I {src} {dst}")
             assert " 0% packet loss" in out, out
         assert int(h1.cmd("cat /sys/class/net/h1-eth1/statistics/tx_packets")) >= before + 6
         bed.set_path(2, "ab", fast.with_changes(up=False))
-        out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+        out = h1.cmd(f"ping -c 3 -i 0.2 -W 1 {ap.H2_IP}")
         assert "100% packet loss" in out, out
         bed.set_path(2, "ab", fast)
-        out = h1.cmd("ping -c 3 -i 0.2 -W 1 10.0.2.1")
+        out = h1.cmd(f"ping -c 3 -i 0.2 -W 1 {ap.H2_IP}")
         assert " 0% packet loss" in out, out
         stats = bed.link_stats()
         assert stats[2]["ab"]["drop_down"] >= 3, stats
@@ -191,11 +192,11 @@ def test_path_through_a_core_switch(prerequisites, tmp_path):
         assert "mtu 1500" in bed.host("h1").cmd("ip link show h1-eth0")
         with controller(bed, prerequisites, tmp_path):
             h1 = bed.host("h1")
-            rtt = _rtt_ms(h1.cmd("ping -c 5 -i 0.2 -W 2 10.0.2.1"))
+            rtt = _rtt_ms(h1.cmd(f"ping -c 5 -i 0.2 -W 2 {ap.H2_IP}"))
             assert 20.0 <= rtt <= 28.0, rtt
-            out = h1.cmd("ping -c 3 -i 0.2 -W 2 -M do -s 1472 10.0.2.1")
+            out = h1.cmd(f"ping -c 3 -i 0.2 -W 2 -M do -s 1472 {ap.H2_IP}")
             assert " 0% packet loss" in out, out
             bed.set_path(1, "ab", core.with_changes(up=False), segment=1)
-            assert "100% packet loss" in h1.cmd("ping -c 2 -i 0.2 -W 1 10.0.2.1")
+            assert "100% packet loss" in h1.cmd(f"ping -c 2 -i 0.2 -W 1 {ap.H2_IP}")
             assert bed.link_stats()[1]["ab"]["drop_down"] >= 2
     assert links() == before

@@ -16,9 +16,11 @@ import time
 import pytest
 import requests
 
+from mpsched import addressing as ap
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.proc.bmv2 import free_port
 from tests.conftest import TOKEN, require, token_file
+from tests.netdesc import edge_switch
 
 pytestmark = pytest.mark.integration
 
@@ -28,25 +30,9 @@ REFUSALS = ("status of 400", "status of 401")
 
 
 def netcfg(grpc_address: str, remote_address: str) -> dict:
-    s1 = {
-        "name": "s1",
-        "device_id": 1,
-        "grpc_address": grpc_address,
-        "mac": "00:00:0a:00:01:fe",
-        "subnets": ["10.0.1.0/24"],
-        "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
-        "paths": PATHS,
-    }
+    s1 = edge_switch(1, grpc_address, PATHS, with_host=True)
     # the far edge: a BMv2 of its own without ports (it acknowledges the controller's writes)
-    s2 = {
-        "name": "s2",
-        "device_id": 2,
-        "grpc_address": remote_address,
-        "mac": "00:00:0a:00:02:fe",
-        "subnets": ["10.0.2.0/24"],
-        "hosts": [],
-        "paths": PATHS,
-    }
+    s2 = edge_switch(2, remote_address, PATHS)
     return {"switches": [s1, s2]}
 
 
@@ -127,8 +113,8 @@ class Traffic(threading.Thread):
         from scapy.all import IP, UDP, Ether, Raw, conf
 
         frames = [
-            Ether(src="00:00:0a:00:01:01", dst="00:00:0a:00:01:fe")
-            / IP(src="10.0.1.1", dst="10.0.2.1")
+            Ether(src=ap.H1_MAC, dst=ap.S1_MAC)
+            / IP(src=ap.H1_IP, dst=ap.H2_IP)
             / UDP(sport=10000 + i, dport=5001)
             / Raw(b"x" * 1000)
             for i in range(16)

@@ -2,7 +2,8 @@ import copy
 
 import pytest
 
-from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched import addressing as ap
+from mpsched.controller.southbound.agent import forwarding_entries
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -17,20 +18,21 @@ from mpsched.p4rt.pipeline import (
     TABLE_LIVENESS_CONFIG,
     Pipeline,
 )
+from tests import netdesc
 from tests.fake_p4rt import synthetic_p4info
+from tests.netdesc import edge_switch
 
 GOOD = {
     "switches": [
-        {"name": "s1", "device_id": 1, "grpc_address": "127.0.0.1:50001",
-         "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"],
-         "hosts": [{"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}],
-         "paths": [{"id": 1, "port": 2, "rate_mbps": 10}, {"id": 2, "port": 3}]},
-        {"name": "s2", "device_id": 2, "grpc_address": "127.0.0.1:50002",
-         "mac": "00:00:0a:00:02:fe", "subnets": ["10.0.2.0/24"],
-         "hosts": [{"name": "h2", "ip": "10.0.2.1", "mac": "00:00:0a:00:02:01", "port": 1}],
-         "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]},
+        edge_switch(1, "127.0.0.1:50001", [{"id": 1, "port": 2, "rate_mbps": 10},
+                                           {"id": 2, "port": 3}], with_host=True),
+        edge_switch(2, "127.0.0.1:50002", [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
+                    with_host=True),
     ]
 }
+PIN_IP = ap.host_ip(ap.RECEIVER_EDGE, 3)  # a host behind s2 that s1 pins to a path
+PIN = ap.host_prefix(ap.RECEIVER_EDGE, 3)
+LOCAL_PIN = ap.host_prefix(ap.SENDER_EDGE, 7)  # inside s1's own subnet: refused
 
 
 def _pinned(*pins: dict) -> dict:
@@ -42,7 +44,7 @@ def _pinned(*pins: dict) -> dict:
 def test_loads_and_round_trips(tmp_path):
     net = NetCfg.from_dict(GOOD)
     assert net.path_ids() == [1, 2]
-    assert net.remote_subnets(net.switches[0]) == ["10.0.2.0/24"]
+    assert net.remote_subnets(net.switches[0]) == [ap.subnet(ap.RECEIVER_EDGE)]
     assert net.switches[0].pins == ()
     path = tmp_path / "net.json"
     net.dump(path)
@@ -50,37 +52,37 @@ def test_loads_and_round_trips(tmp_path):
 
 
 def test_pins_load_normalise_and_round_trip(tmp_path):
-    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2},
-                                   {"prefix": "10.0.2.4", "path_id": 1},
+    net = NetCfg.from_dict(_pinned({"prefix": PIN, "path_id": 2},
+                                   {"prefix": ap.host_ip(ap.RECEIVER_EDGE, 4), "path_id": 1},
                                    {"prefix": "10.0.0.0/8", "path_id": 1}))
-    assert net.switches[0].pins == (PinCfg("10.0.2.3/32", 2), PinCfg("10.0.2.4/32", 1),
+    assert net.switches[0].pins == (PinCfg(PIN, 2), PinCfg(ap.host_prefix(ap.RECEIVER_EDGE, 4), 1),
                                     PinCfg("10.0.0.0/8", 1))
     assert net.switches[1].pins == ()
     path = tmp_path / "net.json"
     net.dump(path)
     assert NetCfg.load(path) == net
-    assert net.to_dict()["switches"][0]["pins"][0] == {"prefix": "10.0.2.3/32", "path_id": 2}
+    assert net.to_dict()["switches"][0]["pins"][0] == {"prefix": PIN, "path_id": 2}
 
 
 @pytest.mark.parametrize(
     ("pins", "field"),
     [
-        ("10.0.2.3/32", "switches[0].pins: must be a list"),
-        (["10.0.2.3/32"], "switches[0].pins[0]: must be an object"),
-        ([{"prefix": "10.0.2.3/32"}], "switches[0].pins[0].path_id: missing"),
+        (PIN, "switches[0].pins: must be a list"),
+        ([PIN], "switches[0].pins[0]: must be an object"),
+        ([{"prefix": PIN}], "switches[0].pins[0].path_id: missing"),
         ([{"path_id": 1}], "switches[0].pins[0].prefix: missing"),
-        ([{"prefix": "10.0.2.3/32", "path_id": 1, "weight": 1}], "switches[0].pins[0].weight"),
-        ([{"prefix": "10.0.2.300/32", "path_id": 1}], "switches[0].pins[0].prefix"),
-        ([{"prefix": "10.0.2.3/24", "path_id": 1}], "switches[0].pins[0].prefix"),
-        ([{"prefix": "10.0.2.3/33", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": PIN, "path_id": 1, "weight": 1}], "switches[0].pins[0].weight"),
+        ([{"prefix": "10.0.256.3/32", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": f"{PIN_IP}/24", "path_id": 1}], "switches[0].pins[0].prefix"),
+        ([{"prefix": f"{PIN_IP}/33", "path_id": 1}], "switches[0].pins[0].prefix"),
         ([{"prefix": 3, "path_id": 1}], "switches[0].pins[0].prefix"),
-        ([{"prefix": "10.0.1.7/32", "path_id": 1}], "switches[0].pins[0].prefix: lies inside"),
-        ([{"prefix": "10.0.2.3/32", "path_id": 3}], "switches[0].pins[0].path_id"),
-        ([{"prefix": "10.0.2.3/32", "path_id": 0}], "switches[0].pins[0].path_id"),
-        ([{"prefix": "10.0.2.3/32", "path_id": "1"}], "switches[0].pins[0].path_id"),
-        ([{"prefix": "10.0.2.3/32", "path_id": True}], "switches[0].pins[0].path_id"),
-        ([{"prefix": "10.0.2.3/32", "path_id": 1.0}], "switches[0].pins[0].path_id"),
-        ([{"prefix": "10.0.2.3/32", "path_id": 1}, {"prefix": "10.0.2.3", "path_id": 2}],
+        ([{"prefix": LOCAL_PIN, "path_id": 1}], "switches[0].pins[0].prefix: lies inside"),
+        ([{"prefix": PIN, "path_id": 3}], "switches[0].pins[0].path_id"),
+        ([{"prefix": PIN, "path_id": 0}], "switches[0].pins[0].path_id"),
+        ([{"prefix": PIN, "path_id": "1"}], "switches[0].pins[0].path_id"),
+        ([{"prefix": PIN, "path_id": True}], "switches[0].pins[0].path_id"),
+        ([{"prefix": PIN, "path_id": 1.0}], "switches[0].pins[0].path_id"),
+        ([{"prefix": PIN, "path_id": 1}, {"prefix": PIN_IP, "path_id": 2}],
          "switches[0].pins[].prefix"),
     ],
 )
@@ -94,18 +96,18 @@ def test_pin_errors_name_the_field(pins, field):
 
 def test_pins_are_installed_after_the_routes():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    net = NetCfg.from_dict(_pinned({"prefix": PIN, "path_id": 2}))
     entries = forwarding_entries(pipeline, net, net.switches[0])
     actions = [e.action for e in entries]
     assert actions.index(ACTION_TO_PATHS) < actions.index(ACTION_VIA_PATH)
     (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
-    assert list(pin.match.values()) == [("10.0.2.3", 32)]
+    assert list(pin.match.values()) == [(PIN_IP, 32)]
     assert pin.params == {"path_id": 2}
 
 
 def test_every_path_gets_a_report_interval():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    net = NetCfg.from_dict(_pinned({"prefix": PIN, "path_id": 2}))
     sw = net.switches[0]
     entries = forwarding_entries(pipeline, net, sw)
     reports = [e for e in entries if e.action == ACTION_SET_REPORT_INTERVAL]
@@ -115,18 +117,18 @@ def test_every_path_gets_a_report_interval():
 
 def test_a_pin_of_a_whole_remote_subnet_replaces_its_weighted_route():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.0/24", "path_id": 1}))
+    net = NetCfg.from_dict(_pinned({"prefix": ap.subnet(ap.RECEIVER_EDGE), "path_id": 1}))
     entries = forwarding_entries(pipeline, net, net.switches[0])
     assert ACTION_TO_PATHS not in [e.action for e in entries]
     (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
-    assert list(pin.match.values()) == [("10.0.2.0", 24)]
+    assert list(pin.match.values()) == [(ap.host_ip(ap.RECEIVER_EDGE, 0), 24)]
 
 
 def test_pipeline_refuses_a_pin_outside_its_paths():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     for bad in (0, pipeline.max_paths + 1):
         with pytest.raises(ValueError, match="outside"):
-            pipeline.route_via_path("10.0.2.3/32", bad)
+            pipeline.route_via_path(PIN, bad)
 
 
 @pytest.mark.parametrize(
@@ -134,7 +136,8 @@ def test_pipeline_refuses_a_pin_outside_its_paths():
     [
         (lambda d: d["switches"][0].update(device_id="one"), "switches[0].device_id"),
         (lambda d: d["switches"][0]["paths"][1].update(port=600), "switches[0].paths[1].port"),
-        (lambda d: d["switches"][1]["hosts"][0].update(ip="10.0.2"), "switches[1].hosts[0].ip"),
+        (lambda d: d["switches"][1]["hosts"][0].update(ip=PIN_IP.rsplit(".", 1)[0]),
+         "switches[1].hosts[0].ip"),
         (lambda d: d["switches"][0].update(mac="zz"), "switches[0].mac"),
         (lambda d: d["switches"][0].pop("paths"), "switches[0].paths"),
         (lambda d: d["switches"][0].update(colour=1), "switches[0].colour"),
@@ -176,20 +179,21 @@ def test_unreadable_file_is_a_config_error(tmp_path):
 def test_host_addresses_may_share_a_port_but_not_an_ip_or_a_path_port():
     data = copy.deepcopy(GOOD)
     hosts = data["switches"][0]["hosts"]
-    hosts.append({"name": "h1", "ip": "10.0.1.2", "mac": "00:00:0a:00:01:01", "port": 1})
+    second = {**netdesc.host(ap.SENDER_EDGE), "ip": ap.host_ip(ap.SENDER_EDGE, 2)}
+    hosts.append(second)
     assert len(NetCfg.from_dict(data).switches[0].hosts) == 2
-    hosts.append({"name": "h1", "ip": "10.0.1.2", "mac": "00:00:0a:00:01:01", "port": 1})
+    hosts.append(dict(second))
     with pytest.raises(ConfigError, match=r"switches\[0\].hosts\[\].ip"):
         NetCfg.from_dict(data)
     hosts.pop()
-    hosts.append({"name": "x", "ip": "10.0.1.9", "mac": "00:00:0a:00:01:09", "port": 2})
+    hosts.append(netdesc.host(ap.SENDER_EDGE, 9, port=2, name="x"))
     with pytest.raises(ConfigError, match="port: 2 appears twice"):
         NetCfg.from_dict(data)
 
 
 def test_every_path_gets_liveness():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    net = NetCfg.from_dict(_pinned({"prefix": "10.0.2.3/32", "path_id": 2}))
+    net = NetCfg.from_dict(_pinned({"prefix": PIN, "path_id": 2}))
     sw = net.switches[0]
     entries = forwarding_entries(pipeline, net, sw)
     live = [e for e in entries if e.table == TABLE_LIVENESS_CONFIG]

@@ -12,6 +12,7 @@ import pytest
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
+from mpsched import addressing as ap
 from mpsched.bench import fuzz
 from mpsched.bench.telemetry import tag_bytes
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
@@ -28,7 +29,7 @@ def frames() -> list[tuple[str, bytes]]:
 
 @pytest.fixture(scope="module")
 def tagged() -> list[tuple[str, bytes]]:
-    return fuzz.frames(SEED, 3000, src="10.0.2.1", dst="10.0.1.1", path_id=2)
+    return fuzz.frames(SEED, 3000, src=ap.H2_IP, dst=ap.H1_IP, path_id=2)
 
 
 def p4_drop_reasons() -> dict[str, int]:
@@ -160,7 +161,7 @@ def test_well_formed_frames_parse_with_their_endpoints(frames):
     for kind, frame in frames:
         if kind == "valid":
             pkt = Ether(frame)
-            assert (pkt[IP].src, pkt[IP].dst) == ("10.0.1.1", "10.0.2.1")
+            assert (pkt[IP].src, pkt[IP].dst) == (ap.H1_IP, ap.H2_IP)
             assert pkt[IP].ttl >= 2 and pkt[IP].len == len(frame) - fuzz.ETH_LEN
             if TCP in pkt or UDP in pkt:
                 l4 = pkt[TCP] if TCP in pkt else pkt[UDP]
@@ -178,8 +179,8 @@ def test_tagged_frames_carry_the_path_id(tagged):
 
 
 def test_header_check_vectors():
-    base = Ether(src="00:00:0a:00:01:01", dst="00:00:0a:00:01:fe") / IP(
-        src="10.0.1.1", dst="10.0.2.1", ttl=1) / UDP() / (b"x" * 8)
+    base = Ether(src=ap.H1_MAC, dst=ap.S1_MAC) / IP(
+        src=ap.H1_IP, dst=ap.H2_IP, ttl=1) / UDP() / (b"x" * 8)
     frame = bytes(base)
     assert fuzz.ipv4_header_valid(frame) == (True, "ok")
     assert fuzz.ipv4_header_valid(frame, min_ttl=2) == (False, "ttl_expired")

@@ -3,9 +3,6 @@ over the fake backend of test_rest."""
 
 import json
 import socket
-import socketserver
-import threading
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 
@@ -14,37 +11,17 @@ from mpsched.client import ctl
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.rest import RestApi
 from tests.unit.controller.northbound.test_rest import FakeBackend
+from tests.wsgi_server import ServedApp
 
 TOKEN = "t0ken"
 
 
-class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class Served(ServedApp):
+    """RestApi over a fresh FakeBackend (``backend``), served over HTTP."""
 
-
-class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
-class Served:
     def __init__(self, token=None):
         self.backend = FakeBackend()
-        self.server = make_server(
-            "127.0.0.1", 0, RestApi(self.backend, token=token),
-            server_class=ThreadingWSGIServer, handler_class=QuietHandler,
-        )
-        self.port = self.server.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
+        super().__init__(RestApi(self.backend, token=token))
 
 
 @pytest.fixture(autouse=True)

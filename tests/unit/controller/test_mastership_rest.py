@@ -13,6 +13,7 @@ from mpsched.netcfg import NetCfg
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline
 from tests.fake_p4rt import synthetic_p4info
+from tests.netdesc import edge_switch
 from tests.unit.controller.northbound.test_rest import FakeBackend, call
 
 WRITES = [
@@ -26,22 +27,8 @@ WRITES = [
 
 def controller(tmp_path, peer: str | None) -> Controller:
     (tmp_path / "p.json").write_text("{}")
-    net = NetCfg.from_dict(
-        {
-            "switches": [
-                {
-                    "name": name,
-                    "device_id": i,
-                    "grpc_address": "127.0.0.1:1",
-                    "mac": f"00:00:0a:00:0{i}:fe",
-                    "subnets": [f"10.0.{i}.0/24"],
-                    "hosts": [],
-                    "paths": [{"id": 1, "port": 2}],
-                }
-                for i, name in ((1, "s1"), (2, "s2"))
-            ]
-        }
-    )
+    paths = [{"id": 1, "port": 2}]
+    net = NetCfg.from_dict({"switches": [edge_switch(1, paths=paths), edge_switch(2, paths=paths)]})
     return Controller(
         net,
         Pipeline(P4Info(synthetic_p4info())),

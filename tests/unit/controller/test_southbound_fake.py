@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 import time
 
 import pytest
 
+from mpsched import addressing as ap
 from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
@@ -19,6 +21,13 @@ from mpsched.p4rt.pipeline import (
     Pipeline,
 )
 from tests.conftest import AUTH, token_file
+from tests.netdesc import edge_switch
+
+JOIN_SRC = ap.host_ip(ap.SENDER_EDGE, 2)  # h1's second address: an MPTCP join's source
+
+
+def _u32(ip: str) -> int:
+    return int(ipaddress.IPv4Address(ip))
 
 
 def wait_until(predicate, timeout=5.0):
@@ -61,32 +70,9 @@ def test_no_server_is_a_clear_error(p4info):
 
 
 def _net(address: str) -> NetCfg:
-    return NetCfg.from_dict(
-        {
-            "switches": [
-                {
-                    "name": "s1",
-                    "device_id": 1,
-                    "grpc_address": address,
-                    "mac": "00:00:0a:00:01:fe",
-                    "subnets": ["10.0.1.0/24"],
-                    "hosts": [
-                        {"name": "h1", "ip": "10.0.1.1", "mac": "00:00:0a:00:01:01", "port": 1}
-                    ],
-                    "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}],
-                },
-                {
-                    "name": "s2",
-                    "device_id": 2,
-                    "grpc_address": "127.0.0.1:1",
-                    "mac": "00:00:0a:00:02:fe",
-                    "subnets": ["10.0.2.0/24"],
-                    "hosts": [],
-                    "paths": [],
-                },
-            ]
-        }
-    )
+    paths = [{"id": 1, "port": 2}, {"id": 2, "port": 3}]
+    return NetCfg.from_dict({"switches": [edge_switch(1, address, paths, with_host=True),
+                                          edge_switch(2)]})
 
 
 def _ends(server, p4info) -> list[int]:
@@ -295,7 +281,7 @@ def test_agent_dispatches_digests_by_id(p4info):
         p4runtime_pb2.DigestList(digest_id=12345),
         digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
         digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
-                    [0x0A000102, 0x0A000201, 40001, 5201, 0xCAFE, 2]),
+                    [_u32(JOIN_SRC), _u32(ap.H2_IP), 40001, 5201, 0xCAFE, 2]),
     ]
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
     client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
@@ -314,7 +300,7 @@ def test_agent_dispatches_digests_by_id(p4info):
     ]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
     assert [(r.kind, str(r.flow), r.token, r.addr_id) for r in mptcp] == [
-        ("join", "10.0.1.2:40001->10.0.2.1:5201", 0xCAFE, 2)
+        ("join", f"{JOIN_SRC}:40001->{ap.H2_IP}:5201", 0xCAFE, 2)
     ]
 
 
@@ -382,8 +368,8 @@ def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_pa
     ctl.start()
     try:
         assert ctl.agents[0].wait_ready(5)
-        initial = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
-        join = Flow("10.0.1.2", 40001, "10.0.2.1", 5201)
+        initial = Flow(ap.H1_IP, 40000, ap.H2_IP, 5201)
+        join = Flow(JOIN_SRC, 40001, ap.H2_IP, 5201)
         now = time.time()
         ctl.on_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12,
                                      key_a=7, switch="s2"))

@@ -6,17 +6,15 @@ from __future__ import annotations
 import copy
 import json
 import os
-import socketserver
 import subprocess
-import threading
 import time
 from pathlib import Path
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import pytest
 from google.protobuf import text_format
 from webob import Request
 
+from mpsched import addressing as ap
 from mpsched.client import ctl
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.controller.core import (
@@ -48,6 +46,8 @@ from mpsched.p4rt.pipeline import (
     TABLE_WEIGHTS,
     Pipeline,
 )
+from tests.netdesc import edge_switch
+from tests.wsgi_server import ServedApp
 
 CLASSES = [
     {"id": 0, "name": "default"},
@@ -55,7 +55,7 @@ CLASSES = [
         "id": 1,
         "name": "video",
         "priority": 10,
-        "match": {"dscp": 34, "dst": "10.0.2.0/24", "proto": "udp", "dst_port": [5000, 5010]},
+        "match": {"dscp": 34, "dst": ap.subnet(2), "proto": "udp", "dst_port": [5000, 5010]},
         "policy": {"name": "llhd", "params": {"beta": 0.01}, "lm3": True, "flowlet_gap_us": 2000},
     },
     {"id": 7, "name": "bulk", "priority": 5, "match": {"src_port": 80}},
@@ -148,7 +148,7 @@ BAD = [
     ("classes.1.id", 7, "classes[2].id", "duplicate class id"),
     ("classes.1.name", "bad name!", "classes[1].name", "1..32 characters"),
     ("classes.1.priority", 0, "classes[1].priority", "1..1000"),
-    ("classes.1.match.dst", "10.0.2.1/24", "classes[1].match.dst", "host bits"),
+    ("classes.1.match.dst", f"{ap.H2_IP}/24", "classes[1].match.dst", "host bits"),
     ("classes.1.match.dst_port", [9, 1], "classes[1].match.dst_port", "empty"),
     ("classes.1.match.proto", "sctp", "classes[1].match.proto", "0..255"),
     ("classes.1.policy.name", "nope", "classes[1].policy.name", "no policy 'nope'"),
@@ -312,25 +312,13 @@ def test_controller_command_runs_without_state_unless_given_a_file():
 # -- the controller, on fake P4Runtime switches ------------------------------------
 
 
-def _switch(name: str, device_id: int, address: str, subnet: str, paths: list) -> dict:
-    return {
-        "name": name,
-        "device_id": device_id,
-        "grpc_address": address,
-        "mac": f"00:00:0a:00:0{device_id}:fe",
-        "subnets": [subnet],
-        "hosts": [],
-        "paths": paths,
-    }
-
-
 def _controller(tmp_path, p4info, address, store=None, unreachable_peer=False) -> Controller:
     (tmp_path / "p.json").write_text("{}")
     switches = [
-        _switch("s1", 1, address, "10.0.1.0/24", [{"id": 1, "port": 2}, {"id": 2, "port": 3}])
+        edge_switch(1, address, [{"id": 1, "port": 2}, {"id": 2, "port": 3}])
     ]
     if unreachable_peer:
-        switches.append(_switch("s2", 2, "127.0.0.1:1", "10.0.2.0/24", []))
+        switches.append(edge_switch(2))
     return Controller(
         NetCfg.from_dict({"switches": switches}),
         Pipeline(p4info),
@@ -470,7 +458,7 @@ def test_a_corrupt_or_foreign_file_stops_the_controller_and_is_kept(server, p4in
 def test_the_controller_process_exits_2_on_a_corrupt_state_file(p4info, tmp_path):
     (tmp_path / "p4info.txt").write_text(text_format.MessageToString(p4info.message))
     (tmp_path / "p.json").write_text("{}")
-    net = {"switches": [_switch("s1", 1, "127.0.0.1:1", "10.0.1.0/24", [{"id": 1, "port": 2}])]}
+    net = {"switches": [edge_switch(1, paths=[{"id": 1, "port": 2}])]}
     (tmp_path / "net.json").write_text(json.dumps(net))
     (tmp_path / "token").write_text("t\n")
     state = tmp_path / "state.json"
@@ -488,35 +476,16 @@ def test_the_controller_process_exits_2_on_a_corrupt_state_file(p4info, tmp_path
 # -- mpsched ctl state ---------------------------------------------------------------
 
 
-class _Threading(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format, *args):
-        pass
-
-
 def test_ctl_state_shows_the_saved_intent(server, p4info, tmp_path, capsys):
     path = tmp_path / "state.json"
     save_atomic(path, rich_intent())
     ctl_ = _controller(tmp_path, p4info, server.address, StateStore(path))
-    http = make_server("127.0.0.1", 0, RestApi(ctl_), server_class=_Threading,
-                       handler_class=_Quiet)
-    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
-    thread.start()
-    try:
-        url = f"http://127.0.0.1:{http.server_address[1]}"
-        assert ctl.main(["--url", url, "--token", "x", "state"]) == 0
+    with ServedApp(RestApi(ctl_)) as http:
+        assert ctl.main(["--url", http.url, "--token", "x", "state"]) == 0
         shown = json.loads(capsys.readouterr().out)
         assert shown["path"] == str(path) and shown["restored"] is True
         assert shown["intent"] == rich_intent().to_json()
         assert abs(shown["saved_at"] - time.time()) < 60
-    finally:
-        http.shutdown()
-        http.server_close()
-        thread.join(timeout=5)
 
 
 def test_ctl_state_help(capsys):

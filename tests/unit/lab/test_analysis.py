@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mpsched import addressing as ap
 from mpsched.lab.analysis import _interp, analyse, capacity_mbps
 from mpsched.lab.metrics import best_ideal_fct_s, bucket_stats, ideal_fct_s, size_bucket
 from mpsched.lab.runner import RunRaw, poisson_args, sender_args
@@ -96,7 +97,7 @@ def test_one_connection_has_no_jain(tmp_path):
 
 def test_sender_arguments():
     sc = parse(yaml.safe_load(yaml.safe_dump(DOC)))
-    args = sender_args(sc.workload[1], 1, "10.0.2.1", 8.0, 7)
+    args = sender_args(sc.workload[1], 1, ap.H2_IP, 8.0, 7)
     assert args[0] == "files"
     assert args[args.index("--port") + 1] == "5001"
     assert args[args.index("--sizes-kb") + 1] == "100"
@@ -210,14 +211,14 @@ def test_poisson_arguments_carry_the_offered_rate_and_the_drain():
                           "max_kb": 500, "drain_s": 3}
     sc = parse(doc)
     w = sc.workload[1]
-    args = poisson_args(w, 1, "10.0.2.1", 10.0, 7, sc.offered_mbps(w))
+    args = poisson_args(w, 1, ap.H2_IP, 10.0, 7, sc.offered_mbps(w))
     assert args[0] == "poisson"
     value = {k: args[args.index(k) + 1] for k in
              ("--port", "--sizes", "--rate-mbps", "--max-kb", "--arrivals-s", "--max-concurrent")}
     assert value == {"--port": "5001", "--sizes": "datamining", "--rate-mbps": "6",
                      "--max-kb": "500", "--arrivals-s": "7", "--max-concurrent": "0"}
     with pytest.raises(ValueError):
-        sender_args(w, 1, "10.0.2.1", 10.0, 7)
+        sender_args(w, 1, ap.H2_IP, 10.0, 7)
 
 
 def test_censored_fct_runs_from_arrival_to_the_senders_end():

@@ -71,7 +71,7 @@ def test_reaction_time():
 
 
 # --------------------------------------------------------------------------------------------
-# fairness and statistics
+# fairness (sample statistics: tests/unit/test_stats.py)
 
 
 def test_jain_index():
@@ -83,65 +83,6 @@ def test_jain_index():
     assert math.isnan(m.jain_index([]))
     with pytest.raises(ValueError):
         m.jain_index([1, -1])
-
-
-def test_percentile_linear_interpolation():
-    xs = [4, 1, 3, 2]
-    assert m.percentile(xs, 50) == 2.5
-    assert m.percentile(xs, 25) == 1.75
-    assert m.percentile(xs, 0) == 1 and m.percentile(xs, 100) == 4
-    assert m.percentile([7], 99) == 7
-    assert math.isnan(m.percentile([], 50))
-    with pytest.raises(ValueError):
-        m.percentile(xs, 101)
-
-
-def test_percentile_matches_numpy_linear():
-    np = pytest.importorskip("numpy")
-    rng = random.Random(1)
-    xs = [rng.expovariate(1.0) for _ in range(37)]
-    for q in (0, 1, 10, 33.3, 50, 90, 99, 100):
-        assert m.percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)), rel=1e-12)
-
-
-def test_cdf():
-    assert m.cdf([3, 1, 2]) == ([1.0, 2.0, 3.0], [1 / 3, 2 / 3, 1.0])
-    assert m.cdf([]) == ([], [])
-
-
-def test_t_quantiles():
-    assert m.t_quantile_975(1) == 12.706205
-    assert m.t_quantile_975(4) == 2.776445
-    assert m.t_quantile_975(30) == 2.042272
-    # beyond the table: printed values t(40), t(60), t(120), and the normal limit
-    assert m.t_quantile_975(40) == pytest.approx(2.021075, abs=1e-6)
-    assert m.t_quantile_975(60) == pytest.approx(2.000298, abs=1e-6)
-    assert m.t_quantile_975(120) == pytest.approx(1.979930, abs=1e-6)
-    assert m.t_quantile_975(10**8) == pytest.approx(1.959964, abs=1e-6)
-    assert m.t_quantile_975(31) == pytest.approx(2.039513, abs=1e-6)
-    with pytest.raises(ValueError):
-        m.t_quantile_975(0)
-
-
-def test_mean_ci95():
-    mean, h = m.mean_ci95([1, 2, 3, 4, 5])
-    # s = sqrt(2.5), h = t(4) * s / sqrt(5) = 2.776445 * 0.7071068
-    assert mean == 3.0 and h == pytest.approx(1.963243, abs=1e-6)
-    mean, h = m.mean_ci95([10.0, 12.0])  # s = sqrt(2), h = 12.706205 * sqrt(2)/sqrt(2)
-    assert mean == 11.0 and h == pytest.approx(12.706205)
-    mean, h = m.mean_ci95([4.2])
-    assert mean == 4.2 and math.isnan(h)
-    assert all(math.isnan(v) for v in m.mean_ci95([]))
-
-
-def test_summarize():
-    s = m.summarize([2, 4, 4, 4, 5, 5, 7, 9])
-    assert (s.n, s.mean, s.min, s.max) == (8, 5.0, 2.0, 9.0)
-    assert s.std == pytest.approx(math.sqrt(32 / 7))
-    assert s.ci95 == pytest.approx(2.364624 * math.sqrt(32 / 7) / math.sqrt(8))
-    one = m.summarize([3])
-    assert one.n == 1 and one.mean == 3 and math.isnan(one.ci95) and math.isnan(one.std)
-    assert m.summarize([]).n == 0
 
 
 def test_fct_summary():
@@ -503,3 +444,15 @@ def test_pcap_random_bytes_never_raise():
 def test_pcap_bad_global_header(blob, message):
     with pytest.raises(pc.PcapError, match=message):
         pc.read_pcap(io.BytesIO(blob))
+
+
+def test_bucket_stats_counts_censored_flows_but_not_as_completed():
+    """A flow still running at the end counts with the time it had run (a lower bound), so
+    leaving the slowest flows unfinished does not make the mean smaller."""
+    stats = m.bucket_stats(
+        [(50_000, 0.1), (50_000, 0.3), (50_000, 5.0, True), (50_000, None)], lambda s: 0.1
+    )["lt100k"]
+    assert stats.started == 4 and stats.completed == 2
+    assert stats.completed_frac == 0.5
+    assert stats.fct_mean == pytest.approx((0.1 + 0.3 + 5.0) / 3)
+    assert stats.slowdown_mean == pytest.approx((1 + 3 + 50) / 3)

@@ -17,8 +17,10 @@ from mpsched.p4rt.pipeline import (
 def test_canonical_encoding():
     assert encode_uint(0, 9) == b"\x00"
     assert encode_uint(511, 9) == b"\x01\xff"
-    assert encode_mac("00:00:0a:00:01:01") == b"\x0a\x00\x01\x01"
-    assert encode_ipv4("10.0.2.1") == b"\x0a\x00\x02\x01"
+    # P4Runtime's canonical form drops leading zero bytes (RFC 5737 / 7042 documentation values)
+    assert encode_mac("00:00:5e:00:53:01") == b"\x5e\x00\x53\x01"
+    assert encode_ipv4("192.0.2.1") == b"\xc0\x00\x02\x01"
+    assert encode_ipv4("0.0.2.1") == b"\x02\x01"
     with pytest.raises(ValueError):
         encode_uint(512, 9)
     with pytest.raises(ValueError):

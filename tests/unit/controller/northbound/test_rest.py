@@ -7,6 +7,7 @@ import pytest
 import yaml
 from webob import Request
 
+from mpsched import addressing as ap
 from mpsched.controller.core import NotFoundError, UnavailableError
 from mpsched.controller.errors import FieldError
 from mpsched.controller.northbound.rest import RestApi
@@ -144,7 +145,7 @@ class FakeBackend:
         return {"now": 11.0, "decisions": [entry] if since < 10.0 else []}
 
     CONNECTION = {"id": 1, "since": 5.0, "server_token": "cd266215", "client_token": None,
-                  "subflows": [{"src": "10.0.1.1", "sport": 40000, "dst": "10.0.2.1",
+                  "subflows": [{"src": ap.H1_IP, "sport": 40000, "dst": ap.H2_IP,
                                 "dport": 5201, "initial": True, "addr_id": 0, "path_id": 2,
                                 "packets": 10, "idle_s": 0.1, "fin_from": []}]}
 

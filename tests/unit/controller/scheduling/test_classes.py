@@ -5,6 +5,7 @@ import stat
 
 import pytest
 
+from mpsched import addressing as ap
 from mpsched.controller.errors import FieldError
 from mpsched.controller.northbound import auth
 from mpsched.controller.scheduling.classes import (
@@ -29,7 +30,7 @@ VIDEO = {
     "match": {
         "dscp": 34,
         "src": "10.0.0.0/8",
-        "dst": "10.0.1.2",
+        "dst": ap.host_ip(1, 2),
         "proto": "udp",
         "src_port": 5004,
         "dst_port": [6000, 6100],
@@ -51,7 +52,7 @@ def test_constants():
 def test_class_from_dict_normalises():
     c = class_from_dict(VIDEO)
     assert c.match == Match(
-        dscp=34, src="10.0.0.0/8", dst="10.0.1.2/32", proto=17,
+        dscp=34, src="10.0.0.0/8", dst=ap.host_prefix(1, 2), proto=17,
         src_port=(5004, 5004), dst_port=(6000, 6100),
     )
     assert c.policy.name == "llhd" and c.policy.params == {"beta": 0.001}

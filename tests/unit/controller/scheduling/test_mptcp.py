@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
+
 import pytest
 
+from mpsched import addressing as ap
 from mpsched.controller.scheduling.mptcp import (
     TCP_FIN,
     TCP_RST,
@@ -26,10 +29,10 @@ CLIENT_KEY = 0x0123456789ABCDEF
 SERVER_KEY = 0x0000000000000001
 # SHA-256 of eight zero bytes is af5570f5 a1810b7a ...; of 00..01 it is cd2662154e6d76b2...
 SERVER_TOKEN = 0xCD266215
-INITIAL = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
-JOIN_1 = Flow("10.0.1.2", 40001, "10.0.2.1", 5201)
-JOIN_2 = Flow("10.0.1.3", 40002, "10.0.2.1", 5201)
-JOIN_3 = Flow("10.0.1.4", 40003, "10.0.2.1", 5201)
+INITIAL = Flow(ap.H1_IP, 40000, ap.H2_IP, 5201)
+# the joins come from h1's other addresses 2, 3, 4
+JOIN_1, JOIN_2, JOIN_3 = (Flow(ap.host_ip(ap.SENDER_EDGE, 1 + k), 40000 + k, ap.H2_IP, 5201)
+                          for k in (1, 2, 3))
 
 
 def test_token_is_the_top_32_bits_of_sha256_of_the_key_in_network_order():
@@ -57,7 +60,8 @@ def join(flow: Flow, at: float = 1.0, tok: int = SERVER_TOKEN, addr_id: int = 1)
 def test_digest_values_become_a_report():
     r = mptcp_report(
         DIGEST_MPTCP_JOIN,
-        {"src_addr": 0x0A000102, "dst_addr": 0x0A000201, "src_port": 40001,
+        {"src_addr": int(IPv4Address(JOIN_1.src)), "dst_addr": int(IPv4Address(ap.H2_IP)),
+         "src_port": 40001,
          "dst_port": 5201, "token": SERVER_TOKEN, "addr_id": 2},
         "s1",
         5.0,
@@ -88,7 +92,7 @@ def test_joins_map_by_the_listeners_token_and_unknown_tokens_wait():
     assert len(conn.subflows) == 3
     # a join towards the initiator uses the initiator's token
     t.ingest(third_ack())
-    back = Flow("10.0.2.1", 50000, "10.0.1.1", 40010)
+    back = Flow(ap.H2_IP, 50000, ap.H1_IP, 40010)
     assert t.ingest(join(back, tok=token(CLIENT_KEY)))
     assert back in conn.subflows
 

@@ -10,6 +10,7 @@ from mpsched.controller.telemetry.estimators import (
     PathReport,
     wrap_delta,
 )
+from tests.netdesc import edge_switch
 
 
 def report(t_s: float, packets: int, nbytes: int, lost: int = 0, reordered: int = 0,
@@ -118,13 +119,8 @@ def two_edge_controller(controller_cls, tmp_path):
     from mpsched.p4rt.pipeline import Pipeline
     from tests.fake_p4rt import synthetic_p4info
 
-    sw = {"device_id": 1, "grpc_address": "127.0.0.1:1", "hosts": [],
-          "paths": [{"id": 1, "port": 2}, {"id": 2, "port": 3}]}
-    net = NetCfg.from_dict({"switches": [
-        {**sw, "name": "s1", "mac": "00:00:0a:00:01:fe", "subnets": ["10.0.1.0/24"]},
-        {**sw, "name": "s2", "device_id": 2, "mac": "00:00:0a:00:02:fe",
-         "subnets": ["10.0.2.0/24"]},
-    ]})
+    paths = [{"id": 1, "port": 2}, {"id": 2, "port": 3}]
+    net = NetCfg.from_dict({"switches": [edge_switch(1, paths=paths), edge_switch(2, paths=paths)]})
     return controller_cls(net, Pipeline(P4Info(synthetic_p4info())), str(tmp_path / "x.json"))
 
 
@@ -216,9 +212,7 @@ def test_forwarding_entries_carry_the_telemetry_settings():
     )
     from tests.fake_p4rt import synthetic_p4info
 
-    net = NetCfg.from_dict({"switches": [{
-        "name": "s1", "device_id": 1, "grpc_address": "127.0.0.1:1", "mac": "00:00:0a:00:01:fe",
-        "subnets": ["10.0.1.0/24"], "hosts": [], "paths": [{"id": 1, "port": 2}]}]})
+    net = NetCfg.from_dict({"switches": [edge_switch(1, paths=[{"id": 1, "port": 2}])]})
     cfg = TelemetryConfig(report_interval_us=3000, rtt_interval_us=4000, dead_after_us=70_000)
     entries = forwarding_entries(Pipeline(P4Info(synthetic_p4info())), net, net.switches[0], cfg)
     params = {e.action: e.params for e in entries}

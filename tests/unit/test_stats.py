@@ -1,0 +1,88 @@
+"""mpsched/stats.py against hand-computed values, numpy and printed Student-t tables."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from mpsched import stats
+
+# --------------------------------------------------------------------------------------------
+# percentile
+
+
+def test_percentile_known_values():
+    xs = [4, 1, 3, 2]  # sorted 1 2 3 4, h = 3 q / 100
+    assert stats.percentile(xs, 50) == 2.5
+    assert stats.percentile(xs, 25) == 1.75
+    assert stats.percentile(xs, 90) == pytest.approx(3.7)
+    assert stats.percentile(xs, 0) == 1 and stats.percentile(xs, 100) == 4
+    assert stats.percentile([7], 99) == 7
+    assert stats.percentile(range(101), 90) == 90
+
+
+def test_percentile_matches_numpy_linear():
+    np = pytest.importorskip("numpy")
+    rng = random.Random(1)
+    for n in (2, 5, 37, 100):
+        xs = [rng.expovariate(1.0) for _ in range(n)]
+        for q in (0, 1, 10, 25, 33.3, 50, 90, 95, 99, 100):
+            want = float(np.percentile(xs, q, method="linear"))
+            assert stats.percentile(xs, q) == pytest.approx(want, rel=1e-12), (n, q)
+
+
+def test_percentile_of_nothing_is_nan():
+    assert math.isnan(stats.percentile([], 50))
+    assert math.isnan(stats.percentile(iter(()), 0))
+
+
+@pytest.mark.parametrize("q", [-0.1, 100.5, 101, math.nan])
+def test_percentile_rejects_q_outside_0_100(q):
+    with pytest.raises(ValueError, match="percentile q"):
+        stats.percentile([1.0, 2.0], q)
+
+
+# --------------------------------------------------------------------------------------------
+# empirical CDF, Student-t interval, summary
+
+
+def test_cdf():
+    assert stats.cdf([3, 1, 2]) == ([1.0, 2.0, 3.0], [1 / 3, 2 / 3, 1.0])
+    assert stats.cdf([]) == ([], [])
+
+
+def test_t_quantiles():
+    assert stats.t_quantile_975(1) == 12.706205
+    assert stats.t_quantile_975(4) == 2.776445
+    assert stats.t_quantile_975(30) == 2.042272
+    # beyond the table: printed values t(40), t(60), t(120), and the normal limit
+    assert stats.t_quantile_975(40) == pytest.approx(2.021075, abs=1e-6)
+    assert stats.t_quantile_975(60) == pytest.approx(2.000298, abs=1e-6)
+    assert stats.t_quantile_975(120) == pytest.approx(1.979930, abs=1e-6)
+    assert stats.t_quantile_975(10**8) == pytest.approx(1.959964, abs=1e-6)
+    assert stats.t_quantile_975(31) == pytest.approx(2.039513, abs=1e-6)
+    with pytest.raises(ValueError):
+        stats.t_quantile_975(0)
+
+
+def test_mean_ci95():
+    mean, h = stats.mean_ci95([1, 2, 3, 4, 5])
+    # s = sqrt(2.5), h = t(4) * s / sqrt(5) = 2.776445 * 0.7071068
+    assert mean == 3.0 and h == pytest.approx(1.963243, abs=1e-6)
+    mean, h = stats.mean_ci95([10.0, 12.0])  # s = sqrt(2), h = 12.706205 * sqrt(2)/sqrt(2)
+    assert mean == 11.0 and h == pytest.approx(12.706205)
+    mean, h = stats.mean_ci95([4.2])
+    assert mean == 4.2 and math.isnan(h)
+    assert all(math.isnan(v) for v in stats.mean_ci95([]))
+
+
+def test_summarize():
+    s = stats.summarize([2, 4, 4, 4, 5, 5, 7, 9])
+    assert (s.n, s.mean, s.min, s.max) == (8, 5.0, 2.0, 9.0)
+    assert s.std == pytest.approx(math.sqrt(32 / 7))
+    assert s.ci95 == pytest.approx(2.364624 * math.sqrt(32 / 7) / math.sqrt(8))
+    one = stats.summarize([3])
+    assert one.n == 1 and one.mean == 3 and math.isnan(one.ci95) and math.isnan(one.std)
+    assert stats.summarize([]).n == 0
