@@ -17,19 +17,20 @@ P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
 # Compile-time profiles (p4src/include/defines.p4): stages left out. The
 # default (full) has every stage; `make p4 P4_PROFILE=lean` builds
-# build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). Each profile is one
-# P4_PROFILE_DEFS_<name> line, its defines; P4_PROFILES, the list of names,
-# is made from those lines.
+# build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). The profiles are defined
+# once, in mpsched/p4profiles.py (standard library only): its `--make` output
+# (P4_PROFILES, P4_PROFILES_REDUCED, one P4_PROFILE_DEFS_<name> per profile) is
+# included here, made anew when the module changes (make then reads itself again).
 P4_PROFILE ?= full
-P4_PROFILE_DEFS_full :=
-P4_PROFILE_DEFS_no-flow-order := -DNO_FLOW_ORDER
-P4_PROFILE_DEFS_no-mptcp := -DNO_MPTCP
-P4_PROFILE_DEFS_no-rtt-monitor := -DNO_RTT_MONITOR
-P4_PROFILE_DEFS_no-congestion := -DNO_CONGESTION
-P4_PROFILE_DEFS_lean := -DNO_FLOW_ORDER -DNO_MPTCP -DNO_RTT_MONITOR -DNO_CONGESTION
-P4_PROFILES := $(sort $(patsubst P4_PROFILE_DEFS_%,%,$(filter P4_PROFILE_DEFS_%,$(.VARIABLES))))
+P4_PROFILES_MK := $(BUILD)/p4profiles.mk
+$(P4_PROFILES_MK): mpsched/p4profiles.py
+	@mkdir -p $(@D)
+	@python3 mpsched/p4profiles.py --make > $@.tmp && mv $@.tmp $@
+include $(P4_PROFILES_MK)
+ifneq ($(P4_PROFILES),)
 ifeq ($(filter $(P4_PROFILE),$(P4_PROFILES)),)
 $(error P4_PROFILE=$(P4_PROFILE): not one of $(P4_PROFILES))
+endif
 endif
 ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
@@ -38,7 +39,7 @@ endif
 .PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
-	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 # The Debian packages (scripts/setup.sh --list-packages) and .venv; the ensure-*
 # targets skip what is done, so that `make demo` and `make test` can run them every time.
@@ -116,7 +117,7 @@ bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field wr
 	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles)
 
 p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (build/p4-lean etc.)
-	@for p in $(filter-out full,$(P4_PROFILES)); do \
+	@for p in $(P4_PROFILES_REDUCED); do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap
