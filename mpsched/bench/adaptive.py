@@ -17,10 +17,10 @@ runs some of them, `--resume` keeps the runs --out already holds, so the compari
 split over several calls into one --out; without --resume a --out that already holds runs is
 refused, so the figures come from this invocation's runs). `--reuse DIR` evaluates an
 earlier comparison instead: the run results under DIR (`*__run*.json`, as
-`mpsched.lab.fct.load_results` reads them), or, where there are none, its runs.csv tables (`DIR/<scenario>/runs.csv`, or
-`DIR/<scenario>-runs.csv` as in docs/results). `--markdown FILE` also writes, per scenario,
-every policy's goodput fraction and adaptive's ratio to it paired by seed (the tables of
-docs/results/adaptive.md).
+`mpsched.lab.fct.load_results` reads them), or, where there are none, its runs.csv tables
+(`DIR/<scenario>/runs.csv`, or `DIR/<scenario>-runs.csv` as in docs/results). `--markdown
+FILE` also writes, per scenario, every policy's goodput fraction and adaptive's ratio to it
+paired by seed (the tables of docs/results/adaptive.md).
 """
 
 from __future__ import annotations
