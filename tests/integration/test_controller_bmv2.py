@@ -24,7 +24,8 @@ from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE
 from mpsched.proc.bmv2 import Bmv2Switch, free_port
 from tests.conftest import AUTH, token_file
 
-pytestmark = pytest.mark.integration
+# a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 
 
