@@ -26,8 +26,10 @@ def _address(hexaddr: str) -> str:
     raw = bytes.fromhex(hexaddr)
     # the kernel prints each 32-bit word of the address in host byte order
     words = struct.unpack(f"<{len(raw) // 4}I", raw)
-    packed = struct.pack(f">{len(words)}I", *words)
-    return str(ipaddress.ip_address(packed))
+    address = ipaddress.ip_address(struct.pack(f">{len(words)}I", *words))
+    # an IPv6 socket bound to an IPv4 address shows it mapped (::ffff:127.0.0.1)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address)
 
 
 def rows(proto: str) -> list[SockRow]:

@@ -52,3 +52,10 @@ def test_machine_record_uses_the_runners_rule():
     calm = machine.record(_samples([60, 70, 5, 80, 90]))  # 20 %: not more than 20 %
     assert calm.cpu_bound is False and "not saturated" in calm.describe()
     assert machine.record(_samples([])).cpu_bound is None
+
+
+def test_addresses_as_the_kernel_prints_them():
+    assert sockets._address("0100007F") == "127.0.0.1"
+    assert sockets._address("0000000000000000FFFF00000100007F") == "127.0.0.1"  # v4-mapped
+    assert sockets._address("00000000000000000000000001000000") == "::1"
+    assert sockets._address("00000000") == "0.0.0.0"
