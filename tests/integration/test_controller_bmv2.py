@@ -220,8 +220,9 @@ def launch(tmp_path, artifacts, switches: list[dict], name: str, *extra: str, st
     return f"http://127.0.0.1:{port}", proc, {"Authorization": f"Bearer token-{name}"}
 
 
-def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 20.0) -> float:
-    """Seconds until the controller's (only) switch is in `state`."""
+def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 60.0) -> float:
+    """Seconds until the controller's (only) switch is in `state`. The deadline is generous:
+    how fast a takeover is belongs to `make bench-reliability`, not to these tests."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         assert proc.poll() is None, f"controller exited ({proc.returncode})"
@@ -261,7 +262,7 @@ def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
 
         a.kill()
         a.wait()
-        wait_state(b_base, b, "ready", timeout=5)
+        wait_state(b_base, b, "ready")
         switches = requests.get(b_base + "/switches", timeout=5).json()
         assert switches[0]["programmed"]["how"] == "reconciled", switches
         assert switches[0]["election_id"] == 3  # above the old primary's 2
@@ -300,8 +301,8 @@ def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_p
         sw.stop()
         restarted = time.time()
         sw.start()
-        wait_state(base, proc, "ready", timeout=10)
-        deadline = time.monotonic() + 10
+        wait_state(base, proc, "ready")
+        deadline = time.monotonic() + 60
         programmed = None
         while time.monotonic() < deadline:
             programmed = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
