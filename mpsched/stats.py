@@ -34,6 +34,12 @@ def percentile(xs: Iterable[float], q: float) -> float:
     return vals[lo] + (h - lo) * (vals[hi] - vals[lo])
 
 
+
+def iqr(xs: Iterable[float]) -> float:
+    """The interquartile range: the 75th minus the 25th `percentile`. Empty input → NaN."""
+    vals = list(xs)
+    return percentile(vals, 75) - percentile(vals, 25)
+
 def cdf(xs: Iterable[float]) -> tuple[list[float], list[float]]:
     """Empirical CDF: sorted values and F_i = (i+1)/n, the fraction of samples <= x_i."""
     vals = sorted(float(x) for x in xs)

@@ -28,12 +28,14 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from mpsched.p4rt.pipeline import (
+    COUNTER_RX,
     DIGEST_MPTCP_CAPABLE,
     DIGEST_MPTCP_CLOSE,
     DIGEST_MPTCP_JOIN,
     DIGESTS_MPTCP,
     TABLE_SUBFLOW_PIN,
 )
+from tests.waiting import wait_until
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 SPORT, DPORT = 40000, 5201
@@ -174,15 +176,35 @@ class PinnedDeadPathTest(MptcpTest):
     is dead (one probe, then silence past dead_after) it fails over to one of the class's
     alive weighted paths instead of being black-holed."""
 
+    DEAD_AFTER_S = 0.5
+
     def runTest(self) -> None:
         self.set_weights({1: 1, 2: 1})
-        self.client.insert(self.pipeline.liveness_config(3, 100_000),
+        self.client.insert(self.pipeline.liveness_config(3, int(self.DEAD_AFTER_S * 1e6)),
                            self.pipeline.subflow_pin(HOST_IP, REMOTE_IP, SPORT, DPORT, 3))
-        testutils.send_packet(self, PATH_PORTS[3], probe_from_path(3))
-        assert path_of(self, segment(b"", "PA", payload=b"alive")) == 3
-        time.sleep(0.3)
+        heard = self.pinned_while_alive()
+        # silence past dead_after since the last probe (received before `heard`)
+        time.sleep(max(0.0, heard + self.DEAD_AFTER_S + 0.15 - time.monotonic()))
         got = path_of(self, segment(b"", "PA", payload=b"dead"))
         assert got in (1, 2), got
+
+    def pinned_while_alive(self) -> float:
+        """A probe from path 3, then the pinned segment leaves on path 3, checked only when
+        its round trip ended within dead_after of the probe (a busy machine tries again,
+        twice, then fails saying so). Returns a time by which the probe was received."""
+        for probes in range(1, 4):
+            sent = time.monotonic()
+            testutils.send_packet(self, PATH_PORTS[3], probe_from_path(3))
+            got = path_of(self, segment(b"", "PA", payload=b"alive"))
+            # the probe may be processed after the segment (another port): wait for it
+            wait_until(lambda n=probes: self.client.read_counter(COUNTER_RX, 3)[3].packets >= n,
+                       timeout=10, interval=0.01, what="the probe from path 3")
+            done = time.monotonic()
+            if done - sent < self.DEAD_AFTER_S:
+                assert got == 3, got
+                return done
+        raise AssertionError(f"a round trip took longer than dead_after ({self.DEAD_AFTER_S} "
+                             "s) three times: the machine is too busy for this test")
 
 
 class MalformedOptionsTest(MptcpTest):

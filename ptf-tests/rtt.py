@@ -24,6 +24,7 @@ from path_tag import tag
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
+from telemetry import allowed_reports
 
 from mpsched.p4rt.pipeline import DIGEST_RTT_REPORT
 
@@ -228,9 +229,11 @@ class RttIntervalTest(RttTest):
         time.sleep(self.INTERVAL_US / 1e6)
         start = time.monotonic()
         for k in range(5):
-            self.sample(42000 + k)
-        assert time.monotonic() - start < self.INTERVAL_US / 1e6, "burst too slow"
-        assert len(self.reports()) == 1
+            self.sample(42000 + k)  # each returns once its ACK left: processed by then
+        elapsed = time.monotonic() - start
+        # one report per interval the samples spanned (one unless the machine stretched them)
+        got = self.reports()
+        assert 1 <= len(got) <= allowed_reports(elapsed, self.INTERVAL_US), (elapsed, got)
         time.sleep(self.INTERVAL_US / 1e6)
         self.sample(43000)
         assert len(self.reports()) == 1

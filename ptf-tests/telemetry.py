@@ -173,6 +173,12 @@ class IngressRestartTest(TelemetryTest):
                        (0, 0, 0, 0), (1, 0, 0, 0), (3, 1, 0, 0)], got
 
 
+def allowed_reports(elapsed_s: float, interval_us: int) -> int:
+    """The most reports a rate limit of one per interval allows over elapsed_s, the first
+    report included."""
+    return 1 + int(elapsed_s * 1e6 // interval_us)
+
+
 class ReportIntervalTest(TelemetryTest):
     """The report interval bounds the digest rate per path: a burst of packets within
     one interval gives one report; a path without report_config entry gives none; the
@@ -192,11 +198,13 @@ class ReportIntervalTest(TelemetryTest):
         time.sleep(self.INTERVAL_US / 1e6)
         start = time.monotonic()
         for seq in range(self.BURST):
-            self.send_tagged(1, seq)
+            self.send_tagged(1, seq)  # returns once the packet left: processed by then
         elapsed = time.monotonic() - start
-        assert elapsed < self.INTERVAL_US / 1e6, f"burst took {elapsed:.2f}s, too slow"
         reports = self.reports()
-        assert [r["seq"] for r in reports] == [0], reports
+        # one report per interval the burst spanned: one on an idle machine (a burst takes
+        # a few ms), more only if the machine stretched it over several intervals
+        assert reports and reports[0]["seq"] == 0, reports
+        assert len(reports) <= allowed_reports(elapsed, self.INTERVAL_US), (elapsed, reports)
         # After another interval, the next packet is reported again.
         time.sleep(self.INTERVAL_US / 1e6)
         self.send_tagged(1, self.BURST)

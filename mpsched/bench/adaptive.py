@@ -14,12 +14,13 @@ capacity) per policy over the runs. Per scenario the regret of `adaptive` is
 Without --reuse it runs `mpsched compare` on the five scenarios (`--runs`, default 5: many
 hours, the scenarios' durations + about 6 s per run for 14-19 policies each; `--scenario`
 runs some of them, `--resume` keeps the runs --out already holds, so the comparison can be
-split over several calls into one --out). `--reuse DIR` evaluates an earlier comparison
-instead: the run results under DIR (`*__run*.json`, as `mpsched.lab.fct.load_results` reads
-them), or, where there are none, its runs.csv tables (`DIR/<scenario>/runs.csv`, or
-`DIR/<scenario>-runs.csv` as in docs/results). `--markdown FILE` also writes, per scenario,
-every policy's goodput fraction and adaptive's ratio to it paired by seed (the tables of
-docs/results/adaptive.md).
+split over several calls into one --out; without --resume a --out that already holds runs is
+refused, so the figures come from this invocation's runs). `--reuse DIR` evaluates an
+earlier comparison instead: the run results under DIR (`*__run*.json`, as
+`mpsched.lab.fct.load_results` reads them), or, where there are none, its runs.csv tables
+(`DIR/<scenario>/runs.csv`, or `DIR/<scenario>-runs.csv` as in docs/results). `--markdown
+FILE` also writes, per scenario, every policy's goodput fraction and adaptive's ratio to it
+paired by seed (the tables of docs/results/adaptive.md).
 """
 
 from __future__ import annotations
@@ -274,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.plan is not None and args.reuse is None:
         p.error("--plan needs --reuse DIR (it plans from results, it runs nothing)")
     source = args.reuse
+    if source is None and not args.resume and args.out.is_dir() and load_results(args.out):
+        print(f"bench-adaptive: {args.out} already holds runs of an earlier comparison: "
+              f"--resume adds to them, --reuse {args.out} evaluates them, or name another "
+              "--out", file=sys.stderr)
+        return 2
     if source is None:
         cmd = [
             sys.executable, "-m", "mpsched.cli", "compare",

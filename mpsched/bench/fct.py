@@ -14,9 +14,12 @@ docs/results/congestion.md), `--runs` seeded runs each on a fresh testbed
 each the ratio of the means over the runs. The tables before them give every policy's
 figures with 95 % confidence intervals, and the CA policy's ratios to each baseline paired by
 seed (runs with the same seed see the same arrivals and sizes, so the seed-to-seed spread of
-the offered load cancels). `--reuse` reads the runs already under --out (any run directory of
-`mpsched compare` with these policies on the scenario: the runs of the comparison in
-docs/results/congestion.md are such a directory). Needs root, BMv2 and `make p4 linkem`.
+the offered load cancels). The figures come from this invocation's runs alone: they go into a
+new directory (--out, default build/results/bench-fct/<time>; a --out that already holds runs
+is refused). `--reuse DIR` runs nothing and reads the runs under DIR instead (any run
+directory of `mpsched compare` with these policies on one scenario: the runs of the comparison
+in docs/results/congestion.md are such a directory); runs of several scenarios are refused.
+Needs root, BMv2 and `make p4 linkem`.
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ import argparse
 import logging
 import math
 import sys
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
+from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 log = logging.getLogger(__name__)
@@ -84,7 +90,40 @@ def paired_table(results: list, policy: str) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+class BenchError(Exception):
+    """The runs cannot give this benchmark's figures (the message says why)."""
+
+
+def select_results(results: Sequence[RunResult], policies: Sequence[str]) -> list[RunResult]:
+    """The runs of `policies`; BenchError when there are none or they come from several
+    scenarios (their rows would be mixed under one policy)."""
+    mine = [r for r in results if r.policy in policies]
+    if not mine:
+        raise BenchError(f"no runs of {', '.join(policies)}")
+    scenarios = sorted({r.scenario for r in mine})
+    if len(scenarios) > 1:
+        raise BenchError(f"runs of several scenarios ({', '.join(scenarios)}): the figures "
+                         "compare policies on one scenario; name one scenario's runs")
+    return mine
+
+
+def fresh_out(out: Path | None) -> Path:
+    """The directory for this invocation's runs: `out`, which must hold no runs yet, or a
+    new build/results/bench-fct/<time>."""
+    if out is None:
+        base = build_dir() / "results" / "bench-fct" / time.strftime("%Y%m%d-%H%M%S")
+        out, k = base, 1
+        while out.exists():
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
+        return out
+    if load_results(out):
+        raise BenchError(f"{out} already holds runs: name a new --out, or evaluate those "
+                         f"runs with --reuse {out}")
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.fct",
         description=__doc__,
@@ -97,18 +136,36 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds per run (default: the scenario's)")
     p.add_argument("--scenario", type=Path, default=SCENARIO,
                    help="scenario file (default: scenarios/asymmetric.yaml)")
-    p.add_argument("--out", type=Path, default=build_dir() / "results" / "bench-fct",
-                   help="output directory (default: %(default)s)")
-    p.add_argument("--reuse", action="store_true",
-                   help="only read an earlier run's results from --out")
+    p.add_argument("--out", type=Path, default=None,
+                   help="new directory for this invocation's runs (default: "
+                        "build/results/bench-fct/<time>)")
+    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
+                   help="run nothing: evaluate the runs under DIR (one scenario)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     if args.runs < 1:
         p.error("--runs must be >= 1")
+    if args.reuse is not None and args.out is not None:
+        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     policies = [*BASELINES, args.policy]
-    if not args.reuse:
-        run_fct([args.scenario], policies, args.runs, [LOAD_PCT], args.duration, args.out)
-    results = [r for r in load_results(args.out) if r.policy in policies]
+    try:
+        if args.reuse is not None:
+            if not args.reuse.is_dir():
+                raise BenchError(f"{args.reuse} is not a directory")
+            source = args.reuse
+        else:
+            source = fresh_out(args.out)
+            log.info("runs go to %s", source)
+            run_fct([args.scenario], policies, args.runs, [LOAD_PCT], args.duration, source)
+        results = select_results(load_results(source), policies)
+    except BenchError as error:
+        print(f"bench-fct: {error}", file=sys.stderr)
+        return 2
     rows = fct_rows(results)
     print(fct_table(rows))
     print(paired_table(results, args.policy))

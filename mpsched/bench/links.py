@@ -6,7 +6,9 @@ timestamp each datagram at send (payload) and at the kernel's receive
 directly. Prints a table of configured vs measured, then exactly four lines:
 
     delay_err_ms_p50=  worst |median one-way delay - configured| (10 and 50 ms,
-                       100 Mbit/s link, 20 Mbit/s offered)
+                       100 Mbit/s link, 20 Mbit/s offered; the table adds each
+                       case's spread, and jitter's: the IQR without and with
+                       4 ms of jitter on 20 ms, and whether anything was reordered)
     loss_rel_err=      worst |measured - configured| / configured (1, 5, 10 % Bernoulli)
     rate_rel_err=      worst |receive rate - configured| / configured (5, 20, 50 Mbit/s,
                        offered 25 % above the rate; Ethernet frame bytes)
@@ -33,7 +35,7 @@ from pathlib import Path
 
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc import prereqs
-from mpsched.stats import percentile
+from mpsched.stats import iqr, percentile
 
 from . import udpprobe as up
 from .linkbed import LinkBed, ProbeResult
@@ -56,6 +58,9 @@ CPU_PAYLOAD = 1200
 CPU_SECONDS = 5.0
 CPU_LINK_MBPS = 1000.0
 CPU_DELAYS_MS = (0.0, 10.0)
+JITTER_DELAY_MS = 20.0
+JITTER_MS = 4.0
+JITTER_PPS = 500.0
 GE = GilbertElliott(p=0.02, r=0.25, loss_good=0.0, loss_bad=1.0)
 
 
@@ -100,8 +105,26 @@ def bench_delay(bed: LinkBed, scale: float, rows: list[Row], fig: Figures) -> No
         rows.append(Row(
             f"delay @{DELAY_LOAD_MBPS:g}M/{DELAY_LINK_MBPS:g}M", f"{delay:g} ms",
             f"p50 {p50:.3f} ms", f"{err:.3f} ms",
-            f"p1 {percentile(owd, 1):.3f} p99 {percentile(owd, 99):.3f} "
+            f"IQR {iqr(owd):.3f} p1 {percentile(owd, 1):.3f} p99 {percentile(owd, 99):.3f} "
             f"max {max(owd):.2f}; {_received(res)}; linkem cpu {cpu:.1f} %",
+        ))
+
+
+def bench_jitter(bed: LinkBed, scale: float, rows: list[Row]) -> None:
+    """The delay's spread without and with jitter (informational: the key lines hold the
+    delay error); a FIFO never reorders."""
+    count = max(300, int(JITTER_PPS * 5 * scale))
+    for jitter in (0.0, JITTER_MS):
+        bed.em.set("ab", LinkParams(delay_ms=JITTER_DELAY_MS, jitter_ms=jitter))
+        bed.wait_idle()
+        res = bed.probe(pps=JITTER_PPS, count=count, size=200,
+                        drain_s=0.2 + 2 * JITTER_DELAY_MS / 1e3)
+        owd = up.one_way_delays_ms(res.records)
+        rows.append(Row(
+            "delay spread", f"{JITTER_DELAY_MS:g} ms, jitter {jitter:g} ms",
+            f"p50 {up.median(owd):.3f} ms, IQR {iqr(owd):.3f} ms", "",
+            f"p5 {up.percentile(owd, 5):.3f} p95 {up.percentile(owd, 95):.3f}; "
+            f"reordered {up.reordered(res.records)}; {_received(res)}",
         ))
 
 
@@ -263,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         with LinkBed(seed=args.seed, binary=args.linkem) as bed:
             if not args.cpu_only:
                 bench_delay(bed, args.scale, rows, fig)
+                bench_jitter(bed, args.scale, rows)
                 bench_loss(bed, args.scale, rows, fig)
                 bench_rate(bed, args.scale, rows, fig)
             points = bench_cpu(bed, cpu_rates, args.scale)

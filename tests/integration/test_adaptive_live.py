@@ -14,7 +14,8 @@ import pytest
 from mpsched import addressing as ap
 from tests.conftest import require
 
-pytestmark = pytest.mark.integration
+# a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 PORT = 5311
 QOS_ARM = "qos:max_loss=0.01"

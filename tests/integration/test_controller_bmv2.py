@@ -25,8 +25,10 @@ from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE
 from mpsched.proc.bmv2 import Bmv2Switch, free_port
 from tests.conftest import AUTH, token_file
 from tests.netdesc import edge_switch
+from tests.waiting import wait_until
 
-pytestmark = pytest.mark.integration
+# a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 
 
@@ -126,12 +128,13 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
             count=3,
             verbose=False,
         )
-        deadline = time.monotonic() + 5
-        rx = 0
-        while time.monotonic() < deadline and rx < 3:
-            time.sleep(0.3)
-            rx = requests.get(base + "/paths/2", timeout=5).json()["by_switch"]["s1"]["rx_packets"]
-        assert rx == 3
+
+        def rx() -> int:
+            path = requests.get(base + "/paths/2", timeout=5).json()
+            return path["by_switch"]["s1"]["rx_packets"]
+
+        wait_until(lambda: rx() >= 3, timeout=60, interval=0.3, what="3 packets counted in REST")
+        assert rx() == 3
         assert proc.poll() is None
     finally:
         client.close()
@@ -207,8 +210,9 @@ def launch(tmp_path, artifacts, switches: list[dict], name: str, *extra: str, st
     return f"http://127.0.0.1:{port}", proc, {"Authorization": f"Bearer token-{name}"}
 
 
-def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 20.0) -> float:
-    """Seconds until the controller's (only) switch is in `state`."""
+def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 60.0) -> float:
+    """Seconds until the controller's (only) switch is in `state`. The deadline is generous:
+    how fast a takeover is belongs to `make bench-reliability`, not to these tests."""
     start = time.monotonic()
     while time.monotonic() - start < timeout:
         assert proc.poll() is None, f"controller exited ({proc.returncode})"
@@ -248,7 +252,7 @@ def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
 
         a.kill()
         a.wait()
-        wait_state(b_base, b, "ready", timeout=5)
+        wait_state(b_base, b, "ready")
         switches = requests.get(b_base + "/switches", timeout=5).json()
         assert switches[0]["programmed"]["how"] == "reconciled", switches
         assert switches[0]["election_id"] == 3  # above the old primary's 2
@@ -287,8 +291,8 @@ def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_p
         sw.stop()
         restarted = time.time()
         sw.start()
-        wait_state(base, proc, "ready", timeout=10)
-        deadline = time.monotonic() + 10
+        wait_state(base, proc, "ready")
+        deadline = time.monotonic() + 60
         programmed = None
         while time.monotonic() < deadline:
             programmed = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]

@@ -3,8 +3,11 @@
 Pure parts first (the control line, the probe analysis); then the emulator on
 real veths between two network namespaces (mpsched.bench.linkbed): each
 impairment is measured end to end with ping or UDP probes whose one-way delay
-comes from payload and kernel receive timestamps. Tolerances are loose enough
-for a busy 2-core machine and tight enough to fail on a broken emulator.
+comes from payload and kernel receive timestamps. The assertions hold on a
+saturated machine and fail on a broken emulator: a delay is never shorter than
+the one set (scheduling only adds), and the upper bounds are wide bands that an
+ignored, doubled or misplaced setting falls outside. The accuracy itself (error
+of the median, spread) is `make bench-links`'s (mpsched/bench/links.py).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from mpsched.bench.linkbed import LinkBed
 from mpsched.emu.linkem import Linkem
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc.layout import linkem_binary
-from mpsched.stats import percentile
+from mpsched.stats import iqr, percentile
 from tests.conftest import require
+from tests.waiting import wait_until
 
 # ------------------------------------------------------------------ pure: control line
 
@@ -48,11 +52,6 @@ def link(bed):
     return bed
 
 
-def _iqr(values):
-    q = statistics.quantiles(values, n=4)
-    return q[2] - q[0]
-
-
 def _accounted(c):
     return c["tx"] + c["drop_loss"] + c["drop_queue"] + c["drop_down"] + c["drop_oversize"] + \
         c["tx_err"] + c["queued"]
@@ -61,11 +60,13 @@ def _accounted(c):
 @pytest.mark.integration
 def test_delay_doubles_in_the_round_trip(link):
     base = link.ping(count=5)
-    assert len(base) == 5 and statistics.median(base) < 3.0, base
+    assert len(base) == 5 and statistics.median(base) < 10.0, base
     link.set_both(LinkParams(delay_ms=15))
     rtts = link.ping(count=10, interval=0.05)
     assert len(rtts) == 10, rtts
-    assert 30.0 <= statistics.median(rtts) <= 33.0, rtts
+    # 15 ms each way: never under 30; one direction only (15) or 15 ms counted twice
+    # per direction (60) fall outside
+    assert min(rtts) >= 30.0 and statistics.median(rtts) < 45.0, rtts
 
 
 @pytest.mark.integration
@@ -76,11 +77,12 @@ def test_jitter_spreads_delay_without_reordering(link):
     res = link.probe(pps=500, count=300, size=200)
     jittery = up.one_way_delays_ms(res.records)
     assert len(jittery) == 300
-    assert 20.0 <= statistics.median(steady) <= 21.0, statistics.median(steady)
-    # The steady spread is scheduling noise of a busy 2-core host; jitter must add a clear margin.
-    assert _iqr(steady) < 1.0, _iqr(steady)
-    assert _iqr(jittery) > max(2.0, _iqr(steady) + 1.5), (_iqr(steady), _iqr(jittery))
-    assert 19.0 <= statistics.median(jittery) <= 27.0, statistics.median(jittery)
+    assert min(steady) >= 20.0 and statistics.median(steady) < 30.0, statistics.median(steady)
+    # The steady spread is the host's scheduling noise, measured under the same load: the
+    # jitter (sigma 4 ms, an IQR of about 5 ms before the FIFO clamp) adds a clear margin
+    # to it; an ignored jitter adds none.
+    assert iqr(jittery) > iqr(steady) + 1.5, (iqr(steady), iqr(jittery))
+    assert 15.0 <= statistics.median(jittery) < 35.0, statistics.median(jittery)
     assert up.reordered(res.records) == 0
 
 
@@ -165,7 +167,9 @@ def test_frames_read_lazily_while_queued_keep_counts_and_times(link):
     owd = up.one_way_delays_ms(res.records)
     assert len(owd) == 400
     assert min(owd) >= 200.0, min(owd)
-    assert percentile(owd, 50) < 201.5 and percentile(owd, 95) < 205.0, owd
+    # timed from when they were read (the first delivery, 200 ms in), the 400 frames sent
+    # over 200 ms would wait 200..400 ms (median 300): far outside these bounds
+    assert percentile(owd, 50) < 230.0 and percentile(owd, 95) < 270.0, owd
 
 
 @pytest.mark.integration
@@ -190,17 +194,20 @@ def test_down_drops_everything_and_flushes_then_up(link):
 @pytest.mark.integration
 def test_parameters_change_while_traffic_flows(link):
     """The delay goes from 5 to 40 ms once 400 datagrams have passed; other threads
-    read the counters meanwhile (one request/reply at a time through the lock)."""
+    read the counters meanwhile (one request/reply at a time through the lock). Frames
+    are split by what linkem had received when the change was acknowledged, not by a
+    guess of when that was."""
     link.em.set("ab", LinkParams(delay_ms=5))
     rx0 = link.em.stats()["ab"]["rx"]
     errors: list[BaseException] = []
+    changed_at: list[int] = []  # frames received when the change was acknowledged
 
     def change() -> None:
         try:
-            deadline = time.monotonic() + 20
-            while link.em.stats()["ab"]["rx"] - rx0 < 400 and time.monotonic() < deadline:
-                time.sleep(0.002)
+            wait_until(lambda: link.em.stats()["ab"]["rx"] - rx0 >= 400, timeout=60,
+                       interval=0.002, what="400 frames through linkem")
             link.em.set("ab", LinkParams(delay_ms=40))
+            changed_at.append(link.em.stats()["ab"]["rx"] - rx0)
         except BaseException as e:  # reported by the main thread
             errors.append(e)
 
@@ -215,15 +222,18 @@ def test_parameters_change_while_traffic_flows(link):
     threads = [threading.Thread(target=change)] + [threading.Thread(target=read) for _ in range(3)]
     for t in threads:
         t.start()
-    res = link.probe(pps=1000, count=1000, size=200, drain_s=0.2)
+    res = link.probe(pps=1000, count=1500, size=200, drain_s=0.2)
     for t in threads:
         t.join()
     assert not errors
     owd = up.one_way_delays_ms(res.records)
+    # seq < 300 arrived before the 400th frame; seq >= changed_at after the change (rx also
+    # counts any other frame, so the split is conservative)
     early = [d for d, s in zip(owd, res.records.seq, strict=True) if s < 300]
-    late = [d for d, s in zip(owd, res.records.seq, strict=True) if s > 600]
-    assert 5.0 <= statistics.median(early) <= 6.5
-    assert 40.0 <= statistics.median(late) <= 41.5
+    late = [d for d, s in zip(owd, res.records.seq, strict=True) if s >= changed_at[0]]
+    assert len(late) >= 100, f"the change came only after {changed_at[0]} of 1500 frames"
+    assert min(early) >= 5.0 and statistics.median(early) < 20.0, statistics.median(early)
+    assert min(late) >= 40.0 and statistics.median(late) < 60.0, statistics.median(late)
     assert up.reordered(res.records) == 0
 
 
@@ -266,15 +276,6 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def _wait_gone(pid: int, timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _gone(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.mark.integration
 def test_exits_on_stdin_eof_and_on_sigterm(link):
     argv = [str(linkem_binary()), "--a", link.names.a, "--b", link.names.b]
@@ -310,7 +311,7 @@ def test_dies_with_its_parent(link):
         assert not _gone(pid)
         parent.kill()
         parent.wait()
-        assert _wait_gone(pid), f"linkem {pid} outlived its parent"
+        wait_until(lambda: _gone(pid), timeout=30, what=f"linkem {pid} to die with its parent")
     finally:
         if parent.poll() is None:
             parent.kill()
@@ -346,8 +347,12 @@ def test_odd_and_oversized_frames(link):
     before = link.em.stats()["ab"]
     out = subprocess.run(["ip", "netns", "exec", n.ns1, sys.executable, "-c", _RAW_SENDER, n.x],
                          capture_output=True, text=True, check=True).stdout
-    time.sleep(0.1)
-    after = link.em.stats()["ab"]
+
+    def forwarded() -> dict | None:
+        now = link.em.stats()["ab"]
+        return now if now["tx"] - before["tx"] >= int(out) else None
+
+    after = wait_until(forwarded, timeout=30, what=f"{out.strip()} raw frames through linkem")
     assert after["tx"] - before["tx"] == int(out) == after["rx"] - before["rx"]
     assert link.em.alive()
     mtu(9500)

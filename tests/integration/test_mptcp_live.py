@@ -18,7 +18,8 @@ import pytest
 from mpsched import addressing as ap
 from tests.conftest import require
 
-pytestmark = pytest.mark.integration
+# a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 PORT = 5401
 RATES = (6.0, 4.0, 2.0)  # as scenarios/mptcp-*.yaml: within what this host forwards

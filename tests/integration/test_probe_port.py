@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 
 import pytest
 
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
 from tests.conftest import require
 from tests.netdesc import edge_switch
+from tests.waiting import wait_until
 
 PATHS = (1, 2, 3)
 ETH_P_ALL = 3
+TAG_TYPE = ETHERTYPE_PATH_TAG.to_bytes(2, "big")
 
 
 @pytest.fixture
@@ -57,41 +59,63 @@ def probe_switch(tmp_path, artifacts):
         registry.close()
 
 
-def _count_frames(ifaces: list[str], seconds: float) -> dict[int, int]:
-    counts = dict.fromkeys(range(1, len(ifaces) + 1), 0)
+class ProbeSniffers:
+    """A raw socket on each path's tester end, counting the probes that leave there (frames
+    with the path tag and its probe flag) and noting any whose tag names another path.
+    Entered once every socket is bound (nothing is missed from then on)."""
 
-    def sniff(path: int, name: str) -> None:
+    def __init__(self, ifaces: list[str]) -> None:
+        self.ifaces = ifaces
+        self.probes = dict.fromkeys(range(1, len(ifaces) + 1), 0)
+        self.misplaced: list[tuple[int, int]] = []  # (tester end's path, the tag's path)
+        self._ready = [threading.Event() for _ in ifaces]
+        self._halt = threading.Event()
+        self._threads = [threading.Thread(target=self._sniff, args=(i, n), daemon=True)
+                         for i, n in enumerate(ifaces, 1)]
+
+    def _sniff(self, path: int, name: str) -> None:
         # protocol 0 at creation: nothing is queued before bind (ETH_P_ALL, this interface)
         with socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0) as sock:
             sock.bind((name, ETH_P_ALL))
             sock.settimeout(0.1)
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
+            self._ready[path - 1].set()
+            while not self._halt.is_set():
                 try:
-                    sock.recv(2048)
-                    counts[path] += 1
+                    frame = sock.recv(2048)
                 except TimeoutError:
-                    pass
+                    continue
+                if frame[12:14] == TAG_TYPE and frame[15] & PATH_FLAG_PROBE:
+                    self.probes[path] += 1
+                    if frame[14] != path:
+                        self.misplaced.append((path, frame[14]))
 
-    threads = [threading.Thread(target=sniff, args=(i, n)) for i, n in enumerate(ifaces, 1)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return counts
+    def total(self) -> int:
+        return sum(self.probes.values())
+
+    def __enter__(self) -> ProbeSniffers:
+        for t in self._threads:
+            t.start()
+        wait_until(lambda: all(e.is_set() for e in self._ready), timeout=30,
+                   what="the sniffers' sockets bound")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._halt.set()
+        for t in self._threads:
+            t.join()
 
 
-def _probe_for_a_second(prober, testers: list[str]) -> dict[int, int]:
-    """Runs `prober` for a second while counting the frames on each path's tester end."""
-    result: dict[int, int] = {}
-    sniffer = threading.Thread(target=lambda: result.update(_count_frames(testers, 1.5)))
-    sniffer.start()
-    time.sleep(0.2)
+def _probe_until(prober, sniffers: ProbeSniffers, seen) -> None:
+    """Runs `prober` until `seen(sniffers)` holds, stops it, then waits until every probe it
+    sent has been seen (generous deadlines: a busy machine only makes this slower)."""
     prober.start()
-    time.sleep(1.0)
-    prober.stop()
-    sniffer.join()
-    return result
+    try:
+        wait_until(lambda: seen(sniffers), timeout=60, what="probes on the paths")
+    finally:
+        prober.stop()
+    wait_until(lambda: not prober.is_alive(), timeout=30, what="the prober to stop")
+    wait_until(lambda: sniffers.total() >= prober.sent, timeout=30,
+               what=f"all {prober.sent} probes sent to arrive")
 
 
 @pytest.mark.parametrize("use_port", [True, False], ids=["probe-port", "fallback"])
@@ -102,11 +126,13 @@ def test_prober_probes_every_path(probe_switch, use_port):
     iface = controller_end if use_port else "no-such-if0"
     prober = Prober(client, pipeline, list(PATHS), 0.02, iface=iface)
     assert prober.via == (f"probe port ({controller_end})" if use_port else "packet_out")
-    result = _probe_for_a_second(prober, testers)
-    sent_per_path = prober.sent // len(PATHS)
-    assert sent_per_path >= 30, prober.sent
-    # every probe left on its own path, none elsewhere (nothing else is sent here)
-    assert all(abs(result[p] - sent_per_path) <= 1 for p in PATHS), (result, prober.sent)
+    with ProbeSniffers(testers) as sniffers:
+        _probe_until(prober, sniffers, lambda s: all(s.probes[p] >= 30 for p in PATHS))
+    # every probe left on its own path, none elsewhere, none twice
+    assert sniffers.misplaced == [], sniffers.misplaced
+    assert sniffers.total() == prober.sent, (sniffers.probes, prober.sent)
+    per_path = prober.sent / len(PATHS)
+    assert all(abs(sniffers.probes[p] - per_path) <= 1 for p in PATHS), sniffers.probes
 
 
 def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
@@ -116,6 +142,9 @@ def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
     client, pipeline, testers, controller_end = probe_switch
     prober = Prober(client, pipeline, list(PATHS), 0.02, iface=controller_end,
                     wanted=lambda path_id: path_id != 2)
-    result = _probe_for_a_second(prober, testers)
-    assert result[2] == 0 and result[1] >= 30 and result[3] >= 30, result
-    assert prober.skipped >= 30 and prober.sent == result[1] + result[3], (prober.sent, result)
+    with ProbeSniffers(testers) as sniffers:
+        _probe_until(prober, sniffers,
+                     lambda s: s.probes[1] >= 30 and s.probes[3] >= 30 and prober.skipped >= 30)
+    got = sniffers.probes
+    assert got[2] == 0 and sniffers.misplaced == [], (got, sniffers.misplaced)
+    assert prober.sent == got[1] + got[3], (prober.sent, got)

@@ -7,12 +7,12 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
 from mpsched.lab import pcap as pc
 from mpsched.proc.prereqs import is_root
+from tests.waiting import wait_until
 
 # --------------------------------------------------------------------------------------------
 # rates
@@ -61,18 +61,25 @@ def _loopback_capture(tmp_path) -> None:
         reader = threading.Thread(target=read)
         reader.start()
         cli.sendall(b"z" * size)
-        reader.join(10)
+        reader.join(60)
+        assert not reader.is_alive(), f"{got} of {size} bytes read"
         client_port = cli.getsockname()[1]
         cli.close()
         acc.close()
-        time.sleep(0.3)
+        flow = pc.Flow("127.0.0.1", client_port, "127.0.0.1", port, 6)
+
+        def captured() -> int:  # -U: tcpdump writes each packet out as it comes
+            packets, _ = pc.read_pcap(path)
+            return sum(p.payload_len for p in packets
+                       if pc.Flow(p.src, p.sport, p.dst, p.dport, 6) == flow)
+
+        wait_until(lambda: captured() >= size, timeout=30, what=f"{size} bytes in the capture")
     finally:
         dump.terminate()
         dump.wait(10)
         srv.close()
     packets, stats = pc.read_pcap(path)
     assert stats.malformed == 0 and stats.truncated_file == 0
-    flow = pc.Flow("127.0.0.1", client_port, "127.0.0.1", port, 6)
     assert sum(p.payload_len for p in packets if pc.Flow(p.src, p.sport, p.dst, p.dport, 6)
                == flow) == size  # fmt: skip
     reo = pc.pcap_reordering(packets)[flow]

@@ -86,3 +86,8 @@ def test_summarize():
     one = stats.summarize([3])
     assert one.n == 1 and one.mean == 3 and math.isnan(one.ci95) and math.isnan(one.std)
     assert stats.summarize([]).n == 0
+
+
+def test_iqr_is_the_spread_of_the_middle_half():
+    assert stats.iqr([1, 2, 3, 4, 5]) == 2.0
+    assert math.isnan(stats.iqr([]))

@@ -143,3 +143,21 @@ def test_plan_without_reuse_is_refused_before_anything_runs(capsys):
         main(["--plan", "10"])
     assert exit_.value.code == 2
     assert "--plan needs --reuse" in capsys.readouterr().err
+
+
+def test_an_out_holding_earlier_runs_is_refused_without_resume(tmp_path, capsys, monkeypatch):
+    """Runs of an earlier comparison (other run counts, durations) must not mix into this
+    one's figures: without --resume nothing is run and the choices are named."""
+    import mpsched.bench.adaptive as bench
+
+    r = RunResult("mixed", "ecmp", 1, 1, 10.0, metrics={"goodput_frac": 0.5})
+    write_run(tmp_path / "mixed" / "ecmp" / "run1", r)
+    calls: list = []
+    monkeypatch.setattr(bench.subprocess, "call", lambda cmd: calls.append(cmd) or 1)
+    assert main(["--out", str(tmp_path)]) == 2
+    assert calls == []
+    err = capsys.readouterr().err
+    assert f"{tmp_path} already holds runs" in err and "--resume" in err and "--reuse" in err
+    # --resume adds to them: the comparison runs (and here fails: the stand-in exits 1)
+    assert main(["--out", str(tmp_path), "--resume"]) == 1
+    assert len(calls) == 1 and "--resume" in calls[0]

@@ -42,3 +42,76 @@ def test_paired_table_names_each_baseline():
     text = bench.paired_table(RESULTS, "ca")
     assert "vs ecmp" in text and "vs letflow" in text
     assert "0.625" in text  # short FCT vs letflow: (0.5 + 0.75) / 2, 2 seeds
+
+
+# -- which runs the figures come from (fake run files, no testbed) ----------------------------
+
+
+def fake_run_fct(short: float, calls: list):
+    """A stand-in for run_fct: writes `runs` runs per policy into `out` (the runner's layout,
+    OUT/<scenario>/<policy>/), every ca run with mean short FCT `short`."""
+    from mpsched.lab.report import write_run
+
+    def run_fct(scenarios, policies, runs, loads, duration, out):
+        calls.append(out)
+        for policy in policies:
+            d = out / "asymmetric" / policy
+            d.mkdir(parents=True, exist_ok=True)
+            for k in range(1, runs + 1):
+                value = short if policy == "ca" else 1.0
+                write_run(d, run(policy, k, value, 10.0, 12.0))
+    return run_fct
+
+
+def key_lines(text: str) -> dict[str, float]:
+    return {k: float(v) for k, _, v in (line.partition("=") for line in text.splitlines()
+                                        if "=" in line and "|" not in line)}
+
+
+def test_each_invocation_reports_only_its_own_runs(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(bench, "build_dir", lambda: tmp_path)
+    calls: list = []
+    monkeypatch.setattr(bench, "run_fct", fake_run_fct(0.2, calls))
+    assert bench.main(["--runs", "3"]) == 0
+    first = capsys.readouterr().out
+    monkeypatch.setattr(bench, "run_fct", fake_run_fct(0.5, calls))
+    assert bench.main(["--runs", "2"]) == 0
+    second = capsys.readouterr().out
+    assert calls[0] != calls[1] and calls[0].parent == calls[1].parent
+    assert key_lines(first)["fct_short_ratio_vs_ecmp"] == pytest.approx(0.2)
+    assert key_lines(second)["fct_short_ratio_vs_ecmp"] == pytest.approx(0.5)
+    assert "| asymmetric | ca | 70 | 2 |" in second  # 2 runs, not the first call's 3 + 2
+
+
+def test_an_out_holding_runs_is_refused(monkeypatch, tmp_path, capsys):
+    calls: list = []
+    monkeypatch.setattr(bench, "run_fct", fake_run_fct(0.2, calls))
+    out = tmp_path / "mine"
+    assert bench.main(["--runs", "1", "--out", str(out)]) == 0
+    assert bench.main(["--runs", "2", "--out", str(out)]) == 2
+    assert len(calls) == 1
+    assert f"{out} already holds runs" in capsys.readouterr().err
+
+
+def test_reuse_reads_the_named_directory_and_runs_nothing(monkeypatch, tmp_path, capsys):
+    calls: list = []
+    fake_run_fct(0.25, calls)(None, ["ecmp", "letflow", "ca"], 2, None, None, tmp_path)
+    monkeypatch.setattr(bench, "run_fct", lambda *a: pytest.fail("--reuse must run nothing"))
+    assert bench.main(["--reuse", str(tmp_path)]) == 0
+    assert key_lines(capsys.readouterr().out)["fct_short_ratio_vs_ecmp"] == pytest.approx(0.25)
+
+
+def test_runs_of_several_scenarios_are_refused(monkeypatch, tmp_path, capsys):
+    from mpsched.lab.report import write_run
+
+    for scenario in ("asymmetric", "asymmetric-40"):
+        for policy in ("ecmp", "letflow", "ca"):
+            r = run(policy, 1, 0.5, 10.0, 12.0)
+            r.scenario = scenario
+            (tmp_path / scenario / policy).mkdir(parents=True)
+            write_run(tmp_path / scenario / policy, r)
+    assert bench.main(["--reuse", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "several scenarios (asymmetric, asymmetric-40)" in err
+    with pytest.raises(bench.BenchError, match="no runs of ecmp, letflow, ca"):
+        bench.select_results([], ["ecmp", "letflow", "ca"])

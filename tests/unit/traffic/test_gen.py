@@ -8,17 +8,28 @@ import math
 import random
 import subprocess
 import sys
-import time
 
 import pytest
 
 from mpsched.proc.bmv2 import free_port
 from mpsched.traffic import flowsizes
 from mpsched.traffic.gen import PACKET_MIX, pareto
+from tests.sockets import tcp_listeners, udp_bound
+from tests.waiting import wait_until
 
 
 def gen(*args: str) -> list[str]:
     return [sys.executable, "-m", "mpsched.traffic.gen", *args]
+
+
+def wait_for_sink(proc: subprocess.Popen, port: int, udp: bool = False) -> None:
+    """Until the sink listens on TCP `port` (and, with `udp`, has bound UDP `port`), seen in
+    the kernel's socket tables: a probe connection would count as one of its connections."""
+    def ready() -> bool:
+        assert proc.poll() is None, f"the sink exited with {proc.returncode}"
+        return bool(tcp_listeners(port)) and (not udp or bool(udp_bound(port)))
+
+    wait_until(ready, timeout=30, what=f"the sink on port {port}")
 
 
 @pytest.fixture
@@ -27,7 +38,7 @@ def sink(tmp_path):
     out = tmp_path / "sink.json"
     proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
                                 "--udp-port", str(port), "--out", str(out)))
-    time.sleep(0.8)
+    wait_for_sink(proc, port, udp=True)
     yield port, proc, out
     if proc.poll() is None:
         proc.kill()
@@ -59,12 +70,13 @@ def test_files_give_fct_and_the_sink_counts_bytes(sink, tmp_path):
 def test_bulk_runs_for_its_time_and_samples_rtt(sink, tmp_path):
     port, proc, out = sink
     report = tmp_path / "bulk.json"
-    t0 = time.monotonic()
     rc = subprocess.run(gen("bulk", "--dst", "127.0.0.1", "--port", str(port), "--seconds", "1.5",
                             "--streams", "2", "--out", str(report)), timeout=30).returncode
-    assert rc == 0 and time.monotonic() - t0 < 8
+    assert rc == 0  # and it ended by itself (the timeout would have raised)
     bulk = json.loads(report.read_text())
     assert len(bulk["streams"]) == 2
+    # its time by its own clock, not cut short: 1.5 s from its start less the connect time
+    assert all(s["end"] - s["start"] >= 1.0 for s in bulk["streams"]), bulk["streams"]
     assert all(s["bytes"] > 1_000_000 and s["rtt_ms"] for s in bulk["streams"])
     got = finish(proc, out)
     assert got["total"] and got["total"][-1][1] > 2_000_000
@@ -110,7 +122,7 @@ def test_source_ports_repeat_with_the_seed(tmp_path):
         sink = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
                                     "--out", str(out)))
         try:
-            time.sleep(0.8)
+            wait_for_sink(sink, port)
             subprocess.run(gen("bulk", "--dst", "127.0.0.1", "--port", str(port), "--seconds",
                                "0.5", "--streams", "3", "--seed", "42",
                                "--out", str(tmp_path / "b.json")), timeout=30, check=True)
@@ -133,8 +145,13 @@ def test_cbr_keeps_its_rate(sink, tmp_path):
     sent = json.loads(report.read_text())["sent"]
     # 4 Mbit/s of 1000-byte IP packets for 2 s = 1000 datagrams
     assert 900 <= sent["udp_packets"] <= 1010
+    # every datagram sent was either read by the sink or dropped by the kernel for a full
+    # receive buffer (a busy machine): wait until the sink has read what is queued
+    (sock,) = wait_until(lambda: [r for r in udp_bound(port) if r.rx_queue == 0], timeout=30,
+                         what="the sink to read its queued datagrams")
     got = finish(proc, out)
-    assert got["udp"]["packets"] == sent["udp_packets"]
+    assert got["udp"]["packets"] + sock.drops == sent["udp_packets"], (got["udp"], sock)
+    assert got["udp"]["packets"] >= sent["udp_packets"] // 2, (got["udp"], sock)
 
 
 # -- open-loop Poisson workload: size CDFs, arrivals, the role --------------------------------

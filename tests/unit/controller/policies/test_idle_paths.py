@@ -95,7 +95,14 @@ def test_paused_traffic_does_not_rank_the_slow_path_best(name):
         # before the fix: score 1 for path 4 against 0.01-0.2
         assert all(d.scores[4] < d.scores[pid] for pid in (1, 2, 3))
         assert d.scores[1] == pytest.approx(d.scores[2]) == pytest.approx(d.scores[3])
-    if name != "fdmvqs":  # fdmvqs: equal weights, the switch's argmin decides
+    if name == "fdmvqs":
+        # equal weights: the switch's argmin of T_p = PAD + queue x us_per_kbyte decides;
+        # the slow path's delay and per-byte time are the largest, so it is never cheapest
+        assert len(set(d.weights.values())) == 1, d.weights
+        vq = d.vq
+        assert all(vq[4].pad_us >= vq[pid].pad_us and vq[4].us_per_kbyte > vq[pid].us_per_kbyte
+                   for pid in (1, 2, 3)), vq
+    else:
         assert all(d.weights[4] <= d.weights[pid] for pid in (1, 2, 3))
 
 

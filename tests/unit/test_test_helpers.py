@@ -1,0 +1,61 @@
+"""The tests' own helpers: tests/waiting.py, tests/sockets.py, tests/machine.py."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+
+import pytest
+
+from mpsched.lab.cpu import CpuSample, CpuTimes
+from tests import machine, sockets
+from tests.waiting import WaitTimeoutError, wait_until
+
+
+def test_wait_until_returns_the_value_and_names_what_timed_out():
+    start = time.monotonic()
+    assert wait_until(lambda: time.monotonic() - start > 0.05 and "done", timeout=5) == "done"
+    with pytest.raises(WaitTimeoutError, match=r"after 0.1s waiting for the moon \(last: 0\)"):
+        wait_until(lambda: 0, timeout=0.1, interval=0.01, what="the moon")
+
+
+def test_socket_tables_show_a_listener_and_a_bound_udp_socket():
+    with socket.create_server(("127.0.0.1", 0)) as srv, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        port = srv.getsockname()[1]
+        assert sockets.tcp_listeners(port) == {"127.0.0.1"}
+        udp.bind(("127.0.0.1", 0))
+        uport = udp.getsockname()[1]
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+            tx.sendto(b"x" * 100, ("127.0.0.1", uport))
+        (row,) = wait_until(lambda: [r for r in sockets.udp_bound(uport) if r.rx_queue > 0])
+        assert row.address == "127.0.0.1" and row.drops == 0
+        assert row.inode in sockets.socket_inodes(os.getpid())
+    assert sockets.tcp_listeners(port) == set()
+
+
+def _samples(idle_per_interval: list[int]) -> list[CpuSample]:
+    """Samples 1 s apart, 100 ticks per interval, `idle` of them idle."""
+    out, idle, total = [CpuSample(0.0, CpuTimes(0, 0))], 0, 0
+    for k, i in enumerate(idle_per_interval, start=1):
+        idle, total = idle + i, total + 100
+        out.append(CpuSample(float(k), CpuTimes(idle, total)))
+    return out
+
+
+def test_machine_record_uses_the_runners_rule():
+    busy = machine.record(_samples([2, 3, 50, 1, 4]))  # idle < 10 % for 80 % of the time
+    assert busy.cpu_bound is True and busy.low_idle_pct == pytest.approx(80.0)
+    assert busy.mean_idle_pct == pytest.approx(12.0)
+    assert "SATURATED" in busy.describe() and "80 % of the time" in busy.describe()
+    calm = machine.record(_samples([60, 70, 5, 80, 90]))  # 20 %: not more than 20 %
+    assert calm.cpu_bound is False and "not saturated" in calm.describe()
+    assert machine.record(_samples([])).cpu_bound is None
+
+
+def test_addresses_as_the_kernel_prints_them():
+    assert sockets._address("0100007F") == "127.0.0.1"
+    assert sockets._address("0000000000000000FFFF00000100007F") == "127.0.0.1"  # v4-mapped
+    assert sockets._address("00000000000000000000000001000000") == "::1"
+    assert sockets._address("00000000") == "0.0.0.0"
