@@ -158,7 +158,7 @@ class RestApi:
                 raise HttpError(error.status, error.message, headers=error.headers) from None
         request.environ[ENDPOINT_KEY] = endpoint
         handler = getattr(self, endpoint.handler)
-        return handler(request) if ident is None else handler(request, ident)  # type: ignore[no-any-return]
+        return handler(request) if ident is None else handler(request, ident)
 
     # -- handlers --------------------------------------------------------
 
