@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import random
 
+# every policy the package registers
+NAMES = {"ecmp", "rr", "letflow", "minrtt", "wcmp", "llhd", "cmtla", "fdmvqs", "qos", "ca"}
+NAMES |= {"llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca", "adaptive"}
+
 
 class Rigged(random.Random):
     """random() and betavariate() answer from lists (exploration made deterministic)."""
