@@ -1,4 +1,5 @@
-"""Per-path estimators against hand-computed values."""
+"""controller/telemetry/estimators.py: per-path estimates against hand-computed values (the
+windows they read: test_windows.py; the settings: test_config.py)."""
 
 from __future__ import annotations
 
@@ -8,37 +9,9 @@ from mpsched.controller.telemetry.estimators import (
     EstimatorSettings,
     PathEstimator,
     PathReport,
-    wrap_delta,
 )
 from tests.netdesc import edge_switch
-
-
-def report(t_s: float, packets: int, nbytes: int, lost: int = 0, reordered: int = 0,
-           owd_us: int = 10_000, at: float | None = None, flow_ooo: int = 0) -> PathReport:
-    rx = int(t_s * 1e6)
-    return PathReport("s2", 1, packets, rx - owd_us + 5_000_000, rx, packets % 2**32,
-                      nbytes % 2**32, lost % 2**32, reordered, flow_ooo % 2**32,
-                      t_s if at is None else at)
-
-
-def test_rfc6298_smoothing():
-    e = PathEstimator(1)
-    e.add_rtt(100.0, 0.0)
-    assert (e.srtt_ms, e.rttvar_ms) == (100.0, 50.0)
-    e.add_rtt(200.0, 0.1)
-    # rttvar = 3/4*50 + 1/4*|100-200| = 62.5; srtt = 7/8*100 + 1/8*200 = 112.5
-    assert e.rttvar_ms == pytest.approx(62.5)
-    assert e.srtt_ms == pytest.approx(112.5)
-    assert e.rtt_min_max_ms() == (100.0, 200.0)
-    e.add_rtt(-1.0, 0.2)  # ignored
-    assert e.srtt_ms == pytest.approx(112.5)
-
-
-def test_rtt_window_forgets_old_samples():
-    e = PathEstimator(1, EstimatorSettings(window_s=1.0))
-    e.add_rtt(50.0, 0.0)
-    e.add_rtt(10.0, 2.0)
-    assert e.rtt_min_max_ms() == (10.0, 10.0)
+from tests.unit.controller.telemetry.helpers import report
 
 
 def test_goodput_loss_and_reordering_from_counters():
@@ -50,14 +23,6 @@ def test_goodput_loss_and_reordering_from_counters():
     assert e.loss_rate() == pytest.approx(0.1)
     assert e.reordered() == 3
     assert e.flow_ooo() == 5 and e.flow_ooo_total() == 5  # wrapped counter
-
-
-def test_counters_wrap():
-    assert wrap_delta(5, 2**32 - 5) == 10
-    e = PathEstimator(1)
-    e.add_report(report(1.0, 2**32 - 10, 2**32 - 500))
-    e.add_report(report(2.0, 2**32 + 90, 2**32 + 124_500))
-    assert e.goodput_mbps() == pytest.approx(1.0)
 
 
 def test_late_packets_lower_the_loss():
@@ -89,16 +54,6 @@ def test_liveness_and_freshness():
     e.add_report(report(1.0, 1, 1, at=10.0))
     assert e.alive(10.2) is True and e.freshness_s(10.2) == pytest.approx(0.2)
     assert e.alive(10.6) is False
-
-
-def test_switch_restart_starts_over():
-    e = PathEstimator(1)
-    e.add_report(report(100.0, 5000, 5_000_000))
-    e.add_report(report(101.0, 6000, 6_000_000))
-    e.add_report(report(0.5, 10, 10_000))  # egress clock went back: the switch restarted
-    assert e.goodput_mbps() is None
-    e.add_report(report(1.5, 1010, 1_010_000))
-    assert e.goodput_mbps() == pytest.approx(8.0)
 
 
 def test_snapshot_and_bounded_history():
@@ -148,19 +103,6 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     since = ctl.telemetry_since(now)
     assert len(since.paths["1"]["s1->s2"]) == 1
     assert ctl.telemetry_since(now + 2).paths["1"]["s1->s2"] == []
-
-
-def test_retransmissions_in_window_and_inflight():
-    e = PathEstimator(1, EstimatorSettings(window_s=5.0))
-    assert e.retrans() is None and e.snapshot(0.0)["inflight_bytes"] is None
-    e.add_rtt_report(2**32 - 3, 10_000, 1.0)
-    assert e.retrans() is None  # one report: no difference yet
-    e.add_rtt_report(2, 4_000, 2.0)  # the counter wrapped: 5 more
-    e.add_rtt_report(4, 6_000, 3.0)
-    snap = e.snapshot(3.0)
-    assert (snap["retrans"], snap["inflight_bytes"]) == (7, 6_000)
-    e.add_rtt_report(4, 0, 7.5)  # the reports at 1 s and 2 s leave the window
-    assert e.retrans() == 0 and e.inflight == 0
 
 
 def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
@@ -255,60 +197,3 @@ def test_window_minimum_and_capacity_match_a_scan_of_the_window():
         if i % 50 == 0:
             assert est.capacity_mbps() == est._capacity_scan()
     assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()
-
-
-def test_sender_busy_counts_packets_beyond_the_probes():
-    from mpsched.controller.telemetry.estimators import BUSY_EXTRA_PACKETS, sender_busy
-
-    # 10 ms between reports, probes every 10 ms: up to 2 probes; 2 more packets make it busy
-    assert sender_busy(2 + BUSY_EXTRA_PACKETS, 0.010, 0.010)
-    assert not sender_busy(3, 0.010, 0.010)
-    assert not sender_busy(100, 0.0, 0.010)
-    assert sender_busy(BUSY_EXTRA_PACKETS, 0.010, None)  # no probes at all
-
-
-def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
-    """A probe is skipped while the sender's traffic was seen busy within the hold (one report
-    interval), and only on paths whose least RTT leaves the far edge no chance to go silent
-    for dead_after before the probes resume."""
-    from mpsched.controller.telemetry.estimators import TelemetryConfig, probe_needed
-
-    cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
-    assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
-    assert probe_needed(100.011, 100.0, 4.0, cfg)  # the hold (10 ms) is over
-    assert probe_needed(100.004, None, 4.0, cfg)  # never busy
-    assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
-    # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
-    # probe gate skips the first probe after its traffic stopped): RTT 5 ms is the limit
-    assert not probe_needed(100.004, 100.0, 5.0, cfg)
-    assert probe_needed(100.004, 100.0, 5.5, cfg)
-    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 10 + 30 + RTT <= 100: RTT 55 ms
-    assert not probe_needed(100.004, 100.0, 55.0, slow)
-    assert probe_needed(100.004, 100.0, 55.5, slow)
-    assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
-
-
-def test_estimator_marks_the_path_busy_from_the_far_edges_reports():
-    from mpsched.controller.telemetry.estimators import (
-        EstimatorSettings,
-        PathEstimator,
-        PathReport,
-    )
-
-    est = PathEstimator(1, EstimatorSettings(probe_interval_s=0.010))
-
-    def report(seq, rx_us, at):
-        est.add_report(PathReport("s2", 1, seq, rx_us - 5000, rx_us, seq, seq * 100, 0, 0, 0, at))
-
-    report(10, 1_000_000, 1.0)
-    assert est.busy_at is None  # one report says nothing
-    report(12, 1_010_000, 2.0)  # 2 packets in 10 ms: the probes
-    assert est.busy_at is None
-    report(20, 1_020_000, 3.0)  # 8 packets in 10 ms: the sender's traffic
-    assert est.busy_at == 3.0
-    report(22, 1_030_000, 4.0)
-    assert est.busy_at == 3.0
-    est.add_rtt(12.0, 4.0)
-    est.add_rtt(9.0, 4.1)
-    est.add_rtt(11.0, 4.2)
-    assert est.rtt_min_ms() == 9.0 and est.rtt_min_max_ms() == (9.0, 12.0)

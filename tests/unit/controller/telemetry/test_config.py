@@ -1,0 +1,35 @@
+"""controller/telemetry/config.py: when the sender counts as busy, and where a probe is needed."""
+
+from __future__ import annotations
+
+
+def test_sender_busy_counts_packets_beyond_the_probes():
+    from mpsched.controller.telemetry.config import BUSY_EXTRA_PACKETS, sender_busy
+
+    # 10 ms between reports, probes every 10 ms: up to 2 probes; 2 more packets make it busy
+    assert sender_busy(2 + BUSY_EXTRA_PACKETS, 0.010, 0.010)
+    assert not sender_busy(3, 0.010, 0.010)
+    assert not sender_busy(100, 0.0, 0.010)
+    assert sender_busy(BUSY_EXTRA_PACKETS, 0.010, None)  # no probes at all
+
+
+
+def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
+    """A probe is skipped while the sender's traffic was seen busy within the hold (one report
+    interval), and only on paths whose least RTT leaves the far edge no chance to go silent
+    for dead_after before the probes resume."""
+    from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
+
+    cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
+    assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
+    assert probe_needed(100.011, 100.0, 4.0, cfg)  # the hold (10 ms) is over
+    assert probe_needed(100.004, None, 4.0, cfg)  # never busy
+    assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
+    # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
+    # probe gate skips the first probe after its traffic stopped): RTT 5 ms is the limit
+    assert not probe_needed(100.004, 100.0, 5.0, cfg)
+    assert probe_needed(100.004, 100.0, 5.5, cfg)
+    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 10 + 30 + RTT <= 100: RTT 55 ms
+    assert not probe_needed(100.004, 100.0, 55.0, slow)
+    assert probe_needed(100.004, 100.0, 55.5, slow)
+    assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
