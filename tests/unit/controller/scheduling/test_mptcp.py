@@ -1,10 +1,7 @@
-"""MPTCP-aware mode's pure logic: tokens, connections from reports, pins, unpinning."""
+"""controller/scheduling/mptcp.py, MPTCP-aware mode's tracker: connections from reports, pins,
+unpinning (the tokens and digests: test_mptcp_digest.py)."""
 
 from __future__ import annotations
-
-from ipaddress import IPv4Address
-
-import pytest
 
 from mpsched import addressing as ap
 from mpsched.controller.scheduling.mptcp import (
@@ -18,28 +15,20 @@ from mpsched.controller.scheduling.mptcp import (
     Subflow,
     assign,
     connection_to_dict,
-    mptcp_report,
     path_order,
     token,
 )
-from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN
-
-ACK, SYNACK = 0x10, 0x12
-CLIENT_KEY = 0x0123456789ABCDEF
-SERVER_KEY = 0x0000000000000001
-# SHA-256 of eight zero bytes is af5570f5 a1810b7a ...; of 00..01 it is cd2662154e6d76b2...
-SERVER_TOKEN = 0xCD266215
-INITIAL = Flow(ap.H1_IP, 40000, ap.H2_IP, 5201)
-# the joins come from h1's other addresses 2, 3, 4
-JOIN_1, JOIN_2, JOIN_3 = (Flow(ap.host_ip(ap.SENDER_EDGE, 1 + k), 40000 + k, ap.H2_IP, 5201)
-                          for k in (1, 2, 3))
-
-
-def test_token_is_the_top_32_bits_of_sha256_of_the_key_in_network_order():
-    assert token(0) == 0xAF5570F5
-    assert token(SERVER_KEY) == SERVER_TOKEN
-    with pytest.raises(ValueError):
-        token(1 << 64)
+from tests.unit.controller.scheduling.helpers import (
+    ACK,
+    CLIENT_KEY,
+    INITIAL,
+    JOIN_1,
+    JOIN_2,
+    JOIN_3,
+    SERVER_KEY,
+    SERVER_TOKEN,
+    SYNACK,
+)
 
 
 def synack(at: float = 0.0) -> MptcpReport:
@@ -55,19 +44,6 @@ def third_ack(at: float = 0.0) -> MptcpReport:
 
 def join(flow: Flow, at: float = 1.0, tok: int = SERVER_TOKEN, addr_id: int = 1):
     return MptcpReport("join", flow, at, tcp_flags=TCP_SYN, token=tok, addr_id=addr_id)
-
-
-def test_digest_values_become_a_report():
-    r = mptcp_report(
-        DIGEST_MPTCP_JOIN,
-        {"src_addr": int(IPv4Address(JOIN_1.src)), "dst_addr": int(IPv4Address(ap.H2_IP)),
-         "src_port": 40001,
-         "dst_port": 5201, "token": SERVER_TOKEN, "addr_id": 2},
-        "s1",
-        5.0,
-    )
-    assert (r.kind, r.flow, r.token, r.addr_id, r.switch) == (
-        "join", JOIN_1, SERVER_TOKEN, 2, "s1")
 
 
 def test_synack_then_third_ack_make_one_connection_with_the_initial_subflow():
