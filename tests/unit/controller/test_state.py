@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ import pytest
 from google.protobuf import text_format
 from webob import Request
 
-from mpsched import addressing as ap
 from mpsched.client import ctl
 from mpsched.controller.__main__ import command as controller_command
 from mpsched.controller.core import (
@@ -25,11 +23,9 @@ from mpsched.controller.core import (
 )
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.scheduling.classes import classes_from_list
-from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.controller.state import (
     VERSION,
     Intent,
-    PathIntent,
     StateError,
     StateStore,
     default_state_path,
@@ -47,38 +43,8 @@ from mpsched.p4rt.pipeline import (
     Pipeline,
 )
 from tests.netdesc import edge_switch
+from tests.unit.controller.intent_doc import CLASSES, PARAMS, rich_intent, set_at, valid_doc
 from tests.wsgi_server import ServedApp
-
-CLASSES = [
-    {"id": 0, "name": "default"},
-    {
-        "id": 1,
-        "name": "video",
-        "priority": 10,
-        "match": {"dscp": 34, "dst": ap.subnet(2), "proto": "udp", "dst_port": [5000, 5010]},
-        "policy": {"name": "llhd", "params": {"beta": 0.01}, "lm3": True, "flowlet_gap_us": 2000},
-    },
-    {"id": 7, "name": "bulk", "priority": 5, "match": {"src_port": 80}},
-]
-PARAMS = {
-    "control_period_ms": 50,
-    "lm3": {"sigma": 0.3, "epsilon": 0.7},
-    "policies": {"llhd": {"beta": 0.002}, "qos": {"max_delay_ms": 40}},
-    "mptcp": {"steering": False, "idle_timeout_s": 30},
-}
-
-
-def rich_intent() -> Intent:
-    return Intent(
-        tuple(classes_from_list(CLASSES)),
-        GlobalParams().updated(PARAMS),
-        {1: PathIntent(3, True), 2: PathIntent(0, False)},
-    )
-
-
-def valid_doc() -> dict:
-    return rich_intent().to_json()
-
 
 # -- the format ------------------------------------------------------------------
 
@@ -100,7 +66,7 @@ def test_round_trip_through_json_text_and_file(tmp_path):
 
 def test_a_version_1_file_without_learned_tables_still_loads(tmp_path):
     """Files written before the learned tables (version 1: no "learned") load as they were."""
-    doc = _set(_set(valid_doc(), "learned", ...), "version", 1)
+    doc = set_at(set_at(valid_doc(), "learned", ...), "version", 1)
     for c in doc["classes"]:
         del c["qos_target"]  # version 1 files had no qos_target either
     (tmp_path / "state.json").write_text(json.dumps(doc))
@@ -109,93 +75,12 @@ def test_a_version_1_file_without_learned_tables_still_loads(tmp_path):
     assert intent_matches(loaded, rich_intent()) == []
     assert loaded.to_json()["version"] == VERSION  # saved again as the current version
     with pytest.raises(StateError) as caught:
-        Intent.from_json(_set(_set(valid_doc(), "version", 1), "learned", {}))
+        Intent.from_json(set_at(set_at(valid_doc(), "version", 1), "learned", {}))
     assert caught.value.field == "learned"
 
 
 def test_no_file_is_no_intent(tmp_path):
     assert load(tmp_path / "absent.json") is None
-
-
-def _set(doc: dict, dotted: str, value) -> dict:
-    """`doc` with the value at `dotted` (list indices as numbers) replaced; `...` deletes."""
-    doc = copy.deepcopy(doc)
-    *parents, last = dotted.split(".")
-    node = doc
-    for part in parents:
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    key = int(last) if isinstance(node, list) else last
-    if value is ...:
-        del node[key]
-    else:
-        node[key] = value
-    return doc
-
-
-BAD = [
-    # (where, value, the field the error names, a piece of its message)
-    ("extra", 1, "extra", "unknown field"),
-    ("version", ..., "version", "missing"),
-    ("classes", ..., "classes", "missing"),
-    ("params", ..., "params", "missing"),
-    ("paths", ..., "paths", "missing"),
-    ("version", "1", "version", "must be the integer 2"),
-    ("version", True, "version", "must be the integer 2"),
-    ("version", 3, "version", "unsupported version 3"),
-    ("learned", [], "learned", "must be a JSON object"),
-    ("classes", {}, "classes", "JSON array"),
-    ("classes.0", ..., "classes", "default class 0 is missing"),
-    ("classes.1.id", 7, "classes[2].id", "duplicate class id"),
-    ("classes.1.name", "bad name!", "classes[1].name", "1..32 characters"),
-    ("classes.1.priority", 0, "classes[1].priority", "1..1000"),
-    ("classes.1.match.dst", f"{ap.H2_IP}/24", "classes[1].match.dst", "host bits"),
-    ("classes.1.match.dst_port", [9, 1], "classes[1].match.dst_port", "empty"),
-    ("classes.1.match.proto", "sctp", "classes[1].match.proto", "0..255"),
-    ("classes.1.policy.name", "nope", "classes[1].policy.name", "no policy 'nope'"),
-    ("classes.1.policy.params", {"bogus": 1}, "classes[1].policy.params.bogus", "unknown"),
-    ("classes.1.policy.params", {"beta": -1}, "classes[1].policy.params.beta", ">="),
-    ("classes.1.policy.lm3", "yes", "classes[1].policy.lm3", "true or false"),
-    ("classes.1.policy.flowlet_gap_us", -1, "classes[1].policy.flowlet_gap_us", "0..10000000"),
-    ("classes.2.policy", {"name": "wcmp", "params": {"weights": "x"}},
-     "classes[2].policy.params.weights", ""),
-    ("params", [], "params", "JSON object"),
-    ("params.bogus", 1, "params.bogus", "unknown parameter"),
-    ("params.control_period_ms", 5, "params.control_period_ms", "10..10000"),
-    ("params.lm3.sigma", "x", "params.lm3.sigma", "number"),
-    ("params.lm3.sigma", 0.9, "params.lm3.sigma", "sigma + epsilon must be 1"),
-    ("params.policies.nope", {}, "params.policies.nope", "no such policy"),
-    ("params.policies.llhd.beta", None, "params.policies.llhd.beta", "null"),
-    ("params.mptcp.steering", "yes", "params.mptcp.steering", "boolean"),
-    ("params.mptcp.idle_timeout_s", 0, "params.mptcp.idle_timeout_s", ">="),
-    ("paths", [], "paths", "JSON object"),
-    ("paths.x", {"weight": 1, "admin": "up"}, "paths.x", "1..255"),
-    ("paths.0", {"weight": 1, "admin": "up"}, "paths.0", "1..255"),
-    ("paths.256", {"weight": 1, "admin": "up"}, "paths.256", "1..255"),
-    ("paths.1", 3, "paths.1", "JSON object"),
-    ("paths.1.weight", 256, "paths.1.weight", "0..255"),
-    ("paths.1.weight", True, "paths.1.weight", "0..255"),
-    ("paths.1.weight", 1.0, "paths.1.weight", "0..255"),
-    ("paths.1.weight", ..., "paths.1.weight", "missing"),
-    ("paths.1.admin", "sideways", "paths.1.admin", '"up" or "down"'),
-    ("paths.1.admin", ..., "paths.1.admin", "missing"),
-    ("paths.1.color", "red", "paths.1.color", "unknown field"),
-]
-
-
-@pytest.mark.parametrize(("where", "value", "field", "message"), BAD,
-                         ids=[f"{w}={v!r}" for w, v, _, _ in BAD])
-def test_every_field_is_checked_and_named(where, value, field, message):
-    with pytest.raises(StateError) as caught:
-        Intent.from_json(_set(valid_doc(), where, value))
-    assert caught.value.field == field, str(caught.value)
-    assert message in caught.value.message
-    assert str(caught.value).startswith(f"{field}: ")
-
-
-def test_not_an_object_is_refused():
-    with pytest.raises(StateError, match="must be a JSON object, got list") as caught:
-        Intent.from_json([])
-    assert caught.value.field is None
 
 
 def _snapshot(path: Path) -> tuple[bytes, int, int]:
@@ -211,8 +96,8 @@ def _snapshot(path: Path) -> tuple[bytes, int, int]:
         (b"\xff\xfe garbage", "not valid JSON"),
         (b'{"version": NaN}', "not valid JSON"),
         (b"[1, 2]", "must be a JSON object"),
-        (json.dumps(_set(valid_doc(), "paths.1.weight", 999)).encode(), "paths.1.weight"),
-        (json.dumps(_set(valid_doc(), "version", 3)).encode(),
+        (json.dumps(set_at(valid_doc(), "paths.1.weight", 999)).encode(), "paths.1.weight"),
+        (json.dumps(set_at(valid_doc(), "version", 3)).encode(),
          "version: unsupported version 3 (this controller reads versions 1, 2)"),
     ],
     ids=["empty", "truncated", "binary", "nan", "array", "bad-field", "version"],
@@ -264,12 +149,12 @@ def test_a_failed_write_keeps_the_old_file_and_removes_its_temporary(tmp_path, m
 def test_intent_matches_names_every_difference():
     a = rich_intent()
     doc = valid_doc()
-    doc = _set(doc, "paths.2.admin", "up")
-    doc = _set(doc, "paths.1.weight", 4)
-    doc = _set(doc, "classes.1.policy.lm3", False)
-    doc = _set(doc, "params.lm3.sigma", 0.5)
-    doc = _set(doc, "params.lm3.epsilon", 0.5)
-    doc = _set(doc, "classes.2", ...)
+    doc = set_at(doc, "paths.2.admin", "up")
+    doc = set_at(doc, "paths.1.weight", 4)
+    doc = set_at(doc, "classes.1.policy.lm3", False)
+    doc = set_at(doc, "params.lm3.sigma", 0.5)
+    doc = set_at(doc, "params.lm3.epsilon", 0.5)
+    doc = set_at(doc, "classes.2", ...)
     b = Intent.from_json(doc)
     assert intent_matches(a, b) == [
         "classes.1.policy.lm3: true != false",
@@ -447,7 +332,7 @@ def test_a_corrupt_or_foreign_file_stops_the_controller_and_is_kept(server, p4in
         _controller(tmp_path, p4info, server.address, StateStore(path))
     assert _snapshot(path) == before
     # a valid intent for another network: path 3 is not in this one
-    doc = _set(valid_doc(), "paths.3", {"weight": 1, "admin": "up"})
+    doc = set_at(valid_doc(), "paths.3", {"weight": 1, "admin": "up"})
     path.write_text(json.dumps(doc))
     before = _snapshot(path)
     with pytest.raises(StateError, match=r"paths\.3: no path 3 in the network description"):

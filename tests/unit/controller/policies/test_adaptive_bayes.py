@@ -25,7 +25,6 @@ def test_posterior_is_the_conjugate_update():
         t.update("c", "ecmp", 1.5)
 
 
-
 def test_pooling_borrows_a_fraction_of_the_other_contexts():
     t = BetaTable(alpha0=2.0, beta0=1.0, pool=0.5)
     for u in (1.0, 1.0, 0.0):
@@ -35,7 +34,6 @@ def test_pooling_borrows_a_fraction_of_the_other_contexts():
     # alpha = 2 + 0 + 0.5 * (2 + 1) = 3.5, beta = 1 + 1 + 0.5 * (1 + 0) = 2.5
     assert t.posterior("here", "ca") == (3.5, 2.5)
     assert t.mean("here", "ca") == pytest.approx(3.5 / 6)
-
 
 
 def test_the_context_prior_is_centred_on_the_contexts_mean_outcome():
@@ -53,7 +51,6 @@ def test_the_context_prior_is_centred_on_the_contexts_mean_outcome():
     assert BetaTable(prior="flat", cells=t.cells).base("c") == (1.0, 1.0)
 
 
-
 def test_discounting_scales_the_contexts_evidence_before_each_update():
     t = BetaTable(alpha0=1.0, beta0=1.0, discount=0.5)
     t.update("c", "a", 1.0)
@@ -66,7 +63,6 @@ def test_discounting_scales_the_contexts_evidence_before_each_update():
     # the centred prior uses the discounted outcomes: m = 1.25 / (1.25 + 0.5)
     centred = BetaTable(prior="context", discount=0.5, cells=t.cells)
     assert centred.base("c") == pytest.approx((2 * 1.25 / 1.75, 2 * 0.5 / 1.75))
-
 
 
 def test_with_discounting_a_recent_failure_outweighs_an_old_record():
@@ -89,7 +85,6 @@ def test_with_discounting_a_recent_failure_outweighs_an_old_record():
             assert t.mean("c", "fd") < 0.5
 
 
-
 def test_with_the_context_prior_low_outcomes_do_not_walk_the_arm_list():
     """Every arm scores 0.1 (a target nothing meets here): with a flat prior each arm tried
     falls below the untried ones' 0.5 and the greedy choice moves on; centred, it stays."""
@@ -105,7 +100,6 @@ def test_with_the_context_prior_low_outcomes_do_not_walk_the_arm_list():
         assert chosen == expected, prior
 
 
-
 def test_greedy_choice_ties_by_arm_order_and_damping_keeps_the_current_arm():
     t = BetaTable()
     arms = ["ecmp", "llhd", "ca"]
@@ -119,7 +113,6 @@ def test_greedy_choice_ties_by_arm_order_and_damping_keeps_the_current_arm():
     c = choose(t, "x", arms, "ca", Rigged([0.9]), "epsilon", margin=0.01)
     assert (c.arm, c.note) == ("llhd", "greedy")
     assert c.means == pytest.approx({"ecmp": 0.5, "llhd": 2 / 3, "ca": 0.65})
-
 
 
 def test_epsilon_exploration_is_visible_and_bounded():
@@ -141,7 +134,6 @@ def test_epsilon_exploration_is_visible_and_bounded():
     assert (c.arm, c.explored, c.note) == ("ecmp", False, "budget spent")
 
 
-
 def test_thompson_takes_the_largest_draw_from_each_posterior():
     t = BetaTable()
     t.update("x", "ecmp", 1.0)  # Beta(2, 1), mean 2/3: the greedy arm
@@ -150,7 +142,6 @@ def test_thompson_takes_the_largest_draw_from_each_posterior():
     c = choose(t, "x", ["ecmp", "llhd"], "ecmp", rng, "thompson", max_explore_frac=1.0)
     assert (c.arm, c.explored, c.note) == ("llhd", True, "thompson")
     assert c.samples == {"ecmp": 0.6, "llhd": 0.8}
-
 
 
 def test_table_json_round_trip_and_errors_name_the_field():

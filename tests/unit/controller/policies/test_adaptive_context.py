@@ -23,13 +23,11 @@ from mpsched.controller.policies.base import PathState
 LOSS = parse_levels("low:0:0.003,mid:0.01:0.005,high:0.05:0.03", "loss_levels")
 
 
-
 def test_membership_is_eq_6():
     lv = Level("mid", 0.01, 0.005, 0.5)
     # g(x) = k · exp(-((x - mu) / sigma)^2): at x = 0.015, ((0.005) / 0.005)^2 = 1
     assert lv.membership(0.015) == pytest.approx(0.5 * math.exp(-1))
     assert lv.membership(0.01) == pytest.approx(0.5)
-
 
 
 @pytest.mark.parametrize(
@@ -47,7 +45,6 @@ def test_discretise_takes_the_largest_membership(x, level):
     assert discretise(x, LOSS) == level
 
 
-
 def test_k_is_normalised_by_the_largest_and_weighs_in():
     levels = parse_levels("a:0:1:0.5,b:2:1:0.25", "f")
     assert [lv.k for lv in levels] == [1.0, 0.5]
@@ -55,9 +52,7 @@ def test_k_is_normalised_by_the_largest_and_weighs_in():
     assert discretise(1.0, levels) == "a"
 
 
-
 JITTER = parse_levels("low:0:1,mid:3:2,high:10:6", "jitter_levels")
-
 
 
 @pytest.mark.parametrize(
@@ -77,7 +72,6 @@ def test_hysteresis_keeps_the_held_level_near_a_boundary(x, held, level):
     assert discretise(x, JITTER, held) == ("mid" if x < 4.75 else "high")  # h = 0: argmax
 
 
-
 def test_the_context_moves_its_levels_with_hysteresis():
     def paths(jitter_ms: float) -> list[PathState]:
         return [PathState(1, True, rttvar_ms=jitter_ms), PathState(2, True, rttvar_ms=0.0)]
@@ -88,7 +82,6 @@ def test_the_context_moves_its_levels_with_hysteresis():
     assert near.key == first.key and near.paths[1]["jitter"] == "high"
     assert context(paths(4.2), _levels(), "set", first).levels["jitter"] == "mid"  # no h
     assert context(paths(3.0), _levels(), "set", near, 1.0).levels["jitter"] == "mid"
-
 
 
 @pytest.mark.parametrize(
@@ -110,12 +103,10 @@ def test_bad_levels_name_the_field(text, piece):
     assert piece in err.value.message
 
 
-
 def _levels() -> dict:
     p = AdaptiveParams()
     return {f: parse_levels(getattr(p, f"{f}_levels"), f) for f in ("loss", "delay", "jitter",
                                                                     "load")}
-
 
 
 def test_context_of_the_path_set_and_per_path():

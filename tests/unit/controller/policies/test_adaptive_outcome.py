@@ -29,7 +29,6 @@ def test_summarise_weighs_loss_by_bytes_and_delay_by_delivery():
     assert m.delay_ms == pytest.approx((2 * 1_000_000 + 30 * 5_000) / 1_005_000)
 
 
-
 def test_score_graded_and_met():
     m = Measured(2.0, 8.0, 0.8, 30.0, 0.02, 0.0)
     target = QosTarget(min_goodput_frac=0.9, max_delay_ms=20.0, max_loss=0.01, max_reorder=0.01)

@@ -23,7 +23,6 @@ def test_availability_is_capacity_until_the_path_is_queued():
     assert loaded(PathState(3, True, goodput_mbps=8.5)) is None
 
 
-
 def test_availability_neutral_prior_for_an_unmeasured_path():
     paths = [
         PathState(1, True, capacity_mbps=10.0),

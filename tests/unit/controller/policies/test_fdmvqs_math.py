@@ -32,7 +32,6 @@ def test_sigmoid():
     assert sigmoid_factor(-1e6, a=0.0, b=1.0) == 0.0  # no overflow
 
 
-
 def test_tfe_parts():
     assert rtt_trend(12.0, 10.0) == pytest.approx(1.2)
     assert rtt_trend(12.0, None) == 1.0
@@ -45,7 +44,6 @@ def test_tfe_parts():
     assert window_factor(0.5, 0.5) == pytest.approx(0.75)
 
 
-
 def test_mle_loss():
     # K = 3 intervals, sum 397 -> 3 / (3 + 397) = 0.0075
     assert mle_loss([99, 199, 99]) == pytest.approx(0.0075)
@@ -53,11 +51,9 @@ def test_mle_loss():
     assert mle_loss([]) is None
 
 
-
 def test_phase_space():
     assert phase_space([1, 2, 3, 4, 5], m=3, tau=1) == [(1, 2, 3), (2, 3, 4), (3, 4, 5)]
     assert phase_space([1, 2, 3, 4, 5], m=2, tau=2) == [(1, 3), (2, 4), (3, 5)]
-
 
 
 def test_ctadp_short_series_falls_back_to_ewma():
@@ -71,7 +67,6 @@ def test_ctadp_short_series_falls_back_to_ewma():
         ctadp_predict([0.0, 1.0])
 
 
-
 def test_ctadp_constant_and_periodic():
     assert ctadp_predict([5.0] * 12) == pytest.approx(5.0)
     # sine of period 24, amplitude 3 around 10: the next value within 0.4 (EWMA is far off)
@@ -80,7 +75,6 @@ def test_ctadp_constant_and_periodic():
         pred = ctadp_predict(series[:n])
         assert abs(pred - series[n]) < 0.4
         assert abs(pred - series[n]) < abs(ewma(series[:n], 0.125) - series[n])
-
 
 
 def test_mvqs_choose():
@@ -98,7 +92,6 @@ def test_mvqs_choose():
     assert mvqs_choose({1: 15000, 2: 30000}, vqp) == 1
     tie = {2: vqp[1], 1: vqp[1]}
     assert mvqs_choose({}, tie) == 1
-
 
 
 def test_vq_path_params():

@@ -41,7 +41,6 @@ def test_params_errors_name_the_field(data, field):
     assert err.value.field == "classes.video.params." + field
 
 
-
 def test_params_errors_from_post_init_and_choices():
     with pytest.raises(FieldError) as err:
         params_from_dict(WcmpParams, {"weights": "1:x"}, prefix="params.")
@@ -60,7 +59,6 @@ def test_params_errors_from_post_init_and_choices():
     assert err.value.field == "params.beta"
 
 
-
 def test_params_partial_update_over_base_and_conversions():
     base = LlhdParams(beta=0.5)
     p = params_from_dict(LlhdParams, {"weighted": False}, base=base)
@@ -71,7 +69,6 @@ def test_params_partial_update_over_base_and_conversions():
     assert params_from_dict(QosParams, {"max_loss": 0.01}).max_loss == 0.01
     assert params_from_dict(Lm3Params, {"sigma": 0.7, "epsilon": 0.3}).sigma == 0.7
     assert params_to_dict(LlhdParams()) == {"beta": 0.001, "weighted": True, "min_rtt_ms": 0.001}
-
 
 
 def test_params_schema():

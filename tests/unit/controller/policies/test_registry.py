@@ -17,7 +17,6 @@ def test_registry_has_every_policy():
         assert make_policy(name).name == name
 
 
-
 def test_unknown_policy_names_the_field():
     with pytest.raises(FieldError) as err:
         make_policy("nope")

@@ -27,7 +27,6 @@ def test_token_is_the_top_32_bits_of_sha256_of_the_key_in_network_order():
         token(1 << 64)
 
 
-
 def test_digest_values_become_a_report():
     r = mptcp_report(
         DIGEST_MPTCP_JOIN,

@@ -30,7 +30,6 @@ def test_make_class_policy_merges_class_over_global():
     assert err.value.field == "x.name"
 
 
-
 def test_global_params_to_dict_shape():
     p = GlobalParams()
     d = p.to_dict()
@@ -59,7 +58,6 @@ def test_global_params_to_dict_shape():
     assert json.loads(json.dumps(d)) == d
 
 
-
 def test_global_params_updated_is_a_copy():
     p = GlobalParams()
     q = p.updated({"control_period_ms": 20, "lm3": {"sigma": 0.25, "epsilon": 0.75}})
@@ -71,7 +69,6 @@ def test_global_params_updated_is_a_copy():
     assert p.updated({}).to_dict() == p.to_dict()
 
 
-
 def test_global_params_mptcp_section_is_checked():
     q = GlobalParams().updated({"mptcp": {"steering": False, "idle_timeout_s": 30}})
     assert (q.mptcp.steering, q.mptcp.idle_timeout_s) == (False, 30.0)
@@ -81,7 +78,6 @@ def test_global_params_mptcp_section_is_checked():
     with pytest.raises(FieldError) as err:
         GlobalParams().updated({"mptcp": {"steering": "yes"}})
     assert err.value.field == "mptcp.steering"
-
 
 
 def test_global_params_schema_shape():

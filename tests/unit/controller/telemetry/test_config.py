@@ -13,7 +13,6 @@ def test_sender_busy_counts_packets_beyond_the_probes():
     assert sender_busy(BUSY_EXTRA_PACKETS, 0.010, None)  # no probes at all
 
 
-
 def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     """A probe is skipped while the sender's traffic was seen busy within the hold (one report
     interval), and only on paths whose least RTT leaves the far edge no chance to go silent

@@ -24,13 +24,11 @@ def test_rfc6298_smoothing():
     assert e.srtt_ms == pytest.approx(112.5)
 
 
-
 def test_rtt_window_forgets_old_samples():
     e = PathEstimator(1, EstimatorSettings(window_s=1.0))
     e.add_rtt(50.0, 0.0)
     e.add_rtt(10.0, 2.0)
     assert e.rtt_min_max_ms() == (10.0, 10.0)
-
 
 
 def test_counters_wrap():
@@ -41,7 +39,6 @@ def test_counters_wrap():
     assert e.goodput_mbps() == pytest.approx(1.0)
 
 
-
 def test_switch_restart_starts_over():
     e = PathEstimator(1)
     e.add_report(report(100.0, 5000, 5_000_000))
@@ -50,7 +47,6 @@ def test_switch_restart_starts_over():
     assert e.goodput_mbps() is None
     e.add_report(report(1.5, 1010, 1_010_000))
     assert e.goodput_mbps() == pytest.approx(8.0)
-
 
 
 def test_retransmissions_in_window_and_inflight():
@@ -64,7 +60,6 @@ def test_retransmissions_in_window_and_inflight():
     assert (snap["retrans"], snap["inflight_bytes"]) == (7, 6_000)
     e.add_rtt_report(4, 0, 7.5)  # the reports at 1 s and 2 s leave the window
     assert e.retrans() == 0 and e.inflight == 0
-
 
 
 def test_estimator_marks_the_path_busy_from_the_far_edges_reports():
