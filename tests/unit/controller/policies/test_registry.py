@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.controller.errors import FieldError
-from mpsched.controller.policies import REGISTRY, make_policy
+from mpsched.controller.policies import REGISTRY, make_policy, policy_names, register
 from tests.unit.controller.policies.helpers import NAMES
 
 
@@ -21,3 +21,20 @@ def test_unknown_policy_names_the_field():
     with pytest.raises(FieldError) as err:
         make_policy("nope")
     assert err.value.field == "policy"
+
+
+def test_policy_names_are_sorted_and_a_name_registers_once():
+    assert policy_names() == sorted(NAMES)
+    ecmp = REGISTRY["ecmp"]
+    assert register(ecmp) is ecmp  # the same class again: no change
+    other = type("OtherEcmp", (ecmp,), {})
+    with pytest.raises(ValueError, match="'ecmp' registered twice"):
+        register(other)
+    assert REGISTRY["ecmp"] is ecmp
+
+
+def test_make_policy_names_parameters_below_the_prefix():
+    assert make_policy("llhd", {"beta": 0.5}).params.beta == 0.5
+    with pytest.raises(FieldError) as err:
+        make_policy("llhd", {"beta": -1}, prefix="classes[1].policy.params.")
+    assert err.value.field == "classes[1].policy.params.beta"
