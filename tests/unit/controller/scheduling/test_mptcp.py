@@ -9,13 +9,9 @@ from mpsched.controller.scheduling.mptcp import (
     TCP_RST,
     TCP_SYN,
     Flow,
-    MptcpParams,
     MptcpReport,
     MptcpTracker,
-    Subflow,
-    assign,
     connection_to_dict,
-    path_order,
     token,
 )
 from tests.unit.controller.scheduling.helpers import (
@@ -25,9 +21,11 @@ from tests.unit.controller.scheduling.helpers import (
     JOIN_1,
     JOIN_2,
     JOIN_3,
+    MPTCP_DEFAULTS,
     SERVER_KEY,
     SERVER_TOKEN,
     SYNACK,
+    rank,
 )
 
 
@@ -80,53 +78,6 @@ def test_orphans_expire():
     t.ingest(synack(at=11.0))
     (conn,) = t.connections.values()
     assert list(conn.subflows) == [INITIAL]
-
-
-def sub(flow: Flow, path: int | None, initial: bool = False) -> Subflow:
-    return Subflow(flow, initial, 0, 0.0, path_id=path)
-
-
-def rank(order: list[int]) -> dict[int, float]:
-    """Costs that only rank (0, 1, 2, ... µs: far below any re-placement margin)."""
-    return {p: float(i) for i, p in enumerate(order)}
-
-
-def test_assign_puts_each_subflow_on_its_own_path_best_first():
-    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
-    assert assign(subs, rank([3, 1, 2])) == {INITIAL: 3, JOIN_1: 1, JOIN_2: 2}
-
-
-def test_more_subflows_than_paths_spread_evenly():
-    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None), sub(JOIN_3, None)]
-    got = assign(subs, rank([2, 1]))
-    assert got == {INITIAL: 2, JOIN_1: 1, JOIN_2: 2, JOIN_3: 1}
-
-
-def test_pins_stick_while_their_path_stays_usable():
-    # the order changed (1 is now best) but both paths are still usable and within the
-    # re-placement margin of each other: nobody moves
-    subs = [sub(INITIAL, 2, True), sub(JOIN_1, 1)]
-    assert assign(subs, rank([1, 2])) == {INITIAL: 2, JOIN_1: 1}
-    assert assign(subs, {1: 10_000.0, 2: 11_000.0}) == {INITIAL: 2, JOIN_1: 1}
-
-
-def test_a_subflow_whose_path_left_is_repinned_and_rebalanced_when_it_returns():
-    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2), sub(JOIN_2, 3)]
-    # path 2 died: its subflow goes to the best of the least-loaded survivors
-    assert assign(subs, rank([1, 3])) == {INITIAL: 1, JOIN_1: 1, JOIN_2: 3}
-    # the two on one path: when path 2 returns, one moves back (share 1 per path)
-    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 1), sub(JOIN_2, 3)]
-    assert assign(subs, rank([1, 2, 3])) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
-
-
-def test_no_usable_path_keeps_the_pins():
-    subs = [sub(INITIAL, 1, True), sub(JOIN_1, None)]
-    assert assign(subs, {}) == {INITIAL: 1, JOIN_1: None}
-
-
-def test_path_order_by_weight_then_id_alive_only():
-    assert path_order({1: 10, 2: 30, 3: 30, 4: 5}, alive=[1, 2, 3]) == [2, 3, 1]
-    assert path_order({1: 0, 2: 0}, alive=[2, 1]) == [1, 2]
 
 
 def test_plan_pins_every_connection_in_its_own_order():
@@ -190,42 +141,6 @@ def test_connection_view_shows_tokens_not_keys():
 
 # -- placement by live cost, re-placement (a returning path gets its share back) --
 
-PARAMS = MptcpParams()  # replace_margin 0.25, replace_margin_us 2000, min_dwell_s 5
-
-
-def test_a_failed_paths_subflow_takes_the_cheapest_free_path_not_the_first_in_order():
-    # 4 paths, two subflows on 1 and 2; path 1 dies. Paths 3 and 4 are both free; 3 comes
-    # first in the weight/id order, but 4 costs less now: the subflow goes to 4.
-    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
-    costs = {2: 90_000.0, 3: 80_000.0, 4: 20_000.0}
-    assert assign(subs, costs, params=PARAMS) == {INITIAL: 4, JOIN_1: 2}
-
-
-def test_new_subflows_take_distinct_paths_cheapest_first():
-    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
-    costs = {1: 50_000.0, 2: 0.0, 3: 700.0, 4: 9_000.0}
-    assert assign(subs, costs) == {INITIAL: 2, JOIN_1: 3, JOIN_2: 4}
-    # costs within replace_margin_us (2000) of the cheapest are noise: the order decides
-    idle = {1: 1_500.0, 2: 0.0, 3: 40.0, 4: 9_000.0}
-    assert assign(subs, idle) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
-
-
-def test_replacement_needs_the_margin_and_the_dwell():
-    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
-    subs[1].pinned_at = 10.0
-    # path 3 (free) beats path 2 by 20 %: under the 25 % margin, nobody moves
-    costs = {1: 10_000.0, 2: 100_000.0, 3: 80_000.0}
-    assert assign(subs, costs, now=20.0, params=PARAMS)[JOIN_1] == 2
-    # by 40 %: JOIN_1 moves, but not before min_dwell_s after its last move
-    costs[3] = 60_000.0
-    assert assign(subs, costs, now=14.9, params=PARAMS)[JOIN_1] == 2
-    assert assign(subs, costs, now=15.0, params=PARAMS)[JOIN_1] == 3
-    # the absolute margin: 1000 µs better is noise on a near-idle path
-    small = {1: 0.0, 2: 2_500.0, 3: 1_500.0}
-    assert assign(subs, small, now=20.0, params=PARAMS)[JOIN_1] == 2
-    # a target must hold fewer of the connection's subflows: path 1 is cheaper but taken
-    assert assign(subs, {1: 0.0, 2: 100_000.0}, now=20.0, params=PARAMS)[JOIN_1] == 2
-
 
 class LoadedPaths:
     """Live costs as a saturating subflow makes them: a path costs LOADED[p] while a subflow
@@ -253,7 +168,7 @@ def run(t: MptcpTracker, costs: LoadedPaths, start: float, end: float, period: f
     moves = []
     for i in range(round((end - start) / period)):
         now = start + i * period
-        t.plan(costs, now, PARAMS)
+        t.plan(costs, now, MPTCP_DEFAULTS)
         moves += [(round(now, 1), m) for m in t.moves]
     return moves
 

@@ -1,5 +1,6 @@
-"""The pieces of subflow placement on their own (controller/scheduling/mptcp_placement.py);
-`assign` and the tracker over time are in tests/test_mptcp.py."""
+"""controller/scheduling/mptcp_placement.py: subflow placement on its own: `assign`, the path
+order, expected costs, the choice of a path and of a replacement (the tracker over time:
+test_mptcp.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,21 @@ from collections import Counter
 from mpsched.controller.policies.base import CaCost
 from mpsched.controller.scheduling.mptcp_placement import (
     MptcpParams,
+    assign,
     choose_path,
     expected_costs,
+    path_order,
     pin_cost,
     replace_target,
+)
+from tests.unit.controller.scheduling.helpers import (
+    INITIAL,
+    JOIN_1,
+    JOIN_2,
+    JOIN_3,
+    MPTCP_DEFAULTS,
+    rank,
+    sub,
 )
 
 
@@ -71,3 +83,77 @@ def test_pin_cost_is_the_class_s_cost_or_the_default_when_it_weighs_nothing():
     assert pin_cost(None) == CaCost()
     nothing = CaCost(qdelay_coef=0.0, loss_coef_us=0.0, util_coef_us=0.0)
     assert pin_cost(nothing) == CaCost()
+
+
+def test_assign_puts_each_subflow_on_its_own_path_best_first():
+    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
+    assert assign(subs, rank([3, 1, 2])) == {INITIAL: 3, JOIN_1: 1, JOIN_2: 2}
+
+
+def test_more_subflows_than_paths_spread_evenly():
+    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None), sub(JOIN_3, None)]
+    got = assign(subs, rank([2, 1]))
+    assert got == {INITIAL: 2, JOIN_1: 1, JOIN_2: 2, JOIN_3: 1}
+
+
+def test_pins_stick_while_their_path_stays_usable():
+    # the order changed (1 is now best) but both paths are still usable and within the
+    # re-placement margin of each other: nobody moves
+    subs = [sub(INITIAL, 2, True), sub(JOIN_1, 1)]
+    assert assign(subs, rank([1, 2])) == {INITIAL: 2, JOIN_1: 1}
+    assert assign(subs, {1: 10_000.0, 2: 11_000.0}) == {INITIAL: 2, JOIN_1: 1}
+
+
+def test_a_subflow_whose_path_left_is_repinned_and_rebalanced_when_it_returns():
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2), sub(JOIN_2, 3)]
+    # path 2 died: its subflow goes to the best of the least-loaded survivors
+    assert assign(subs, rank([1, 3])) == {INITIAL: 1, JOIN_1: 1, JOIN_2: 3}
+    # the two on one path: when path 2 returns, one moves back (share 1 per path)
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 1), sub(JOIN_2, 3)]
+    assert assign(subs, rank([1, 2, 3])) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+
+
+def test_no_usable_path_keeps_the_pins():
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, None)]
+    assert assign(subs, {}) == {INITIAL: 1, JOIN_1: None}
+
+
+def test_path_order_by_weight_then_id_alive_only():
+    assert path_order({1: 10, 2: 30, 3: 30, 4: 5}, alive=[1, 2, 3]) == [2, 3, 1]
+    assert path_order({1: 0, 2: 0}, alive=[2, 1]) == [1, 2]
+
+
+
+
+def test_a_failed_paths_subflow_takes_the_cheapest_free_path_not_the_first_in_order():
+    # 4 paths, two subflows on 1 and 2; path 1 dies. Paths 3 and 4 are both free; 3 comes
+    # first in the weight/id order, but 4 costs less now: the subflow goes to 4.
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
+    costs = {2: 90_000.0, 3: 80_000.0, 4: 20_000.0}
+    assert assign(subs, costs, params=MPTCP_DEFAULTS) == {INITIAL: 4, JOIN_1: 2}
+
+
+def test_new_subflows_take_distinct_paths_cheapest_first():
+    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
+    costs = {1: 50_000.0, 2: 0.0, 3: 700.0, 4: 9_000.0}
+    assert assign(subs, costs) == {INITIAL: 2, JOIN_1: 3, JOIN_2: 4}
+    # costs within replace_margin_us (2000) of the cheapest are noise: the order decides
+    idle = {1: 1_500.0, 2: 0.0, 3: 40.0, 4: 9_000.0}
+    assert assign(subs, idle) == {INITIAL: 1, JOIN_1: 2, JOIN_2: 3}
+
+
+def test_replacement_needs_the_margin_and_the_dwell():
+    subs = [sub(INITIAL, 1, True), sub(JOIN_1, 2)]
+    subs[1].pinned_at = 10.0
+    # path 3 (free) beats path 2 by 20 %: under the 25 % margin, nobody moves
+    costs = {1: 10_000.0, 2: 100_000.0, 3: 80_000.0}
+    assert assign(subs, costs, now=20.0, params=MPTCP_DEFAULTS)[JOIN_1] == 2
+    # by 40 %: JOIN_1 moves, but not before min_dwell_s after its last move
+    costs[3] = 60_000.0
+    assert assign(subs, costs, now=14.9, params=MPTCP_DEFAULTS)[JOIN_1] == 2
+    assert assign(subs, costs, now=15.0, params=MPTCP_DEFAULTS)[JOIN_1] == 3
+    # the absolute margin: 1000 µs better is noise on a near-idle path
+    small = {1: 0.0, 2: 2_500.0, 3: 1_500.0}
+    assert assign(subs, small, now=20.0, params=MPTCP_DEFAULTS)[JOIN_1] == 2
+    # a target must hold fewer of the connection's subflows: path 1 is cheaper but taken
+    assert assign(subs, {1: 0.0, 2: 100_000.0}, now=20.0, params=MPTCP_DEFAULTS)[JOIN_1] == 2
