@@ -1,5 +1,6 @@
-"""The persisted intent (controller/state.py): its file format, validation and atomic writes
-(pure), and the controller restoring it, against fake P4Runtime switches."""
+"""The persisted intent (controller/state.py): its file format and atomic writes (pure; the
+file's field checks: test_intent_file.py), and the controller restoring it, against fake
+P4Runtime switches."""
 
 from __future__ import annotations
 
