@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import ptf
 import ptf.testutils as testutils
@@ -334,15 +335,35 @@ def switch_pid(grpc_address: str) -> int | None:
     return None
 
 
-def paced_send(batches: list[tuple[socket.socket, list[bytes]]], rate: int) -> int:
+FUZZ_WINDOW = 256  # frames sent that the switch has not yet accounted for, at most
+FUZZ_CHECK = 64  # how often (in frames sent) the sender looks at what the switch accounted for
+FUZZ_STALL_S = 2.0  # no progress for this long: the missing frames are lost, go on
+
+
+def paced_send(
+    batches: list[tuple[socket.socket, list[bytes]]],
+    rate: int,
+    accounted: Callable[[], int] | None = None,
+) -> int:
     """Send the batches' frames interleaved (one of each batch in turn), each on its batch's
     socket, 1 / rate apart; a sender that fell behind (descheduled) goes on from now instead
-    of catching up in a burst the switch could not take. Returns the number sent."""
+    of catching up in a burst the switch could not take. With `accounted` (frames the
+    switch has forwarded or counted as drops so far), at most FUZZ_WINDOW frames are ahead
+    of it: on a machine too busy for the rate the sender waits for the switch rather than
+    overflowing the queues in front of it, so a frame lost there is the switch's doing, not
+    the load's. Returns the number sent."""
     order = [pair for row in itertools.zip_longest(
         *[[(sock, frame) for frame in frames] for sock, frames in batches]) for pair in row
         if pair is not None]
+    base = accounted() if accounted is not None else 0
     due = time.monotonic()
-    for sock, frame in order:
+    for sent, (sock, frame) in enumerate(order):
+        # checked every FUZZ_CHECK frames: reading the switch's counters costs a round trip
+        if accounted is not None and sent % FUZZ_CHECK == 0 and sent - (
+            accounted() - base
+        ) >= FUZZ_WINDOW:
+            wait_for_switch(accounted, base + sent - FUZZ_WINDOW // 2)
+            due = time.monotonic()
         now = time.monotonic()
         if due > now:
             time.sleep(due - now)
@@ -351,6 +372,16 @@ def paced_send(batches: list[tuple[socket.socket, list[bytes]]], rate: int) -> i
         sock.send(frame)
         due += 1 / rate
     return len(order)
+
+
+def wait_for_switch(accounted: Callable[[], int], target: int) -> None:
+    """Until `accounted()` reaches `target`, or makes no progress for FUZZ_STALL_S."""
+    last, progress_at = accounted(), time.monotonic()
+    while last < target and time.monotonic() - progress_at < FUZZ_STALL_S:
+        time.sleep(0.005)
+        now = accounted()
+        if now > last:
+            last, progress_at = now, time.monotonic()
 
 
 class FuzzTest(RobustnessTest):
@@ -405,7 +436,9 @@ class FuzzTest(RobustnessTest):
                     sent[kind] += 1
                     ok, reason = fuzz.ipv4_header_valid(frame, min_ttl=2)
                     header_reasons[reason] += not ok
-            n = paced_send(socks, FUZZ_RATE)
+            n = paced_send(
+                socks, FUZZ_RATE, lambda s=sniffer: len(s.frames) + sum(self.drops().values())
+            )
             self.settle(sniffer)
             captured = sniffer.close()
             for sock, _ in socks:
