@@ -12,10 +12,10 @@ with a private CA, docs/security.md).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 import ssl
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +55,6 @@ def _context(tls: TlsSettings) -> ssl.SSLContext:
 
 
 def _reason(error: BaseException) -> str:
-    if isinstance(error, ssl.SSLCertVerificationError):
-        return f"the switch's certificate is refused: {error.verify_message}"
     text = str(error)
     if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text:
         return "the switch does not speak TLS (plaintext P4Runtime?)"
@@ -69,20 +67,40 @@ def check_server(address: str, tls: TlsSettings, timeout: float) -> None:
     """One TLS handshake with `address` as the gRPC channel would make it; TlsError saying
     why when it fails, OSError when nothing answers."""
     host, port = split_address(address)
-    name = tls.server_name or host
     try:
         context = _context(tls)
     except (OSError, ssl.SSLError) as error:
         raise TlsError(f"{address}: cannot load the TLS files: {error}") from None
     with socket.create_connection((host, port), timeout=timeout) as raw:
         try:
-            with context.wrap_socket(raw, server_hostname=name) as conn:
-                # TLS 1.3 reports a refused client certificate only on the first read
-                conn.settimeout(0.2)
-                with contextlib.suppress(TimeoutError, ssl.SSLWantReadError):
-                    conn.recv(1)
+            with context.wrap_socket(raw, server_hostname=tls.server_name or host) as conn:
+                closed = _closed_after_handshake(conn)
+        except ssl.SSLCertVerificationError as error:
+            raise TlsError(f"{address}: the switch's certificate is refused "
+                           f"({error.verify_message}): is it signed by the CA of "
+                           f"{tls.ca_cert}?") from None
         except (ssl.SSLError, ConnectionResetError, ConnectionAbortedError) as error:
             raise TlsError(f"{address}: {_reason(error)}") from None
+    if closed:
+        hint = " (it requires a client certificate: give tls.cert and tls.key)"
+        raise TlsError(f"{address}: the switch closed the connection after the TLS handshake"
+                       + (hint if tls.cert is None else ": is the client certificate "
+                          "signed by the CA the switch trusts?"))
+
+
+def _closed_after_handshake(conn: ssl.SSLSocket, wait: float = 0.5) -> bool:
+    """Whether the server hangs up within `wait` s of the handshake: TLS 1.3 refuses a
+    client certificate (or its absence) only after the client considers the handshake done.
+    A refusal alert raises ssl.SSLError."""
+    deadline = time.monotonic() + wait
+    while (left := deadline - time.monotonic()) > 0:
+        conn.settimeout(left)
+        try:
+            if not conn.recv(4096):
+                return True
+        except (TimeoutError, ssl.SSLWantReadError):
+            return False
+    return False
 
 
 def speaks_tls(address: str, timeout: float) -> bool:
