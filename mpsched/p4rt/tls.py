@@ -60,7 +60,7 @@ def _reason(error: BaseException) -> str:
         return "the switch does not speak TLS (plaintext P4Runtime?)"
     if "CERTIFICATE_REQUIRED" in text or "certificate required" in text:
         return "the switch requires a client certificate (give tls.cert and tls.key)"
-    return f"TLS handshake failed: {error or type(error).__name__}"
+    return f"TLS handshake failed: {text or type(error).__name__}"
 
 
 def check_server(address: str, tls: TlsSettings, timeout: float) -> None:
