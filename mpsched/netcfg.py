@@ -79,9 +79,14 @@ def _rate(value: Any) -> float | None:
 
 
 def _grpc_address(value: Any) -> str:
-    if not isinstance(value, str) or ":" not in value:
-        raise ValueError(f"must be host:port, got {value!r}")
-    return value
+    """Any P4Runtime address: ``host:port`` with a name, an IPv4 address or ``[IPv6]``."""
+    host, _, port = value.rpartition(":") if isinstance(value, str) else ("", "", "")
+    bracketed = host.startswith("[") and host.endswith("]")
+    bare = host[1:-1] if bracketed else host
+    ok = bool(bare) and port.isdigit() and 1 <= int(port) <= 65535
+    if not ok or (":" in bare and not bracketed) or any(c in bare for c in " /[]"):
+        raise ValueError(f"must be host:port (an IPv6 host in brackets), got {value!r}")
+    return str(value)
 
 
 def _iface(value: Any) -> str | None:

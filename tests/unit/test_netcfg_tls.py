@@ -13,7 +13,8 @@ from mpsched.netcfg import ConfigError, NetCfg
 from tests.netdesc import edge_switch
 from tests.tlscerts import make_lab
 
-BASE = {"switches": [edge_switch(1, "10.0.0.1:9559"), edge_switch(2, "switch2.lab:9559")]}
+BASE = {"switches": [edge_switch(1, "10.0.0.1:9559"), edge_switch(2, "switch2.lab:9559"),
+                     edge_switch(3, "[2001:db8::3]:9559")]}
 
 
 @pytest.fixture
@@ -80,4 +81,16 @@ def test_bad_tls_settings_are_named(tmp_path, lab, tls, field, message):
 
 def test_any_host_port_is_a_p4runtime_address(tmp_path):
     net = NetCfg.load(write(tmp_path, BASE))
-    assert [s.grpc_address for s in net.switches] == ["10.0.0.1:9559", "switch2.lab:9559"]
+    assert [s.grpc_address for s in net.switches] == ["10.0.0.1:9559", "switch2.lab:9559",
+                                                      "[2001:db8::3]:9559"]
+
+
+@pytest.mark.parametrize("address", ["10.0.0.1:0", "abc:", "::1:9559", ":9559", "a b:1"])
+def test_a_bad_p4runtime_address_is_named(tmp_path, address):
+    data = copy.deepcopy(BASE)
+    data["switches"][0]["grpc_address"] = address
+    with pytest.raises(ConfigError) as raised:
+        NetCfg.load(write(tmp_path, data))
+    assert raised.value.field == "switches[0].grpc_address"
+    assert raised.value.message == (f"must be host:port (an IPv6 host in brackets), "
+                                    f"got {address!r}")
