@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         "and RTT reports (batched, --report-batch-ms), probe every path (through a switch's "
         "probe port where the network description names the controller's end of it, "
         "probe_iface; else as PacketOuts), keep the operator's intent in a state file, and "
-        "serve the REST API; as primary, or as backup of another controller (--election-id).",
+        "serve the REST API; as primary, or as backup of another controller (--election-id). "
+        "Switches are reached over TLS where the network description (or --tls-ca) says so; "
+        "REST off loopback needs HTTPS (docs/security.md).",
     )
     add_switch_options(parser, art)
     add_telemetry_options(parser)
@@ -105,7 +107,8 @@ def add_switch_options(parser: argparse.ArgumentParser, art: P4Artifacts) -> Non
         "--rest-host",
         default="127.0.0.1",
         help="REST listen address; the default is loopback only, any other address serves "
-        "the API to that network (default: %(default)s)",
+        "the API to that network and needs --rest-cert/--rest-key, or --insecure "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--rest-port", type=int, default=8080, help="REST listen port (default: %(default)s)"
