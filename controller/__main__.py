@@ -16,6 +16,14 @@ from mpsched.controller.scheduling.scheduler import (
     MIN_CONTROL_PERIOD_MS,
     REGISTRY,
 )
+from mpsched.controller.security import (
+    ExposureError,
+    RestTls,
+    add_security_options,
+    check_rest_exposure,
+    rest_tls,
+    with_tls_default,
+)
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -71,13 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
         "and RTT reports (batched, --report-batch-ms), probe every path (through a switch's "
         "probe port where the network description names the controller's end of it, "
         "probe_iface; else as PacketOuts), keep the operator's intent in a state file, and "
-        "serve the REST API; as primary, or as backup of another controller (--election-id).",
+        "serve the REST API; as primary, or as backup of another controller (--election-id). "
+        "Switches are reached over TLS where the network description (or --tls-ca) says so; "
+        "REST off loopback needs HTTPS (docs/security.md).",
     )
     add_switch_options(parser, art)
     add_telemetry_options(parser)
     add_liveness_options(parser)
     add_state_options(parser)
     add_control_options(parser)
+    add_security_options(parser)
     return parser
 
 
@@ -96,7 +107,8 @@ def add_switch_options(parser: argparse.ArgumentParser, art: P4Artifacts) -> Non
         "--rest-host",
         default="127.0.0.1",
         help="REST listen address; the default is loopback only, any other address serves "
-        "the API to that network (default: %(default)s)",
+        "the API to that network and needs --rest-cert/--rest-key, or --insecure "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--rest-port", type=int, default=8080, help="REST listen port (default: %(default)s)"
@@ -261,6 +273,7 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         raise StartError("--poll-interval: must be positive")
     if not 1 <= args.rest_threads <= MAX_REST_THREADS:
         raise StartError(f"--rest-threads: must be 1..{MAX_REST_THREADS}")
+    check_rest_exposure(args)  # ExposureError
     if not 1 <= args.election_id < 2**63:
         raise StartError(f"--election-id: must be 1..2^63-1, got {args.election_id}")
     if not MIN_CONTROL_PERIOD_MS <= args.control_period_ms <= MAX_CONTROL_PERIOD_MS:
@@ -307,7 +320,7 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         peer=args.peer,
     )
     try:
-        net = NetCfg.load(args.netcfg)
+        net = with_tls_default(NetCfg.load(args.netcfg), args)
         pipeline = Pipeline(P4Info.from_file(args.p4info))
         open(args.bmv2_json, "rb").close()
         return Controller(net, pipeline, args.bmv2_json, settings, store=store)
@@ -332,8 +345,10 @@ def log_start(controller: Controller, token_path: Path) -> None:
         log.info("intent persisted in %s", controller.store.path)
 
 
-def serve(args: argparse.Namespace, controller: Controller, token: str) -> int:
-    """Run the os-ken app (REST and the controller) until SIGINT or SIGTERM."""
+def serve(args: argparse.Namespace, controller: Controller, token: str,
+          tls: RestTls | None = None) -> int:
+    """Run the os-ken app (REST, over HTTPS with `tls`, and the controller) until SIGINT or
+    SIGTERM."""
     from os_ken.base import app_manager
     from os_ken.lib import hub
 
@@ -355,6 +370,7 @@ def serve(args: argparse.Namespace, controller: Controller, token: str) -> int:
         rest_port=args.rest_port,
         token=token,
         rest_threads=args.rest_threads,
+        rest_tls=tls,
     )
     try:
         app.start()
@@ -388,13 +404,14 @@ def execute(args: argparse.Namespace) -> int:
     hub.patch(thread=False)
     try:
         telemetry = check_args(args)
+        tls = rest_tls(args)
         token_path, token = rest_token(args)
         controller = build_controller(args, telemetry)
-    except StartError as error:
+    except (StartError, ExposureError) as error:
         log.error("%s", error)
         return 2
     log_start(controller, token_path)
-    return serve(args, controller, token)
+    return serve(args, controller, token, tls)
 
 
 if __name__ == "__main__":

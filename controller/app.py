@@ -30,6 +30,7 @@ from mpsched.controller.northbound.server import (
     EventletRestServer,
     RestLimits,
     RestServer,
+    RestTls,
 )
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ class MultipathApp(app_manager.OSKenApp):
         rest_port: int = 8080,
         token: str | None = None,
         rest_threads: int = REST_THREADS,
+        rest_tls: RestTls | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -53,6 +55,7 @@ class MultipathApp(app_manager.OSKenApp):
         self.rest_address = (rest_host, rest_port)
         self.token = token
         self.rest_limits = replace(RestLimits(), threads=rest_threads)
+        self.rest_tls = rest_tls  # None: plain HTTP
         self._pool = ThreadPoolExecutor(
             max_workers=rest_threads, thread_name_prefix="rest-blocking"
         )
@@ -70,13 +73,14 @@ class MultipathApp(app_manager.OSKenApp):
         thread = super().start()
         api = RestApi(self.controller, self.run_blocking, token=self.token)
         server_class = EventletRestServer if EVENTLET_HUB else RestServer
-        self._server = server_class(api, *self.rest_address, self.rest_limits)
+        self._server = server_class(api, *self.rest_address, self.rest_limits, self.rest_tls)
         self._server.start()
         self.controller.start()
         limits = self.rest_limits
         log.info(
-            "REST API on http://%s:%d (%s; %s hub: %d threads, backlog %d, "
+            "REST API on %s://%s:%d (%s; %s hub: %d threads, backlog %d, "
             "%d connections, idle timeout %g s)",
+            "https" if self.rest_tls else "http",
             *self._server.address,
             "eventlet.wsgi" if EVENTLET_HUB else "waitress",
             "eventlet" if EVENTLET_HUB else "native",

@@ -18,7 +18,8 @@ from types import ModuleType
 
 DESCRIPTION = (
     "One command for the project's tools: the controller, the BMv2 testbed, the demo, the "
-    "experiment runner, the fabric inspector, the REST client and the cleanup of killed runs."
+    "experiment runner, the fabric inspector, the REST client, the cleanup of killed runs and the "
+    "lab's TLS certificates."
 )
 EPILOG = "`mpsched <command> --help` describes a command and its options."
 
@@ -47,7 +48,9 @@ COMMANDS = (
     Command("fabric", "show a fabric scenario's switches, links and paths",
             "mpsched.fabric.__main__"),
     Command("ctl", "drive a running controller over its REST API", "mpsched.client.ctl"),
-    Command("cleanup", "remove processes and links left by killed runs", "mpsched.proc.cleanup"),
+    Command("cleanup", "remove processes, links and nft tables left by killed runs",
+            "mpsched.proc.cleanup"),
+    Command("certs", "create a lab's private CA and TLS certificates", "mpsched.certs"),
 )
 BY_NAME = {command.name: command for command in COMMANDS}
 

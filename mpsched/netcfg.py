@@ -2,7 +2,8 @@
 
 One JSON document lists, per edge switch, its P4Runtime address, its router
 MAC, the hosts behind it, the ports of the paths and, optionally, prefixes
-pinned to one path ("pins": [{"prefix": "10.0.2.3/32", "path_id": 2}]). The classes below
+pinned to one path ("pins": [{"prefix": "10.0.2.3/32", "path_id": 2}]) and, per switch or
+for all (top-level "tls"), how to reach it over TLS (docs/security.md). The classes below
 are pydantic dataclasses: they validate every field (also when built in code) and loading
 names the bad one, e.g. ``switches[0].paths[1].port: must be an integer 0..510, got 600``
 (mpsched/validation.py).
@@ -16,11 +17,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, model_validator
+from pydantic import BeforeValidator, ConfigDict, ValidationInfo, model_validator
 from pydantic.dataclasses import dataclass
 
 from mpsched import addressing as ap
+from mpsched.p4rt.tls import TlsSettings
 from mpsched.validation import (
+    BoolValue,
     InputError,
     KeyCheck,
     Text,
@@ -76,9 +79,14 @@ def _rate(value: Any) -> float | None:
 
 
 def _grpc_address(value: Any) -> str:
-    if not isinstance(value, str) or ":" not in value:
-        raise ValueError(f"must be host:port, got {value!r}")
-    return value
+    """Any P4Runtime address: ``host:port`` with a name, an IPv4 address or ``[IPv6]``."""
+    host, _, port = value.rpartition(":") if isinstance(value, str) else ("", "", "")
+    bracketed = host.startswith("[") and host.endswith("]")
+    bare = host[1:-1] if bracketed else host
+    ok = bool(bare) and port.isdigit() and 1 <= int(port) <= 65535
+    if not ok or (":" in bare and not bracketed) or any(c in bare for c in " /[]"):
+        raise ValueError(f"must be host:port (an IPv6 host in brackets), got {value!r}")
+    return str(value)
 
 
 def _iface(value: Any) -> str | None:
@@ -91,7 +99,23 @@ def _iface(value: Any) -> str | None:
     return str(value)
 
 
+def _file(value: Any, info: ValidationInfo) -> str | None:
+    """An existing file; a relative path is taken from the description file's directory
+    (context "base_dir"; the working directory when there is none)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"must be a file path, got {value!r}")
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = Path((info.context or {}).get("base_dir") or ".") / path
+    if not path.is_file():
+        raise ValueError(f"no such file: {path.resolve()}")
+    return str(path.resolve())
+
+
 Mac = Annotated[str, BeforeValidator(_mac)]
+FileName = Annotated[str | None, BeforeValidator(_file)]
 Port = Annotated[int, int_in(0, MAX_PORT)]
 
 
@@ -127,6 +151,38 @@ class PinCfg(KeyCheck):
 
 
 @dataclass(frozen=True, config=_CONFIG)
+class TlsCfg(KeyCheck):
+    """P4Runtime over TLS: the CA that signed the switch's certificate, the controller's
+    client certificate and key (both or neither; a switch started with client authentication
+    needs them), the name the switch's certificate carries when it is not the host of
+    grpc_address, and whether a switch speaking plaintext is refused (required)."""
+
+    ca_cert: FileName
+    cert: FileName = None
+    key: FileName = None
+    server_name: Text | None = None
+    required: BoolValue = True
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TlsCfg:
+        if self.ca_cert is None:
+            fail("ca_cert", "a CA certificate is needed", None)
+        if (self.cert is None) != (self.key is None):
+            missing = "key" if self.key is None else "cert"
+            fail(missing, "cert and key go together: give both or neither")
+        return self
+
+    def settings(self) -> TlsSettings:
+        return TlsSettings(
+            ca_cert=Path(str(self.ca_cert)),
+            cert=Path(self.cert) if self.cert else None,
+            key=Path(self.key) if self.key else None,
+            server_name=self.server_name,
+            required=self.required,
+        )
+
+
+@dataclass(frozen=True, config=_CONFIG)
 class SwitchCfg(KeyCheck):
     name: Text
     device_id: Annotated[int, int_in(0, 2**32 - 1)]
@@ -139,6 +195,7 @@ class SwitchCfg(KeyCheck):
     # the controller's end of a veth whose other end is the switch's probe port: probes are
     # written there as frames instead of sent as P4Runtime PacketOuts (None: PacketOuts)
     probe_iface: Annotated[str | None, BeforeValidator(_iface)] = None
+    tls: TlsCfg | None = None  # None: the description's top-level tls (or plaintext)
 
     @model_validator(mode="after")
     def _consistent(self) -> SwitchCfg:
@@ -167,6 +224,13 @@ class SwitchCfg(KeyCheck):
 @dataclass(frozen=True, config=_CONFIG)
 class NetCfg(KeyCheck):
     switches: tuple[SwitchCfg, ...]
+    tls: TlsCfg | None = None  # every switch's TLS settings, unless it has its own
+
+    def tls_for(self, switch: SwitchCfg) -> TlsSettings | None:
+        """How the controller reaches `switch`: its own tls, else the default, else None
+        (plaintext)."""
+        chosen = switch.tls or self.tls
+        return chosen.settings() if chosen else None
 
     @model_validator(mode="after")
     def _consistent(self) -> NetCfg:
@@ -194,7 +258,8 @@ class NetCfg(KeyCheck):
     @classmethod
     def load(cls, path: str | Path) -> NetCfg:
         """Read and validate a network description (JSON); errors name the file and field."""
-        return load_file(cls, path, error=ConfigError)
+        context = {"base_dir": str(Path(path).parent)}
+        return load_file(cls, path, error=ConfigError, context=context)
 
     @classmethod
     def from_dict(cls, data: object) -> NetCfg:

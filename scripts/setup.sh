@@ -5,11 +5,13 @@
 set -euo pipefail
 
 # What the project needs from Debian (docs/setup.md, Prerequisites): Mininet and the traffic tools,
-# python3-venv for the venv, python3-thrift and python3-protobuf (seen by the venv through
-# --system-site-packages), gcc for linkem, linux-perf for bench-dpcost, Chromium for the
-# dashboard's browser tests.
+# python3-venv for the venv, python3-thrift, python3-protobuf and python3-cryptography (seen by
+# the venv through --system-site-packages), gcc for linkem, linux-perf for bench-dpcost, Chromium
+# for the dashboard's browser tests, nftables to keep BMv2's Thrift port on loopback
+# (docs/security.md).
 APT_PACKAGES=(mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift
-              gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf)
+              gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
+              python3-cryptography nftables)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${VENV:-.venv}

@@ -10,12 +10,21 @@ stops accepting and new clients wait in the backlog), idle connections closed, a
 bounded (the API refuses bodies over jsonbody.MAX_BODY itself, with its JSON error; waitress reads
 bodies up to `RestLimits.max_body` whole before that, so the connection stays usable, and
 refuses larger ones at the headers).
+
+Either serves HTTPS when given a `RestTls` (docs/security.md). waitress has no TLS of its own:
+`_TlsServer` wraps each accepted connection in the `ssl` module's server-side socket and
+`_TlsChannel` lets waitress's non-blocking loop drive the handshake and the records (a TLS
+socket that needs more bytes raises SSLWantRead/WriteError where a plain one would return or
+block). Wrapping per connection keeps the accept loop itself plain, so a client that never
+finishes its handshake holds one connection, not the listener. eventlet has TLS sockets of its
+own (`eventlet.wrap_ssl` around the listening socket).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -76,15 +85,73 @@ class _Server(TcpWSGIServer):
     channel_class = _Channel
 
 
+@dataclass(frozen=True)
+class RestTls:
+    """The REST server's certificate and key (PEM files)."""
+
+    cert: str
+    key: str
+
+    def context(self) -> ssl.SSLContext:
+        """A server context with them; OSError or ssl.SSLError for a bad file."""
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.cert, self.key)
+        return context
+
+
+class _PendingError(Exception):
+    """A TLS record is incomplete: wait for the socket to be ready again."""
+
+
+class _TlsChannel(_Channel):
+    def recv(self, buffer_size: int) -> bytes:
+        try:
+            data = super().recv(buffer_size)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            raise _PendingError from None
+        # bytes TLS decrypted already wake no poll(): take them now
+        while data and self.socket.pending():
+            data += self.socket.recv(self.socket.pending())
+        return data
+
+    def handle_read(self) -> None:
+        try:
+            super().handle_read()
+        except _PendingError:
+            return
+
+    def send(self, data: bytes, do_close: bool = True) -> int:
+        try:
+            return super().send(data, do_close)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return 0
+
+
+class _TlsServer(_Server):
+    channel_class = _TlsChannel
+    ssl_context: ssl.SSLContext
+
+    def accept(self) -> tuple[Any, Any] | None:
+        pair = super().accept()
+        if pair is None:
+            return None
+        conn, addr = pair
+        wrapped = self.ssl_context.wrap_socket(conn, server_side=True,
+                                               do_handshake_on_connect=False)
+        return wrapped, addr
+
+
 class RestServer:
     """A WSGI app served by waitress on native threads; `start` runs it, `stop` ends it
     (listening socket closed, requests in progress finished within the grace time,
     connections closed, every thread joined)."""
 
     def __init__(
-        self, app: Any, host: str, port: int, limits: RestLimits | None = None
+        self, app: Any, host: str, port: int, limits: RestLimits | None = None,
+        tls: RestTls | None = None,
     ) -> None:
         self.limits = limits or RestLimits()
+        context = tls.context() if tls else None
         adj = Adjustments(
             host=host,
             port=port,
@@ -105,11 +172,14 @@ class RestServer:
         self._map: dict = {}
         # Threads start only once the socket is bound: a busy port leaves none behind.
         self._dispatcher = ThreadedTaskDispatcher()
+        server_class = _Server if context is None else _TlsServer
         try:
-            self._server = _Server(app, map=self._map, adj=adj, dispatcher=self._dispatcher)
+            self._server = server_class(app, map=self._map, adj=adj, dispatcher=self._dispatcher)
         except BaseException:
             wasyncore.close_all(self._map, ignore_all=True)
             raise
+        if isinstance(self._server, _TlsServer) and context is not None:
+            self._server.ssl_context = context
         self._dispatcher.set_thread_count(self.limits.threads)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -195,13 +265,17 @@ class EventletRestServer:
     connection, at most `connection_limit` of them; bodies are bounded by the API."""
 
     def __init__(
-        self, app: Any, host: str, port: int, limits: RestLimits | None = None
+        self, app: Any, host: str, port: int, limits: RestLimits | None = None,
+        tls: RestTls | None = None,
     ) -> None:
         import eventlet
 
         self.app = app
         self.limits = limits or RestLimits()
         self._sock = eventlet.listen((host, port), backlog=self.limits.backlog)
+        if tls is not None:
+            self._sock = eventlet.wrap_ssl(self._sock, certfile=tls.cert, keyfile=tls.key,
+                                           server_side=True)
         self._thread: Any = None
 
     @property

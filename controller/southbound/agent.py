@@ -304,6 +304,7 @@ class SwitchAgent(threading.Thread):
                 self.sw.device_id,
                 self.pipeline.p4info,
                 election_id=self.election_id,
+                tls=self.net.tls_for(self.sw),
             )
             prober = None
             try:

@@ -44,6 +44,7 @@ examples:
   mpsched ctl mptcp
   mpsched ctl params set mptcp.steering=false
   mpsched ctl state
+  mpsched ctl --url https://10.0.0.5:8443 --ca lab-certs/ca.pem paths
 
 exit status: 0 done; 1 refused by the controller (or not reachable); 2 usage error
 """
@@ -61,7 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--url", default=DEFAULT_URL,
-                        help="the controller's REST API (default: %(default)s)")
+                        help="the controller's REST API, http:// or https:// "
+                        "(default: %(default)s)")
+    parser.add_argument("--ca", metavar="FILE",
+                        help="https: the CA certificate the controller's certificate must be "
+                        "signed by (default: the system's CAs; docs/security.md)")
     token = parser.add_mutually_exclusive_group()
     token.add_argument("--token", help="write token (default: $MPSCHED_TOKEN, else the token file)")
     token.add_argument("--token-file", type=Path, metavar="FILE",
@@ -302,7 +307,7 @@ def execute(args: argparse.Namespace) -> int:
     try:
         url_port(args.url)
         token, token_source = resolve_token(args)
-        result = run(RestClient(args.url, token, args.timeout), args)
+        result = run(RestClient(args.url, token, args.timeout, args.ca), args)
     except UsageError as error:
         build_parser().print_usage(sys.stderr)
         print(f"mpsched ctl: error: {error}", file=sys.stderr)

@@ -53,10 +53,13 @@ class RestClient:
     Error answers raise ControllerHTTPError; unreachable controllers raise
     `requests.RequestException` (e.g. ConnectionError)."""
 
-    def __init__(self, base: str, token: str | None = None, timeout: float = 10.0) -> None:
+    def __init__(self, base: str, token: str | None = None, timeout: float = 10.0,
+                 ca: str | None = None) -> None:
         self.base = base.rstrip("/")
         self.token = token
         self.timeout = timeout
+        # https: the CA file the server's certificate must be signed by (None: the system's)
+        self.verify: str | bool = ca if ca else True
 
     def request(
         self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
@@ -71,6 +74,7 @@ class RestClient:
             params=params,
             headers=headers,
             timeout=self.timeout,
+            verify=self.verify,
         )
         if not 200 <= r.status_code < 300:
             raise ControllerHTTPError(r)

@@ -22,6 +22,8 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from mpsched.p4rt.p4info import P4Info, decode_uint, encode_ipv4, encode_mac, encode_uint
 from mpsched.p4rt.reconcile import Diff, config_cookie, diff
+from mpsched.p4rt.tls import TlsError, TlsSettings, speaks_tls
+from mpsched.p4rt.tls import channel as tls_channel
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +140,10 @@ class P4RuntimeClient:
         p4info: P4Info,
         election_id: tuple[int, int] = (0, 1),
         timeout: float = 10.0,
+        tls: TlsSettings | None = None,
     ) -> None:
         self.address = address
+        self.tls = tls  # None: plaintext (mpsched/p4rt/tls.py)
         self.device_id = device_id
         self.p4info = p4info
         self.election_id = election_id
@@ -173,11 +177,16 @@ class P4RuntimeClient:
         every arbitration change on its stream (`wait_arbitration`) and may still read. A
         client connected without `primary` can read (tables, counters) and nothing else.
         """
-        self._channel = grpc.insecure_channel(self.address)
+        self._channel = self._open_channel()
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
         except grpc.FutureTimeoutError:
             self._channel.close()
+            if self.tls is None and speaks_tls(self.address, 1.0):
+                raise P4RuntimeError(
+                    f"{self.address} speaks TLS and the controller plaintext: give the switch "
+                    "tls settings (network description) or --tls-ca"
+                ) from None
             raise P4RuntimeError(f"no P4Runtime server at {self.address}") from None
         self._stub = p4runtime_pb2_grpc.P4RuntimeStub(self._channel)
         if not primary:
@@ -265,6 +274,14 @@ class P4RuntimeClient:
         self.arbitration_election_id = eid
         self.highest_election_id = max(self.highest_election_id, eid)
         self._arbitration.put(update)
+
+    def _open_channel(self) -> grpc.Channel:
+        try:
+            return tls_channel(self.address, self.tls, self.timeout)
+        except TlsError as error:
+            raise P4RuntimeError(f"refused over TLS: {error}") from None
+        except OSError as error:
+            raise P4RuntimeError(f"no P4Runtime server at {self.address}: {error}") from None
 
     def close(self) -> None:
         self._requests.put(None)

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mpsched.proc import firewall
 from mpsched.proc.cleanup import Registry
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,37 @@ class Bmv2Error(RuntimeError):
 CPU_PORT = 255
 
 
+@dataclass(frozen=True)
+class ServerTls:
+    """simple_switch_grpc's P4Runtime server over TLS: its certificate and key, and with
+    `client_auth` the CA that must have signed the controller's client certificate."""
+
+    cert: Path
+    key: Path
+    ca_cert: Path | None = None
+    client_auth: bool = False
+
+    def options(self) -> list[str]:
+        """The target options (after simple_switch_grpc's ``--``)."""
+        opts = ["--grpc-server-ssl", "--grpc-server-cert", str(self.cert),
+                "--grpc-server-key", str(self.key)]
+        if self.ca_cert is not None:
+            opts += ["--grpc-server-cacert", str(self.ca_cert)]
+        if self.client_auth:
+            if self.ca_cert is None:
+                raise Bmv2Error("client authentication needs the CA certificate (ca_cert)")
+            opts.append("--grpc-server-with-client-auth")
+        return opts
+
+
 @dataclass
 class Bmv2Switch:
     """One simple_switch_grpc process, started without a P4 program.
 
-    The pipeline is pushed over P4Runtime. gRPC listens on 127.0.0.1 only;
-    BMv2's Thrift port always listens on all addresses (a BMv2 limitation).
+    The pipeline is pushed over P4Runtime (over TLS with `tls`). gRPC listens on
+    `grpc_host` (127.0.0.1 unless told otherwise). BMv2's Thrift port always listens on all
+    addresses (BMv2 1.15.5 has no option for it): with `guard_thrift` an nftables table drops
+    what reaches it from any interface but loopback (mpsched/proc/firewall.py).
     """
 
     name: str
@@ -48,10 +74,14 @@ class Bmv2Switch:
     cpu_port: int | None = None
     registry: Registry | None = None
     process: subprocess.Popen | None = None
+    tls: ServerTls | None = None
+    grpc_host: str = "127.0.0.1"
+    guard_thrift: bool = True
+    guard_table: str | None = None  # the nftables table guarding the Thrift port
 
     @property
     def grpc_address(self) -> str:
-        return f"127.0.0.1:{self.grpc_port}"
+        return f"{self.grpc_host}:{self.grpc_port}"
 
     @property
     def log_file(self) -> Path:
@@ -67,12 +97,30 @@ class Bmv2Switch:
         cmd += ["--no-p4", "--", "--grpc-server-addr", self.grpc_address]
         if self.cpu_port is not None:
             cmd += ["--cpu-port", str(self.cpu_port)]
+        if self.tls is not None:
+            cmd += self.tls.options()
         return cmd
+
+    def _guard(self) -> None:
+        if not self.guard_thrift:
+            return
+        self.guard_table = firewall.guard_port(self.thrift_port)
+        if self.guard_table is not None and self.registry is not None:
+            self.registry.add_table(self.guard_table)
+
+    def _unguard(self) -> None:
+        if self.guard_table is None:
+            return
+        firewall.remove_table(self.guard_table)
+        if self.registry is not None:
+            self.registry.forget_table(self.guard_table)
+        self.guard_table = None
 
     def start(self, timeout: float = 15.0) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         cmd = self.command()
         log.debug("starting %s: %s", self.name, " ".join(cmd))
+        self._guard()  # before the port opens
         with self.log_file.open("wb") as out:
             self.process = subprocess.Popen(
                 cmd,
@@ -91,7 +139,7 @@ class Bmv2Switch:
                 code = self.process.returncode
                 raise Bmv2Error(f"{self.name} exited at start (code {code}):\n{tail}")
             with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.grpc_port)) == 0:
+                if sock.connect_ex((self.grpc_host, self.grpc_port)) == 0:
                     return
             time.sleep(0.1)
         self.stop()
@@ -102,6 +150,7 @@ class Bmv2Switch:
 
     def stop(self) -> None:
         if self.process is None:
+            self._unguard()
             return
         if self.process.poll() is None:
             self.process.terminate()
@@ -112,3 +161,4 @@ class Bmv2Switch:
                 self.process.wait(timeout=5)
         if self.registry is not None:
             self.registry.forget_process(self.process.pid)
+        self._unguard()

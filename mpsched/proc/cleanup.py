@@ -1,11 +1,12 @@
 """Bookkeeping of what a run starts, so that nothing outlives it.
 
 Every BMv2 process and every veth a run creates is recorded in a state file
-under /run/mpsched (one per owning process). A normal exit, an exception or
+under /run/mpsched (one per owning process), and so is every nftables table that keeps a
+switch's Thrift port on loopback (mpsched/proc/firewall.py). A normal exit, an exception or
 Ctrl-C releases them through `Registry.close()`; if the owner itself is
 killed, `sweep()` (run by `mpsched cleanup` and at the start of every run)
 finds state files of dead owners and removes what they list: processes by
-PID (after checking the PID still runs the recorded command), interfaces by
+PID (after checking the PID still runs the recorded command), interfaces and tables by
 name, Mininet hosts' shells by PID.
 """
 
@@ -21,6 +22,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+
+from mpsched.proc import firewall
 
 log = logging.getLogger(__name__)
 
@@ -93,10 +96,12 @@ class Registry:
         self._lock = threading.Lock()
         self.processes: dict[int, str] = {}
         self.links: list[str] = []
+        self.tables: list[str] = []  # nftables tables (mpsched/proc/firewall.py)
 
     def _save(self) -> None:
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        data = {"owner": self.owner, "processes": self.processes, "links": self.links}
+        data = {"owner": self.owner, "processes": self.processes, "links": self.links,
+                "tables": self.tables}
         tmp = self.path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(self.path)
@@ -129,15 +134,30 @@ class Registry:
                 self.links.remove(name)
             self._save()
 
+    def add_table(self, name: str) -> None:
+        with self._lock:
+            if name not in self.tables:
+                self.tables.append(name)
+            self._save()
+
+    def forget_table(self, name: str) -> None:
+        with self._lock:
+            if name in self.tables:
+                self.tables.remove(name)
+            self._save()
+
     def close(self) -> None:
-        """Stop every recorded process and delete every recorded link."""
+        """Stop every recorded process, delete every recorded link and table."""
         with self._lock:
             for pid, cmd in list(self.processes.items()):
                 kill_pid(pid, cmd or None)
             for name in self.links:
                 delete_link(name)
+            for name in self.tables:
+                firewall.remove_table(name)
             self.processes.clear()
             self.links.clear()
+            self.tables.clear()
             self.path.unlink(missing_ok=True)
 
 
@@ -162,6 +182,9 @@ def sweep(state_dir: Path | None = None) -> list[str]:
         for name in data.get("links", []):
             if delete_link(name):
                 done.append(f"deleted link {name}")
+        for name in data.get("tables", []):
+            if firewall.remove_table(name):
+                done.append(f"deleted nftables table {name}")
         path.unlink(missing_ok=True)
     return done
 
@@ -169,8 +192,8 @@ def sweep(state_dir: Path | None = None) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog="mpsched cleanup",
-        description=f"Stop processes and delete links recorded in {STATE_DIR} by runs "
-        "whose owner process is gone. Only what the project recorded is touched.",
+        description=f"Stop processes, delete links and nftables tables recorded in {STATE_DIR} "
+        "by runs whose owner process is gone. Only what the project recorded is touched.",
     )
 
 

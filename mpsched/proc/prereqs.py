@@ -39,6 +39,7 @@ def check(*names: str) -> list[Requirement]:
         "iperf3": lambda: _tool("iperf3", SETUP_HINT.format("iperf3")),
         "ethtool": lambda: _tool("ethtool", SETUP_HINT.format("ethtool")),
         "tcpdump": lambda: _tool("tcpdump", SETUP_HINT.format("tcpdump")),
+        "nft": lambda: _tool("nft", SETUP_HINT.format("nftables")),
         "mininet": _mininet,
         "linkem": _linkem,
         "chromium": lambda: _tool("chromium", SETUP_HINT.format("chromium")),

@@ -42,3 +42,22 @@ def test_sweep_spares_live_owner_and_reused_pids(tmp_path):
     finally:
         if child.poll() is None:
             child.kill()
+
+
+def test_tables_of_a_dead_owner_and_a_closed_registry_are_deleted(tmp_path, monkeypatch):
+    """nftables tables (mpsched/proc/firewall.py) are released like links; `nft` itself is
+    replaced by a recorder here (tests/integration/test_thrift_guard.py runs the real one)."""
+    from mpsched.proc import cleanup
+
+    deleted: list[str] = []
+    monkeypatch.setattr(cleanup.firewall, "remove_table",
+                        lambda name: deleted.append(name) or True)
+    dead = Registry(owner=_dead_pid(), state_dir=tmp_path)
+    dead.add_table("mpsched_thrift_1_9090")
+    assert "deleted nftables table mpsched_thrift_1_9090" in sweep(tmp_path)
+    mine = Registry(state_dir=tmp_path)
+    mine.add_table("mpsched_thrift_2_9091")
+    mine.add_table("mpsched_thrift_2_9092")
+    mine.forget_table("mpsched_thrift_2_9092")
+    mine.close()
+    assert deleted == ["mpsched_thrift_1_9090", "mpsched_thrift_2_9091"]

@@ -1,0 +1,47 @@
+"""mpsched/proc/bmv2.py's command line for a switch serving P4Runtime over TLS, and the
+nftables table (mpsched/proc/firewall.py) that keeps its Thrift port on loopback."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mpsched.proc import firewall
+from mpsched.proc.bmv2 import Bmv2Error, Bmv2Switch, ServerTls
+
+
+def test_tls_options_follow_simple_switch_grpc_help():
+    tls = ServerTls(Path("s1.pem"), Path("s1.key"), Path("ca.pem"), client_auth=True)
+    assert tls.options() == ["--grpc-server-ssl", "--grpc-server-cert", "s1.pem",
+                             "--grpc-server-key", "s1.key", "--grpc-server-cacert", "ca.pem",
+                             "--grpc-server-with-client-auth"]
+    assert "--grpc-server-cacert" not in ServerTls(Path("c"), Path("k")).options()
+    with pytest.raises(Bmv2Error, match="client authentication needs the CA"):
+        ServerTls(Path("c"), Path("k"), client_auth=True).options()
+
+
+def test_the_tls_options_go_to_the_target(tmp_path):
+    if shutil.which("simple_switch_grpc") is None:
+        pytest.skip("missing: simple_switch_grpc")
+    sw = Bmv2Switch("s1", 1, {}, tmp_path, grpc_port=5000, thrift_port=5001,
+                    tls=ServerTls(Path("s1.pem"), Path("s1.key")))
+    cmd = sw.command()
+    assert cmd[cmd.index("--") + 1:] == ["--grpc-server-addr", "127.0.0.1:5000",
+                                         "--grpc-server-ssl", "--grpc-server-cert", "s1.pem",
+                                         "--grpc-server-key", "s1.key"]
+
+
+def test_the_guard_drops_the_port_off_loopback_only():
+    name = firewall.table_name(9090, owner=42)
+    assert name == "mpsched_thrift_42_9090"
+    script = firewall.ruleset(9090, name)
+    assert f"table inet {name} {{" in script
+    assert "type filter hook input priority filter; policy accept;" in script
+    assert 'iifname != "lo" tcp dport 9090 drop' in script
+
+
+def test_only_the_projects_tables_are_removed():
+    with pytest.raises(ValueError, match="not a table of the project"):
+        firewall.remove_table("filter")
