@@ -316,6 +316,7 @@ class SwitchAgent(threading.Thread):
                         client,
                         self.pipeline,
                         [p.id for p in self.sw.paths],
+                        self.net.peer_edge(self.sw),
                         self.probe_interval,
                         iface=self.sw.probe_iface,
                         wanted=self._probe_wanted(),

@@ -134,9 +134,9 @@ def frame_hex(traffic: str = "udp") -> str:
     )
     if traffic == "tcp":
         return bytes(Ether(dst=ap.S1_MAC, src=ap.H1_MAC) / segment).hex()
-    # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), feedback
-    # (8 bytes: none), next type
-    tag = (bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
+    # path_tag_t (p4src/include/headers.p4): path id, flags, source edge (s2: 2), destination
+    # edge (s1: 1), seq, tx_ts (48 bits), feedback (8 bytes: none), next type
+    tag = (bytes([1, 0, 2, 1]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
            + b"\x08\x00")
     eth = Ether(dst=ap.S1_MAC, src=ap.S2_MAC, type=ETHERTYPE_PATH_TAG)
     return (bytes(eth) + tag + bytes(segment)).hex()

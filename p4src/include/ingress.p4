@@ -1,6 +1,7 @@
-// The ingress pipeline: validation, path arrival accounting, path
-// measurement and tag removal (egress edge), routing and, for traffic to the
-// other edge, path selection and tag push (ingress edge).
+// The ingress pipeline: validation, the tag checks and transit forwarding
+// (edge_config.p4), path arrival accounting, path measurement and tag removal
+// (egress edge), routing and, for traffic to another edge, path selection and
+// tag push (ingress edge).
 //
 // Validation comes first (the rule): a packet that RFC 1812 5.2.2 says a
 // router must discard (IPv4 version, IHL, total length, header checksum),
@@ -44,6 +45,7 @@
 
 #include "headers.p4"
 #include "validate.p4"
+#include "edge_config.p4"
 #include "routing.p4"
 #include "path_ingress.p4"
 #include "path_select.p4"
@@ -81,6 +83,7 @@ control MpIngress(inout headers_t hdr,
     register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) ca_ts;
 #endif
 
+    EdgeConfig(drop_reason) edge_config;
     PathIngress() path_ingress;
     Routing(drop_reason) routing;
 #ifdef NO_CONGESTION
@@ -122,6 +125,9 @@ control MpIngress(inout headers_t hdr,
         }
         // local_metadata_t starts zeroed for every packet (BMv2 resets the
         // user metadata): to_paths, pinned, on_path false; class 0; path 0.
+        // The edge id; malformed tags dropped, tags of other edges forwarded
+        // (transit): both end the ingress here (edge_config.p4).
+        edge_config.apply(hdr, meta, std_meta);
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.

@@ -210,11 +210,13 @@ control PathSelect(inout headers_t hdr,
         mark_to_drop(std_meta);
     }
 
-    // Purpose: the egress port of each path (weighted and pinned traffic).
+    // Purpose: the egress port of each path to each destination edge
+    // (weighted and pinned traffic; path ids are per destination edge).
     // Miss: the packet is dropped (path not configured) and counted at
     // path_tx[0].
     table path_nexthop {
         key = {
+            meta.dst_edge: exact @name("dst_edge");
             meta.path_id: exact @name("path_id");
         }
         actions = {

@@ -42,6 +42,8 @@ control PathTagPush(inout headers_t hdr,
         tx_seq.write(meta.path_id, hdr.path_tag.seq + 1);
         hdr.path_tag.path_id = meta.path_id;
         hdr.path_tag.flags = 0;
+        hdr.path_tag.src_edge = meta.my_edge;
+        hdr.path_tag.dst_edge = meta.dst_edge;
         hdr.path_tag.tx_ts = std_meta.ingress_global_timestamp;
         hdr.path_tag.next_type = hdr.ethernet.ether_type;
         hdr.ethernet.ether_type = ETHERTYPE_PATH_TAG;

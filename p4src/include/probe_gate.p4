@@ -60,6 +60,7 @@ control ProbeGate(inout headers_t hdr,
         meta.to_paths = true;
         meta.pinned = true;
         meta.path_id = hdr.packet_out.path_id;
+        meta.dst_edge = hdr.packet_out.dst_edge;
     }
 }
 

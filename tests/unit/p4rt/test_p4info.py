@@ -119,9 +119,9 @@ def test_probe_frame_is_the_packet_out_header_then_the_probe():
     info = synthetic_p4info()
     pipeline = Pipeline(P4Info(info))
     assert pipeline.probe_port is None
-    assert pipeline.probe_frame(3) == bytes([3]) + PROBE_FRAME
+    assert pipeline.probe_frame(3, 2) == bytes([3, 2]) + PROBE_FRAME
     with pytest.raises(ValueError, match="outside"):
-        pipeline.probe_frame(pipeline.max_paths + 1)
+        pipeline.probe_frame(pipeline.max_paths + 1, 2)
     header = next(h for h in info.controller_packet_metadata if h.preamble.name == PACKET_OUT)
     ann = header.preamble.structured_annotations.add(name=ANNOTATION_PORTS)
     for key, value in (("CPU_PORT", 255), ("PROBE_PORT", 254)):
