@@ -24,6 +24,7 @@ MAX_EDGES = 8  # p4src/include/sizes.p4
 # The shape of path_report_t in p4src/include/headers.p4.
 PATH_REPORT_MEMBERS = [
     ("path_id", 8),
+    ("src_edge", 8),
     ("seq", 32),
     ("tx_ts", 48),
     ("rx_ts", 48),

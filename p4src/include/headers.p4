@@ -215,6 +215,7 @@ struct local_metadata_t {
 // pipeline was pushed and wrap; the controller takes differences.
 struct path_report_t {
     path_id_t   path_id;     // path of the reporting packet (its tag)
+    edge_id_t   src_edge;    // the edge that sent it (its tag): the path's ingress edge
     path_seq_t  seq;         // its tag's sequence number
     timestamp_t tx_ts;       // its tag's tx time stamp (ingress edge clock, µs)
     timestamp_t rx_ts;       // its arrival time (this switch's clock, µs)

@@ -27,7 +27,8 @@
 //   drop_reason       every stage that drops (and this control) counts here
 //   path_last_seen,   written by liveness.p4, read by path_select.p4 (the
 //   path_dead_after   chosen path's, and every path's on failover)
-//   tx_seq            written by path_tag.p4, read by probe_gate.p4
+//   tx_seq            written by path_tag.p4, read by probe_gate.p4; per
+//                     (destination edge, path)
 //   cg_*              congestion metrics measured here: written by
 //                     path_monitor.p4 (CongestionMeter), fed back by
 //                     path_tag.p4 (FeedbackPush)
@@ -69,8 +70,9 @@ control MpIngress(inout headers_t hdr,
     // Liveness of each path (liveness.p4).
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
-    // Next sequence number of each path (path_tag.p4).
-    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
+    // Next sequence number of each path to each destination edge, by
+    // EDGE_PATH(dst_edge, path_id) (path_tag.p4, sizes.p4).
+    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) tx_seq;
 #ifndef NO_CONGESTION
     // Congestion metrics by path id (congestion.p4, "State").
     register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_qdelay;

@@ -13,6 +13,11 @@
 #define MAX_EDGES 8
 #endif
 #define EDGE_PATH_REGISTER_SIZE ((MAX_EDGES + 1) * PATH_REGISTER_SIZE)
+#if (MAX_EDGES + 1) * (MAX_PATHS + 1) > 256
+#error "per-(edge, path) registers are indexed by path_id_t (8 bits)"
+#endif
+// The cell of path path_id of edge edge (both path_id_t-wide expressions).
+#define EDGE_PATH(edge, path) ((edge) * (path_id_t)PATH_REGISTER_SIZE + (path))
 
 // The switch's own configuration: one entry (edge_config.p4).
 #define SWITCH_CONFIG_TABLE_SIZE 1

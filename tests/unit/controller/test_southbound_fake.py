@@ -279,7 +279,9 @@ def test_agent_dispatches_digests_by_id(p4info):
     pending = [
         digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
         p4runtime_pb2.DigestList(digest_id=12345),
-        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 2, 7, 10, 20, 1, 100, 0, 0, 0]),
+        # path 1 of another edge (3): not s1's path 1 from its peer s2, so not taken
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 3, 8, 10, 20, 1, 100, 0, 0, 0]),
         digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
                     [_u32(JOIN_SRC), _u32(ap.H2_IP), 40001, 5201, 0xCAFE, 2]),
     ]
