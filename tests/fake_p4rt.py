@@ -21,6 +21,7 @@ from mpsched.proc.bmv2 import free_port
 
 MAX_PATHS = 4
 MAX_EDGES = 8  # p4src/include/sizes.p4
+MAX_CLASSES = 64  # p4src/include/defines.p4
 # The shape of path_report_t in p4src/include/headers.p4.
 PATH_REPORT_MEMBERS = [
     ("path_id", 8),
@@ -113,6 +114,13 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             pl.ACTION_SET_PATH_PORT,
         ),
     ]
+    per_class = [(k, 8, exact) for k in pl.CLASS_TABLE_KEYS]
+    multi += [
+        (table, MAX_EDGES * MAX_CLASSES, per_class, act)
+        for table, act in ((pl.TABLE_WEIGHTS, pl.ACTION_SET_WEIGHTS),
+                           (pl.TABLE_MVQS, pl.ACTION_SET_MVQS),
+                           (pl.TABLE_CA, pl.ACTION_SET_CA))
+    ]
     for name, size, fields, act in multi:
         t = info.tables.add()
         t.preamble.id = 0x02000000 + next(next_id)
@@ -122,6 +130,13 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             mf = t.match_fields.add()
             mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
         t.action_refs.add().id = actions[act]
+        if name == pl.TABLE_CA:  # no_ca, and the units as ca_select.p4 declares them
+            t.action_refs.add().id = actions[pl.ACTION_NO_CA]
+            note = t.preamble.structured_annotations.add()
+            note.name = pl.ANNOTATION_CA_UNITS
+            for key, value in CA_UNITS.items():
+                kv = note.kv_pair_list.kv_pairs.add()
+                kv.key, kv.value.int64_value = key, value
     tables = [
         (
             pl.TABLE_ROUTE,
@@ -130,13 +145,10 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             lpm,
             [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH],
         ),
-        (pl.TABLE_WEIGHTS, "class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
         (pl.TABLE_PATH_INGRESS, "ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
         (pl.TABLE_REPORT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
-        (pl.TABLE_MVQS, "class_id", 8, exact, [pl.ACTION_SET_MVQS]),
-        (pl.TABLE_CA, "class_id", 8, exact, [pl.ACTION_SET_CA, pl.ACTION_NO_CA]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -147,12 +159,6 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
         for a in acts:
             t.action_refs.add().id = actions[a]
-        if name == pl.TABLE_CA:  # the units, as ca_select.p4 declares them
-            note = t.preamble.structured_annotations.add()
-            note.name = pl.ANNOTATION_CA_UNITS
-            for key, value in CA_UNITS.items():
-                kv = note.kv_pair_list.kv_pairs.add()
-                kv.key, kv.value.int64_value = key, value
     t = info.tables.add()
     t.preamble.id = 0x02000000 + next(next_id)
     t.preamble.name = pl.TABLE_TRAFFIC_CLASS

@@ -180,8 +180,8 @@ def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> 
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {MODES}")
     if mode == "ca":
-        kept.append(pipeline.ca_params(0, {**CA_BENCH_PARAMS, "inv_capacity_1": 1 << 16}))
-    return [*kept, pipeline.weights(0, {1: 1}, mode, 0)]
+        kept.append(pipeline.ca_params(2, 0, {**CA_BENCH_PARAMS, "inv_capacity_1": 1 << 16}))
+    return [*kept, pipeline.weights(2, 0, {1: 1}, mode, 0)]  # towards s2, edge 2
 
 
 def rx_packets(iface: str) -> int:

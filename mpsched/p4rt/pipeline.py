@@ -34,6 +34,7 @@ TABLE_TRANSIT = "MpIngress.edge_config.transit_nexthop"
 ACTION_TRANSIT = "MpIngress.edge_config.transit"
 TRANSIT_KEYS = ("src_edge", "dst_edge", "path_id")
 NEXTHOP_KEYS = ("dst_edge", "path_id")
+CLASS_TABLE_KEYS = ("dst_edge", "class_id")  # path_weights, mvqs_params, ca_params
 TABLE_ROUTE = "MpIngress.routing.ipv4_route"
 ACTION_TO_HOST = "MpIngress.routing.route_to_host"
 ACTION_TO_PATHS = "MpIngress.routing.route_to_paths"
@@ -146,19 +147,19 @@ PROBE_FRAME = bytes(6) + bytes.fromhex("00000a0000fe") + b"\x00\x00" + b"mpsP"
 
 TABLES = (
     TABLE_ROUTE,
-    TABLE_WEIGHTS,
     TABLE_PATH_INGRESS,
     TABLE_REPORT_CONFIG,
     TABLE_RTT_CONFIG,
     TABLE_LIVENESS_CONFIG,
-    TABLE_MVQS,
-    TABLE_CA,
 )
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (
     TABLE_SWITCH_CONFIG,
     TABLE_TRANSIT,
     TABLE_NEXTHOP,
+    TABLE_WEIGHTS,
+    TABLE_MVQS,
+    TABLE_CA,
     *TABLES,
     TABLE_TRAFFIC_CLASS,
     TABLE_SUBFLOW_PIN,
@@ -266,7 +267,11 @@ class Pipeline:
         for name in (PACKET_OUT_PATH, PACKET_OUT_EDGE):
             if name not in out_fields:
                 raise P4InfoError(f"controller header {PACKET_OUT} has no {name}")
-        for table, keys in ((TABLE_TRANSIT, TRANSIT_KEYS), (TABLE_NEXTHOP, NEXTHOP_KEYS)):
+        keyed = [(TABLE_TRANSIT, TRANSIT_KEYS), (TABLE_NEXTHOP, NEXTHOP_KEYS),
+                 (TABLE_WEIGHTS, CLASS_TABLE_KEYS), (TABLE_MVQS, CLASS_TABLE_KEYS)]
+        if self.has_congestion:
+            keyed.append((TABLE_CA, CLASS_TABLE_KEYS))
+        for table, keys in keyed:
             have = tuple(f.name for f in p4info.match_fields(table))
             if have != keys:
                 raise P4InfoError(f"{table} matches {list(have)}, not {list(keys)}")
@@ -340,7 +345,8 @@ class Pipeline:
         missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
         if missing:
             raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
-        self.max_classes = p4info.table_size(TABLE_WEIGHTS)
+        # one placement per (destination edge, class)
+        self.max_classes = p4info.table_size(TABLE_WEIGHTS) // self.max_edges
         self.drop_reasons = self._drop_reasons(p4info)
         self.ports = special_ports(p4info)
         self._packet_out_fields = p4info.packet_metadata(PACKET_OUT)
@@ -499,14 +505,21 @@ class Pipeline:
             {"path_id": path_id},
         )
 
+    def _class_key(self, dst_edge: int, class_id: int) -> dict[str, MatchValue]:
+        if not 0 <= class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        return {"dst_edge": self._edge(dst_edge), "class_id": class_id}
+
     def weights(
         self,
+        dst_edge: int,
         class_id: int,
         weights: Mapping[int, int],
         mode: str = "hash",
         flowlet_gap_us: int = 0,
     ) -> TableEntry:
-        """The placement entry of a class: weights maps path id (1-based) -> weight;
+        """The placement entry of a class towards edge dst_edge: weights maps path id
+        (1-based, dst_edge's paths) -> weight;
         mode one of self.modes ("hash", "flowlet", "rr", "vq", "ca"); the flowlet gap in µs.
         Mode "ca" without the congestion feature raises FeatureAbsentError."""
         if mode == MODE_CA:
@@ -514,8 +527,7 @@ class Pipeline:
         unknown = [p for p in weights if not 1 <= p <= self.max_paths]
         if unknown:
             raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
-        if not 0 <= class_id < self.max_classes:
-            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        key = self._class_key(dst_edge, class_id)
         if mode not in self.modes:
             raise ValueError(f"mode {mode!r} is not one of {sorted(self.modes)}")
         if not 0 <= flowlet_gap_us < 1 << 32:
@@ -528,9 +540,7 @@ class Pipeline:
         )
         params["mode"] = self.modes[mode]
         params["flowlet_gap_us"] = flowlet_gap_us
-        return TableEntry(
-            TABLE_WEIGHTS, {self._key[TABLE_WEIGHTS]: class_id}, ACTION_SET_WEIGHTS, params
-        )
+        return TableEntry(TABLE_WEIGHTS, key, ACTION_SET_WEIGHTS, params)
 
     def traffic_class(
         self,
@@ -567,9 +577,10 @@ class Pipeline:
         )
 
     def mvqs_params(
-        self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
+        self, dst_edge: int, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
     ) -> TableEntry:
-        """The MVQS parameters of a class in mode "vq": path id -> (pad_us, bdp_bytes,
+        """The MVQS parameters of a class in mode "vq" towards edge dst_edge: path id ->
+        (pad_us, bdp_bytes,
         us_per_kbyte, drain_1024us) (mvqs.p4); paths not given get zeros."""
         unknown = [p for p in paths if not 1 <= p <= self.max_paths]
         if unknown:
@@ -581,18 +592,19 @@ class Pipeline:
                 if not 0 <= value < 1 << 32:
                     raise ValueError(f"{name} of path {i} = {value} outside 0..2^32-1")
                 params[f"{name}_{i}"] = int(value)
-        return TableEntry(TABLE_MVQS, {self._key[TABLE_MVQS]: class_id}, ACTION_SET_MVQS, params)
+        key = self._class_key(dst_edge, class_id)
+        return TableEntry(TABLE_MVQS, key, ACTION_SET_MVQS, params)
 
-    def ca_params(self, class_id: int, params: Mapping[str, int]) -> TableEntry:
-        """The congestion-aware parameters of a class in mode "ca" (ca_select.p4): `params`
+    def ca_params(self, dst_edge: int, class_id: int, params: Mapping[str, int]) -> TableEntry:
+        """The congestion-aware parameters of a class in mode "ca" towards edge dst_edge
+        (ca_select.p4): `params`
         maps set_ca's parameter names (self.ca_params_names: c_qdelay, c_loss, c_util,
         epsilon, max_age_us, offset_i, inv_capacity_i; see controller.policies.ca
         .ca_fixed_point) to integers 0..2^32-1; a name not given is 0. ValueError naming the
         parameter for an unknown name, a path index outside 1..max_paths or a value out of
         range; FeatureAbsentError without the congestion feature."""
         self._require(FEATURE_CONGESTION, TABLE_CA)
-        if not 0 <= class_id < self.max_classes:
-            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        key = self._class_key(dst_edge, class_id)
         known = set(self.ca_params_names)
         for name in params:
             if name not in known:
@@ -608,7 +620,7 @@ class Pipeline:
             if not 0 <= value < 1 << 32:
                 raise ValueError(f"{name} = {value} outside 0..2^32-1")
             out[name] = value
-        return TableEntry(TABLE_CA, {self._key[TABLE_CA]: class_id}, ACTION_SET_CA, out)
+        return TableEntry(TABLE_CA, key, ACTION_SET_CA, out)
 
     def report_config(self, path_id: int, interval_us: int) -> TableEntry:
         """Report path path_id at most once per interval_us µs (path_report_t digests)."""

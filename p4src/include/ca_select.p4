@@ -60,7 +60,8 @@ header ca_select_vars_t {
 // alive, weighted paths (bit i-1: path i); path_id: the choice (unchanged
 // when no path is usable). The metrics are FeedbackStore's, lent read-only
 // (congestion.p4, "State").
-control CaSelect(in class_id_t class_id,
+control CaSelect(in edge_id_t dst_edge,
+                 in class_id_t class_id,
                  in timestamp_t now,
                  in bit<8> usable,
                  inout path_id_t path_id)
@@ -113,14 +114,15 @@ control CaSelect(in class_id_t class_id,
 #endif
     }
 
-    // Purpose: per class, the cost coefficients, epsilon, metric age limit
-    // and per-path offsets and inverse capacities the controller derives from
-    // its estimates every control period (units in @ca_units, for the
+    // Purpose: per destination edge and class, the cost coefficients,
+    // epsilon, metric age limit and per-path offsets and inverse capacities
+    // the controller derives from its estimates every control period (units in @ca_units, for the
     // controller, from the same defines as the data plane's).
     // Miss: no_ca, a uniform random choice among the usable paths.
     @ca_units[CA_UNITS_KV]
     table ca_params {
         key = {
+            dst_edge: exact @name("dst_edge");
             class_id: exact @name("class_id");
         }
         actions = {

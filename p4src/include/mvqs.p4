@@ -53,7 +53,8 @@ header mvqs_vars_t {
     bit<64>   gone;    // drained(): bytes drained since
 }
 
-control Mvqs(in class_id_t class_id,
+control Mvqs(in edge_id_t dst_edge,
+             in class_id_t class_id,
              in timestamp_t now,
              in bit<32> len,
              in bool choose,
@@ -121,12 +122,13 @@ control Mvqs(in class_id_t class_id,
 #endif
     }
 
-    // Purpose: per class, the MVQS parameters the controller derives from
-    // the path estimates every control period.
+    // Purpose: per destination edge and class, the MVQS parameters the
+    // controller derives from the path estimates every control period.
     // Miss: no_params, every parameter 0: every T_p is 0, the lowest usable
     // path id wins, queues never drain.
     table mvqs_params {
         key = {
+            dst_edge: exact @name("dst_edge");
             class_id: exact @name("class_id");
         }
         actions = {

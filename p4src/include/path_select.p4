@@ -183,10 +183,12 @@ control PathSelect(inout headers_t hdr,
         v.gap = 0;
     }
 
-    // Purpose: the weights, mode and flowlet gap of each traffic class.
+    // Purpose: the weights, mode and flowlet gap of each traffic class
+    // towards each destination edge (its paths are numbered per edge).
     // Miss: no_weights, the packet is counted at index 0 and dropped.
     table path_weights {
         key = {
+            meta.dst_edge: exact @name("dst_edge");
             meta.class_id: exact @name("class_id");
         }
         actions = {
@@ -357,13 +359,13 @@ control PathSelect(inout headers_t hdr,
             if (placed && v.class_mode == policy_mode_t.VQ) {
                 // A new flowlet takes the least time factor; every packet
                 // joins its path's virtual queue.
-                mvqs.apply(meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
+                mvqs.apply(meta.dst_edge, meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
                            meta.path_id);
             }
 #ifndef NO_CONGESTION
             else if (placed && v.class_mode == policy_mode_t.CA && !fresh) {
                 // A new flowlet (or one whose path died): least live cost.
-                ca_select.apply(meta.class_id, v.now, v.usable, meta.path_id);
+                ca_select.apply(meta.dst_edge, meta.class_id, v.now, v.usable, meta.path_id);
             }
 #endif
             if (flowlets) {

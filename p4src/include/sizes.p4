@@ -22,7 +22,8 @@
 // The switch's own configuration: one entry (edge_config.p4).
 #define SWITCH_CONFIG_TABLE_SIZE 1
 #define IPV4_ROUTE_TABLE_SIZE   1024
-#define PATH_WEIGHTS_TABLE_SIZE MAX_CLASSES
+// Per (destination edge, class): path_weights, mvqs_params, ca_params.
+#define PATH_WEIGHTS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
 // One next hop per (destination edge, path).
 #define PATH_NEXTHOP_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
 // One next hop per (source edge, destination edge, path) crossing a transit
@@ -39,8 +40,8 @@
 // Flowlet slots (path_select.p4): flows hash into them; two flows sharing a
 // slot share its flowlet state.
 #define FLOWLET_SLOTS 8192
-#define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
-#define CA_PARAMS_TABLE_SIZE MAX_CLASSES
+#define MVQS_PARAMS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
+#define CA_PARAMS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
 // Per-flow order slots of the egress edge (path_monitor.p4).
 #define FLOW_ORDER_SLOTS 4096
 // Pinned MPTCP subflows, one entry per subflow and direction (mptcp.p4).

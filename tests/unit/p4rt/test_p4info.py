@@ -32,11 +32,11 @@ def test_pipeline_binds_to_compiled_p4info(artifacts):
     p4info = P4Info.from_file(artifacts.p4info)
     pipeline = Pipeline(p4info)
     assert pipeline.max_paths == p4info.counter_size(COUNTER_TX) - 1 >= 2
-    entry = pipeline.weights(0, {1: 1, 2: 0})
+    entry = pipeline.weights(2, 0, {1: 1, 2: 0})
     assert entry.table == TABLE_WEIGHTS
     assert list(entry.params.values())[:2] == [65536, 65536]
     with pytest.raises(ValueError):
-        pipeline.weights(0, {pipeline.max_paths + 1: 1})
+        pipeline.weights(2, 0, {pipeline.max_paths + 1: 1})
 
 
 def test_path_report_digest_from_compiled_p4info(artifacts):
