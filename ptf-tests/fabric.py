@@ -166,9 +166,9 @@ class MalformedTagTest(FabricTest):
 
 
 class PerDestinationStateTest(FabricTest):
-    """With two peer edges (2, and 3 behind 10.0.9.0/24, both reached over path 1), the
-    tags towards each carry their own sequence numbers (edge 2: 0, 1, 2, then 3 after
-    edge 3's 0), and the measurement of path 1 from each source edge is kept apart:
+    """With two peer edges (2, and 3 behind 10.0.9.0/24, both reached over path 1, each
+    with its own class-0 weights), the tags towards each carry their own sequence numbers
+    (edge 2: 0, 1, 2, then 3 after edge 3's 0), and the measurement of path 1 from each source edge is kept apart:
     edge 3's first packet (sequence number 0) counts nothing lost or reordered and is the
     first received from edge 3, and edge 2's path 1 goes on where it was."""
 
@@ -176,6 +176,7 @@ class PerDestinationStateTest(FabricTest):
         p = self.pipeline
         self.client.insert(p.route_to_paths(THIRD_NET, THIRD_EDGE),
                            p.path_nexthop(THIRD_EDGE, 1, PATH_PORTS[3]),
+                           p.weights(THIRD_EDGE, 0, {1: 1}),
                            p.report_config(1, 0))
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         self.set_weights({1: 1}, insert=True)

@@ -18,6 +18,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -239,20 +240,20 @@ class ChecksumDropTest(ValidationTest):
 
 
 class PacketOutTotalLenTest(ValidationTest):
-    """The total length check counts the PacketOut's controller header (packet_out, one
-    byte, part of the frame as the CPU port receives it): a PacketOut carrying IPv4 of
+    """The total length check counts the PacketOut's controller header (packet_out, two
+    bytes, part of the frame as the CPU port receives it): a PacketOut carrying IPv4 of
     exactly its total length leaves on its path (as a probe: tagged, flags PROBE), one
     whose total length is one byte above what follows Ethernet is dropped and counted as
     ipv4_total_len_long."""
 
     def runTest(self) -> None:
         ip = ip_udp()
-        metadata = {"path_id": 1}
+        metadata = {"path_id": 1, "dst_edge": PEER_EDGE}
         before = self.drops()
         self.client.packet_out(ETH_OUT + ip, metadata)
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
-                        + bytes(PathTag(path_id=1, flags=PATH_FLAG_PROBE)) + ip))
-        mask.set_do_not_care((14 + 2) * 8, 32 + 48 + 64)
+                        + bytes(out_tag(path_id=1, flags=PATH_FLAG_PROBE)) + ip))
+        mask.set_do_not_care((14 + 4) * 8, 32 + 48 + 64)
         testutils.verify_packet(self, mask, PATH_PORTS[1])
         testutils.verify_no_other_packets(self, timeout=0.1)
         assert self.drops() == before
