@@ -168,9 +168,10 @@ class MalformedTagTest(FabricTest):
 class PerDestinationStateTest(FabricTest):
     """With two peer edges (2, and 3 behind 10.0.9.0/24, both reached over path 1, each
     with its own class-0 weights), the tags towards each carry their own sequence numbers
-    (edge 2: 0, 1, 2, then 3 after edge 3's 0), and the measurement of path 1 from each source edge is kept apart:
-    edge 3's first packet (sequence number 0) counts nothing lost or reordered and is the
-    first received from edge 3, and edge 2's path 1 goes on where it was."""
+    (edge 2: 0, 1, 2, then 3 after edge 3's 0), and the measurement of path 1 from each
+    source edge is kept apart: edge 3's first packet (sequence number 0) counts nothing lost
+    or reordered and is the first received from edge 3, and edge 2's path 1 goes on where it
+    was."""
 
     def runTest(self) -> None:
         p = self.pipeline
