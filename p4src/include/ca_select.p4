@@ -136,10 +136,10 @@ control CaSelect(in edge_id_t dst_edge,
     // Path i's cost.
     action path_cost(in path_id_t i, in bit<32> offset, in bit<32> inv, in timestamp_t at,
                      out bit<64> cost) {
-        ca_ts.read(v.ts, i);
-        ca_qdelay.read(v.qdelay, i);
-        ca_loss.read(v.loss, i);
-        ca_rate.read(v.rate, i);
+        ca_ts.read(v.ts, EDGE_PATH(dst_edge, i));
+        ca_qdelay.read(v.qdelay, EDGE_PATH(dst_edge, i));
+        ca_loss.read(v.loss, EDGE_PATH(dst_edge, i));
+        ca_rate.read(v.rate, EDGE_PATH(dst_edge, i));
         v.live = ((bit<64>)v.c_qdelay * (bit<64>)v.qdelay
                   + (bit<64>)v.c_loss * (bit<64>)v.loss
                   + (bit<64>)v.c_util * (((bit<64>)v.rate * (bit<64>)inv) >> 16)) >> 8;

@@ -26,13 +26,16 @@
 // (not every stage, as at the top level): the owner writes, the other reads.
 //   drop_reason       every stage that drops (and this control) counts here
 //   path_last_seen,   written by liveness.p4, read by path_select.p4 (the
-//   path_dead_after   chosen path's, and every path's on failover)
+//   path_dead_after   chosen path's, and every path's on failover); per
+//                     (peer edge, path)
 //   tx_seq            written by path_tag.p4, read by probe_gate.p4; per
 //                     (destination edge, path)
-//   cg_*              congestion metrics measured here: written by
+//   cg_*              congestion metrics measured here, per (source edge,
+//                     path): written by
 //                     path_monitor.p4 (CongestionMeter), fed back by
 //                     path_tag.p4 (FeedbackPush)
-//   ca_*              congestion metrics fed back by the other edge: written
+//   ca_*              congestion metrics fed back by the other edges, per
+//                     (destination edge, path): written
 //                     by path_monitor.p4 (FeedbackStore), read by
 //                     path_select.p4 (CaSelect)
 // (congestion.p4 describes the metrics, liveness.p4 and path_tag.p4 theirs.)
@@ -67,22 +70,23 @@ control MpIngress(inout headers_t hdr,
     // the same list as the constants.
     @drop_reasons[DROP_REASONS(DROP_REASON_KV, P4_COMMA)]
     counter<drop_reason_t>(DROP_REASON_COUNT + 1, CounterType.packets_and_bytes) drop_reason;
-    // Liveness of each path (liveness.p4).
+    // Liveness of each path of each peer edge, by EDGE_PATH (liveness.p4).
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
     // Next sequence number of each path to each destination edge, by
     // EDGE_PATH(dst_edge, path_id) (path_tag.p4, sizes.p4).
     register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) tx_seq;
 #ifndef NO_CONGESTION
-    // Congestion metrics by path id (congestion.p4, "State").
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_qdelay;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_loss;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_rate;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_updated;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) ca_qdelay;
-    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_loss;
-    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_rate;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) ca_ts;
+    // Congestion metrics per (peer edge, path), by EDGE_PATH (congestion.p4,
+    // "State"; sizes.p4).
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_qdelay;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_loss;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_rate;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_updated;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_qdelay;
+    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
+    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
 #endif
 
     EdgeConfig(drop_reason) edge_config;

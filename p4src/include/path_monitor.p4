@@ -202,7 +202,7 @@ control PathMonitor(inout headers_t hdr,
 #ifndef NO_CONGESTION
             // This path's congestion metrics (as its egress edge), and the
             // feedback the other edge sent about one of its paths.
-            congestion_meter.apply(v.path_id, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
+            congestion_meter.apply(v.idx, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
             if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
                 feedback.apply(hdr, v.rx_ts);
             }

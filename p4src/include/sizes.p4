@@ -18,6 +18,9 @@
 #endif
 // The cell of path path_id of edge edge (both path_id_t-wide expressions).
 #define EDGE_PATH(edge, path) ((edge) * (path_id_t)PATH_REGISTER_SIZE + (path))
+// Per-(edge, class) state (path_select.p4's round-robin turn): its cells.
+#define RR_CELLS ((MAX_EDGES + 1) * MAX_CLASSES)
+#define RR_CELL(edge, cls) ((bit<16>)(edge) * MAX_CLASSES + (bit<16>)(cls))
 
 // The switch's own configuration: one entry (edge_config.p4).
 #define SWITCH_CONFIG_TABLE_SIZE 1
