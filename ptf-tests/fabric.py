@@ -210,3 +210,32 @@ class PerDestinationStateTest(FabricTest):
             "src_edge": 3, "seq": 0, "rx_packets": 1, "lost": 0, "reordered": 0}
         assert arrive(PEER_EDGE, "10.0.2.2", 5) == {
             "src_edge": 2, "seq": 5, "rx_packets": 6, "lost": 0, "reordered": 0}
+
+
+class FeedbackPerDestinationTest(FabricTest):
+    """The congestion feedback in a tag is about the paths from the tag's destination edge
+    to here (congestion.p4, rotating per destination): after packets from edge 2 on path 1
+    (measured here), the first tag towards edge 3, from which nothing arrived, carries none
+    (fb_path 0), and the first towards edge 2 carries path 1's metrics (fb_path 1)."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.route_to_paths(THIRD_NET, THIRD_EDGE),
+                           p.path_nexthop(THIRD_EDGE, 1, PATH_PORTS[3]),
+                           p.weights(THIRD_EDGE, 0, {1: 1}))
+        self.set_weights({1: 1}, insert=True)
+        for seq in range(3):
+            pkt = remote_packet()
+            testutils.send_packet(self, PATH_PORTS[1], tag(pkt, 1, seq=seq, tx_ts=1000 + seq))
+            testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+        got = []
+        for dst_ip, port in ((THIRD_IP, PATH_PORTS[3]), ("10.0.2.2", PATH_PORTS[1])):
+            out = (Ether(src=HOST_MAC, dst=SWITCH_MAC) / IP(src=HOST_IP, dst=dst_ip, ttl=64)
+                   / UDP(sport=9, dport=6) / Raw(b"o" * 20))
+            testutils.send_packet(self, HOST_PORT, out)
+            result = testutils.dp_poll(self, port_number=port, timeout=2)
+            assert isinstance(result, self.dataplane.PollSuccess), f"nothing towards {dst_ip}"
+            t = Ether(result.packet)[PathTag]
+            got.append((t.dst_edge, t.fb_path))
+        testutils.verify_no_other_packets(self)
+        assert got == [(THIRD_EDGE, 0), (PEER_EDGE, 1)], got
