@@ -58,6 +58,8 @@ class Stepper:
         pins: PinManager,
     ) -> None:
         self.agents = agents
+        # the edge each switch's placements lead to (two edges: its peer, netcfg.py)
+        self.peer_edges = {sw.name: intake.net.peer_edge(sw) for sw in intake.net.switches}
         self.pipeline = pipeline
         self.intake = intake
         self.pins = pins
@@ -75,7 +77,9 @@ class Stepper:
         for cid in sorted(scheduler.classes):
             pl = scheduler.placement_of(switch, cid)
             if pl is not None:
-                entries += change_entries(self.pipeline, Change(switch, cid, pl))
+                entries += change_entries(
+                    self.pipeline, Change(switch, cid, pl), self.peer_edges[switch]
+                )
         classifier = classifier_entries(self.pipeline, scheduler.classes.values())
         self.installed_classes[switch] = classifier
         pins = self.pins.desired(scheduler, self.states(now), now)[switch]
@@ -96,7 +100,8 @@ class Stepper:
             if only_ready and agent.status.state != "ready":
                 continue
             changes = scheduler.step(self.intake.switch_view(agent.sw.name, now), now)
-            steps[agent] = [e for ch in changes for e in change_entries(self.pipeline, ch)]
+            peer = self.peer_edges[agent.sw.name]
+            steps[agent] = [e for ch in changes for e in change_entries(self.pipeline, ch, peer)]
         # subflow pins follow the new placements (re-pinning off paths that left them)
         desired = self.pins.desired(scheduler, self.states(now), now)
         futures = {}
@@ -114,7 +119,6 @@ class Stepper:
         new placements, the classifier (one Write: the switch applies the deletions and
         insertions in order), then the removed classes' entries."""
         classifier = classifier_entries(self.pipeline, scheduler.classes.values())
-        gone = class_entries(self.pipeline, removed)
         extra: Extra = {}
         for agent in self.agents:
             old = self.installed_classes.get(agent.sw.name, [])
@@ -123,6 +127,7 @@ class Stepper:
             def swap(client: P4RuntimeClient, old: list[TableEntry] = old) -> None:
                 client.replace_entries(old, classifier)
 
+            gone = class_entries(self.pipeline, removed, self.peer_edges[agent.sw.name])
             extra[agent.sw.name] = ([], [swap, functools.partial(_delete, entries=gone)])
         return extra
 

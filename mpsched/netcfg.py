@@ -246,6 +246,20 @@ class NetCfg(KeyCheck):
             ids.update(p.id for p in sw.paths)
         return sorted(ids)
 
+    def edge_id(self, switch: SwitchCfg) -> int:
+        """The switch's edge id (the path tag's src_edge/dst_edge, p4src/include/sizes.p4):
+        its place in `switches`, from 1."""
+        return 1 + [s.name for s in self.switches].index(switch.name)
+
+    def peer_edge(self, switch: SwitchCfg) -> int:
+        """The edge id at the far end of the switch's paths. The controller drives two edges
+        (docs/fabric.md has the fabric model to come): the other switch's, 1 or 2."""
+        if len(self.switches) > 2:
+            raise ConfigError(
+                "switches", f"the controller drives two edge switches, not {len(self.switches)}"
+            )
+        return 3 - self.edge_id(switch)
+
     def remote_subnets(self, switch: SwitchCfg) -> list[str]:
         return [s for other in self.switches if other.name != switch.name for s in other.subnets]
 

@@ -27,6 +27,10 @@ HOST_IP = ap.H1_IP
 REMOTE_IP = ap.H2_IP
 REMOTE_NET = ap.subnet(ap.RECEIVER_EDGE)
 PEER_MAC = ap.S2_MAC  # the far edge switch: the source of the frames arriving from a path
+# Edge ids (path tag src_edge/dst_edge, p4src/include/edge_config.p4): the switch under test
+# is edge 1, the far edge switch edge 2 (the testbed's s1 and s2).
+MY_EDGE = 1
+PEER_EDGE = 2
 
 
 class P4RuntimeTest(BaseTest):
@@ -57,13 +61,14 @@ class EdgeSwitchTest(P4RuntimeTest):
         super().setUp()
         p = self.pipeline
         self.client.insert(
+            p.switch_config(MY_EDGE),
             p.route_to_host(HOST_IP, HOST_PORT, SWITCH_MAC, HOST_MAC),
-            p.route_to_paths(REMOTE_NET),
-            *[p.path_nexthop(pid, port) for pid, port in PATH_PORTS.items()],
+            p.route_to_paths(REMOTE_NET, PEER_EDGE),
+            *[p.path_nexthop(PEER_EDGE, pid, port) for pid, port in PATH_PORTS.items()],
             *[p.path_ingress(port, pid) for pid, port in PATH_PORTS.items()],
         )
 
     def set_weights(self, weights: dict[int, int], insert: bool = False, class_id: int = 0,
                     mode: str = "hash", gap_us: int = 0) -> None:
-        entry = self.pipeline.weights(class_id, weights, mode, gap_us)
+        entry = self.pipeline.weights(PEER_EDGE, class_id, weights, mode, gap_us)
         (self.client.insert if insert else self.client.modify)(entry)

@@ -18,6 +18,7 @@ from base import (
     HOST_IP,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     PEER_MAC,
     REMOTE_IP,
     SWITCH_MAC,
@@ -64,7 +65,7 @@ class CongestionTest(EdgeSwitchTest):
 
     def ca(self, insert: bool = True, **params: int) -> None:
         """The class-0 ca_params entry: unnamed parameters are 0."""
-        entry = self.pipeline.ca_params(0, params)
+        entry = self.pipeline.ca_params(PEER_EDGE, 0, params)
         (self.client.insert if insert else self.client.modify)(entry)
 
     def feedback(self, fb_path: int, **fields: int) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as testutils
-from base import HOST_PORT, PATH_PORTS, PEER_MAC, REMOTE_IP, EdgeSwitchTest
+from base import HOST_PORT, PATH_PORTS, PEER_EDGE, PEER_MAC, REMOTE_IP, EdgeSwitchTest
 from forwarding import path_of
-from path_tag import FEEDBACK_FIELDS, PathTag
+from path_tag import FEEDBACK_FIELDS, PathTag, out_tag
 from pinning import PINNED_IP, to_host
 from ptf.mask import Mask
 from scapy.layers.l2 import Ether
@@ -42,10 +42,10 @@ def probe_from_path(path_id: int, seq: int = 0):
 def expect_probe(test, pipeline, path_id: int) -> bytes:
     """The next frame on path path_id's port is the probe frame with a path tag (path id,
     flags PROBE, next type 0; sequence number, time stamp and feedback not compared)."""
-    eth = Ether(pipeline.probe(path_id)[0])
+    eth = Ether(pipeline.probe(path_id, PEER_EDGE)[0])
     exp = Mask(Ether(bytes(
         Ether(dst=eth.dst, src=eth.src, type=ETHERTYPE_PATH_TAG)
-        / PathTag(path_id=path_id, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
+        / out_tag(path_id=path_id, flags=PATH_FLAG_PROBE, next_type=0) / eth.payload)))
     for name in ("seq", "tx_ts", *FEEDBACK_FIELDS):
         exp.set_do_not_care_scapy(PathTag, name)
     result = testutils.dp_poll(test, port_number=PATH_PORTS[path_id], timeout=2)
@@ -94,8 +94,8 @@ class ProbeOutTest(EdgeSwitchTest):
     gets the next sequence number of path 2."""
 
     def runTest(self) -> None:
-        payload, metadata = self.pipeline.probe(2)
-        assert metadata == {"path_id": 2}
+        payload, metadata = self.pipeline.probe(2, PEER_EDGE)
+        assert metadata == {"path_id": 2, "dst_edge": PEER_EDGE}
         seqs, packet = [], b""
         for _ in range(2):
             self.client.packet_out(payload, metadata)
@@ -118,10 +118,10 @@ class ProbePortTest(EdgeSwitchTest):
         assert port is not None, "the program has no probe port (@ports on packet_out)"
         seqs = []
         for _ in range(2):
-            testutils.send_packet(self, port, self.pipeline.probe_frame(3))
+            testutils.send_packet(self, port, self.pipeline.probe_frame(3, PEER_EDGE))
             seqs.append(Ether(expect_probe(self, self.pipeline, 3))[PathTag].seq)
         assert seqs[1] == seqs[0] + 1, seqs
-        frame = self.pipeline.probe_frame(1)
+        frame = self.pipeline.probe_frame(1, PEER_EDGE)
         bad = [bytes([0]) + frame[1:], bytes([self.pipeline.max_paths + 1]) + frame[1:],
                bytes([4]) + frame[1:],  # path 4: no path_nexthop entry
                frame[:14]]  # 13 bytes after the header: no whole Ethernet header
@@ -137,10 +137,10 @@ class ProbeGateTest(EdgeSwitchTest):
     after the traffic. Probes onto a path without traffic all go."""
 
     def probe(self, path_id: int) -> None:
-        self.client.packet_out(*self.pipeline.probe(path_id))
+        self.client.packet_out(*self.pipeline.probe(path_id, PEER_EDGE))
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", 2))
+        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", PEER_EDGE, 2))
         self.probe(2)
         first = Ether(expect_probe(self, self.pipeline, 2))[PathTag].seq
         testutils.send_packet(self, HOST_PORT, to_host(PINNED_IP, 30000))
@@ -220,7 +220,7 @@ class ProbeArmsTimerTest(LivenessTest):
         assert 1 in before.values(), before
         # the flows above went onto path 1: the probe gate drops this probe (probe_gate.p4),
         # but the liveness stage, before it, has armed path 1's timer all the same
-        self.client.packet_out(*self.pipeline.probe(1))
+        self.client.packet_out(*self.pipeline.probe(1, PEER_EDGE))
         testutils.verify_no_other_packets(self, timeout=0.5)
         self.probe_for(2.5 * DEAD_AFTER_US / 1e6, (2,))
         during = self.flows(keep=(2,))
@@ -232,7 +232,7 @@ class PinnedNoFailoverTest(LivenessTest):
     is dead (cross traffic stays on its path), whereas weighted flows leave it."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", 1))
+        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", PEER_EDGE, 1))
         self.probe_in(1)
         self.probe_in(2)
         self.probe_for(2.5 * DEAD_AFTER_US / 1e6, (2,))

@@ -13,6 +13,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -47,7 +48,7 @@ class PinnedRouteTest(EdgeSwitchTest):
         assert got == expected, (dst, got, expected)
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", 2))
+        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", PEER_EDGE, 2))
 
         # No weights yet: the /24 has no path, the pin still has its own.
         testutils.send_packet(self, HOST_PORT, to_host(REMOTE_IP, 30000))
@@ -79,16 +80,17 @@ class PinToUnprogrammedPathDropTest(EdgeSwitchTest):
     def runTest(self) -> None:
         p = self.pipeline
         self.set_weights({1: 1, 2: 1, 3: 1}, insert=True)
-        pin = p.route_via_path(f"{PINNED_IP}/32", UNPROGRAMMED_PATH)
+        pin = p.route_via_path(f"{PINNED_IP}/32", PEER_EDGE, UNPROGRAMMED_PATH)
         self.client.insert(pin)
         beyond = p.max_paths + 1
         # A next hop for an id the counters do not cover must not make it forward.
-        self.client.insert(p.path_nexthop(beyond, PATH_PORTS[1]))
+        self.client.insert(p.path_nexthop(PEER_EDGE, beyond, PATH_PORTS[1]))
         dropped = 0
         for path_id in (UNPROGRAMMED_PATH, 0, beyond):
             # The builder refuses ids outside 1..max_paths; write them as a raw
             # P4Runtime client could.
-            self.client.modify(dataclasses.replace(pin, params={"path_id": path_id}))
+            params = {"dst_edge": PEER_EDGE, "path_id": path_id}
+            self.client.modify(dataclasses.replace(pin, params=params))
             for i in range(4):
                 testutils.send_packet(self, HOST_PORT, to_host(PINNED_IP, 31000 + i))
                 try:

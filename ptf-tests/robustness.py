@@ -34,7 +34,7 @@ from base import (
     EdgeSwitchTest,
 )
 from forwarding import PEER_MAC, host_packet, routed
-from path_tag import PathTag, tag, tagged
+from path_tag import PathTag, out_tag, tag, tagged
 from ptf.mask import Mask
 from rtt import DPORT, NO_DIGEST_WAIT
 from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
@@ -66,8 +66,8 @@ def to_path(ip: bytes, path_id: int) -> Mask:
     """What leaves on path path_id for an IPv4 packet (bytes from the IP header on)
     that h1 sent: Ethernet unchanged, a tag (seq, tx_ts, feedback not compared), routed IPv4."""
     eth = bytes(Ether(src=HOST_MAC, dst=SWITCH_MAC, type=ETHERTYPE_PATH_TAG))
-    mask = Mask(Raw(eth + bytes(PathTag(path_id=path_id)) + routed_ip(ip)))
-    mask.set_do_not_care((ETH_LEN + 2) * 8, 32 + 48 + 64)  # seq, tx_ts, feedback
+    mask = Mask(Raw(eth + bytes(out_tag(path_id=path_id)) + routed_ip(ip)))
+    mask.set_do_not_care((ETH_LEN + 4) * 8, 32 + 48 + 64)  # seq, tx_ts, feedback
     return mask
 
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as testutils
-from base import HOST_IP, HOST_MAC, HOST_PORT, REMOTE_IP, SWITCH_MAC, EdgeSwitchTest
+from base import (
+    HOST_IP,
+    HOST_MAC,
+    HOST_PORT,
+    PEER_EDGE,
+    REMOTE_IP,
+    SWITCH_MAC,
+    EdgeSwitchTest,
+)
 from forwarding import path_of
 from pinning import to_host
 from scapy.layers.inet import IP, TCP, UDP
@@ -176,7 +184,7 @@ class VirtualQueueTest(EdgeSwitchTest):
         p = self.pipeline
         self.set_weights(EQUAL, insert=True, mode="vq", gap_us=LONG_GAP_US)
         params = {1: (100, 0, 1024, 0), 2: (50, 0, 1024, 0), 3: (1000, 0, 0, 0)}
-        self.client.insert(p.mvqs_params(0, params))
+        self.client.insert(p.mvqs_params(PEER_EDGE, 0, params))
         pkt = to_host(REMOTE_IP, 38000)
         assert len(pkt) == 86, len(pkt)
         pad = b"v" * (100 - len(pkt))
@@ -184,6 +192,6 @@ class VirtualQueueTest(EdgeSwitchTest):
         assert choices == [2, 1, 2, 1], choices
         assert path_of(self, to_host(REMOTE_IP, 38000) / Raw(pad)) == 2
         params[2] = (50, 0, 1024, 1 << 20)
-        self.client.modify(p.mvqs_params(0, params))
+        self.client.modify(p.mvqs_params(PEER_EDGE, 0, params))
         time.sleep(0.01)
         assert path_of(self, to_host(REMOTE_IP, 38100) / Raw(pad)) == 2

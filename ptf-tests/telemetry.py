@@ -15,6 +15,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -81,7 +82,7 @@ class TagPushTest(EdgeSwitchTest):
 
     def runTest(self) -> None:
         self.set_weights({1: 1}, insert=True)
-        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", 2))
+        self.client.insert(self.pipeline.route_via_path(f"{PINNED_IP}/32", PEER_EDGE, 2))
         seqs: dict[int, list[int]] = {1: [], 2: []}
         last_ts = 0
         for i in range(12):

@@ -18,13 +18,14 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
 )
 from forwarding import PEER_MAC
 from mptcp import mp_capable
-from path_tag import PathTag
+from path_tag import PathTag, out_tag
 from ptf.mask import Mask
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
@@ -83,8 +84,8 @@ def onto_path(ip: bytes, path_id: int = 1) -> Mask:
     """What leaves on path path_id for ip sent by h1: tagged (seq, tx_ts, feedback not
     compared)."""
     eth = bytes(Ether(src=HOST_MAC, dst=SWITCH_MAC, type=ETHERTYPE_PATH_TAG))
-    mask = Mask(Raw(eth + bytes(PathTag(path_id=path_id)) + routed(ip)))
-    mask.set_do_not_care((14 + 2) * 8, 32 + 48 + 64)
+    mask = Mask(Raw(eth + bytes(out_tag(path_id=path_id)) + routed(ip)))
+    mask.set_do_not_care((14 + 4) * 8, 32 + 48 + 64)
     return mask
 
 
@@ -239,20 +240,20 @@ class ChecksumDropTest(ValidationTest):
 
 
 class PacketOutTotalLenTest(ValidationTest):
-    """The total length check counts the PacketOut's controller header (packet_out, one
-    byte, part of the frame as the CPU port receives it): a PacketOut carrying IPv4 of
+    """The total length check counts the PacketOut's controller header (packet_out, two
+    bytes, part of the frame as the CPU port receives it): a PacketOut carrying IPv4 of
     exactly its total length leaves on its path (as a probe: tagged, flags PROBE), one
     whose total length is one byte above what follows Ethernet is dropped and counted as
     ipv4_total_len_long."""
 
     def runTest(self) -> None:
         ip = ip_udp()
-        metadata = {"path_id": 1}
+        metadata = {"path_id": 1, "dst_edge": PEER_EDGE}
         before = self.drops()
         self.client.packet_out(ETH_OUT + ip, metadata)
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
-                        + bytes(PathTag(path_id=1, flags=PATH_FLAG_PROBE)) + ip))
-        mask.set_do_not_care((14 + 2) * 8, 32 + 48 + 64)
+                        + bytes(out_tag(path_id=1, flags=PATH_FLAG_PROBE)) + ip))
+        mask.set_do_not_care((14 + 4) * 8, 32 + 48 + 64)
         testutils.verify_packet(self, mask, PATH_PORTS[1])
         testutils.verify_no_other_packets(self, timeout=0.1)
         assert self.drops() == before
@@ -272,8 +273,8 @@ class TtlExpiredTest(ValidationTest):
             f"ttl {ttl}": (HOST_PORT, from_host(ip_udp(ttl=ttl))) for ttl in (0, 1)})
         ip = ip_udp(ttl=2)
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
-                        + bytes(PathTag(path_id=1, seq=0)) + routed(ip)))
-        mask.set_do_not_care((14 + 6) * 8, 48 + 64)  # tx_ts, feedback
+                        + bytes(out_tag(path_id=1, seq=0)) + routed(ip)))
+        mask.set_do_not_care((14 + 8) * 8, 48 + 64)  # tx_ts, feedback
         self.assert_forwarded("ttl 2", HOST_PORT, from_host(ip), PATH_PORTS[1], mask)
 
 
@@ -434,8 +435,8 @@ class InvalidNoStateTest(ValidationTest):
         # The valid SYN/ACK: sequence number 0 on path 1, and its key reported.
         good = ipv4_header(OUT, 6, len(seg)) + seg
         mask = Mask(Raw(ETH_OUT[:12] + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
-                        + bytes(PathTag(path_id=1, seq=0)) + routed(good)))
-        mask.set_do_not_care((14 + 6) * 8, 48 + 64)  # tx_ts, feedback
+                        + bytes(out_tag(path_id=1, seq=0)) + routed(good)))
+        mask.set_do_not_care((14 + 8) * 8, 48 + 64)  # tx_ts, feedback
         self.assert_forwarded("valid syn/ack", HOST_PORT, from_host(good), PATH_PORTS[1], mask)
         digest = self.client.read_digest_list(2.0)
         assert digest is not None and digest.digest_id in self.pipeline.mptcp_digests

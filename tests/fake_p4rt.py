@@ -20,9 +20,12 @@ from mpsched.p4rt import pipeline as pl
 from mpsched.proc.bmv2 import free_port
 
 MAX_PATHS = 4
+MAX_EDGES = 8  # p4src/include/sizes.p4
+MAX_CLASSES = 64  # p4src/include/defines.p4
 # The shape of path_report_t in p4src/include/headers.p4.
 PATH_REPORT_MEMBERS = [
     ("path_id", 8),
+    ("src_edge", 8),
     ("seq", 32),
     ("tx_ts", 48),
     ("rx_ts", 48),
@@ -67,8 +70,10 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             p.id, p.name, p.bitwidth = i, pname, width
 
     action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
-    action(pl.ACTION_TO_PATHS, [])
-    action(pl.ACTION_VIA_PATH, [("path_id", 8)])
+    action(pl.ACTION_SET_SWITCH_CONFIG, [("edge_id", 8)])
+    action(pl.ACTION_TRANSIT, [("port", 9)])
+    action(pl.ACTION_TO_PATHS, [("dst_edge", 8)])
+    action(pl.ACTION_VIA_PATH, [("dst_edge", 8), ("path_id", 8)])
     action(
         pl.ACTION_SET_WEIGHTS,
         [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)]
@@ -92,6 +97,46 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     )
     action(pl.ACTION_NO_CA, [])
     lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
+    ternary, range_ = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
+    # tables with several match fields: name, size, [(field, width, kind)], action
+    multi = [
+        (pl.TABLE_SWITCH_CONFIG, 1, [("ingress_port", 9, ternary)], pl.ACTION_SET_SWITCH_CONFIG),
+        (
+            pl.TABLE_TRANSIT,
+            MAX_EDGES * MAX_EDGES * MAX_PATHS,
+            [(k, 8, exact) for k in pl.TRANSIT_KEYS],
+            pl.ACTION_TRANSIT,
+        ),
+        (
+            pl.TABLE_NEXTHOP,
+            MAX_EDGES * MAX_PATHS,
+            [(k, 8, exact) for k in pl.NEXTHOP_KEYS],
+            pl.ACTION_SET_PATH_PORT,
+        ),
+    ]
+    per_class = [(k, 8, exact) for k in pl.CLASS_TABLE_KEYS]
+    multi += [
+        (table, MAX_EDGES * MAX_CLASSES, per_class, act)
+        for table, act in ((pl.TABLE_WEIGHTS, pl.ACTION_SET_WEIGHTS),
+                           (pl.TABLE_MVQS, pl.ACTION_SET_MVQS),
+                           (pl.TABLE_CA, pl.ACTION_SET_CA))
+    ]
+    for name, size, fields, act in multi:
+        t = info.tables.add()
+        t.preamble.id = 0x02000000 + next(next_id)
+        t.preamble.name = name
+        t.size = size
+        for i, (key, width, kind) in enumerate(fields, start=1):
+            mf = t.match_fields.add()
+            mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
+        t.action_refs.add().id = actions[act]
+        if name == pl.TABLE_CA:  # no_ca, and the units as ca_select.p4 declares them
+            t.action_refs.add().id = actions[pl.ACTION_NO_CA]
+            note = t.preamble.structured_annotations.add()
+            note.name = pl.ANNOTATION_CA_UNITS
+            for key, value in CA_UNITS.items():
+                kv = note.kv_pair_list.kv_pairs.add()
+                kv.key, kv.value.int64_value = key, value
     tables = [
         (
             pl.TABLE_ROUTE,
@@ -100,14 +145,10 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             lpm,
             [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH],
         ),
-        (pl.TABLE_WEIGHTS, "class_id", 8, exact, [pl.ACTION_SET_WEIGHTS]),
-        (pl.TABLE_NEXTHOP, "path_id", 8, exact, [pl.ACTION_SET_PATH_PORT]),
         (pl.TABLE_PATH_INGRESS, "ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
         (pl.TABLE_REPORT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
-        (pl.TABLE_MVQS, "class_id", 8, exact, [pl.ACTION_SET_MVQS]),
-        (pl.TABLE_CA, "class_id", 8, exact, [pl.ACTION_SET_CA, pl.ACTION_NO_CA]),
     ]
     for name, field, width, kind, acts in tables:
         t = info.tables.add()
@@ -118,17 +159,10 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
         for a in acts:
             t.action_refs.add().id = actions[a]
-        if name == pl.TABLE_CA:  # the units, as ca_select.p4 declares them
-            note = t.preamble.structured_annotations.add()
-            note.name = pl.ANNOTATION_CA_UNITS
-            for key, value in CA_UNITS.items():
-                kv = note.kv_pair_list.kv_pairs.add()
-                kv.key, kv.value.int64_value = key, value
     t = info.tables.add()
     t.preamble.id = 0x02000000 + next(next_id)
     t.preamble.name = pl.TABLE_TRAFFIC_CLASS
     t.size = 256
-    ternary, range_ = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
     for i, (key, width, kind) in enumerate(
         [
             ("dscp", 6, ternary),
@@ -204,6 +238,8 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
     po.preamble.name = pl.PACKET_OUT
     m = po.metadata.add()
     m.id, m.name, m.bitwidth = 1, pl.PACKET_OUT_PATH, 8
+    m = po.metadata.add()
+    m.id, m.name, m.bitwidth = 2, pl.PACKET_OUT_EDGE, 8
     return info
 
 

@@ -36,6 +36,7 @@ from mpsched.controller.southbound.reports import (
     check_members,
     check_rtt_members,
     path_report,
+    reports_from,
     rtt_report,
 )
 from mpsched.controller.telemetry.estimators import (
@@ -143,6 +144,7 @@ class SwitchAgent(threading.Thread):
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
         self.net = net
+        self.peer_edge = net.peer_edge(sw)  # the far end of this switch's paths
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json
         self.host = host
@@ -246,7 +248,11 @@ class SwitchAgent(threading.Thread):
                 name = DIGEST_PATH_REPORT
 
                 def take(v: Any, sw: str, at: float) -> None:
-                    self.host.on_report(path_report(v, sw, at))
+                    # path ids are per pair of edges: only the peer's paths are ours
+                    if reports_from(v, self.peer_edge):
+                        self.host.on_report(path_report(v, sw, at))
+                    else:
+                        log.debug("%s: report from edge %s ignored", sw, v.get("src_edge"))
             elif digest_list.digest_id == rtt_id:
                 name = DIGEST_RTT_REPORT
 
@@ -317,6 +323,7 @@ class SwitchAgent(threading.Thread):
                         client,
                         self.pipeline,
                         [p.id for p in self.sw.paths],
+                        self.peer_edge,
                         self.probe_interval,
                         iface=self.sw.probe_iface,
                         wanted=self._probe_wanted(),

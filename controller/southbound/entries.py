@@ -16,22 +16,25 @@ from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 
 
-def change_entries(pipeline: Pipeline, change: Change) -> list[TableEntry]:
-    """The entries of a change; only the parts that differ from `change.previous`."""
+def change_entries(pipeline: Pipeline, change: Change, dst_edge: int) -> list[TableEntry]:
+    """The entries of a change of the placements towards edge dst_edge (the switch's peer);
+    only the parts that differ from `change.previous`."""
     pl, old = change.placement, change.previous
     entries = []
     if pl.vq and (old is None or old.vq != pl.vq):
-        entries.append(pipeline.mvqs_params(change.class_id, pl.vq_map()))
+        entries.append(pipeline.mvqs_params(dst_edge, change.class_id, pl.vq_map()))
     if pl.ca is not None and (old is None or old.ca != pl.ca):
         fixed = ca_fixed_point(pl.ca, pipeline.max_paths, pipeline.ca_units)
-        entries.append(pipeline.ca_params(change.class_id, fixed))
+        entries.append(pipeline.ca_params(dst_edge, change.class_id, fixed))
     if old is None or (old.weights, old.mode, old.flowlet_gap_us) != (
         pl.weights,
         pl.mode,
         pl.flowlet_gap_us,
     ):
         entries.append(
-            pipeline.weights(change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us)
+            pipeline.weights(
+                dst_edge, change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us
+            )
         )
     return entries
 
@@ -52,12 +55,14 @@ def classifier_entries(pipeline: Pipeline, classes: Iterable[TrafficClass]) -> l
     return out
 
 
-def class_entries(pipeline: Pipeline, class_ids: Iterable[int]) -> list[TableEntry]:
-    """The per-class entries of `class_ids` (weights, MVQS and, where the program has them,
-    mode-ca parameters), as keys to delete."""
+def class_entries(
+    pipeline: Pipeline, class_ids: Iterable[int], dst_edge: int
+) -> list[TableEntry]:
+    """The per-class entries of `class_ids` towards edge dst_edge (weights, MVQS and, where
+    the program has them, mode-ca parameters), as keys to delete."""
     out = []
     for cid in class_ids:
-        out += [pipeline.weights(cid, {}), pipeline.mvqs_params(cid, {})]
+        out += [pipeline.weights(dst_edge, cid, {}), pipeline.mvqs_params(dst_edge, cid, {})]
         if pipeline.has_congestion:
-            out.append(pipeline.ca_params(cid, {}))
+            out.append(pipeline.ca_params(dst_edge, cid, {}))
     return out

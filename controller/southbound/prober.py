@@ -35,7 +35,7 @@ def open_probe_socket(iface: str) -> socket.socket:
 
 
 class Prober(threading.Thread):
-    """Sends one probe per path of a switch every `interval` seconds.
+    """Sends one probe per path of a switch (towards edge `dst_edge`) every `interval` seconds.
 
     Through the switch's probe port when `iface` names the controller's end of the veth to it
     and the program has one (`Pipeline.probe_port`): one socket write per probe (under 40 us of
@@ -49,6 +49,7 @@ class Prober(threading.Thread):
         client: P4RuntimeClient,
         pipeline: Pipeline,
         path_ids: list[int],
+        dst_edge: int,
         interval: float,
         iface: str | None = None,
         wanted: Callable[[int], bool] | None = None,
@@ -70,11 +71,13 @@ class Prober(threading.Thread):
             except OSError as error:
                 log.warning("probe iface %s unusable (%s): probes go as PacketOuts", iface, error)
         # built once: a probe never changes
-        self.frames = [(p, pipeline.probe_frame(p)) for p in path_ids] if self.sock else []
+        self.frames = (
+            [(p, pipeline.probe_frame(p, dst_edge)) for p in path_ids] if self.sock else []
+        )
         self.probes = (
             []
             if self.sock
-            else [(p, client.build_packet_out(*pipeline.probe(p))) for p in path_ids]
+            else [(p, client.build_packet_out(*pipeline.probe(p, dst_edge))) for p in path_ids]
         )
         self._halt = threading.Event()
 

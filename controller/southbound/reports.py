@@ -16,6 +16,10 @@ from dataclasses import dataclass, fields
 from mpsched.controller.telemetry.estimators import PathReport
 
 CONTEXT_FIELDS = ("switch", "received_at")
+# path_report_t's member naming the edge the reported path comes from (the tag's src_edge,
+# p4src/include/headers.p4). The controller drives two edges: a report is about a path from
+# the peer edge or about nothing it knows (reports_from).
+SRC_EDGE_MEMBER = "src_edge"
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,13 @@ def _values(values: Mapping[str, int], needed: tuple[str, ...], what: str) -> di
 
 
 def check_members(members: Iterable[str]) -> None:
-    _check(members, DIGEST_FIELDS, "path report")
+    _check(members, (*DIGEST_FIELDS, SRC_EDGE_MEMBER), "path report")
+
+
+def reports_from(values: Mapping[str, int], edge: int) -> bool:
+    """Is a decoded path report about a path from edge `edge`? (A path id names a path of
+    one pair of edges only, docs/fabric.md.)"""
+    return int(values.get(SRC_EDGE_MEMBER, -1)) == edge
 
 
 def check_rtt_members(members: Iterable[str]) -> None:

@@ -107,8 +107,12 @@ def missing_programs(profiles: bool = False) -> list[str]:
 # paths; "tcp" a TCP ACK with timestamps and 18 bytes of data from the host bound for the
 # paths (the TCP option walk, MPTCP's pin lookup, the RTT monitor); "tagged" the same TCP
 # segment arriving tagged from path 1 on the path port, bound for the host (the egress edge:
-# path measurement and per-flow order, tag removal, the RTT monitor's ACK side).
-TRAFFIC = ("udp", "tcp", "tagged")
+# path measurement and per-flow order, tag removal, the RTT monitor's ACK side); "transit"
+# the same tagged segment of another pair of edges (3 -> 4), which the switch forwards by
+# transit_nexthop to the host port untouched (p4src/include/edge_config.p4).
+TRAFFIC = ("udp", "tcp", "tagged", "transit")
+# The pair of edges of "transit" traffic (neither is the switch's, s1 = edge 1).
+TRANSIT_EDGES = (3, 4)
 
 
 def frame_hex(traffic: str = "udp") -> str:
@@ -134,9 +138,10 @@ def frame_hex(traffic: str = "udp") -> str:
     )
     if traffic == "tcp":
         return bytes(Ether(dst=ap.S1_MAC, src=ap.H1_MAC) / segment).hex()
-    # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts (48 bits), feedback
-    # (8 bytes: none), next type
-    tag = (bytes([1, 0]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
+    # path_tag_t (p4src/include/headers.p4): path id, flags, source edge (s2: 2), destination
+    # edge (s1: 1), seq, tx_ts (48 bits), feedback (8 bytes: none), next type
+    edges = list(TRANSIT_EDGES) if traffic == "transit" else [2, 1]
+    tag = (bytes([1, 0, *edges]) + (7).to_bytes(4, "big") + (1000).to_bytes(6, "big") + bytes(8)
            + b"\x08\x00")
     eth = Ether(dst=ap.S1_MAC, src=ap.S2_MAC, type=ETHERTYPE_PATH_TAG)
     return (bytes(eth) + tag + bytes(segment)).hex()
@@ -176,12 +181,13 @@ def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> 
         # table), less those of the stages the profile leaves out.
         full = Pipeline(P4Info.from_file(p4_artifacts().p4info))
     entries = forwarding_entries(full, NetCfg((s1, s2)), s1)
+    entries.append(full.transit_nexthop(*TRANSIT_EDGES, 1, 1))  # "transit": to the host port
     kept = [e for e in entries if e.table in pipeline.tables]
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {MODES}")
     if mode == "ca":
-        kept.append(pipeline.ca_params(0, {**CA_BENCH_PARAMS, "inv_capacity_1": 1 << 16}))
-    return [*kept, pipeline.weights(0, {1: 1}, mode, 0)]
+        kept.append(pipeline.ca_params(2, 0, {**CA_BENCH_PARAMS, "inv_capacity_1": 1 << 16}))
+    return [*kept, pipeline.weights(2, 0, {1: 1}, mode, 0)]  # towards s2, edge 2
 
 
 def rx_packets(iface: str) -> int:
@@ -398,13 +404,13 @@ def program_rig(
     mode: str = "hash",
 ) -> Iterator[Rig]:
     """A Rig on a switch running program `name` (of PROGRAMS or mpsched.p4profiles.REDUCED)
-    with `traffic` (TRAFFIC; "tagged" is sent into the sink's port, the path port, and leaves
-    the other) and class 0 in `mode` (MODES), stopped on exit."""
+    with `traffic` (TRAFFIC; "tagged" and "transit" are sent into the sink's port, the path
+    port, and leave the other) and class 0 in `mode` (MODES), stopped on exit."""
     json_, info = program_artifacts()[name]
     full = name not in ("minimal", "ipv4")
     sw = start_switch(f"bench-{name}", info, json_, ports, log_dir, registry, full, cpus, mode)
     try:
-        if traffic == "tagged":
+        if traffic in ("tagged", "transit"):
             send_iface, sink = sink, send_iface
         yield Rig(send_iface, sink, seconds, cpus, sw, registry, traffic)
     finally:

@@ -24,10 +24,11 @@ distributions ship it is counted too, and probed where the symbol is. Needs root
 `not counted: EVENT (...)` says why.
 
 `--profiles` measures the compile-time profiles of the full program as well (REDUCED of
-mpsched/p4profiles.py, built by `make p4-profiles`), with three kinds of traffic
+mpsched/p4profiles.py, built by `make p4-profiles`), with every kind of traffic
 (`--traffic`, TRAFFIC): the UDP frame above, a TCP segment from the host bound for the paths,
-and the same segment arriving tagged from a path bound for the host (the egress edge; the
-programs without path tags are not run with it). The cost of a stage is the full program's
+the same segment arriving tagged from a path bound for the host (the egress edge), and one
+tagged for another pair of edges (a transit switch's work: `--traffic transit`; the programs
+without path tags are not run with these two). The cost of a stage is the full program's
 minus that of the profile without it, per kind of traffic.
 
 `--mode MODE` (repeatable: hash, flowlet, ca) measures the full program with class 0 in that
@@ -315,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             not_counted = probes.not_counted
             for traffic in traffics:
                 for name in programs:
-                    if traffic == "tagged" and name in ("minimal", "ipv4"):
+                    if traffic in ("tagged", "transit") and name in ("minimal", "ipv4"):
                         continue  # no path tags in these
                     with program_rig(
                         name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry, traffic

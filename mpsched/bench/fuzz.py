@@ -37,7 +37,7 @@ ETHERTYPE_IPV4 = 0x0800
 ETH_LEN = 14
 # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts, feedback, next type; its
 # size is checked against the compiled program in tests/unit/bench/test_fuzz.py.
-TAG_LEN = 22
+TAG_LEN = 24
 IPV4_LEN = 20
 TCP_LEN = 20
 PROTO_TCP = 6
@@ -74,6 +74,10 @@ class Endpoints:
     src_mac: str = ap.H1_MAC
     dst_mac: str = ap.S1_MAC
     path_id: int | None = None  # tag every frame with this path id (frames from a path)
+    # the tag's edges: from the peer edge 2 to the switch under test, edge 1 (as in the
+    # testbed, s2 -> s1; p4src/include/edge_config.p4)
+    src_edge: int = 2
+    dst_edge: int = 1
 
     def __post_init__(self) -> None:
         for name in ("src", "dst"):
@@ -116,7 +120,7 @@ def ethernet(ep: Endpoints, ether_type: int, payload: bytes, rng: random.Random)
     """Ethernet (and, with ep.path_id, a path tag carrying ether_type) before payload."""
     if ep.path_id is None:
         return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ether_type)) + payload
-    tag = struct.pack("!BBI", ep.path_id, 0, rng.getrandbits(32)) \
+    tag = struct.pack("!BBBBI", ep.path_id, 0, ep.src_edge, ep.dst_edge, rng.getrandbits(32)) \
         + rng.getrandbits(48).to_bytes(6, "big") + rng.getrandbits(64).to_bytes(8, "big") \
         + struct.pack("!H", ether_type)
     return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ETHERTYPE_PATH_TAG)) + tag + payload

@@ -27,6 +27,14 @@ from mpsched.p4rt.weights import bucket_ends
 
 log = logging.getLogger(__name__)
 
+# The switch's edge id and transit forwarding (p4src/include/edge_config.p4).
+TABLE_SWITCH_CONFIG = "MpIngress.edge_config.switch_config"
+ACTION_SET_SWITCH_CONFIG = "MpIngress.edge_config.set_switch_config"
+TABLE_TRANSIT = "MpIngress.edge_config.transit_nexthop"
+ACTION_TRANSIT = "MpIngress.edge_config.transit"
+TRANSIT_KEYS = ("src_edge", "dst_edge", "path_id")
+NEXTHOP_KEYS = ("dst_edge", "path_id")
+CLASS_TABLE_KEYS = ("dst_edge", "class_id")  # path_weights, mvqs_params, ca_params
 TABLE_ROUTE = "MpIngress.routing.ipv4_route"
 ACTION_TO_HOST = "MpIngress.routing.route_to_host"
 ACTION_TO_PATHS = "MpIngress.routing.route_to_paths"
@@ -124,6 +132,7 @@ ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ, 
 MODE_CA = "ca"  # the policy mode that needs FEATURE_CONGESTION
 PACKET_OUT = "packet_out"  # controller header of PacketOuts
 PACKET_OUT_PATH = "path_id"
+PACKET_OUT_EDGE = "dst_edge"
 # The switch's special ports (p4src/include/defines.p4 CPU_PORT, PROBE_PORT) reach the P4Info as
 # the packet_out header's structured annotation @ports[CPU_PORT = n, PROBE_PORT = m]
 # (Pipeline.ports, special_ports): the probe port takes frames laid out like a PacketOut.
@@ -138,17 +147,23 @@ PROBE_FRAME = bytes(6) + bytes.fromhex("00000a0000fe") + b"\x00\x00" + b"mpsP"
 
 TABLES = (
     TABLE_ROUTE,
-    TABLE_WEIGHTS,
-    TABLE_NEXTHOP,
     TABLE_PATH_INGRESS,
     TABLE_REPORT_CONFIG,
     TABLE_RTT_CONFIG,
     TABLE_LIVENESS_CONFIG,
-    TABLE_MVQS,
-    TABLE_CA,
 )
 # Every table the controller writes (TABLES have a single match field).
-ALL_TABLES = (*TABLES, TABLE_TRAFFIC_CLASS, TABLE_SUBFLOW_PIN)
+ALL_TABLES = (
+    TABLE_SWITCH_CONFIG,
+    TABLE_TRANSIT,
+    TABLE_NEXTHOP,
+    TABLE_WEIGHTS,
+    TABLE_MVQS,
+    TABLE_CA,
+    *TABLES,
+    TABLE_TRAFFIC_CLASS,
+    TABLE_SUBFLOW_PIN,
+)
 
 # Stages a compile-time profile may leave out (mpsched/p4profiles.py, `make p4
 # P4_PROFILE=...`): feature name -> (its define, the P4Info entity whose presence tells).
@@ -217,6 +232,8 @@ class Pipeline:
         for table in single_key_tables:
             p4info.table(table)
         for action in (
+            ACTION_SET_SWITCH_CONFIG,
+            ACTION_TRANSIT,
             ACTION_TO_HOST,
             ACTION_TO_PATHS,
             ACTION_VIA_PATH,
@@ -246,8 +263,18 @@ class Pipeline:
         if self.has_rtt_monitor:
             p4info.action_param(ACTION_SET_RTT_INTERVAL, "interval_us")
         p4info.action_param(ACTION_SET_DEAD_AFTER, "dead_after_us")
-        if PACKET_OUT_PATH not in [f.name for f in p4info.packet_metadata(PACKET_OUT)]:
-            raise P4InfoError(f"controller header {PACKET_OUT} has no {PACKET_OUT_PATH}")
+        out_fields = [f.name for f in p4info.packet_metadata(PACKET_OUT)]
+        for name in (PACKET_OUT_PATH, PACKET_OUT_EDGE):
+            if name not in out_fields:
+                raise P4InfoError(f"controller header {PACKET_OUT} has no {name}")
+        keyed = [(TABLE_TRANSIT, TRANSIT_KEYS), (TABLE_NEXTHOP, NEXTHOP_KEYS),
+                 (TABLE_WEIGHTS, CLASS_TABLE_KEYS), (TABLE_MVQS, CLASS_TABLE_KEYS)]
+        if self.has_congestion:
+            keyed.append((TABLE_CA, CLASS_TABLE_KEYS))
+        for table, keys in keyed:
+            have = tuple(f.name for f in p4info.match_fields(table))
+            if have != keys:
+                raise P4InfoError(f"{table} matches {list(have)}, not {list(keys)}")
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
         self.rtt_report_id = 0
         self.rtt_report_fields: list[str] = []
@@ -269,8 +296,12 @@ class Pipeline:
             self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
-        p4info.action_param(ACTION_VIA_PATH, "path_id")
+        for action, param in ((ACTION_VIA_PATH, "path_id"), (ACTION_VIA_PATH, "dst_edge"),
+                              (ACTION_TO_PATHS, "dst_edge"), (ACTION_SET_SWITCH_CONFIG, "edge_id")):
+            p4info.action_param(action, param)
         self.max_paths = p4info.counter_size(COUNTER_TX) - 1
+        # edge ids 1..max_edges (p4src/include/sizes.p4: one next hop per (edge, path))
+        self.max_edges = p4info.table_size(TABLE_NEXTHOP) // self.max_paths
         self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
         for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us"):
             p4info.action_param(ACTION_SET_WEIGHTS, name)
@@ -302,9 +333,9 @@ class Pipeline:
                 *CA_COEFFICIENTS,
                 *(f"{name}_{i}" for name in CA_PATH_PARAMS for i in range(1, self.max_paths + 1)),
             ]
-            have = [p.name for p in p4info.action_params(ACTION_SET_CA)]
-            if have != self.ca_params_names:
-                raise P4InfoError(f"{ACTION_SET_CA} has parameters {have}, "
+            params = [p.name for p in p4info.action_params(ACTION_SET_CA)]
+            if params != self.ca_params_names:
+                raise P4InfoError(f"{ACTION_SET_CA} has parameters {params}, "
                                   f"not {self.ca_params_names}")
             for action in (ACTION_SET_CA, ACTION_NO_CA):
                 if action not in p4info.table_actions(TABLE_CA):
@@ -314,7 +345,8 @@ class Pipeline:
         missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
         if missing:
             raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
-        self.max_classes = p4info.table_size(TABLE_WEIGHTS)
+        # one placement per (destination edge, class)
+        self.max_classes = p4info.table_size(TABLE_WEIGHTS) // self.max_edges
         self.drop_reasons = self._drop_reasons(p4info)
         self.ports = special_ports(p4info)
         self._packet_out_fields = p4info.packet_metadata(PACKET_OUT)
@@ -411,29 +443,58 @@ class Pipeline:
             {"port": port, "smac": smac, "dmac": dmac},
         )
 
-    def route_to_paths(self, prefix: str) -> TableEntry:
+    def _edge(self, edge_id: int) -> int:
+        if not 1 <= edge_id <= self.max_edges:
+            raise ValueError(f"edge id {edge_id} outside 1..{self.max_edges}")
+        return edge_id
+
+    def _path(self, path_id: int) -> int:
+        if not 1 <= path_id <= self.max_paths:
+            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+        return path_id
+
+    def switch_config(self, edge_id: int) -> TableEntry:
+        """The switch's own edge id (its one switch_config entry, on every port)."""
+        return TableEntry(
+            TABLE_SWITCH_CONFIG, {}, ACTION_SET_SWITCH_CONFIG, {"edge_id": self._edge(edge_id)},
+            priority=1,
+        )
+
+    def transit_nexthop(self, src_edge: int, dst_edge: int, path_id: int, port: int) -> TableEntry:
+        """Forward the tags of path path_id of the pair (src_edge, dst_edge) to port."""
+        key = (self._edge(src_edge), self._edge(dst_edge), self._path(path_id))
+        return TableEntry(
+            TABLE_TRANSIT, dict(zip(TRANSIT_KEYS, key, strict=True)), ACTION_TRANSIT, {"port": port}
+        )
+
+    def route_to_paths(self, prefix: str, dst_edge: int) -> TableEntry:
+        """A prefix behind edge switch dst_edge, reached over the weighted paths."""
         net = ipaddress.IPv4Network(prefix)
         return TableEntry(
             TABLE_ROUTE,
             {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
             ACTION_TO_PATHS,
+            {"dst_edge": self._edge(dst_edge)},
         )
 
-    def route_via_path(self, prefix: str, path_id: int) -> TableEntry:
-        """Pin a prefix (e.g. a cross-traffic host's /32) to one path, bypassing the weights."""
-        if not 1 <= path_id <= self.max_paths:
-            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
+    def route_via_path(self, prefix: str, dst_edge: int, path_id: int) -> TableEntry:
+        """Pin a prefix (e.g. a cross-traffic host's /32) behind edge switch dst_edge to one
+        path, bypassing the weights."""
         net = ipaddress.IPv4Network(prefix)
         return TableEntry(
             TABLE_ROUTE,
             {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
             ACTION_VIA_PATH,
-            {"path_id": path_id},
+            {"dst_edge": self._edge(dst_edge), "path_id": self._path(path_id)},
         )
 
-    def path_nexthop(self, path_id: int, port: int) -> TableEntry:
+    def path_nexthop(self, dst_edge: int, path_id: int, port: int) -> TableEntry:
+        """The port of path path_id towards edge switch dst_edge."""
         return TableEntry(
-            TABLE_NEXTHOP, {self._key[TABLE_NEXTHOP]: path_id}, ACTION_SET_PATH_PORT, {"port": port}
+            TABLE_NEXTHOP,
+            {"dst_edge": self._edge(dst_edge), "path_id": path_id},
+            ACTION_SET_PATH_PORT,
+            {"port": port},
         )
 
     def path_ingress(self, port: int, path_id: int) -> TableEntry:
@@ -444,14 +505,21 @@ class Pipeline:
             {"path_id": path_id},
         )
 
+    def _class_key(self, dst_edge: int, class_id: int) -> dict[str, MatchValue]:
+        if not 0 <= class_id < self.max_classes:
+            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        return {"dst_edge": self._edge(dst_edge), "class_id": class_id}
+
     def weights(
         self,
+        dst_edge: int,
         class_id: int,
         weights: Mapping[int, int],
         mode: str = "hash",
         flowlet_gap_us: int = 0,
     ) -> TableEntry:
-        """The placement entry of a class: weights maps path id (1-based) -> weight;
+        """The placement entry of a class towards edge dst_edge: weights maps path id
+        (1-based, dst_edge's paths) -> weight;
         mode one of self.modes ("hash", "flowlet", "rr", "vq", "ca"); the flowlet gap in µs.
         Mode "ca" without the congestion feature raises FeatureAbsentError."""
         if mode == MODE_CA:
@@ -459,8 +527,7 @@ class Pipeline:
         unknown = [p for p in weights if not 1 <= p <= self.max_paths]
         if unknown:
             raise ValueError(f"path ids {unknown} outside 1..{self.max_paths}")
-        if not 0 <= class_id < self.max_classes:
-            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        key = self._class_key(dst_edge, class_id)
         if mode not in self.modes:
             raise ValueError(f"mode {mode!r} is not one of {sorted(self.modes)}")
         if not 0 <= flowlet_gap_us < 1 << 32:
@@ -473,9 +540,7 @@ class Pipeline:
         )
         params["mode"] = self.modes[mode]
         params["flowlet_gap_us"] = flowlet_gap_us
-        return TableEntry(
-            TABLE_WEIGHTS, {self._key[TABLE_WEIGHTS]: class_id}, ACTION_SET_WEIGHTS, params
-        )
+        return TableEntry(TABLE_WEIGHTS, key, ACTION_SET_WEIGHTS, params)
 
     def traffic_class(
         self,
@@ -512,9 +577,10 @@ class Pipeline:
         )
 
     def mvqs_params(
-        self, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
+        self, dst_edge: int, class_id: int, paths: Mapping[int, tuple[int, int, int, int]]
     ) -> TableEntry:
-        """The MVQS parameters of a class in mode "vq": path id -> (pad_us, bdp_bytes,
+        """The MVQS parameters of a class in mode "vq" towards edge dst_edge: path id ->
+        (pad_us, bdp_bytes,
         us_per_kbyte, drain_1024us) (mvqs.p4); paths not given get zeros."""
         unknown = [p for p in paths if not 1 <= p <= self.max_paths]
         if unknown:
@@ -526,18 +592,19 @@ class Pipeline:
                 if not 0 <= value < 1 << 32:
                     raise ValueError(f"{name} of path {i} = {value} outside 0..2^32-1")
                 params[f"{name}_{i}"] = int(value)
-        return TableEntry(TABLE_MVQS, {self._key[TABLE_MVQS]: class_id}, ACTION_SET_MVQS, params)
+        key = self._class_key(dst_edge, class_id)
+        return TableEntry(TABLE_MVQS, key, ACTION_SET_MVQS, params)
 
-    def ca_params(self, class_id: int, params: Mapping[str, int]) -> TableEntry:
-        """The congestion-aware parameters of a class in mode "ca" (ca_select.p4): `params`
+    def ca_params(self, dst_edge: int, class_id: int, params: Mapping[str, int]) -> TableEntry:
+        """The congestion-aware parameters of a class in mode "ca" towards edge dst_edge
+        (ca_select.p4): `params`
         maps set_ca's parameter names (self.ca_params_names: c_qdelay, c_loss, c_util,
         epsilon, max_age_us, offset_i, inv_capacity_i; see controller.policies.ca
         .ca_fixed_point) to integers 0..2^32-1; a name not given is 0. ValueError naming the
         parameter for an unknown name, a path index outside 1..max_paths or a value out of
         range; FeatureAbsentError without the congestion feature."""
         self._require(FEATURE_CONGESTION, TABLE_CA)
-        if not 0 <= class_id < self.max_classes:
-            raise ValueError(f"class id {class_id} outside 0..{self.max_classes - 1}")
+        key = self._class_key(dst_edge, class_id)
         known = set(self.ca_params_names)
         for name in params:
             if name not in known:
@@ -553,7 +620,7 @@ class Pipeline:
             if not 0 <= value < 1 << 32:
                 raise ValueError(f"{name} = {value} outside 0..2^32-1")
             out[name] = value
-        return TableEntry(TABLE_CA, {self._key[TABLE_CA]: class_id}, ACTION_SET_CA, out)
+        return TableEntry(TABLE_CA, key, ACTION_SET_CA, out)
 
     def report_config(self, path_id: int, interval_us: int) -> TableEntry:
         """Report path path_id at most once per interval_us µs (path_report_t digests)."""
@@ -601,11 +668,11 @@ class Pipeline:
         """The port for frames laid out like a PacketOut (None: the program has none)."""
         return self.ports.get(PORT_PROBE)
 
-    def probe_frame(self, path_id: int) -> bytes:
-        """A probe onto path path_id as a frame for the probe port: the packet_out header
-        (its fields packed in P4Info order, as BMv2 prepends a PacketOut's metadata), then
-        the probe."""
-        payload, metadata = self.probe(path_id)
+    def probe_frame(self, path_id: int, dst_edge: int) -> bytes:
+        """A probe onto path path_id towards edge dst_edge as a frame for the probe port: the
+        packet_out header (its fields packed in P4Info order, as BMv2 prepends a PacketOut's
+        metadata), then the probe."""
+        payload, metadata = self.probe(path_id, dst_edge)
         value, bits = 0, 0
         for f in self._packet_out_fields:
             value = (value << f.bitwidth) | (metadata.get(f.name, 0) & ((1 << f.bitwidth) - 1))
@@ -614,12 +681,13 @@ class Pipeline:
             raise P4InfoError(f"controller header {PACKET_OUT} is {bits} bits, not whole bytes")
         return value.to_bytes(bits // 8, "big") + payload
 
-    def probe(self, path_id: int) -> tuple[bytes, dict[str, int]]:
-        """Payload and packet_out metadata of a probe onto path path_id, for
-        P4RuntimeClient.packet_out(*pipeline.probe(path_id))."""
-        if not 1 <= path_id <= self.max_paths:
-            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
-        return PROBE_FRAME, {PACKET_OUT_PATH: path_id}
+    def probe(self, path_id: int, dst_edge: int) -> tuple[bytes, dict[str, int]]:
+        """Payload and packet_out metadata of a probe onto path path_id towards edge
+        dst_edge, for P4RuntimeClient.packet_out(*pipeline.probe(path_id, dst_edge))."""
+        return PROBE_FRAME, {
+            PACKET_OUT_PATH: self._path(path_id),
+            PACKET_OUT_EDGE: self._edge(dst_edge),
+        }
 
 
 def program_probe_port(p4info_path: str | Path) -> int | None:

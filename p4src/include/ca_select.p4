@@ -60,7 +60,8 @@ header ca_select_vars_t {
 // alive, weighted paths (bit i-1: path i); path_id: the choice (unchanged
 // when no path is usable). The metrics are FeedbackStore's, lent read-only
 // (congestion.p4, "State").
-control CaSelect(in class_id_t class_id,
+control CaSelect(in edge_id_t dst_edge,
+                 in class_id_t class_id,
                  in timestamp_t now,
                  in bit<8> usable,
                  inout path_id_t path_id)
@@ -113,14 +114,15 @@ control CaSelect(in class_id_t class_id,
 #endif
     }
 
-    // Purpose: per class, the cost coefficients, epsilon, metric age limit
-    // and per-path offsets and inverse capacities the controller derives from
-    // its estimates every control period (units in @ca_units, for the
+    // Purpose: per destination edge and class, the cost coefficients,
+    // epsilon, metric age limit and per-path offsets and inverse capacities
+    // the controller derives from its estimates every control period (units in @ca_units, for the
     // controller, from the same defines as the data plane's).
     // Miss: no_ca, a uniform random choice among the usable paths.
     @ca_units[CA_UNITS_KV]
     table ca_params {
         key = {
+            dst_edge: exact @name("dst_edge");
             class_id: exact @name("class_id");
         }
         actions = {
@@ -134,10 +136,10 @@ control CaSelect(in class_id_t class_id,
     // Path i's cost.
     action path_cost(in path_id_t i, in bit<32> offset, in bit<32> inv, in timestamp_t at,
                      out bit<64> cost) {
-        ca_ts.read(v.ts, i);
-        ca_qdelay.read(v.qdelay, i);
-        ca_loss.read(v.loss, i);
-        ca_rate.read(v.rate, i);
+        ca_ts.read(v.ts, EDGE_PATH(dst_edge, i));
+        ca_qdelay.read(v.qdelay, EDGE_PATH(dst_edge, i));
+        ca_loss.read(v.loss, EDGE_PATH(dst_edge, i));
+        ca_rate.read(v.rate, EDGE_PATH(dst_edge, i));
         v.live = ((bit<64>)v.c_qdelay * (bit<64>)v.qdelay
                   + (bit<64>)v.c_loss * (bit<64>)v.loss
                   + (bit<64>)v.c_util * (((bit<64>)v.rate * (bit<64>)inv) >> 16)) >> 8;

@@ -46,11 +46,12 @@ const bit<32> LOSS_GAP_MAX = 16;
 // declared in MpIngress (ingress.p4), the one control over both, and lent to
 // each as constructor arguments:
 //   cg_qdelay, cg_loss, cg_rate, cg_updated   the metrics of the paths as
-//       measured here (egress edge), by path id: written by CongestionMeter,
+//       measured here (egress edge), per (source edge, path) by EDGE_PATH
+//       (sizes.p4): written by CongestionMeter,
 //       read by FeedbackPush. Units: qdelay µs (EWMA), loss fraction x 2^24
 //       (EWMA), rate bytes of the last window, updated µs (0: never).
 //   ca_qdelay, ca_loss, ca_rate, ca_ts   the metrics fed back by the other
-//       edge (ingress edge), by path id, and when they were measured (µs,
+//       edges (ingress edge), per (destination edge, path) by EDGE_PATH, and when they were measured (µs,
 //       this switch's clock; 0: never): written by FeedbackStore, read by
 //       ca_select.p4. Units: qdelay µs, loss fraction x 65536, rate in
 //       FB_RATE_UNIT_BYTES per RATE_WINDOW_US.
@@ -69,7 +70,8 @@ header congestion_meter_vars_t {
     bit<32>     rate;
 }
 
-// path_id: the tag's (1..MAX_PATHS); tx_ts: the tag's; now: arrival time;
+// path_id: the cell of the tag's source edge and path id (EDGE_PATH,
+// sizes.p4: path_monitor.p4's v.idx); tx_ts: the tag's; now: arrival time;
 // gap: sequence numbers skipped just now (0 for an in-order packet); len:
 // the frame's bytes.
 control CongestionMeter(in path_id_t path_id, in timestamp_t tx_ts, in timestamp_t now,
@@ -80,12 +82,12 @@ control CongestionMeter(in path_id_t path_id, in timestamp_t tx_ts, in timestamp
                         register<timestamp_t, path_id_t> cg_updated) {
     congestion_meter_vars_t v;
 
-    // The meter's own state, by path id: the minimum one-way delay and when
+    // The meter's own state, by cell (EDGE_PATH): the minimum one-way delay and when
     // it was set, and the bytes of the current rate window and its start.
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) min_owd;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) min_ts;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) win_bytes;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) win_start;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) min_owd;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) min_ts;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) win_bytes;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) win_start;
 
     apply {
         v.setValid();
@@ -130,6 +132,7 @@ header feedback_push_vars_t {
     bit<32>     loss;
     bit<32>     rate;
     path_id_t   path;
+    path_id_t   cell;   // EDGE_PATH(dst_edge, path)
 }
 
 // Fills the feedback fields of the tag being pushed (valid, fb_* unset).
@@ -140,15 +143,17 @@ control FeedbackPush(inout headers_t hdr, in timestamp_t now)
                      register<timestamp_t, path_id_t> cg_updated) {
     feedback_push_vars_t v;
 
-    // The next path whose metrics leave in a tag; one cell.
-    register<path_id_t, bit<1>>(1) next_path;
+    // The next path whose metrics leave in a tag, per destination edge (the
+    // tag's dst_edge): each peer gets the metrics of its own paths to here.
+    register<path_id_t, edge_id_t>(MAX_EDGES + 1) next_path;
 
     apply {
         v.setValid();
-        next_path.read(v.path, 0);
+        next_path.read(v.path, hdr.path_tag.dst_edge);
         v.path = (v.path >= MAX_PATHS) ? 8w1 : v.path + 1;
-        next_path.write(0, v.path);
-        cg_updated.read(v.updated, v.path);
+        next_path.write(hdr.path_tag.dst_edge, v.path);
+        v.cell = EDGE_PATH(hdr.path_tag.dst_edge, v.path);
+        cg_updated.read(v.updated, v.cell);
         v.age = now - v.updated;
         hdr.path_tag.fb_path = 0;
         hdr.path_tag.fb_age = 0;
@@ -156,9 +161,9 @@ control FeedbackPush(inout headers_t hdr, in timestamp_t now)
         hdr.path_tag.fb_loss = 0;
         hdr.path_tag.fb_rate = 0;
         if (v.updated != 0 && v.age <= FB_MAX_AGE_US) {
-            cg_qdelay.read(v.qdelay, v.path);
-            cg_loss.read(v.loss, v.path);
-            cg_rate.read(v.rate, v.path);
+            cg_qdelay.read(v.qdelay, v.cell);
+            cg_loss.read(v.loss, v.cell);
+            cg_rate.read(v.rate, v.cell);
             v.qdelay = v.qdelay >> FB_QDELAY_UNIT_SHIFT;
             v.loss = v.loss >> 8;
             v.rate = v.rate >> FB_RATE_UNIT_SHIFT;
@@ -178,12 +183,16 @@ control FeedbackStore(in headers_t hdr, in timestamp_t now)
                       register<bit<16>, path_id_t> ca_loss,
                       register<bit<16>, path_id_t> ca_rate,
                       register<timestamp_t, path_id_t> ca_ts) {
+    // The feedback is about path fb_path from here to the tag's source edge:
+    // its cell is EDGE_PATH(src_edge, fb_path), where path_select.p4 reads the
+    // paths towards that edge.
     apply {
-        ca_qdelay.write(hdr.path_tag.fb_path, (bit<32>)hdr.path_tag.fb_qdelay << FB_QDELAY_UNIT_SHIFT);
-        ca_loss.write(hdr.path_tag.fb_path, hdr.path_tag.fb_loss);
-        ca_rate.write(hdr.path_tag.fb_path, hdr.path_tag.fb_rate);
+        ca_qdelay.write(EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path),
+                        (bit<32>)hdr.path_tag.fb_qdelay << FB_QDELAY_UNIT_SHIFT);
+        ca_loss.write(EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path), hdr.path_tag.fb_loss);
+        ca_rate.write(EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path), hdr.path_tag.fb_rate);
         // when it was measured; | 1: 0 means "never measured"
-        ca_ts.write(hdr.path_tag.fb_path,
+        ca_ts.write(EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path),
                     (now - ((timestamp_t)hdr.path_tag.fb_age << FB_AGE_UNIT_SHIFT)) | 1);
     }
 }

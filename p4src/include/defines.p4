@@ -8,6 +8,9 @@ typedef bit<32> ipv4_addr_t;
 typedef bit<8>  path_id_t;   // 1..MAX_PATHS; 0 means "no path chosen"
 // Every value of path_id_t: the size of registers any path id may index.
 #define PATH_ID_SPACE 256
+// Edge switch ids 1..MAX_EDGES (sizes.p4); 0 means "none" (a switch without
+// an edge id is a pure transit switch, edge_config.p4).
+typedef bit<8>  edge_id_t;
 typedef bit<8>  class_id_t;  // traffic class 0..MAX_CLASSES-1; 0 is the default class
 typedef bit<16> bucket_t;    // weighted-hash bucket
 
@@ -115,11 +118,18 @@ enum bit<8> policy_mode_t {
 //                         next hop (also counted at path_tx[0])
 //   PARSER_ERROR          any other parser error (none is expected: the
 //                         parser's bounds rule them out)
+//   TAG_EDGE              a path tag whose source or destination edge is 0
+//                         or above MAX_EDGES, or whose source edge is this
+//                         switch's own (edge_config.p4)
+//   TAG_PATH              a path tag whose path id is 0 or above MAX_PATHS
+//   NO_TRANSIT            a path tag for another edge with no
+//                         transit_nexthop entry (edge_config.p4)
 // A packet is counted once, for the first reason that applies in this
 // order: IPv4 version, IHL, total length short, total length long,
 // checksum, truncated, not IPv4, other parser errors (validate.p4); then
-// tag from host, TTL, no route, path bounce, no path, as the stages meet
-// them. A probe that ends at the far edge (liveness.p4) is no drop.
+// tag edge, tag path, no transit (edge_config.p4), tag from host, TTL, no
+// route, path bounce, no path, as the stages meet them. A probe that ends
+// at the far edge (liveness.p4) is no drop.
 #define DROP_REASONS(R, SEP) \
     R(TRUNCATED, 1) SEP \
     R(NOT_IPV4, 2) SEP \
@@ -133,8 +143,11 @@ enum bit<8> policy_mode_t {
     R(NO_ROUTE, 10) SEP \
     R(PATH_BOUNCE, 11) SEP \
     R(NO_PATH, 12) SEP \
-    R(PARSER_ERROR, 13)
-#define DROP_REASON_COUNT 13
+    R(PARSER_ERROR, 13) SEP \
+    R(TAG_EDGE, 14) SEP \
+    R(TAG_PATH, 15) SEP \
+    R(NO_TRANSIT, 16)
+#define DROP_REASON_COUNT 16
 typedef bit<8> drop_reason_t;
 #define DROP_REASON_CONST(name, code) const drop_reason_t DROP_##name = code;
 DROP_REASONS(DROP_REASON_CONST, )

@@ -21,6 +21,7 @@ error {
 @ports[CPU_PORT = CPU_PORT_NUMBER, PROBE_PORT = PROBE_PORT_NUMBER]
 header packet_out_t {
     path_id_t path_id;
+    edge_id_t dst_edge;  // the edge at the far end of the path (its tag's dst_edge)
 }
 
 header ethernet_t {
@@ -29,18 +30,25 @@ header ethernet_t {
     bit<16>    ether_type;
 }
 
-// Path tag, 22 bytes between Ethernet and IPv4 (ethernet.ether_type is
+// Path tag, 24 bytes between Ethernet and IPv4 (ethernet.ether_type is
 // ETHERTYPE_PATH_TAG). The ingress edge switch pushes it on every packet it
-// places onto a path (weighted or pinned); the egress edge switch measures
-// the path with it and removes it, so hosts never see it. Path links need an
-// MTU 22 bytes above the hosts' (topo/testbed.py uses 1600).
+// places onto a path (weighted or pinned); transit switches forward it by
+// (src_edge, dst_edge, path_id) untouched (edge_config.p4); the egress edge
+// switch (dst_edge) measures the path with it and removes it, so hosts never
+// see it. Path links need an MTU 24 bytes above the hosts' (topo/testbed.py
+// uses 1600).
 header path_tag_t {
-    // Path the ingress edge placed the packet on (1..MAX_PATHS).
+    // Path the ingress edge placed the packet on (1..MAX_PATHS), numbered per
+    // ordered pair (src_edge, dst_edge) (docs/fabric.md).
     path_id_t   path_id;
     // 0 for data packets; PATH_FLAG_PROBE for the controller's probes
     // (liveness.p4), which carry no IPv4 (next_type 0) and are dropped by
     // the egress edge after the liveness update.
     bit<8>      flags;
+    // The edge that pushed the tag and the edge that removes it
+    // (1..MAX_EDGES; anything else is dropped, edge_config.p4).
+    edge_id_t   src_edge;
+    edge_id_t   dst_edge;
     // Per-path sequence number from the ingress edge's register (0, 1, ...;
     // wraps at 2^32). Gaps at the egress edge are losses, late arrivals
     // reorderings.
@@ -197,6 +205,8 @@ struct local_metadata_t {
     bit<8>     tcp_opt_left; // parser: option bytes of the TCP header not yet walked
     bit<8>     tcp_opt_count; // parser: options kept in hdr.tcp_options so far
     bool       subflow_pinned; // mptcp.p4: a subflow pin chose path_id
+    edge_id_t  my_edge;      // this switch's edge id (edge_config.p4; 0: none, transit only)
+    edge_id_t  dst_edge;     // the route's (or probe's) destination edge (0: none)
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver
@@ -205,6 +215,7 @@ struct local_metadata_t {
 // pipeline was pushed and wrap; the controller takes differences.
 struct path_report_t {
     path_id_t   path_id;     // path of the reporting packet (its tag)
+    edge_id_t   src_edge;    // the edge that sent it (its tag): the path's ingress edge
     path_seq_t  seq;         // its tag's sequence number
     timestamp_t tx_ts;       // its tag's tx time stamp (ingress edge clock, µs)
     timestamp_t rx_ts;       // its arrival time (this switch's clock, µs)

@@ -1,6 +1,7 @@
-// The ingress pipeline: validation, path arrival accounting, path
-// measurement and tag removal (egress edge), routing and, for traffic to the
-// other edge, path selection and tag push (ingress edge).
+// The ingress pipeline: validation, the tag checks and transit forwarding
+// (edge_config.p4), path arrival accounting, path measurement and tag removal
+// (egress edge), routing and, for traffic to another edge, path selection and
+// tag push (ingress edge).
 //
 // Validation comes first (the rule): a packet that RFC 1812 5.2.2 says a
 // router must discard (IPv4 version, IHL, total length, header checksum),
@@ -25,12 +26,16 @@
 // (not every stage, as at the top level): the owner writes, the other reads.
 //   drop_reason       every stage that drops (and this control) counts here
 //   path_last_seen,   written by liveness.p4, read by path_select.p4 (the
-//   path_dead_after   chosen path's, and every path's on failover)
-//   tx_seq            written by path_tag.p4, read by probe_gate.p4
-//   cg_*              congestion metrics measured here: written by
+//   path_dead_after   chosen path's, and every path's on failover); per
+//                     (peer edge, path)
+//   tx_seq            written by path_tag.p4, read by probe_gate.p4; per
+//                     (destination edge, path)
+//   cg_*              congestion metrics measured here, per (source edge,
+//                     path): written by
 //                     path_monitor.p4 (CongestionMeter), fed back by
 //                     path_tag.p4 (FeedbackPush)
-//   ca_*              congestion metrics fed back by the other edge: written
+//   ca_*              congestion metrics fed back by the other edges, per
+//                     (destination edge, path): written
 //                     by path_monitor.p4 (FeedbackStore), read by
 //                     path_select.p4 (CaSelect)
 // (congestion.p4 describes the metrics, liveness.p4 and path_tag.p4 theirs.)
@@ -44,6 +49,7 @@
 
 #include "headers.p4"
 #include "validate.p4"
+#include "edge_config.p4"
 #include "routing.p4"
 #include "path_ingress.p4"
 #include "path_select.p4"
@@ -64,23 +70,26 @@ control MpIngress(inout headers_t hdr,
     // the same list as the constants.
     @drop_reasons[DROP_REASONS(DROP_REASON_KV, P4_COMMA)]
     counter<drop_reason_t>(DROP_REASON_COUNT + 1, CounterType.packets_and_bytes) drop_reason;
-    // Liveness of each path (liveness.p4).
+    // Liveness of each path of each peer edge, by EDGE_PATH (liveness.p4).
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
     register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
-    // Next sequence number of each path (path_tag.p4).
-    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) tx_seq;
+    // Next sequence number of each path to each destination edge, by
+    // EDGE_PATH(dst_edge, path_id) (path_tag.p4, sizes.p4).
+    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) tx_seq;
 #ifndef NO_CONGESTION
-    // Congestion metrics by path id (congestion.p4, "State").
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_qdelay;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_loss;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) cg_rate;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) cg_updated;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) ca_qdelay;
-    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_loss;
-    register<bit<16>, path_id_t>(PATH_REGISTER_SIZE) ca_rate;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) ca_ts;
+    // Congestion metrics per (peer edge, path), by EDGE_PATH (congestion.p4,
+    // "State"; sizes.p4).
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_qdelay;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_loss;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_rate;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_updated;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_qdelay;
+    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
+    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
 #endif
 
+    EdgeConfig(drop_reason) edge_config;
     PathIngress() path_ingress;
     Routing(drop_reason) routing;
 #ifdef NO_CONGESTION
@@ -122,6 +131,9 @@ control MpIngress(inout headers_t hdr,
         }
         // local_metadata_t starts zeroed for every packet (BMv2 resets the
         // user metadata): to_paths, pinned, on_path false; class 0; path 0.
+        // The edge id; malformed tags dropped, tags of other edges forwarded
+        // (transit): both end the ingress here (edge_config.p4).
+        edge_config.apply(hdr, meta, std_meta);
         path_ingress.apply(hdr, meta, std_meta);
         if (hdr.path_tag.isValid() && meta.from_path == 0) {
             // A tag from a host port: hosts never send tags.

@@ -28,11 +28,15 @@
 #include "headers.p4"
 #include "sizes.p4"
 
-// path_last_seen, path_dead_after: per path, by path id, the arrival time of
-// the latest tagged packet from the path (µs) and the dead-after interval in
-// force (0: never dead). PATH_ID_SPACE slots, one for every value of
-// path_id_t, so that path_select.p4 reads the chosen path's slot without
-// clamping the id; only 1..MAX_PATHS are ever written.
+// path_last_seen, path_dead_after: per (peer edge, path), by EDGE_PATH(peer
+// edge, path id) (sizes.p4), the arrival time of the latest tagged packet
+// from the path (µs; the tag's src_edge) and the dead-after interval in force
+// (0: never dead). A path towards edge e is judged by the arrivals from e on
+// the path of the same id (the two directions of a path of the testbed; in a
+// fabric path i of a -> b need not be the reverse of b -> a's, docs/fabric.md).
+// A probe sent towards e (packet_out.dst_edge) arms the cell of e.
+// PATH_ID_SPACE cells (every value of path_id_t); only cells of edges
+// 1..MAX_EDGES and paths 1..MAX_PATHS are ever written.
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta)
@@ -40,7 +44,8 @@ control Liveness(inout headers_t hdr,
                  register<timestamp_t, path_id_t> path_dead_after) {
 
     // Set where used (apply), not here: an initialiser runs for every packet.
-    path_id_t key_path;
+    path_id_t key_path;  // the path id (liveness_config's key)
+    path_id_t cell;      // its registers' cell: EDGE_PATH(peer edge, path id)
     timestamp_t config_dead_after;
 
     // Declare the path dead dead_after_us µs after the last tagged packet
@@ -70,24 +75,28 @@ control Liveness(inout headers_t hdr,
             bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
                            meta.from_path <= MAX_PATHS;
             bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
-                            hdr.packet_out.path_id <= MAX_PATHS;
+                            hdr.packet_out.path_id <= MAX_PATHS &&
+                            hdr.packet_out.dst_edge != 0 && hdr.packet_out.dst_edge <= MAX_EDGES;
             key_path = 0;
+            cell = 0;
             config_dead_after = 0;
             if (arrival) {
                 key_path = meta.from_path;
+                cell = EDGE_PATH(hdr.path_tag.src_edge, meta.from_path);
             } else if (probe_tx) {
                 key_path = hdr.packet_out.path_id;
+                cell = EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id);
             }
             if (arrival || probe_tx) {
                 liveness_config.apply();
-                path_dead_after.write(key_path, config_dead_after);
+                path_dead_after.write(cell, config_dead_after);
                 if (arrival) {
-                    path_last_seen.write(key_path, now);
+                    path_last_seen.write(cell, now);
                 } else {
                     timestamp_t seen;
-                    path_last_seen.read(seen, key_path);
+                    path_last_seen.read(seen, cell);
                     if (seen == 0) {
-                        path_last_seen.write(key_path, now);
+                        path_last_seen.write(cell, now);
                     }
                 }
             }

@@ -13,7 +13,8 @@
 // (w_p * bdp_p) in µs per 1024 bytes, the controller's parameters. This is
 // the continuous form of the paper's ceil(VQ_p / (w_p bdp_p)) * srtt_p + PAD_p.
 // Ties go to the lower path id. Every VQ-mode packet is then added to its
-// path's queue. The queues are per path, shared by every VQ class; each
+// path's queue. The queues are per (destination edge, path) (EDGE_PATH,
+// sizes.p4), shared by every VQ class; each
 // packet drains them with its own class's rates (the controller writes the
 // same path rates for every class).
 // Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
@@ -53,16 +54,18 @@ header mvqs_vars_t {
     bit<64>   gone;    // drained(): bytes drained since
 }
 
-control Mvqs(in class_id_t class_id,
+control Mvqs(in edge_id_t dst_edge,
+             in class_id_t class_id,
              in timestamp_t now,
              in bit<32> len,
              in bool choose,
              in bit<8> usable,
              inout path_id_t path_id) {
 
-    // Per path, by path id: virtual queue (bytes) and when it was last drained (µs).
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) vq_bytes;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) vq_ts;
+    // Per (destination edge, path), by EDGE_PATH: virtual queue (bytes) and
+    // when it was last drained (µs).
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) vq_bytes;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) vq_ts;
 
     // The control's locals (headers.p4, "Locals in headers").
     mvqs_vars_t v;
@@ -121,12 +124,13 @@ control Mvqs(in class_id_t class_id,
 #endif
     }
 
-    // Purpose: per class, the MVQS parameters the controller derives from
-    // the path estimates every control period.
+    // Purpose: per destination edge and class, the MVQS parameters the
+    // controller derives from the path estimates every control period.
     // Miss: no_params, every parameter 0: every T_p is 0, the lowest usable
     // path id wins, queues never drain.
     table mvqs_params {
         key = {
+            dst_edge: exact @name("dst_edge");
             class_id: exact @name("class_id");
         }
         actions = {
@@ -139,8 +143,8 @@ control Mvqs(in class_id_t class_id,
 
     // Path i's virtual queue drained up to now.
     action drained(in path_id_t i, in bit<32> drain, in timestamp_t at, out bit<32> vq) {
-        vq_bytes.read(v.stored, i);
-        vq_ts.read(v.ts, i);
+        vq_bytes.read(v.stored, EDGE_PATH(dst_edge, i));
+        vq_ts.read(v.ts, EDGE_PATH(dst_edge, i));
         v.gone = ((bit<64>)(at - v.ts) * (bit<64>)drain) >> 10;
         vq = ((bit<64>)v.stored > v.gone) ? v.stored - (bit<32>)v.gone : 32w0;
     }
@@ -212,8 +216,8 @@ control Mvqs(in class_id_t class_id,
 #endif
             }
             drained(path_id, v.drain, now, v.q);
-            vq_bytes.write(path_id, v.q + len);
-            vq_ts.write(path_id, now);
+            vq_bytes.write(EDGE_PATH(dst_edge, path_id), v.q + len);
+            vq_ts.write(EDGE_PATH(dst_edge, path_id), now);
         }
     }
 }

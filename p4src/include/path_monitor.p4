@@ -59,6 +59,7 @@ header path_monitor_vars_t {
     bit<16>      sig;
     bit<16>      slot_sig;
     path_id_t    path_id;
+    path_id_t    idx;         // the registers' cell: EDGE_PATH(src_edge, path_id)
     bool         reporting;   // report_config: this path is reported
     bit<7>       pad;         // BMv2 wants headers of whole bytes
 }
@@ -88,16 +89,18 @@ control PathMonitor(inout headers_t hdr,
     FeedbackStore(ca_qdelay, ca_loss, ca_rate, ca_ts) feedback;
 #endif
 
-    // Per-path state, by path id (the tag's). The controller does not read
-    // the registers: their values travel in the digest.
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) rx_packets;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) rx_bytes;
-    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) expected_seq;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) lost;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) reordered;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) last_report_ts;
+    // Per-path state of each source edge, by EDGE_PATH(src_edge, path_id)
+    // (the tag's; sizes.p4): the paths of each pair of edges are numbered
+    // and measured apart. The controller does not read the registers: their
+    // values travel in the digest.
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) rx_packets;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) rx_bytes;
+    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) expected_seq;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) lost;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) reordered;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) last_report_ts;
 #ifndef NO_FLOW_ORDER
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) flow_ooo;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) flow_ooo;
     // Per flow slot: signature and newest tx_ts received.
     register<bit<16>, bit<32>>(FLOW_ORDER_SLOTS) order_sig;
     register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;
@@ -136,13 +139,15 @@ control PathMonitor(inout headers_t hdr,
         // Measure only tags from a path port, with a path id the registers
         // cover; the tag is removed in any case.
         if (meta.from_path != 0 && v.path_id != 0 && v.path_id <= MAX_PATHS) {
+            // edge_config.p4 admitted src_edge (1..MAX_EDGES)
+            v.idx = EDGE_PATH(hdr.path_tag.src_edge, v.path_id);
             v.seq = hdr.path_tag.seq;
             v.rx_ts = std_meta.ingress_global_timestamp;
-            rx_packets.read(v.packets, v.path_id);
-            rx_bytes.read(v.bytes, v.path_id);
-            expected_seq.read(v.expected, v.path_id);
-            lost.read(v.n_lost, v.path_id);
-            reordered.read(v.n_reordered, v.path_id);
+            rx_packets.read(v.packets, v.idx);
+            rx_bytes.read(v.bytes, v.idx);
+            expected_seq.read(v.expected, v.idx);
+            lost.read(v.n_lost, v.idx);
+            reordered.read(v.n_reordered, v.idx);
 
             v.d = v.seq - v.expected;
             v.gap = 0;
@@ -165,7 +170,7 @@ control PathMonitor(inout headers_t hdr,
 #ifdef NO_FLOW_ORDER
             v.n_ooo = 0;
 #else
-            flow_ooo.read(v.n_ooo, v.path_id);
+            flow_ooo.read(v.n_ooo, v.idx);
             if (hdr.ipv4.isValid()) {
                 flow.setValid();
                 flow.src_addr = hdr.ipv4.src_addr;
@@ -183,32 +188,32 @@ control PathMonitor(inout headers_t hdr,
                     order_ts.write(v.slot, hdr.path_tag.tx_ts);
                 } else {
                     v.n_ooo = v.n_ooo + 1;
-                    flow_ooo.write(v.path_id, v.n_ooo);
+                    flow_ooo.write(v.idx, v.n_ooo);
                 }
             }
 #endif
 
-            rx_packets.write(v.path_id, v.packets);
-            rx_bytes.write(v.path_id, v.bytes);
-            expected_seq.write(v.path_id, v.expected);
-            lost.write(v.path_id, v.n_lost);
-            reordered.write(v.path_id, v.n_reordered);
+            rx_packets.write(v.idx, v.packets);
+            rx_bytes.write(v.idx, v.bytes);
+            expected_seq.write(v.idx, v.expected);
+            lost.write(v.idx, v.n_lost);
+            reordered.write(v.idx, v.n_reordered);
 
 #ifndef NO_CONGESTION
             // This path's congestion metrics (as its egress edge), and the
             // feedback the other edge sent about one of its paths.
-            congestion_meter.apply(v.path_id, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
+            congestion_meter.apply(v.idx, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
             if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
                 feedback.apply(hdr, v.rx_ts);
             }
 #endif
             report_config.apply();
             if (v.reporting) {
-                last_report_ts.read(v.last, v.path_id);
+                last_report_ts.read(v.last, v.idx);
                 if (v.rx_ts - v.last >= v.report_interval) {
-                    last_report_ts.write(v.path_id, v.rx_ts);
+                    last_report_ts.write(v.idx, v.rx_ts);
                     digest<path_report_t>(DIGEST_PATH_REPORT, {
-                        v.path_id, v.seq, hdr.path_tag.tx_ts, v.rx_ts,
+                        v.path_id, hdr.path_tag.src_edge, v.seq, hdr.path_tag.tx_ts, v.rx_ts,
                         v.packets, v.bytes, v.n_lost, v.n_reordered, v.n_ooo });
                 }
             }

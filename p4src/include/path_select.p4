@@ -71,6 +71,7 @@ header path_select_vars_t {
     timestamp_t    last;        // when the flow last sent
     timestamp_t    seen;        // a path's last arrival (liveness)
     timestamp_t    after;       // a path's dead-after (liveness)
+    path_id_t      cell;        // the chosen path's liveness cell (EDGE_PATH)
     bit<8>         alive_mask;  // bit i-1: path i is alive
     bit<8>         usable;      // alive and weighted
     path_id_t      q;           // round robin: candidate
@@ -128,8 +129,9 @@ control PathSelect(inout headers_t hdr,
     // Flowlet state by flow-hash slot: when the flow last sent (µs) and its path.
     register<timestamp_t, bit<32>>(FLOWLET_SLOTS) flowlet_ts;
     register<path_id_t, bit<32>>(FLOWLET_SLOTS) flowlet_path;
-    // Round robin: the path of each class's previous packet.
-    register<path_id_t, class_id_t>(MAX_CLASSES) rr_last;
+    // Round robin: the path of each class's previous packet, per destination
+    // edge (RR_CELL(dst_edge, class_id), sizes.p4).
+    register<path_id_t, bit<16>>(RR_CELLS) rr_last;
 
     PathFailover() failover;
     Mvqs() mvqs;
@@ -183,10 +185,12 @@ control PathSelect(inout headers_t hdr,
         v.gap = 0;
     }
 
-    // Purpose: the weights, mode and flowlet gap of each traffic class.
+    // Purpose: the weights, mode and flowlet gap of each traffic class
+    // towards each destination edge (its paths are numbered per edge).
     // Miss: no_weights, the packet is counted at index 0 and dropped.
     table path_weights {
         key = {
+            meta.dst_edge: exact @name("dst_edge");
             meta.class_id: exact @name("class_id");
         }
         actions = {
@@ -210,11 +214,13 @@ control PathSelect(inout headers_t hdr,
         mark_to_drop(std_meta);
     }
 
-    // Purpose: the egress port of each path (weighted and pinned traffic).
+    // Purpose: the egress port of each path to each destination edge
+    // (weighted and pinned traffic; path ids are per destination edge).
     // Miss: the packet is dropped (path not configured) and counted at
     // path_tx[0].
     table path_nexthop {
         key = {
+            meta.dst_edge: exact @name("dst_edge");
             meta.path_id: exact @name("path_id");
         }
         actions = {
@@ -271,13 +277,15 @@ control PathSelect(inout headers_t hdr,
                 random(meta.bucket, 16w0, 16w65535);
                 meta.path_id = BUCKET_PATH((bit<17>)meta.bucket);
             }
-            // Liveness of the chosen (or continued) path. The liveness
-            // registers cover every path id (liveness.p4); path 0 and ids
-            // above MAX_PATHS (dropped below) are never configured, so their
-            // dead_after is 0: never dead. (An index computed here, e.g. a
-            // clamp, would be a temporary metadata field per read.)
-            path_last_seen.read(v.seen, meta.path_id);
-            path_dead_after.read(v.after, meta.path_id);
+            // Liveness of the chosen (or continued) path towards the
+            // destination edge (liveness.p4: per (peer edge, path)). Path 0
+            // and ids above MAX_PATHS (dropped below) read cell (edge, 0),
+            // never written: dead_after 0, never dead. (The cell goes into
+            // v: an index computed in each read would be a temporary
+            // metadata field per read.)
+            v.cell = EDGE_PATH(meta.dst_edge, (meta.path_id <= MAX_PATHS ? meta.path_id : 8w0));
+            path_last_seen.read(v.seen, v.cell);
+            path_dead_after.read(v.after, v.cell);
             bool dead = v.after != 0 && v.now - v.seen > v.after;
             // Usable paths: the weighted ones, or the weighted alive ones
             // where every path's liveness is needed (round robin, a new VQ or
@@ -286,30 +294,30 @@ control PathSelect(inout headers_t hdr,
             if (dead || (placed && (v.class_mode == policy_mode_t.RR ||
                                     ((v.class_mode == policy_mode_t.VQ ||
                                       v.class_mode == policy_mode_t.CA) && !fresh)))) {
-                path_last_seen.read(v.seen, 1);
-                path_dead_after.read(v.after, 1);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 1));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 1));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 1; }
-                path_last_seen.read(v.seen, 2);
-                path_dead_after.read(v.after, 2);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 2));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 2));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 2; }
-                path_last_seen.read(v.seen, 3);
-                path_dead_after.read(v.after, 3);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 3));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 3));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 4; }
-                path_last_seen.read(v.seen, 4);
-                path_dead_after.read(v.after, 4);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 4));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 4));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 8; }
 #if MAX_PATHS > 4
-                path_last_seen.read(v.seen, 5);
-                path_dead_after.read(v.after, 5);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 5));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 5));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 16; }
-                path_last_seen.read(v.seen, 6);
-                path_dead_after.read(v.after, 6);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 6));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 6));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 32; }
-                path_last_seen.read(v.seen, 7);
-                path_dead_after.read(v.after, 7);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 7));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 7));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 64; }
-                path_last_seen.read(v.seen, 8);
-                path_dead_after.read(v.after, 8);
+                path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 8));
+                path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 8));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 128; }
 #endif
                 if ((v.alive_mask & v.weighted) != 0) {
@@ -318,7 +326,7 @@ control PathSelect(inout headers_t hdr,
             }
             if (placed && v.class_mode == policy_mode_t.RR) {
                 // the first of q+1, q+2, ... (cyclically over 1..MAX_PATHS) in usable
-                rr_last.read(v.q, meta.class_id);
+                rr_last.read(v.q, RR_CELL(meta.dst_edge, meta.class_id));
                 v.next = 0;
                 if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
                 if ((v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
@@ -339,7 +347,7 @@ control PathSelect(inout headers_t hdr,
                 if (v.next == 0 && (v.usable & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
 #endif
                 meta.path_id = v.next;
-                rr_last.write(meta.class_id, v.next);
+                rr_last.write(RR_CELL(meta.dst_edge, meta.class_id), v.next);
             } else if (dead) {
                 // The chosen path is dead: another alive weighted path, by a
                 // second hash of the flow (hash mode: the same fallback for
@@ -355,13 +363,13 @@ control PathSelect(inout headers_t hdr,
             if (placed && v.class_mode == policy_mode_t.VQ) {
                 // A new flowlet takes the least time factor; every packet
                 // joins its path's virtual queue.
-                mvqs.apply(meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
+                mvqs.apply(meta.dst_edge, meta.class_id, v.now, std_meta.packet_length, !fresh, v.usable,
                            meta.path_id);
             }
 #ifndef NO_CONGESTION
             else if (placed && v.class_mode == policy_mode_t.CA && !fresh) {
                 // A new flowlet (or one whose path died): least live cost.
-                ca_select.apply(meta.class_id, v.now, v.usable, meta.path_id);
+                ca_select.apply(meta.dst_edge, meta.class_id, v.now, v.usable, meta.path_id);
             }
 #endif
             if (flowlets) {

@@ -12,7 +12,9 @@
 #include "congestion.p4"
 #endif
 
-// tx_seq: the next sequence number of each path, by path id; starts at 0
+// tx_seq: the next sequence number of each path to each destination edge, by
+// EDGE_PATH(dst_edge, path_id) (sizes.p4: paths are numbered per pair of
+// edges, so each pair counts its own); starts at 0
 // when the pipeline is pushed, wraps at 2^32. PathTagPush owns it (the only
 // writer); the probe gate (probe_gate.p4) reads it too, so it is declared in
 // MpIngress (ingress.p4), the control over both, and lent to each. Built with
@@ -38,10 +40,12 @@ control PathTagPush(inout headers_t hdr,
     // one more metadata field, reset for every packet).
     apply {
         hdr.path_tag.setValid();
-        tx_seq.read(hdr.path_tag.seq, meta.path_id);
-        tx_seq.write(meta.path_id, hdr.path_tag.seq + 1);
+        tx_seq.read(hdr.path_tag.seq, EDGE_PATH(meta.dst_edge, meta.path_id));
+        tx_seq.write(EDGE_PATH(meta.dst_edge, meta.path_id), hdr.path_tag.seq + 1);
         hdr.path_tag.path_id = meta.path_id;
         hdr.path_tag.flags = 0;
+        hdr.path_tag.src_edge = meta.my_edge;
+        hdr.path_tag.dst_edge = meta.dst_edge;
         hdr.path_tag.tx_ts = std_meta.ingress_global_timestamp;
         hdr.path_tag.next_type = hdr.ethernet.ether_type;
         hdr.ethernet.ether_type = ETHERTYPE_PATH_TAG;

@@ -14,6 +14,8 @@
 // still sees every probe, sent or skipped (liveness.p4 runs first: a skipped
 // probe arms a path's timer like a sent one).
 //
+// Sequence numbers are per (destination edge, path) (path_tag.p4); the
+// counter probe_skipped per path id.
 // "Tagged since the previous probe" compares the path's next sequence number
 // tx_seq[p] (path_tag.p4) with what the previous probe left in probe_seq[p]:
 // tx_seq after it (its own number + 1) when it went, tx_seq when it was
@@ -33,33 +35,36 @@ control ProbeGate(inout headers_t hdr,
                   inout standard_metadata_t std_meta)
                  (register<path_seq_t, path_id_t> tx_seq) {
 
-    // Per path, by path id: tx_seq as the previous probe onto it left it.
-    register<path_seq_t, path_id_t>(PATH_REGISTER_SIZE) probe_seq;
+    // Per (destination edge, path), by EDGE_PATH(dst_edge, path_id): tx_seq
+    // as the previous probe onto it left it.
+    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) probe_seq;
     // Per path, by path id: probes dropped because the path carried this
     // switch's traffic since the previous probe (read by the controller).
     counter<path_id_t>(PATH_COUNTER_SIZE, CounterType.packets) probe_skipped;
 
     apply {
-        // Paths beyond the registers go on to path selection, which drops
-        // them (no next hop); path 0 likewise.
-        if (hdr.packet_out.path_id != 0 && hdr.packet_out.path_id <= MAX_PATHS) {
+        // Paths and edges beyond the registers go on to path selection,
+        // which drops them (no next hop); path and edge 0 likewise.
+        if (hdr.packet_out.path_id != 0 && hdr.packet_out.path_id <= MAX_PATHS &&
+                hdr.packet_out.dst_edge != 0 && hdr.packet_out.dst_edge <= MAX_EDGES) {
             path_seq_t next;
             path_seq_t left;
-            tx_seq.read(next, hdr.packet_out.path_id);
-            probe_seq.read(left, hdr.packet_out.path_id);
+            tx_seq.read(next, EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id));
+            probe_seq.read(left, EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id));
             path_seq_t since = next - left;
             if ((int<32>)since > 0) {
-                probe_seq.write(hdr.packet_out.path_id, next);
+                probe_seq.write(EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id), next);
                 probe_skipped.count(hdr.packet_out.path_id);
                 mark_to_drop(std_meta);
                 exit;
             }
-            probe_seq.write(hdr.packet_out.path_id, next + 1);
+            probe_seq.write(EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id), next + 1);
         }
         // Onto its path like a pinned packet, tagged with PATH_FLAG_PROBE.
         meta.to_paths = true;
         meta.pinned = true;
         meta.path_id = hdr.packet_out.path_id;
+        meta.dst_edge = hdr.packet_out.dst_edge;
     }
 }
 

@@ -1,5 +1,5 @@
 // IPv4 routing: a packet either goes to a host behind this switch or leaves
-// over the paths towards the other edge switch.
+// over the paths towards another edge switch (the route names which).
 #ifndef __ROUTING__
 #define __ROUTING__
 
@@ -45,20 +45,22 @@ control Routing(inout headers_t hdr,
         hdr.ethernet.dst_addr = dmac;
     }
 
-    // The destination is behind the other edge switch: let path selection
-    // choose the egress port.
-    action route_to_paths() {
+    // The destination is behind edge switch dst_edge: let path selection
+    // choose the path (of this switch's paths to dst_edge) and the port.
+    action route_to_paths(edge_id_t dst_edge) {
         decrement_ttl();
         meta.to_paths = true;
+        meta.dst_edge = dst_edge;
     }
 
-    // The destination is behind the other edge switch and the prefix is
+    // The destination is behind edge switch dst_edge and the prefix is
     // pinned to one path (e.g. a cross-traffic host): leave over path_id,
     // bypassing the weights; path_nexthop and path_tx treat the packet like
     // weighted traffic.
-    action route_via_path(path_id_t path_id) {
+    action route_via_path(edge_id_t dst_edge, path_id_t path_id) {
         decrement_ttl();
         meta.to_paths = true;
+        meta.dst_edge = dst_edge;
         meta.pinned = true;
         meta.path_id = path_id;
     }

@@ -2,9 +2,36 @@
 #ifndef __SIZES__
 #define __SIZES__
 
+// Edge switches a fabric may have (docs/fabric.md): edge ids are 1..MAX_EDGES
+// (edge_id_t, defines.p4), carried in the path tag (src_edge, dst_edge).
+// Per-(edge, path) state is indexed peer_edge * PATH_REGISTER_SIZE + path_id
+// (EDGE_PATH_REGISTER_SIZE cells; index 0 of each edge's block unused): each
+// such register of W-bit cells costs (MAX_EDGES + 1) * (MAX_PATHS + 1) * W/8
+// bytes, 45 cells with 4 paths (180 bytes at 32 bits, 270 at 48) and 81
+// cells with 8 paths (324 and 486 bytes).
+#ifndef MAX_EDGES
+#define MAX_EDGES 8
+#endif
+#define EDGE_PATH_REGISTER_SIZE ((MAX_EDGES + 1) * PATH_REGISTER_SIZE)
+#if (MAX_EDGES + 1) * (MAX_PATHS + 1) > 256
+#error "per-(edge, path) registers are indexed by path_id_t (8 bits)"
+#endif
+// The cell of path path_id of edge edge (both path_id_t-wide expressions).
+#define EDGE_PATH(edge, path) ((edge) * (path_id_t)PATH_REGISTER_SIZE + (path))
+// Per-(edge, class) state (path_select.p4's round-robin turn): its cells.
+#define RR_CELLS ((MAX_EDGES + 1) * MAX_CLASSES)
+#define RR_CELL(edge, cls) ((bit<16>)(edge) * MAX_CLASSES + (bit<16>)(cls))
+
+// The switch's own configuration: one entry (edge_config.p4).
+#define SWITCH_CONFIG_TABLE_SIZE 1
 #define IPV4_ROUTE_TABLE_SIZE   1024
-#define PATH_WEIGHTS_TABLE_SIZE MAX_CLASSES
-#define PATH_NEXTHOP_TABLE_SIZE MAX_PATHS
+// Per (destination edge, class): path_weights, mvqs_params, ca_params.
+#define PATH_WEIGHTS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
+// One next hop per (destination edge, path).
+#define PATH_NEXTHOP_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
+// One next hop per (source edge, destination edge, path) crossing a transit
+// switch (edge_config.p4).
+#define TRANSIT_NEXTHOP_TABLE_SIZE (MAX_EDGES * MAX_EDGES * MAX_PATHS)
 #define PATH_INGRESS_TABLE_SIZE 64
 #define REPORT_CONFIG_TABLE_SIZE MAX_PATHS
 // RTT/retransmission flow slots of the ingress edge (rtt_monitor.p4).
@@ -16,8 +43,8 @@
 // Flowlet slots (path_select.p4): flows hash into them; two flows sharing a
 // slot share its flowlet state.
 #define FLOWLET_SLOTS 8192
-#define MVQS_PARAMS_TABLE_SIZE MAX_CLASSES
-#define CA_PARAMS_TABLE_SIZE MAX_CLASSES
+#define MVQS_PARAMS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
+#define CA_PARAMS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
 // Per-flow order slots of the egress edge (path_monitor.p4).
 #define FLOW_ORDER_SLOTS 4096
 // Pinned MPTCP subflows, one entry per subflow and direction (mptcp.p4).

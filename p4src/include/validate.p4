@@ -18,8 +18,8 @@
 #include "headers.p4"
 
 const bit<32> ETHERNET_BYTES = 14;
-const bit<32> PATH_TAG_BYTES = 22;
-const bit<32> PACKET_OUT_BYTES = 1;
+const bit<32> PATH_TAG_BYTES = 24;
+const bit<32> PACKET_OUT_BYTES = 2;
 
 // The IPv4 total length claims more bytes than the frame has after the
 // headers in front of it (of `hdr` and `std_meta` where it is used). An

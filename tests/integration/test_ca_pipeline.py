@@ -50,8 +50,12 @@ def test_controller_writes_ca_params_to_bmv2(switch, artifacts):
         assert ctl.agents[0].wait_ready(10), ctl.agents[0].status
 
         def held() -> dict[int, dict[str, int]]:
+            """class id -> set_ca parameters of the entries towards s2 (edge 2), the only
+            destination edge of s1; an entry towards another edge fails here."""
+            assert {decode_uint(e.match[0].exact.value)
+                    for e in client.read_table(pl.TABLE_CA)} <= {2}  # keys: dst_edge, class_id
             return {
-                decode_uint(e.match[0].exact.value): {
+                decode_uint(e.match[1].exact.value): {
                     p.name: param_value(e, p.id)
                     for p in p4info.action_params(pl.ACTION_SET_CA)
                 }

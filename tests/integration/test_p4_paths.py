@@ -44,14 +44,14 @@ def test_eight_paths(pipeline8):
 
 
 def test_eight_path_entries(pipeline8):
-    entry = pipeline8.weights(0, {i: 1 for i in range(1, 9)}, "flowlet", 500)
+    entry = pipeline8.weights(2, 0, {i: 1 for i in range(1, 9)}, "flowlet", 500)
     assert [entry.params[f"end_{i}"] for i in range(1, 9)] == [8192 * i for i in range(1, 9)]
-    mvqs = pipeline8.mvqs_params(0, {8: (100, 15000, 10, 2048)})
+    mvqs = pipeline8.mvqs_params(2, 0, {8: (100, 15000, 10, 2048)})
     assert mvqs.params["pad_us_8"] == 100
     assert mvqs.params["drain_1024us_8"] == 2048
     assert mvqs.params["pad_us_1"] == 0
     with pytest.raises(ValueError):
-        pipeline8.weights(0, {9: 1}, "flowlet", 500)
+        pipeline8.weights(2, 0, {9: 1}, "flowlet", 500)
 
 
 def test_unsupported_path_count_fails(tmp_path):

@@ -65,7 +65,7 @@ def test_profile_binds_with_its_features(profile):
     # Path telemetry keeps its digest layout (flow_ooo stays, 0 without per-flow order).
     _, members = pipeline.path_report_digest()
     assert "flow_ooo" in members, DIGEST_PATH_REPORT
-    entry = pipeline.weights(0, {1: 1, 2: 1}, "flowlet", 500)
+    entry = pipeline.weights(2, 0, {1: 1, 2: 1}, "flowlet", 500)
     assert entry.table in pipeline.tables
 
 
@@ -97,14 +97,14 @@ def test_profile_without_mptcp(profile):
 def test_profile_without_congestion(profile):
     _, pipeline = profile
     if FEATURE_CONGESTION in pipeline.features:
-        assert pipeline.ca_params(0, {"c_qdelay": 256}).table == TABLE_CA
-        assert pipeline.weights(0, {1: 1}, "ca", 500).table in pipeline.tables
+        assert pipeline.ca_params(2, 0, {"c_qdelay": 256}).table == TABLE_CA
+        assert pipeline.weights(2, 0, {1: 1}, "ca", 500).table in pipeline.tables
         return
     assert TABLE_CA not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_CONGESTION"):
-        pipeline.ca_params(0, {})
+        pipeline.ca_params(2, 0, {})
     with pytest.raises(FeatureAbsentError, match="NO_CONGESTION"):
-        pipeline.weights(0, {1: 1}, "ca", 500)
+        pipeline.weights(2, 0, {1: 1}, "ca", 500)
 
 
 def test_the_controller_programs_the_profile_on_bmv2(profile, switch):

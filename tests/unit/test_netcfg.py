@@ -102,7 +102,7 @@ def test_pins_are_installed_after_the_routes():
     assert actions.index(ACTION_TO_PATHS) < actions.index(ACTION_VIA_PATH)
     (pin,) = (e for e in entries if e.action == ACTION_VIA_PATH)
     assert list(pin.match.values()) == [(PIN_IP, 32)]
-    assert pin.params == {"path_id": 2}
+    assert pin.params == {"dst_edge": 2, "path_id": 2}
 
 
 def test_every_path_gets_a_report_interval():
@@ -128,7 +128,7 @@ def test_pipeline_refuses_a_pin_outside_its_paths():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     for bad in (0, pipeline.max_paths + 1):
         with pytest.raises(ValueError, match="outside"):
-            pipeline.route_via_path(PIN, bad)
+            pipeline.route_via_path(PIN, 2, bad)
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,9 @@ def test_liveness_and_probe_builders_check_their_input():
     with pytest.raises(ValueError, match="dead_after_us"):
         pipeline.liveness_config(1, 0)
     with pytest.raises(ValueError, match="path id"):
-        pipeline.probe(5)
-    payload, metadata = pipeline.probe(3)
-    assert metadata == {"path_id": 3}
+        pipeline.probe(5, 2)
+    with pytest.raises(ValueError, match="edge id"):
+        pipeline.probe(3, 0)
+    payload, metadata = pipeline.probe(3, 2)
+    assert metadata == {"path_id": 3, "dst_edge": 2}
     assert len(payload) <= 20 and payload[12:14] == b"\x00\x00"

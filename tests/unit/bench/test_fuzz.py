@@ -204,8 +204,9 @@ def test_header_check_vectors():
     flipped[fuzz.ETH_LEN + 21] ^= 1
     assert fuzz.ipv4_header_valid(bytes(flipped)) == (False, "ipv4_checksum")
     # a tag: IPv4 after it is checked; a tag carrying IPv6 is not IPv4
-    # path tag: path id, flags, seq, tx_ts (48 bits), feedback (8 bytes), next type
-    tag = struct.pack("!BBIHI", 1, 0, 5, 0, 0) + bytes(8) + struct.pack("!H", 0x0800)
+    # path tag: path id, flags, src and dst edge, seq, tx_ts (48 bits), feedback (8 bytes),
+    # next type
+    tag = struct.pack("!BBBBIHI", 1, 0, 2, 1, 5, 0, 0) + bytes(8) + struct.pack("!H", 0x0800)
     eth_tag = frame[:12] + struct.pack("!H", ETHERTYPE_PATH_TAG)
     assert fuzz.ipv4_header_valid(eth_tag + tag + frame[fuzz.ETH_LEN:]) == (True, "ok")
     assert fuzz.ipv4_header_valid(eth_tag + tag[:-2] + b"\x86\xdd" + frame[14:]) \

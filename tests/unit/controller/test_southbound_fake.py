@@ -46,11 +46,11 @@ def test_client_writes_reads_and_reports_per_update_errors(server, p4info, tmp_p
     json_file.write_text("{}")
     with P4RuntimeClient(server.address, 1, p4info) as client:
         client.set_pipeline(str(json_file))
-        client.insert(pipeline.path_nexthop(1, 2), pipeline.path_nexthop(2, 3))
+        client.insert(pipeline.path_nexthop(2, 1, 2), pipeline.path_nexthop(2, 2, 3))
         entries = client.read_table(TABLE_NEXTHOP)
         assert len(entries) == 2
         with pytest.raises(P4RuntimeError, match="update 1: ALREADY_EXISTS"):
-            client.insert(pipeline.path_nexthop(3, 4), pipeline.path_nexthop(1, 2))
+            client.insert(pipeline.path_nexthop(2, 3, 4), pipeline.path_nexthop(2, 1, 2))
         assert client.clear_table(TABLE_NEXTHOP) == 3
         server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (10, 1500)}
         assert client.read_counter(COUNTER_TX)[1].bytes == 1500
@@ -58,7 +58,7 @@ def test_client_writes_reads_and_reports_per_update_errors(server, p4info, tmp_p
 
 def test_client_names_missing_parameters(p4info):
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
-    entry = Pipeline(p4info).path_nexthop(1, 2)
+    entry = Pipeline(p4info).path_nexthop(2, 1, 2)
     entry.params = {}
     with pytest.raises(ValueError, match="needs parameter 'port'"):
         client.build_table_entry(entry)
@@ -145,9 +145,9 @@ def test_a_restarted_controller_keeps_the_pipeline_and_writes_only_the_differenc
     wanted = _entries(server)
     pipeline = Pipeline(p4info)
     with P4RuntimeClient(server.address, 1, p4info) as client:
-        client.delete(pipeline.path_nexthop(1, 2))
-        client.modify(pipeline.path_nexthop(2, 9))
-        client.insert(pipeline.path_nexthop(3, 4))
+        client.delete(pipeline.path_nexthop(2, 1, 2))
+        client.modify(pipeline.path_nexthop(2, 2, 9))
+        client.insert(pipeline.path_nexthop(2, 3, 4))
     assert _entries(server) != wanted
 
     second = _one_switch_controller(server, p4info, tmp_path)
@@ -280,7 +280,9 @@ def test_agent_dispatches_digests_by_id(p4info):
     pending = [
         digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
         p4runtime_pb2.DigestList(digest_id=12345),
-        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 7, 10, 20, 1, 100, 0, 0, 0]),
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 2, 7, 10, 20, 1, 100, 0, 0, 0]),
+        # path 1 of another edge (3): not s1's path 1 from its peer s2, so not taken
+        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 3, 8, 10, 20, 1, 100, 0, 0, 0]),
         digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
                     [_u32(JOIN_SRC), _u32(ap.H2_IP), 40001, 5201, 0xCAFE, 2]),
     ]
@@ -307,16 +309,16 @@ def test_agent_dispatches_digests_by_id(p4info):
 
 def test_client_builds_packet_out_from_the_p4info(p4info):
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
-    request = client.build_packet_out(b"abc", {"path_id": 3})
+    request = client.build_packet_out(b"abc", {"path_id": 3, "dst_edge": 2})
     assert request.packet.payload == b"abc"
-    ((meta_id, value),) = ((m.metadata_id, m.value) for m in request.packet.metadata)
-    assert meta_id == 1 and int.from_bytes(value, "big") == 3
+    meta = {m.metadata_id: int.from_bytes(m.value, "big") for m in request.packet.metadata}
+    assert meta == {1: 3, 2: 2}
     with pytest.raises(ValueError, match="path_id"):
-        client.build_packet_out(b"abc", {})
+        client.build_packet_out(b"abc", {"dst_edge": 2})
     with pytest.raises(ValueError, match="no metadata"):
-        client.build_packet_out(b"abc", {"path_id": 1, "bogus": 1})
+        client.build_packet_out(b"abc", {"path_id": 1, "dst_edge": 2, "bogus": 1})
     with pytest.raises(P4RuntimeError, match="primary"):
-        client.packet_out(b"abc", {"path_id": 1})
+        client.packet_out(b"abc", {"path_id": 1, "dst_edge": 2})
 
 
 def test_agent_probes_every_path_while_the_session_lasts(server, p4info, tmp_path):

@@ -237,7 +237,8 @@ def _weighted(server, p4info) -> dict[int, int]:
     out = {}
     for (tid, _), e in server.servicer.entries.items():
         if tid == p4info.table_id(TABLE_WEIGHTS):
-            out[decode_uint(e.match[0].exact.value)] = param_value(e, params["weighted_paths"])
+            # keys: dst_edge, class_id
+            out[decode_uint(e.match[1].exact.value)] = param_value(e, params["weighted_paths"])
     return out
 
 

@@ -52,16 +52,17 @@ def test_congestion_feature_follows_the_table():
 
 def test_ca_params_entry():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    entry = pipeline.ca_params(3, {"c_qdelay": 256, "offset_2": 700, "inv_capacity_4": 2**32 - 1})
+    params = {"c_qdelay": 256, "offset_2": 700, "inv_capacity_4": 2**32 - 1}
+    entry = pipeline.ca_params(2, 3, params)
     assert (entry.table, entry.action) == (pl.TABLE_CA, pl.ACTION_SET_CA)
-    assert entry.match == {"class_id": 3}
+    assert entry.match == {"dst_edge": 2, "class_id": 3}
     assert list(entry.params) == pipeline.ca_params_names
     assert entry.params["c_qdelay"] == 256
     assert entry.params["offset_2"] == 700
     assert entry.params["inv_capacity_4"] == 2**32 - 1
     assert entry.params["c_loss"] == 0 and entry.params["offset_1"] == 0
     # {}: all zero, the same as the table's default no_ca (the key a cleanup deletes)
-    assert set(pipeline.ca_params(3, {}).params.values()) == {0}
+    assert set(pipeline.ca_params(2, 3, {}).params.values()) == {0}
 
 
 def test_ca_params_from_the_fixed_point_builder():
@@ -69,7 +70,7 @@ def test_ca_params_from_the_fixed_point_builder():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     cost = CaCost(paths={1: CaPath(0.0, 100.0), 4: CaPath(1500.0, None)})
     fixed = ca_fixed_point(cost, pipeline.max_paths, pipeline.ca_units)
-    entry = pipeline.ca_params(0, fixed)
+    entry = pipeline.ca_params(2, 0, fixed)
     assert entry.params == fixed
     assert entry.params["offset_4"] == 1500 and entry.params["inv_capacity_4"] == 0
 
@@ -89,24 +90,24 @@ def test_ca_params_from_the_fixed_point_builder():
 def test_ca_params_refuses_bad_values_naming_the_parameter(params, named):
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     with pytest.raises(ValueError, match=named):
-        pipeline.ca_params(0, params)
+        pipeline.ca_params(2, 0, params)
 
 
 def test_ca_params_refuses_a_bad_class():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     with pytest.raises(ValueError, match="class id"):
-        pipeline.ca_params(pipeline.max_classes, {})
+        pipeline.ca_params(2, pipeline.max_classes, {})
 
 
 def test_mode_ca_needs_the_feature():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
-    assert pipeline.weights(0, {1: 1, 2: 1}, "ca", 1000).params["mode"] == 4
+    assert pipeline.weights(2, 0, {1: 1, 2: 1}, "ca", 1000).params["mode"] == 4
     bare = Pipeline(P4Info(_without_congestion(synthetic_p4info())))
-    assert bare.weights(0, {1: 1}, "flowlet", 1000).params["mode"] == 1
+    assert bare.weights(2, 0, {1: 1}, "flowlet", 1000).params["mode"] == 1
     with pytest.raises(FeatureAbsentError, match='mode "ca".*NO_CONGESTION'):
-        bare.weights(0, {1: 1}, "ca", 1000)
+        bare.weights(2, 0, {1: 1}, "ca", 1000)
     with pytest.raises(FeatureAbsentError, match="NO_CONGESTION"):
-        bare.ca_params(0, {})
+        bare.ca_params(2, 0, {})
 
 
 def test_ca_units_annotation_checked():
@@ -159,7 +160,7 @@ def test_compiled_program_has_ca(artifacts):
         assert p4info.action_param(pl.ACTION_SET_CA, name).bitwidth == 32
     fixed = ca_fixed_point(CaCost(paths={1: CaPath(0.0, 10.0)}), pipeline.max_paths,
                            pipeline.ca_units)
-    entry = pipeline.ca_params(1, fixed)
+    entry = pipeline.ca_params(2, 1, fixed)
     assert entry.params["c_qdelay"] == 256 and entry.params["inv_capacity_1"] > 0
 
 
@@ -174,7 +175,7 @@ def _ca_entries(server, p4info) -> dict[int, dict[str, int]]:
     out = {}
     for (tid, _), entry in server.servicer.entries.items():
         if tid == p4info.table_id(pl.TABLE_CA):
-            cid = decode_uint(entry.match[0].exact.value)
+            cid = decode_uint(entry.match[1].exact.value)  # keys: dst_edge, class_id
             out[cid] = {
                 p.name: param_value(entry, p.id) for p in p4info.action_params(pl.ACTION_SET_CA)
             }
@@ -188,7 +189,7 @@ def _mode(server, p4info, class_id: int) -> int:
     mode = p4info.action_param(pl.ACTION_SET_WEIGHTS, "mode")
     for (tid, _), entry in server.servicer.entries.items():
         if tid == p4info.table_id(pl.TABLE_WEIGHTS) and (
-            decode_uint(entry.match[0].exact.value) == class_id
+            decode_uint(entry.match[1].exact.value) == class_id  # keys: dst_edge, class_id
         ):
             return param_value(entry, mode.id)
     raise AssertionError(f"no path_weights entry of class {class_id}")
@@ -231,7 +232,7 @@ def test_controller_writes_and_cleans_ca_params(server, p4info, tmp_path):
 
     pipeline = Pipeline(p4info)
     with P4RuntimeClient(server.address, 1, p4info) as client:
-        client.insert(pipeline.ca_params(9, {"c_qdelay": 1}))
+        client.insert(pipeline.ca_params(2, 9, {"c_qdelay": 1}))
     assert set(_ca_entries(server, p4info)) == {0, 9}
     again = _one_switch_controller(server, p4info, tmp_path)
     again.start()

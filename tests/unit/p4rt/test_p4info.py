@@ -32,11 +32,11 @@ def test_pipeline_binds_to_compiled_p4info(artifacts):
     p4info = P4Info.from_file(artifacts.p4info)
     pipeline = Pipeline(p4info)
     assert pipeline.max_paths == p4info.counter_size(COUNTER_TX) - 1 >= 2
-    entry = pipeline.weights(0, {1: 1, 2: 0})
+    entry = pipeline.weights(2, 0, {1: 1, 2: 0})
     assert entry.table == TABLE_WEIGHTS
     assert list(entry.params.values())[:2] == [65536, 65536]
     with pytest.raises(ValueError):
-        pipeline.weights(0, {pipeline.max_paths + 1: 1})
+        pipeline.weights(2, 0, {pipeline.max_paths + 1: 1})
 
 
 def test_path_report_digest_from_compiled_p4info(artifacts):
@@ -119,9 +119,9 @@ def test_probe_frame_is_the_packet_out_header_then_the_probe():
     info = synthetic_p4info()
     pipeline = Pipeline(P4Info(info))
     assert pipeline.probe_port is None
-    assert pipeline.probe_frame(3) == bytes([3]) + PROBE_FRAME
+    assert pipeline.probe_frame(3, 2) == bytes([3, 2]) + PROBE_FRAME
     with pytest.raises(ValueError, match="outside"):
-        pipeline.probe_frame(pipeline.max_paths + 1)
+        pipeline.probe_frame(pipeline.max_paths + 1, 2)
     header = next(h for h in info.controller_packet_metadata if h.preamble.name == PACKET_OUT)
     ann = header.preamble.structured_annotations.add(name=ANNOTATION_PORTS)
     for key, value in (("CPU_PORT", 255), ("PROBE_PORT", 254)):

@@ -33,15 +33,15 @@ def tables(entries) -> list[str]:
 
 
 def test_a_new_placement_writes_its_weights():
-    assert tables(change_entries(PIPELINE, Change("s1", 0, WCMP))) == [TABLE_WEIGHTS]
+    assert tables(change_entries(PIPELINE, Change("s1", 0, WCMP), 2)) == [TABLE_WEIGHTS]
 
 
 def test_an_unchanged_placement_writes_nothing_and_a_new_vq_only_the_vq():
-    assert change_entries(PIPELINE, Change("s1", 0, WCMP, WCMP)) == []
+    assert change_entries(PIPELINE, Change("s1", 0, WCMP, WCMP), 2) == []
     old = Placement(WCMP.weights, "vq", 0, vq=((1, (1, 2, 3, 4)),))
     new = Placement(WCMP.weights, "vq", 0, vq=((1, (5, 6, 7, 8)),))
-    assert tables(change_entries(PIPELINE, Change("s1", 0, new, old))) == [TABLE_MVQS]
-    assert tables(change_entries(PIPELINE, Change("s1", 0, new, WCMP))) == [
+    assert tables(change_entries(PIPELINE, Change("s1", 0, new, old), 2)) == [TABLE_MVQS]
+    assert tables(change_entries(PIPELINE, Change("s1", 0, new, WCMP), 2)) == [
         TABLE_MVQS,
         TABLE_WEIGHTS,  # the mode changed too
     ]
@@ -49,7 +49,7 @@ def test_an_unchanged_placement_writes_nothing_and_a_new_vq_only_the_vq():
 
 def test_a_mode_ca_placement_writes_its_cost_parameters():
     ca = Placement(WCMP.weights, "ca", 0, ca=CaCost())
-    assert tables(change_entries(PIPELINE, Change("s1", 0, ca))) == [
+    assert tables(change_entries(PIPELINE, Change("s1", 0, ca), 2)) == [
         TABLE_CA,
         TABLE_WEIGHTS,
     ]
@@ -62,7 +62,7 @@ def test_the_classifier_leaves_out_the_default_class():
 
 
 def test_a_removed_class_takes_its_weights_mvqs_and_ca_entries():
-    assert tables(class_entries(PIPELINE, [5, 6])) == [
+    assert tables(class_entries(PIPELINE, [5, 6], 2)) == [
         TABLE_WEIGHTS, TABLE_MVQS, TABLE_CA,
         TABLE_WEIGHTS, TABLE_MVQS, TABLE_CA,
     ]

@@ -23,7 +23,7 @@ class Client:
 
 def test_packet_outs_go_to_wanted_paths_only():
     client = Client()
-    prober = Prober(client, pipeline(), [1, 2], 0.01, wanted=lambda p: p == 2)
+    prober = Prober(client, pipeline(), [1, 2], 2, 0.01, wanted=lambda p: p == 2)
     prober._send()
     prober._send()
     assert prober.via == "packet_out" and (prober.sent, prober.skipped) == (2, 2)
@@ -32,7 +32,7 @@ def test_packet_outs_go_to_wanted_paths_only():
 
 def test_without_a_gate_every_path_is_probed_and_the_thread_stops():
     client = Client()
-    prober = Prober(client, pipeline(), [1, 2], 0.001)
+    prober = Prober(client, pipeline(), [1, 2], 2, 0.001)
     prober.start()
     deadline = time.monotonic() + 5
     while prober.sent < 4 and time.monotonic() < deadline:

@@ -6,9 +6,11 @@ import pytest
 
 from mpsched.controller.southbound.reports import (
     DIGEST_FIELDS,
+    SRC_EDGE_MEMBER,
     DigestFormatError,
     check_members,
     path_report,
+    reports_from,
 )
 
 VALUES = {"path_id": 2, "seq": 7, "tx_ts": 1_000_000, "rx_ts": 1_020_000, "rx_packets": 99,
@@ -25,8 +27,17 @@ def test_missing_members_are_named():
         check_members([m for m in VALUES if m != "reordered"])
     with pytest.raises(DigestFormatError, match="lacks lost"):
         path_report({k: v for k, v in VALUES.items() if k != "lost"}, "s2", 0.0)
-    check_members(VALUES)
+    with pytest.raises(DigestFormatError, match="lacks src_edge"):
+        check_members(VALUES)
+    check_members([*VALUES, SRC_EDGE_MEMBER])
     assert set(DIGEST_FIELDS) == set(VALUES)
+
+
+def test_a_report_is_from_the_edge_it_names():
+    """Path ids are numbered per pair of edges: a report is only about the named edge's."""
+    assert reports_from({**VALUES, SRC_EDGE_MEMBER: 2}, 2)
+    assert not reports_from({**VALUES, SRC_EDGE_MEMBER: 3}, 2)
+    assert not reports_from(VALUES, 2)  # a program without edges in its reports
 
 
 def test_the_compiled_program_carries_every_member(artifacts):

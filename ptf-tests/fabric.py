@@ -1,0 +1,241 @@
+"""Fabrics (docs/fabric.md; p4src/include/edge_config.p4): tags name their source and
+destination edge; a tag of another edge is forwarded by (source edge, destination edge,
+path) and touches nothing else; sequence numbers and path measurement are kept per
+destination (sender) and per source edge (receiver); malformed tags are dropped and counted.
+
+Run: make ptf    (or: python -m mpsched.ptfrun fabric.TransitTest)
+"""
+
+from __future__ import annotations
+
+import ptf.testutils as testutils
+from base import (
+    HOST_IP,
+    HOST_MAC,
+    HOST_PORT,
+    MY_EDGE,
+    PATH_PORTS,
+    PEER_EDGE,
+    SWITCH_MAC,
+    EdgeSwitchTest,
+    P4RuntimeTest,
+)
+from path_tag import PathTag, tag
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from telemetry import delivered, remote_packet
+
+from mpsched.p4rt.pipeline import (
+    COUNTER_DROP_REASON,
+    COUNTER_RX,
+    COUNTER_TX,
+    DIGEST_PATH_REPORT,
+)
+
+NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
+# A third and a fourth edge of the fabric, and a subnet behind the third.
+THIRD_EDGE, FOURTH_EDGE = 3, 4
+THIRD_NET, THIRD_IP = "10.0.9.0/24", "10.0.9.5"
+
+
+def far_packet(src: str, dst: str, payload: int = 20):
+    """A UDP packet between two hosts of other edges, as it crosses the fabric."""
+    return (Ether(src=SWITCH_MAC, dst=SWITCH_MAC) / IP(src=src, dst=dst, ttl=40)
+            / UDP(sport=1111, dport=2222) / Raw(b"t" * payload))
+
+
+class FabricTest(EdgeSwitchTest):
+    """Counters read back as plain numbers."""
+
+    def counts(self) -> tuple[int, int, dict[str, int]]:
+        """Packets received from and placed onto the paths (summed), and drops by reason."""
+        rx = sum(v.packets for v in self.client.read_counter(COUNTER_RX).values())
+        tx = sum(v.packets for v in self.client.read_counter(COUNTER_TX).values())
+        drops = self.pipeline.drop_counts(self.client.read_counter(COUNTER_DROP_REASON))
+        return rx, tx, {name: v.packets for name, v in drops.items() if v.packets}
+
+    def report(self) -> dict[str, int]:
+        digest = self.client.read_digest_list(2.0)
+        assert digest is not None, "no path report"
+        (one,) = self.client.decode_digest_list(DIGEST_PATH_REPORT, digest)
+        return one
+
+
+class TransitTest(FabricTest):
+    """A tag of another pair of edges (3 -> 4, path 2) arriving from a path leaves on the
+    port its transit_nexthop entry names, byte for byte (no TTL decrement, no re-tagging),
+    and touches no state of this edge: path_rx, path_tx and the drop counters stay 0, no
+    path report is sent (every path reported at once), this edge's next tag onto path 2
+    carries sequence number 0, and its measurement of path 2 from its peer starts at the
+    peer's first packet (nothing lost)."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.transit_nexthop(THIRD_EDGE, FOURTH_EDGE, 2, PATH_PORTS[3]),
+                           *[p.report_config(pid, 0) for pid in PATH_PORTS])
+        self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        self.set_weights({2: 1}, insert=True)
+        for seq in (100, 101, 103):
+            frame = tag(far_packet("10.0.7.1", "10.0.8.1"), 2, seq=seq, tx_ts=5000 + seq,
+                        src_edge=THIRD_EDGE, dst_edge=FOURTH_EDGE)
+            testutils.send_packet(self, PATH_PORTS[1], frame)
+            testutils.verify_packet(self, frame, PATH_PORTS[3])
+        testutils.verify_no_other_packets(self)
+        assert self.counts() == (0, 0, {}), self.counts()
+        assert self.client.read_digest_list(NO_DIGEST_WAIT) is None, "transit was measured"
+
+        out = (Ether(src=HOST_MAC, dst=SWITCH_MAC) / IP(src=HOST_IP, dst="10.0.2.2", ttl=64)
+               / UDP(sport=5, dport=6) / Raw(b"o" * 20))
+        testutils.send_packet(self, HOST_PORT, out)
+        result = testutils.dp_poll(self, port_number=PATH_PORTS[2], timeout=2)
+        assert isinstance(result, self.dataplane.PollSuccess), "nothing onto path 2"
+        sent = Ether(result.packet)[PathTag]
+        assert (sent.seq, sent.src_edge, sent.dst_edge) == (0, MY_EDGE, PEER_EDGE), sent
+
+        pkt = remote_packet()
+        testutils.send_packet(self, PATH_PORTS[2], tag(pkt, 2, seq=0))
+        testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+        r = self.report()
+        assert (r["src_edge"], r["rx_packets"], r["lost"], r["reordered"]) == (
+            PEER_EDGE, 1, 0, 0), r
+
+
+class NoTransitTest(FabricTest):
+    """A well-formed tag of another pair of edges without a transit_nexthop entry leaves
+    nowhere and counts once, as NO_TRANSIT, before anything of this edge counts it."""
+
+    def runTest(self) -> None:
+        self.client.insert(self.pipeline.transit_nexthop(THIRD_EDGE, FOURTH_EDGE, 2,
+                                                         PATH_PORTS[3]))
+        for src, dst, path_id in ((THIRD_EDGE, FOURTH_EDGE, 1), (FOURTH_EDGE, THIRD_EDGE, 2),
+                                  (PEER_EDGE, THIRD_EDGE, 2)):
+            frame = tag(far_packet("10.0.7.1", "10.0.8.1"), path_id, src_edge=src,
+                        dst_edge=dst)
+            testutils.send_packet(self, PATH_PORTS[1], frame)
+        testutils.verify_no_other_packets(self)
+        assert self.counts() == (0, 0, {"no_transit": 3}), self.counts()
+
+
+class TransitOnlyTest(P4RuntimeTest):
+    """A switch without an edge id (no switch_config entry) is a transit switch only: the
+    tags of any pair of edges with a transit_nexthop entry are forwarded unchanged (1 -> 2
+    and 2 -> 1 on path 1 here), the others dropped as NO_TRANSIT."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.transit_nexthop(1, 2, 1, PATH_PORTS[2]),
+                           p.transit_nexthop(2, 1, 1, PATH_PORTS[1]))
+        for src, dst, in_port, out_port in ((1, 2, PATH_PORTS[1], PATH_PORTS[2]),
+                                            (2, 1, PATH_PORTS[2], PATH_PORTS[1])):
+            frame = tag(far_packet("10.0.7.1", "10.0.8.1"), 1, seq=9, src_edge=src,
+                        dst_edge=dst)
+            testutils.send_packet(self, in_port, frame)
+            testutils.verify_packet(self, frame, out_port)
+        testutils.send_packet(self, PATH_PORTS[1], tag(far_packet("10.0.7.1", "10.0.8.1"), 2,
+                                                       src_edge=1, dst_edge=2))
+        testutils.verify_no_other_packets(self)
+        drops = self.pipeline.drop_counts(self.client.read_counter(COUNTER_DROP_REASON))
+        assert {n: v.packets for n, v in drops.items() if v.packets} == {"no_transit": 1}
+
+
+class MalformedTagTest(FabricTest):
+    """A tag whose source or destination edge is 0 or above MAX_EDGES, or whose source is
+    this switch's own edge, is dropped and counted as TAG_EDGE; one whose path id is 0 or
+    above MAX_PATHS as TAG_PATH (probes alike). None is counted in path_rx or reaches h1."""
+
+    def runTest(self) -> None:
+        beyond_edge, beyond_path = self.pipeline.max_edges + 1, self.pipeline.max_paths + 1
+        cases = {
+            "tag_edge": [(0, MY_EDGE, 1), (beyond_edge, MY_EDGE, 1), (PEER_EDGE, 0, 1),
+                         (PEER_EDGE, beyond_edge, 1), (MY_EDGE, MY_EDGE, 1),
+                         (MY_EDGE, PEER_EDGE, 1)],
+            "tag_path": [(PEER_EDGE, MY_EDGE, 0), (PEER_EDGE, MY_EDGE, beyond_path),
+                         (THIRD_EDGE, FOURTH_EDGE, 0)],
+        }
+        for tags in cases.values():
+            for src, dst, path_id in tags:
+                testutils.send_packet(self, PATH_PORTS[1], tag(remote_packet(), path_id,
+                                                               src_edge=src, dst_edge=dst))
+        probe = bytes(Ether(src=SWITCH_MAC, dst=SWITCH_MAC, type=0x88B5)
+                      / PathTag(path_id=1, flags=1, src_edge=0, next_type=0)) + b"probe"
+        testutils.send_packet(self, PATH_PORTS[1], probe)
+        testutils.verify_no_other_packets(self)
+        expect = {"tag_edge": len(cases["tag_edge"]) + 1, "tag_path": len(cases["tag_path"])}
+        assert self.counts() == (0, 0, expect), self.counts()
+
+
+class PerDestinationStateTest(FabricTest):
+    """With two peer edges (2, and 3 behind 10.0.9.0/24, both reached over path 1, each
+    with its own class-0 weights), the tags towards each carry their own sequence numbers
+    (edge 2: 0, 1, 2, then 3 after edge 3's 0), and the measurement of path 1 from each
+    source edge is kept apart: edge 3's first packet (sequence number 0) counts nothing lost
+    or reordered and is the first received from edge 3, and edge 2's path 1 goes on where it
+    was."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.route_to_paths(THIRD_NET, THIRD_EDGE),
+                           p.path_nexthop(THIRD_EDGE, 1, PATH_PORTS[3]),
+                           p.weights(THIRD_EDGE, 0, {1: 1}),
+                           p.report_config(1, 0))
+        self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        self.set_weights({1: 1}, insert=True)
+        got = []
+        for i, (dst_ip, port) in enumerate((("10.0.2.2", PATH_PORTS[1]),) * 3
+                                           + ((THIRD_IP, PATH_PORTS[3]),)
+                                           + (("10.0.2.2", PATH_PORTS[1]),)):
+            out = (Ether(src=HOST_MAC, dst=SWITCH_MAC) / IP(src=HOST_IP, dst=dst_ip, ttl=64)
+                   / UDP(sport=100 + i, dport=6) / Raw(b"o" * 20))
+            testutils.send_packet(self, HOST_PORT, out)
+            result = testutils.dp_poll(self, port_number=port, timeout=2)
+            assert isinstance(result, self.dataplane.PollSuccess), f"packet {i} not out"
+            t = Ether(result.packet)[PathTag]
+            got.append((t.dst_edge, t.path_id, t.seq))
+        testutils.verify_no_other_packets(self)
+        assert got == [(2, 1, 0), (2, 1, 1), (2, 1, 2), (3, 1, 0), (2, 1, 3)], got
+
+        def arrive(src_edge: int, src_ip: str, seq: int) -> dict[str, int]:
+            pkt = (Ether(src=SWITCH_MAC, dst=SWITCH_MAC) / IP(src=src_ip, dst=HOST_IP, ttl=63)
+                   / UDP(sport=7, dport=8) / Raw(b"i" * 20))
+            testutils.send_packet(self, PATH_PORTS[1], tag(pkt, 1, seq=seq, tx_ts=1000 + seq,
+                                                           src_edge=src_edge))
+            testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+            r = self.report()
+            return {k: r[k] for k in ("src_edge", "seq", "rx_packets", "lost", "reordered")}
+
+        for seq in range(5):
+            arrive(PEER_EDGE, "10.0.2.2", seq)
+        assert arrive(THIRD_EDGE, THIRD_IP, 0) == {
+            "src_edge": 3, "seq": 0, "rx_packets": 1, "lost": 0, "reordered": 0}
+        assert arrive(PEER_EDGE, "10.0.2.2", 5) == {
+            "src_edge": 2, "seq": 5, "rx_packets": 6, "lost": 0, "reordered": 0}
+
+
+class FeedbackPerDestinationTest(FabricTest):
+    """The congestion feedback in a tag is about the paths from the tag's destination edge
+    to here (congestion.p4, rotating per destination): after packets from edge 2 on path 1
+    (measured here), the first tag towards edge 3, from which nothing arrived, carries none
+    (fb_path 0), and the first towards edge 2 carries path 1's metrics (fb_path 1)."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.route_to_paths(THIRD_NET, THIRD_EDGE),
+                           p.path_nexthop(THIRD_EDGE, 1, PATH_PORTS[3]),
+                           p.weights(THIRD_EDGE, 0, {1: 1}))
+        self.set_weights({1: 1}, insert=True)
+        for seq in range(3):
+            pkt = remote_packet()
+            testutils.send_packet(self, PATH_PORTS[1], tag(pkt, 1, seq=seq, tx_ts=1000 + seq))
+            testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+        got = []
+        for dst_ip, port in ((THIRD_IP, PATH_PORTS[3]), ("10.0.2.2", PATH_PORTS[1])):
+            out = (Ether(src=HOST_MAC, dst=SWITCH_MAC) / IP(src=HOST_IP, dst=dst_ip, ttl=64)
+                   / UDP(sport=9, dport=6) / Raw(b"o" * 20))
+            testutils.send_packet(self, HOST_PORT, out)
+            result = testutils.dp_poll(self, port_number=port, timeout=2)
+            assert isinstance(result, self.dataplane.PollSuccess), f"nothing towards {dst_ip}"
+            t = Ether(result.packet)[PathTag]
+            got.append((t.dst_edge, t.fb_path))
+        testutils.verify_no_other_packets(self)
+        assert got == [(THIRD_EDGE, 0), (PEER_EDGE, 1)], got
