@@ -1,7 +1,7 @@
 """Context-adaptive policy selection, `adaptive` (QoS-MPTCP, section 4.2;
 docs/scheduling.md, "Adaptive policy selection").
 
-No single policy wins everywhere; paper 002 discretises the network context and learns a
+No single policy wins everywhere; the QoS-MPTCP paper discretises the network context and learns a
 Bayesian mapping from context to the QoS each scheduling choice achieved, to pick the choice
 expected to meet the QoS target. In-network form, once per control period:
 
