@@ -25,6 +25,7 @@ from pydantic import (
     model_validator,
 )
 
+from mpsched import addressing as ap
 from mpsched.fabric.model import (
     EDGE,
     MAX_EDGES,
@@ -36,7 +37,6 @@ from mpsched.fabric.model import (
     FabricError,
     Link,
     Switch,
-    edge_subnet,
 )
 from mpsched.lab.scenario_links import SegmentFile
 from mpsched.validation import KeyCheck, Loc, fail, input_error, int_in, one_of, validate
@@ -124,7 +124,7 @@ class LeafSpineFile(_Model):
         for name, (data, where) in params.items():
             leaf, spine = name.split("-")
             links.append(Link(name, leaf, spine, _segment(data, where, info).segment()))
-        switches = [Switch(leaf, EDGE, k, self.hosts_per_leaf, (edge_subnet(k),))
+        switches = [Switch(leaf, EDGE, k, self.hosts_per_leaf, (ap.subnet(k),))
                     for k, leaf in enumerate(leaves, start=1)]
         switches += [Switch(spine, TRANSIT) for spine in spines]
         self._fabric = Fabric("leaf_spine", tuple(switches), tuple(links), self.spines)
@@ -137,7 +137,7 @@ class SwitchFile(_Model):
     name: Name
     role: Annotated[str, one_of(ROLES)]
     hosts: Hosts = 1
-    subnets: list[str] | None = None  # default: the addressing rule's, `edge_subnet`
+    subnets: list[str] | None = None  # default: the addressing plan's, `mpsched.addressing.subnet`
 
     @model_validator(mode="before")
     @classmethod
@@ -199,7 +199,7 @@ def _switches(files: list[SwitchFile], max_edges: int) -> tuple[Switch, ...]:
 def _subnets(given: list[str] | None, edge_id: int,
              taken: list[tuple[ipaddress.IPv4Network, int]], loc: Loc) -> tuple[str, ...]:
     """An edge's subnets (default: the addressing rule's); none may overlap another's."""
-    texts = given if given is not None else [edge_subnet(edge_id)]
+    texts = given if given is not None else [ap.subnet(edge_id)]
     if not texts:
         fail(loc, "at least one subnet", texts)
     out = []

@@ -8,7 +8,6 @@ is both ingress and egress (hosts behind it); a transit switch only forwards.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,7 +18,7 @@ from mpsched.validation import InputError
 
 __all__ = [
     "EDGE", "KINDS", "MAX_EDGES", "MAX_HOSTS", "MAX_PATHS", "ROLES", "TRANSIT", "Fabric",
-    "FabricError", "Link", "Switch", "edge_subnet",
+    "FabricError", "Link", "Switch",
 ]  # fmt: skip
 
 # Edge switches a fabric may have (its edge ids are 1..MAX_EDGES): the default limit of the
@@ -34,18 +33,6 @@ KINDS = ("leaf_spine", "graph")
 
 class FabricError(InputError):
     """An invalid fabric: `field` names the bad key of the file."""
-
-
-def edge_subnet(edge: int) -> str:
-    """The host subnet of edge `edge` (1..255): ``10.0.<edge>.0/24``.
-
-    The testbed's addressing rule (topo/testbed.py: h1's 10.0.1.0/24 behind s1, h2's
-    10.0.2.0/24 behind s2), stated here for the fabric. mpsched/addressing.py (being written on
-    another branch) defines the same rule as `subnet(edge)`; once both are merged this should
-    call it instead."""
-    if not 1 <= edge <= 255:
-        raise ValueError(f"edge {edge}: not in 1..255")
-    return str(ipaddress.IPv4Network(f"10.0.{edge}.0/24"))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import re
 import pytest
 import yaml
 
-from mpsched.fabric.model import MAX_EDGES, FabricError, edge_subnet
+from mpsched import addressing as ap
+from mpsched.fabric.model import MAX_EDGES, FabricError
 from mpsched.proc.layout import REPO_ROOT
 from tests.unit.fabric.helpers import build, example, leaf_spine
 
@@ -48,7 +49,7 @@ def test_graph_normalises_the_wan_example():
         ("sea", 1), ("lax", 2), ("chi", 3), ("nyc", 4)]
     assert [s.name for s in fabric.switches[4:]] == ["atl", "dal", "den", "kc"]  # by name
     assert fabric.edge(4).subnets == ("10.0.4.0/24", "10.1.4.0/24")  # given in the file
-    assert fabric.edge(3).subnets == (edge_subnet(3),) and fabric.edge(3).hosts == 2
+    assert fabric.edge(3).subnets == (ap.subnet(3),) and fabric.edge(3).hosts == 2
     assert fabric.paths_per_pair == 3
     link = fabric.link_by_name["sea-kc"]  # the default name: a-b
     assert (link.params("sea").rate_mbps, link.params("kc").delay_ms) == (5, 12)
