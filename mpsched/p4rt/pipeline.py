@@ -229,6 +229,29 @@ class Pipeline:
             absent.add(TABLE_CA)
         self.tables = tuple(t for t in ALL_TABLES if t not in absent)
         single_key_tables = tuple(t for t in TABLES if t not in absent)
+        self._check_names(p4info, single_key_tables)
+        self._bind_digests(p4info)
+        self._bind_paths(p4info)
+        self._bind_ca(p4info)
+        self.class_keys = {f.name: f for f in p4info.match_fields(TABLE_TRAFFIC_CLASS)}
+        missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
+        if missing:
+            raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
+        # one placement per (destination edge, class)
+        self.max_classes = p4info.table_size(TABLE_WEIGHTS) // self.max_edges
+        self.drop_reasons = self._drop_reasons(p4info)
+        self.ports = special_ports(p4info)
+        self._packet_out_fields = p4info.packet_metadata(PACKET_OUT)
+        self._key = {}
+        for table in single_key_tables:
+            fields = p4info.match_fields(table)
+            if len(fields) != 1:
+                raise P4InfoError(f"{table} should have exactly one match field")
+            self._key[table] = fields[0].name
+
+    def _check_names(self, p4info: P4Info, single_key_tables: tuple[str, ...]) -> None:
+        """The tables, actions, parameters, counters, registers and keys the controller
+        writes or reads exist (P4InfoError names the first that does not)."""
         for table in single_key_tables:
             p4info.table(table)
         for action in (
@@ -275,6 +298,9 @@ class Pipeline:
             have = tuple(f.name for f in p4info.match_fields(table))
             if have != keys:
                 raise P4InfoError(f"{table} matches {list(have)}, not {list(keys)}")
+
+    def _bind_digests(self, p4info: P4Info) -> None:
+        """The path, RTT and MPTCP digests: ids and member names; the subflow pin table."""
         self.path_report_id, self.path_report_fields = self._digest(p4info, DIGEST_PATH_REPORT)
         self.rtt_report_id = 0
         self.rtt_report_fields: list[str] = []
@@ -294,6 +320,9 @@ class Pipeline:
                 )
             p4info.action_param(ACTION_PIN_SUBFLOW, "path_id")
             self.max_pins = p4info.table_size(TABLE_SUBFLOW_PIN)
+
+    def _bind_paths(self, p4info: P4Info) -> None:
+        """Paths and edges the program holds, the weight buckets, the policy modes, MVQS."""
         if ACTION_VIA_PATH not in p4info.table_actions(TABLE_ROUTE):
             raise P4InfoError(f"{TABLE_ROUTE} does not offer {ACTION_VIA_PATH}")
         for action, param in ((ACTION_VIA_PATH, "path_id"), (ACTION_VIA_PATH, "dst_edge"),
@@ -321,8 +350,10 @@ class Pipeline:
         for name in MVQS_PARAMS:
             for i in range(1, self.max_paths + 1):
                 p4info.action_param(ACTION_SET_MVQS, f"{name}_{i}")
-        # set_ca's parameters in order (coefficients, offsets, inverse capacities) and the
-        # units of the metrics; empty without the congestion feature.
+
+    def _bind_ca(self, p4info: P4Info) -> None:
+        """set_ca's parameters in order (coefficients, offsets, inverse capacities) and the
+        units of the metrics; empty without the congestion feature."""
         self.ca_params_names: list[str] = []
         self.ca_units: dict[str, int] = {}
         if self.has_congestion:
@@ -341,21 +372,6 @@ class Pipeline:
                 if action not in p4info.table_actions(TABLE_CA):
                     raise P4InfoError(f"{TABLE_CA} does not offer {action}")
             self.ca_units = self._ca_units(p4info)
-        self.class_keys = {f.name: f for f in p4info.match_fields(TABLE_TRAFFIC_CLASS)}
-        missing = sorted(set(CLASS_KEYS) - set(self.class_keys))
-        if missing:
-            raise P4InfoError(f"{TABLE_TRAFFIC_CLASS} lacks match fields {missing}")
-        # one placement per (destination edge, class)
-        self.max_classes = p4info.table_size(TABLE_WEIGHTS) // self.max_edges
-        self.drop_reasons = self._drop_reasons(p4info)
-        self.ports = special_ports(p4info)
-        self._packet_out_fields = p4info.packet_metadata(PACKET_OUT)
-        self._key = {}
-        for table in single_key_tables:
-            fields = p4info.match_fields(table)
-            if len(fields) != 1:
-                raise P4InfoError(f"{table} should have exactly one match field")
-            self._key[table] = fields[0].name
 
     @staticmethod
     def _drop_reasons(p4info: P4Info) -> dict[str, int]:
