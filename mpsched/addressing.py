@@ -97,3 +97,8 @@ def router_mac(edge: int) -> str:
 H1_IP, H2_IP = host_ip(SENDER_EDGE), host_ip(RECEIVER_EDGE)
 H1_MAC, H2_MAC = host_mac(SENDER_EDGE), host_mac(RECEIVER_EDGE)
 S1_MAC, S2_MAC = router_mac(SENDER_EDGE), router_mac(RECEIVER_EDGE)
+
+
+def transit_mac(index: int) -> str:
+    """A fabric's transit switch number ``index`` (1..): edge byte 0, ``00:00:0a:00:00:<i>``."""
+    return mac(0, index)

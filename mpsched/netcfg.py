@@ -3,7 +3,14 @@
 One JSON document lists, per edge switch, its P4Runtime address, its router
 MAC, the hosts behind it, the ports of the paths and, optionally, prefixes
 pinned to one path ("pins": [{"prefix": "10.0.2.3/32", "path_id": 2}]) and, per switch or
-for all (top-level "tls"), how to reach it over TLS (docs/security.md). The classes below
+for all (top-level "tls"), how to reach it over TLS (docs/security.md).
+
+A fabric (docs/fabric.md) is described by a top-level "fabric": a scenario's fabric section
+(leaf_spine or graph, mpsched/fabric/files.py), from which the controller computes the paths
+of every ordered pair of edges and the ports they leave by (mpsched/fabric/ports.py). Then
+`switches` lists every switch of the fabric by name (edges and transit switches); an edge
+lists its hosts (host k on port k) and its subnets, no paths and no pins; a transit switch
+lists no hosts, subnets, paths or pins. The classes below
 are pydantic dataclasses: they validate every field (also when built in code) and loading
 names the bad one, e.g. ``switches[0].paths[1].port: must be an integer 0..510, got 600``
 (mpsched/validation.py).
@@ -14,8 +21,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BeforeValidator, ConfigDict, ValidationInfo, model_validator
 from pydantic.dataclasses import dataclass
@@ -34,6 +42,9 @@ from mpsched.validation import (
     validate,
 )
 from mpsched.validation import dump as dump_data
+
+if TYPE_CHECKING:
+    from mpsched.fabric.model import Fabric
 
 MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 MAX_PORT = 510  # BMv2's CPU port is 511 (p4src)
@@ -225,6 +236,7 @@ class SwitchCfg(KeyCheck):
 class NetCfg(KeyCheck):
     switches: tuple[SwitchCfg, ...]
     tls: TlsCfg | None = None  # every switch's TLS settings, unless it has its own
+    fabric: dict | None = None  # a fabric's topology (module docstring); None: two edges
 
     def tls_for(self, switch: SwitchCfg) -> TlsSettings | None:
         """How the controller reaches `switch`: its own tls, else the default, else None
@@ -238,27 +250,93 @@ class NetCfg(KeyCheck):
             fail("switches", "at least one switch is needed")
         _unique([s.name for s in self.switches], ("switches[]", "name"))
         _unique([s.device_id for s in self.switches], ("switches[]", "device_id"))
+        if self.fabric is not None:
+            _check_fabric(self.switches, self.topology)
         return self
 
+    @cached_property
+    def topology(self) -> Fabric | None:
+        """The fabric's topology (None: two edges joined by the switches' paths)."""
+        if self.fabric is None:
+            return None
+        from mpsched.fabric.files import parse_fabric  # the fabric model builds on this module
+
+        try:
+            return parse_fabric(self.fabric)
+        except InputError as error:
+            fail(f"fabric.{error.field}" if error.field else "fabric", error.message)
+
+    def check_limits(self, max_edges: int, max_paths: int) -> None:
+        """ConfigError unless the program holds this network: at most `max_edges` edges and
+        `max_paths` paths per ordered pair (the compiled program's, `Pipeline`)."""
+        fabric = self.topology
+        if fabric is None:
+            too_high = [p for p in self.path_ids() if p > max_paths]
+            if too_high:
+                raise ConfigError(
+                    "switches", f"path ids {too_high} exceed the program's {max_paths} paths"
+                )
+            return
+        if len(fabric.edges) > max_edges:
+            raise ConfigError(
+                "fabric", f"{len(fabric.edges)} edges, the program holds {max_edges}"
+            )
+        if fabric.paths_per_pair > max_paths:
+            raise ConfigError(
+                "fabric",
+                f"{fabric.paths_per_pair} paths per pair, the program holds {max_paths}",
+            )
+
     def path_ids(self) -> list[int]:
+        """Every path id in use: the switches' paths, or a fabric's 1..paths per pair."""
+        if self.topology is not None:
+            return list(range(1, self.topology.paths_per_pair + 1))
         ids: set[int] = set()
         for sw in self.switches:
             ids.update(p.id for p in sw.paths)
         return sorted(ids)
 
+    def switch(self, name: str) -> SwitchCfg:
+        return next(s for s in self.switches if s.name == name)
+
+    def is_edge(self, switch: SwitchCfg) -> bool:
+        """Whether hosts sit behind the switch (every switch of a two-edge network)."""
+        return self.edge_id(switch) != 0
+
+    def edge_switches(self) -> list[SwitchCfg]:
+        """The edge switches by edge id."""
+        return sorted((s for s in self.switches if self.is_edge(s)), key=self.edge_id)
+
     def edge_id(self, switch: SwitchCfg) -> int:
         """The switch's edge id (the path tag's src_edge/dst_edge, p4src/include/sizes.p4):
-        its place in `switches`, from 1."""
+        a fabric's (0: a transit switch), else its place in `switches`, from 1."""
+        if self.topology is not None:
+            return self.topology.by_name[switch.name].edge_id
         return 1 + [s.name for s in self.switches].index(switch.name)
 
+    def edge_switch(self, edge_id: int) -> SwitchCfg:
+        """The edge switch of `edge_id`."""
+        return next(s for s in self.edge_switches() if self.edge_id(s) == edge_id)
+
+    def peer_edges(self, switch: SwitchCfg) -> list[int]:
+        """The edge ids an edge switch sends to: every other edge ([] for a transit switch)."""
+        if not self.is_edge(switch):
+            return []
+        own = self.edge_id(switch)
+        return [self.edge_id(s) for s in self.edge_switches() if self.edge_id(s) != own]
+
     def peer_edge(self, switch: SwitchCfg) -> int:
-        """The edge id at the far end of the switch's paths. The controller drives two edges
-        (docs/fabric.md has the fabric model to come): the other switch's, 1 or 2."""
-        if len(self.switches) > 2:
+        """The edge id at the far end of the switch's paths in a two-edge network: the other
+        switch's, 1 or 2 (a fabric has many: `peer_edges`)."""
+        if self.topology is not None or len(self.switches) > 2:
             raise ConfigError(
-                "switches", f"the controller drives two edge switches, not {len(self.switches)}"
+                "switches", "a switch of a fabric has many peers (peer_edges), not one"
             )
         return 3 - self.edge_id(switch)
+
+    def subnets_of(self, edge_id: int) -> tuple[str, ...]:
+        """The host subnets behind edge `edge_id`."""
+        return self.edge_switch(edge_id).subnets
 
     def remote_subnets(self, switch: SwitchCfg) -> list[str]:
         return [s for other in self.switches if other.name != switch.name for s in other.subnets]
@@ -278,3 +356,31 @@ class NetCfg(KeyCheck):
     @classmethod
     def from_dict(cls, data: object) -> NetCfg:
         return validate(cls, data, error=ConfigError)
+
+
+def _check_fabric(switches: tuple[SwitchCfg, ...], fabric: Fabric | None) -> None:
+    """The switches are the fabric's: the same names, an edge's subnets and host ports as
+    the fabric gives them, no paths or pins (they come from the fabric), nothing behind a
+    transit switch."""
+    assert fabric is not None
+    names = [s.name for s in switches]
+    for i, sw in enumerate(switches):
+        role = fabric.by_name.get(sw.name)
+        if role is None:
+            fail(("switches", i, "name"), f"{sw.name!r} is no switch of the fabric", sw.name)
+        if sw.paths:
+            fail(("switches", i, "paths"), "a fabric's paths come from its topology", None)
+        if sw.pins:
+            fail(("switches", i, "pins"), "a fabric takes no pins", None)
+        if not role.is_edge:
+            if sw.hosts or sw.subnets:
+                fail(("switches", i, "hosts"), "a transit switch has no hosts or subnets")
+            continue
+        if tuple(sw.subnets) != role.subnets:
+            fail(("switches", i, "subnets"), f"must be the fabric's {list(role.subnets)}")
+        for j, host in enumerate(sw.hosts):
+            if not 1 <= host.port <= role.hosts:
+                fail(("switches", i, "hosts", j, "port"),
+                     f"must be a host port 1..{role.hosts} of the fabric", host.port)
+    for name in sorted(set(fabric.by_name) - set(names)):
+        fail("switches", f"the fabric's switch {name!r} is missing")

@@ -31,7 +31,8 @@ from mininet.net import Mininet
 
 from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
-from mpsched.emu.schedule import Event, LinkScheduler, params_at
+from mpsched.emu.schedule import LinkScheduler
+from mpsched.emu.segment import MAX_PATHS, PathSpec
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
 from mpsched.p4rt.pipeline import program_probe_port
 from mpsched.proc.cleanup import Registry, sweep
@@ -43,47 +44,11 @@ from .emulink import CoreBridge, LinkemNode, NetemOnLink, choose_backend
 log = logging.getLogger(__name__)
 
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
-MAX_PATHS = 4
 
 # MTU of every interface on the path links (switch path ports, linkem node ports, core
 # bridges and their ports): the path tag adds 14 bytes to the hosts' 1500-byte MTU
 # frames, and a veth drops frames above its MTU (+ Ethernet header). Host links keep 1500.
 PATH_MTU = 1600
-
-
-@dataclass(frozen=True)
-class Segment:
-    """One emulated link: parameters and schedules per direction (forward = towards s2)."""
-
-    forward: LinkParams = field(default_factory=LinkParams)
-    reverse: LinkParams = field(default_factory=LinkParams)
-    forward_events: tuple[Event, ...] = ()
-    reverse_events: tuple[Event, ...] = ()
-
-
-@dataclass(frozen=True)
-class PathSpec(Segment):
-    """One path (forward = s1 -> s2). Its own parameters are those of the link at s1; with
-    `core`, the path continues through a core switch c<i> and a second emulated link (the
-    core segment) to s2, e.g. a wireless access link followed by a wired core."""
-
-    cross_traffic: bool = False
-    core: Segment | None = None
-
-    def segments(self) -> list[Segment]:
-        return [self] if self.core is None else [self, self.core]
-
-    def rate_at(self, t: float) -> float:
-        """Forward capacity at time t: the slowest segment's rate, 0 while any segment is
-        down (an unlimited rate counts as 0 when no segment has a rate)."""
-        rates = []
-        for seg in self.segments():
-            params = params_at(seg.forward, seg.forward_events, t)
-            if not params.up:
-                return 0.0
-            if params.rate_mbps is not None:
-                rates.append(params.rate_mbps)
-        return min(rates, default=0.0)
 
 
 @dataclass(frozen=True)

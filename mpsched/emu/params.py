@@ -99,11 +99,7 @@ def validate(p: LinkParams) -> None:
         raise ParamError(
             "rate_mbps", f"must be {MIN_RATE_MBPS:g}..{MAX_RATE_MBPS:g} Mbit/s, got {p.rate_mbps!r}"
         )
-    if (
-        isinstance(p.queue_packets, bool)
-        or not isinstance(p.queue_packets, int)
-        or not (1 <= p.queue_packets <= 100_000)
-    ):
+    if type(p.queue_packets) is not int or not (1 <= p.queue_packets <= 100_000):  # no bool
         raise ParamError("queue_packets", f"must be an integer 1..100000, got {p.queue_packets!r}")
     if not isinstance(p.up, bool):
         raise ParamError("up", f"must be true or false, got {p.up!r}")

@@ -13,7 +13,7 @@ from functools import cached_property
 
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import params_at
-from mpsched.topo.testbed import MAX_PATHS, Segment
+from mpsched.emu.segment import MAX_PATHS, Segment
 from mpsched.validation import InputError
 
 __all__ = [

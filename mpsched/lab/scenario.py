@@ -31,12 +31,13 @@ from pydantic import (
 
 from mpsched.controller.errors import FieldError
 from mpsched.controller.scheduling.scheduler import GlobalParams
+from mpsched.emu.segment import MAX_PATHS
 from mpsched.fabric.files import FabricFile
 from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
-from mpsched.topo.testbed import MAX_PATHS, TopoSpec
+from mpsched.topo.testbed import TopoSpec
 from mpsched.validation import (
     InputError,
     KeyCheck,

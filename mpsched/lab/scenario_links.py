@@ -32,7 +32,7 @@ from mpsched.emu.params import (
     ParamError,
 )
 from mpsched.emu.schedule import Event, Ramp, Step, check_event, load_trace
-from mpsched.topo.testbed import PathSpec, Segment
+from mpsched.emu.segment import PathSpec, Segment
 from mpsched.validation import (
     BoolValue,
     KeyCheck,

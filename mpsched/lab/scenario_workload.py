@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import model_validator
 
-from mpsched.topo.testbed import MAX_PATHS
+from mpsched.emu.segment import MAX_PATHS
 from mpsched.traffic import flowsizes
 from mpsched.validation import BoolValue, check_number, fail, int_in, number, one_of
 

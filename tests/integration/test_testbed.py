@@ -172,7 +172,8 @@ def test_path_through_a_core_switch(prerequisites, tmp_path):
     add up end to end, and a failure of the core link stops the path."""
     require("linkem")
     from mpsched.emu.params import LinkParams
-    from mpsched.topo.testbed import PathSpec, Segment, Testbed, TopoSpec
+    from mpsched.emu.segment import PathSpec, Segment
+    from mpsched.topo.testbed import Testbed, TopoSpec
 
     access = LinkParams(delay_ms=3.0, rate_mbps=10.0)
     core = LinkParams(delay_ms=7.0, rate_mbps=100.0)

@@ -1,0 +1,48 @@
+"""The network description (mpsched/netcfg.py) of a fabric, built from its scenario section.
+
+Every switch of the fabric, in its order (edges by edge id, then transit switches), gets
+device id 1, 2, ... and the P4Runtime address `grpc_address(device_id)`; an edge its router
+MAC, subnets and hosts from the addressing plan (mpsched/addressing.py: host k of edge e is
+``10.0.e.k`` on port k, named ``h<e>_<k>``), a transit switch a MAC of its own. The topology
+itself goes in as given (`NetCfg.fabric`): the controller computes the paths from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mpsched import addressing as ap
+from mpsched.fabric.model import Fabric, Switch
+from mpsched.netcfg import NetCfg
+
+
+def host_name(edge_id: int, k: int) -> str:
+    """The name of host k behind edge `edge_id` (a Mininet node)."""
+    return f"h{edge_id}_{k}"
+
+
+def _switch(sw: Switch, device_id: int, transit_index: int, address: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": sw.name, "device_id": device_id, "grpc_address": address,
+                             "paths": []}
+    if not sw.is_edge:
+        return {**entry, "mac": ap.transit_mac(transit_index), "subnets": [], "hosts": []}
+    hosts = [
+        {"name": host_name(sw.edge_id, k), "ip": ap.host_ip(sw.edge_id, k),
+         "mac": ap.host_mac(sw.edge_id, k), "port": k}
+        for k in range(1, sw.hosts + 1)
+    ]
+    return {**entry, "mac": ap.router_mac(sw.edge_id), "subnets": list(sw.subnets),
+            "hosts": hosts}
+
+
+def describe(section: dict, fabric: Fabric, grpc_address: Callable[[int], str],
+             extra: dict[str, Any] | None = None) -> NetCfg:
+    """The description of `fabric` (parsed from `section`, a scenario's fabric section);
+    `extra` adds top-level keys (e.g. "tls")."""
+    switches = []
+    transit = 0
+    for device_id, sw in enumerate(fabric.switches, start=1):
+        transit += 0 if sw.is_edge else 1
+        switches.append(_switch(sw, device_id, transit, grpc_address(device_id)))
+    return NetCfg.from_dict({"switches": switches, "fabric": section, **(extra or {})})

@@ -1,0 +1,95 @@
+"""A fabric's network description (mpsched/fabric/netdesc.py) and what NetCfg checks and
+answers for it (mpsched/netcfg.py)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mpsched import addressing as ap
+from mpsched.fabric.files import parse_fabric
+from mpsched.fabric.netdesc import describe, host_name
+from mpsched.netcfg import ConfigError, NetCfg
+
+ROOT = Path(__file__).resolve().parents[3]
+SECTION = {
+    "leaf_spine": {"leaves": 3, "spines": 2, "hosts_per_leaf": 2,
+                   "link": {"rate_mbps": 10, "delay_ms": 1}},
+}
+
+
+def _net(section: dict = SECTION) -> NetCfg:
+    return describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{9558 + i}")
+
+
+def test_every_switch_described_in_fabric_order() -> None:
+    net = _net()
+    assert [s.name for s in net.switches] == ["leaf1", "leaf2", "leaf3", "spine1", "spine2"]
+    assert [s.device_id for s in net.switches] == [1, 2, 3, 4, 5]
+    assert net.switches[3].grpc_address == "127.0.0.1:9562"
+    leaf2 = net.switch("leaf2")
+    assert leaf2.mac == ap.router_mac(2) and leaf2.subnets == (ap.subnet(2),)
+    assert [(h.name, h.ip, h.port) for h in leaf2.hosts] == [
+        (host_name(2, 1), ap.host_ip(2, 1), 1), (host_name(2, 2), ap.host_ip(2, 2), 2)]
+    spine = net.switch("spine2")
+    assert spine.hosts == () and spine.subnets == () and spine.mac == ap.transit_mac(2)
+
+
+def test_edges_and_peers() -> None:
+    net = _net()
+    assert [net.edge_id(s) for s in net.switches] == [1, 2, 3, 0, 0]
+    assert [s.name for s in net.edge_switches()] == ["leaf1", "leaf2", "leaf3"]
+    assert net.peer_edges(net.switch("leaf2")) == [1, 3]
+    assert net.peer_edges(net.switch("spine1")) == []
+    assert not net.is_edge(net.switch("spine1"))
+    assert net.edge_switch(3).name == "leaf3"
+    assert net.subnets_of(1) == (ap.subnet(1),)
+    assert net.path_ids() == [1, 2]
+    with pytest.raises(ConfigError, match="many peers"):
+        net.peer_edge(net.switch("leaf1"))
+
+
+def test_round_trip_through_json() -> None:
+    net = _net()
+    again = NetCfg.from_dict(net.to_dict())
+    assert again == net and again.topology == net.topology
+
+
+def test_shipped_fabrics_describe() -> None:
+    for name in ("leaf-spine-4x2.yaml", "wan.yaml"):
+        section = yaml.safe_load((ROOT / "scenarios/fabric" / name).read_text())["fabric"]
+        net = _net(section)
+        assert len(net.edge_switches()) == len(net.topology.edges)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["switches"].pop(), "switches"),
+        (lambda d: d["switches"][0].update(name="leaf9"), "switches[0].name"),
+        (lambda d: d["switches"][1]["hosts"][1].update(port=5), "switches[1].hosts[1].port"),
+        (lambda d: d["switches"][0].update(subnets=["10.9.0.0/24"]), "switches[0].subnets"),
+        (lambda d: d["switches"][3].update(subnets=["10.9.0.0/24"]), "switches[3].hosts"),
+        (lambda d: d["switches"][0].update(paths=[{"id": 1, "port": 3}]), "switches[0].paths"),
+        (lambda d: d["fabric"]["leaf_spine"].update(spines=0), "fabric.leaf_spine.spines"),
+        (lambda d: d["fabric"].update(graph={}), "fabric.graph.switches"),
+    ],
+)
+def test_refused_naming_the_field(change, field: str) -> None:
+    data = copy.deepcopy(_net().to_dict())
+    change(data)
+    with pytest.raises(ConfigError) as info:
+        NetCfg.from_dict(data)
+    assert info.value.field == field
+
+
+def test_limits_of_the_program() -> None:
+    net = _net()
+    net.check_limits(max_edges=8, max_paths=4)
+    with pytest.raises(ConfigError, match="3 edges, the program holds 2"):
+        net.check_limits(max_edges=2, max_paths=4)
+    with pytest.raises(ConfigError, match="2 paths per pair, the program holds 1"):
+        net.check_limits(max_edges=8, max_paths=1)
