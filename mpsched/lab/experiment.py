@@ -203,8 +203,10 @@ def run_experiments(
             progress(f"FAILED: analysis: {exc}")
             continue
         report.write_run(run_dir, result)
-        if raw.capture and not keep_captures:
-            raw.capture.unlink(missing_ok=True)
+        if not keep_captures:
+            for capture in [raw.capture, *raw.captures.values()]:
+                if capture:
+                    capture.unlink(missing_ok=True)
         results.append(result)
         save_table(sc)
         m = result.metrics
