@@ -179,6 +179,10 @@ def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]
 
 def analyse(raw: RunRaw) -> RunResult:
     sc = raw.scenario
+    if sc.fabric is not None:  # flows between many edges, metrics per pair too
+        from mpsched.lab import fabric_analysis
+
+        return fabric_analysis.analyse(raw)
     t0 = raw.t0
     w0, w1 = min(sc.warmup_s, sc.duration_s / 2), sc.duration_s
     m: dict[str, float] = {}

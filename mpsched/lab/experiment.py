@@ -222,7 +222,7 @@ def run_experiments(
 
 
 def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[Path]:
-    from mpsched.lab import report
+    from mpsched.lab import fabric_analysis, report
 
     written: list[Path] = []
     described = []
@@ -233,8 +233,11 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
         sdir = out / sc.name
         written += list(report.write_csv(sdir, mine))
         source = f"`{sc.source}`" if sc.source else sc.name
+        pairs = fabric_analysis.pair_table(mine)
+        pairs = f"\n### Per pair of edges\n\n{pairs}" if pairs else ""
         (sdir / "summary.md").write_text(
             f"# {sc.name}\n\n{sc.description} ({source})\n\n{report.comparison_table(mine)}\n"
+            + pairs
         )
         written.append(sdir / "summary.md")
         written += report.write_plots(sdir / "plots", mine)

@@ -123,6 +123,9 @@ class RunResult:
     ``cpu_idle``: ``(start_s, end_s, idle %)`` per sampling interval of the measured time;
     ``cpu_shares``: CPU share (% of all cores) of each process by role (``s1``, ``e1``,
     ``controller``, ``send0@h1``, ...).
+
+    A fabric run: ``pairs`` holds per ordered pair of edges (``leaf1->leaf2``) the metrics
+    of its flows (``mpsched.lab.fabric_analysis``); empty otherwise.
     """
 
     scenario: str
@@ -139,6 +142,7 @@ class RunResult:
     cpu_rule: dict[str, JsonFloat] = field(default_factory=dict)
     cpu_idle: list[tuple[JsonFloat, JsonFloat, JsonFloat]] = field(default_factory=list)
     cpu_shares: dict[str, JsonFloat] = field(default_factory=dict)
+    pairs: dict[str, dict[str, JsonFloat]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become null)."""

@@ -123,7 +123,7 @@ def test_bulk_pairs_name_hosts_or_an_edges_first_host():
          "workload[0].matrix[0].dst", "must be an edge (leaf1, leaf2, leaf3, leaf4)"),
         ({**POISSON, "matrix": [{"src": "leaf1", "dst": "leaf1"}]},
          "workload[0].matrix[0].dst", "another edge"),
-        ({**POISSON, "matrix": [{"src": "leaf1", "dst": "leaf2"}, {"src": "leaf1", "dst": "leaf2"}]},
+        ({**POISSON, "matrix": [{"src": "leaf1", "dst": "leaf2"}] * 2},
          "workload[0].matrix[1]", "listed twice"),
         ({**POISSON, "matrix": [{"src": "leaf1", "dst": "leaf2", "weight": 0}]},
          "workload[0].matrix[0].weight", "must be in"),
