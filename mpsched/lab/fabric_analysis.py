@@ -60,7 +60,7 @@ class FlowRecord:
     censored: bool = False
 
 
-def flow_records(reports: Mapping[str, Mapping[str, Any]], plans: Sequence[SenderPlan],
+def flow_records(reports: Mapping[str, dict[str, Any]], plans: Sequence[SenderPlan],
                  edges: Mapping[str, int]) -> list[FlowRecord]:
     """The transfers of every plan's report (`reports` by process name), each with its pair:
     the plan's source edge, the edge of the transfer's destination address (`edges`)."""

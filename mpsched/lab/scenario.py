@@ -194,6 +194,10 @@ def _strip(value: Any) -> str:
 _stripped = BeforeValidator(_strip)
 
 
+# a scenario's workload list: two edges' (False) or a fabric's (True)
+_WORKLOADS = {False: TypeAdapter(list[Workload]), True: TypeAdapter(list[FabricWorkload])}
+
+
 class ScenarioFile(KeyCheck, BaseModel):
     """A scenario file's top level (scenarios/README.md); `scenario()` is the `Scenario`."""
 
@@ -241,8 +245,8 @@ class ScenarioFile(KeyCheck, BaseModel):
             return None
         if "fabric" not in info.data:  # the fabric is invalid: its error is the one reported
             return None
-        kind = FabricWorkload if info.data["fabric"] is not None else Workload
-        return TypeAdapter(list[kind]).validate_python(value, context=info.context)
+        return _WORKLOADS[info.data["fabric"] is not None].validate_python(
+            value, context=info.context)
 
     @field_validator("policy", mode="before")
     @classmethod
