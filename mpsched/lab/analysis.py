@@ -1,7 +1,8 @@
 """From one run's raw reports to a `report.RunResult`: the metrics of one run.
 
-Which traffic counts: the scenario's main workloads (bulk, files, flows: h1 ->
-h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
+A fabric scenario's run goes to `fabric_analysis.py` (the same metrics over its flows, and
+per ordered pair of edges). Which traffic counts: the scenario's main workloads (bulk, files,
+flows: h1 -> h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
 measurement window is [warmup_s, duration_s] after traffic start. Every metric
 formula lives in `metrics.py`; this module only selects the data:
 

@@ -34,11 +34,12 @@ log = logging.getLogger("mpsched.lab.experiment")
 
 
 def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
-    """The scenario at each offered load: every `poisson` workload's `load_pct` set to it, the
-    name `<name>-load<pct>`; the scenario itself without `loads`."""
+    """The scenario at each offered load: every `poisson` workload's `load_pct` (two edges'
+    or a fabric's) set to it, the name `<name>-load<pct>`; the scenario itself without
+    `loads`."""
     if not loads:
         return [sc]
-    if not any(w.kind == "poisson" for w in sc.workload):
+    if not any(w.kind == "poisson" for w in (*sc.workload, *sc.fabric_workload)):
         raise ScenarioError("--load-pct", f"scenario {sc.name} has no poisson workload")
     out = []
     for pct in loads:
@@ -47,7 +48,12 @@ def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
         workload = tuple(
             dataclasses.replace(w, load_pct=pct) if w.kind == "poisson" else w for w in sc.workload
         )
-        out.append(dataclasses.replace(sc, name=f"{sc.name}-load{pct:g}", workload=workload))
+        fabric_workload = tuple(
+            dataclasses.replace(w, load_pct=pct) if w.kind == "poisson" else w
+            for w in sc.fabric_workload
+        )
+        out.append(dataclasses.replace(sc, name=f"{sc.name}-load{pct:g}", workload=workload,
+                                       fabric_workload=fabric_workload))
     return out
 
 

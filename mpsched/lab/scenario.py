@@ -2,7 +2,8 @@
 
 A scenario is a YAML document (see scenarios/README.md for the reference and
 scenarios/*.yaml for the papers' set-ups), declared as the pydantic model `ScenarioFile`
-(paths: mpsched/lab/scenario_links.py, workloads: mpsched/lab/scenario_workload.py).
+(paths: mpsched/lab/scenario_links.py, workloads: mpsched/lab/scenario_workload.py, a
+fabric's workloads: mpsched/lab/scenario_fabric.py).
 Loading validates every key and raises `ScenarioError` whose `field` is the dotted path
 of the bad key, e.g. `paths[1].schedule[0].at_s`, and whose `source` is the file.
 Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and probabilities
@@ -117,7 +118,8 @@ class Scenario:
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
     fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
-    fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload
+    fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload (kinds of
+    # its own, between the hosts behind its edges: mpsched/lab/scenario_fabric.py)
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
         """Time-average over [start, end] (s after traffic start) of the up paths' summed

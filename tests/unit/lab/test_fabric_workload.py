@@ -153,3 +153,15 @@ def test_a_poisson_load_needs_rates_at_its_sources():
     with pytest.raises(ScenarioError) as err:
         scenario(POISSON, fabric=fabric)
     assert err.value.field == "workload[0].load_pct"
+
+
+def test_a_load_sweep_sets_a_fabrics_poisson_loads():
+    from mpsched.lab.experiment import load_variants
+
+    sc = scenario(POISSON, {"kind": "incast", "receiver": "h2_1", "size_kb": 20})
+    low, high = load_variants(sc, [20, 80])
+    assert (low.name, high.name) == ("f-load20", "f-load80")
+    assert [w.load_pct for w in high.fabric_workload] == [80, 0]
+    assert high.fabric_workload[1] == sc.fabric_workload[1]
+    offered = [sum(f.size for p in plans(v) for f in p.flows) for v in (low, high)]
+    assert offered[1] > 2 * offered[0]
