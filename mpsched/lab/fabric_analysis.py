@@ -13,7 +13,10 @@ metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
   flows_<b>, as analysis.py counts them (censored transfers at the time they had run); the
   slowdown's ideal FCT is the flow's alone on the best of its pair's paths at t = 0;
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of each TCP flow in
-  the receiving hosts' captures, pooled per pair by the flows' source addresses.
+  the receiving hosts' captures, pooled per pair by the flows' source addresses;
+- overall only: incast_qct_mean_s, incast_qct_p99_s (a round's query completion time: its
+  last response, `incast_rounds`), incast_completed_frac (rounds all of whose responses
+  completed / rounds started); rtt_p50_ms, rtt_p99_ms, retrans from the senders' TCP_INFO.
 
 `flow_records` and `pair_metrics` are pure (synthetic records in tests); `analyse` reads a
 run's reports. `pair_table` is the run report's per-pair table.
@@ -172,6 +175,57 @@ def ideal_fct(fabric: Fabric) -> Ideal:
     return lambda pair, size: metrics.best_ideal_fct_s(size, baselines.get(pair, []))
 
 
+def incast_rounds(reports: Mapping[str, dict[str, Any]], plans: Sequence[SenderPlan]
+                  ) -> list[float | None]:
+    """The query completion time of every round of the incast workloads that started: the
+    last of the round's responses, each timed from the round's start (a sender's j-th
+    transfer is round j; the generator records arrivals in order), None when a response
+    failed or was still running at the end (partition/aggregate: the query waits for all)."""
+    senders: dict[int, list[SenderPlan]] = {}
+    for plan in plans:
+        if plan.kind == "incast":
+            senders.setdefault(plan.index, []).append(plan)
+    out: list[float | None] = []
+    for group in senders.values():
+        done = [reports.get(p.name, {}).get("transfers", []) for p in group]
+        for j in range(max((len(p.flows) for p in group), default=0)):
+            got = [d[j] if j < len(d) else None for d in done]
+            if all(g is None for g in got):
+                continue  # the round never started (the run ended first)
+            times = [None if g is None else g.get("fct_s") for g in got]
+            out.append(None if None in times else max(float(t) for t in times if t is not None))
+    return out
+
+
+def incast_metrics(rounds: Sequence[float | None]) -> dict[str, float]:
+    """incast_qct_mean_s, incast_qct_p99_s over the complete rounds, incast_completed_frac."""
+    if not rounds:
+        return {}
+    done = [r for r in rounds if r is not None]
+    m = {"incast_completed_frac": len(done) / len(rounds)}
+    if done:
+        m["incast_qct_mean_s"] = math.fsum(done) / len(done)
+        m["incast_qct_p99_s"] = percentile(done, 99)
+    return m
+
+
+def sender_tcp(reports: Mapping[str, dict[str, Any]], plans: Sequence[SenderPlan]
+               ) -> tuple[list[float], int]:
+    """The senders' TCP_INFO RTT samples (ms) and retransmissions, as analysis.py sums them."""
+    rtt: list[float] = []
+    retrans = 0
+    for plan in plans:
+        report = reports.get(plan.name, {})
+        for stream in report.get("streams", []):
+            rtt += [x for x in stream.get("rtt_ms", []) if x > 0]
+            retrans += stream.get("retrans") or 0
+        for tr in report.get("transfers", []):
+            if tr.get("rtt_ms"):
+                rtt.append(float(tr["rtt_ms"]))
+            retrans += tr.get("retrans") or 0
+    return rtt, retrans
+
+
 def pair_label(fabric: Fabric, pair: Pair) -> str:
     return f"{fabric.edge(pair[0]).name}->{fabric.edge(pair[1]).name}"
 
@@ -214,6 +268,12 @@ def analyse(raw: Any) -> RunResult:
     m.update(fct_metrics(flows, ideal))
     if reorder:
         m.update(reorder_metrics(s for stats in reorder.values() for s in stats))
+    m.update(incast_metrics(incast_rounds(raw.reports, plans)))
+    rtt, retrans = sender_tcp(raw.reports, plans)
+    if rtt:
+        m["rtt_p50_ms"] = percentile(rtt, 50)
+        m["rtt_p99_ms"] = percentile(rtt, 99)
+    m["retrans"] = float(retrans)
     loads = [w.load_pct for w in sc.fabric_workload if w.kind == "poisson"]
     if loads:
         m["offered_load_pct"] = math.fsum(loads)
@@ -223,6 +283,7 @@ def analyse(raw: Any) -> RunResult:
         scenario=sc.name, policy=raw.policy, run=raw.run, seed=raw.seed,
         duration_s=sc.duration_s, metrics=m,
         fct=[(f.size, f.fct_s) for f in flows if f.fct_s is not None and not f.censored],
+        rtt_ms=rtt,
         pairs={pair_label(fabric, p): v for p, v in per_pair.items()}, **load,
     )
 

@@ -69,6 +69,9 @@ METRICS: tuple[MetricSpec, ...] = (
             MetricSpec(f"flows_{b}", "", None, f"completed {b} flows"),
         )
     ),
+    MetricSpec("incast_completed_frac", "", True, "incast rounds with every response done"),
+    MetricSpec("incast_qct_mean_s", "s", False, "mean incast query completion time"),
+    MetricSpec("incast_qct_p99_s", "s", False, "99th percentile incast query completion time"),
     MetricSpec("offered_load_pct", "%", None, "poisson load, % of the summed capacity"),
     MetricSpec("rtt_p50_ms", "ms", False, "median smoothed RTT"),
     MetricSpec("rtt_p99_ms", "ms", False, "99th percentile smoothed RTT"),

@@ -119,3 +119,5 @@ def test_a_fabric_workload_runs_and_is_measured_per_pair(hosts, tmp_path):
     assert m["goodput_mbps"] == pytest.approx(
         sum(p["goodput_mbps"] for p in pairs.values()))
     assert m["offered_load_pct"] == 20 and "fct_lt100k_p99_s" in m
+    assert m["incast_completed_frac"] == 1 and m["incast_qct_mean_s"] > 0
+    assert m["rtt_p50_ms"] >= 0 and result.rtt_ms

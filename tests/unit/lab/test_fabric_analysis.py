@@ -118,3 +118,30 @@ def test_a_fabric_run_has_overall_and_per_pair_metrics(tmp_path):
     row = next(line for line in table.splitlines() if "leaf1->leaf2" in line)
     assert "| fab | leaf1->leaf2 | ecmp | 2 |" in row and "0.3" in row
     assert fa.pair_table([RunResult("s", "p", 0, 1, 10)]) == ""
+
+
+def test_an_incast_round_completes_with_its_last_response():
+    sc = scenario()
+    plans = [p for p in sender_plans(sc.fabric_workload, sc.fabric, sc.duration_s, 1)
+             if p.kind == "incast"]
+    assert [p.name for p in plans] == ["send0_h1_1", "send0_h3_1"] and len(plans[0].flows) == 7
+    reports = {
+        "send0_h1_1": {"transfers": [{"fct_s": 0.2}, {"fct_s": 0.3}, {"error": "refused"},
+                                     {"fct_s": 0.1}]},
+        "send0_h3_1": {"transfers": [{"fct_s": 0.5}, {"fct_s": 0.1}, {"fct_s": 0.1},
+                                     {"incomplete": True}, {"fct_s": 0.4}]},
+    }
+    rounds = fa.incast_rounds(reports, plans)
+    assert rounds == [0.5, 0.3, None, None, None]  # round 4: h1_1's response never started
+    m = fa.incast_metrics(rounds)
+    assert m["incast_completed_frac"] == 0.4 and m["incast_qct_mean_s"] == pytest.approx(0.4)
+    assert fa.incast_metrics([]) == {}
+
+
+def test_sender_rtt_and_retransmissions_from_streams_and_transfers():
+    sc = scenario()
+    plans = sender_plans(sc.fabric_workload, sc.fabric, sc.duration_s, 1)
+    reports = {"send0_h1_1": {"transfers": [{"rtt_ms": 4.0, "retrans": 1}, {"rtt_ms": 0}]},
+               "send1_0_h3_1": {"streams": [{"rtt_ms": [0, 2.0, 3.0], "retrans": 5}]}}
+    rtt, retrans = fa.sender_tcp(reports, plans)
+    assert (sorted(rtt), retrans) == ([2.0, 3.0, 4.0], 6)
