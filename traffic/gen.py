@@ -6,7 +6,8 @@ also on SIGTERM/SIGINT). Times in reports are wall-clock seconds (the
 namespaces share one clock).
 
 Roles:
-  sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time.
+  sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time
+          (and per peer address with `--peers`).
   bulk    long-lived streams for `--seconds`.
   files   transfers of given sizes (cycled, shuffled), Poisson arrivals: FCT.
   poisson open-loop Poisson arrivals at a given offered load, sizes drawn from
@@ -141,8 +142,8 @@ def _by_peer(conns: list[Conn]) -> dict[str, int]:
 
 
 def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
-    """Per connection its bytes; every SAMPLE_S the bytes received in all (`total`) and per
-    peer address (`peers`: a fabric's goodput per pair of edges)."""
+    """Per connection its bytes; every SAMPLE_S the bytes received in all (`total`) and, with
+    `--peers`, per peer address (`peers`: a fabric's goodput per pair of edges)."""
     conns: list[Conn] = []
     total: list[tuple[float, int]] = []
     peers: dict[str, list[tuple[float, int]]] = {}
@@ -187,7 +188,7 @@ def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
             now = time.time()
             with lock:
                 total.append((now, sum(c.bytes for c in conns)))
-                for address, got in _by_peer(conns).items():
+                for address, got in _by_peer(conns).items() if args.peers else ():
                     peers.setdefault(address, []).append((now, got))
 
     def serve_udp() -> None:
@@ -217,13 +218,13 @@ def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
     server.close()
     with lock:
         now = time.time()  # a last sample: what arrived after the previous one
-        for address, got in _by_peer(conns).items():
+        for address, got in _by_peer(conns).items() if args.peers else ():
             peers.setdefault(address, []).append((now, got))
         return {
             "role": "sink",
             "connections": [c.__dict__ for c in conns],
             "total": total,
-            "peers": peers,
+            **({"peers": peers} if args.peers else {}),
             "udp": udp,
         }
 
@@ -609,6 +610,8 @@ def parser() -> argparse.ArgumentParser:
     common(sp, client=False)
     sp.add_argument("--bind", default="0.0.0.0")
     sp.add_argument("--udp-port", type=int, default=0, help="also count UDP on this port")
+    sp.add_argument("--peers", action="store_true",
+                    help="also sample the bytes received per peer address")
     sp = sub.add_parser("bulk", help="long-lived streams")
     common(sp)
     sp.add_argument("--streams", type=int, default=1)

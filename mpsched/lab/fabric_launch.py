@@ -45,7 +45,7 @@ def hosts_from_names(names: Mapping[int, Sequence[str]]) -> dict[int, tuple[Fabr
 
 
 def sink_args(index: int, base_port: int) -> list[str]:
-    return ["sink", "--port", str(base_port + index)]
+    return ["sink", "--port", str(base_port + index), "--peers"]
 
 
 def sender_args(plan: SenderPlan, base_port: int, seed: int, flows_file: Path) -> list[str]:

@@ -59,8 +59,8 @@ def test_receivers_get_a_sink_per_workload_and_one_capture(run):
     traffic = fl.FabricTraffic(run, plan_hosts(run.scenario.fabric), BASE_PORT)
     traffic.start_receivers()
     sinks = {name: (host, args) for host, args, name in run.started if name.startswith("sink")}
-    assert sinks["sink1_h2_1"] == ("h2_1", ["sink", "--port", str(BASE_PORT + 1)])
-    assert sinks["sink2_h1_1"] == ("h1_1", ["sink", "--port", str(BASE_PORT + 2)])
+    assert sinks["sink1_h2_1"] == ("h2_1", ["sink", "--port", str(BASE_PORT + 1), "--peers"])
+    assert sinks["sink2_h1_1"] == ("h1_1", ["sink", "--port", str(BASE_PORT + 2), "--peers"])
     assert {n for n in sinks if n.startswith("sink0_")} == {
         f"sink0_h{e}_{k}" for e in (1, 2, 3) for k in (1, 2)}
     captures = [(h, a) for h, a, n in run.started if n.startswith("tcpdump")]

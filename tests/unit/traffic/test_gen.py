@@ -65,6 +65,7 @@ def test_files_give_fct_and_the_sink_counts_bytes(sink, tmp_path):
     got = finish(proc, out)
     assert sum(c["bytes"] for c in got["connections"]) == 420_000
     assert len(got["connections"]) == 4
+    assert "peers" not in got  # only asked for (`--peers`)
 
 
 def test_bulk_runs_for_its_time_and_samples_rtt(sink, tmp_path):
@@ -267,7 +268,7 @@ def test_plan_role_sends_each_flow_to_its_destination(tmp_path):
     for k in (1, 2):
         out = tmp_path / f"sink{k}.json"
         proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", f"127.0.0.{k}",
-                                    "--out", str(out)))
+                                    "--peers", "--out", str(out)))
         sinks.append((proc, out))
     try:
         for proc, _ in sinks:
