@@ -34,6 +34,8 @@ import requests
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
+from mpsched.lab.fabric_launch import FabricTraffic
+from mpsched.lab.fabric_workload import plan_hosts
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.proc.controller import start_controller
 
@@ -65,6 +67,7 @@ class RunRaw:
     path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     capture: Path | None = None
+    captures: dict[str, Path] = field(default_factory=dict)  # a fabric's, per receiving host
     link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
     cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
@@ -212,6 +215,7 @@ class Run:
         self.timers: list[threading.Timer] = []
         self.bed = None
         self.host_of: dict[str, str] = {}  # process log name -> host it runs in
+        self.fabric: FabricTraffic | None = None  # a fabric scenario's traffic
 
     def cpu_roles(self) -> dict[str, int]:
         """PIDs by role: the switches (s1, s2), link emulators (e1, f1, ...), the controller,
@@ -326,13 +330,19 @@ class Run:
             self.raw.weights = sc.policy_weights(self.policy)
         rest.put("/classes/0/policy", request)
         self._mptcp()
+        if sc.fabric is not None:
+            # the testbed's hosts follow the addressing plan (h<e>_<k> at 10.0.e.k); a testbed
+            # that lists its own goes through fabric_launch.hosts_from_names
+            self.fabric = FabricTraffic(self, plan_hosts(sc.fabric), BASE_PORT)
+            self.fabric.start_receivers()
         for i, w in enumerate(sc.workload):
             host, _ = _sink_host(w)
             args = ["sink", "--port", str(BASE_PORT + i)]
             if w.kind == "vbr":
                 args += ["--udp-port", str(BASE_PORT + i)]
             self._gen(host, args, f"sink{i}")
-        self._capture()
+        if sc.fabric is None:
+            self._capture()
         time.sleep(1.0)  # sinks listening
         sampler = CpuSampler(self.cpu_roles)
         t0 = time.monotonic()
@@ -360,6 +370,8 @@ class Run:
         sc = self.scenario
         self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
         self.timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
+        if self.fabric is not None:
+            self.timers += self.fabric.schedule(t0)
         deadline = t0 + sc.duration_s
         next_progress = t0
         while time.monotonic() < deadline and self.failure is None:
