@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -10,7 +11,14 @@ from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import Fabric
 from mpsched.proc.layout import REPO_ROOT
 
-EXAMPLES = REPO_ROOT / "scenarios" / "fabric"
+SCENARIOS = REPO_ROOT / "scenarios"
+EXAMPLES = SCENARIOS / "fabric"  # the description's examples for `mpsched fabric`
+
+
+def example_path(name: str) -> Path:
+    """scenarios/fabric/<name>.yaml, else the runnable scenarios/fabric-<name>.yaml."""
+    own = EXAMPLES / f"{name}.yaml"
+    return own if own.exists() else SCENARIOS / f"fabric-{name}.yaml"
 
 
 def leaf_spine(leaves: int = 4, spines: int = 2, **extra: Any) -> dict:
@@ -19,8 +27,8 @@ def leaf_spine(leaves: int = 4, spines: int = 2, **extra: Any) -> dict:
 
 
 def example(name: str) -> dict:
-    """The `fabric` section of scenarios/fabric/<name>.yaml."""
-    return yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())["fabric"]
+    """The `fabric` section of `example_path(name)`."""
+    return yaml.safe_load(example_path(name).read_text())["fabric"]
 
 
 def build(section: dict, **limits: int) -> Fabric:

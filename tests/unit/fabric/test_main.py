@@ -6,10 +6,10 @@ import pytest
 
 from mpsched import cli
 from mpsched.fabric.__main__ import main
-from tests.unit.fabric.helpers import EXAMPLES
+from tests.unit.fabric.helpers import example_path
 
-LEAF_SPINE = str(EXAMPLES / "leaf-spine-4x2.yaml")
-WAN = str(EXAMPLES / "wan.yaml")
+LEAF_SPINE = str(example_path("leaf-spine-4x2"))
+WAN = str(example_path("wan"))
 
 
 def test_leaf_spine_with_a_failed_link(capsys):

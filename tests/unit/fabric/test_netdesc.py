@@ -59,8 +59,11 @@ def test_round_trip_through_json() -> None:
 
 
 def test_shipped_fabrics_describe() -> None:
-    for name in ("leaf-spine-4x2.yaml", "wan.yaml"):
-        section = yaml.safe_load((ROOT / "scenarios/fabric" / name).read_text())["fabric"]
+    files = sorted((ROOT / "scenarios").glob("fabric*/*.yaml"))
+    files += sorted((ROOT / "scenarios").glob("fabric-*.yaml"))
+    assert len(files) >= 5
+    for path in files:
+        section = yaml.safe_load(path.read_text())["fabric"]
         net = _net(section)
         assert len(net.edge_switches()) == len(net.topology.edges)
 
