@@ -36,7 +36,7 @@ ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
-.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-fabric bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -103,6 +103,9 @@ bench-adaptive: p4 linkem ## adaptive vs the best fixed policy on the four docs/
 
 bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
 	$(PY) -m mpsched.bench.fct
+
+bench-fabric: p4 linkem ## congestion-aware choice per destination vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 25 min)
+	$(PY) -m mpsched.bench.fabric
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp

@@ -44,7 +44,7 @@ BASELINES = ("ecmp", "letflow")
 DEFAULT_POLICY = "ca"
 
 
-def _mean(row: FctRow | None, what: str) -> float:
+def row_mean(row: FctRow | None, what: str) -> float:
     """A row's mean over its runs: "goodput", "p99" (all flows) or "short" (< 100 kB)."""
     if row is None:
         return math.nan
@@ -55,7 +55,7 @@ def _mean(row: FctRow | None, what: str) -> float:
     return row.buckets.get("lt100k", {}).get("fct_mean_s", (math.nan, math.nan))[0]
 
 
-def _ratio(a: float, b: float) -> float:
+def ratio(a: float, b: float) -> float:
     return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
 
 
@@ -64,10 +64,10 @@ def figures(rows: list[FctRow], policy: str) -> dict[str, float]:
     by = {r.policy: r for r in rows}
     ca, ecmp, letflow = by.get(policy), by.get("ecmp"), by.get("letflow")
     return {
-        "fct_short_ratio_vs_ecmp": _ratio(_mean(ca, "short"), _mean(ecmp, "short")),
-        "fct_short_ratio_vs_letflow": _ratio(_mean(ca, "short"), _mean(letflow, "short")),
-        "fct_p99_ratio_vs_letflow": _ratio(_mean(ca, "p99"), _mean(letflow, "p99")),
-        "goodput_ratio_vs_letflow": _ratio(_mean(ca, "goodput"), _mean(letflow, "goodput")),
+        "fct_short_ratio_vs_ecmp": ratio(row_mean(ca, "short"), row_mean(ecmp, "short")),
+        "fct_short_ratio_vs_letflow": ratio(row_mean(ca, "short"), row_mean(letflow, "short")),
+        "fct_p99_ratio_vs_letflow": ratio(row_mean(ca, "p99"), row_mean(letflow, "p99")),
+        "goodput_ratio_vs_letflow": ratio(row_mean(ca, "goodput"), row_mean(letflow, "goodput")),
     }
 
 

@@ -1,0 +1,229 @@
+"""`make bench-fabric`: congestion-aware choice per destination on an asymmetric leaf-spine.
+
+Two phases, every run on a fresh fabric testbed (root, BMv2, `make p4 linkem`):
+
+1. **FCT**: scenarios/fabric-asymmetric.yaml (4 leaves x 2 spines, 2.5 Mbit/s links,
+   leaf1-spine2 at a quarter of that: CONGA's asymmetric case), all-to-all open-loop Poisson
+   flows of web-search sizes at 70 % of the leaves' uplink capacity, under ecmp, letflow and
+   the congestion-aware policy (`--policy`, default ca), `--runs` seeded runs each
+   (`mpsched.lab.fct.run_fct`; runs with the same seed see the same arrivals, sizes and
+   destinations, so the ratios are also given paired by seed).
+2. **Failover**: `--failover-runs` runs of scenarios/fabric-failure.yaml (leaf1-spine2 down
+   from 20 to 40 s) under the congestion-aware policy, with captures at every edge's ports
+   towards the spines; the time from the link going down to the last data frame (not probe)
+   whose tag names a path through it, the worst over the pairs
+   (mpsched/bench/fabric_failover.py says how and why).
+
+It ends with
+
+    fabric_fct_short_ratio_vs_ecmp=     mean FCT of flows < 100 kB: CA / ecmp        [<= 0.5]
+    fabric_fct_short_ratio_vs_letflow=  the same against letflow                     [<= 0.75]
+    fabric_goodput_ratio_vs_letflow=    goodput: CA / letflow                        [>= 1.0]
+    fabric_failover_ms=                 the failover phase's figure, median over runs [<= 200]
+    fabric_cpu_bound_runs=              runs of both phases marked cpu_bound          [0]
+
+(ratios of the means over the runs; NaN where runs are missing). Before them: the FCT table
+per policy, the CA policy's ratios paired by seed, the mean FCT of short flows per ordered
+pair of leaves and policy (where the asymmetry bites: the pairs from and to leaf1), and each
+failover run. Runs go to a new directory (--out, default build/results/bench-fabric/<time>:
+OUT/fct/... and OUT/failover/...; a --out holding runs is refused); `--reuse DIR` runs
+nothing and evaluates the runs under DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from mpsched.bench import fabric_failover as fo
+from mpsched.bench.fct import BenchError, paired_table, ratio, row_mean, select_results
+from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, run_fct
+from mpsched.lab.report import RunResult
+from mpsched.proc.layout import REPO_ROOT, build_dir
+
+log = logging.getLogger(__name__)
+
+SCENARIO = REPO_ROOT / "scenarios" / "fabric-asymmetric.yaml"
+FAILURE_SCENARIO = REPO_ROOT / "scenarios" / "fabric-failure.yaml"
+LOAD_PCT = 70.0
+BASELINES = ("ecmp", "letflow")
+DEFAULT_POLICY = "ca"
+FAILOVER_FILE = "failover.json"
+
+
+def figures(rows: list[FctRow], policy: str, failover_ms: Sequence[float],
+            cpu_bound_runs: int) -> dict[str, float]:
+    """The five key figures: `policy`'s ratios to ecmp and letflow from `rows`, the median of
+    the finite `failover_ms` (NaN if none), the CPU-bound runs."""
+    by = {r.policy: r for r in rows}
+    ca, ecmp, letflow = by.get(policy), by.get("ecmp"), by.get("letflow")
+    finite = [v for v in failover_ms if math.isfinite(v)]
+    return {
+        "fabric_fct_short_ratio_vs_ecmp": ratio(row_mean(ca, "short"), row_mean(ecmp, "short")),
+        "fabric_fct_short_ratio_vs_letflow": ratio(row_mean(ca, "short"),
+                                                   row_mean(letflow, "short")),
+        "fabric_goodput_ratio_vs_letflow": ratio(row_mean(ca, "goodput"),
+                                                 row_mean(letflow, "goodput")),
+        "fabric_failover_ms": statistics.median(finite) if finite else math.nan,
+        "fabric_cpu_bound_runs": float(cpu_bound_runs),
+    }
+
+
+def pair_table(results: Sequence[RunResult], policies: Sequence[str],
+               metric: str = "fct_lt100k_mean_s") -> str:
+    """Per ordered pair of edges: `metric` (RunResult.pairs) per policy, mean over the runs."""
+    values: dict[str, dict[str, list[float]]] = {}
+    for r in results:
+        for pair, m in (r.pairs or {}).items():
+            v = m.get(metric, math.nan)
+            if isinstance(v, int | float) and math.isfinite(v):
+                values.setdefault(pair, {}).setdefault(r.policy, []).append(float(v))
+    lines = [f"{metric} per pair (mean over the runs):",
+             "  " + f"{'pair':14s}" + "".join(f"{p:>10s}" for p in policies)]
+    for pair in sorted(values):
+        cells = [statistics.fmean(values[pair][p]) if values[pair].get(p) else math.nan
+                 for p in policies]
+        lines.append("  " + f"{pair:14s}" + "".join(f"{c:10.3f}" for c in cells))
+    return "\n".join(lines)
+
+
+def read_failovers(out: Path) -> list[dict]:
+    """The failover phase's records (OUT/failover/.../failover.json), in path order."""
+    return [json.loads(p.read_text()) for p in sorted((out / "failover").rglob(FAILOVER_FILE))]
+
+
+def failover_record(run_dir: Path, fabric, start_wall: float) -> dict:
+    """Evaluate one failover run's captures (its directory's tags-*.pcap) and write
+    `failover.json` there."""
+    link, down_s, up_s = fo.failed_link(fabric)
+    keys = fo.crossing_keys(fabric, link)
+    frames = fo.read_tag_frames(sorted(run_dir.glob("tags-*.pcap")))
+    down_t = start_wall + down_s
+    got = fo.failover(frames, keys, down_t, start_wall + up_s)
+    record = {"run": run_dir.name, "link": link, "down_s": down_s, "ms": got.ms,
+              "frames_before": got.frames_before, "frames_after": got.frames_after,
+              "worst": list(got.worst) if got.worst else None,
+              "probes_after": sum(1 for f in frames if f.probe and f.key in keys
+                                  and f.ts >= down_t)}
+    (run_dir / FAILOVER_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
+    for pcap in run_dir.glob("tags-*.pcap"):
+        pcap.unlink()
+    return record
+
+
+def run_failover(policy: str, runs: int, out: Path, duration_s: float | None) -> None:
+    """The failover phase: `runs` runs of FAILURE_SCENARIO under `policy` into OUT/failover."""
+    import dataclasses
+
+    from mpsched.bench.fabric_run import CapturingRun
+    from mpsched.lab import analysis, report
+    from mpsched.lab.scenario import load
+
+    sc = load(FAILURE_SCENARIO, fabric=True)
+    if duration_s is not None:
+        sc = dataclasses.replace(sc, duration_s=max(duration_s, fo.failed_link(sc.fabric)[1] + 5))
+    for k in range(runs):
+        run_dir = out / "failover" / sc.name / policy / f"run{k}"
+        log.info("failover run %d/%d: %s", k + 1, runs, run_dir)
+        run = CapturingRun(sc, policy, k, run_dir)
+        try:
+            raw = run.execute()
+            result = analysis.analyse(raw)
+        except Exception as exc:  # one failed run must not lose the others
+            log.error("failover run %d failed: %s", k, exc)
+            continue
+        report.write_run(run_dir, result)
+        failover_record(run_dir, sc.fabric, run.schedule_wall)
+
+
+def fresh_out(out: Path | None) -> Path:
+    """This invocation's directory: `out` (holding no runs yet) or a new one under build/."""
+    if out is None:
+        base = build_dir() / "results" / "bench-fabric" / time.strftime("%Y%m%d-%H%M%S")
+        out, k = base, 1
+        while out.exists():
+            k += 1
+            out = base.with_name(f"{base.name}-{k}")
+        return out
+    if load_results(out):
+        raise BenchError(f"{out} already holds runs: name a new --out, or evaluate those "
+                         f"runs with --reuse {out}")
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--policy", default=DEFAULT_POLICY,
+                   help="the congestion-aware policy (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=5,
+                   help="FCT runs per policy (default: %(default)s)")
+    p.add_argument("--failover-runs", type=int, default=3,
+                   help="runs of the failover phase (default: %(default)s; 0: none)")
+    p.add_argument("--duration", type=float, default=None,
+                   help="seconds per run (default: the scenarios')")
+    p.add_argument("--out", type=Path, default=None,
+                   help="new directory for the runs (default: build/results/bench-fabric/<time>)")
+    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
+                   help="run nothing: evaluate the runs under DIR (an earlier --out)")
+    return p
+
+
+def report_lines(source: Path, policy: str) -> list[str]:
+    """Everything the bench prints for the runs under `source`."""
+    policies = [*BASELINES, policy]
+    results = select_results(load_results(source / "fct"), policies)
+    rows = fct_rows(results)
+    failovers = read_failovers(source)
+    failover_results = load_results(source / "failover")
+    lines = [fct_table(rows), paired_table(results, policy), pair_table(results, policies),
+             "failover runs (ms from down to the last data frame on a dead path; frames on "
+             "those paths in the 5 s before / after):"]
+    for f in failovers:
+        lines.append(f"  {f['run']}: {f['ms']:.0f} ms, {f['frames_before']} / "
+                     f"{f['frames_after']} frames, last on {f['worst']}, "
+                     f"{f['probes_after']} probes after")
+    if any(f["frames_before"] == 0 for f in failovers):
+        lines.append("  (a run with no frames on those paths before the failure shows nothing)")
+    cpu_bound = sum(1 for r in [*results, *failover_results] if r.cpu_bound is True)
+    got = figures(rows, policy, [f["ms"] for f in failovers], cpu_bound)
+    for key, value in got.items():
+        lines.append(f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    if args.runs < 1 or args.failover_runs < 0:
+        p.error("--runs must be >= 1 and --failover-runs >= 0")
+    if args.reuse is not None and args.out is not None:
+        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.reuse is not None:
+            if not (args.reuse / "fct").is_dir():
+                raise BenchError(f"{args.reuse} holds no fct/ runs of bench-fabric")
+            source = args.reuse
+        else:
+            source = fresh_out(args.out)
+            log.info("runs go to %s", source)
+            run_fct([SCENARIO], [*BASELINES, args.policy], args.runs, [LOAD_PCT],
+                    args.duration, source / "fct")
+            run_failover(args.policy, args.failover_runs, source, args.duration)
+        print("\n".join(report_lines(source, args.policy)))
+    except BenchError as error:
+        print(f"bench-fabric: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""`make bench-fabric`'s failover figure: how long new flowlets keep taking a failed link.
+
+A run of scenarios/fabric-failure.yaml (a 4x2 leaf-spine, leaf1-spine2 down from 20 to 40 s
+under all-to-all web-search flows) under the congestion-aware policy, with a capture on every
+edge switch's ports towards the fabric (`tcpdump -Q out`: the frames the edge sends, 64 bytes
+each, only the path tag's Ether type). Each captured frame's path tag gives (source edge,
+destination edge, path id) and whether it is a probe (`PATH_FLAG_PROBE`). From the fabric's
+paths (`mpsched.fabric.paths`), `crossing_keys` lists the (source, destination, path id) whose
+path crosses the failed link; `failover` takes the data frames (not probes: those keep testing
+the dead path on purpose) with such a tag sent between the down instant and the up instant,
+and gives the time from the down instant to the last of them, the worst over the pairs. A
+frame on the dead path is either a packet of a flowlet placed there before the failure was
+noticed or a new flowlet the scheduler still sends there, so the figure bounds from above the
+time until no new flowlet takes the dead path. It fails when detection or re-placement is slow
+(the last such frame late), and it is empty rather than flattering when nothing used those
+paths before the failure (`frames_before` = 0: the run proves nothing, and the bench says so).
+
+The down instant is the wall-clock time the runner started the link schedules plus the
+event's `down_s` (the schedule thread acts within a few ms of it); the capture's timestamps
+are the kernel's wall clock. Edge ports, not transit ones: a tag's path is chosen at its
+source edge, and every frame towards the failed link leaves some edge by the first link of its
+path, so the source edge's capture sees every frame of every affected path. A fabric whose
+re-routing gives a failed path's id to a new path (a graph's detour) would make the tag
+ambiguous after the re-route: `crossing_keys` leaves such ids out.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mpsched.fabric.model import Fabric
+from mpsched.fabric.paths import Failures, reroute, route
+from mpsched.fabric.ports import port_map
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
+
+log = logging.getLogger(__name__)
+
+TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
+SNAPLEN = 64  # Ethernet (14) + the path tag (24) + room
+ETH_LEN = 14
+_MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
+          b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
+
+
+@dataclass(frozen=True)
+class TagFrame:
+    """A captured tagged frame: its time (s, wall clock), tag and whether it is a probe."""
+
+    ts: float
+    key: TagKey
+    probe: bool
+
+
+def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
+    """The path-tagged Ethernet frames of a classic pcap file's bytes (other frames and a
+    truncated last record are skipped)."""
+    if len(data) < 24 or data[:4] not in _MAGIC:
+        raise ValueError("not a classic pcap file")
+    endian, tick = _MAGIC[data[:4]]
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, caplen, _ = struct.unpack_from(endian + "IIII", data, off)
+        frame = data[off + 16: off + 16 + caplen]
+        off += 16 + caplen
+        if len(frame) < caplen:
+            break
+        if len(frame) < ETH_LEN + 4 or int.from_bytes(frame[12:14], "big") != ETHERTYPE_PATH_TAG:
+            continue
+        path_id, flags, src, dst = frame[ETH_LEN: ETH_LEN + 4]
+        yield TagFrame(sec + frac * tick, (src, dst, path_id), bool(flags & PATH_FLAG_PROBE))
+
+
+def read_tag_frames(files: Iterable[Path]) -> list[TagFrame]:
+    """Every tagged frame of the capture files, by time."""
+    frames: list[TagFrame] = []
+    for path in files:
+        try:
+            frames += parse_tag_frames(path.read_bytes())
+        except (OSError, ValueError) as exc:
+            log.warning("%s: %s", path, exc)
+    return sorted(frames, key=lambda f: f.ts)
+
+
+def crossing_keys(fabric: Fabric, link: str) -> set[TagKey]:
+    """The (source, destination, path id) of the intact fabric whose path crosses `link`,
+    without those whose id the re-route after its failure gives to another path."""
+    routing = route(fabric)
+    after = reroute(fabric, routing, Failures(links=frozenset({link})))
+    keys = set()
+    for (src, dst), paths in routing.baseline.items():
+        for pid, path in paths.items():
+            if link in path.links and pid not in after.current[(src, dst)]:
+                keys.add((src, dst, pid))
+    return keys
+
+
+@dataclass(frozen=True)
+class Failover:
+    """One run's failover: `ms` from the down instant to the last data frame on a path
+    through the failed link (0 if none followed it; NaN if no such frame came in the
+    `window_s` before it, so the run shows nothing), `frames_before` those in that window,
+    `frames_after` those after it, `worst` the key of the last one."""
+
+    ms: float
+    frames_before: int
+    frames_after: int
+    worst: TagKey | None
+
+
+def failover(frames: Iterable[TagFrame], keys: set[TagKey], down_t: float, up_t: float,
+             window_s: float = 5.0) -> Failover:
+    """The failover of one run (see `Failover`) from its captured frames."""
+    before = after = 0
+    last, worst = down_t, None
+    for f in frames:
+        if f.probe or f.key not in keys:
+            continue
+        if down_t - window_s <= f.ts < down_t:
+            before += 1
+        elif down_t <= f.ts < up_t:
+            after += 1
+            if f.ts >= last:
+                last, worst = f.ts, f.key
+    ms = (last - down_t) * 1000.0 if before else math.nan
+    return Failover(ms, before, after, worst)
+
+
+def _up_steps(fabric: Fabric) -> list[tuple[str, float, bool]]:
+    """(link, time, up) of every schedule step that sets a link's `up`."""
+    out = []
+    for link in fabric.links:
+        for event in (*link.segment.forward_events, *link.segment.reverse_events):
+            changes = getattr(event, "changes", {})
+            if "up" in changes:
+                out.append((link.name, float(event.at_s), bool(changes["up"])))
+    return out
+
+
+def failed_link(fabric: Fabric) -> tuple[str, float, float]:
+    """The one link the fabric's schedules take down: (name, down_s, up_s; inf if it stays
+    down). ValueError unless exactly one link goes down."""
+    steps = _up_steps(fabric)
+    names = sorted({name for name, _, up in steps if not up})
+    if len(names) != 1:
+        raise ValueError(f"the failover run needs one link that goes down, got {names}")
+    down = min(t for name, t, up in steps if name == names[0] and not up)
+    ups = [t for name, t, up in steps if name == names[0] and up and t > down]
+    return names[0], down, min(ups, default=math.inf)
+
+
+def edge_uplinks(fabric: Fabric, intf_name: Callable[[str, int], str]) -> list[str]:
+    """The interfaces of every edge switch's ports towards other switches."""
+    ports = port_map(fabric)
+    return [intf_name(sw.name, port) for sw in fabric.edges
+            for port in sorted(ports[sw.name].neighbours.values())]
+
+
+def start_captures(ifaces: Iterable[str], out_dir: Path, registry: Any
+                   ) -> list[tuple[str, subprocess.Popen]]:
+    """A `tcpdump -Q out` of the path-tagged frames on each interface (root namespace)."""
+    procs = []
+    for iface in ifaces:
+        path = out_dir / f"tags-{iface}.pcap"
+        args = ["tcpdump", "-i", iface, "-Q", "out", "-s", str(SNAPLEN), "-B", "4096", "-n",
+                "-w", str(path), f"ether proto {ETHERTYPE_PATH_TAG:#x}"]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        registry.add_process(proc.pid, " ".join(args))
+        procs.append((f"tcpdump-{iface}", proc))
+    time.sleep(0.5)  # the captures listening before the measured time starts
+    return procs

@@ -1,0 +1,139 @@
+"""`make bench-fabric` without a testbed: its figures (mpsched/bench/fabric.py) and the failover
+measurement from captured frames (mpsched/bench/fabric_failover.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+import pytest
+
+from mpsched.bench import fabric as bench
+from mpsched.bench import fabric_failover as fo
+from mpsched.lab.fct import fct_rows
+from mpsched.lab.report import RunResult, write_run
+from mpsched.lab.scenario import load
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
+from mpsched.proc.layout import REPO_ROOT
+
+
+def run(policy: str, seed: int, short: float, goodput: float, cpu_bound: bool = False,
+        pair_short: float = math.nan) -> RunResult:
+    return RunResult("fabric-asymmetric", policy, seed, seed, 60.0, metrics={
+        "fct_lt100k_mean_s": short, "fct_p99_s": 5.0, "goodput_mbps": goodput,
+        "offered_load_pct": 70.0}, cpu_bound=cpu_bound,
+        pairs={"leaf1->leaf2": {"fct_lt100k_mean_s": pair_short}})
+
+
+RESULTS = [
+    *(run("ecmp", s, 1.0, 8.0, pair_short=2.0) for s in (1, 2)),
+    *(run("letflow", s, 0.4, 10.0, pair_short=1.0) for s in (1, 2)),
+    run("ca", 1, 0.2, 10.0, pair_short=0.3), run("ca", 2, 0.3, 11.0, True, pair_short=0.5),
+]
+
+
+def test_figures_are_ratios_of_the_means_and_the_median_failover():
+    got = bench.figures(fct_rows(RESULTS), "ca", [120.0, math.nan, 300.0, 80.0], 1)
+    assert got["fabric_fct_short_ratio_vs_ecmp"] == pytest.approx(0.25)
+    assert got["fabric_fct_short_ratio_vs_letflow"] == pytest.approx(0.625)
+    assert got["fabric_goodput_ratio_vs_letflow"] == pytest.approx(1.05)
+    assert got["fabric_failover_ms"] == pytest.approx(120.0)  # NaN runs left out
+    assert got["fabric_cpu_bound_runs"] == 1
+
+
+def test_figures_without_runs_are_nan():
+    got = bench.figures(fct_rows([r for r in RESULTS if r.policy != "ecmp"]), "ca", [], 0)
+    assert math.isnan(got["fabric_fct_short_ratio_vs_ecmp"])
+    assert math.isnan(got["fabric_failover_ms"])
+
+
+def test_pair_table_means_per_policy():
+    table = bench.pair_table(RESULTS, ["ecmp", "letflow", "ca"])
+    assert "  leaf1->leaf2       2.000     1.000     0.400" in table
+
+
+def frame(t: float, key: tuple[int, int, int], probe: bool = False) -> fo.TagFrame:
+    return fo.TagFrame(t, key, probe)
+
+
+DEAD = {(1, 2, 2), (2, 1, 2)}
+
+
+def test_failover_is_the_last_data_frame_on_a_dead_path():
+    frames = [frame(99.0, (1, 2, 2)), frame(100.05, (1, 2, 2)), frame(100.18, (2, 1, 2)),
+              frame(100.5, (1, 2, 1)),  # a live path
+              frame(101.0, (1, 2, 2), probe=True),  # probes keep testing the dead path
+              frame(121.0, (1, 2, 2))]  # after the link is back
+    got = fo.failover(frames, DEAD, down_t=100.0, up_t=120.0)
+    assert got.ms == pytest.approx(180.0)
+    assert (got.frames_before, got.frames_after, got.worst) == (1, 2, (2, 1, 2))
+
+
+def test_failover_without_traffic_before_is_nan_and_without_frames_after_zero():
+    assert math.isnan(fo.failover([frame(100.1, (1, 2, 2))], DEAD, 100.0, 120.0).ms)
+    got = fo.failover([frame(97.0, (1, 2, 2)), frame(100.1, (1, 2, 1))], DEAD, 100.0, 120.0)
+    assert got.ms == 0.0 and got.worst is None
+
+
+def pcap(records: list[tuple[float, bytes]]) -> bytes:
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 64, 1)
+    for t, data in records:
+        out += struct.pack("<IIII", int(t), round((t % 1) * 1e6), len(data), len(data)) + data
+    return out
+
+
+def tagged(path_id: int, flags: int, src: int, dst: int) -> bytes:
+    eth = b"\x00" * 12 + ETHERTYPE_PATH_TAG.to_bytes(2, "big")
+    return eth + bytes([path_id, flags, src, dst]) + b"\x00" * 20
+
+
+def test_parse_tag_frames_reads_tags_and_skips_other_frames():
+    data = pcap([(5.25, tagged(2, 0, 1, 3)), (6.0, b"\x00" * 12 + b"\x08\x00" + b"\x00" * 20),
+                 (7.5, tagged(1, PATH_FLAG_PROBE, 4, 1))])
+    got = list(fo.parse_tag_frames(data + b"\x00" * 10))  # a truncated last record
+    assert [(f.ts, f.key, f.probe) for f in got] == [
+        (pytest.approx(5.25), (1, 3, 2), False), (pytest.approx(7.5), (4, 1, 1), True)]
+    with pytest.raises(ValueError, match="pcap"):
+        list(fo.parse_tag_frames(b"nope" * 10))
+
+
+def test_crossing_keys_of_the_failure_scenario():
+    fabric = load(bench.FAILURE_SCENARIO, fabric=True).fabric
+    assert fo.failed_link(fabric) == ("leaf1-spine2", 20.0, 40.0)
+    assert fo.crossing_keys(fabric, "leaf1-spine2") == {
+        (1, 2, 2), (1, 3, 2), (1, 4, 2), (2, 1, 2), (3, 1, 2), (4, 1, 2)}
+    assert fo.edge_uplinks(fabric, lambda n, p: f"{n}-eth{p}")[:2] == ["leaf1-eth2", "leaf1-eth3"]
+
+
+def test_crossing_keys_leave_out_an_id_the_reroute_reuses():
+    fabric = load(REPO_ROOT / "scenarios" / "fabric-wan.yaml", fabric=True).fabric
+    keys = fo.crossing_keys(fabric, "den-kc")
+    assert (1, 3, 2) not in keys  # sea -> chi's path 2 is a new path while den-kc is down
+
+
+def test_failed_link_needs_exactly_one():
+    with pytest.raises(ValueError, match="one link"):
+        fo.failed_link(load(bench.SCENARIO, fabric=True).fabric)
+
+
+def test_reuse_reports_every_figure(tmp_path, capsys):
+    for r in RESULTS:
+        write_run(tmp_path / "fct" / r.policy / f"run{r.run}", r)
+    fail = tmp_path / "failover" / "fabric-failure" / "ca" / "run0"
+    fail.mkdir(parents=True)
+    write_run(fail, RunResult("fabric-failure", "ca", 0, 1, 60.0, cpu_bound=False))
+    (fail / bench.FAILOVER_FILE).write_text(json.dumps(
+        {"run": "run0", "link": "leaf1-spine2", "down_s": 20, "ms": 150.0, "frames_before": 40,
+         "frames_after": 3, "worst": [1, 2, 2], "probes_after": 9}))
+    assert bench.main(["--reuse", str(tmp_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-5:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
+                        "fabric_fct_short_ratio_vs_letflow=0.625",
+                        "fabric_goodput_ratio_vs_letflow=1.050",
+                        "fabric_failover_ms=150", "fabric_cpu_bound_runs=1"]
+
+
+def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
+    assert bench.main(["--reuse", str(tmp_path)]) == 2
+    assert "no fct/ runs" in capsys.readouterr().err
