@@ -3,7 +3,8 @@
 Brings up h1 - s1 =(2 paths)= s2 - h2 on BMv2, starts the controller, runs
 bulk TCP for a phase with weights 1:0 and a phase with 1:1 (set over REST),
 prints per-path packets and rates and the goodput of each phase, and tears
-everything down (also on Ctrl-C or a switch crash).
+everything down (also on Ctrl-C or a switch crash). `--fabric` (`make demo FABRIC=1`) runs
+the fabric demo instead (mpsched/demo_fabric.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import requests
 
 from mpsched import addressing as ap
+from mpsched import demo_fabric
 from mpsched.client.rest import RestClient
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -124,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
         "packets and goodput per phase and tears everything down.",
     )
     parser.add_argument(
-        "--seconds", type=float, default=20.0, help="traffic time per phase (default: %(default)s)"
+        "--seconds", type=float, default=None,
+        help="traffic time per phase (default: 20; with --fabric the run's time, default: "
+        f"{demo_fabric.SECONDS:g})",
     )
     parser.add_argument(
         "--streams",
@@ -137,6 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="10,5",
         help="path rates in Mbit/s, comma separated (default: %(default)s)",
     )
+    parser.add_argument(
+        "--fabric",
+        action="store_true",
+        help="instead: a 4x2 leaf-spine fabric under all-to-all web-search flows for --seconds, "
+        "the dashboard's URL, per-pair goodput at the end (mpsched/demo_fabric.py)",
+    )
+    demo_fabric.add_arguments(parser)
     parser.add_argument(
         "--screenshot",
         default=str(build_dir() / "ui" / "demo.png"),
@@ -152,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the demo `args` (parsed by `build_parser`) describes."""
+    if args.fabric:
+        return demo_fabric.execute(args)
+    if args.seconds is None:
+        args.seconds = 20.0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
 
     problems = prereqs.missing(

@@ -1,0 +1,32 @@
+"""`make demo FABRIC=1`'s parts that need no testbed (mpsched/demo_fabric.py)."""
+
+from __future__ import annotations
+
+import math
+
+from mpsched import demo
+from mpsched.demo_fabric import SCENARIO, pair_lines
+from mpsched.lab.scenario import load
+
+
+def test_pair_lines_sum_the_buckets_and_mark_missing_values():
+    pairs = {"leaf2->leaf1": {"goodput_mbps": 1.5, "flows_lt100k": 3, "flows_gt1m": 1,
+                              "fct_lt100k_mean_s": 0.0421},
+             "leaf1->leaf2": {"goodput_mbps": 0.25, "fct_lt100k_mean_s": math.nan}}
+    lines = pair_lines(pairs, 1.75)
+    assert lines[1].split() == ["leaf1->leaf2", "0.25", "0", "-"]
+    assert lines[2].split() == ["leaf2->leaf1", "1.50", "4", "0.042"]
+    assert lines[-1].split() == ["all", "pairs", "1.75"]
+
+
+def test_the_demo_runs_a_fabric_with_all_to_all_traffic():
+    sc = load(SCENARIO, fabric=True)
+    assert sc.fabric is not None and len(sc.fabric.edges) == 4
+    assert [w.kind for w in sc.fabric_workload] == ["poisson"]
+    assert not sc.fabric_workload[0].matrix  # all-to-all
+
+
+def test_fabric_flag_and_default_seconds():
+    args = demo.build_parser().parse_args(["--fabric"])
+    assert args.fabric and args.seconds is None and args.policy == "ca"
+    assert demo.build_parser().parse_args([]).fabric is False
