@@ -6,6 +6,8 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - operator.py (`Operator`): the operator's writes, each through one helper
   (lock -> mutate -> submit -> await -> persist);
 - mastership.py (`Mastership`): primary or backup, and taking over when promoted;
+- routes.py (`Routes`): the paths of every pair of edges, each switch's forwarding, the
+  scheduler's units (a switch of two edges, an ordered pair of a fabric's edges);
 - telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out;
 - scheduling/pins.py (`PinManager`): MPTCP subflow pins, wanted and sent;
 - stepper.py (`Stepper`): a scheduler step per switch and its writes
@@ -20,6 +22,7 @@ eventlet hub.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from concurrent.futures import Future, wait
@@ -31,6 +34,7 @@ from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.northbound import views
 from mpsched.controller.operator import Operator
+from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
@@ -43,7 +47,7 @@ from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.stats import Sample
-from mpsched.netcfg import NetCfg
+from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 
@@ -85,25 +89,27 @@ class Controller:
     ) -> None:
         """With a `store`, the intent saved there (if any) replaces the settings' start
         values before any switch is programmed, and every acknowledged operator write is
-        saved there (StateError: the file cannot be used; it is left as it is)."""
+        saved there (StateError: the file cannot be used; it is left as it is). ConfigError
+        (naming the field): a network the program cannot hold (edges, paths per pair)."""
         self.net = net
         self.pipeline = pipeline
         self.settings = s = settings or ControllerSettings()
+        net.check_limits(pipeline.max_edges, pipeline.max_paths)
         ids = net.path_ids()
-        too_high = [p for p in ids if p > pipeline.max_paths]
-        if too_high:
-            raise ValueError(f"path ids {too_high} exceed the program's {pipeline.max_paths} paths")
+        self.routes = Routes(net)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._started = False
         self.keeper = IntentKeeper(self._scheduler(), {p: s.default_weight for p in ids}, store)
-        self.intake = TelemetryIntake(net, s.estimators, s.telemetry)
+        self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
         self.pins = PinManager(net, pipeline)
         agent_cfg = AgentSettings(
             poll_interval=s.poll_interval, election_id=(0, s.election_id), telemetry=s.telemetry
         )
         self.agents = [
-            SwitchAgent(sw, net, pipeline, bmv2_json, self, agent_cfg) for sw in net.switches
+            SwitchAgent(sw, net, pipeline, bmv2_json, self, agent_cfg,
+                        functools.partial(self.forwarding, sw))
+            for sw in net.switches
         ]
         self.stepper = Stepper(self.agents, pipeline, self.intake, self.pins)
         self.mastership = Mastership(self.agents, self.keeper, self._apply_intent, s.peer)
@@ -126,7 +132,7 @@ class Controller:
             DEFAULT_CLASS_ID, "default", policy=ClassPolicy(self.settings.default_policy)
         )
         return Scheduler(
-            [sw.name for sw in self.net.switches],
+            [u.key for u in self.routes.units()],
             self.net.path_ids(),
             [default],
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
@@ -200,6 +206,11 @@ class Controller:
 
     # -- AgentHost: what the switches' agents call -----------------------------
 
+    def forwarding(self, sw: SwitchCfg) -> list[TableEntry]:
+        """The switch's forwarding entries under the current routing (routes.py)."""
+        with self._lock:
+            return self.routes.forwarding(self.pipeline, sw, self.settings.telemetry)
+
     def sched_entries(self, switch: str) -> list[TableEntry]:
         with self._lock:
             return self.stepper.sched_entries(self.scheduler, switch, time.time())
@@ -225,8 +236,8 @@ class Controller:
     def on_promoted(self, switch: str) -> None:
         self.mastership.on_promoted(switch)
 
-    def probe_wanted(self, switch: str, path_id: int) -> bool:
-        return self.intake.probe_wanted(switch, path_id, time.time())
+    def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        return self.intake.probe_wanted(switch, dst_edge, path_id, time.time())
 
     # -- LoopHost: what the control loop calls ---------------------------------
 

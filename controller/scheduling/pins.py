@@ -86,7 +86,9 @@ class PinManager:
     def desired(self, scheduler: Scheduler, states: PathStates, now: float) -> dict[str, Pins]:
         """Per switch, the pin of each subflow in both directions (none without steering)."""
         out: dict[str, Pins] = {sw.name: {} for sw in self.net.switches}
-        if not scheduler.params.mptcp.steering or not self.pipeline.has_mptcp:
+        # a fabric's pins (towards a pair's destination edge) are not there yet
+        fabric = self.net.topology is not None
+        if fabric or not scheduler.params.mptcp.steering or not self.pipeline.has_mptcp:
             return out
         plan = self.tracker.plan(
             lambda flow: self.costs_for(flow, scheduler, states), now, scheduler.params.mptcp
