@@ -6,8 +6,8 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - operator.py (`Operator`): the operator's writes, each through one helper
   (lock -> mutate -> submit -> await -> persist);
 - mastership.py (`Mastership`): primary or backup, and taking over when promoted;
-- routes.py (`Routes`): the paths of every pair of edges, each switch's forwarding, the
-  scheduler's units (a switch of two edges, an ordered pair of a fabric's edges);
+- routes.py (`Routes`): the routing: each switch's forwarding, the scheduler's units (a
+  switch of two edges, a pair of a fabric's edges); fabric_ops.py: its links and pairs;
 - telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out;
 - scheduling/pins.py (`PinManager`): MPTCP subflow pins, wanted and sent;
 - stepper.py (`Stepper`): a scheduler step per switch and its writes
@@ -29,6 +29,7 @@ from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
+from mpsched.controller.fabric_ops import FabricOps
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
@@ -116,6 +117,10 @@ class Controller:
         self.operator = Operator(
             self._lock, self.mastership, self.keeper, self.stepper, s.write_timeout
         )
+        # the fabric's links and pairs (GET /links, /pairs, /pairs/{id}; PUT /links/{id}/admin)
+        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator)
+        self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
+        self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         self.loop = ControlLoop(self, self._stop)
         self._recorder = every(s.telemetry_period, self._record, self._stop, "telemetry")
         if store is not None:
@@ -359,23 +364,19 @@ class Controller:
     def control_stats(self) -> views.LoopStats:
         return self.loop.stats()
 
-    def decisions(self, since: float, limit: int) -> views.DecisionsView:
+    def decisions(self, since: float, limit: int, pair: str | None = None) -> views.DecisionsView:
+        """The latest `limit` decisions after `since`, of one pair (a unit's key) if given."""
         with self._lock:
-            entries = [e for e in self.scheduler.log if e["t"] > since][-limit:]
+            log = [e for e in self.scheduler.log if pair is None or e["switch"] == pair]
+            entries = [e for e in log if e["t"] > since][-limit:]
             return views.DecisionsView(
                 now=round(time.time(), 3), decisions=entries, loop=self.loop.stats()
             )
 
     def mptcp_connections(self) -> views.ConnectionsView:
         with self._lock:
-            now = time.time()
-            return views.ConnectionsView(
-                steering=self.scheduler.params.mptcp.steering,
-                connections=[
-                    views.connection_view(c, now)
-                    for _, c in sorted(self.pins.tracker.connections.items())
-                ],
-            )
+            steering = self.scheduler.params.mptcp.steering
+            return views.connections_view(self.pins.tracker.connections, steering, time.time())
 
     def mptcp_connection(self, conn_id: int) -> views.ConnectionView:
         with self._lock:
