@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
-from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched.controller.southbound.forwarding import forwarding_entries, peers_and_paths
 from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import (
     RttReport,
@@ -144,20 +144,12 @@ class SwitchAgent(threading.Thread):
         settings: AgentSettings | None = None,
         forwarding: Callable[[], list[TableEntry]] | None = None,
     ) -> None:
-        """`forwarding` gives the switch's forwarding entries at each (re)programming (the
-        controller's routing, controller/routes.py); None: those of a two-edge network."""
+        """`forwarding`: the switch's forwarding entries at each (re)programming (routes.py;
+        None: a two-edge network's)."""
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
         self.net = net
-        # the edges this switch's paths lead to: the peer (two edges), every other edge (a
-        # fabric's edge), none (a transit switch)
-        self.peers = net.peer_edges(sw) if net.topology is not None else [net.peer_edge(sw)]
-        # the path ids it sends on and counts (path_tx, path_rx: summed over the peers)
-        self.path_ids = (
-            (net.path_ids() if self.peers else [])
-            if net.topology is not None
-            else [p.id for p in sw.paths]
-        )
+        self.peers, self.path_ids = peers_and_paths(net, sw)
         self.forwarding = forwarding
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json

@@ -24,6 +24,16 @@ from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 
 
+def peers_and_paths(net: NetCfg, sw: SwitchCfg) -> tuple[list[int], list[int]]:
+    """The edges a switch's paths lead to (two edges: its peer; a fabric's edge: every other
+    edge; a transit switch: none) and the path ids it sends on and counts (path_tx, path_rx:
+    summed over the peers)."""
+    if net.topology is None:
+        return [net.peer_edge(sw)], [p.id for p in sw.paths]
+    peers = net.peer_edges(sw)
+    return peers, (net.path_ids() if peers else [])
+
+
 def telemetry_entries(
     pipeline: Pipeline, path_ids: list[int], telemetry: TelemetryConfig | None = None
 ) -> list[TableEntry]:

@@ -130,6 +130,9 @@ def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         weights = read(leaf1, p4info, TABLE_WEIGHTS)
         assert sorted(int.from_bytes(e.match[0].exact.value, "big") for e in weights) == [2, 3]
         assert read(spine1, p4info, TABLE_WEIGHTS) == []
+        states = {s["name"]: s for s in requests.get(base + "/switches", timeout=5).json()}
+        assert states["spine1"]["probes"] is None  # a transit switch has no prober
+        assert states["leaf1"]["probes"] is not None
 
         links = requests.get(base + "/links", timeout=5).json()
         assert len(links) == 6 and all(link["admin"] == "up" for link in links)

@@ -44,3 +44,14 @@ def test_a_fabric_switchs_entries_from_its_next_hops():
     assert pl.path_ingress(2, 1) in leaf1 and pl.switch_config(1) in leaf1
     assert [e.params["dst_edge"] for e in leaf1 if e.table == TABLE_ROUTE and
             "dst_edge" in e.params] == [2, 3]
+
+
+def test_the_peers_and_path_ids_of_a_switch():
+    from mpsched.controller.southbound.forwarding import peers_and_paths
+    from tests.unit.controller.fakes import fabric
+
+    net = two_edges()
+    assert peers_and_paths(net, net.switches[1]) == ([1], [1, 2])
+    net = fabric()
+    assert peers_and_paths(net, net.switch("leaf3")) == ([1, 2], [1, 2])
+    assert peers_and_paths(net, net.switch("spine2")) == ([], [])
