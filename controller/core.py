@@ -103,7 +103,7 @@ class Controller:
         self._started = False
         self.keeper = IntentKeeper(self._scheduler(), {p: s.default_weight for p in ids}, store)
         self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
-        self.pins = PinManager(net, pipeline)
+        self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(
             poll_interval=s.poll_interval, election_id=(0, s.election_id), telemetry=s.telemetry
         )

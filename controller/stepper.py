@@ -68,7 +68,8 @@ class Stepper:
         self.installed_classes: dict[str, list[TableEntry]] = {}
 
     def states(self, now: float) -> PathStates:
-        return functools.partial(self.intake.path_states, now=now)
+        """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
+        return lambda key: list(self.intake.unit_view(self.routes.unit(key), now).paths)
 
     def sched_entries(self, scheduler: Scheduler, switch: str, now: float) -> list[TableEntry]:
         """Everything the scheduler keeps on a (re)programmed switch: every class's
