@@ -113,8 +113,11 @@ class TelemetryIntake:
         RTT sample, the path's retransmission count and bytes in flight."""
         if report.path_id not in self.stats:
             return
-        if self.routes.is_fabric and not report.peer_edge:
-            log.debug("%s: RTT report without its peer edge ignored", report.switch)
+        if self.routes.is_fabric and report.peer_edge not in self.net.peer_edges(
+            self.net.switch(report.switch)
+        ):
+            log.debug("%s: RTT report towards edge %d ignored (no peer edge)",
+                      report.switch, report.peer_edge)
             return
         est = self.estimator(report.path_id, self.towards(report.switch, report.peer_edge))
         est.add_rtt(report.rtt_us / 1000, report.received_at)

@@ -78,6 +78,8 @@ def test_a_fabric_is_driven_per_pair_of_edges():
     # an RTT report names its peer edge; without it a fabric cannot tell the pair
     ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=3))
     ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=2))  # its own edge
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=7))  # no such edge
     assert set(ctl.telemetry(1).directions) == {"leaf2->leaf3"}
     assert ctl.forwarding(net.switch("spine1"))[0].table == "MpIngress.edge_config.transit_nexthop"
     assert ctl.probe_wanted("leaf1", 3, 2) is True
