@@ -101,7 +101,8 @@ class Controller:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._started = False
-        self.keeper = IntentKeeper(self._scheduler(), {p: s.default_weight for p in ids}, store)
+        weights = {p: s.default_weight for p in ids}
+        self.keeper = IntentKeeper(self._scheduler(), weights, store, self.routes)
         self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
         self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(

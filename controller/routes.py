@@ -188,17 +188,26 @@ class Routes:
     def set_link(self, name: str, up: bool) -> list[Unit]:
         """Take link `name` administratively down or up and re-route (`paths.reroute`):
         the units whose paths changed (KeyError: no such link)."""
-        if self.fabric is None or self.routing is None or name not in self.fabric.link_by_name:
+        if self.fabric is None or name not in self.fabric.link_by_name:
             raise KeyError(name)
         down = (self.links_down - {name}) if up else (self.links_down | {name})
+        changed = self.set_links_down(down)
+        log.info("link %s %s: %d pairs re-routed", name, "up" if up else "down", len(changed))
+        return changed
+
+    def set_links_down(self, names: Iterable[str]) -> list[Unit]:
+        """Exactly the links `names` administratively down (the others up), re-routed
+        once: the units whose paths changed (KeyError: a name that is no link)."""
+        down = set(names)
         if down == self.links_down:
             return []
+        unknown = sorted(down - set(self.fabric.link_by_name if self.fabric else ()))
+        if unknown or self.fabric is None or self.routing is None:
+            raise KeyError(unknown)
         before = {u.key: self.pair_paths(u) for u in self.units()}
         self._install(reroute(self.fabric, self.routing, Failures(frozenset(down))))
         self.links_down = down
-        changed = [u for u in self.units() if self.pair_paths(u) != before[u.key]]
-        log.info("link %s %s: %d pairs re-routed", name, "up" if up else "down", len(changed))
-        return changed
+        return [u for u in self.units() if self.pair_paths(u) != before[u.key]]
 
     def forwarding_changes(
         self, pipeline: Pipeline, before: dict[str, list[TableEntry]],

@@ -104,7 +104,7 @@ def fabric_operator(tmp_path) -> Operator:
     default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("ecmp"))
     units = [u.key for u in intake.routes.units()]
     keeper = IntentKeeper(Scheduler(units, [1, 2], [default], GlobalParams()), {1: 1, 2: 1},
-                          StateStore(tmp_path / "state.json"))
+                          StateStore(tmp_path / "state.json"), intake.routes)
     stepper = Stepper(agents, pipeline(), intake, PinManager(net, pipeline()))
     stepper.submit(keeper.scheduler, 0.0)  # every pair placed over both paths
     for agent in agents:
@@ -122,6 +122,7 @@ def test_a_link_down_writes_the_new_routes_first_then_the_placements_then_delete
     # leaf1 loses path 2 to both destinations: its placements first, then the next hops go
     assert [op for op, *_ in calls["leaf1"]] == ["modify", "delete"]
     assert calls["leaf1"][1][1:] == (pl.path_nexthop(2, 2, 3), pl.path_nexthop(3, 2, 3))
+    assert load(tmp_path / "state.json").links_down == {"leaf1-spine2"}  # saved
     placement = op.keeper.scheduler.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID)
     assert placement is not None and placement.weight_map()[2] == 0
     # spine2 forwards path 2 of leaf2 <-> leaf3 only
