@@ -10,8 +10,9 @@ the scheduler's unit is an ordered pair of edges, keyed ``"<ingress>-><egress>"`
 switch names (e.g. ``"leaf1->leaf3"``), which is also the telemetry's direction of the
 pair's traffic (telemetry/intake.py).
 
-Not thread-safe: the controller calls it under its lock (agents read `forwarding` from their
-threads; a routing is replaced whole, never changed in place).
+Not thread-safe: the controller calls it under its lock (the agents' `forwarding` too); only
+the probers' `probe_wanted` reads a pair's paths without it, which is safe because a routing
+is replaced whole, never changed in place.
 """
 
 from __future__ import annotations

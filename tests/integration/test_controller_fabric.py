@@ -144,6 +144,9 @@ def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         assert len(read(fabric_switches["spine2"], p4info, TABLE_TRANSIT)) == 2  # 2 <-> 3
         pair = requests.get(base + "/pairs/leaf1-%3Eleaf3", timeout=5).json()
         assert [p["id"] for p in pair["paths"]] == [1]
+        assert pair["placement"]["0"]["weights"]["2"] == 0  # out of service for leaf1 -> leaf3
+        other = requests.get(base + "/pairs/leaf2->leaf3", timeout=5).json()
+        assert other["placement"]["0"]["weights"]["2"] > 0  # leaf2 -> leaf3 keeps its path 2
         r = requests.put(base + "/links/leaf1-spine2/admin", json={"state": "up"},
                          headers=AUTH, timeout=15)
         assert r.status_code == 200, r.text
