@@ -326,7 +326,9 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         return Controller(net, pipeline, args.bmv2_json, settings, store=store)
     except StateError as error:
         raise StartError(f"{error}; fix or remove the file, or run with --no-state") from None
-    except (ConfigError, P4InfoError, OSError, ValueError) as error:
+    except ConfigError as error:  # e.g. a fabric beyond the program's limits: name the file
+        raise StartError(str(error if error.source else error.in_source(args.netcfg))) from None
+    except (P4InfoError, OSError, ValueError) as error:
         raise StartError(str(error)) from None
 
 

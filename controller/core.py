@@ -6,6 +6,8 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - operator.py (`Operator`): the operator's writes, each through one helper
   (lock -> mutate -> submit -> await -> persist);
 - mastership.py (`Mastership`): primary or backup, and taking over when promoted;
+- routes.py (`Routes`): the routing: each switch's forwarding, the scheduler's units (a
+  switch of two edges, a pair of a fabric's edges); fabric_ops.py: its links and pairs;
 - telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out;
 - scheduling/pins.py (`PinManager`): MPTCP subflow pins, wanted and sent;
 - stepper.py (`Stepper`): a scheduler step per switch and its writes
@@ -20,17 +22,20 @@ eventlet hub.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
+from mpsched.controller.fabric_ops import FabricOps
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.northbound import views
 from mpsched.controller.operator import Operator
+from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
@@ -43,7 +48,7 @@ from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.stats import Sample
-from mpsched.netcfg import NetCfg
+from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 
@@ -85,31 +90,38 @@ class Controller:
     ) -> None:
         """With a `store`, the intent saved there (if any) replaces the settings' start
         values before any switch is programmed, and every acknowledged operator write is
-        saved there (StateError: the file cannot be used; it is left as it is)."""
+        saved there (StateError: the file cannot be used; it is left as it is). ConfigError
+        (naming the field): a network the program cannot hold (edges, paths per pair)."""
         self.net = net
         self.pipeline = pipeline
         self.settings = s = settings or ControllerSettings()
+        net.check_limits(pipeline.max_edges, pipeline.max_paths)
         ids = net.path_ids()
-        too_high = [p for p in ids if p > pipeline.max_paths]
-        if too_high:
-            raise ValueError(f"path ids {too_high} exceed the program's {pipeline.max_paths} paths")
+        self.routes = Routes(net)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._started = False
-        self.keeper = IntentKeeper(self._scheduler(), {p: s.default_weight for p in ids}, store)
-        self.intake = TelemetryIntake(net, s.estimators, s.telemetry)
-        self.pins = PinManager(net, pipeline)
+        weights = {p: s.default_weight for p in ids}
+        self.keeper = IntentKeeper(self._scheduler(), weights, store, self.routes)
+        self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
+        self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(
             poll_interval=s.poll_interval, election_id=(0, s.election_id), telemetry=s.telemetry
         )
         self.agents = [
-            SwitchAgent(sw, net, pipeline, bmv2_json, self, agent_cfg) for sw in net.switches
+            SwitchAgent(sw, net, pipeline, bmv2_json, self, agent_cfg,
+                        functools.partial(self.forwarding, sw))
+            for sw in net.switches
         ]
         self.stepper = Stepper(self.agents, pipeline, self.intake, self.pins)
         self.mastership = Mastership(self.agents, self.keeper, self._apply_intent, s.peer)
         self.operator = Operator(
             self._lock, self.mastership, self.keeper, self.stepper, s.write_timeout
         )
+        # the fabric's links and pairs (GET /links, /pairs, /pairs/{id}; PUT /links/{id}/admin)
+        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator)
+        self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
+        self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         self.loop = ControlLoop(self, self._stop)
         self._recorder = every(s.telemetry_period, self._record, self._stop, "telemetry")
         if store is not None:
@@ -126,7 +138,7 @@ class Controller:
             DEFAULT_CLASS_ID, "default", policy=ClassPolicy(self.settings.default_policy)
         )
         return Scheduler(
-            [sw.name for sw in self.net.switches],
+            [u.key for u in self.routes.units()],
             self.net.path_ids(),
             [default],
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
@@ -200,6 +212,11 @@ class Controller:
 
     # -- AgentHost: what the switches' agents call -----------------------------
 
+    def forwarding(self, sw: SwitchCfg) -> list[TableEntry]:
+        """The switch's forwarding entries under the current routing (routes.py)."""
+        with self._lock:
+            return self.routes.forwarding(self.pipeline, sw, self.settings.telemetry)
+
     def sched_entries(self, switch: str) -> list[TableEntry]:
         with self._lock:
             return self.stepper.sched_entries(self.scheduler, switch, time.time())
@@ -225,8 +242,8 @@ class Controller:
     def on_promoted(self, switch: str) -> None:
         self.mastership.on_promoted(switch)
 
-    def probe_wanted(self, switch: str, path_id: int) -> bool:
-        return self.intake.probe_wanted(switch, path_id, time.time())
+    def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        return self.intake.probe_wanted(switch, dst_edge, path_id, time.time())
 
     # -- LoopHost: what the control loop calls ---------------------------------
 
@@ -348,23 +365,19 @@ class Controller:
     def control_stats(self) -> views.LoopStats:
         return self.loop.stats()
 
-    def decisions(self, since: float, limit: int) -> views.DecisionsView:
+    def decisions(self, since: float, limit: int, pair: str | None = None) -> views.DecisionsView:
+        """The latest `limit` decisions after `since`, of one pair (a unit's key) if given."""
         with self._lock:
-            entries = [e for e in self.scheduler.log if e["t"] > since][-limit:]
+            log = [e for e in self.scheduler.log if pair is None or e["switch"] == pair]
+            entries = [e for e in log if e["t"] > since][-limit:]
             return views.DecisionsView(
                 now=round(time.time(), 3), decisions=entries, loop=self.loop.stats()
             )
 
     def mptcp_connections(self) -> views.ConnectionsView:
         with self._lock:
-            now = time.time()
-            return views.ConnectionsView(
-                steering=self.scheduler.params.mptcp.steering,
-                connections=[
-                    views.connection_view(c, now)
-                    for _, c in sorted(self.pins.tracker.connections.items())
-                ],
-            )
+            steering = self.scheduler.params.mptcp.steering
+            return views.connections_view(self.pins.tracker.connections, steering, time.time())
 
     def mptcp_connection(self, conn_id: int) -> views.ConnectionView:
         with self._lock:

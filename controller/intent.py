@@ -1,6 +1,7 @@
 """The operator's intent: the scheduler (traffic classes, their policies, the global
-parameters, admin states, what learning policies learned) and the static path weights, and
-their persistence in the state file (controller/state.py).
+parameters, admin states, what learning policies learned), the static path weights and a
+fabric's links taken down (controller/routes.py), and their persistence in the state file
+(controller/state.py).
 
 `IntentKeeper` holds them; `snapshot` reads them as an `Intent`, `apply` replaces them by
 one (at start from the state file, or when taking over as primary), `persist` saves them
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mpsched.controller.errors import FieldError
+from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
 from mpsched.controller.scheduling.scheduler import Scheduler
 from mpsched.controller.state import (
@@ -36,10 +38,12 @@ class IntentKeeper:
         scheduler: Scheduler,
         weights: dict[int, int],
         store: StateStore | None = None,
+        routes: Routes | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.weights = weights
         self.store = store
+        self.routes = routes  # the links' admin states (None: no fabric, no links)
         self.defaults = (self.default_policy(), scheduler.params.control_period_ms)
         self._save_lock = threading.Lock()
         self._learned_saved: dict[str, Any] | None = None
@@ -59,6 +63,7 @@ class IntentKeeper:
                 for p, w in sorted(self.weights.items())
             },
             learned=scheduler.learned(),
+            links_down=frozenset(self.routes.links_down if self.routes else ()),
         )
 
     def build(self, intent: Intent) -> Scheduler:
@@ -70,6 +75,9 @@ class IntentKeeper:
                 f"no path {unknown[0]} in the network description (paths {sorted(self.weights)})",
                 f"paths.{unknown[0]}",
             )
+        fabric = self.routes.fabric if self.routes else None
+        for name in sorted(intent.links_down - set(fabric.link_by_name if fabric else ())):
+            raise StateError(f"no link {name} in the fabric", f"links.{name}")
         old = self.scheduler
         try:
             scheduler = Scheduler(
@@ -91,6 +99,8 @@ class IntentKeeper:
         self.scheduler = scheduler
         for p, pi in intent.paths.items():
             self.weights[p] = pi.weight
+        if self.routes is not None:
+            self.routes.set_links_down(intent.links_down)
         period = scheduler.params.control_period_ms
         if (self.default_policy(), period) != self.defaults:
             log.warning(
@@ -100,10 +110,11 @@ class IntentKeeper:
                 period,
             )
         log.info(
-            "intent restored: classes %s, admin down %s, weights %s",
+            "intent restored: classes %s, admin down %s, weights %s, links down %s",
             sorted(scheduler.classes),
             sorted(scheduler.admin_down),
             dict(sorted(self.weights.items())),
+            sorted(intent.links_down),
         )
 
     def load(self) -> Intent | None:

@@ -3,10 +3,11 @@
 `IntentFile` declares the file: ``version`` (1 or 2), ``classes`` (as ``PUT /classes``),
 ``params`` (as ``PUT /params``: checked and merged over the defaults by
 `GlobalParams.updated`), ``paths`` (``{"<id>": {"weight": W, "admin": "up"|"down"}}``) and
-``learned`` (version 2). Every class's policy and params are checked against the policy
-registry with those params. The messages are the ones the file has always had
-(``unknown field; expected [...]``, ``must be the integer 2, got '1'``); `parse` raises
-FieldError naming the field (``classes[1].policy.name``, ``paths.2.weight``).
+``learned`` (version 2) and, for a fabric with links the operator took down, ``links``
+(``{"<link name>": {"admin": "down"}}``, version 2). Every class's policy and params are
+checked against the policy registry with those params. The messages are the ones the file has
+always had (``unknown field; expected [...]``, ``must be the integer 2, got '1'``); `parse`
+raises FieldError naming the field (``classes[1].policy.name``, ``paths.2.weight``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ class PathEntry(BaseModel):
     known_keys = _known("weight", "admin")
 
     weight: Annotated[int, Field(ge=0, le=MAX_WEIGHT), BeforeValidator(_weight)]
+    admin: Annotated[Literal["up", "down"], BeforeValidator(_admin)]
+
+
+class LinkEntry(BaseModel):
+    """What an operator set for one link of a fabric (PUT /links/{id}/admin)."""
+
+    model_config = CONFIG
+    known_keys = _known("admin")
+
     admin: Annotated[Literal["up", "down"], BeforeValidator(_admin)]
 
 
@@ -121,18 +131,20 @@ class IntentFile(BaseModel):
     """The state file: the operator's intent and what learning policies learned."""
 
     model_config = CONFIG
-    known_keys = _known("version", "classes", "params", "paths", "learned")
+    known_keys = _known("version", "classes", "params", "paths", "learned", "links")
 
     version: Annotated[int, BeforeValidator(_version)]
     classes: Annotated[list[TrafficClass], PlainValidator(_classes)]
     params: Annotated[GlobalParams, PlainValidator(_params)]
     paths: Annotated[dict[str, PathEntry], BeforeValidator(_paths)]
     learned: Annotated[dict[str, Any], BeforeValidator(_object)] = Field(default_factory=dict)
+    links: Annotated[dict[str, LinkEntry], BeforeValidator(_object)] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _checks(self) -> IntentFile:
-        if self.version == 1 and "learned" in self.model_fields_set:
-            fail("learned", "not in a version 1 file")
+        for key in ("learned", "links"):
+            if self.version == 1 and key in self.model_fields_set:
+                fail(key, "not in a version 1 file")
         for i, c in enumerate(self.classes):
             try:
                 make_class_policy(c.policy, self.params, f"classes[{i}].policy")

@@ -9,6 +9,7 @@ saves the intent (controller/state.py) and logs the change.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -19,7 +20,7 @@ from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.scheduler import Scheduler
-from mpsched.controller.southbound.writes import await_all
+from mpsched.controller.southbound.writes import await_all, delete_all, upsert_all
 from mpsched.controller.state import Intent
 from mpsched.controller.stepper import Extra, Stepper
 from mpsched.p4rt.weights import MAX_WEIGHT
@@ -115,3 +116,34 @@ class Operator:
             scheduler.set_params(changes)
 
         self.write(mutate, f"params -> {changes}")
+
+    def set_link_admin(self, name: str, up: bool) -> None:
+        """Take a fabric link administratively down or up: re-route (routes.py) and rewrite
+        only the changed forwarding entries, in two steps so that no switch sends onto a
+        path before every hop of it can forward it: first every new or changed entry on
+        every switch (awaited), then a scheduler step (a pair's vanished paths are out of
+        service) and, after it, the entries that went."""
+        self.mastership.require_primary()
+        routes, stepper = self.stepper.routes, self.stepper
+        with self.lock:
+            if name not in {link[0] for link in routes.links()}:
+                raise NotFoundError(f"no link {name}")
+            telemetry = stepper.intake.telemetry
+            before = routes.all_forwarding(stepper.pipeline, telemetry)
+            routes.set_link(name, up)
+            changes = routes.forwarding_changes(stepper.pipeline, before, telemetry)
+            futures = {
+                a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
+                for a in stepper.agents
+                if changes.get(a.sw.name, ([], []))[0]
+            }
+        await_all(futures, self.write_timeout)
+
+        def mutate(scheduler: Scheduler) -> Extra:
+            return {
+                sw: ([], [functools.partial(delete_all, entries=gone)])
+                for sw, (_, gone) in changes.items()
+                if gone
+            }
+
+        self.write(mutate, f"link {name} admin -> {'up' if up else 'down'}")

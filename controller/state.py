@@ -1,12 +1,12 @@
 """The operator's intent, kept on disk: what was written over REST survives a restart.
 
-`Intent` holds everything an operator can write: the traffic classes with their
-policies (name, params, lm3, flowlet_gap_us), the global parameters
-(control_period_ms, lm3, policies, mptcp) and, per path, the static weight and the
-admin state. Telemetry, placements, MPTCP connections and the decision log are
-measured or derived, not intent, and are not kept. What a learning policy learned (the
-`adaptive` policy's tables, `Scheduler.learned`) is kept beside the intent under "learned":
-it is not intent (`intent_matches` ignores it), but a restart should not forget it.
+`Intent` holds everything an operator can write: the traffic classes with their policies (name,
+params, lm3, flowlet_gap_us), the global parameters (control_period_ms, lm3, policies, mptcp)
+and, per path, the static weight and the admin state, and in a fabric the links the operator
+took down. Telemetry, placements, MPTCP connections and the decision log are measured or
+derived, not intent, and are not kept. What a learning policy learned (the `adaptive` policy's
+tables, `Scheduler.learned`) is kept beside the intent under "learned": it is not intent
+(`intent_matches` ignores it), but a restart should not forget it.
 
 The file is JSON (version 2; version 1, without "learned", is still read), written whole and
 atomically (`save_atomic`)::
@@ -17,7 +17,8 @@ atomically (`save_atomic`)::
                  ...],
      "params": {"control_period_ms": 100.0, "lm3": {...}, "policies": {...}, "mptcp": {...}},
      "paths": {"1": {"weight": 1, "admin": "up"}, ...},
-     "learned": {"<class id>": {"<switch>": {...}}}}
+     "learned": {"<class id>": {"<switch>": {...}}},
+     "links": {"leaf1-spine2": {"admin": "down"}}}   (a fabric's, only when some link is down)
 
 `Intent.from_json` checks it against its model, `IntentFile` (controller/intent_file.py:
 classes as for ``PUT /classes``, every class's policy and params against the policy registry,
@@ -95,10 +96,12 @@ class Intent:
     version: int = VERSION
     # what learning policies learned, by class id and switch (Scheduler.learned); not intent
     learned: Mapping[str, Any] = field(default_factory=dict)
+    links_down: frozenset[str] = frozenset()  # a fabric's links the operator took down
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON types; classes by id, paths by id; always the current VERSION."""
-        return {
+        """Plain JSON types; classes by id, paths by id; always the current VERSION. "links"
+        only when a link is down (a two-edge network's file is as it always was)."""
+        out = {
             "version": VERSION,
             "classes": [class_to_dict(c) for c in sorted(self.classes, key=lambda c: c.id)],
             "params": self.params.to_dict(),
@@ -108,6 +111,9 @@ class Intent:
             },
             "learned": dict(self.learned),
         }
+        if self.links_down:
+            out["links"] = {name: {"admin": "down"} for name in sorted(self.links_down)}
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Intent:
@@ -119,7 +125,8 @@ class Intent:
             first = input_error(exc)
             raise StateError(first.message, first.field or None) from None
         paths = {int(key): PathIntent(p.weight, p.admin == "up") for key, p in doc.paths.items()}
-        return cls(tuple(doc.classes), doc.params, paths, doc.version, doc.learned)
+        down = frozenset(name for name, link in doc.links.items() if link.admin == "down")
+        return cls(tuple(doc.classes), doc.params, paths, doc.version, doc.learned, down)
 
 
 def intent_matches(a: Intent, b: Intent) -> list[str]:

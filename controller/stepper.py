@@ -1,7 +1,9 @@
-"""One scheduler step per switch, and the writes that bring the switches along.
+"""One scheduler step per unit, and the writes that bring the switches along.
 
-A step reads the switch's paths (telemetry/intake.py), lets the scheduler decide, and turns
-the changed placements into table entries (southbound/entries.py); the MPTCP subflow pins
+A unit (controller/routes.py) is a two-edge switch's traffic, or a fabric's ordered pair of
+edges; its placements live on its ingress switch, keyed by its destination edge. A step reads
+the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the changed
+placements into table entries (southbound/entries.py); the MPTCP subflow pins
 follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
 agent, in the order of the decisions. Not thread-safe: the controller calls it under its
 lock; the jobs run in the agents' threads.
@@ -58,8 +60,7 @@ class Stepper:
         pins: PinManager,
     ) -> None:
         self.agents = agents
-        # the edge each switch's placements lead to (two edges: its peer, netcfg.py)
-        self.peer_edges = {sw.name: intake.net.peer_edge(sw) for sw in intake.net.switches}
+        self.routes = intake.routes  # the units each switch holds placements of
         self.pipeline = pipeline
         self.intake = intake
         self.pins = pins
@@ -67,19 +68,25 @@ class Stepper:
         self.installed_classes: dict[str, list[TableEntry]] = {}
 
     def states(self, now: float) -> PathStates:
-        return functools.partial(self.intake.path_states, now=now)
+        """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
+        return lambda key: list(self.intake.unit_view(self.routes.unit(key), now).paths)
 
     def sched_entries(self, scheduler: Scheduler, switch: str, now: float) -> list[TableEntry]:
         """Everything the scheduler keeps on a (re)programmed switch: every class's
-        placement (and MVQS or mode-ca parameters), the classifier and the subflow pins."""
-        scheduler.step(self.intake.switch_view(switch, now), now)
+        placement (and MVQS or mode-ca parameters) of each of its units, the classifier and
+        the subflow pins (nothing on a transit switch)."""
+        units = self.routes.units_at(switch)
+        if not units:
+            return []
         entries: list[TableEntry] = []
-        for cid in sorted(scheduler.classes):
-            pl = scheduler.placement_of(switch, cid)
-            if pl is not None:
-                entries += change_entries(
-                    self.pipeline, Change(switch, cid, pl), self.peer_edges[switch]
-                )
+        for unit in units:
+            scheduler.step(self.intake.unit_view(unit, now), now)
+            for cid in sorted(scheduler.classes):
+                pl = scheduler.placement_of(unit.key, cid)
+                if pl is not None:
+                    entries += change_entries(
+                        self.pipeline, Change(unit.key, cid, pl), unit.dst_edge
+                    )
         classifier = classifier_entries(self.pipeline, scheduler.classes.values())
         self.installed_classes[switch] = classifier
         pins = self.pins.desired(scheduler, self.states(now), now)[switch]
@@ -99,9 +106,13 @@ class Stepper:
         for agent in self.agents:
             if only_ready and agent.status.state != "ready":
                 continue
-            changes = scheduler.step(self.intake.switch_view(agent.sw.name, now), now)
-            peer = self.peer_edges[agent.sw.name]
-            steps[agent] = [e for ch in changes for e in change_entries(self.pipeline, ch, peer)]
+            entries = []
+            for unit in self.routes.units_at(agent.sw.name):
+                changes = scheduler.step(self.intake.unit_view(unit, now), now)
+                entries += [
+                    e for ch in changes for e in change_entries(self.pipeline, ch, unit.dst_edge)
+                ]
+            steps[agent] = entries
         # subflow pins follow the new placements (re-pinning off paths that left them)
         desired = self.pins.desired(scheduler, self.states(now), now)
         futures = {}
@@ -121,13 +132,16 @@ class Stepper:
         classifier = classifier_entries(self.pipeline, scheduler.classes.values())
         extra: Extra = {}
         for agent in self.agents:
+            units = self.routes.units_at(agent.sw.name)
+            if not units:  # a transit switch: no classes
+                continue
             old = self.installed_classes.get(agent.sw.name, [])
             self.installed_classes[agent.sw.name] = classifier
 
             def swap(client: P4RuntimeClient, old: list[TableEntry] = old) -> None:
                 client.replace_entries(old, classifier)
 
-            gone = class_entries(self.pipeline, removed, self.peer_edges[agent.sw.name])
+            gone = [e for u in units for e in class_entries(self.pipeline, removed, u.dst_edge)]
             extra[agent.sw.name] = ([], [swap, functools.partial(_delete, entries=gone)])
         return extra
 

@@ -60,7 +60,8 @@ def _state(value: Any) -> str:
 
 class AdminBody(Body):
     """`PUT /paths/{id}/admin`: the operator's admin state of a path (down: the policies
-    give it no weight, as a dead path)."""
+    give it no weight, as a dead path); `PUT /links/{id}/admin`: of a fabric's link (down:
+    the paths are computed without it)."""
 
     state: Annotated[Literal["up", "down"], BeforeValidator(_state)]
 
@@ -123,9 +124,12 @@ class TelemetryQuery(Query):
 
 
 class DecisionsQuery(Query):
-    """`GET /decisions?since=<t>&limit=<n>`: the latest `limit` decisions after `since`."""
+    """`GET /decisions?since=<t>&limit=<n>&pair=<id>`: the latest `limit` decisions after
+    `since`, of one pair (`GET /pairs`) if given."""
 
     since: Since = 0.0
+    pair: Annotated[str | None, Field(max_length=64, description="only this pair's "
+                                      "(an id of GET /pairs)")] = None
     limit: Annotated[int, Field(ge=1, le=MAX_DECISIONS,
                                 description="at most this many, the latest")] = DEFAULT_DECISIONS
 

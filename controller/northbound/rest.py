@@ -88,10 +88,16 @@ class Backend(Protocol):
     def adaptive(self, class_id: int) -> views.AdaptiveView: ...
     def params(self) -> views.ParamsView: ...
     def set_params(self, changes: dict) -> views.ParamsView: ...
-    def decisions(self, since: float, limit: int) -> views.DecisionsView: ...
+    def decisions(
+        self, since: float, limit: int, pair: str | None = None
+    ) -> views.DecisionsView: ...
     def mptcp_connections(self) -> views.ConnectionsView: ...
     def mptcp_connection(self, conn_id: int) -> views.ConnectionView: ...
     def state(self) -> views.StateView: ...
+    def links(self) -> list[views.LinkView]: ...
+    def set_link_admin(self, name: str, up: bool) -> views.LinkView: ...
+    def pairs(self) -> list[views.PairView]: ...
+    def pair(self, key: str) -> views.PairView: ...
 
 
 def json_response(body: Any, status: int = 200) -> Response:
@@ -277,7 +283,9 @@ class RestApi:
 
     def get_decisions(self, request: Request) -> Response:
         query: DecisionsQuery = self._input(request)
-        return json_response(self._call(self.backend.decisions, query.since, query.limit))
+        return json_response(
+            self._call(self.backend.decisions, query.since, query.limit, query.pair)
+        )
 
     def get_mptcp_connections(self, request: Request) -> Response:
         return json_response(self._call(self.backend.mptcp_connections))
@@ -289,6 +297,19 @@ class RestApi:
 
     def get_state(self, request: Request) -> Response:
         return json_response(self._call(self.backend.state))
+
+    def get_links(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.links))
+
+    def put_link_admin(self, request: Request, name: str) -> Response:
+        body: AdminBody = self._input(request)
+        return json_response(self._call(self.backend.set_link_admin, name[:64], body.up))
+
+    def get_pairs(self, request: Request) -> Response:
+        return json_response(self._call(self.backend.pairs))
+
+    def get_pair(self, request: Request, key: str) -> Response:
+        return json_response(self._call(self.backend.pair, key[:64]))
 
     # -- the operator dashboard (static files of ui/, no token: they only read) --
 

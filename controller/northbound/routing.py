@@ -90,6 +90,11 @@ ROUTES: tuple[Resource, ...] = (
     Resource("/mptcp/connections/{id}",
              _get("get_mptcp_connection", response=views.ConnectionView)),
     Resource("/state", _get("get_state", response=views.StateView)),
+    Resource("/links", _get("get_links", response=list[views.LinkView])),
+    Resource("/links/{id}/admin",
+             {"PUT": Endpoint("put_link_admin", body=AdminBody, response=views.LinkView)}),
+    Resource("/pairs", _get("get_pairs", response=list[views.PairView])),
+    Resource("/pairs/{id}", _get("get_pair", response=views.PairView)),
     Resource("/ui", _get("get_ui_index")),
     Resource("/ui/{id}", _get("get_ui_file")),
 )

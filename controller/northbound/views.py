@@ -147,6 +147,41 @@ class ClassView(View):
     placement: dict[str, PlacementView | None]
 
 
+class LinkView(View):
+    """GET /links: a fabric's link (docs/fabric.md) and its administrative state."""
+
+    name: str
+    a: str
+    b: str
+    admin: Literal["up", "down"]
+
+
+class PairPathView(View):
+    """A path of a pair now: its switches and links (a fabric's; a two-edge path names its
+    two switches and no link) and its configured bottleneck rate."""
+
+    id: int
+    hops: int
+    switches: list[str]
+    links: list[str]
+    rate_mbps: Number | None
+
+
+class PairView(View):
+    """GET /pairs/{id}: one unit of the scheduler, the traffic of `ingress` towards edge
+    `dst_edge` (switch `egress`), keyed by `id` ("<ingress>-><egress>" in a fabric, the
+    ingress switch's name with two edges): its paths now, its placement per class id and the
+    current estimates of each of its paths in its direction."""
+
+    id: str
+    ingress: str
+    egress: str
+    dst_edge: int
+    paths: list[PairPathView]
+    placement: dict[str, PlacementView | None]
+    telemetry: dict[str, FreeForm]
+
+
 class ParamsView(View):
     """GET /params: the global parameters and their schema."""
 
@@ -294,6 +329,15 @@ def params_view(params: GlobalParams) -> ParamsView:
 
 def connection_view(c: Connection, now: float) -> ConnectionView:
     return ConnectionView(**connection_to_dict(c, now))
+
+
+def connections_view(connections: dict[int, Connection], steering: bool, now: float
+                     ) -> ConnectionsView:
+    """GET /mptcp/connections: the tracked connections by id."""
+    return ConnectionsView(
+        steering=steering,
+        connections=[connection_view(c, now) for _, c in sorted(connections.items())],
+    )
 
 
 def adaptive_view(c: TrafficClass, scheduler: Scheduler) -> AdaptiveView:

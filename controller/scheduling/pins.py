@@ -1,9 +1,13 @@
 """MPTCP subflow pins: which path each subflow should use, and what each switch was sent.
 
 The tracker (scheduling/mptcp.py) follows the connections the switches' digests report and
-plans a path per subflow by live cost (`costs_for`). `desired` turns the plan into the
-subflow_pin entries of every edge switch (both directions of each subflow), `changes` into
-the difference with what a switch was last sent. Not thread-safe: the controller calls it
+plans a path per subflow by live cost (`costs_for`) among the paths of the subflow's unit
+(controller/routes.py: its initiator's edge switch with two edges; in a fabric the pair of
+its two edges). `desired` turns the plan into the subflow_pin entries of the edge switches
+(with two edges both directions of each subflow on both; in a fabric each direction on the
+edge that sends it, where that direction's pair has the path id: a pin's path id is the
+route's destination edge's, p4src/include/mptcp.p4), `changes` into the difference with what a
+switch was last sent. Not thread-safe: the controller calls it
 under its lock.
 """
 
@@ -15,6 +19,7 @@ from collections.abc import Callable, Iterable
 
 from mpsched.controller.policies.base import PathState
 from mpsched.controller.policies.ca import live_cost
+from mpsched.controller.routes import Routes, pair_key
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.mptcp import (
     Flow,
@@ -34,7 +39,7 @@ TCP = 6
 
 PinKey = tuple[str, str, int, int]  # subflow_pin's match: src, dst, sport, dport
 Pins = dict[PinKey, int]  # match -> path id
-PathStates = Callable[[str], list[PathState]]  # switch -> its outgoing paths' states
+PathStates = Callable[[str], list[PathState]]  # unit (routes.py) -> its paths' states
 
 
 def class_of(flow: Flow, classes: Iterable[TrafficClass]) -> int:
@@ -51,9 +56,10 @@ def class_of(flow: Flow, classes: Iterable[TrafficClass]) -> int:
 
 
 class PinManager:
-    def __init__(self, net: NetCfg, pipeline: Pipeline) -> None:
+    def __init__(self, net: NetCfg, pipeline: Pipeline, routes: Routes | None = None) -> None:
         self.net = net
         self.pipeline = pipeline
+        self.routes = routes or Routes(net)
         self.tracker = MptcpTracker()
         self.sent: dict[str, Pins] = {sw.name: {} for sw in net.switches}
 
@@ -65,22 +71,28 @@ class PinManager:
                 return sw.name
         return self.net.switches[0].name
 
+    def unit_of(self, flow: Flow) -> str:
+        """The unit of a subflow's direction: the sender's edge switch (two edges), the pair
+        of the two edges' switches (a fabric)."""
+        src = self.host_switch(flow.src)
+        return src if not self.routes.is_fabric else pair_key(src, self.host_switch(flow.dst))
+
     def costs_for(
         self, flow: Flow, scheduler: Scheduler, states: PathStates
     ) -> dict[int, float]:
         """The usable paths for a subflow and their live costs (`live_cost` under the
-        class's CaCost, `pin_cost`): its class's current placement at the initiator's edge,
+        class's CaCost, `pin_cost`): its class's current placement of the initiator's unit,
         alive, admin-up and weighted paths only, in the order that breaks cost ties
         (highest weight first, then path id)."""
-        switch = self.host_switch(flow.src)
-        pl = scheduler.placement_of(switch, class_of(flow, scheduler.classes.values()))
+        unit = self.unit_of(flow)
+        try:
+            paths = states(unit)
+        except KeyError:  # no such unit: both ends behind one edge of a fabric
+            return {}
+        pl = scheduler.placement_of(unit, class_of(flow, scheduler.classes.values()))
         weights = pl.weight_map() if pl is not None else {}
         cost = pin_cost(pl.ca if pl is not None else None)
-        usable = {
-            s.path_id: s
-            for s in states(switch)
-            if s.alive and s.path_id not in scheduler.admin_down
-        }
+        usable = {s.path_id: s for s in paths if s.alive and s.path_id not in scheduler.admin_down}
         return {p: live_cost(usable[p], cost) for p in path_order(weights, usable)}
 
     def desired(self, scheduler: Scheduler, states: PathStates, now: float) -> dict[str, Pins]:
@@ -93,18 +105,32 @@ class PinManager:
         )
         for flow, old, new in self.tracker.moves:
             log.info("mptcp: subflow %s pinned to path %s (was %s)", flow, new, old)
-        for sw in self.net.switches:
-            ids = {p.id for p in sw.paths}
-            pins = out[sw.name]
-            for flow, path_id in sorted(plan.items()):
-                if path_id not in ids:
+        for flow, path_id in sorted(plan.items()):
+            for sw, f in self._pin_places(flow, path_id):
+                if len(out[sw]) >= self.pipeline.max_pins:
+                    log.warning("%s: subflow_pin is full; %s not pinned", sw, f)
                     continue
-                for f in (flow, flow.reversed()):
-                    if len(pins) >= self.pipeline.max_pins:
-                        log.warning("%s: subflow_pin is full; %s not pinned", sw.name, f)
-                        break
-                    pins[(f.src, f.dst, f.sport, f.dport)] = path_id
+                out[sw][(f.src, f.dst, f.sport, f.dport)] = path_id
         return out
+
+    def _pin_places(self, flow: Flow, path_id: int) -> list[tuple[str, Flow]]:
+        """Where a subflow pinned to `path_id` gets a pin: (switch, direction) pairs."""
+        if not self.routes.is_fabric:
+            return [
+                (sw.name, f)
+                for sw in self.net.switches
+                if path_id in {p.id for p in sw.paths}
+                for f in (flow, flow.reversed())
+            ]
+        places = []
+        for f in (flow, flow.reversed()):
+            try:
+                unit = self.routes.unit(self.unit_of(f))
+            except KeyError:  # both ends behind one edge (or no edge's subnet): no pair
+                continue
+            if path_id in self.routes.path_ids(unit):
+                places.append((unit.ingress, f))
+        return places
 
     def entries(self, pins: Pins) -> list[TableEntry]:
         return [self.pipeline.subflow_pin(*key, path_id) for key, path_id in pins.items()]

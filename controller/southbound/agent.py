@@ -12,7 +12,8 @@ restarts) the thread reconnects and does the same again, so the switch always co
 controller's state.
 
 Once programmed, a second thread per agent (`Prober`, southbound/prober.py) probes every path
-of the switch. The agent's host (`AgentHost`, the controller) gives it the scheduler's
+of the switch towards every peer edge (a fabric's transit switch has none: no prober, no path
+counters, no reports). The agent's host (`AgentHost`, the controller) gives it the scheduler's
 entries and takes what the switch reports: counter samples, path, RTT and MPTCP reports, and
 the news that this controller became primary.
 """
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
-from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched.controller.southbound.forwarding import forwarding_entries, peers_and_paths
 from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import (
     RttReport,
@@ -80,7 +81,7 @@ class AgentHost(Protocol):
         ...
 
     def on_report(self, report: PathReport) -> None:
-        """A path report of the egress edge."""
+        """A path report of the egress edge (`report.src_edge`: the ingress)."""
         ...
 
     def on_rtt(self, report: RttReport) -> None:
@@ -95,8 +96,9 @@ class AgentHost(Protocol):
         """This controller just became primary on `switch`, before programming it."""
         ...
 
-    def probe_wanted(self, switch: str, path_id: int) -> bool:
-        """Should `switch` probe `path_id` now (asked only with `probe_idle_only`)?"""
+    def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        """Should `switch` probe its path `path_id` towards edge `dst_edge` now (asked only
+        with `probe_idle_only`)?"""
         ...
 
 
@@ -140,11 +142,15 @@ class SwitchAgent(threading.Thread):
         bmv2_json: str,
         host: AgentHost,
         settings: AgentSettings | None = None,
+        forwarding: Callable[[], list[TableEntry]] | None = None,
     ) -> None:
+        """`forwarding`: the switch's forwarding entries at each (re)programming (routes.py;
+        None: a two-edge network's)."""
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
         self.net = net
-        self.peer_edge = net.peer_edge(sw)  # the far end of this switch's paths
+        self.peers, self.path_ids = peers_and_paths(net, sw)
+        self.forwarding = forwarding
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json
         self.host = host
@@ -192,18 +198,27 @@ class SwitchAgent(threading.Thread):
         return {"via": prober.via, "sent": prober.sent, "skipped": prober.skipped,
                 "gated": self.probes_gated}
 
-    def _probe_wanted(self) -> Callable[[int], bool] | None:
+    def _probe_wanted(self) -> Callable[[int, int], bool] | None:
         if not self.telemetry.probe_idle_only:
             return None
         wanted, name = self.host.probe_wanted, self.sw.name
-        return lambda path_id: wanted(name, path_id)
+        return lambda dst_edge, path_id: wanted(name, dst_edge, path_id)
+
+    def probe_targets(self) -> list[tuple[int, int]]:
+        """Every (destination edge, path id) this switch probes."""
+        return [(e, p) for e in self.peers for p in self.path_ids]
+
+    def forwarding_entries(self) -> list[TableEntry]:
+        if self.forwarding is not None:
+            return self.forwarding()
+        return forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry)
 
     def _program(self, client: P4RuntimeClient) -> None:
         """Bring the switch to the controller's state. A switch that already runs this
         program (its pipeline cookie) keeps it, and its registers: the tables are read back
         and only the difference is written. Any other switch gets the program pushed (which
         wipes it) and every entry."""
-        desired = forwarding_entries(self.pipeline, self.net, self.sw, self.telemetry)
+        desired = self.forwarding_entries()
         # every class's placement, the classifier and the pins (AgentHost.sched_entries)
         desired += self.host.sched_entries(self.sw.name)
         cookie = client.program_cookie(self.bmv2_json)
@@ -248,8 +263,8 @@ class SwitchAgent(threading.Thread):
                 name = DIGEST_PATH_REPORT
 
                 def take(v: Any, sw: str, at: float) -> None:
-                    # path ids are per pair of edges: only the peer's paths are ours
-                    if reports_from(v, self.peer_edge):
+                    # path ids are per pair of edges: only paths from the peers are ours
+                    if any(reports_from(v, e) for e in self.peers):
                         self.host.on_report(path_report(v, sw, at))
                     else:
                         log.debug("%s: report from edge %s ignored", sw, v.get("src_edge"))
@@ -283,16 +298,17 @@ class SwitchAgent(threading.Thread):
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
         samples = {}
-        for path in self.sw.paths:
-            t, r = tx.get(path.id), rx.get(path.id)
-            samples[path.id] = Sample(
+        for path_id in self.path_ids:
+            t, r = tx.get(path_id), rx.get(path_id)
+            samples[path_id] = Sample(
                 now,
                 t.packets if t else 0,
                 t.bytes if t else 0,
                 r.packets if r else 0,
                 r.bytes if r else 0,
             )
-        self.host.on_sample(self.sw.name, samples)
+        if samples:  # none on a transit switch
+            self.host.on_sample(self.sw.name, samples)
 
     def _fail_pending(self, error: Exception) -> None:
         while True:
@@ -318,12 +334,11 @@ class SwitchAgent(threading.Thread):
                 if not client.is_primary and not self._hold_as_backup(client):
                     continue  # stopping
                 self._program(client)
-                if self.probe_interval is not None and self.sw.paths:
+                if self.probe_interval is not None and self.probe_targets():
                     prober = Prober(
                         client,
                         self.pipeline,
-                        [p.id for p in self.sw.paths],
-                        self.peer_edge,
+                        self.probe_targets(),
                         self.probe_interval,
                         iface=self.sw.probe_iface,
                         wanted=self._probe_wanted(),

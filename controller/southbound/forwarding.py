@@ -1,24 +1,57 @@
-"""The forwarding state of one edge switch, derived from the network description.
+"""The forwarding state of one switch, derived from the network description.
 
-Its edge id, routes to its hosts and to the remote subnets (over the weighted paths, to the
-peer edge), pinned prefixes, path next hops (per destination edge) and arrival ports, and
-the per-path telemetry settings. The agent
-(southbound/agent.py) writes these with the scheduler's entries on every (re)programming.
+Two edges: an edge switch's edge id, routes to its hosts and to the remote subnets (over the
+weighted paths, to the peer edge), pinned prefixes, path next hops (per destination edge) and
+arrival ports, and the per-path telemetry settings (`forwarding_entries`).
+
+A fabric (docs/fabric.md): the same for an edge switch, towards every other edge, from the
+routing of mpsched.fabric (controller/routes.py hands over the switch's next hops and arrival
+ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a WAN
+an edge may be a transit hop); a transit switch gets only those (`fabric_entries`).
+
+The agent (southbound/agent.py) writes these with the scheduler's entries on every
+(re)programming.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from mpsched.controller.telemetry.estimators import TelemetryConfig
+from mpsched.fabric.ports import HopKey
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
+
+
+def peers_and_paths(net: NetCfg, sw: SwitchCfg) -> tuple[list[int], list[int]]:
+    """The edges a switch's paths lead to (two edges: its peer; a fabric's edge: every other
+    edge; a transit switch: none) and the path ids it sends on and counts (path_tx, path_rx:
+    summed over the peers)."""
+    if net.topology is None:
+        return [net.peer_edge(sw)], [p.id for p in sw.paths]
+    peers = net.peer_edges(sw)
+    return peers, (net.path_ids() if peers else [])
+
+
+def telemetry_entries(
+    pipeline: Pipeline, path_ids: list[int], telemetry: TelemetryConfig | None = None
+) -> list[TableEntry]:
+    """The telemetry settings per path id: report and RTT report intervals, liveness."""
+    tc = telemetry or TelemetryConfig()
+    entries = [pipeline.report_config(p, tc.report_interval_us) for p in path_ids]
+    if pipeline.has_rtt_monitor:
+        entries += [pipeline.rtt_config(p, tc.rtt_interval_us) for p in path_ids]
+    entries += [pipeline.liveness_config(p, tc.dead_after_us) for p in path_ids]
+    return entries
 
 
 def forwarding_entries(
     pipeline: Pipeline, net: NetCfg, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
 ) -> list[TableEntry]:
     """Edge id, routes, pinned prefixes, path next hops, path arrival ports, and the
-    telemetry settings (report and RTT report intervals, path liveness) of one switch.
+    telemetry settings (report and RTT report intervals, path liveness) of one switch of a
+    two-edge network.
 
     A pin is usually more specific than the remote subnet covering it (LPM
     prefers it); a pin of exactly a remote subnet replaces that subnet's
@@ -36,9 +69,45 @@ def forwarding_entries(
     entries += [pipeline.route_via_path(pin.prefix, peer, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(peer, p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
-    tc = telemetry or TelemetryConfig()
-    entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
-    if pipeline.has_rtt_monitor:
-        entries += [pipeline.rtt_config(p.id, tc.rtt_interval_us) for p in sw.paths]
-    entries += [pipeline.liveness_config(p.id, tc.dead_after_us) for p in sw.paths]
-    return entries
+    return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], telemetry)
+
+
+def fabric_entries(
+    pipeline: Pipeline,
+    net: NetCfg,
+    sw: SwitchCfg,
+    hops: Mapping[HopKey, int],
+    arrivals: Mapping[int, int],
+    telemetry: TelemetryConfig | None = None,
+) -> list[TableEntry]:
+    """The forwarding state of a fabric's switch: `hops` are its next hops {(source edge,
+    destination edge, path id): port} (mpsched.fabric.ports.next_hops), `arrivals` the path
+    id each of an edge's fabric ports marks its tagged arrivals with {port: path id}.
+
+    An edge gets its edge id, its hosts' routes, a route over the weighted paths to every
+    other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
+    it lies on another pair's path, path_ingress for its fabric ports and the telemetry
+    settings of every path id; a transit switch its transit_nexthop entries only."""
+    me = net.edge_id(sw)
+    transit = [
+        pipeline.transit_nexthop(src, dst, pid, port)
+        for (src, dst, pid), port in sorted(hops.items())
+        if src != me
+    ]
+    if me == 0:
+        return transit
+    entries = [pipeline.switch_config(me)]
+    entries += [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
+    entries += [
+        pipeline.route_to_paths(prefix, dst)
+        for dst in net.peer_edges(sw)
+        for prefix in net.subnets_of(dst)
+    ]
+    entries += [
+        pipeline.path_nexthop(dst, pid, port)
+        for (src, dst, pid), port in sorted(hops.items())
+        if src == me
+    ]
+    entries += transit
+    entries += [pipeline.path_ingress(port, pid) for port, pid in sorted(arrivals.items())]
+    return entries + telemetry_entries(pipeline, net.path_ids(), telemetry)

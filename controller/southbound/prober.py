@@ -1,11 +1,13 @@
 """Active probes of a switch's paths (one thread per programmed switch).
 
 Once programmed, the agent starts a `Prober` that sends a probe onto every path of the switch
-each probe interval: written as a frame onto the switch's probe port where the network
-description names the controller's end of it (`probe_iface`), else as a P4Runtime PacketOut,
-which it only puts on the client's stream request queue (thread-safe). Either way it never
-waits for the switch and never delays the agent's table writes, reads or digest handling. It
-stops when the session breaks or the agent stops, and a new one starts with the next session.
+towards every destination edge (one, the peer, with two edges; every other edge in a fabric:
+the probe gate's `dst_edge`, p4src/include/probe_gate.p4) each probe interval: written as a
+frame onto the switch's probe port where the network description names the controller's end
+of it (`probe_iface`), else as a P4Runtime PacketOut, which it only puts on the client's
+stream request queue (thread-safe). Either way it never waits for the switch and never delays
+the agent's table writes, reads or digest handling. It stops when the session breaks or the
+agent stops, and a new one starts with the next session.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def open_probe_socket(iface: str) -> socket.socket:
 
 
 class Prober(threading.Thread):
-    """Sends one probe per path of a switch (towards edge `dst_edge`) every `interval` seconds.
+    """Sends one probe per (destination edge, path) of `targets` every `interval` seconds.
 
     Through the switch's probe port when `iface` names the controller's end of the veth to it
     and the program has one (`Pipeline.probe_port`): one socket write per probe (under 40 us of
@@ -48,16 +50,15 @@ class Prober(threading.Thread):
         self,
         client: P4RuntimeClient,
         pipeline: Pipeline,
-        path_ids: list[int],
-        dst_edge: int,
+        targets: list[tuple[int, int]],
         interval: float,
         iface: str | None = None,
-        wanted: Callable[[int], bool] | None = None,
+        wanted: Callable[[int, int], bool] | None = None,
     ) -> None:
         super().__init__(name=f"probe-{client.device_id}", daemon=True)
         self.client = client
         self.interval = interval
-        self.wanted = wanted  # path id -> probe it now? (None: always)
+        self.wanted = wanted  # (dst edge, path id) -> probe it now? (None: always)
         self.sent = 0
         self.skipped = 0
         self.via = "packet_out"
@@ -72,12 +73,12 @@ class Prober(threading.Thread):
                 log.warning("probe iface %s unusable (%s): probes go as PacketOuts", iface, error)
         # built once: a probe never changes
         self.frames = (
-            [(p, pipeline.probe_frame(p, dst_edge)) for p in path_ids] if self.sock else []
+            [((e, p), pipeline.probe_frame(p, e)) for e, p in targets] if self.sock else []
         )
         self.probes = (
             []
             if self.sock
-            else [(p, client.build_packet_out(*pipeline.probe(p, dst_edge))) for p in path_ids]
+            else [((e, p), client.build_packet_out(*pipeline.probe(p, e))) for e, p in targets]
         )
         self._halt = threading.Event()
 
@@ -88,16 +89,16 @@ class Prober(threading.Thread):
         if self.sock is not None and not self.is_alive():
             self.sock.close()
 
-    def _due(self, path_id: int) -> bool:
-        if self.wanted is None or self.wanted(path_id):
+    def _due(self, target: tuple[int, int]) -> bool:
+        if self.wanted is None or self.wanted(*target):
             return True
         self.skipped += 1
         return False
 
     def _send(self) -> None:
         if self.sock is not None:
-            for path_id, frame in self.frames:
-                if not self._due(path_id):
+            for target, frame in self.frames:
+                if not self._due(target):
                     continue
                 try:
                     self.sock.send(frame)
@@ -105,8 +106,8 @@ class Prober(threading.Thread):
                 except OSError as error:  # e.g. the veth went away with the switch
                     log.debug("probe not sent: %s", error)
             return
-        for path_id, request in self.probes:
-            if self._due(path_id):
+        for target, request in self.probes:
+            if self._due(target):
                 self.client.send_packet_out(request)
                 self.sent += 1
 

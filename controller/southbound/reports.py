@@ -17,9 +17,12 @@ from mpsched.controller.telemetry.estimators import PathReport
 
 CONTEXT_FIELDS = ("switch", "received_at")
 # path_report_t's member naming the edge the reported path comes from (the tag's src_edge,
-# p4src/include/headers.p4). The controller drives two edges: a report is about a path from
-# the peer edge or about nothing it knows (reports_from).
+# p4src/include/headers.p4): a report is about a path from a peer edge of the switch or about
+# nothing the controller knows (reports_from).
 SRC_EDGE_MEMBER = "src_edge"
+# rtt_report_t's member naming the edge the measured traffic went to, once the program has
+# it (the RTT monitor per (peer edge, path)); without it an RTT report is its one peer's.
+PEER_EDGE_MEMBER = "peer_edge"
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class RttReport:
     retrans: int  # retransmitted data segments seen on the path, cumulative, wraps at 2^32
     inflight_bytes: int  # bytes sent and not yet acknowledged on the path (approximation)
     received_at: float  # controller's clock
+    peer_edge: int = 0  # the edge the traffic went to (0: not reported: the switch's peer)
 
 
 def _data_fields(cls: type) -> tuple[str, ...]:
@@ -40,7 +44,7 @@ def _data_fields(cls: type) -> tuple[str, ...]:
 
 
 DIGEST_FIELDS = _data_fields(PathReport)
-RTT_DIGEST_FIELDS = _data_fields(RttReport)
+RTT_DIGEST_FIELDS = tuple(f for f in _data_fields(RttReport) if f != PEER_EDGE_MEMBER)
 
 
 class DigestFormatError(ValueError):
@@ -83,4 +87,5 @@ def path_report(values: Mapping[str, int], switch: str, received_at: float) -> P
 def rtt_report(values: Mapping[str, int], switch: str, received_at: float) -> RttReport:
     """An RttReport from one decoded rtt_report_t message (extra members are ignored)."""
     data = _values(values, RTT_DIGEST_FIELDS, "RTT report")
-    return RttReport(switch=switch, received_at=received_at, **data)
+    peer = int(values.get(PEER_EDGE_MEMBER, 0))
+    return RttReport(switch=switch, received_at=received_at, peer_edge=peer, **data)

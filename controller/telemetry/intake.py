@@ -3,9 +3,12 @@ the scheduler decides on.
 
 A direction is ``"<ingress>-><egress>"``: the egress edge's path reports and the ingress
 edge's RTT reports of the traffic from one edge to the other go to the estimator of that
-(path, direction) (controller/telemetry/estimators.py). The counters each switch's agent
-polls go to the path's `PathStats`. `path_states` and `switch_view` give the scheduler the
-paths as seen for one switch's outgoing traffic.
+(path, direction) (controller/telemetry/estimators.py). With two edges a switch's traffic has
+one direction; in a fabric every ordered pair of edges is one (a path report names its
+ingress, `src_edge`; an RTT report its egress, `peer_edge`). The counters each switch's agent
+polls go to the path's `PathStats`. `unit_view` gives the scheduler the paths of one unit
+(controller/routes.py: a switch's traffic, or a fabric pair's) as seen for its direction; a
+fabric pair's path ids that it does not have now (re-routed away) are out of service there.
 
 Not thread-safe: the controller calls it under its lock (except `probe_wanted`, see there).
 """
@@ -17,6 +20,7 @@ import logging
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
+from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.scheduling.scheduler import SwitchView
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import (
@@ -44,8 +48,10 @@ class TelemetryIntake:
         net: NetCfg,
         estimators: EstimatorSettings,
         telemetry: TelemetryConfig,
+        routes: Routes | None = None,
     ) -> None:
         self.net = net
+        self.routes = routes or Routes(net)
         self.telemetry = telemetry
         # every estimator probes (and so judges liveness) at the switches' probe interval
         self.settings = dataclasses.replace(
@@ -62,8 +68,20 @@ class TelemetryIntake:
         return others[0] if len(others) == 1 else "?"
 
     def outgoing(self, switch: str) -> str:
-        """The direction of `switch`'s outgoing traffic."""
+        """The direction of `switch`'s outgoing traffic (two edges)."""
         return direction(switch, self.other(switch))
+
+    def towards(self, switch: str, edge: int) -> str:
+        """The direction of `switch`'s traffic towards edge `edge` (two edges: its one)."""
+        if not self.routes.is_fabric:
+            return self.outgoing(switch)
+        return direction(switch, self.net.edge_switch(edge).name)
+
+    def _from(self, edge: int, switch: str) -> str:
+        """The direction of the traffic from edge `edge` to `switch` (two edges: its one)."""
+        if not self.routes.is_fabric:
+            return direction(self.other(switch), switch)
+        return direction(self.net.edge_switch(edge).name, switch)
 
     def estimator(self, path_id: int, where: str) -> PathEstimator:
         key = (path_id, where)
@@ -78,11 +96,11 @@ class TelemetryIntake:
             self.stats[path_id].update(switch, sample)
 
     def ingest_report(self, report: PathReport) -> None:
-        """A path report of the egress edge `report.switch` (traffic from the other edge)."""
+        """A path report of the egress edge `report.switch` (traffic from `src_edge`)."""
         if report.path_id not in self.stats:
             log.debug("report for unknown path %d ignored", report.path_id)
             return
-        where = direction(self.other(report.switch), report.switch)
+        where = self._from(report.src_edge, report.switch)
         self.estimator(report.path_id, where).add_report(report)
 
     def ingest_rtt(self, switch: str, path_id: int, rtt_ms: float, at: float) -> None:
@@ -95,7 +113,13 @@ class TelemetryIntake:
         RTT sample, the path's retransmission count and bytes in flight."""
         if report.path_id not in self.stats:
             return
-        est = self.estimator(report.path_id, self.outgoing(report.switch))
+        if self.routes.is_fabric and report.peer_edge not in self.net.peer_edges(
+            self.net.switch(report.switch)
+        ):
+            log.debug("%s: RTT report towards edge %d ignored (no peer edge)",
+                      report.switch, report.peer_edge)
+            return
+        est = self.estimator(report.path_id, self.towards(report.switch, report.peer_edge))
         est.add_rtt(report.rtt_us / 1000, report.received_at)
         est.add_rtt_report(report.retrans, report.inflight_bytes, report.received_at)
 
@@ -104,11 +128,17 @@ class TelemetryIntake:
         for est in self.estimators.values():
             est.record(now)
 
-    def probe_wanted(self, switch: str, path_id: int, now: float) -> bool:
-        """Should `switch` probe `path_id` now? Not while its own traffic on the path keeps
-        the far edge measured (`probe_needed`). Called from the probers' threads without the
-        controller's lock (a race only costs a probe)."""
-        est = self.estimators.get((path_id, self.outgoing(switch)))
+    def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
+        """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while
+        its own traffic on the path keeps the far edge measured (`probe_needed`), nor a
+        fabric pair's path id it does not have now. Called from the probers' threads
+        without the controller's lock (a race only costs a probe)."""
+        where = self.towards(switch, dst_edge)
+        if self.routes.is_fabric and path_id not in self.routes.path_ids(
+            self.routes.unit(where)
+        ):
+            return False
+        est = self.estimators.get((path_id, where))
         if est is None:
             return True
         try:
@@ -119,10 +149,13 @@ class TelemetryIntake:
 
     # -- what the scheduler and the views read ---------------------------------
 
-    def path_state(self, path_id: int, where: str, now: float) -> PathState:
-        """One path as its estimator of direction `where` sees it."""
+    def path_state(
+        self, path_id: int, where: str, now: float, rate: float | None = None
+    ) -> PathState:
+        """One path as its estimator of direction `where` sees it (`rate`: its configured
+        rate, else the description's for the path id)."""
         est = self.estimators.get((path_id, where))
-        rate = self.rates.get(path_id)
+        rate = rate if rate is not None else self.rates.get(path_id)
         if est is None:
             return PathState(path_id, alive=True, capacity_mbps=rate)
         rtt_min, rtt_max = est.rtt_min_max_ms()
@@ -158,12 +191,25 @@ class TelemetryIntake:
         where = self.outgoing(switch)
         return [self.path_state(pid, where, now) for pid in self.path_ids]
 
-    def switch_view(self, switch: str, now: float) -> SwitchView:
-        """What the scheduler's step for `switch` reads: its path states, and the flow
-        reordering measured by the far edge (the egress of this switch's traffic)."""
-        where = self.outgoing(switch)
+    def unit_view(self, unit: Unit, now: float) -> SwitchView:
+        """What the scheduler's step for `unit` reads: its path states, and the flow
+        reordering measured by the far edge (the egress of its traffic). A fabric pair's
+        path ids it does not have now are dead there (out of service)."""
+        where = unit.direction
         ooo = {pid: est.flow_ooo_total() for (pid, d), est in self.estimators.items() if d == where}
-        return SwitchView(switch, self.path_states(switch, now), ooo)
+        if not self.routes.is_fabric:
+            return SwitchView(unit.key, self.path_states(unit.ingress, now), ooo)
+        rates = self.routes.rates(unit)
+        states = [
+            self.path_state(pid, where, now, rates[pid])
+            if pid in rates else PathState(pid, alive=False)
+            for pid in self.path_ids
+        ]
+        return SwitchView(unit.key, states, ooo)
+
+    def switch_view(self, switch: str, now: float) -> SwitchView:
+        """The view of a two-edge switch's one unit (`unit_view`)."""
+        return self.unit_view(self.routes.units_at(switch)[0], now)
 
     def snapshots(self, path_id: int, now: float) -> dict[str, dict[str, Any]]:
         """Per direction, the current estimates of one path."""

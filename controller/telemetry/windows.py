@@ -48,6 +48,7 @@ class PathReport:
     reordered: int
     flow_ooo: int  # packets of this path overtaken within their flow (cumulative, wraps)
     received_at: float  # controller's monotonic clock
+    src_edge: int = 0  # the ingress edge of the path (the tag's; 0: not known, the peer)
 
 
 @dataclass(frozen=True)

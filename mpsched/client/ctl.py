@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
 import yaml
@@ -151,6 +151,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--since", type=float, metavar="T",
                    help="only decisions after UNIX time T (default: all)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N, 1..1000 (default: 100)")
+    p.add_argument("--pair", metavar="ID",
+                   help="only this pair's (an id of `pairs`, e.g. leaf1->leaf3; default: all)")
+
+    command("links", "a fabric's links and their administrative state")
+    p = command("link", "take a fabric link out of the routing (down) or back into it (up)")
+    p.add_argument("name", metavar="NAME", help="the link's name, e.g. leaf1-spine2")
+    p.add_argument("state", choices=["up", "down"])
+    command("pairs", "the scheduler's pairs: paths, placements, estimates")
+    p = command("pair", "one pair of edges (leaf1->leaf3; with two edges a switch's name)")
+    p.add_argument("pair_id", metavar="ID")
 
     p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
     p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
@@ -282,8 +292,10 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
             return client.put("/params", nested(args.assignments))
         return client.get("/params")
     if cmd == "decisions":
-        query = {"since": args.since, "limit": args.limit}
+        query = {"since": args.since, "limit": args.limit, "pair": args.pair}
         return client.get("/decisions", {k: v for k, v in query.items() if v is not None})
+    if cmd in ("links", "link", "pairs", "pair"):
+        return run_fabric(client, args)
     if cmd == "mptcp":
         if args.conn_id is not None:
             return client.get(f"/mptcp/connections/{args.conn_id}")
@@ -291,6 +303,17 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
     if cmd == "state":
         return client.get("/state")
     raise UsageError(f"unknown command {cmd!r}")
+
+
+def run_fabric(client: RestClient, args: argparse.Namespace) -> Any:
+    """The fabric's links and pairs (a pair's id, e.g. leaf1->leaf3, quoted in the URL)."""
+    if args.command == "links":
+        return client.get("/links")
+    if args.command == "link":
+        return client.put(f"/links/{quote(args.name, safe='')}/admin", {"state": args.state})
+    if args.command == "pairs":
+        return client.get("/pairs")
+    return client.get(f"/pairs/{quote(args.pair_id, safe='')}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -124,7 +124,7 @@ def test_prober_probes_every_path(probe_switch, use_port):
 
     client, pipeline, testers, controller_end = probe_switch
     iface = controller_end if use_port else "no-such-if0"
-    prober = Prober(client, pipeline, list(PATHS), 2, 0.02, iface=iface)
+    prober = Prober(client, pipeline, [(2, p) for p in PATHS], 0.02, iface=iface)
     assert prober.via == (f"probe port ({controller_end})" if use_port else "packet_out")
     with ProbeSniffers(testers) as sniffers:
         _probe_until(prober, sniffers, lambda s: all(s.probes[p] >= 30 for p in PATHS))
@@ -140,8 +140,8 @@ def test_prober_skips_the_paths_it_is_told_need_no_probe(probe_switch):
     from mpsched.controller.southbound.prober import Prober
 
     client, pipeline, testers, controller_end = probe_switch
-    prober = Prober(client, pipeline, list(PATHS), 2, 0.02, iface=controller_end,
-                    wanted=lambda path_id: path_id != 2)
+    prober = Prober(client, pipeline, [(2, p) for p in PATHS], 0.02, iface=controller_end,
+                    wanted=lambda dst_edge, path_id: path_id != 2)
     with ProbeSniffers(testers) as sniffers:
         _probe_until(prober, sniffers,
                      lambda s: s.probes[1] >= 30 and s.probes[3] >= 30 and prober.skipped >= 30)

@@ -87,6 +87,21 @@ def test_decisions(capsys, open_server):
     assert open_server.backend.calls == [("decisions", 0.0, 100), ("decisions", 10.5, 3)]
 
 
+def test_links_and_pairs(capsys, open_server):
+    code, out, _ = run_ctl(capsys, open_server, "links")
+    assert code == 0 and out[0]["name"] == "leaf1-spine1"
+    code, out, _ = run_ctl(capsys, open_server, "link", "leaf1-spine1", "down")
+    assert code == 0 and out["admin"] == "down"
+    assert open_server.backend.calls[-1] == ("link_admin", "leaf1-spine1", False)
+    assert run_ctl(capsys, open_server, "pairs")[1][0]["id"] == "leaf1->leaf2"
+    code, out, _ = run_ctl(capsys, open_server, "pair", "leaf1->leaf2")
+    assert code == 0 and out["egress"] == "leaf2"
+    code, _, err = run_ctl(capsys, open_server, "pair", "leaf3->leaf1")
+    assert code == 1 and "no pair leaf3->leaf1" in err
+    run_ctl(capsys, open_server, "decisions", "--pair", "leaf1->leaf2")
+    assert open_server.backend.calls[-1] == ("decisions", 0.0, 100, "leaf1->leaf2")
+
+
 def test_mptcp(capsys, open_server):
     code, out, _ = run_ctl(capsys, open_server, "mptcp")
     assert code == 0 and out["connections"][0]["server_token"] == "cd266215"

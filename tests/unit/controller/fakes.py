@@ -74,3 +74,32 @@ class FakeAgent:
         except Exception as error:  # handed to the caller, as the agent does
             future.set_exception(error)
         return future
+
+
+# A leaf-spine of 3 leaves (edges 1..3, one host each) and 2 spines (docs/fabric.md).
+LEAF_SPINE = {
+    "leaf_spine": {"leaves": 3, "spines": 2, "hosts_per_leaf": 1,
+                   "link": {"rate_mbps": 10, "delay_ms": 1}},
+}
+# Edges a - b - c in a line and a transit switch t joining a and c: a -> c's path 1 crosses
+# the edge b (an edge as another pair's transit hop, as in a WAN), path 2 crosses t.
+LINE = {
+    "graph": {
+        "paths_per_pair": 2,
+        "switches": [{"name": "a", "role": "edge"}, {"name": "b", "role": "edge"},
+                     {"name": "c", "role": "edge"}, {"name": "t", "role": "transit"}],
+        "link": {"rate_mbps": 10, "delay_ms": 1},
+        "links": [{"a": "a", "b": "b"}, {"a": "b", "b": "c", "rate_mbps": 5},
+                  {"a": "a", "b": "t"}, {"a": "t", "b": "c"}],
+    },
+}
+
+
+def fabric(section: dict | None = None) -> NetCfg:
+    """The network description of a fabric (mpsched/fabric/netdesc.py); LEAF_SPINE unless
+    given."""
+    from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.netdesc import describe
+
+    section = section or LEAF_SPINE
+    return describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{i}")

@@ -51,3 +51,38 @@ def test_restore_is_refused_once_started():
     ctl._started = True
     with pytest.raises(RuntimeError, match="before start"):
         ctl.restore(ctl.intent())
+
+
+def test_a_fabric_beyond_the_program_is_refused_naming_the_field():
+    from mpsched.netcfg import ConfigError
+    from tests.unit.controller.fakes import fabric
+
+    small = pipeline()
+    small.max_edges = 2
+    with pytest.raises(ConfigError, match="3 edges, the program holds 2") as info:
+        Controller(fabric(), small, "x.json")
+    assert info.value.field == "fabric"
+
+
+def test_a_fabric_is_driven_per_pair_of_edges():
+    from mpsched.controller.telemetry.estimators import PathReport
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    ctl = Controller(net, pipeline(), "x.json", ControllerSettings(control=False))
+    assert [a.sw.name for a in ctl.agents] == ["leaf1", "leaf2", "leaf3", "spine1", "spine2"]
+    assert ctl.scheduler.switches[:2] == ["leaf1->leaf2", "leaf1->leaf3"]
+    # a path report at leaf3 about path 2 from edge 1 is leaf1 -> leaf3's
+    ctl.on_report(PathReport("leaf3", 2, 1, 0, 10_000, 1, 1500, 0, 0, 0, 1.0, src_edge=1))
+    assert set(ctl.telemetry(2).directions) == {"leaf1->leaf3"}
+    # an RTT report names its peer edge; without it a fabric cannot tell the pair
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=3))
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=2))  # its own edge
+    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=7))  # no such edge
+    assert set(ctl.telemetry(1).directions) == {"leaf2->leaf3"}
+    assert ctl.forwarding(net.switch("spine1"))[0].table == "MpIngress.edge_config.transit_nexthop"
+    assert ctl.probe_wanted("leaf1", 3, 2) is True
+    ctl.routes.set_link("leaf1-spine2", up=False)
+    assert ctl.probe_wanted("leaf1", 3, 2) is False  # leaf1 -> leaf3 has no path 2 now
+    assert ctl.probe_wanted("leaf2", 3, 2) is True

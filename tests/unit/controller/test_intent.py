@@ -68,3 +68,24 @@ def test_learned_state_is_saved_only_when_it_changed(tmp_path):
     assert k.view()["saves"] == 1
     k.save_learned({"0": {"s1": {"x": 2}}}, k.snapshot)
     assert k.view()["saves"] == 2
+
+
+def test_a_fabrics_links_taken_down_are_intent():
+    from mpsched.controller.routes import Routes
+    from tests.unit.controller.fakes import fabric
+
+    routes = Routes(fabric())
+    k = IntentKeeper(scheduler(), {1: 1, 2: 1}, None, routes)
+    assert k.snapshot().links_down == frozenset()
+    routes.set_link("leaf1-spine2", up=False)
+    intent = k.snapshot()
+    assert intent.links_down == {"leaf1-spine2"}
+    routes.set_link("leaf1-spine2", up=True)
+    k.install(intent, k.build(intent))  # restored: re-routed without the link
+    assert routes.links_down == {"leaf1-spine2"}
+    assert routes.path_ids(routes.unit("leaf1->leaf2")) == [1]
+    with pytest.raises(StateError) as caught:
+        k.build(dataclasses.replace(intent, links_down=frozenset({"leaf1-leaf2"})))
+    assert caught.value.field == "links.leaf1-leaf2"
+    with pytest.raises(StateError, match="no link leaf1-spine2"):  # two edges have no links
+        keeper().build(intent)

@@ -38,3 +38,18 @@ def test_a_missing_network_description_is_a_start_error(tmp_path):
     a.netcfg = str(tmp_path / "missing.json")
     with pytest.raises(StartError, match="missing.json"):
         build_controller(a, check_args(a))
+
+
+def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, artifacts):
+    from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.netdesc import describe
+
+    section = {"leaf_spine": {"leaves": 9, "spines": 2, "link": {"rate_mbps": 10}}}  # > 8 edges
+    net = describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{9000 + i}")
+    net.dump(tmp_path / "fabric.json")
+    a = args("--no-state", "--p4info", str(artifacts.p4info), "--bmv2-json",
+             str(artifacts.bmv2_json))
+    a.netcfg = str(tmp_path / "fabric.json")
+    with pytest.raises(StartError) as raised:
+        build_controller(a, check_args(a))
+    assert str(raised.value) == f"{a.netcfg}: fabric: 9 edges, the program holds 8"

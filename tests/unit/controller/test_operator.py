@@ -91,3 +91,47 @@ def test_classes_params_and_policies_go_through_the_same_write(tmp_path):
     intent = load(tmp_path / "state.json")
     assert [c.policy.name for c in intent.classes] == ["ecmp", "minrtt"]
     assert intent.params.control_period_ms == 50 and saves(op) == 3
+
+
+def fabric_operator(tmp_path) -> Operator:
+    from mpsched.controller.scheduling.classes import ClassPolicy
+    from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    agents = [FakeAgent(sw) for sw in net.switches]
+    intake = TelemetryIntake(net, EstimatorSettings(), TelemetryConfig())
+    default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("ecmp"))
+    units = [u.key for u in intake.routes.units()]
+    keeper = IntentKeeper(Scheduler(units, [1, 2], [default], GlobalParams()), {1: 1, 2: 1},
+                          StateStore(tmp_path / "state.json"), intake.routes)
+    stepper = Stepper(agents, pipeline(), intake, PinManager(net, pipeline()))
+    stepper.submit(keeper.scheduler, 0.0)  # every pair placed over both paths
+    for agent in agents:
+        agent.client.calls.clear()
+    mastership = Mastership(agents, keeper, apply=pytest.fail)
+    return Operator(threading.Lock(), mastership, keeper, stepper, write_timeout=1.0)
+
+
+def test_a_link_down_writes_the_new_routes_first_then_the_placements_then_deletes(tmp_path):
+    op = fabric_operator(tmp_path)
+    pl = op.stepper.pipeline
+    op.set_link_admin("leaf1-spine2", up=False)
+    calls = {a.sw.name: a.client.calls for a in op.stepper.agents}
+    assert calls["spine1"] == []  # nothing of it changed
+    # leaf1 loses path 2 to both destinations: its placements first, then the next hops go
+    assert [op for op, *_ in calls["leaf1"]] == ["modify", "delete"]
+    assert calls["leaf1"][1][1:] == (pl.path_nexthop(2, 2, 3), pl.path_nexthop(3, 2, 3))
+    assert load(tmp_path / "state.json").links_down == {"leaf1-spine2"}  # saved
+    placement = op.keeper.scheduler.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID)
+    assert placement is not None and placement.weight_map()[2] == 0
+    # spine2 forwards path 2 of leaf2 <-> leaf3 only
+    assert [op for op, *_ in calls["spine2"]] == ["delete"] and len(calls["spine2"][0]) == 5
+    for agent in op.stepper.agents:
+        agent.client.calls.clear()
+    op.set_link_admin("leaf1-spine2", up=True)
+    # back up: spine2's entries come first (the one write before any placement changes)
+    assert [op for op, *_ in calls["spine2"]] == ["modify"]
+    assert [op for op, *_ in calls["leaf1"]] == ["modify", "modify"]
+    with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
+        op.set_link_admin("leaf1-leaf2", up=False)

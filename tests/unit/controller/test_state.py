@@ -65,6 +65,20 @@ def test_round_trip_through_json_text_and_file(tmp_path):
     assert loaded.params.lm3.sigma == 0.3 and loaded.params.mptcp.steering is False
 
 
+def test_a_fabrics_links_taken_down_are_kept_and_only_then_written():
+    import dataclasses
+
+    assert "links" not in rich_intent().to_json()  # a two-edge file is as it always was
+    intent = dataclasses.replace(rich_intent(), links_down=frozenset({"leaf1-spine2"}))
+    doc = intent.to_json()
+    assert doc["links"] == {"leaf1-spine2": {"admin": "down"}}
+    assert Intent.from_json(json.loads(json.dumps(doc))) == intent
+    assert intent_matches(intent, rich_intent()) == ["links: only in the first"]
+    with pytest.raises(StateError) as caught:
+        Intent.from_json(set_at(valid_doc(), "links", {"leaf1-spine2": {"admin": "off"}}))
+    assert caught.value.field == "links.leaf1-spine2.admin"
+
+
 def test_a_version_1_file_without_learned_tables_still_loads(tmp_path):
     """Files written before the learned tables (version 1: no "learned") load as they were."""
     doc = set_at(set_at(valid_doc(), "learned", ...), "version", 1)

@@ -84,3 +84,54 @@ def test_new_pins_go_to_ready_switches_only():
     assert st.agents[1].jobs == 0
     st.push_pins(sched, NOW)  # nothing new: no job
     assert st.agents[0].jobs == 1
+
+
+def fabric_stepper() -> Stepper:
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    agents = [FakeAgent(sw) for sw in net.switches]
+    intake = TelemetryIntake(net, EstimatorSettings(), TelemetryConfig())
+    return Stepper(agents, pipeline(), intake, PinManager(net, pipeline()))
+
+
+def test_a_fabric_steps_per_pair_and_writes_each_pair_to_its_ingress():
+    from mpsched.controller.scheduling.classes import ClassPolicy
+    from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+
+    st = fabric_stepper()
+    units = [u.key for u in st.routes.units()]
+    default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("ecmp"))
+    sched = Scheduler(units, [1, 2], [default], GlobalParams())
+    entries = st.sched_entries(sched, "leaf2", NOW)
+    # one placement per destination edge (1 and 3), keyed by it
+    assert [(e.table, e.match["dst_edge"]) for e in entries] == [
+        (TABLE_WEIGHTS, 1), (TABLE_WEIGHTS, 3)]
+    assert st.sched_entries(sched, "spine1", NOW) == []  # a transit switch holds none
+    assert sched.placement_of("leaf2->leaf3", DEFAULT_CLASS_ID) is not None
+    sched2 = Scheduler(units, [1, 2], [default], GlobalParams())
+    futures = st.submit(sched2, NOW)
+    assert sorted(futures) == ["leaf1", "leaf2", "leaf3"]
+    leaf3 = next(a for a in st.agents if a.sw.name == "leaf3")
+    (call,) = leaf3.client.calls
+    assert [(e.table, e.match["dst_edge"]) for e in call[1:]] == [
+        (TABLE_WEIGHTS, 1), (TABLE_WEIGHTS, 2)]
+    swap = st.class_swap(sched2, [5])
+    assert sorted(swap) == ["leaf1", "leaf2", "leaf3"]  # no classifier on the spines
+
+
+def test_a_pairs_vanished_path_is_out_of_service_for_its_scheduler():
+    from mpsched.controller.scheduling.classes import ClassPolicy
+    from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+
+    st = fabric_stepper()
+    st.routes.set_link("leaf1-spine2", up=False)
+    view = st.intake.unit_view(st.routes.unit("leaf1->leaf3"), NOW)
+    assert [(p.path_id, p.alive) for p in view.paths] == [(1, True), (2, False)]
+    other = st.intake.unit_view(st.routes.unit("leaf2->leaf3"), NOW)
+    assert [p.alive for p in other.paths] == [True, True]
+    default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("ecmp"))
+    sched = Scheduler([u.key for u in st.routes.units()], [1, 2], [default], GlobalParams())
+    st.submit(sched, NOW)
+    assert sched.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID).weight_map()[2] == 0
+    assert sched.placement_of("leaf2->leaf3", DEFAULT_CLASS_ID).weight_map()[2] > 0

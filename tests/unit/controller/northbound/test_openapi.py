@@ -57,7 +57,7 @@ def test_the_description_lists_exactly_the_routes_and_methods(served):
 
 
 def test_every_request_body_schema_is_its_models(served):
-    assert len(WRITES) == 5  # weight, admin, classes, a class's policy, params
+    assert len(WRITES) == 6  # weight, admin, classes, a class's policy, params, link admin
     for resource, method, ep in WRITES:
         body = served["paths"][resource.template][method.lower()]["requestBody"]
         assert body["required"] is True

@@ -138,8 +138,8 @@ class FakeBackend:
         self.params_state = state
         return self.params()
 
-    def decisions(self, since, limit):
-        self.calls.append(("decisions", since, limit))
+    def decisions(self, since, limit, pair=None):
+        self.calls.append(("decisions", since, limit) + ((pair,) if pair else ()))
         entry = {"t": 10.0, "class_id": 0, "policy": "ecmp", "weights": {"1": 1, "2": 1},
                  "active": [1, 2], "mode": "weighted", "scores": {}, "reason": "start"}
         return {"now": 11.0, "decisions": [entry] if since < 10.0 else []}
@@ -151,6 +151,29 @@ class FakeBackend:
 
     def mptcp_connections(self):
         return {"steering": True, "connections": [self.CONNECTION]}
+
+    LINKS = {"leaf1-spine1": ("leaf1", "spine1")}
+
+    def links(self):
+        return [{"name": n, "a": a, "b": b, "admin": self.admin.get(n, "up")}
+                for n, (a, b) in self.LINKS.items()]
+
+    def set_link_admin(self, name, up):
+        self._write()
+        if name not in self.LINKS:
+            raise NotFoundError(f"no link {name}")
+        self.calls.append(("link_admin", name, up))
+        self.admin[name] = "up" if up else "down"
+        return next(link for link in self.links() if link["name"] == name)
+
+    def pairs(self):
+        return [self.pair("leaf1->leaf2")]
+
+    def pair(self, key):
+        if key != "leaf1->leaf2":
+            raise NotFoundError(f"no pair {key}")
+        return {"id": key, "ingress": "leaf1", "egress": "leaf2", "dst_edge": 2, "paths": [],
+                "placement": {}, "telemetry": {}}
 
     def mptcp_connection(self, conn_id):
         if conn_id != 1:
@@ -491,9 +514,11 @@ WRITES = [
     ("PUT", "/classes", {"classes": [{"id": 0, "name": "default"}]}),
     ("PUT", "/classes/0/policy", {"lm3": True}),
     ("PUT", "/params", {"control_period_ms": 50}),
+    ("PUT", "/links/leaf1-spine1/admin", {"state": "down"}),
 ]
 READS = ["/", "/paths", "/paths/1", "/paths/1/telemetry", "/telemetry", "/switches", "/classes",
-         "/classes/0", "/classes/0/policy", "/params", "/decisions", "/openapi.yaml"]
+         "/classes/0", "/classes/0/policy", "/params", "/decisions", "/openapi.yaml", "/links",
+         "/pairs", "/pairs/leaf1-%3Eleaf2"]
 
 
 @pytest.fixture
@@ -566,3 +591,35 @@ def test_class_adaptive_view_and_qos_target(api):
     bad = [{"id": 0, "name": "default", "qos_target": {"max_loss": 1.5}}]
     status, body = call(app, "PUT", "/classes", {"classes": bad})
     assert status == 400 and body["field"] == "classes[0].qos_target.max_loss"
+
+
+def test_links_and_their_admin_state(api):
+    app, backend = api
+    status, body = call(app, "GET", "/links")
+    assert status == 200 and body == [{"name": "leaf1-spine1", "a": "leaf1", "b": "spine1",
+                                       "admin": "up"}]
+    status, body = call(app, "PUT", "/links/leaf1-spine1/admin", {"state": "down"})
+    assert status == 200 and body["admin"] == "down"
+    assert backend.calls[-1] == ("link_admin", "leaf1-spine1", False)
+    assert call(app, "PUT", "/links/nope/admin", {"state": "up"})[0] == 404
+    status, body = call(app, "PUT", "/links/leaf1-spine1/admin", {"state": "sideways"})
+    assert status == 400 and body["field"] == "state"
+    backend.down = True
+    assert call(app, "PUT", "/links/leaf1-spine1/admin", {"state": "up"})[0] == 503
+
+
+def test_pairs_by_their_id(api):
+    app, _ = api
+    status, body = call(app, "GET", "/pairs")
+    assert status == 200 and [p["id"] for p in body] == ["leaf1->leaf2"]
+    status, body = call(app, "GET", "/pairs/leaf1-%3Eleaf2")  # the id URL-encoded
+    assert status == 200 and (body["ingress"], body["dst_edge"]) == ("leaf1", 2)
+    assert call(app, "GET", "/pairs/leaf1->leaf2")[0] == 200  # as curl sends it
+    assert call(app, "GET", "/pairs/leaf2->leaf1")[0] == 404
+
+
+def test_decisions_of_one_pair(api):
+    app, backend = api
+    backend.calls.clear()
+    assert call(app, "GET", "/decisions?pair=leaf1-%3Eleaf2")[0] == 200
+    assert backend.calls == [("decisions", 0.0, 100, "leaf1->leaf2")]

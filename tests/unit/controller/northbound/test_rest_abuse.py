@@ -131,7 +131,7 @@ class FakeBackend:
             self.scheduler.set_params(changes)
         return self.params()
 
-    def decisions(self, since, limit):
+    def decisions(self, since, limit, pair=None):
         return {"now": time.time(), "decisions": [], "loop": {}}
 
     def mptcp_connections(self):

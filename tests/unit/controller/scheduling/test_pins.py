@@ -88,3 +88,31 @@ def test_a_subflow_whose_count_does_not_move_is_dropped_after_the_idle_timeout()
     assert pins.count([read], NOW + 7, idle_s=5) == [FLOW]
     assert pins.tracker.connections == {}
     assert pins.desired(scheduler(), states, NOW + 8) == {"s1": {}, "s2": {}}
+
+
+def test_a_fabric_pins_each_direction_on_the_edge_that_sends_it():
+    """leaf1's host opens a subflow to leaf3's: leaf1 pins the forward direction, leaf3 the
+    reverse, each towards its pair's path of that id; nothing on leaf2 or the spines."""
+    from mpsched.controller.routes import Routes
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    routes = Routes(net)
+    pins = PinManager(net, pipeline(), routes)
+    flow = Flow("10.0.1.1", 40000, "10.0.3.1", 5201)
+    assert pins.unit_of(flow) == "leaf1->leaf3" and pins.unit_of(flow.reversed()) == "leaf3->leaf1"
+    report = MptcpReport("capable", flow.reversed(), NOW, tcp_flags=0x12, key_a=7, switch="leaf3")
+    assert pins.tracker.ingest(report)
+    asked = []
+
+    def pair_states(unit: str) -> list[PathState]:
+        asked.append(unit)
+        return [PathState(1, alive=False), PathState(2, alive=True)]
+
+    desired = pins.desired(scheduler(), pair_states, NOW)
+    assert asked == ["leaf1->leaf3"]
+    assert desired["leaf1"] == {("10.0.1.1", "10.0.3.1", 40000, 5201): 2}
+    assert desired["leaf3"] == {("10.0.3.1", "10.0.1.1", 5201, 40000): 2}
+    assert desired["leaf2"] == desired["spine1"] == {}
+    routes.set_link("leaf3-spine2", up=False)  # path 2 of both directions is gone
+    assert pins._pin_places(flow, 2) == []

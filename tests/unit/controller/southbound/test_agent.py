@@ -16,7 +16,7 @@ class Host:
     def __init__(self) -> None:
         self.samples: list = []
         self.promoted: list[str] = []
-        self.asked: list[tuple[str, int]] = []
+        self.asked: list[tuple[str, int, int]] = []
 
     def sched_entries(self, switch):
         return []
@@ -36,8 +36,8 @@ class Host:
     def on_promoted(self, switch):
         self.promoted.append(switch)
 
-    def probe_wanted(self, switch, path_id):
-        self.asked.append((switch, path_id))
+    def probe_wanted(self, switch, dst_edge, path_id):
+        self.asked.append((switch, dst_edge, path_id))
         return path_id == 1
 
 
@@ -70,8 +70,8 @@ def test_a_poll_hands_every_path_of_the_switch_to_the_host():
 def test_the_prober_asks_the_host_with_the_switchs_name_when_probing_idle_paths_only():
     host = Host()
     wanted = agent(host)._probe_wanted()
-    assert wanted is not None and (wanted(1), wanted(2)) == (True, False)
-    assert host.asked == [("s1", 1), ("s1", 2)]
+    assert wanted is not None and (wanted(2, 1), wanted(2, 2)) == (True, False)
+    assert host.asked == [("s1", 2, 1), ("s1", 2, 2)]
     every = TelemetryConfig(probe_idle_only=False)
     assert agent(Host(), telemetry=every)._probe_wanted() is None
 
@@ -95,3 +95,19 @@ def test_a_promoted_backup_tells_the_host_and_takes_the_new_election_id():
     a = agent(host)
     assert a._hold_as_backup(Arbitration()) is True
     assert host.promoted == ["s1"] and a.election_id == (0, 10)
+
+
+def test_a_fabrics_edge_serves_every_peer_and_a_transit_switch_none():
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    leaf2 = SwitchAgent(net.switch("leaf2"), net, pipeline(), "x.json", Host())
+    assert leaf2.peers == [1, 3] and leaf2.path_ids == [1, 2]
+    assert leaf2.probe_targets() == [(1, 1), (1, 2), (3, 1), (3, 2)]
+    host = Host()
+    spine = SwitchAgent(net.switch("spine1"), net, pipeline(), "x.json", host,
+                        forwarding=lambda: ["entries"])
+    assert spine.peers == [] and spine.path_ids == [] and spine.probe_targets() == []
+    assert spine.forwarding_entries() == ["entries"]
+    spine._poll(Counters())
+    assert host.samples == []  # no path counters on a transit switch

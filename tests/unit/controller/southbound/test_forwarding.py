@@ -26,3 +26,32 @@ def test_the_telemetry_settings_are_written():
     slow = forwarding_entries(pl, net, net.switches[0], TelemetryConfig(dead_after_us=123_000))
     assert pl.liveness_config(1, 123_000) in slow
     assert pl.liveness_config(1, 123_000) not in forwarding_entries(pl, net, net.switches[0])
+
+
+def test_a_fabric_switchs_entries_from_its_next_hops():
+    from mpsched.controller.southbound.forwarding import fabric_entries
+    from tests.unit.controller.fakes import fabric
+
+    net, pl = fabric(), pipeline()
+    hops = {(1, 3, 1): 3, (2, 3, 1): 3, (3, 1, 1): 1}
+    # a transit switch: its transit_nexthop entries only
+    assert fabric_entries(pl, net, net.switch("spine1"), hops, {}) == [
+        pl.transit_nexthop(1, 3, 1, 3), pl.transit_nexthop(2, 3, 1, 3),
+        pl.transit_nexthop(3, 1, 1, 1)]
+    # an edge: its own pairs' paths by path_nexthop, the others' in transit
+    leaf1 = fabric_entries(pl, net, net.switch("leaf1"), hops, {2: 1})
+    assert pl.path_nexthop(3, 1, 3) in leaf1 and pl.transit_nexthop(2, 3, 1, 3) in leaf1
+    assert pl.path_ingress(2, 1) in leaf1 and pl.switch_config(1) in leaf1
+    assert [e.params["dst_edge"] for e in leaf1 if e.table == TABLE_ROUTE and
+            "dst_edge" in e.params] == [2, 3]
+
+
+def test_the_peers_and_path_ids_of_a_switch():
+    from mpsched.controller.southbound.forwarding import peers_and_paths
+    from tests.unit.controller.fakes import fabric
+
+    net = two_edges()
+    assert peers_and_paths(net, net.switches[1]) == ([1], [1, 2])
+    net = fabric()
+    assert peers_and_paths(net, net.switch("leaf3")) == ([1, 2], [1, 2])
+    assert peers_and_paths(net, net.switch("spine2")) == ([], [])

@@ -23,7 +23,7 @@ class Client:
 
 def test_packet_outs_go_to_wanted_paths_only():
     client = Client()
-    prober = Prober(client, pipeline(), [1, 2], 2, 0.01, wanted=lambda p: p == 2)
+    prober = Prober(client, pipeline(), [(2, 1), (2, 2)], 0.01, wanted=lambda e, p: p == 2)
     prober._send()
     prober._send()
     assert prober.via == "packet_out" and (prober.sent, prober.skipped) == (2, 2)
@@ -32,10 +32,26 @@ def test_packet_outs_go_to_wanted_paths_only():
 
 def test_without_a_gate_every_path_is_probed_and_the_thread_stops():
     client = Client()
-    prober = Prober(client, pipeline(), [1, 2], 2, 0.001)
+    prober = Prober(client, pipeline(), [(2, 1), (2, 2)], 0.001)
     prober.start()
     deadline = time.monotonic() + 5
     while prober.sent < 4 and time.monotonic() < deadline:
         time.sleep(0.001)
     prober.stop()
     assert not prober.is_alive() and prober.sent >= 4 and prober.skipped == 0
+
+
+def test_probes_name_their_destination_edge():
+    """A fabric's edge probes each (destination edge, path); the gate asks per pair."""
+    client = Client()
+    asked = []
+
+    def wanted(dst_edge: int, path_id: int) -> bool:
+        asked.append((dst_edge, path_id))
+        return dst_edge == 3
+
+    prober = Prober(client, pipeline(), [(2, 1), (3, 1), (3, 2)], 0.01, wanted=wanted)
+    prober._send()
+    assert asked == [(2, 1), (3, 1), (3, 2)]
+    sent = sorted((dict(m)["dst_edge"], dict(m)["path_id"]) for _, m in client.sent)
+    assert sent == [(3, 1), (3, 2)] and prober.skipped == 1

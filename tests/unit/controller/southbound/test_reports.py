@@ -14,12 +14,13 @@ from mpsched.controller.southbound.reports import (
 )
 
 VALUES = {"path_id": 2, "seq": 7, "tx_ts": 1_000_000, "rx_ts": 1_020_000, "rx_packets": 99,
-          "rx_bytes": 99_000, "lost": 1, "reordered": 0, "flow_ooo": 0}
+          "rx_bytes": 99_000, "lost": 1, "reordered": 0, "flow_ooo": 0, "src_edge": 1}
 
 
 def test_a_report_from_decoded_values():
     r = path_report({**VALUES, "extra": 5}, "s2", 5.0)
     assert (r.path_id, r.seq, r.tx_ts, r.rx_ts, r.switch) == (2, 7, 1_000_000, 1_020_000, "s2")
+    assert r.src_edge == 1  # the ingress edge of the path (a fabric has many)
 
 
 def test_missing_members_are_named():
@@ -28,8 +29,8 @@ def test_missing_members_are_named():
     with pytest.raises(DigestFormatError, match="lacks lost"):
         path_report({k: v for k, v in VALUES.items() if k != "lost"}, "s2", 0.0)
     with pytest.raises(DigestFormatError, match="lacks src_edge"):
-        check_members(VALUES)
-    check_members([*VALUES, SRC_EDGE_MEMBER])
+        check_members([m for m in VALUES if m != SRC_EDGE_MEMBER])
+    check_members(VALUES)
     assert set(DIGEST_FIELDS) == set(VALUES)
 
 
@@ -37,7 +38,8 @@ def test_a_report_is_from_the_edge_it_names():
     """Path ids are numbered per pair of edges: a report is only about the named edge's."""
     assert reports_from({**VALUES, SRC_EDGE_MEMBER: 2}, 2)
     assert not reports_from({**VALUES, SRC_EDGE_MEMBER: 3}, 2)
-    assert not reports_from(VALUES, 2)  # a program without edges in its reports
+    without = {k: v for k, v in VALUES.items() if k != SRC_EDGE_MEMBER}
+    assert not reports_from(without, 2)  # a program without edges in its reports
 
 
 def test_the_compiled_program_carries_every_member(artifacts):
@@ -67,6 +69,13 @@ def test_an_rtt_report_from_decoded_values():
         check_rtt_members([m for m in RTT_VALUES if m != "inflight_bytes"])
     with pytest.raises(DigestFormatError, match="lacks rtt_us"):
         rtt_report({k: v for k, v in RTT_VALUES.items() if k != "rtt_us"}, "s1", 0.0)
+
+
+def test_an_rtt_report_names_its_peer_edge_when_the_program_does():
+    from mpsched.controller.southbound.reports import PEER_EDGE_MEMBER, rtt_report
+
+    assert rtt_report(RTT_VALUES, "s1", 3.0).peer_edge == 0  # not reported: the one peer
+    assert rtt_report({**RTT_VALUES, PEER_EDGE_MEMBER: 3}, "s1", 3.0).peer_edge == 3
 
 
 def test_the_compiled_program_carries_every_rtt_member(artifacts):

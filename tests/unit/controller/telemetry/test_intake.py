@@ -81,7 +81,7 @@ def test_samples_feed_the_path_counters_per_switch():
 
 
 def test_probes_are_wanted_on_a_path_without_estimates():
-    assert intake().probe_wanted("s1", 1, NOW) is True
+    assert intake().probe_wanted("s1", 2, 1, NOW) is True
 
 
 def test_history_since_keeps_only_newer_snapshots():

@@ -1,0 +1,105 @@
+"""The operator's side of the routing (controller/routes.py): the fabric's links and the
+scheduler's pairs as REST views, and a link's administrative state.
+
+A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
+``"<ingress>-><egress>"`` (e.g. ``"leaf1->leaf3"``), or, with two edges, a switch's traffic
+towards its peer, keyed by the switch's name (as its placements always were). Its view lists
+its paths now (ids, switches, links, bottleneck rate), its placement per class and the
+current estimates of its paths in its direction (docs/rest.md).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mpsched.controller.errors import NotFoundError
+from mpsched.controller.intent import IntentKeeper
+from mpsched.controller.northbound import views
+from mpsched.controller.operator import Operator
+from mpsched.controller.routes import Routes, Unit
+from mpsched.controller.telemetry.intake import TelemetryIntake
+
+
+class FabricOps:
+    def __init__(
+        self,
+        lock: threading.Lock,
+        routes: Routes,
+        keeper: IntentKeeper,
+        intake: TelemetryIntake,
+        operator: Operator,
+    ) -> None:
+        self.lock = lock
+        self.routes = routes
+        self.keeper = keeper
+        self.intake = intake
+        self.operator = operator
+
+    # -- links -------------------------------------------------------------------
+
+    def links(self) -> list[views.LinkView]:
+        """Every link of the fabric ([] with two edges)."""
+        with self.lock:
+            return [
+                views.LinkView(name=name, a=a, b=b, admin="up" if up else "down")
+                for name, a, b, up in self.routes.links()
+            ]
+
+    def link(self, name: str) -> views.LinkView:
+        for link in self.links():
+            if link.name == name:
+                return link
+        raise NotFoundError(f"no link {name}")
+
+    def set_link_admin(self, name: str, up: bool) -> views.LinkView:
+        """Down: re-route around the link; up: back (operator.py); the link afterwards."""
+        self.operator.set_link_admin(name, up)
+        return self.link(name)
+
+    # -- pairs -------------------------------------------------------------------
+
+    def _paths(self, unit: Unit) -> list[views.PairPathView]:
+        if not self.routes.is_fabric:
+            return [
+                views.PairPathView(id=p.id, hops=1, switches=[unit.ingress, unit.egress],
+                                   links=[], rate_mbps=p.rate_mbps)
+                for p in sorted(self.routes.net.switch(unit.ingress).paths, key=lambda p: p.id)
+            ]
+        rates = self.routes.rates(unit)
+        return [
+            views.PairPathView(id=pid, hops=path.hops, switches=list(path.switches),
+                               links=list(path.links), rate_mbps=rates[pid])
+            for pid, path in sorted(self.routes.pair_paths(unit).items())
+        ]
+
+    def _view(self, unit: Unit, now: float) -> views.PairView:
+        scheduler = self.keeper.scheduler
+        telemetry = {}
+        for pid in self.routes.path_ids(unit):
+            snap = self.intake.snapshots(pid, now).get(unit.direction)
+            if snap is not None:
+                telemetry[str(pid)] = snap
+        return views.PairView(
+            id=unit.key, ingress=unit.ingress, egress=unit.egress, dst_edge=unit.dst_edge,
+            paths=self._paths(unit),
+            placement={
+                str(cid): views.placement_view(scheduler.placement_of(unit.key, cid))
+                for cid in sorted(scheduler.classes)
+            },
+            telemetry=telemetry,
+        )
+
+    def pairs(self) -> list[views.PairView]:
+        now = time.time()
+        with self.lock:
+            return [self._view(u, now) for u in self.routes.units()]
+
+    def pair(self, key: str) -> views.PairView:
+        now = time.time()
+        with self.lock:
+            try:
+                unit = self.routes.unit(key)
+            except KeyError:
+                raise NotFoundError(f"no pair {key}") from None
+            return self._view(unit, now)

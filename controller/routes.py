@@ -1,0 +1,232 @@
+"""The routing state of the network, in one manager: which paths each pair of edges has,
+what each switch forwards, and what the scheduler decides for (its units).
+
+Two edges (a description without `fabric`): the switches' own paths from the description;
+the scheduler's unit of a switch is the switch's name (its placements towards the peer
+edge), as before fabrics. A fabric (docs/fabric.md): the paths of every ordered pair of
+edges from `mpsched.fabric.paths.route` on the intact fabric, re-routed by `paths.reroute`
+when the operator takes a link administratively down or up (ids of unaffected paths stay);
+the scheduler's unit is an ordered pair of edges, keyed ``"<ingress>-><egress>"`` by
+switch names (e.g. ``"leaf1->leaf3"``), which is also the telemetry's direction of the
+pair's traffic (telemetry/intake.py).
+
+Not thread-safe: the controller calls it under its lock (the agents' `forwarding` too); only
+the probers' `probe_wanted` reads a pair's paths without it, which is safe because a routing
+is replaced whole, never changed in place.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
+from mpsched.controller.telemetry.estimators import TelemetryConfig
+from mpsched.fabric.model import Fabric
+from mpsched.fabric.paths import Failures, Path, Routing, bottleneck_mbps, reroute, route
+from mpsched.fabric.ports import HopKey, next_hops, port_map
+from mpsched.netcfg import NetCfg, SwitchCfg
+from mpsched.p4rt.client import TableEntry
+from mpsched.p4rt.pipeline import Pipeline
+
+log = logging.getLogger(__name__)
+
+PAIR_JOIN = "->"
+
+
+def pair_key(ingress: str, egress: str) -> str:
+    """The key of the ordered pair of edge switches (also the telemetry's direction)."""
+    return f"{ingress}{PAIR_JOIN}{egress}"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What the scheduler decides for: the traffic of `ingress` towards edge `dst_edge`
+    (switch `egress`); `key` names it (two edges: the ingress switch's name)."""
+
+    key: str
+    ingress: str
+    egress: str
+    dst_edge: int
+
+    @property
+    def direction(self) -> str:
+        return pair_key(self.ingress, self.egress)
+
+
+def arrival_ports(fabric: Fabric, table: dict, edge: str, baseline: dict | None = None
+                  ) -> dict[int, int]:
+    """{port: path id} for every fabric port of edge switch `edge`: the lowest id of the
+    paths of `table` that end there through that port; for a port none does, the id it has
+    in the `baseline` table (a port cut off keeps its entry), else 1. The data plane admits a
+    tag only from a port with a path id (ingress.p4) and counts and judges liveness by it
+    (path_rx, liveness.p4): in a leaf-spine every path arriving from spine j is path j; in a
+    graph a port may carry several ids (docs/fabric.md, "The controller")."""
+    ports = port_map(fabric)[edge]
+    dst = fabric.by_name[edge].edge_id
+
+    def lowest(paths_of: dict) -> dict[int, int]:
+        found: dict[int, int] = {}
+        for (_, d), paths in paths_of.items():
+            for pid, path in paths.items():
+                port = ports.neighbours[path.switches[-2]] if d == dst else 0
+                if port:
+                    found[port] = min(found.get(port, pid), pid)
+        return found
+
+    now, before = lowest(table), lowest(baseline or {})
+    return {p: now.get(p, before.get(p, 1)) for p in sorted(ports.neighbours.values())}
+
+
+def _key(entry: TableEntry) -> tuple:
+    return (entry.table, tuple(sorted(entry.match.items())), entry.priority, entry.is_default)
+
+
+def entry_changes(
+    old: Iterable[TableEntry], new: Iterable[TableEntry]
+) -> tuple[list[TableEntry], list[TableEntry]]:
+    """(entries to write: new or changed, entries to delete) that turn `old` into `new`."""
+    before = {_key(e): e for e in old}
+    after = {_key(e): e for e in new}
+    write = [e for k, e in after.items() if before.get(k) != e]
+    gone = [e for k, e in before.items() if k not in after]
+    return write, gone
+
+
+class Routes:
+    def __init__(self, net: NetCfg) -> None:
+        self.net = net
+        self.fabric = net.topology
+        self.routing: Routing | None = None
+        self.hops: dict[str, dict[HopKey, int]] = {}
+        self.links_down: set[str] = set()
+        self._at: dict[str, list[Unit]] = {}  # the units never change, only their paths
+        self._by_key: dict[str, Unit] = {}
+        if self.fabric is not None:
+            self._install(route(self.fabric))
+
+    @property
+    def is_fabric(self) -> bool:
+        return self.fabric is not None
+
+    def _install(self, routing: Routing) -> None:
+        assert self.fabric is not None
+        self.routing = routing
+        self.hops = next_hops(self.fabric, routing.current)
+
+    # -- units -----------------------------------------------------------------
+
+    def units(self) -> list[Unit]:
+        """Every unit: per switch (two edges) or per ordered pair of edges (a fabric)."""
+        return [u for sw in self.net.switches for u in self.units_at(sw.name)]
+
+    def units_at(self, switch: str) -> list[Unit]:
+        """The units whose placements `switch` holds (none on a transit switch)."""
+        if switch not in self._at:
+            self._at[switch] = self._units_at(switch)
+        return self._at[switch]
+
+    def _units_at(self, switch: str) -> list[Unit]:
+        sw = self.net.switch(switch)
+        if not self.is_fabric:
+            others = [s.name for s in self.net.switches if s.name != switch]
+            egress = others[0] if len(others) == 1 else "?"
+            return [Unit(switch, switch, egress, self.net.peer_edge(sw))]
+        return [
+            Unit(pair_key(switch, self.net.edge_switch(d).name), switch,
+                 self.net.edge_switch(d).name, d)
+            for d in self.net.peer_edges(sw)
+        ]
+
+    def unit(self, key: str) -> Unit:
+        """The unit of `key` (KeyError: none)."""
+        if not self._by_key:
+            self._by_key = {u.key: u for u in self.units()}
+        return self._by_key[key]
+
+    def pair_paths(self, unit: Unit) -> dict[int, Path]:
+        """A fabric unit's current paths by id ({} with two edges)."""
+        if self.routing is None:
+            return {}
+        pair = (self.net.edge_id(self.net.switch(unit.ingress)), unit.dst_edge)
+        return dict(self.routing.current.get(pair, {}))
+
+    def path_ids(self, unit: Unit) -> list[int]:
+        """The ids of the unit's paths now (two edges: its switch's paths)."""
+        if self.routing is None:
+            return sorted(p.id for p in self.net.switch(unit.ingress).paths)
+        return sorted(self.pair_paths(unit))
+
+    def rates(self, unit: Unit) -> dict[int, float | None]:
+        """A fabric unit's paths' bottleneck rates (Mbit/s; None: not limited)."""
+        if self.fabric is None:
+            return {}
+        return {pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()}
+
+    # -- forwarding ------------------------------------------------------------
+
+    def forwarding(
+        self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
+    ) -> list[TableEntry]:
+        """The switch's forwarding entries under the current routing."""
+        if self.fabric is None or self.routing is None:
+            return forwarding_entries(pipeline, self.net, sw, telemetry)
+        arrivals = (
+            arrival_ports(self.fabric, self.routing.current, sw.name, self.routing.baseline)
+            if self.net.is_edge(sw) else {}
+        )
+        return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], arrivals, telemetry)
+
+    # -- links -----------------------------------------------------------------
+
+    def links(self) -> list[tuple[str, str, str, bool]]:
+        """Every fabric link: (name, a, b, administratively up); [] with two edges."""
+        if self.fabric is None:
+            return []
+        return [(lk.name, lk.a, lk.b, lk.name not in self.links_down) for lk in self.fabric.links]
+
+    def set_link(self, name: str, up: bool) -> list[Unit]:
+        """Take link `name` administratively down or up and re-route (`paths.reroute`):
+        the units whose paths changed (KeyError: no such link)."""
+        if self.fabric is None or name not in self.fabric.link_by_name:
+            raise KeyError(name)
+        down = (self.links_down - {name}) if up else (self.links_down | {name})
+        changed = self.set_links_down(down)
+        log.info("link %s %s: %d pairs re-routed", name, "up" if up else "down", len(changed))
+        return changed
+
+    def set_links_down(self, names: Iterable[str]) -> list[Unit]:
+        """Exactly the links `names` administratively down (the others up), re-routed
+        once: the units whose paths changed (KeyError: a name that is no link)."""
+        down = set(names)
+        if down == self.links_down:
+            return []
+        unknown = sorted(down - set(self.fabric.link_by_name if self.fabric else ()))
+        if unknown or self.fabric is None or self.routing is None:
+            raise KeyError(unknown)
+        before = {u.key: self.pair_paths(u) for u in self.units()}
+        self._install(reroute(self.fabric, self.routing, Failures(frozenset(down))))
+        self.links_down = down
+        return [u for u in self.units() if self.pair_paths(u) != before[u.key]]
+
+    def forwarding_changes(
+        self, pipeline: Pipeline, before: dict[str, list[TableEntry]],
+        telemetry: TelemetryConfig | None = None,
+    ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
+        """Per switch whose forwarding differs from `before` (switch -> its entries), the
+        entries to write and those to delete."""
+        out = {}
+        for sw in self.net.switches:
+            write, gone = entry_changes(before[sw.name], self.forwarding(pipeline, sw, telemetry))
+            if write or gone:
+                out[sw.name] = (write, gone)
+        return out
+
+    def all_forwarding(
+        self, pipeline: Pipeline, telemetry: TelemetryConfig | None = None
+    ) -> dict[str, list[TableEntry]]:
+        return {sw.name: self.forwarding(pipeline, sw, telemetry) for sw in self.net.switches}
+
+
+__all__ = ["PAIR_JOIN", "Routes", "Unit", "arrival_ports", "entry_changes", "pair_key"]

@@ -1,0 +1,49 @@
+"""fabric_ops.py: the fabric's links and the scheduler's pairs as views; with two edges the
+pairs are the switches (their placements' keys) and there are no links."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.errors import NotFoundError
+from mpsched.controller.telemetry.estimators import PathReport
+from tests.unit.controller.fakes import fabric, two_edges
+from tests.unit.controller.helpers import pipeline
+
+
+def controller(net) -> Controller:
+    """Not started: no agent connects, nothing is written."""
+    return Controller(net, pipeline(), "x.json", ControllerSettings(control=False))
+
+
+def test_two_edges_have_a_pair_per_switch_and_no_links():
+    ctl = controller(two_edges())
+    assert ctl.links() == []
+    with pytest.raises(NotFoundError, match="no link s1-s2"):
+        ctl.fabric.link("s1-s2")
+    pairs = ctl.pairs()
+    assert [(p.id, p.ingress, p.egress, p.dst_edge) for p in pairs] == [
+        ("s1", "s1", "s2", 2), ("s2", "s2", "s1", 1)]
+    assert [(p.id, p.rate_mbps, p.switches) for p in pairs[0].paths] == [
+        (1, 10, ["s1", "s2"]), (2, None, ["s1", "s2"])]
+    assert pairs[0].placement == {"0": None}  # no step yet
+
+
+def test_a_fabric_pair_shows_its_paths_placements_and_estimates():
+    ctl = controller(fabric())
+    assert [link.name for link in ctl.links()][:2] == ["leaf1-spine1", "leaf1-spine2"]
+    assert {link.admin for link in ctl.links()} == {"up"}
+    assert len(ctl.pairs()) == 6
+    ctl.sched_entries("leaf1")  # places leaf1's pairs
+    ctl.on_report(PathReport("leaf3", 2, 1, 0, 10_000, 1, 1500, 0, 0, 0, 1.0, src_edge=1))
+    pair = ctl.pair("leaf1->leaf3")
+    assert (pair.ingress, pair.egress, pair.dst_edge) == ("leaf1", "leaf3", 3)
+    assert [(p.id, p.hops, p.switches, p.links) for p in pair.paths] == [
+        (1, 2, ["leaf1", "spine1", "leaf3"], ["leaf1-spine1", "leaf3-spine1"]),
+        (2, 2, ["leaf1", "spine2", "leaf3"], ["leaf1-spine2", "leaf3-spine2"])]
+    placement = pair.placement["0"]
+    assert placement is not None and placement.weights == {"1": 255, "2": 255}
+    assert set(pair.telemetry) == {"2"}  # only path 2 has reports in this direction
+    with pytest.raises(NotFoundError, match="no pair leaf1->spine1"):
+        ctl.pair("leaf1->spine1")

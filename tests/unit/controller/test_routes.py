@@ -1,0 +1,128 @@
+"""routes.py: the routing of a fabric in one manager: units per switch (two edges) or per
+ordered pair (a fabric), each switch's forwarding, re-routing a link down and up."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from mpsched.controller.routes import Routes, arrival_ports, entry_changes, pair_key
+from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched.p4rt.pipeline import (
+    TABLE_NEXTHOP,
+    TABLE_PATH_INGRESS,
+    TABLE_ROUTE,
+    TABLE_SWITCH_CONFIG,
+    TABLE_TRANSIT,
+)
+from tests.unit.controller.fakes import LINE, fabric, two_edges
+from tests.unit.controller.helpers import pipeline
+
+
+def test_two_edges_keep_one_unit_per_switch_named_by_the_switch():
+    net = two_edges()
+    routes = Routes(net)
+    assert not routes.is_fabric
+    assert [(u.key, u.ingress, u.egress, u.dst_edge) for u in routes.units()] == [
+        ("s1", "s1", "s2", 2), ("s2", "s2", "s1", 1)]
+    assert routes.units_at("s1")[0].direction == "s1->s2"
+    assert routes.path_ids(routes.unit("s2")) == [1, 2]
+    pl = pipeline()
+    assert routes.forwarding(pl, net.switches[0]) == forwarding_entries(pl, net, net.switches[0])
+
+
+def test_a_fabric_has_one_unit_per_ordered_pair_of_edges():
+    routes = Routes(fabric())
+    keys = [u.key for u in routes.units()]
+    assert keys == ["leaf1->leaf2", "leaf1->leaf3", "leaf2->leaf1", "leaf2->leaf3",
+                    "leaf3->leaf1", "leaf3->leaf2"]
+    assert routes.units_at("spine1") == []
+    unit = routes.unit(pair_key("leaf2", "leaf3"))
+    assert (unit.ingress, unit.egress, unit.dst_edge, unit.direction) == (
+        "leaf2", "leaf3", 3, "leaf2->leaf3")
+    assert routes.path_ids(unit) == [1, 2]
+    assert routes.rates(unit) == {1: 10, 2: 10}
+    assert [p.switches for p in routes.pair_paths(unit).values()] == [
+        ("leaf2", "spine1", "leaf3"), ("leaf2", "spine2", "leaf3")]
+    with pytest.raises(KeyError):
+        routes.unit("leaf1->spine1")
+
+
+def test_a_leaf_marks_arrivals_from_spine_j_as_path_j():
+    routes = Routes(fabric())
+    assert routes.fabric is not None and routes.routing is not None
+    # leaf1: host 1 on port 1, spine1 on port 2, spine2 on port 3
+    assert arrival_ports(routes.fabric, routes.routing.current, "leaf1") == {2: 1, 3: 2}
+
+
+def test_leaf_and_spine_forwarding():
+    net, pl = fabric(), pipeline()
+    routes = Routes(net)
+    leaf1 = routes.forwarding(pl, net.switch("leaf1"))
+    tables = Counter(e.table for e in leaf1)
+    assert tables[TABLE_SWITCH_CONFIG] == 1 and tables[TABLE_TRANSIT] == 0
+    assert tables[TABLE_ROUTE] == 1 + 2  # its host; the subnets of leaf2 and leaf3
+    assert pl.switch_config(1) in leaf1
+    assert pl.route_to_paths(net.subnets_of(3)[0], 3) in leaf1
+    assert [pl.path_nexthop(d, p, 1 + p) for d in (2, 3) for p in (1, 2)] == [
+        e for e in leaf1 if e.table == TABLE_NEXTHOP]
+    assert [e for e in leaf1 if e.table == TABLE_PATH_INGRESS] == [
+        pl.path_ingress(2, 1), pl.path_ingress(3, 2)]
+    live = pl.liveness_config(2, 1)
+    assert [e.match for e in leaf1 if e.table == live.table] == [{"path_id": 1}, {"path_id": 2}]
+    spine2 = routes.forwarding(pl, net.switch("spine2"))
+    # every pair's path 2 crosses spine2: to leaf d on port d
+    assert spine2 == [pl.transit_nexthop(s, d, 2, d) for s in (1, 2, 3) for d in (1, 2, 3)
+                      if s != d]
+
+
+def test_an_edge_on_another_pairs_path_forwards_it_in_transit():
+    net, pl = fabric(LINE), pipeline()
+    routes = Routes(net)
+    b = routes.forwarding(pl, net.switch("b"))
+    # a -> c's path 1 is a b c: b sends it on to c (port 3); c -> a's path 1 back to a
+    assert pl.transit_nexthop(1, 3, 1, 3) in b and pl.transit_nexthop(3, 1, 1, 2) in b
+    assert pl.path_nexthop(1, 1, 2) in b and pl.switch_config(2) in b
+    t = routes.forwarding(pl, net.switch("t"))
+    assert all(e.table == TABLE_TRANSIT for e in t) and len(t) == 6
+
+
+def test_entry_changes_write_the_new_and_changed_and_delete_the_gone():
+    pl = pipeline()
+    old = [pl.path_nexthop(2, 1, 2), pl.path_nexthop(2, 2, 3), pl.transit_nexthop(1, 3, 1, 4)]
+    new = [pl.path_nexthop(2, 1, 2), pl.path_nexthop(2, 2, 4), pl.transit_nexthop(1, 3, 2, 4)]
+    write, gone = entry_changes(old, new)
+    assert write == [pl.path_nexthop(2, 2, 4), pl.transit_nexthop(1, 3, 2, 4)]
+    assert gone == [pl.transit_nexthop(1, 3, 1, 4)]
+
+
+def test_a_link_down_reroutes_only_the_pairs_crossing_it_and_up_restores_them():
+    net, pl = fabric(), pipeline()
+    routes = Routes(net)
+    before = routes.all_forwarding(pl)
+    changed = routes.set_link("leaf1-spine2", up=False)
+    assert [u.key for u in changed] == ["leaf1->leaf2", "leaf1->leaf3", "leaf2->leaf1",
+                                        "leaf3->leaf1"]
+    assert routes.path_ids(routes.unit("leaf1->leaf2")) == [1]  # no detour in a leaf-spine
+    assert routes.path_ids(routes.unit("leaf2->leaf3")) == [1, 2]
+    assert ("leaf1-spine2", "leaf1", "spine2", False) in routes.links()
+    changes = routes.forwarding_changes(pl, before)
+    assert sorted(changes) == ["leaf1", "leaf2", "leaf3", "spine2"]
+    write, gone = changes["leaf1"]
+    assert write == [] and gone == [pl.path_nexthop(2, 2, 3), pl.path_nexthop(3, 2, 3)]
+    assert routes.set_link("leaf1-spine2", up=False) == []  # already down
+    routes.set_link("leaf1-spine2", up=True)
+    assert routes.all_forwarding(pl) == before
+    with pytest.raises(KeyError):
+        routes.set_link("leaf9-spine1", up=False)
+
+
+def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():
+    routes = Routes(fabric(LINE))
+    unit = routes.unit("a->c")
+    path2 = routes.pair_paths(unit)[2]
+    assert [u.key for u in routes.set_link("b-c", up=False)] == [
+        "a->b", "a->c", "b->a", "b->c", "c->a", "c->b"]
+    assert routes.pair_paths(unit) == {2: path2}  # no other path left: 1 is out of service
+    assert routes.path_ids(routes.unit("b->c")) == [2]  # b a t c (path 2) is left
