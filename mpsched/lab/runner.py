@@ -1,13 +1,14 @@
 """The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
 
-One run = a fresh testbed (emulated paths seeded with the run's seed), the
-controller running the policy (PUT /classes/0/policy; its decision log is
-saved), the scenario's workloads started at
-their times in the hosts, link schedules driven in real time, the switches'
-per-path counters polled over REST, a receiver-side capture of h2's TCP
-traffic, and everything torn down again (also on Ctrl-C or a crash: the
-testbed's registry owns every process and link). A `CpuSampler` thread records
-the machine's CPU idle and each testbed process's CPU time during the run
+One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric scenario's
+is the fabric testbed, `testbeds.testbed_for`), the controller running the policy (PUT
+/classes/0/policy; its decision log is saved), the scenario's workloads started at their
+times in the hosts, link schedules driven in real time, the switches' per-path counters
+polled over REST, a receiver-side capture of h2's TCP traffic (two edges; a fabric's
+workloads and captures come with the fabric workloads, so a fabric runs with an empty
+workload for now, its links' delivered bytes polled), and everything torn down again (also
+on Ctrl-C or a crash: the testbed's registry owns every process and link). A `CpuSampler`
+thread records the machine's CPU idle and each testbed process's CPU time during the run
 (`cpu.csv` in the run's directory; `cpu.py` does the arithmetic). `analysis.py` turns a
 run's raw reports into metrics; `report.py` writes tables and plots.
 """
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.scenario import Scenario, Workload
+from mpsched.lab.testbeds import delivered_bytes, testbed_for
 from mpsched.proc.controller import start_controller
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,8 @@ class RunRaw:
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    # a fabric's links: delivered bytes per link and direction ("<link>:ab"), per poll
+    link_bytes: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     capture: Path | None = None
     link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
@@ -214,21 +218,17 @@ class Run:
         self.host_of: dict[str, str] = {}  # process log name -> host it runs in
 
     def cpu_roles(self) -> dict[str, int]:
-        """PIDs by role: the switches (s1, s2), link emulators (e1, f1, ...), the controller,
-        the tools in hosts (send0@h1, sink0@h2, tcpdump@h2) and this runner itself."""
-        from mpsched.topo.bmv2_switch import Bmv2MininetSwitch
-
+        """PIDs by role: every switch (s1, s2; a fabric's by name), link emulators (e1, f1,
+        ...; a fabric's by link name), the controller, the tools in hosts (send0@h1,
+        sink0@h2, tcpdump@h2) and this runner itself."""
         bed = self.bed
         roles: dict[str, int] = {"runner": os.getpid()}
         if bed is None or bed.net is None:
             return roles
-        for sw in list(bed.net.switches):
-            if isinstance(sw, Bmv2MininetSwitch) and sw.bmv2 and sw.bmv2.process:
+        for sw in bed.bmv2_switches():
+            if sw.bmv2 and sw.bmv2.process:
                 roles[sw.name] = sw.bmv2.process.pid
-        for link in list(bed.links.values()):
-            em = getattr(link, "linkem", None)  # the netem backend has no process
-            if em is not None:
-                roles[link.name] = em.pid
+        roles.update(bed.emulator_pids())
         with self.lock:
             procs = list(self.procs)
             hosts = dict(self.host_of)
@@ -294,13 +294,10 @@ class Run:
     # -- the run -------------------------------------------------------------------
 
     def execute(self, progress: Callable[[str], None] = lambda _m: None) -> RunRaw:
-        from mpsched.topo.testbed import Testbed
-
-        sc = self.scenario
         self.raw.dir.mkdir(parents=True, exist_ok=True)
-        topo = replace(sc.topo, seed=self.seed, log_dir=self.raw.dir / "logs")
-        topo.log_dir.mkdir(parents=True, exist_ok=True)
-        with Testbed(topo) as bed:
+        log_dir = self.raw.dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with testbed_for(self.scenario, self.seed, log_dir) as bed:
             self.bed = bed
             try:
                 self._execute(progress)
@@ -332,7 +329,8 @@ class Run:
             if w.kind == "vbr":
                 args += ["--udp-port", str(BASE_PORT + i)]
             self._gen(host, args, f"sink{i}")
-        self._capture()
+        if sc.fabric is None:  # h2's traffic; a fabric's captures come with its workloads
+            self._capture()
         time.sleep(1.0)  # sinks listening
         sampler = CpuSampler(self.cpu_roles)
         t0 = time.monotonic()
@@ -434,6 +432,9 @@ class Run:
             timer.cancel()
 
     def _poll_counters(self, rest: RestClient) -> None:
+        if self.scenario.fabric is not None:
+            self._poll_fabric(rest)
+            return
         try:
             paths = rest.get("/paths")
         except requests.RequestException as exc:
@@ -451,6 +452,20 @@ class Run:
             return
         delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
         self.raw.link_tx.append((time.time(), delivered))
+
+    def _poll_fabric(self, rest: RestClient) -> None:
+        """A fabric's run: the controller answering, each link's delivered bytes."""
+        try:
+            rest.get("/switches")
+        except requests.RequestException as exc:
+            self._fail(f"controller REST: {exc}")
+            return
+        try:
+            stats = self.bed.link_stats()
+        except Exception as exc:  # an emulator that died is caught by dead_switches()
+            log.debug("link stats: %s", exc)
+            return
+        self.raw.link_bytes.append((time.time(), delivered_bytes(stats)))
 
     def _finish_senders(self, timeout: float) -> None:
         """Senders end by themselves at their --seconds; then sinks and capture get SIGTERM."""

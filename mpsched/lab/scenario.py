@@ -9,9 +9,11 @@ Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and proba
 are percentages in files and fractions 0..1 in `LinkParams`.
 
 A scenario has either today's two edge switches joined by `paths` or a `fabric` (many edges,
-multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario can be inspected
-(`mpsched fabric FILE`) but not run yet: `load` and `parse` refuse it unless asked for one
-(`fabric=True`), so every command that runs scenarios says so.
+multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario is inspected with
+`mpsched fabric FILE`, brought up by `mpsched topo --scenario` and run by `mpsched run` and
+`mpsched compare` (the fabric testbed, topo/fabric_testbed.py; with an empty workload until
+the fabric workloads exist); `load` and `parse` refuse it unless the caller can run one
+(`fabric=True`), so every other command that runs scenarios says so.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/scheduler.py auto
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 BACKENDS = ("auto", "linkem", "netem")
 FABRIC_NOT_RUNNABLE = (
-    "a fabric can be inspected with `mpsched fabric FILE` but not run yet (the data plane, "
-    "the controller and the lab handle two edge switches joined by `paths` only)"
+    "a fabric is inspected with `mpsched fabric FILE` and run with `mpsched run` or `mpsched "
+    "compare` (with an empty workload for now), not with this command: it handles two edge "
+    "switches joined by `paths` only"
 )
 
 
@@ -113,6 +116,8 @@ class Scenario:
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
     fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
+    # the scenario's fabric section as written: the network description's `fabric`
+    fabric_section: dict | None = None
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
         """Time-average over [start, end] (s after traffic start) of the up paths' summed
@@ -259,8 +264,9 @@ class ScenarioFile(KeyCheck, BaseModel):
         if self.paths is not None:
             fail("fabric", "either paths (two edge switches) or fabric, not both")
         if self.workload is not None:
-            fail("workload", "a fabric scenario takes no workload yet (which edges exchange "
-                 "traffic comes with the lab's fabric support)")
+            fail("workload", "a fabric scenario takes no workload yet: it runs with an empty "
+                 "one (the network, the controller, the link schedules) until the fabric "
+                 "workloads exist")
         if self.policy.weights:
             fail(("policy", "weights"), "static weights are per path of two edge switches; "
                  "a fabric has paths per pair of edges")
@@ -320,6 +326,7 @@ class ScenarioFile(KeyCheck, BaseModel):
             params=self.params,
             cpu_rule=self.cpu_bound,
             fabric=self.fabric.fabric() if self.fabric else None,
+            fabric_section=self.fabric.model_dump(exclude_unset=True) if self.fabric else None,
         )
 
 

@@ -1,0 +1,112 @@
+"""The fabric testbed (topo/fabric_testbed.py): a 3-leaf x 2-spine fabric comes up with a
+BMv2 switch per fabric switch answering P4Runtime under its device id, one linkem per link
+configured and limiting at its rate, the network description written and loading, hosts with
+their addresses; and nothing is left once it stops."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from mpsched import addressing as ap
+from tests.conftest import require
+from tests.integration.test_testbed import links, running
+
+pytestmark = pytest.mark.integration
+
+SECTION = {
+    "leaf_spine": {
+        "leaves": 3, "spines": 2, "hosts_per_leaf": 2,
+        "link": {"rate_mbps": 10, "delay_ms": 1, "queue_packets": 50},
+        "overrides": [{"link": "leaf1-spine2", "rate_mbps": 4, "reverse": {"rate_mbps": 2}}],
+    },
+}
+
+
+@pytest.fixture
+def prerequisites(artifacts):
+    require("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
+    return artifacts
+
+
+def _mtu(iface: str) -> int:
+    return int(Path(f"/sys/class/net/{iface}/mtu").read_text())
+
+
+def _answers_p4runtime(address: str, device_id: int, artifacts) -> None:
+    """Primary arbitration under `device_id` and a pipeline push succeed."""
+    from mpsched.p4rt.client import P4RuntimeClient
+    from mpsched.p4rt.p4info import P4Info
+
+    client = P4RuntimeClient(address, device_id, P4Info.from_file(artifacts.p4info))
+    try:
+        client.connect()
+        client.set_pipeline(str(artifacts.bmv2_json))
+    finally:
+        client.close()
+
+
+def _delivered_mbps(bed, link: str, iface: str, seconds: float = 1.5) -> float:
+    """Frames of 1500 bytes offered into `iface` (a switch port) at about 30 Mbit/s for
+    `seconds`: the rate the link's linkem delivers a -> b meanwhile (tx_bytes over the time
+    after its queue filled)."""
+    frame = bytes.fromhex("ffffffffffff" "00000a0000aa" "88b5") + bytes(1486)
+    with socket.socket(socket.AF_PACKET, socket.SOCK_RAW) as sock:
+        sock.bind((iface, 0))
+        start = time.monotonic()
+        sent = 0
+        first = None
+        while time.monotonic() - start < seconds:
+            target = int((time.monotonic() - start) * 30e6 / 8 / len(frame)) + 1
+            while sent < target:
+                sock.send(frame)
+                sent += 1
+            if first is None and time.monotonic() - start > 0.3:
+                first = (time.monotonic(), bed.link_stats()[link]["ab"]["tx_bytes"])
+            time.sleep(0.002)
+        last = (time.monotonic(), bed.link_stats()[link]["ab"]["tx_bytes"])
+    assert first is not None
+    return (last[1] - first[1]) * 8 / (last[0] - first[0]) / 1e6
+
+
+def test_leaf_spine_comes_up_and_goes(prerequisites, tmp_path):
+    from mpsched.netcfg import NetCfg
+    from mpsched.topo.bed import PATH_MTU
+    from mpsched.topo.fabric_testbed import FabricSpec, FabricTestbed
+
+    before = links()
+    spec = FabricSpec(SECTION, backend="linkem", log_dir=tmp_path)
+    with FabricTestbed(spec) as bed:
+        recorded = dict(bed.registry.processes)
+        net = NetCfg.load(bed.netcfg_path)
+        assert [s.name for s in net.switches] == ["leaf1", "leaf2", "leaf3", "spine1", "spine2"]
+        assert net.topology == spec.model
+        for sw in net.switches:
+            _answers_p4runtime(sw.grpc_address, sw.device_id, prerequisites)
+        assert all(s.probe_iface for s in net.edge_switches())
+        assert net.switch("spine1").probe_iface is None
+        assert bed.hosts() == {1: ["h1_1", "h1_2"], 2: ["h2_1", "h2_2"], 3: ["h3_1", "h3_2"]}
+        # ports as port_map numbers them: leaf hosts 1..2, then spine1, spine2; a spine's
+        # leaves 1..3; one linkem per link, PATH_MTU on every inter-switch interface
+        assert bed.host("leaf1").ports_by_number() == {n: f"leaf1-eth{n}" for n in (1, 2, 3, 4)}
+        assert bed.host("spine2").ports_by_number() == {n: f"spine2-eth{n}" for n in (1, 2, 3)}
+        for name in ("leaf1-eth3", "leaf1-eth4", "spine2-eth1", "lk2-eth1", "lk2-eth2"):
+            assert _mtu(name) == PATH_MTU, name
+        assert _mtu("leaf1-eth1") == 1500
+        assert sorted(bed.links) == sorted(link.name for link in spec.model.links)
+        h = bed.host("h2_2")
+        assert f"inet {ap.host_ip(2, 2)}/24" in h.cmd("ip -4 addr show dev h2_2-eth0")
+        assert f"via {ap.gateway_ip(2)}" in h.cmd("ip route show default")
+        assert ap.router_mac(2) in h.cmd(f"ip neigh show {ap.gateway_ip(2)}")
+        # the emulators hold each direction's rate; leaf1-spine2's forward one delivers it
+        em = bed.links["leaf1-spine2"].linkem
+        assert (em.get("ab")["rate_bps"], em.get("ba")["rate_bps"]) == (4_000_000, 2_000_000)
+        assert bed.links["leaf2-spine1"].linkem.get("ab")["rate_bps"] == 10_000_000
+        rate = _delivered_mbps(bed, "leaf1-spine2", "leaf1-eth4")
+        assert 3.4 <= rate <= 4.4, rate
+        assert bed.dead_switches() == []
+    assert not any(running(pid) for pid in recorded), recorded
+    assert links() == before
