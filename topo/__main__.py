@@ -57,7 +57,7 @@ def execute(args: argparse.Namespace) -> int:
     make_bed: Callable[[], Any]
     if args.scenario:
         from mpsched.lab.scenario import ScenarioError, load
-        from mpsched.lab.testbeds import testbed_for
+        from mpsched.lab.testbeds import make_testbed
         from mpsched.proc.layout import build_dir
         from mpsched.validation import cli_error
 
@@ -65,7 +65,7 @@ def execute(args: argparse.Namespace) -> int:
             sc = load(args.scenario, backend=args.backend, fabric=True)
         except ScenarioError as exc:
             return cli_error(exc, "topo")
-        make_bed = partial(testbed_for, sc, 0, build_dir() / "logs")
+        make_bed = partial(make_testbed, sc, 0, build_dir() / "logs")
     else:
         try:
             rates = tuple(float(r) for r in args.rates.split(","))

@@ -1,7 +1,7 @@
 """The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
 
 One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric scenario's
-is the fabric testbed, `testbeds.testbed_for`), the controller running the policy (PUT
+is the fabric testbed, `testbeds.make_testbed`), the controller running the policy (PUT
 /classes/0/policy; its decision log is saved), the scenario's workloads started at their
 times in the hosts, link schedules driven in real time, the switches' per-path counters
 polled over REST, a receiver-side capture of h2's TCP traffic (two edges; a fabric's
@@ -36,7 +36,7 @@ from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.scenario import Scenario, Workload
-from mpsched.lab.testbeds import delivered_bytes, testbed_for
+from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
 
 log = logging.getLogger(__name__)
@@ -297,7 +297,7 @@ class Run:
         self.raw.dir.mkdir(parents=True, exist_ok=True)
         log_dir = self.raw.dir / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
-        with testbed_for(self.scenario, self.seed, log_dir) as bed:
+        with make_testbed(self.scenario, self.seed, log_dir) as bed:
             self.bed = bed
             try:
                 self._execute(progress)

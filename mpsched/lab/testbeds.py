@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from mpsched.topo.testbed import Testbed
 
 
-def testbed_for(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTestbed:
+def make_testbed(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTestbed:
     """The testbed of a run of `sc` with emulators seeded by `seed`, logs in `log_dir`
     (not started: it is a context manager)."""
     if sc.fabric is None:

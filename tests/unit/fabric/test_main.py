@@ -6,7 +6,7 @@ import pytest
 
 from mpsched import cli
 from mpsched.fabric.__main__ import main
-from tests.unit.fabric.helpers import EXAMPLES
+from tests.unit.fabric.helpers import EXAMPLES, example
 
 LEAF_SPINE = str(EXAMPLES / "leaf-spine-4x2.yaml")
 WAN = str(EXAMPLES / "wan.yaml")
@@ -64,9 +64,22 @@ def test_mpsched_fabric_is_the_same_command(capsys):
     assert capsys.readouterr().out == via_cli
 
 
-@pytest.mark.parametrize("command", ["run", "compare"])
-def test_run_and_compare_refuse_a_fabric(capsys, command):
-    assert cli.main([command, WAN]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"mpsched {command}: {WAN}: fabric: a fabric can be inspected with "
-                          "`mpsched fabric FILE` but not run yet")
+@pytest.mark.parametrize("compare", [False, True])
+def test_run_and_compare_take_a_fabric(compare):
+    """`mpsched run` and `compare` load a fabric scenario (the fabric testbed runs it);
+    running it is tests/integration/test_fabric_testbed.py."""
+    from mpsched.lab.cmdline import build_parser
+    from mpsched.lab.experiment import _scenarios
+
+    (sc,) = _scenarios(build_parser(compare).parse_args([WAN, "--duration", "5"]))
+    assert sc.fabric is not None and sc.duration_s == 5 and sc.workload == ()
+    assert sc.fabric_section == example("wan")
+
+
+def test_commands_for_two_edges_refuse_a_fabric(capsys):
+    from mpsched.lab import phases
+
+    assert phases.main([WAN, "."]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"phases: {WAN}: fabric: a fabric is inspected with `mpsched fabric FILE` and run "
+        "with `mpsched run` or `mpsched compare`")
