@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,14 @@ class Bed:
 
     # ---- run-time -------------------------------------------------------
 
+    def hosts(self) -> dict[int, list[str]]:
+        """{edge id: the names of the hosts behind it}: where workloads run."""
+        raise NotImplementedError
+
+    def host_ip(self, name: str) -> str:
+        """A host's (primary) address."""
+        raise NotImplementedError
+
     def host(self, name: str) -> Any:
         assert self.net is not None, "the testbed is not started"
         return self.net.get(name)
@@ -190,7 +199,7 @@ class Bed:
                 continue
             sched = LinkScheduler(
                 s.label, s.base, list(s.events),
-                lambda params, link=s.link, d=s.direction: link.set(d, params),
+                partial(s.link.set, s.direction),
                 horizon_s, on_error,
             )  # fmt: skip
             sched.start_at(t0)

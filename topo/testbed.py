@@ -258,6 +258,19 @@ class Testbed(Bed):
 
     # ---- run-time -------------------------------------------------------
 
+    def hosts(self) -> dict[int, list[str]]:
+        """{edge id: the names of the hosts behind it}: h1 and the x<i> behind s1 (edge 1),
+        h2 and the y<i> behind s2 (edge 2)."""
+        cross = [i for i, p in enumerate(self.spec.paths, start=1) if p.cross_traffic]
+        return {1: ["h1", *(f"x{i}" for i in cross)], 2: ["h2", *(f"y{i}" for i in cross)]}
+
+    def host_ip(self, name: str) -> str:
+        """A host's primary address."""
+        edge = 1 if name == "h1" or name.startswith("x") else 2
+        if name in ("h1", "h2"):
+            return ap.host_ip(edge)
+        return ap.cross_host_ip(edge, int(name[1:]))
+
     def enable_mptcp(self, subflows: int) -> None:
         """Kernel MPTCP on h1 and h2 for connections of up to `subflows` subflows: the
         path manager's limits, and h1's addresses 2..subflows as subflow endpoints (each

@@ -1,8 +1,8 @@
 """Which testbed a run of a scenario brings up: the two-edge `Testbed` (h1 - s1 =(paths)= s2 -
 h2, topo/testbed.py) for `paths`, the `FabricTestbed` (topo/fabric_testbed.py) for a
 `fabric`. The runner (runner.py) starts the controller on the testbed's network description
-and launches workloads on its hosts by name (`bed.host(name)`; a fabric's by edge:
-`FabricTestbed.hosts()`), whichever it is.
+and launches workloads on its hosts by name (`bed.host(name)`; by edge: `bed.hosts()`, edge id
+-> host names; addresses: `bed.host_ip(name)`), whichever it is.
 """
 
 from __future__ import annotations

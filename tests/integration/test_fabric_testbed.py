@@ -158,3 +158,38 @@ def test_mpsched_run_brings_a_fabric_up(prerequisites, tmp_path):
     assert set(names) <= set(shares), shares
     saved = json.loads((run_dir / "links.json").read_text())
     assert sorted(saved) == sorted(f"leaf{i}-spine{j}" for i in (1, 2, 3) for j in (1, 2))
+
+
+def test_killed_owner_of_a_fabric_is_swept(prerequisites, tmp_path):
+    """`mpsched topo --scenario` with a fabric, killed: `sweep` (`mpsched cleanup`) removes
+    its switches, link emulators, host shells and veths (probe veths included)."""
+    import os
+    import signal
+
+    from mpsched.proc.cleanup import STATE_DIR, sweep
+    from mpsched.proc.layout import build_dir, linkem_binary
+
+    scenario = tmp_path / "fabric.yaml"
+    scenario.write_text(yaml.safe_dump({"name": "f", "duration_s": 10, "fabric": SECTION}))
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "linkem").symlink_to(linkem_binary())
+    (tmp_path / "p4").symlink_to(build_dir() / "p4")
+    env = dict(os.environ, MPSCHED_BUILD_DIR=str(tmp_path))
+    before = links()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpsched.topo", "--scenario", str(scenario), "--backend",
+         "linkem"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("netcfg:"), line + proc.stdout.read()
+        assert {"leaf3-prb", "lk6-eth2", "spine2-eth3"} <= links() - before
+        state = json.loads((STATE_DIR / f"{proc.pid}.json").read_text())
+        pids = [int(pid) for pid in state["processes"]]
+        assert len(pids) >= 5 + 6 + 6  # BMv2s, linkems, host shells (and switch shells)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    sweep()
+    time.sleep(0.5)
+    assert links() == before
+    assert not [pid for pid in pids if running(pid)]

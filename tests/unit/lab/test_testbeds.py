@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from mpsched import addressing as ap
 from mpsched.lab.scenario import load
 from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.layout import REPO_ROOT
@@ -35,3 +36,14 @@ def test_delivered_bytes_per_link_and_direction() -> None:
              "leaf1-spine2": {"ab": {}, "ba": {"tx_bytes": 5}}}
     assert delivered_bytes(stats) == {"leaf1-spine1:ab": 10, "leaf1-spine1:ba": 3,
                                       "leaf1-spine2:ab": 0, "leaf1-spine2:ba": 5}
+
+
+def test_both_testbeds_name_their_hosts_by_edge(tmp_path: Path) -> None:
+    sc = load(REPO_ROOT / "scenarios/bursty-cross.yaml", backend="linkem")
+    bed = make_testbed(sc, 0, tmp_path)
+    cross = [i for i, p in enumerate(sc.topo.paths, start=1) if p.cross_traffic]
+    assert cross, "the scenario has a cross-traffic path"
+    assert bed.hosts() == {1: ["h1", *(f"x{i}" for i in cross)],
+                           2: ["h2", *(f"y{i}" for i in cross)]}
+    assert bed.host_ip("h2") == ap.H2_IP
+    assert bed.host_ip(f"y{cross[0]}") == ap.cross_host_ip(2, cross[0])
