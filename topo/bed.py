@@ -143,14 +143,15 @@ class Bed:
                 sh(f"ip link set dev {sw.bridge} mtu {PATH_MTU}")
 
     @staticmethod
-    def prepare_host(host: Any, gateway_ip: str, router_mac: str) -> None:
-        """IPv6 and offloads off, the gateway's router MAC as a static ARP entry (the edge
-        switch answers no ARP)."""
+    def prepare_host(host: Any, arp: list[tuple[str, str]]) -> None:
+        """IPv6 and offloads off; `arp`, (address, MAC) pairs, as static ARP entries on
+        every interface (the edge switch answers no ARP: its gateway address at least)."""
         host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
         for intf in host.intfList():
             if intf.name != "lo":
                 disable_offloads(host.cmd, intf.name)
-                host.cmd(f"arp -i {intf.name} -s {gateway_ip} {router_mac}")
+                for ip, mac in arp:
+                    host.cmd(f"arp -i {intf.name} -s {ip} {mac}")
 
     # ---- run-time -------------------------------------------------------
 

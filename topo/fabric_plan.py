@@ -5,7 +5,8 @@ without root; topo/fabric_testbed.py builds it.
   of the network description (`mpsched.fabric.netdesc.describe`: 1, 2, ... in the fabric's
   order) and the ports of `mpsched.fabric.ports.port_map` (host k on port k of its edge, then
   one port per link in the order of the neighbours' names);
-- **hosts**: host k of edge e is `h<e>_<k>` at the address the description gives it;
+- **hosts**: host k of edge e is `h<e>_<k>` at the address the description gives it, with
+  static ARP entries for its gateway and the other hosts of its edge (`arp_entries`);
 - **links**: one emulated link per fabric link. With linkem, a root-namespace node `lk<i>`
   (i = the link's place in the fabric's links, from 1) between the link's two switches:
   its port 1 faces `a`, port 2 `b`, so its direction `ab` is the link's forward one.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mpsched import addressing as ap
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.ports import port_map
 from mpsched.netcfg import NetCfg
@@ -84,6 +86,14 @@ class FabricPlan:
         for h in self.hosts:
             out.setdefault(h.edge_id, []).append(h.name)
         return out
+
+    def arp_entries(self, host: HostPlan) -> list[tuple[str, str]]:
+        """(address, MAC) of the static ARP entries of `host`: its gateway and every other
+        host of its edge (same subnet, so the host would ask for them), all at the edge's
+        router MAC. The switch answers no ARP and routes even between hosts of one edge."""
+        peers = [h.ip for h in self.hosts if h.edge_id == host.edge_id and h.name != host.name]
+        return [(ap.gateway_ip(host.edge_id), host.router_mac),
+                *((ip, host.router_mac) for ip in peers)]
 
     def interfaces(self) -> list[str]:
         """Every interface name the layout creates in the root namespace (switch ports and

@@ -6,7 +6,8 @@ The layout is `fabric_plan.plan` (names, device ids, ports, hosts); each link's 
 jitter, loss and queue of each direction of its fabric link (forward = a -> b) and runs the
 link's schedules from `start_schedules`. A link crossed by several paths is one emulator: one
 queue per direction, shared by them all. Host k of edge e (`h<e>_<k>`, 10.0.e.k) has its
-default route via the edge's gateway, answered by a static ARP entry. Edge switches get the
+default route via the edge's gateway; static ARP entries give the gateway and the other
+hosts of its edge the edge's router MAC (the switch answers no ARP). Edge switches get the
 program's probe port (a veth to the controller), transit switches originate no probes and
 get none. The network description (`mpsched.fabric.netdesc.describe`, with the switches'
 P4Runtime addresses and probe interfaces) is written to `netcfg_path`.
@@ -111,7 +112,7 @@ class FabricTestbed(Bed):
         net.start()
         self.after_start(net)
         for h in self.plan.hosts:
-            self.prepare_host(hosts[h.name], ap.gateway_ip(h.edge_id), h.router_mac)
+            self.prepare_host(hosts[h.name], self.plan.arp_entries(h))
         self.netcfg = self._netcfg(switches)
         self.netcfg.dump(self.netcfg_path)
 

@@ -162,7 +162,7 @@ class Testbed(Bed):
         self.after_start(net)
         for name, host in hosts.items():
             n = 1 if name == "h1" or name.startswith("x") else 2
-            self.prepare_host(host, ap.gateway_ip(n), ap.router_mac(n))
+            self.prepare_host(host, [(ap.gateway_ip(n), ap.router_mac(n))])
         for n in (1, 2):
             self._addresses(hosts[f"h{n}"], n)
         self.netcfg = self._netcfg(switches, hosts, cross_ports)

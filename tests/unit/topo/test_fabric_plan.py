@@ -80,3 +80,12 @@ def test_a_switch_named_like_another_node_is_refused(clash: str) -> None:
     }}
     with pytest.raises(ValueError, match=f"two nodes named '{clash}'"):
         _plan(section)
+
+
+def test_static_arp_gateway_and_same_edge_peers_at_the_router_mac() -> None:
+    _, layout = _plan(leaf_spine(3, 2, hosts_per_leaf=3))
+    h = layout.hosts[4]  # h2_2
+    assert h.name == "h2_2"
+    assert layout.arp_entries(h) == [(ap.gateway_ip(2), ap.router_mac(2)),
+                                     (ap.host_ip(2, 1), ap.router_mac(2)),
+                                     (ap.host_ip(2, 3), ap.router_mac(2))]
