@@ -126,8 +126,8 @@ bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; 
 bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
 	$(PY) -m mpsched.bench.reliability
 
-SOAK_MINUTES ?= 10
-soak: p4 linkem ## SOAK_MINUTES=10 of traffic and policy changes: RSS, fds, threads, loop p99 over time
+SOAK_MINUTES ?= 20
+soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99
 	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES)
 
 RUNS ?= 3

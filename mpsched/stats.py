@@ -1,9 +1,10 @@
 """Sample statistics shared by the controller, the lab and the benchmarks (one definition).
 
-Percentile, empirical CDF, mean with its Student-t 95 % confidence interval and a summary of
-one metric over runs. Pure functions on plain Python values (no numpy). Conventions: an empty
-input gives NaN (never an exception), so that a run without samples reports "no value"
-instead of failing; invalid arguments (q outside [0, 100], df < 1) raise ``ValueError``.
+Percentile, empirical CDF, mean with its Student-t 95 % confidence interval, a summary of
+one metric over runs and a least-squares slope. Pure functions on plain Python values (no
+numpy). Conventions: an empty input gives NaN (never an exception), so that a run without
+samples reports "no value" instead of failing; invalid arguments (q outside [0, 100],
+df < 1) raise ``ValueError``.
 """
 
 from __future__ import annotations
@@ -118,3 +119,14 @@ def summarize(xs: Iterable[float]) -> Summary:
         return Summary(0, NAN, NAN, NAN, NAN, NAN)
     mean, h = mean_ci95(vals)
     return Summary(len(vals), mean, h, min(vals), max(vals), _std(vals, mean))
+
+
+def slope(points: Iterable[tuple[float, float]]) -> float:
+    """The least-squares slope of the (x, y) points (NaN with fewer than two distinct x)."""
+    pts = [(float(x), float(y)) for x, y in points]
+    if len({x for x, _ in pts}) < 2:
+        return NAN
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx

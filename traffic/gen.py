@@ -6,12 +6,16 @@ also on SIGTERM/SIGINT). Times in reports are wall-clock seconds (the
 namespaces share one clock).
 
 Roles:
-  sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time.
+  sink    TCP/MPTCP (and optional UDP) receiver: per-connection bytes over time
+          (and per peer address with `--peers`).
   bulk    long-lived streams for `--seconds`.
   files   transfers of given sizes (cycled, shuffled), Poisson arrivals: FCT.
   poisson open-loop Poisson arrivals at a given offered load, sizes drawn from
           a published data-centre CDF (`flowsizes.py`: web search, data
           mining): FCT per flow.
+  plan    open-loop flows of a given schedule, each to its own destination
+          (`--flows FILE`: a fabric's host sends to hosts behind other edges,
+          mpsched/lab/fabric_workload.py): FCT per flow.
   flows   closed-loop many-flow load: `--flows` connections each sending
           `--size-kb`, again and again.
   cbr     constant-bit-rate UDP.
@@ -128,9 +132,21 @@ class Conn:
     end: float | None = None
 
 
+def _by_peer(conns: list[Conn]) -> dict[str, int]:
+    """Bytes received so far per peer address (the port left out)."""
+    out: dict[str, int] = {}
+    for c in conns:
+        address = c.peer.rsplit(":", 1)[0]
+        out[address] = out.get(address, 0) + c.bytes
+    return out
+
+
 def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    """Per connection its bytes; every SAMPLE_S the bytes received in all (`total`) and, with
+    `--peers`, per peer address (`peers`: a fabric's goodput per pair of edges)."""
     conns: list[Conn] = []
     total: list[tuple[float, int]] = []
+    peers: dict[str, list[tuple[float, int]]] = {}
     lock = threading.Lock()
     udp = {"packets": 0, "bytes": 0}
     try:
@@ -172,6 +188,8 @@ def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
             now = time.time()
             with lock:
                 total.append((now, sum(c.bytes for c in conns)))
+                for address, got in _by_peer(conns).items() if args.peers else ():
+                    peers.setdefault(address, []).append((now, got))
 
     def serve_udp() -> None:
         usock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -199,10 +217,14 @@ def role_sink(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
         threading.Thread(target=serve, args=(sock, conn), daemon=True).start()
     server.close()
     with lock:
+        now = time.time()  # a last sample: what arrived after the previous one
+        for address, got in _by_peer(conns).items() if args.peers else ():
+            peers.setdefault(address, []).append((now, got))
         return {
             "role": "sink",
             "connections": [c.__dict__ for c in conns],
             "total": total,
+            **({"peers": peers} if args.peers else {}),
             "udp": udp,
         }
 
@@ -371,7 +393,7 @@ def _transfer(
 def open_loop(
     args: argparse.Namespace,
     stop: Stopper,
-    arrivals: Iterable[tuple[float, int]],
+    arrivals: Iterable[tuple[float, int] | tuple[float, int, str]],
     max_concurrent: int = 0,
     until_s: float | None = None,
 ) -> list[dict[str, Any]]:
@@ -379,7 +401,9 @@ def open_loop(
     of its own, until `until_s` (or the deadline); returns the flows' records in arrival
     order. `max_concurrent` > 0 bounds the flows in progress: a flow that arrives while that
     many run waits for a slot inside its own thread (later arrivals are not held back), and
-    its FCT includes the wait. Each record has `arrival` (wall-clock time of its arrival)."""
+    its FCT includes the wait. Each record has `arrival` (wall-clock time of its arrival).
+    An arrival `(s, size, dst)` goes to address `dst` instead of `--dst` (its record says
+    `dst`)."""
     slots = threading.Semaphore(max_concurrent) if max_concurrent > 0 else None
     records: list[dict[str, Any]] = []
     threads = []
@@ -387,23 +411,26 @@ def open_loop(
     wall0 = time.time()
 
     def one(size: int, flow: int, arrival: float, rec: dict[str, Any]) -> None:
+        to = args if "dst" not in rec else argparse.Namespace(**{**vars(args), "dst": rec["dst"]})
         if slots is not None:
             while not slots.acquire(timeout=0.2):
                 if stop.done():
                     rec.update(wait_s=time.monotonic() - arrival, incomplete=True)
                     return
         try:
-            rec.update(_transfer(args, size, stop, port_rng(args.seed, flow), arrival))
+            rec.update(_transfer(to, size, stop, port_rng(args.seed, flow), arrival))
         finally:
             if slots is not None:
                 slots.release()
 
-    for flow, (at, size) in enumerate(arrivals):
+    for flow, (at, size, *dst) in enumerate(arrivals):
         if until_s is not None and at >= until_s:
             break
         if stop.wait(max(0.0, t0 + at - time.monotonic())):
             break
         rec: dict[str, Any] = {"arrival": wall0 + at, "size": size}
+        if dst:
+            rec["dst"] = dst[0]
         records.append(rec)
         t = threading.Thread(target=one, args=(size, flow, t0 + at, rec), daemon=True)
         t.start()
@@ -439,6 +466,18 @@ def role_poisson(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
         "rate_mbps": args.rate_mbps,
         "mean_size": dist.mean(),
     }
+
+
+def read_flows(path: str) -> list[tuple[float, int, str]]:
+    """A `plan` role's schedule: the JSON file's ``flows``, each ``[at_s, dst, size]``."""
+    doc = json.loads(Path(path).read_text())
+    return [(float(at), int(size), str(dst)) for at, dst, size in doc["flows"]]
+
+
+def role_plan(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
+    flows = read_flows(args.flows)
+    results = open_loop(args, stop, flows, args.max_concurrent)
+    return {"role": "plan", "transfers": results, "planned": len(flows)}
 
 
 def role_flows(args: argparse.Namespace, stop: Stopper) -> dict[str, Any]:
@@ -545,6 +584,7 @@ ROLES: dict[str, Callable[[argparse.Namespace, Stopper], dict[str, Any]]] = {
     "bulk": role_bulk,
     "files": role_files,
     "poisson": role_poisson,
+    "plan": role_plan,
     "flows": role_flows,
     "vbr": role_vbr,
 }
@@ -570,6 +610,8 @@ def parser() -> argparse.ArgumentParser:
     common(sp, client=False)
     sp.add_argument("--bind", default="0.0.0.0")
     sp.add_argument("--udp-port", type=int, default=0, help="also count UDP on this port")
+    sp.add_argument("--peers", action="store_true",
+                    help="also sample the bytes received per peer address")
     sp = sub.add_parser("bulk", help="long-lived streams")
     common(sp)
     sp.add_argument("--streams", type=int, default=1)
@@ -611,6 +653,16 @@ def parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         help="no arrivals after this many seconds (default: until --seconds)",
+    )
+    sp = sub.add_parser("plan", help="open-loop flows of a schedule, each to its destination")
+    common(sp)
+    sp.add_argument("--flows", required=True,
+                    help="JSON file: {\"flows\": [[at_s, dst address, size bytes], ...]}")
+    sp.add_argument(
+        "--max-concurrent",
+        type=int,
+        default=0,
+        help="at most this many flows in progress, later arrivals wait (0: no bound)",
     )
     sp = sub.add_parser("flows", help="many concurrent closed-loop flows")
     common(sp)

@@ -233,7 +233,7 @@ def plan(records: Sequence[Record], runs: int, source: Path) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.adaptive",
         description=__doc__,
@@ -271,41 +271,26 @@ def main(argv: list[str] | None = None) -> int:
         help="also write the per-scenario tables (goodput fraction, adaptive / each policy "
         "paired by seed) to FILE",
     )
-    args = p.parse_args(argv)
-    if args.plan is not None and args.reuse is None:
-        p.error("--plan needs --reuse DIR (it plans from results, it runs nothing)")
-    source = args.reuse
-    if source is None and not args.resume and args.out.is_dir() and load_results(args.out):
-        print(f"bench-adaptive: {args.out} already holds runs of an earlier comparison: "
-              f"--resume adds to them, --reuse {args.out} evaluates them, or name another "
-              "--out", file=sys.stderr)
-        return 2
-    if source is None:
-        cmd = [
-            sys.executable, "-m", "mpsched.cli", "compare",
-            *(str(REPO_ROOT / "scenarios" / f"{s}.yaml") for s in args.scenario or SCENARIOS),
-            "--runs", str(args.runs), "--out", str(args.out),
-            *(["--resume"] if args.resume else []),
-        ]
-        print("+", " ".join(cmd), flush=True)
-        rc = subprocess.call(cmd)
-        if rc != 0:
-            print(f"bench-adaptive: the comparison failed (exit {rc})", file=sys.stderr)
-            return rc
-        source = args.out
-    if not source.is_dir():
-        print(f"bench-adaptive: {source} is not a directory", file=sys.stderr)
-        return 2
-    results = load_results(source)
-    have = {r.scenario for r in results}
-    results += [r for r in results_from_csv(source, SCENARIOS) if r.scenario not in have]
-    records = records_from_results(results)
-    if args.plan is not None:
-        print(plan(records, args.plan, source))
-        return 0
-    if args.markdown is not None:
-        args.markdown.write_text(markdown(results))
-        print(f"bench-adaptive: tables in {args.markdown}")
+    return p
+
+
+def run_comparison(args: argparse.Namespace) -> int:
+    """`mpsched compare` of the scenarios into args.out; its exit status."""
+    cmd = [
+        sys.executable, "-m", "mpsched.cli", "compare",
+        *(str(REPO_ROOT / "scenarios" / f"{s}.yaml") for s in args.scenario or SCENARIOS),
+        "--runs", str(args.runs), "--out", str(args.out),
+        *(["--resume"] if args.resume else []),
+    ]
+    print("+", " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd)
+    if rc != 0:
+        print(f"bench-adaptive: the comparison failed (exit {rc})", file=sys.stderr)
+    return rc
+
+
+def report(records: list[Record], source: Path) -> int:
+    """The per-scenario table and the key=value lines; 2 if the figures cannot be had."""
     table = table_from_records(records)
     try:
         values = figures(table, records=records)
@@ -323,6 +308,38 @@ def main(argv: list[str] | None = None) -> int:
     for key, value in values.items():
         print(f"{key}={value:.3f}" if key == "adaptive_regret" else f"{key}={int(value)}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
+    args = p.parse_args(argv)
+    if args.plan is not None and args.reuse is None:
+        p.error("--plan needs --reuse DIR (it plans from results, it runs nothing)")
+    source = args.reuse
+    if source is None and not args.resume and args.out.is_dir() and load_results(args.out):
+        print(f"bench-adaptive: {args.out} already holds runs of an earlier comparison: "
+              f"--resume adds to them, --reuse {args.out} evaluates them, or name another "
+              "--out", file=sys.stderr)
+        return 2
+    if source is None:
+        rc = run_comparison(args)
+        if rc != 0:
+            return rc
+        source = args.out
+    if not source.is_dir():
+        print(f"bench-adaptive: {source} is not a directory", file=sys.stderr)
+        return 2
+    results = load_results(source)
+    have = {r.scenario for r in results}
+    results += [r for r in results_from_csv(source, SCENARIOS) if r.scenario not in have]
+    records = records_from_results(results)
+    if args.plan is not None:
+        print(plan(records, args.plan, source))
+        return 0
+    if args.markdown is not None:
+        args.markdown.write_text(markdown(results))
+        print(f"bench-adaptive: tables in {args.markdown}")
+    return report(records, source)
 
 
 if __name__ == "__main__":

@@ -198,6 +198,21 @@ def _dataplane_keys() -> dict[str, float]:
     return keys
 
 
+def capacity_sweep(data: dict, steps: list[float], runs: int, duration: float | None,
+                   out: Path) -> float:
+    """The shape at each summed rate in turn until a step stops the sweep; the capacity."""
+    done: list[Step] = []
+    for summed in steps:
+        name = f"capacity-{summed:g}"
+        sc = scaled_shape(data, summed, RATIOS, name)
+        step = _run_step(sc, runs, duration, out / name)
+        done.append(step)
+        print(f"bench-capacity: {_describe(step)}", flush=True)
+        if step.stops():
+            break
+    return capacity_mbps(done)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.capacity",
@@ -234,16 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     ncpu = measured_cores()
     try:
         if "capacity" in parts:
-            done: list[Step] = []
-            for summed in steps:
-                name = f"capacity-{summed:g}"
-                sc = scaled_shape(data, summed, RATIOS, name)
-                step = _run_step(sc, args.runs, args.duration, args.out / name)
-                done.append(step)
-                print(f"bench-capacity: {_describe(step)}", flush=True)
-                if step.stops():
-                    break
-            keys["capacity_mbps"] = capacity_mbps(done)
+            keys["capacity_mbps"] = capacity_sweep(data, steps, args.runs, args.duration,
+                                                   args.out)
         if "controller" in parts:
             name = f"controller-{CONTROLLER_PATHS}paths"
             sc = scaled_shape(data, args.controller_mbps, (1,) * CONTROLLER_PATHS, name)

@@ -9,9 +9,19 @@ resident memory (VmRSS), open file descriptors and threads, and the controller's
 latency p99 (`GET /decisions`: reading the estimates -> every switch acknowledged). The first
 `--warmup-s` seconds are the baseline.
 
+Growth from the first sample to the last cannot tell a leak from a warm-up: a process that
+allocates once (a BMv2 stepping up 9 MB when a table first fills) shows the same growth as one
+that leaks. So the bench also fits a line to each process's RSS from `--slope-after-s`
+seconds on (default 600: after the first 10 minutes) and reports its slope: a leak keeps a
+slope, a warm-up does not.
+
 Ends with `soak_rss_growth_pct=` (the largest growth of any process's RSS from its first
-sample after the warm-up to its last, in %; target < 10) and `soak_loop_p99_ms=` (the largest
-control-loop p99 sampled after the warm-up; target <= 20).
+sample after the warm-up to its last, in %), `soak_rss_slope_kb_per_min=` (the largest
+per-process RSS slope after `--slope-after-s`, kB per minute; NaN when the run ends before
+three samples were taken there; target <= 50), `soak_fds_growth=` and
+`soak_threads_growth=` (the largest rise of any process's open file descriptors and threads
+from the first sample after the warm-up to the last; flat is 0) and `soak_loop_p99_ms=` (the
+largest control-loop p99 sampled after the warm-up; target <= 20).
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched import addressing as ap
+from mpsched import stats
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -85,6 +96,24 @@ class Series:
         if len(self.samples) < 2:
             return 0.0
         return growth_pct(self.samples[0][1].rss_kb, self.samples[-1][1].rss_kb)
+
+    def rss_slope_kb_per_min(self, after_s: float) -> float:
+        """The RSS's least-squares slope over the samples from `after_s` on (NaN with fewer
+        than three)."""
+        points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= after_s]
+        return stats.slope(points) if len(points) >= 3 else stats.NAN
+
+    def growth(self, what: str) -> int:
+        """The rise of `what` ("fds", "threads") from the first sample to the last."""
+        if not self.samples:
+            return 0
+        return int(getattr(self.samples[-1][1], what) - getattr(self.samples[0][1], what))
+
+
+def largest(values: list[float]) -> float:
+    """The largest value that is not NaN (NaN if none is)."""
+    known = [v for v in values if v == v]
+    return max(known) if known else stats.NAN
 
 
 def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_s: float):
@@ -152,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--change-every-s", type=float, default=5.0, help="policy change period")
     p.add_argument("--sample-every-s", type=float, default=10.0, help="sampling period")
     p.add_argument("--warmup-s", type=float, default=60.0, help="baseline starts after this")
+    p.add_argument("--slope-after-s", type=float, default=600.0,
+                   help="fit the RSS slope to the samples from this time on")
     args = p.parse_args(argv)
     for name in ("minutes", "change_every_s", "sample_every_s"):
         if getattr(args, name) <= 0:
@@ -174,16 +205,26 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("soak: interrupted; cleaned up", file=sys.stderr)
         return 130
-    for s in series.values():
+    summarise(list(series.values()), loop_p99, args.slope_after_s)
+    return 0
+
+
+def summarise(series: list[Series], loop_p99: list[float], slope_after_s: float) -> None:
+    """Per process its RSS growth and slope, fds and threads; then the key=value lines."""
+    for s in series:
         first, last = s.samples[0][1], s.samples[-1][1]
         print(
-            f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %), "
+            f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %, "
+            f"{s.rss_slope_kb_per_min(slope_after_s):.1f} kB/min from {slope_after_s:g} s), "
             f"fds {first.fds} -> {last.fds}, threads {first.threads} -> {last.threads}"
         )
-    growth = max(s.rss_growth_pct() for s in series.values())
+    growth = max(s.rss_growth_pct() for s in series)
+    slope = largest([s.rss_slope_kb_per_min(slope_after_s) for s in series])
     print(f"soak_rss_growth_pct={growth:.1f}")
+    print(f"soak_rss_slope_kb_per_min={slope:.1f}")
+    print(f"soak_fds_growth={max(s.growth('fds') for s in series)}")
+    print(f"soak_threads_growth={max(s.growth('threads') for s in series)}")
     print(f"soak_loop_p99_ms={max(loop_p99) if loop_p99 else float('nan')}")
-    return 0
 
 
 if __name__ == "__main__":

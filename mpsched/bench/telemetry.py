@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.p4rt.pipeline import HEADER_PATH_TAG
@@ -179,12 +180,58 @@ def measure_failover(bed, gen: list[str], out_dir: Path, procs: list) -> float |
     return (last_change - t_down) * 1000
 
 
+def start_traffic(bed: Any, gen: list[str], seconds: float, out_dir: Path
+                  ) -> tuple[list[subprocess.Popen], list[subprocess.Popen], float]:
+    """On every path, a sink y<i> and from x<i> its CBR load plus light TCP (small transfers,
+    one at a time, for the passive RTT): (sinks, senders, the senders' start time)."""
+    sinks = []
+    for i in range(1, len(PATHS) + 1):
+        sink_port = str(BASE_PORT + i)
+        sinks.append(bed.host(f"y{i}").popen([
+            *gen, "sink", "--port", sink_port, "--udp-port", sink_port,
+            "--out", str(out_dir / f"sink{i}.json"),
+        ]))  # fmt: skip
+    time.sleep(1.0)
+    started = time.time()
+    senders = []
+    for i, (_d, _l, _r, offered) in enumerate(PATHS, start=1):
+        common = ["--dst", ap.cross_host_ip(ap.RECEIVER_EDGE, i),
+                  "--port", str(BASE_PORT + i), "--seconds", str(seconds)]  # fmt: skip
+        senders.append(bed.host(f"x{i}").popen([
+            *gen, "cbr", *common, "--udp-port", str(BASE_PORT + i),
+            "--rate-mbps", str(offered), "--size", str(PAYLOAD),
+            "--out", str(out_dir / f"cbr{i}.json"),
+        ]))  # fmt: skip
+        senders.append(bed.host(f"x{i}").popen([
+            *gen, "files", *common, "--sizes-kb", "20", "--count", "100000",
+            "--concurrency", "1", "--interarrival-ms", "100",
+            "--out", str(out_dir / f"tcp{i}.json"),
+        ]))  # fmt: skip
+    return sinks, senders, started
+
+
+def window_views(bed: Any, rest: Any) -> dict[int, dict]:
+    """Every path's telemetry view, with the receiver's L2 rate over exactly the
+    estimator's window (its interface counters, the path tag added back)."""
+    ids = range(1, len(PATHS) + 1)
+    before = {i: rx_counters(bed.host(f"y{i}")) for i in ids}
+    time.sleep(WINDOW_S)
+    after = {i: rx_counters(bed.host(f"y{i}")) for i in ids}
+    views = {i: rest.get(f"/paths/{i}/telemetry") for i in ids}
+    tag = tag_bytes(p4_artifacts().bmv2_json)
+    for i in views:
+        (b0, p0), (b1, p1) = before[i], after[i]
+        views[i]["receiver_l2_mbps"] = 8 * ((b1 - b0) + tag * (p1 - p0)) / WINDOW_S / 1e6
+    return views
+
+
 def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, float | None]:
     """Bring the testbed up, measure, tear it down; returns (telemetry views, traffic start
     time, failover ms or None)."""
     from mpsched.emu.params import LinkParams
+    from mpsched.emu.segment import PathSpec
     from mpsched.proc.controller import start_controller
-    from mpsched.topo.testbed import PathSpec, Testbed, TopoSpec
+    from mpsched.topo.testbed import Testbed, TopoSpec
 
     paths = tuple(
         PathSpec(
@@ -200,42 +247,10 @@ def run_bed(seconds: float, out_dir: Path) -> tuple[dict[int, dict], float, floa
         with Testbed(TopoSpec(paths=paths, backend="linkem", log_dir=out_dir)) as bed:
             ctl, rest = start_controller(bed.netcfg_path, out_dir / "controller.log", bed.registry)
             procs.append(ctl)
-            sinks = []
-            for i in range(1, len(PATHS) + 1):
-                sink_port = str(BASE_PORT + i)
-                sinks.append(bed.host(f"y{i}").popen([
-                    *gen, "sink", "--port", sink_port, "--udp-port", sink_port,
-                    "--out", str(out_dir / f"sink{i}.json"),
-                ]))  # fmt: skip
-            procs += sinks
-            time.sleep(1.0)
-            started = time.time()
-            senders = []
-            for i, (_d, _l, _r, offered) in enumerate(PATHS, start=1):
-                common = ["--dst", ap.cross_host_ip(ap.RECEIVER_EDGE, i),
-                          "--port", str(BASE_PORT + i), "--seconds", str(seconds)]  # fmt: skip
-                senders.append(bed.host(f"x{i}").popen([
-                    *gen, "cbr", *common, "--udp-port", str(BASE_PORT + i),
-                    "--rate-mbps", str(offered), "--size", str(PAYLOAD),
-                    "--out", str(out_dir / f"cbr{i}.json"),
-                ]))  # fmt: skip
-                # light TCP (small transfers, one at a time) for the passive RTT
-                senders.append(bed.host(f"x{i}").popen([
-                    *gen, "files", *common, "--sizes-kb", "20", "--count", "100000",
-                    "--concurrency", "1", "--interarrival-ms", "100",
-                    "--out", str(out_dir / f"tcp{i}.json"),
-                ]))  # fmt: skip
-            procs += senders
-            # the receiver's interface counters over exactly the estimator's window
+            sinks, senders, started = start_traffic(bed, gen, seconds, out_dir)
+            procs += sinks + senders
             time.sleep(max(0.0, started + seconds - 2 - WINDOW_S - time.time()))
-            before = {i: rx_counters(bed.host(f"y{i}")) for i in range(1, len(PATHS) + 1)}
-            time.sleep(WINDOW_S)
-            after = {i: rx_counters(bed.host(f"y{i}")) for i in range(1, len(PATHS) + 1)}
-            views = {i: rest.get(f"/paths/{i}/telemetry") for i in range(1, len(PATHS) + 1)}
-            tag = tag_bytes(p4_artifacts().bmv2_json)
-            for i in views:
-                (b0, p0), (b1, p1) = before[i], after[i]
-                views[i]["receiver_l2_mbps"] = 8 * ((b1 - b0) + tag * (p1 - p0)) / WINDOW_S / 1e6
+            views = window_views(bed, rest)
             for proc in senders:
                 proc.wait(timeout=seconds + 20)
             for proc in sinks:

@@ -174,34 +174,106 @@ def backfill(ctl: Any, seconds: int, seed: int) -> int:
     return total
 
 
-def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, float]:
+def start_controller(workdir: Path, registry: Any) -> tuple[Any, Any]:
+    """A BMv2 switch and the controller on it (N_PATHS paths, llhd, no probes): (switch,
+    controller), both started."""
     from mpsched.bench.control import artifacts_for, netcfg
     from mpsched.controller.core import Controller, ControllerSettings
-    from mpsched.controller.northbound.rest import RestApi
-    from mpsched.controller.northbound.server import RestServer
     from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
     from mpsched.p4rt.p4info import P4Info
     from mpsched.p4rt.pipeline import Pipeline
-    from mpsched.proc.bmv2 import Bmv2Switch, free_port
+    from mpsched.proc.bmv2 import Bmv2Switch
 
     art = artifacts_for(N_PATHS)
     sw = Bmv2Switch(name="bench-ui", device_id=1, ports={}, log_dir=workdir, registry=registry)
     sw.start()
-    server = driver = None
-    ctl = Controller(
-        netcfg(sw.grpc_address, N_PATHS),
-        Pipeline(P4Info.from_file(art.p4info)),
-        str(art.bmv2_json),
-        ControllerSettings(
-            poll_interval=1.0,
-            telemetry=TelemetryConfig(probe_interval_s=None),
-            estimators=EstimatorSettings(history=HISTORY_S),
-            default_policy="llhd",
-        ),
+    try:
+        ctl = Controller(
+            netcfg(sw.grpc_address, N_PATHS),
+            Pipeline(P4Info.from_file(art.p4info)),
+            str(art.bmv2_json),
+            ControllerSettings(
+                poll_interval=1.0,
+                telemetry=TelemetryConfig(probe_interval_s=None),
+                estimators=EstimatorSettings(history=HISTORY_S),
+                default_policy="llhd",
+            ),
+        )
+        ctl.start()
+    except BaseException:
+        sw.stop()
+        raise
+    return sw, ctl
+
+
+def measure_loads(driver: Any, url: str) -> list[float]:
+    """LOADS page loads: each one's first full render in ms."""
+    loads = []
+    for i in range(LOADS):
+        driver.get(url)
+        loads.append(wait_rendered(driver))
+        held = driver.execute_script(
+            "return Object.values(state.series).flatMap(Object.values)"
+            ".reduce((n, s) => n + s.length, 0)"
+        )
+        print(f"load {i + 1}: first full render {loads[-1]:.0f} ms, {held} snapshots held")
+    errors = console_errors(driver)
+    if errors:
+        raise RuntimeError(f"console errors: {errors}")
+    return loads
+
+
+def measure_lags(driver: Any, feeder: Feeder) -> list[float]:
+    """CHANGES marked values fed at random times: how long each took to show, in ms."""
+    driver.execute_script(
+        """
+        window.__seen = {};
+        new MutationObserver(() => {
+          const g = document.querySelector('#topology g[data-path="1"]');
+          const v = g && g.dataset.inflight;
+          if (v && !(v in window.__seen)) window.__seen[v] = Date.now();
+        }).observe(document.getElementById('topology'), {childList: true, subtree: true});
+        """
     )
+    rng = random.Random(3)
+    lags = []
+    for i in range(CHANGES):
+        time.sleep(rng.uniform(0.3, 1.3))
+        marker = 2 * (500_000 + i)  # even: the feeder's own values are odd
+        at = feeder.mark(marker)
+        deadline = time.monotonic() + 10
+        seen = None
+        while seen is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seen = driver.execute_script(f"return window.__seen['{marker}'] || null")
+        if seen is None:
+            raise RuntimeError(f"the page never showed in-flight bytes {marker}")
+        lags.append(seen - at * 1000)
+        print(f"change {i + 1}: shown after {lags[-1]:.0f} ms")
+    return lags
+
+
+def page_metrics(driver: Any) -> dict[str, float]:
+    """The page's JS heap (MB) and DOM nodes (Chrome DevTools Performance metrics)."""
+    driver.execute_cdp_cmd("Performance.enable", {})
+    reply = driver.execute_cdp_cmd("Performance.getMetrics", {})
+    metrics = {m["name"]: m["value"] for m in reply["metrics"]}
+    return {
+        "heap_used_mb": metrics["JSHeapUsedSize"] / 1e6,
+        "heap_total_mb": metrics["JSHeapTotalSize"] / 1e6,
+        "dom_nodes": metrics.get("Nodes", 0),
+    }
+
+
+def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, float]:
+    from mpsched.controller.northbound.rest import RestApi
+    from mpsched.controller.northbound.server import RestServer
+    from mpsched.proc.bmv2 import free_port
+
+    sw, ctl = start_controller(workdir, registry)
+    server = driver = None
     feeder = Feeder(ctl, N_PATHS, seed=1)
     try:
-        ctl.start()
         if not ctl.agents[0].wait_ready(30):
             raise RuntimeError(f"s1 not ready: {ctl.agents[0].status}")
         feeder.start()
@@ -211,59 +283,14 @@ def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, flo
         time.sleep(2.0)  # estimators filled, decisions logged
         snapshots = backfill(ctl, HISTORY_S, seed=2)
         print(f"controller: {N_PATHS} paths on BMv2, {snapshots} history snapshots, {url}")
-
         driver = start_browser()
-        loads = []
-        for i in range(LOADS):
-            driver.get(url)
-            loads.append(wait_rendered(driver))
-            held = driver.execute_script(
-                "return Object.values(state.series).flatMap(Object.values)"
-                ".reduce((n, s) => n + s.length, 0)"
-            )
-            print(f"load {i + 1}: first full render {loads[-1]:.0f} ms, {held} snapshots held")
-        errors = console_errors(driver)
-        if errors:
-            raise RuntimeError(f"console errors: {errors}")
-
-        driver.execute_script(
-            """
-            window.__seen = {};
-            new MutationObserver(() => {
-              const g = document.querySelector('#topology g[data-path="1"]');
-              const v = g && g.dataset.inflight;
-              if (v && !(v in window.__seen)) window.__seen[v] = Date.now();
-            }).observe(document.getElementById('topology'), {childList: true, subtree: true});
-            """
-        )
-        rng = random.Random(3)
-        lags = []
-        for i in range(CHANGES):
-            time.sleep(rng.uniform(0.3, 1.3))
-            marker = 2 * (500_000 + i)  # even: the feeder's own values are odd
-            at = feeder.mark(marker)
-            deadline = time.monotonic() + 10
-            seen = None
-            while seen is None and time.monotonic() < deadline:
-                time.sleep(0.05)
-                seen = driver.execute_script(f"return window.__seen['{marker}'] || null")
-            if seen is None:
-                raise RuntimeError(f"the page never showed in-flight bytes {marker}")
-            lags.append(seen - at * 1000)
-            print(f"change {i + 1}: shown after {lags[-1]:.0f} ms")
-
-        driver.execute_cdp_cmd("Performance.enable", {})
-        metrics = {
-            m["name"]: m["value"]
-            for m in driver.execute_cdp_cmd("Performance.getMetrics", {})["metrics"]
-        }
+        loads = measure_loads(driver, url)
+        lags = measure_lags(driver, feeder)
         return {
             "load_ms": statistics.median(loads),
             "lag_max_ms": max(lags),
             "lag_p50_ms": statistics.median(lags),
-            "heap_used_mb": metrics["JSHeapUsedSize"] / 1e6,
-            "heap_total_mb": metrics["JSHeapTotalSize"] / 1e6,
-            "dom_nodes": metrics.get("Nodes", 0),
+            **page_metrics(driver),
         }
     finally:
         if driver is not None:

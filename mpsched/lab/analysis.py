@@ -1,7 +1,8 @@
 """From one run's raw reports to a `report.RunResult`: the metrics of one run.
 
-Which traffic counts: the scenario's main workloads (bulk, files, flows: h1 ->
-h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
+A fabric scenario's run goes to `fabric_analysis.py` (the same metrics over its flows, and
+per ordered pair of edges). Which traffic counts: the scenario's main workloads (bulk, files,
+flows: h1 -> h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
 measurement window is [warmup_s, duration_s] after traffic start. Every metric
 formula lives in `metrics.py`; this module only selects the data:
 
@@ -179,6 +180,10 @@ def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]
 
 def analyse(raw: RunRaw) -> RunResult:
     sc = raw.scenario
+    if sc.fabric is not None:  # flows between many edges, metrics per pair too
+        from mpsched.lab import fabric_analysis
+
+        return fabric_analysis.analyse(raw)
     t0 = raw.t0
     w0, w1 = min(sc.warmup_s, sc.duration_s / 2), sc.duration_s
     m: dict[str, float] = {}

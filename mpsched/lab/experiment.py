@@ -34,11 +34,12 @@ log = logging.getLogger("mpsched.lab.experiment")
 
 
 def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
-    """The scenario at each offered load: every `poisson` workload's `load_pct` set to it, the
-    name `<name>-load<pct>`; the scenario itself without `loads`."""
+    """The scenario at each offered load: every `poisson` workload's `load_pct` (two edges'
+    or a fabric's) set to it, the name `<name>-load<pct>`; the scenario itself without
+    `loads`."""
     if not loads:
         return [sc]
-    if not any(w.kind == "poisson" for w in sc.workload):
+    if not any(w.kind == "poisson" for w in (*sc.workload, *sc.fabric_workload)):
         raise ScenarioError("--load-pct", f"scenario {sc.name} has no poisson workload")
     out = []
     for pct in loads:
@@ -47,7 +48,12 @@ def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
         workload = tuple(
             dataclasses.replace(w, load_pct=pct) if w.kind == "poisson" else w for w in sc.workload
         )
-        out.append(dataclasses.replace(sc, name=f"{sc.name}-load{pct:g}", workload=workload))
+        fabric_workload = tuple(
+            dataclasses.replace(w, load_pct=pct) if w.kind == "poisson" else w
+            for w in sc.fabric_workload
+        )
+        out.append(dataclasses.replace(sc, name=f"{sc.name}-load{pct:g}", workload=workload,
+                                       fabric_workload=fabric_workload))
     return out
 
 
@@ -203,8 +209,10 @@ def run_experiments(
             progress(f"FAILED: analysis: {exc}")
             continue
         report.write_run(run_dir, result)
-        if raw.capture and not keep_captures:
-            raw.capture.unlink(missing_ok=True)
+        if not keep_captures:
+            for capture in [raw.capture, *raw.captures.values()]:
+                if capture:
+                    capture.unlink(missing_ok=True)
         results.append(result)
         save_table(sc)
         m = result.metrics
@@ -220,7 +228,7 @@ def run_experiments(
 
 
 def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[Path]:
-    from mpsched.lab import report
+    from mpsched.lab import fabric_analysis, report
 
     written: list[Path] = []
     described = []
@@ -231,8 +239,11 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
         sdir = out / sc.name
         written += list(report.write_csv(sdir, mine))
         source = f"`{sc.source}`" if sc.source else sc.name
+        pairs = fabric_analysis.pair_table(mine)
+        pairs = f"\n### Per pair of edges\n\n{pairs}" if pairs else ""
         (sdir / "summary.md").write_text(
             f"# {sc.name}\n\n{sc.description} ({source})\n\n{report.comparison_table(mine)}\n"
+            + pairs
         )
         written.append(sdir / "summary.md")
         written += report.write_plots(sdir / "plots", mine)

@@ -69,6 +69,9 @@ METRICS: tuple[MetricSpec, ...] = (
             MetricSpec(f"flows_{b}", "", None, f"completed {b} flows"),
         )
     ),
+    MetricSpec("incast_completed_frac", "", True, "incast rounds with every response done"),
+    MetricSpec("incast_qct_mean_s", "s", False, "mean incast query completion time"),
+    MetricSpec("incast_qct_p99_s", "s", False, "99th percentile incast query completion time"),
     MetricSpec("offered_load_pct", "%", None, "poisson load, % of the summed capacity"),
     MetricSpec("rtt_p50_ms", "ms", False, "median smoothed RTT"),
     MetricSpec("rtt_p99_ms", "ms", False, "99th percentile smoothed RTT"),
@@ -123,6 +126,9 @@ class RunResult:
     ``cpu_idle``: ``(start_s, end_s, idle %)`` per sampling interval of the measured time;
     ``cpu_shares``: CPU share (% of all cores) of each process by role (``s1``, ``e1``,
     ``controller``, ``send0@h1``, ...).
+
+    A fabric run: ``pairs`` holds per ordered pair of edges (``leaf1->leaf2``) the metrics
+    of its flows (``mpsched.lab.fabric_analysis``); empty otherwise.
     """
 
     scenario: str
@@ -139,6 +145,7 @@ class RunResult:
     cpu_rule: dict[str, JsonFloat] = field(default_factory=dict)
     cpu_idle: list[tuple[JsonFloat, JsonFloat, JsonFloat]] = field(default_factory=list)
     cpu_shares: dict[str, JsonFloat] = field(default_factory=dict)
+    pairs: dict[str, dict[str, JsonFloat]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become null)."""

@@ -4,13 +4,13 @@ One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric s
 is the fabric testbed, `testbeds.make_testbed`), the controller running the policy (PUT
 /classes/0/policy; its decision log is saved), the scenario's workloads started at their
 times in the hosts, link schedules driven in real time, the switches' per-path counters
-polled over REST, a receiver-side capture of h2's TCP traffic (two edges; a fabric's
-workloads and captures come with the fabric workloads, so a fabric runs with an empty
-workload for now, its links' delivered bytes polled), and everything torn down again (also
-on Ctrl-C or a crash: the testbed's registry owns every process and link). A `CpuSampler`
-thread records the machine's CPU idle and each testbed process's CPU time during the run
-(`cpu.csv` in the run's directory; `cpu.py` does the arithmetic). `analysis.py` turns a
-run's raw reports into metrics; `report.py` writes tables and plots.
+polled over REST (a fabric's links' delivered bytes instead), a receiver-side capture of
+h2's TCP traffic (a fabric's workloads and captures: fabric_launch.py, on the testbed's
+hosts), and everything torn down again (also on Ctrl-C or a crash: the testbed's registry
+owns every process and link). A `CpuSampler` thread records the machine's CPU idle and each
+testbed process's CPU time during the run (`cpu.csv` in the run's directory; `cpu.py` does
+the arithmetic). `analysis.py` turns a run's raw reports into metrics; `report.py` writes
+tables and plots.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import requests
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
+from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
@@ -69,6 +70,7 @@ class RunRaw:
     # a fabric's links: delivered bytes per link and direction ("<link>:ab"), per poll
     link_bytes: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     capture: Path | None = None
+    captures: dict[str, Path] = field(default_factory=dict)  # a fabric's, per receiving host
     link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
     cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
@@ -216,6 +218,7 @@ class Run:
         self.timers: list[threading.Timer] = []
         self.bed = None
         self.host_of: dict[str, str] = {}  # process log name -> host it runs in
+        self.fabric: FabricTraffic | None = None  # a fabric scenario's traffic
 
     def cpu_roles(self) -> dict[str, int]:
         """PIDs by role: every switch (s1, s2; a fabric's by name), link emulators (e1, f1,
@@ -323,13 +326,16 @@ class Run:
             self.raw.weights = sc.policy_weights(self.policy)
         rest.put("/classes/0/policy", request)
         self._mptcp()
+        if sc.fabric is not None:  # the fabric's workload on the testbed's hosts, by edge
+            self.fabric = FabricTraffic(self, hosts_from_names(self.bed.hosts()), BASE_PORT)
+            self.fabric.start_receivers()
         for i, w in enumerate(sc.workload):
             host, _ = _sink_host(w)
             args = ["sink", "--port", str(BASE_PORT + i)]
             if w.kind == "vbr":
                 args += ["--udp-port", str(BASE_PORT + i)]
             self._gen(host, args, f"sink{i}")
-        if sc.fabric is None:  # h2's traffic; a fabric's captures come with its workloads
+        if sc.fabric is None:  # h2's traffic; a fabric's receivers capture their own
             self._capture()
         time.sleep(1.0)  # sinks listening
         sampler = CpuSampler(self.cpu_roles)
@@ -358,6 +364,8 @@ class Run:
         sc = self.scenario
         self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
         self.timers = [self._schedule_workload(i, w, t0) for i, w in enumerate(sc.workload)]
+        if self.fabric is not None:
+            self.timers += self.fabric.schedule(t0)
         deadline = t0 + sc.duration_s
         next_progress = t0
         while time.monotonic() < deadline and self.failure is None:

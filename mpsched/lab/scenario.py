@@ -2,7 +2,8 @@
 
 A scenario is a YAML document (see scenarios/README.md for the reference and
 scenarios/*.yaml for the papers' set-ups), declared as the pydantic model `ScenarioFile`
-(paths: mpsched/lab/scenario_links.py, workloads: mpsched/lab/scenario_workload.py).
+(paths: mpsched/lab/scenario_links.py, workloads: mpsched/lab/scenario_workload.py, a
+fabric's workloads: mpsched/lab/scenario_fabric.py).
 Loading validates every key and raises `ScenarioError` whose `field` is the dotted path
 of the bad key, e.g. `paths[1].schedule[0].at_s`, and whose `source` is the file.
 Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and probabilities
@@ -11,8 +12,8 @@ are percentages in files and fractions 0..1 in `LinkParams`.
 A scenario has either today's two edge switches joined by `paths` or a `fabric` (many edges,
 multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario is inspected with
 `mpsched fabric FILE`, brought up by `mpsched topo --scenario` and run by `mpsched run` and
-`mpsched compare` (the fabric testbed, topo/fabric_testbed.py; with an empty workload until
-the fabric workloads exist); `load` and `parse` refuse it unless the caller can run one
+`mpsched compare` (the fabric testbed, topo/fabric_testbed.py, and the fabric's workload:
+mpsched/lab/fabric_launch.py); `load` and `parse` refuse it unless the caller can run one
 (`fabric=True`), so every other command that runs scenarios says so.
 """
 
@@ -26,7 +27,9 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    TypeAdapter,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -37,6 +40,8 @@ from mpsched.emu.segment import MAX_PATHS
 from mpsched.fabric.files import FabricFile
 from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
+from mpsched.lab.fabric_workload import edge_capacity_mbps
+from mpsched.lab.scenario_fabric import FabricWorkload, check_against
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
 from mpsched.topo.testbed import TopoSpec
@@ -79,8 +84,7 @@ PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (150
 BACKENDS = ("auto", "linkem", "netem")
 FABRIC_NOT_RUNNABLE = (
     "a fabric is inspected with `mpsched fabric FILE` and run with `mpsched run` or `mpsched "
-    "compare` (with an empty workload for now), not with this command: it handles two edge "
-    "switches joined by `paths` only"
+    "compare`, not with this command: it handles two edge switches joined by `paths` only"
 )
 
 
@@ -118,6 +122,8 @@ class Scenario:
     fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
     # the scenario's fabric section as written: the network description's `fabric`
     fabric_section: dict | None = None
+    fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload (kinds of
+    # its own, between the hosts behind its edges: mpsched/lab/scenario_fabric.py)
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
         """Time-average over [start, end] (s after traffic start) of the up paths' summed
@@ -194,6 +200,10 @@ def _strip(value: Any) -> str:
 _stripped = BeforeValidator(_strip)
 
 
+# a scenario's workload list: two edges' (False) or a fabric's (True)
+_WORKLOADS = {False: TypeAdapter(list[Workload]), True: TypeAdapter(list[FabricWorkload])}
+
+
 class ScenarioFile(KeyCheck, BaseModel):
     """A scenario file's top level (scenarios/README.md); `scenario()` is the `Scenario`."""
 
@@ -208,7 +218,8 @@ class ScenarioFile(KeyCheck, BaseModel):
     fabric: FabricFile | None = None
     host_addresses: Annotated[int, int_in(1, 8)] = 1
     host_interfaces: Annotated[int, int_in(1, 4)] = 1
-    workload: list[Workload] | None = None  # required unless `fabric` is given
+    # required unless `fabric` is given; a fabric's are FabricWorkloads (scenario_fabric.py)
+    workload: list[Workload] | list[FabricWorkload] | None = None
     policy: Policy = Policy()
     compare: tuple[Annotated[str, one_of(POLICIES)], ...] = COMPARE
     backend: Annotated[str, one_of(BACKENDS)] = "auto"
@@ -228,6 +239,20 @@ class ScenarioFile(KeyCheck, BaseModel):
         if isinstance(value, list) and not value:
             raise ValueError("at least one workload")
         return value
+
+    @field_validator("workload", mode="wrap")
+    @classmethod
+    def _workload_of_the_topology(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
+        """Two edges' workloads (`Workload`) or a fabric's (`FabricWorkload`), by whether the
+        scenario has a `fabric` (declared before `workload`, so validated first)."""
+        if value is None:
+            return None
+        if "fabric" not in info.data:  # the fabric is invalid: its error is the one reported
+            return None
+        return _WORKLOADS[info.data["fabric"] is not None].validate_python(
+            value, context=info.context)
 
     @field_validator("policy", mode="before")
     @classmethod
@@ -264,9 +289,10 @@ class ScenarioFile(KeyCheck, BaseModel):
         if self.paths is not None:
             fail("fabric", "either paths (two edge switches) or fabric, not both")
         if self.workload is not None:
-            fail("workload", "a fabric scenario takes no workload yet: it runs with an empty "
-                 "one (the network, the controller, the link schedules) until the fabric "
-                 "workloads exist")
+            assert self.fabric is not None
+            fabric = self.fabric.fabric()
+            workloads = [w for w in self.workload if isinstance(w, FabricWorkload)]
+            check_against(workloads, fabric, self.duration_s, edge_capacity_mbps(fabric))
         if self.policy.weights:
             fail(("policy", "weights"), "static weights are per path of two edge switches; "
                  "a fabric has paths per pair of edges")
@@ -277,6 +303,7 @@ class ScenarioFile(KeyCheck, BaseModel):
         specs = [p.spec() for p in self.paths]
         cross = {i for i, p in enumerate(specs, start=1) if p.cross_traffic}
         for i, w in enumerate(self.workload):
+            assert isinstance(w, Workload)
             if w.kind in ("vbr", "cross_bulk"):
                 if w.path > len(specs):
                     fail(("workload", i, "path"),
@@ -300,7 +327,8 @@ class ScenarioFile(KeyCheck, BaseModel):
         return self
 
     def scenario(self, source: Path | None = None, backend: str | None = None) -> Scenario:
-        workload = self.workload or []
+        workload = [w for w in self.workload or [] if isinstance(w, Workload)]
+        fabric_workload = [w for w in self.workload or [] if isinstance(w, FabricWorkload)]
         host_addresses = max(
             self.host_addresses,
             max((w.subflows for w in workload if w.mptcp), default=1),
@@ -327,6 +355,7 @@ class ScenarioFile(KeyCheck, BaseModel):
             cpu_rule=self.cpu_bound,
             fabric=self.fabric.fabric() if self.fabric else None,
             fabric_section=self.fabric.model_dump(exclude_unset=True) if self.fabric else None,
+            fabric_workload=tuple(fabric_workload),
         )
 
 

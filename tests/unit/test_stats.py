@@ -91,3 +91,10 @@ def test_summarize():
 def test_iqr_is_the_spread_of_the_middle_half():
     assert stats.iqr([1, 2, 3, 4, 5]) == 2.0
     assert math.isnan(stats.iqr([]))
+
+
+def test_slope_least_squares() -> None:
+    assert stats.slope([(0, 1), (1, 3), (2, 5)]) == 2.0
+    assert math.isclose(stats.slope([(0, 0), (1, 1), (2, 1), (3, 2)]), 0.6)
+    assert math.isnan(stats.slope([(1, 1), (1, 2)]))
+    assert math.isnan(stats.slope([]))

@@ -133,7 +133,7 @@ def test_resume_from_a_table_runs_the_rest_and_loses_no_row(tmp_path, monkeypatc
         def execute(self, progress):
             executed.append(self.k)
             self.run_dir.mkdir(parents=True)
-            return types.SimpleNamespace(capture=None)
+            return types.SimpleNamespace(capture=None, captures={})
 
     def analyse(raw):
         return RunResult(SCENARIO.name, "ca", 2, SCENARIO.seed + 2, SCENARIO.duration_s,

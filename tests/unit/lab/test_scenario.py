@@ -392,7 +392,8 @@ def test_a_fabric_scenario_is_refused_unless_asked_for():
     ("changes", "field", "message"),
     [
         ({"paths": MINIMAL["paths"]}, "fabric", "either paths (two edge switches) or fabric"),
-        ({"workload": MINIMAL["workload"]}, "workload", "no workload yet: it runs with an empty"),
+        ({"workload": MINIMAL["workload"]}, "workload[0].pairs", "missing (needed by kind bulk)"),
+        ({"workload": [{"kind": "files"}]}, "workload[0].kind", "poisson, incast, bulk in a"),
         ({"policy": {"name": "static", "weights": [1, 2]}}, "policy.weights", "per path"),
         ({"fabric": {"graph": {}}}, "fabric.graph.switches", "missing"),
         ({"fabric": {**FABRIC, "graph": {}}}, "fabric.graph.switches", "missing"),

@@ -65,6 +65,7 @@ def test_files_give_fct_and_the_sink_counts_bytes(sink, tmp_path):
     got = finish(proc, out)
     assert sum(c["bytes"] for c in got["connections"]) == 420_000
     assert len(got["connections"]) == 4
+    assert "peers" not in got  # only asked for (`--peers`)
 
 
 def test_bulk_runs_for_its_time_and_samples_rtt(sink, tmp_path):
@@ -257,3 +258,42 @@ def test_max_concurrent_makes_later_flows_wait_inside_their_fct(sink, tmp_path):
     service = sum(f["fct_s"] - f["wait_s"] for f in flows)
     assert max(f["fct_s"] for f in flows) >= 0.9 * service - 0.01
     finish(proc, out)
+
+
+def test_plan_role_sends_each_flow_to_its_destination(tmp_path):
+    """One process, flows to two sinks (127.0.0.1 and 127.0.0.2, one port): each flow goes to
+    its own destination at its time; each sink counts its bytes per peer address."""
+    port = free_port()
+    sinks = []
+    for k in (1, 2):
+        out = tmp_path / f"sink{k}.json"
+        proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", f"127.0.0.{k}",
+                                    "--peers", "--out", str(out)))
+        sinks.append((proc, out))
+    try:
+        for proc, _ in sinks:
+            wait_for_sink(proc, port)
+        schedule = [[0.0, "127.0.0.1", 10_000], [0.2, "127.0.0.2", 30_000],
+                    [0.4, "127.0.0.2", 50_000], [0.5, "127.0.0.1", 70_000]]
+        flows = tmp_path / "flows.json"
+        flows.write_text(json.dumps({"flows": schedule}))
+        report = tmp_path / "plan.json"
+        rc = subprocess.run(gen("plan", "--dst", "127.0.0.1", "--port", str(port), "--seconds",
+                                "5", "--flows", str(flows), "--seed", "3", "--out", str(report)),
+                            timeout=30).returncode
+        assert rc == 0
+        got = json.loads(report.read_text())
+        assert got["planned"] == 4
+        assert [(t["dst"], t["size"]) for t in got["transfers"]] == [(d, s) for _, d, s in schedule]
+        assert all("fct_s" in t for t in got["transfers"])
+        arrivals = [t["arrival"] - got["started"] for t in got["transfers"]]
+        assert arrivals == pytest.approx([a for a, _, _ in schedule], abs=0.3)
+        received = [finish(proc, out) for proc, out in sinks]
+    finally:
+        for proc, _ in sinks:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert [sum(c["bytes"] for c in r["connections"]) for r in received] == [80_000, 80_000]
+    for r, want in zip(received, (80_000, 80_000), strict=True):
+        assert sum(series[-1][1] for series in r["peers"].values()) == want

@@ -1,0 +1,46 @@
+"""The soak's figures (mpsched/bench/soak.py): growth, the RSS slope that tells a leak from a
+warm-up, and the key=value lines."""
+
+from __future__ import annotations
+
+import math
+
+from mpsched.bench.soak import ProcSample, Series, largest, summarise
+
+
+def _series(rss: list[int], every_s: float = 60.0, fds: int = 10) -> Series:
+    return Series("p", 1, [(i * every_s, ProcSample(r, fds + i, 5)) for i, r in enumerate(rss)])
+
+
+def test_a_one_time_step_has_no_slope_after_it() -> None:
+    # 100 MB, a 9 MB step at minute 3, then flat: growth 9 %, slope 0 from minute 10 on
+    rss = [100_000] * 3 + [109_000] * 20
+    s = _series(rss)
+    assert math.isclose(s.rss_growth_pct(), 9.0)
+    assert s.rss_slope_kb_per_min(600) == 0.0
+
+
+def test_a_leak_keeps_its_slope() -> None:
+    s = _series([100_000 + 80 * i for i in range(30)])
+    assert math.isclose(s.rss_slope_kb_per_min(600), 80.0)
+
+
+def test_too_few_samples_after_the_slope_start_give_nan() -> None:
+    assert math.isnan(_series([1, 2, 3]).rss_slope_kb_per_min(600))
+    assert math.isnan(largest([math.nan]))
+    assert largest([math.nan, 3.0, 1.0]) == 3.0
+
+
+def test_growth_of_fds() -> None:
+    assert _series([1, 1, 1, 1]).growth("fds") == 3
+    assert Series("p", 1, []).growth("threads") == 0
+
+
+def test_summary_ends_with_the_keys(capsys) -> None:
+    summarise([_series([100_000 + 10 * i for i in range(20)])], [4.0, 6.5], 600)
+    lines = capsys.readouterr().out.splitlines()
+    keys = [line.split("=")[0] for line in lines if "=" in line]
+    assert keys == ["soak_rss_growth_pct", "soak_rss_slope_kb_per_min", "soak_fds_growth",
+                    "soak_threads_growth", "soak_loop_p99_ms"]
+    assert "soak_rss_slope_kb_per_min=10.0" in lines
+    assert "soak_loop_p99_ms=6.5" in lines
