@@ -19,9 +19,9 @@ def test_leaf_spine_with_a_failed_link(capsys):
                           "12 ordered pairs, up to 2 paths each\n")
     intact, failed = out.split("paths with leaf1-spine2 down:\n")
     assert "  leaf1   edge     1     1      10.0.1.0/24  host1:1 spine1:2 spine2:3\n" in intact
-    assert "  leaf1->leaf2  2   2     2         2.5     leaf1 spine2 leaf2\n" in intact
+    assert "  leaf1->leaf2  2   2     2         0.625   leaf1 spine2 leaf2\n" in intact
     assert "  leaf1->leaf2  2   -     -         -       leaf1 spine2 leaf2  down\n" in failed
-    assert "  leaf2->leaf3  2   2     2         10      leaf2 spine2 leaf3\n" in failed
+    assert "  leaf2->leaf3  2   2     2         2.5     leaf2 spine2 leaf3\n" in failed
     assert failed.count("down\n") == 6  # leaf1's 3 pairs each way
 
 
