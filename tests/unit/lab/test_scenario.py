@@ -13,6 +13,7 @@ import yaml
 from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
+from mpsched.fabric.files import parse_fabric
 from mpsched.lab.scenario import ScenarioError, load, parse
 from mpsched.proc.layout import REPO_ROOT
 
@@ -378,11 +379,13 @@ def test_a_fabric_scenario_is_refused_unless_asked_for():
     with pytest.raises(ScenarioError) as err:
         parse(fabric_doc(), source=Path("f.yaml"))
     assert err.value.field == "fabric"
-    assert str(err.value).startswith("f.yaml: fabric: a fabric can be inspected with "
-                                     "`mpsched fabric FILE` but not run yet")
+    assert str(err.value).startswith("f.yaml: fabric: a fabric is inspected with "
+                                     "`mpsched fabric FILE` and run with `mpsched run`")
     sc = parse(fabric_doc(), fabric=True)
     assert sc.fabric is not None and [s.name for s in sc.fabric.edges] == ["leaf1", "leaf2"]
     assert sc.topo.paths == () and sc.workload == ()
+    # the section as written, for the network description; it parses to the same fabric
+    assert sc.fabric_section == FABRIC and parse_fabric(sc.fabric_section) == sc.fabric
 
 
 @pytest.mark.parametrize(
