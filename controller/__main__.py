@@ -152,6 +152,15 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "PacketOuts); 0 = no probes (default: %(default)s)",
     )
     parser.add_argument(
+        "--probe-max-pps",
+        type=float,
+        default=0,
+        help="at most this many probes per second from one switch: where a switch has more "
+        "(destination edge, path) pairs than the cap allows at --probe-interval-ms, its probe "
+        "interval and --dead-after-ms stretch in proportion; 0 = no cap (default: "
+        "%(default)s)",
+    )
+    parser.add_argument(
         "--report-batch-ms",
         type=float,
         default=REPORT_BATCH_US / 1000,
@@ -246,7 +255,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         value = getattr(args, option)
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
-    for option in ("probe_interval_ms", "report_batch_ms"):
+    for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps"):
         value = getattr(args, option)
         if not value >= 0:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
@@ -257,6 +266,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         dead_after_us=round(args.dead_after_ms * 1000),
         report_batch_us=round(args.report_batch_ms * 1000),
         probe_idle_only=not args.probe_every_path,
+        probe_max_pps=args.probe_max_pps or None,
     )
 
 

@@ -169,7 +169,11 @@ class Routes:
     def forwarding(
         self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
     ) -> list[TableEntry]:
-        """The switch's forwarding entries under the current routing."""
+        """The switch's forwarding entries under the current routing, its telemetry settings
+        those of its probe targets (`TelemetryConfig.for_targets`: the probe cap)."""
+        telemetry = (telemetry or TelemetryConfig()).for_targets(
+            len(self.net.probe_targets(sw))
+        )
         if self.fabric is None or self.routing is None:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
         arrivals = (

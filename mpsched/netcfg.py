@@ -334,6 +334,14 @@ class NetCfg(KeyCheck):
             )
         return 3 - self.edge_id(switch)
 
+    def probe_targets(self, switch: SwitchCfg) -> list[tuple[int, int]]:
+        """Every (destination edge, path id) the switch sends on, and so probes: its paths
+        to its peer with two edges, every path id to every other edge in a fabric, none from
+        a transit switch."""
+        if self.topology is None:
+            return [(self.peer_edge(switch), p.id) for p in switch.paths]
+        return [(e, p) for e in self.peer_edges(switch) for p in self.path_ids()]
+
     def subnets_of(self, edge_id: int) -> tuple[str, ...]:
         """The host subnets behind edge `edge_id`."""
         return self.edge_switch(edge_id).subnets

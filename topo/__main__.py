@@ -6,15 +6,20 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mpsched topo",
         description="Start h1 - s1 =(paths)= s2 - h2 with BMv2 switches and emulated paths "
-        "(rates only, or a scenario's topology and link parameters), write the network "
-        "description for the controller, and wait; Ctrl-C tears it down. Schedules and "
-        "workloads of a scenario are not started (use `mpsched run` for those).",
+        "(rates only, or a scenario's topology and link parameters), or a fabric scenario's "
+        "fabric (a BMv2 switch per fabric switch, hosts h<e>_<k> behind every edge, one "
+        "emulated link per fabric link; docs/fabric.md), write the network description for "
+        "the controller, and wait; Ctrl-C tears it down. Schedules and workloads of a "
+        "scenario are not started (use `mpsched run` for those).",
     )
     parser.add_argument(
         "--rates",
@@ -22,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="path rates in Mbit/s, comma separated, 1-4 paths " "(default: %(default)s)",
     )
     parser.add_argument(
-        "--scenario", default=None, help="take paths, hosts and cross-traffic hosts from this file"
+        "--scenario", default=None,
+        help="take paths, hosts and cross-traffic hosts from this file, or its fabric"
     )
     parser.add_argument(
         "--backend",
@@ -48,14 +54,18 @@ def execute(args: argparse.Namespace) -> int:
         return 2
     from mpsched.topo.testbed import Testbed, TopoSpec
 
+    make_bed: Callable[[], Any]
     if args.scenario:
         from mpsched.lab.scenario import ScenarioError, load
+        from mpsched.lab.testbeds import make_testbed
+        from mpsched.proc.layout import build_dir
         from mpsched.validation import cli_error
 
         try:
-            spec = load(args.scenario, backend=args.backend).topo
+            sc = load(args.scenario, backend=args.backend, fabric=True)
         except ScenarioError as exc:
             return cli_error(exc, "topo")
+        make_bed = partial(make_testbed, sc, 0, build_dir() / "logs")
     else:
         try:
             rates = tuple(float(r) for r in args.rates.split(","))
@@ -67,12 +77,13 @@ def execute(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"topo: --rates: {exc}", file=sys.stderr)
             return 2
+        make_bed = partial(Testbed, spec)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
-        bed = Testbed(spec)
+        bed = make_bed()
     except ValueError as exc:
         print(f"topo: {exc}", file=sys.stderr)
         return 2

@@ -18,37 +18,27 @@ exception and on Ctrl-C; if the process itself is killed, `mpsched cleanup`
 from __future__ import annotations
 
 import logging
-import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mininet.link import Link
-from mininet.log import setLogLevel
 from mininet.net import Mininet
 
 from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
-from mpsched.emu.schedule import LinkScheduler
 from mpsched.emu.segment import MAX_PATHS, PathSpec
 from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
-from mpsched.p4rt.pipeline import program_probe_port
-from mpsched.proc.cleanup import Registry, sweep
-from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.proc.layout import build_dir
 
+from .bed import PATH_MTU, Bed, Schedule, resolve_probe_port
 from .bmv2_switch import Bmv2MininetSwitch
-from .emulink import CoreBridge, LinkemNode, NetemOnLink, choose_backend
+from .emulink import CoreBridge, LinkemNode, NetemOnLink
+
+__all__ = ["PATH_MTU", "PathSpec", "Testbed", "TopoSpec"]
 
 log = logging.getLogger(__name__)
-
-OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
-
-# MTU of every interface on the path links (switch path ports, linkem node ports, core
-# bridges and their ports): the path tag adds 14 bytes to the hosts' 1500-byte MTU
-# frames, and a veth drops frames above its MTU (+ Ethernet header). Host links keep 1500.
-PATH_MTU = 1600
 
 
 @dataclass(frozen=True)
@@ -81,54 +71,24 @@ class TopoSpec:
         return cls(paths=paths, **kw)
 
 
-def disable_offloads(run, iface: str) -> None:
-    """Veth TX checksum offload hands BMv2 packets it cannot fix: turn offloads off."""
-    args = []
-    for feature in OFFLOADS:
-        args += [feature, "off"]
-    run(f"ethtool -K {iface} {' '.join(args)} >/dev/null 2>&1")
+class Testbed(Bed):
+    """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment)."""
 
-
-def _on_path_link(intf: Any, hosts: list) -> bool:
-    """Whether a switch interface is on a path link (its peer is no host)."""
-    link = intf.link
-    if link is None:
-        return False
-    peer = link.intf2 if link.intf1 is intf else link.intf1
-    return peer.node not in hosts
-
-
-def _sh(cmd: str) -> None:
-    subprocess.run(cmd, shell=True, check=False)
-
-
-class Testbed:
     def __init__(self, spec: TopoSpec | None = None) -> None:
-        self.spec = spec or TopoSpec()
+        spec = spec or TopoSpec()
+        self.spec = spec
         if not 1 <= len(self.spec.paths) <= MAX_PATHS:
             raise ValueError(f"paths: between 1 and {MAX_PATHS} paths")
         if not 1 <= self.spec.host_addresses <= 8:
             raise ValueError("host_addresses: between 1 and 8")
         if not 1 <= self.spec.host_interfaces <= min(4, self.spec.host_addresses):
             raise ValueError("host_interfaces: between 1 and min(4, host_addresses)")
-        self.backend = choose_backend(self.spec.backend)
-        self.registry = Registry()
-        self.net: Mininet | None = None
+        super().__init__(spec.backend, spec.log_dir)
         self.netcfg: NetCfg | None = None
-        self.netcfg_path = self.spec.log_dir / "netcfg.json"
-        self.links: dict[int, Any] = {}
-        self.schedulers: list[LinkScheduler] = []
 
     def __enter__(self) -> Testbed:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
+        super().__enter__()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # ---- construction -------------------------------------------------
 
@@ -152,15 +112,9 @@ class Testbed:
         return hosts
 
     def start(self) -> None:
-        for line in sweep():
-            log.info("cleaned up a previous run: %s", line)
-        setLogLevel("warning")
         spec = self.spec
-        net = Mininet(build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
-        self.net = net
-        probe_port = spec.probe_port
-        if probe_port is None:
-            probe_port = program_probe_port(p4_artifacts().p4info)
+        net = self.new_net()
+        probe_port = resolve_probe_port(spec.probe_port)
         switches = [
             net.addSwitch(
                 f"s{n}",
@@ -198,31 +152,17 @@ class Testbed:
         net.build()
         if self.backend == "netem":
             self.links = {key: NetemOnLink(link) for key, link in self.links.items()}
-        for sw in net.switches:
-            for intf in sw.intfList():
-                if intf.name != "lo":
-                    self.registry.add_link(intf.name)
-                    disable_offloads(_sh, intf.name)
-                    _sh(f"sysctl -qw net.ipv6.conf.{intf.name}.disable_ipv6=1")
-                    if _on_path_link(intf, net.hosts):
-                        _sh(f"ip link set dev {intf.name} mtu {PATH_MTU}")
+        self.prepare_switch_ports(net)
         for i, path in enumerate(spec.paths, start=1):
             for k, seg in enumerate(path.segments()):
                 self.links[(i, k)].set("ab", seg.forward)
                 self.links[(i, k)].set("ba", seg.reverse)
-        for node in list(hosts.values()) + switches:
-            self.registry.add_process(node.pid)
+        self.record_nodes([*hosts.values(), *switches])
         net.start()
-        for sw in net.switches:
-            if isinstance(sw, CoreBridge):
-                _sh(f"ip link set dev {sw.bridge} mtu {PATH_MTU}")
+        self.after_start(net)
         for name, host in hosts.items():
             n = 1 if name == "h1" or name.startswith("x") else 2
-            host.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1")
-            for intf in host.intfList():
-                if intf.name != "lo":
-                    disable_offloads(host.cmd, intf.name)
-                    host.cmd(f"arp -i {intf.name} -s {ap.gateway_ip(n)} {ap.router_mac(n)}")
+            self.prepare_host(host, [(ap.gateway_ip(n), ap.router_mac(n))])
         for n in (1, 2):
             self._addresses(hosts[f"h{n}"], n)
         self.netcfg = self._netcfg(switches, hosts, cross_ports)
@@ -318,8 +258,18 @@ class Testbed:
 
     # ---- run-time -------------------------------------------------------
 
-    def host(self, name: str):
-        return self.net.get(name)
+    def hosts(self) -> dict[int, list[str]]:
+        """{edge id: the names of the hosts behind it}: h1 and the x<i> behind s1 (edge 1),
+        h2 and the y<i> behind s2 (edge 2)."""
+        cross = [i for i, p in enumerate(self.spec.paths, start=1) if p.cross_traffic]
+        return {1: ["h1", *(f"x{i}" for i in cross)], 2: ["h2", *(f"y{i}" for i in cross)]}
+
+    def host_ip(self, name: str) -> str:
+        """A host's primary address."""
+        edge = 1 if name == "h1" or name.startswith("x") else 2
+        if name in ("h1", "h2"):
+            return ap.host_ip(edge)
+        return ap.cross_host_ip(edge, int(name[1:]))
 
     def enable_mptcp(self, subflows: int) -> None:
         """Kernel MPTCP on h1 and h2 for connections of up to `subflows` subflows: the
@@ -361,75 +311,20 @@ class Testbed:
         self, horizon_s: float, on_error: Callable[[Exception], None] | None = None
     ) -> None:
         """Run every path's schedules from now for `horizon_s` seconds."""
-        t0 = time.monotonic()
+        schedules = []
         for (i, k), link in self.links.items():
             seg = self.spec.paths[i - 1].segments()[k]
-            for direction, base, events in (
-                ("ab", seg.forward, seg.forward_events),
-                ("ba", seg.reverse, seg.reverse_events),
-            ):
-                if not events:
-                    continue
-                sched = LinkScheduler(
-                    f"path{i}{'-core' if k else ''}-{direction}",
-                    base,
-                    list(events),
-                    lambda params, link=link, d=direction: link.set(d, params),
-                    horizon_s,
-                    on_error,
-                )
-                sched.start_at(t0)
-                self.schedulers.append(sched)
-
-    def stop_schedules(self) -> None:
-        for sched in self.schedulers:
-            sched.stop()
-        for sched in self.schedulers:
-            sched.join(timeout=2)
-        self.schedulers.clear()
+            label = f"path{i}{'-core' if k else ''}"
+            schedules += [
+                Schedule(f"{label}-ab", link, "ab", seg.forward, seg.forward_events),
+                Schedule(f"{label}-ba", link, "ba", seg.reverse, seg.reverse_events),
+            ]
+        self.run_schedules(schedules, horizon_s, on_error)
 
     def dead_switches(self) -> list[str]:
         """Names of switches (and link emulators) whose process has died."""
-        dead = [
-            s.name
-            for s in self.net.switches
-            if isinstance(s, Bmv2MininetSwitch) and (not s.bmv2 or not s.bmv2.alive())
-        ]
+        dead = self.dead_bmv2()
         dead += [
             f"{'f' if k else 'e'}{i}" for (i, k), link in self.links.items() if not link.alive()
         ]
         return dead
-
-    def _interrupt_hosts(self) -> None:
-        """Stop commands still running in host shells (e.g. iperf3 at Ctrl-C)."""
-        for host in self.net.hosts:
-            if not host.waiting:
-                continue
-            host.sendInt()
-            deadline = time.monotonic() + 3
-            while host.waiting and time.monotonic() < deadline:
-                host.monitor(timeoutms=200)
-            host.waiting = False
-
-    def stop(self) -> None:
-        try:
-            self.stop_schedules()
-            self._close_links()  # before Mininet deletes the interfaces under the emulators
-            if self.net is not None:
-                try:
-                    self._interrupt_hosts()
-                    self.net.stop()
-                except Exception:
-                    log.exception("Mininet stop failed; cleaning up what the registry recorded")
-                self.net = None
-            self._close_links()
-        finally:
-            self.registry.close()
-
-    def _close_links(self) -> None:
-        for link in self.links.values():
-            try:
-                link.close()
-            except Exception:
-                log.exception("closing a link emulator failed")
-        self.links = {}

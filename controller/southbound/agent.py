@@ -149,7 +149,6 @@ class SwitchAgent(threading.Thread):
         super().__init__(name=f"agent-{sw.name}", daemon=True)
         self.sw = sw
         self.net = net
-        self.peers, self.path_ids = peers_and_paths(net, sw)
         self.forwarding = forwarding
         self.pipeline = pipeline
         self.bmv2_json = bmv2_json
@@ -158,7 +157,9 @@ class SwitchAgent(threading.Thread):
         self.poll_interval = settings.poll_interval
         self.retry_interval = settings.retry_interval
         self.election_id = settings.election_id
-        self.telemetry = settings.telemetry
+        self.peers, self.path_ids = peers_and_paths(net, sw)
+        # this switch's own settings: probe interval and liveness under the probe cap
+        self.telemetry = settings.telemetry.for_targets(len(net.probe_targets(sw)))
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())

@@ -9,7 +9,7 @@ may pause its probes onto the path (probe_gate.p4) without risking a false death
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Default per-path report interval of the egress edge's path_report_t digests.
 REPORT_INTERVAL_US = 10_000
@@ -45,6 +45,10 @@ class TelemetryConfig:
       DigestList (0: each report in a list of its own, at once).
     probe_idle_only: probe a path only while the switch's own traffic does not keep it
       measured (probe_needed); False: every path every interval.
+    probe_max_pps: at most this many probes per second from one switch (None: no cap). A
+      fabric's edge probes every (destination edge, path): 4 leaves of 2 paths each probe 6,
+      and every probe crosses three switches (docs/fabric.md). `for_targets` gives a switch's
+      own settings under the cap.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -53,6 +57,7 @@ class TelemetryConfig:
     dead_after_us: int = DEAD_AFTER_US
     report_batch_us: int = REPORT_BATCH_US
     probe_idle_only: bool = True  # pause a path's probes while its own traffic is busy
+    probe_max_pps: float | None = None  # per switch (None: no cap)
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -64,6 +69,23 @@ class TelemetryConfig:
             raise ValueError(f"report_batch_us must be an integer >= 0, got {batch!r}")
         if self.probe_interval_s is not None and not self.probe_interval_s > 0:
             raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")
+        if self.probe_max_pps is not None and not self.probe_max_pps > 0:
+            raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
+
+    def for_targets(self, targets: int) -> TelemetryConfig:
+        """The settings of a switch that probes `targets` (destination edge, path) pairs.
+        Under `probe_max_pps` its probe interval stretches until targets / interval stays
+        within the cap, and dead_after with it in proportion: a silent path is still dead
+        after as many probe intervals as configured (5 by default), so that a capped probe
+        rate never makes an idle path look dead."""
+        if self.probe_interval_s is None or self.probe_max_pps is None or targets <= 0:
+            return self
+        interval = max(self.probe_interval_s, targets / self.probe_max_pps)
+        if interval == self.probe_interval_s:
+            return self
+        scale = interval / self.probe_interval_s
+        return replace(self, probe_interval_s=interval,
+                       dead_after_us=round(self.dead_after_us * scale))
 
 
 def sender_busy(tagged: int, elapsed_s: float, probe_interval_s: float | None) -> bool:

@@ -53,6 +53,10 @@ class TelemetryIntake:
         self.net = net
         self.routes = routes or Routes(net)
         self.telemetry = telemetry
+        # each switch's own settings under the probe cap (TelemetryConfig.for_targets)
+        self.switch_telemetry = {
+            sw.name: telemetry.for_targets(len(net.probe_targets(sw))) for sw in net.switches
+        }
         # every estimator probes (and so judges liveness) at the switches' probe interval
         self.settings = dataclasses.replace(
             estimators, probe_interval_s=telemetry.probe_interval_s
@@ -145,7 +149,7 @@ class TelemetryIntake:
             rtt_min = est.rtt_min_ms()
         except IndexError:  # the window emptied under us
             return True
-        return probe_needed(now, est.busy_at, rtt_min, self.telemetry)
+        return probe_needed(now, est.busy_at, rtt_min, self.switch_telemetry[switch])
 
     # -- what the scheduler and the views read ---------------------------------
 

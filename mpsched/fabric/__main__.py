@@ -35,7 +35,8 @@ and per ordered pair of edges its paths: id, hops, one-way delay (summed over th
 links crossed), bottleneck rate and switches. With --fail or --at the paths are
 recomputed with those links or switches down and numbered from the intact
 fabric's: a surviving path keeps its id, a new path takes the lowest free one.
-Fabrics cannot be run yet (`mpsched run` refuses them).
+`mpsched topo --scenario FILE` brings the fabric up, `mpsched run FILE` runs it
+with its workload (docs/fabric.md, "Lab" and "Workloads").
 """
 
 

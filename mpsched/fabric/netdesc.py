@@ -9,7 +9,7 @@ itself goes in as given (`NetCfg.fabric`): the controller computes the paths fro
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mpsched import addressing as ap
@@ -37,12 +37,17 @@ def _switch(sw: Switch, device_id: int, transit_index: int, address: str) -> dic
 
 
 def describe(section: dict, fabric: Fabric, grpc_address: Callable[[int], str],
-             extra: dict[str, Any] | None = None) -> NetCfg:
+             extra: dict[str, Any] | None = None,
+             probe_ifaces: Mapping[str, str] | None = None) -> NetCfg:
     """The description of `fabric` (parsed from `section`, a scenario's fabric section);
-    `extra` adds top-level keys (e.g. "tls")."""
+    `extra` adds top-level keys (e.g. "tls"), `probe_ifaces` the controller's end of a
+    switch's probe port by switch name (the testbed's, topo/bmv2_switch.py)."""
     switches = []
     transit = 0
     for device_id, sw in enumerate(fabric.switches, start=1):
         transit += 0 if sw.is_edge else 1
-        switches.append(_switch(sw, device_id, transit, grpc_address(device_id)))
+        entry = _switch(sw, device_id, transit, grpc_address(device_id))
+        if probe_ifaces and sw.name in probe_ifaces:
+            entry["probe_iface"] = probe_ifaces[sw.name]
+        switches.append(entry)
     return NetCfg.from_dict({"switches": switches, "fabric": section, **(extra or {})})

@@ -32,7 +32,11 @@ with their seeds. --resume also keeps the rows of OUT/<scenario>/runs.csv
 whose run directory is gone, so a table committed elsewhere (docs/results/
 <name>-runs.csv copied to OUT/<scenario>/runs.csv) is continued on a fresh
 machine; those runs have their metrics only (no time series for the plots),
-and rows this call does not run again stay in the table. Scenario file
+and rows this call does not run again stay in the table. A fabric scenario
+(`fabric:`, docs/fabric.md) runs on the fabric testbed (a BMv2 switch per
+fabric switch, one emulated link per fabric link; cpu.csv by switch and link
+name, links.json by link name) with its own workload kinds (docs/fabric.md,
+"Workloads"); results per pair of edges in summary.md. Scenario file
 reference: scenarios/README.md.
 """
 

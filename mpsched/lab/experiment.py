@@ -286,7 +286,7 @@ def _scenarios(args: argparse.Namespace) -> list[Scenario]:
     """The scenario files of the command line with its --seed, --duration and --load-pct."""
     scenarios = []
     for path in args.scenarios:
-        sc = load(path, backend=args.backend)
+        sc = load(path, backend=args.backend, fabric=True)  # the fabric testbed runs it
         changes = {}
         if args.seed is not None:
             changes["seed"] = args.seed

@@ -1,15 +1,16 @@
 """The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
 
-One run = a fresh testbed (emulated paths seeded with the run's seed), the
-controller running the policy (PUT /classes/0/policy; its decision log is
-saved), the scenario's workloads started at
-their times in the hosts, link schedules driven in real time, the switches'
-per-path counters polled over REST, a receiver-side capture of h2's TCP
-traffic, and everything torn down again (also on Ctrl-C or a crash: the
-testbed's registry owns every process and link). A `CpuSampler` thread records
-the machine's CPU idle and each testbed process's CPU time during the run
-(`cpu.csv` in the run's directory; `cpu.py` does the arithmetic). `analysis.py` turns a
-run's raw reports into metrics; `report.py` writes tables and plots.
+One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric scenario's
+is the fabric testbed, `testbeds.make_testbed`), the controller running the policy (PUT
+/classes/0/policy; its decision log is saved), the scenario's workloads started at their
+times in the hosts, link schedules driven in real time, the switches' per-path counters
+polled over REST (a fabric's links' delivered bytes instead), a receiver-side capture of
+h2's TCP traffic (a fabric's workloads and captures: fabric_launch.py, on the testbed's
+hosts), and everything torn down again (also on Ctrl-C or a crash: the testbed's registry
+owns every process and link). A `CpuSampler` thread records the machine's CPU idle and each
+testbed process's CPU time during the run (`cpu.csv` in the run's directory; `cpu.py` does
+the arithmetic). `analysis.py` turns a run's raw reports into metrics; `report.py` writes
+tables and plots.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,9 @@ import requests
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
-from mpsched.lab.fabric_launch import FabricTraffic
-from mpsched.lab.fabric_workload import plan_hosts
+from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
 from mpsched.lab.scenario import Scenario, Workload
+from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ class RunRaw:
     reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     path_counters: list[tuple[float, dict[int, int]]] = field(default_factory=list)
     link_tx: list[tuple[float, dict[int, int]]] = field(default_factory=list)
+    # a fabric's links: delivered bytes per link and direction ("<link>:ab"), per poll
+    link_bytes: list[tuple[float, dict[str, int]]] = field(default_factory=list)
     capture: Path | None = None
     captures: dict[str, Path] = field(default_factory=dict)  # a fabric's, per receiving host
     link_stats: dict[str, dict] = field(default_factory=dict)
@@ -218,21 +221,17 @@ class Run:
         self.fabric: FabricTraffic | None = None  # a fabric scenario's traffic
 
     def cpu_roles(self) -> dict[str, int]:
-        """PIDs by role: the switches (s1, s2), link emulators (e1, f1, ...), the controller,
-        the tools in hosts (send0@h1, sink0@h2, tcpdump@h2) and this runner itself."""
-        from mpsched.topo.bmv2_switch import Bmv2MininetSwitch
-
+        """PIDs by role: every switch (s1, s2; a fabric's by name), link emulators (e1, f1,
+        ...; a fabric's by link name), the controller, the tools in hosts (send0@h1,
+        sink0@h2, tcpdump@h2) and this runner itself."""
         bed = self.bed
         roles: dict[str, int] = {"runner": os.getpid()}
         if bed is None or bed.net is None:
             return roles
-        for sw in list(bed.net.switches):
-            if isinstance(sw, Bmv2MininetSwitch) and sw.bmv2 and sw.bmv2.process:
+        for sw in bed.bmv2_switches():
+            if sw.bmv2 and sw.bmv2.process:
                 roles[sw.name] = sw.bmv2.process.pid
-        for link in list(bed.links.values()):
-            em = getattr(link, "linkem", None)  # the netem backend has no process
-            if em is not None:
-                roles[link.name] = em.pid
+        roles.update(bed.emulator_pids())
         with self.lock:
             procs = list(self.procs)
             hosts = dict(self.host_of)
@@ -298,13 +297,10 @@ class Run:
     # -- the run -------------------------------------------------------------------
 
     def execute(self, progress: Callable[[str], None] = lambda _m: None) -> RunRaw:
-        from mpsched.topo.testbed import Testbed
-
-        sc = self.scenario
         self.raw.dir.mkdir(parents=True, exist_ok=True)
-        topo = replace(sc.topo, seed=self.seed, log_dir=self.raw.dir / "logs")
-        topo.log_dir.mkdir(parents=True, exist_ok=True)
-        with Testbed(topo) as bed:
+        log_dir = self.raw.dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        with make_testbed(self.scenario, self.seed, log_dir) as bed:
             self.bed = bed
             try:
                 self._execute(progress)
@@ -330,10 +326,8 @@ class Run:
             self.raw.weights = sc.policy_weights(self.policy)
         rest.put("/classes/0/policy", request)
         self._mptcp()
-        if sc.fabric is not None:
-            # the testbed's hosts follow the addressing plan (h<e>_<k> at 10.0.e.k); a testbed
-            # that lists its own goes through fabric_launch.hosts_from_names
-            self.fabric = FabricTraffic(self, plan_hosts(sc.fabric), BASE_PORT)
+        if sc.fabric is not None:  # the fabric's workload on the testbed's hosts, by edge
+            self.fabric = FabricTraffic(self, hosts_from_names(self.bed.hosts()), BASE_PORT)
             self.fabric.start_receivers()
         for i, w in enumerate(sc.workload):
             host, _ = _sink_host(w)
@@ -341,7 +335,7 @@ class Run:
             if w.kind == "vbr":
                 args += ["--udp-port", str(BASE_PORT + i)]
             self._gen(host, args, f"sink{i}")
-        if sc.fabric is None:
+        if sc.fabric is None:  # h2's traffic; a fabric's receivers capture their own
             self._capture()
         time.sleep(1.0)  # sinks listening
         sampler = CpuSampler(self.cpu_roles)
@@ -446,6 +440,9 @@ class Run:
             timer.cancel()
 
     def _poll_counters(self, rest: RestClient) -> None:
+        if self.scenario.fabric is not None:
+            self._poll_fabric(rest)
+            return
         try:
             paths = rest.get("/paths")
         except requests.RequestException as exc:
@@ -463,6 +460,20 @@ class Run:
             return
         delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
         self.raw.link_tx.append((time.time(), delivered))
+
+    def _poll_fabric(self, rest: RestClient) -> None:
+        """A fabric's run: the controller answering, each link's delivered bytes."""
+        try:
+            rest.get("/switches")
+        except requests.RequestException as exc:
+            self._fail(f"controller REST: {exc}")
+            return
+        try:
+            stats = self.bed.link_stats()
+        except Exception as exc:  # an emulator that died is caught by dead_switches()
+            log.debug("link stats: %s", exc)
+            return
+        self.raw.link_bytes.append((time.time(), delivered_bytes(stats)))
 
     def _finish_senders(self, timeout: float) -> None:
         """Senders end by themselves at their --seconds; then sinks and capture get SIGTERM."""

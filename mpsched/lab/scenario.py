@@ -10,9 +10,11 @@ Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and proba
 are percentages in files and fractions 0..1 in `LinkParams`.
 
 A scenario has either today's two edge switches joined by `paths` or a `fabric` (many edges,
-multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario can be inspected
-(`mpsched fabric FILE`) but not run yet: `load` and `parse` refuse it unless asked for one
-(`fabric=True`), so every command that runs scenarios says so.
+multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario is inspected with
+`mpsched fabric FILE`, brought up by `mpsched topo --scenario` and run by `mpsched run` and
+`mpsched compare` (the fabric testbed, topo/fabric_testbed.py, and the fabric's workload:
+mpsched/lab/fabric_launch.py); `load` and `parse` refuse it unless the caller can run one
+(`fabric=True`), so every other command that runs scenarios says so.
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/scheduler.py auto
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 BACKENDS = ("auto", "linkem", "netem")
 FABRIC_NOT_RUNNABLE = (
-    "a fabric can be inspected with `mpsched fabric FILE` but not run yet (the data plane, "
-    "the controller and the lab handle two edge switches joined by `paths` only)"
+    "a fabric is inspected with `mpsched fabric FILE` and run with `mpsched run` or `mpsched "
+    "compare`, not with this command: it handles two edge switches joined by `paths` only"
 )
 
 
@@ -118,6 +120,8 @@ class Scenario:
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
     fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
+    # the scenario's fabric section as written: the network description's `fabric`
+    fabric_section: dict | None = None
     fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload (kinds of
     # its own, between the hosts behind its edges: mpsched/lab/scenario_fabric.py)
 
@@ -350,6 +354,7 @@ class ScenarioFile(KeyCheck, BaseModel):
             params=self.params,
             cpu_rule=self.cpu_bound,
             fabric=self.fabric.fabric() if self.fabric else None,
+            fabric_section=self.fabric.model_dump(exclude_unset=True) if self.fabric else None,
             fabric_workload=tuple(fabric_workload),
         )
 

@@ -53,3 +53,10 @@ def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, 
     with pytest.raises(StartError) as raised:
         build_controller(a, check_args(a))
     assert str(raised.value) == f"{a.netcfg}: fabric: 9 edges, the program holds 8"
+
+
+def test_the_probe_cap_option():
+    assert check_args(args("--probe-max-pps", "250")).probe_max_pps == 250
+    assert check_args(args()).probe_max_pps is None
+    with pytest.raises(StartError, match="--probe-max-pps: must be >= 0"):
+        check_args(args("--probe-max-pps", "-1"))

@@ -126,3 +126,18 @@ def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():
         "a->b", "a->c", "b->a", "b->c", "c->a", "c->b"]
     assert routes.pair_paths(unit) == {2: path2}  # no other path left: 1 is out of service
     assert routes.path_ids(routes.unit("b->c")) == [2]  # b a t c (path 2) is left
+
+
+def test_the_probe_cap_stretches_each_edges_liveness():
+    """Under a probe cap an edge that probes more (destination, path) pairs than the cap
+    allows installs a longer dead_after (TelemetryConfig.for_targets); its probe targets are
+    every path id to every other edge, none for a transit switch."""
+    from mpsched.controller.telemetry.config import TelemetryConfig
+
+    net, pl = fabric(), pipeline()
+    assert net.probe_targets(net.switch("leaf2")) == [(1, 1), (1, 2), (3, 1), (3, 2)]
+    assert net.probe_targets(net.switch("spine1")) == []
+    # 4 targets every 10 ms = 400/s; a cap of 200/s: every 20 ms, dead after 100 ms
+    entries = Routes(net).forwarding(pl, net.switch("leaf2"), TelemetryConfig(probe_max_pps=200))
+    assert pl.liveness_config(1, 100_000) in entries
+    assert pl.liveness_config(1, 50_000) not in entries

@@ -6,7 +6,7 @@ import pytest
 
 from mpsched import cli
 from mpsched.fabric.__main__ import main
-from tests.unit.fabric.helpers import example_path
+from tests.unit.fabric.helpers import example, example_path
 
 LEAF_SPINE = str(example_path("leaf-spine-4x2"))
 WAN = str(example_path("wan"))
@@ -19,9 +19,9 @@ def test_leaf_spine_with_a_failed_link(capsys):
                           "12 ordered pairs, up to 2 paths each\n")
     intact, failed = out.split("paths with leaf1-spine2 down:\n")
     assert "  leaf1   edge     1     1      10.0.1.0/24  host1:1 spine1:2 spine2:3\n" in intact
-    assert "  leaf1->leaf2  2   2     2         2.5     leaf1 spine2 leaf2\n" in intact
+    assert "  leaf1->leaf2  2   2     2         0.625   leaf1 spine2 leaf2\n" in intact
     assert "  leaf1->leaf2  2   -     -         -       leaf1 spine2 leaf2  down\n" in failed
-    assert "  leaf2->leaf3  2   2     2         10      leaf2 spine2 leaf3\n" in failed
+    assert "  leaf2->leaf3  2   2     2         2.5     leaf2 spine2 leaf3\n" in failed
     assert failed.count("down\n") == 6  # leaf1's 3 pairs each way
 
 
@@ -64,9 +64,22 @@ def test_mpsched_fabric_is_the_same_command(capsys):
     assert capsys.readouterr().out == via_cli
 
 
-@pytest.mark.parametrize("command", ["run", "compare"])
-def test_run_and_compare_refuse_a_fabric(capsys, command):
-    assert cli.main([command, WAN]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"mpsched {command}: {WAN}: fabric: a fabric can be inspected with "
-                          "`mpsched fabric FILE` but not run yet")
+@pytest.mark.parametrize("compare", [False, True])
+def test_run_and_compare_take_a_fabric(compare):
+    """`mpsched run` and `compare` load a fabric scenario (the fabric testbed runs it);
+    running it is tests/integration/test_fabric_testbed.py."""
+    from mpsched.lab.cmdline import build_parser
+    from mpsched.lab.experiment import _scenarios
+
+    (sc,) = _scenarios(build_parser(compare).parse_args([WAN, "--duration", "5"]))
+    assert sc.fabric is not None and sc.duration_s == 5 and sc.workload == ()
+    assert sc.fabric_section == example("wan")
+
+
+def test_commands_for_two_edges_refuse_a_fabric(capsys):
+    from mpsched.lab import phases
+
+    assert phases.main([WAN, "."]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"phases: {WAN}: fabric: a fabric is inspected with `mpsched fabric FILE` and run "
+        "with `mpsched run` or `mpsched compare`")

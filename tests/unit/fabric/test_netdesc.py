@@ -96,3 +96,10 @@ def test_limits_of_the_program() -> None:
         net.check_limits(max_edges=2, max_paths=4)
     with pytest.raises(ConfigError, match="2 paths per pair, the program holds 1"):
         net.check_limits(max_edges=8, max_paths=1)
+
+
+def test_probe_interfaces_by_switch_name() -> None:
+    net = describe(SECTION, parse_fabric(SECTION), lambda i: f"127.0.0.1:{9558 + i}",
+                   probe_ifaces={"leaf2": "leaf2-prbc"})
+    assert net.switch("leaf2").probe_iface == "leaf2-prbc"
+    assert net.switch("leaf1").probe_iface is None

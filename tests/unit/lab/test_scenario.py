@@ -13,10 +13,12 @@ import yaml
 from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
+from mpsched.fabric.files import parse_fabric
 from mpsched.lab.scenario import ScenarioError, load, parse
 from mpsched.proc.layout import REPO_ROOT
 
-SCENARIOS = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
+FABRICS = sorted((REPO_ROOT / "scenarios").glob("fabric-*.yaml"))  # the runnable fabrics
+SCENARIOS = sorted(set((REPO_ROOT / "scenarios").glob("*.yaml")) - set(FABRICS))  # two edges
 MINIMAL = {
     "name": "t",
     "duration_s": 10,
@@ -40,6 +42,14 @@ def test_shipped_scenarios_load_and_cite_the_paper(path: Path):
     assert sc.name == path.stem
     assert path.read_text().startswith("# "), "a comment citing the paper's parameters"
     assert 1 <= len(sc.topo.paths) <= 4
+
+
+@pytest.mark.parametrize("path", FABRICS, ids=lambda p: p.stem)
+def test_shipped_fabrics_load_and_say_what_they_stress(path: Path):
+    sc = load(path, fabric=True)
+    assert sc.name == path.stem and sc.fabric is not None and not sc.topo.paths
+    assert "What it stresses" in path.read_text().split("\nname:")[0]
+    assert sc.compare == ("ecmp", "letflow", "ca") and sc.fabric_workload
 
 
 def test_llhd1_parameters():
@@ -378,11 +388,13 @@ def test_a_fabric_scenario_is_refused_unless_asked_for():
     with pytest.raises(ScenarioError) as err:
         parse(fabric_doc(), source=Path("f.yaml"))
     assert err.value.field == "fabric"
-    assert str(err.value).startswith("f.yaml: fabric: a fabric can be inspected with "
-                                     "`mpsched fabric FILE` but not run yet")
+    assert str(err.value).startswith("f.yaml: fabric: a fabric is inspected with "
+                                     "`mpsched fabric FILE` and run with `mpsched run`")
     sc = parse(fabric_doc(), fabric=True)
     assert sc.fabric is not None and [s.name for s in sc.fabric.edges] == ["leaf1", "leaf2"]
     assert sc.topo.paths == () and sc.workload == ()
+    # the section as written, for the network description; it parses to the same fabric
+    assert sc.fabric_section == FABRIC and parse_fabric(sc.fabric_section) == sc.fabric
 
 
 @pytest.mark.parametrize(

@@ -32,3 +32,24 @@ def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     assert not probe_needed(100.004, 100.0, 55.0, slow)
     assert probe_needed(100.004, 100.0, 55.5, slow)
     assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
+
+
+def test_the_probe_cap_stretches_interval_and_dead_after_in_proportion():
+    """A switch with more (destination edge, path) pairs than the cap allows at the probe
+    interval probes each less often, and judges a silent path dead after as many of its
+    (longer) intervals as configured."""
+    import pytest
+
+    from mpsched.controller.telemetry.config import TelemetryConfig
+
+    free = TelemetryConfig()  # probes every 10 ms, dead after 50 ms, no cap
+    assert free.for_targets(12) is free
+    capped = TelemetryConfig(probe_max_pps=300)
+    assert capped.for_targets(2) is capped  # 2 x 100/s stays under 300/s
+    six = capped.for_targets(6)  # 600/s wanted: every 20 ms instead
+    assert six.probe_interval_s == pytest.approx(0.020)
+    assert six.dead_after_us == 100_000
+    no_probes = TelemetryConfig(probe_interval_s=None, probe_max_pps=1)
+    assert no_probes.for_targets(9) is no_probes
+    with pytest.raises(ValueError, match="probe_max_pps must be > 0"):
+        TelemetryConfig(probe_max_pps=0)
