@@ -192,7 +192,7 @@ def run_fct(
 
     scenarios = []
     for path in scenario_files:
-        sc = load(path, backend=backend)
+        sc = load(path, backend=backend, fabric=True)  # a fabric runs like two edges
         if duration_s is not None:
             sc = dataclasses.replace(sc, duration_s=duration_s)
         scenarios += load_variants(sc, list(loads) if loads else None)
