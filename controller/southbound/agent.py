@@ -257,7 +257,11 @@ class SwitchAgent(threading.Thread):
                 name = DIGEST_RTT_REPORT
 
                 def take(v: Any, sw: str, at: float) -> None:
-                    self.host.on_rtt(rtt_report(v, sw, at))
+                    report = rtt_report(v, sw, at)
+                    if report.peer_edge == self.peer_edge:
+                        self.host.on_rtt(report)
+                    else:
+                        log.debug("%s: RTT report towards edge %s ignored", sw, report.peer_edge)
             elif digest_list.digest_id in mptcp:
                 name = mptcp[digest_list.digest_id][0]
 
@@ -284,7 +288,9 @@ class SwitchAgent(threading.Thread):
         self.probes_gated = sum(value.packets for value in gated.values())
         samples = {}
         for path in self.sw.paths:
-            t, r = tx.get(path.id), rx.get(path.id)
+            # the counters are per (peer edge, path); this switch's paths lead to its peer
+            cell = self.pipeline.edge_path_index(self.peer_edge, path.id)
+            t, r = tx.get(cell), rx.get(cell)
             samples[path.id] = Sample(
                 now,
                 t.packets if t else 0,

@@ -35,7 +35,7 @@ def forwarding_entries(
     ]
     entries += [pipeline.route_via_path(pin.prefix, peer, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(peer, p.id, p.port) for p in sw.paths]
-    entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
+    entries += [pipeline.path_ingress(p.port) for p in sw.paths]
     tc = telemetry or TelemetryConfig()
     entries += [pipeline.report_config(p.id, tc.report_interval_us) for p in sw.paths]
     if pipeline.has_rtt_monitor:

@@ -136,10 +136,11 @@ control PathMonitor(inout headers_t hdr,
     apply {
         v.setValid();
         v.path_id = hdr.path_tag.path_id;
-        // Measure only tags from a path port, with a path id the registers
-        // cover; the tag is removed in any case.
-        if (meta.from_path != 0 && v.path_id != 0 && v.path_id <= MAX_PATHS) {
-            // edge_config.p4 admitted src_edge (1..MAX_EDGES)
+        // Measure only tags from a fabric port (path_ingress.p4), by the
+        // tag's (src_edge, path_id); the tag is removed in any case.
+        if (meta.from_fabric) {
+            // edge_config.p4 admitted src_edge (1..MAX_EDGES) and path_id
+            // (1..MAX_PATHS)
             v.idx = EDGE_PATH(hdr.path_tag.src_edge, v.path_id);
             v.seq = hdr.path_tag.seq;
             v.rx_ts = std_meta.ingress_global_timestamp;
