@@ -46,6 +46,15 @@
 #include "headers.p4"
 #include "sizes.p4"
 
+// Liveness's locals for the feedback (headers.p4, "Locals in headers").
+header liveness_vars_t {
+    timestamp_t delivered;  // when the peer says fb_path last delivered (0: unknown)
+    timestamp_t seen;       // that cell's last sign of life so far
+    path_id_t   fb_cell;    // EDGE_PATH(src_edge, fb_path); 0: no feedback in the tag
+    bit<1>      fed;        // the arrival's own cell is judged by feedback
+    bit<7>      pad;        // BMv2 wants headers of whole bytes
+}
+
 // path_last_seen, path_dead_after: per (peer edge, path), by EDGE_PATH(peer
 // edge, path id) (sizes.p4): the latest sign of life of the path towards the
 // peer (above) and the dead-after interval in force (0: never dead). A probe
@@ -66,6 +75,7 @@ control Liveness(inout headers_t hdr,
     path_id_t key_path;  // the path id (liveness_config's key)
     path_id_t cell;      // its registers' cell: EDGE_PATH(peer edge, path id)
     timestamp_t config_dead_after;
+    liveness_vars_t v;
 
     // Declare the path dead dead_after_us µs after its last sign of life.
     action set_dead_after(timestamp_t dead_after_us) {
@@ -86,6 +96,9 @@ control Liveness(inout headers_t hdr,
         size = LIVENESS_CONFIG_TABLE_SIZE;
     }
 
+    // The cells are set in branches and used after them: p4c then reads them
+    // as fields, where an index computed in the block of its use would be a
+    // temporary metadata field per use (a field write per packet).
     apply {
         // most packets (host traffic) carry neither: nothing to do
         if (hdr.path_tag.isValid() || hdr.packet_out.isValid()) {
@@ -99,9 +112,21 @@ control Liveness(inout headers_t hdr,
             key_path = 0;
             cell = 0;
             config_dead_after = 0;
+            v.setValid();
+            v.fb_cell = 0;
+            v.delivered = 0;
             if (arrival) {
                 key_path = hdr.path_tag.path_id;
                 cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.path_id);
+                if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
+                    // the peer's word on this switch's path fb_path to it
+                    v.fb_cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path);
+                    timestamp_t age = (timestamp_t)hdr.path_tag.fb_age << FB_AGE_UNIT_SHIFT;
+                    // (an age beyond this switch's clock: a sign from before its start)
+                    if (age < now) {
+                        v.delivered = now - age;
+                    }
+                }
             } else if (probe_tx) {
                 key_path = hdr.packet_out.path_id;
                 cell = EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id);
@@ -109,27 +134,21 @@ control Liveness(inout headers_t hdr,
             if (arrival || probe_tx) {
                 liveness_config.apply();
                 path_dead_after.write(cell, config_dead_after);
-                timestamp_t seen;
                 if (arrival) {
-                    bit<1> fed;
-                    path_fed_back.read(fed, cell);
-                    if (fed == 0) {
+                    path_fed_back.read(v.fed, cell);
+                    if (v.fed == 0) {
                         path_last_seen.write(cell, now);
                     }
-                    if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
-                        // the peer's word on this switch's path fb_path to it
-                        cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path);
-                        timestamp_t age = (timestamp_t)hdr.path_tag.fb_age << FB_AGE_UNIT_SHIFT;
-                        path_fed_back.write(cell, 1);
-                        path_last_seen.read(seen, cell);
-                        // (an age beyond this switch's clock: a sign from before its start)
-                        if (age < now && now - age > seen) {
-                            path_last_seen.write(cell, now - age);
+                    if (v.fb_cell != 0) {
+                        path_fed_back.write(v.fb_cell, 1);
+                        path_last_seen.read(v.seen, v.fb_cell);
+                        if (v.delivered > v.seen) {
+                            path_last_seen.write(v.fb_cell, v.delivered);
                         }
                     }
                 } else {
-                    path_last_seen.read(seen, cell);
-                    if (seen == 0) {
+                    path_last_seen.read(v.seen, cell);
+                    if (v.seen == 0) {
                         path_last_seen.write(cell, now);
                     }
                 }

@@ -206,7 +206,8 @@ control PathSelect(inout headers_t hdr,
     action set_path_port(port_t port) {
         std_meta.egress_spec = port;
         meta.on_path = true;
-        path_tx.count(EDGE_PATH(meta.dst_edge, meta.path_id));
+        meta.path_cell = EDGE_PATH(meta.dst_edge, meta.path_id);
+        path_tx.count(meta.path_cell);
     }
 
     // A path without a next hop: counted at path_tx[0] and dropped.

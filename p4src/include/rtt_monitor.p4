@@ -2,8 +2,11 @@
 // path) (data segment -> the ACK that covers it), retransmissions seen and
 // bytes in flight per (destination edge, path); exported as rate-bounded
 // rtt_report_t digests that name the destination edge. A flow's path is the
-// pair (destination edge, path id) its data was placed on: the ACKs that
-// come back count for it whatever tag or port they arrive with.
+// pair (destination edge, path id) its data was placed on, kept as its
+// EDGE_PATH cell (sizes.p4): the ACKs that come back count for it whatever
+// tag or port they arrive with. (Cells are read from registers and from
+// meta.path_cell, never computed here: p4c would copy a computed index into
+// a temporary metadata field per use, each a field write per packet.)
 //
 // Flow state lives in register slots indexed by a CRC32 hash of the flow's
 // 5-tuple in the DATA direction (src, dst, proto, sport, dport). An ACK
@@ -90,10 +93,9 @@ header rtt_monitor_vars_t {
     timestamp_t  rtt_interval;
     bit<16>      sig16;
     bit<16>      hdr_len;
-    bit<16>      pair;         // the packet's (destination edge ++ path id)
-    bit<16>      fpath;        // the slot's flow's (destination edge ++ path id)
-    bit<16>      spath;        // the pending sample's (destination edge ++ path id)
-    path_id_t    cell;         // EDGE_PATH of one of them
+    path_id_t    fpath;        // the slot's flow's cell (EDGE_PATH)
+    path_id_t    scell;        // the pending sample's cell
+    edge_id_t    sedge;        // the pending sample's destination edge
     bool         rtt_reporting;  // rtt_config: this path's RTT is reported
     bool         retrans;        // the data segment is a retransmission
     bit<6>       pad;            // BMv2 wants headers of whole bytes
@@ -110,12 +112,14 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_seq_end;    // highest seq + payload sent
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
-    // A flow's path is its destination edge ++ path id (bit<16>): an ACK
-    // counts for the pair its data was placed on.
-    register<bit<16>, bit<32>>(RTT_SLOTS) flow_path;       // path of the flow's latest data
+    // A flow's path is its (destination edge, path) cell: an ACK counts for
+    // the pair its data was placed on.
+    register<path_id_t, bit<32>>(RTT_SLOTS) flow_path;     // cell of the flow's latest data
     register<bit<32>, bit<32>>(RTT_SLOTS) sample_ack;      // expected ACK of the pending sample
     register<timestamp_t, bit<32>>(RTT_SLOTS) sample_ts;   // its time stamp; 0: no sample
-    register<bit<16>, bit<32>>(RTT_SLOTS) sample_path;     // its path
+    register<path_id_t, bit<32>>(RTT_SLOTS) sample_path;   // its path id
+    register<path_id_t, bit<32>>(RTT_SLOTS) sample_cell;   // its cell
+    register<edge_id_t, bit<32>>(RTT_SLOTS) sample_edge;   // its destination edge
     // Per (destination edge, path), by EDGE_PATH (sizes.p4).
     register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_retrans;
     register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_sent;
@@ -172,10 +176,8 @@ control RttMonitor(inout headers_t hdr,
         flow_sig.read(v.stored_sig, v.slot);
 
         if (meta.on_path) {
-            // Data placed onto path meta.path_id towards meta.dst_edge
-            // (path_select.p4 admitted both).
-            v.pair = meta.dst_edge ++ meta.path_id;
-            v.cell = EDGE_PATH(meta.dst_edge, meta.path_id);
+            // Data placed onto path meta.path_id towards meta.dst_edge,
+            // cell meta.path_cell (path_select.p4 admitted both).
             v.hdr_len = (((bit<16>)hdr.ipv4.ihl) << 2) +
                         (((bit<16>)hdr.tcp.data_offset) << 2);
             if (hdr.tcp.data_offset >= 5 && hdr.ipv4.total_len > v.hdr_len) {
@@ -193,11 +195,10 @@ control RttMonitor(inout headers_t hdr,
                     if (v.outstanding[31:31] == 1) {
                         v.outstanding = 0;
                     }
-                    if (v.stored_sig != v.sig || v.fpath != v.pair) {
+                    if (v.stored_sig != v.sig || v.fpath != meta.path_cell) {
                         // Moved or taken over: the old path is done with them.
-                        path_acked.read(v.acked, EDGE_PATH(v.fpath[15:8], v.fpath[7:0]));
-                        path_acked.write(EDGE_PATH(v.fpath[15:8], v.fpath[7:0]),
-                                         v.acked + v.outstanding);
+                        path_acked.read(v.acked, v.fpath);
+                        path_acked.write(v.fpath, v.acked + v.outstanding);
                         if (v.stored_sig == v.sig) {
                             v.carry = v.outstanding;
                         }
@@ -220,16 +221,18 @@ control RttMonitor(inout headers_t hdr,
                     flow_ack.write(v.slot, hdr.tcp.seq_no);
                     v.ts = 0;
                 }
-                flow_path.write(v.slot, v.pair);
-                path_sent.read(v.sent, v.cell);
-                path_sent.write(v.cell, v.sent + v.advance + v.carry);
+                flow_path.write(v.slot, meta.path_cell);
+                path_sent.read(v.sent, meta.path_cell);
+                path_sent.write(meta.path_cell, v.sent + v.advance + v.carry);
                 if (v.retrans) {
-                    path_retrans.read(v.n, v.cell);
-                    path_retrans.write(v.cell, v.n + 1);
+                    path_retrans.read(v.n, meta.path_cell);
+                    path_retrans.write(meta.path_cell, v.n + 1);
                 } else if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
                     sample_ack.write(v.slot, v.seq_end);
                     sample_ts.write(v.slot, v.now);
-                    sample_path.write(v.slot, v.pair);
+                    sample_path.write(v.slot, meta.path_id);
+                    sample_cell.write(v.slot, meta.path_cell);
+                    sample_edge.write(v.slot, meta.dst_edge);
                 }
             }
         } else if ((hdr.tcp.flags & TCP_FLAG_ACK) != 0 && v.stored_sig == v.sig) {
@@ -239,9 +242,8 @@ control RttMonitor(inout headers_t hdr,
             v.d = v.ack - v.last_ack;
             if (v.d != 0 && v.d[31:31] == 0) {
                 flow_path.read(v.fpath, v.slot);
-                v.cell = EDGE_PATH(v.fpath[15:8], v.fpath[7:0]);
-                path_acked.read(v.acked, v.cell);
-                path_acked.write(v.cell, v.acked + v.d);
+                path_acked.read(v.acked, v.fpath);
+                path_acked.write(v.fpath, v.acked + v.d);
                 flow_ack.write(v.slot, v.ack);
             }
             sample_ts.read(v.ts, v.slot);
@@ -249,23 +251,23 @@ control RttMonitor(inout headers_t hdr,
             v.e = v.ack - v.expected;
             if (v.ts != 0 && v.e[31:31] == 0) {
                 sample_ts.write(v.slot, 0);
-                sample_path.read(v.spath, v.slot);
-                meta.rtt_path_id = v.spath[7:0];
-                v.cell = EDGE_PATH(v.spath[15:8], v.spath[7:0]);
+                sample_path.read(meta.rtt_path_id, v.slot);
                 rtt_config.apply();
                 if (v.rtt_reporting) {
-                    rtt_last_report_ts.read(v.last, v.cell);
+                    sample_cell.read(v.scell, v.slot);
+                    rtt_last_report_ts.read(v.last, v.scell);
                     if (v.now - v.last >= v.rtt_interval) {
-                        rtt_last_report_ts.write(v.cell, v.now);
-                        path_retrans.read(v.n_retrans, v.cell);
-                        path_sent.read(v.sent, v.cell);
-                        path_acked.read(v.acked, v.cell);
+                        sample_edge.read(v.sedge, v.slot);
+                        rtt_last_report_ts.write(v.scell, v.now);
+                        path_retrans.read(v.n_retrans, v.scell);
+                        path_sent.read(v.sent, v.scell);
+                        path_acked.read(v.acked, v.scell);
                         v.inflight = v.sent - v.acked;
                         if (v.inflight[31:31] == 1) {
                             v.inflight = 0;
                         }
                         digest<rtt_report_t>(DIGEST_RTT_REPORT, {
-                            meta.rtt_path_id, v.spath[15:8], (bit<32>)(v.now - v.ts), v.n_retrans,
+                            meta.rtt_path_id, v.sedge, (bit<32>)(v.now - v.ts), v.n_retrans,
                             v.inflight });
                     }
                 }
