@@ -164,3 +164,26 @@ class LivenessByFeedbackTest(FabricPathsTest):
         assert set(during.values()) == {2}, during
         after = self.flows((1, 2))
         assert after == before, (before, after)
+
+
+class FeedbackCadenceTest(FabricPathsTest):
+    """The feedback to an edge rotates over the path ids measured from it, 1 up to the
+    highest (congestion.p4, fb_span), not over all MAX_PATHS, and each path the tags ride on
+    has its own rotation, starting at its own id: after probes from edge 2 on paths 1 and 2,
+    tags towards edge 2 on path 1 carry fb_path 1, 2, 1, and those on path 2 fb_path 2, 1,
+    2. Each path's news thus travels on every path, and comes every second tag of each."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        for path_id in (1, 2):
+            self.probe_in(PEER_EDGE, path_id)
+        pinned = {1: "10.0.2.201", 2: "10.0.2.202"}
+        self.client.insert(*[p.route_via_path(f"{ip}/32", PEER_EDGE, pid)
+                             for pid, ip in pinned.items()])
+        got: dict[int, list[int]] = {1: [], 2: []}
+        for sport in range(33000, 33003):
+            for pid, ip in pinned.items():
+                testutils.send_packet(self, HOST_PORT, to_host(ip, sport))
+                got[pid].append(leaves(self, PATH_PORTS[pid]).fb_path)
+        testutils.verify_no_other_packets(self)
+        assert got == {1: [1, 2, 1], 2: [2, 1, 2]}, got

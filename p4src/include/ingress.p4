@@ -38,6 +38,9 @@
 //                     (destination edge, path): written
 //                     by path_monitor.p4 (FeedbackStore), read by
 //                     path_select.p4 (CaSelect)
+//   fb_span           per source edge, the highest path id measured from
+//                     it: written by path_monitor.p4, read by path_tag.p4
+//                     (FeedbackPush)
 // (congestion.p4 describes the metrics, liveness.p4 and path_tag.p4 theirs.)
 //
 // Ports: a path tag arriving on a host port (not in path_ingress) is
@@ -89,6 +92,9 @@ control MpIngress(inout headers_t hdr,
     register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
     register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
     register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
+    // Per source edge: the highest path id measured from it, over which the
+    // feedback to it rotates (congestion.p4, "State").
+    register<path_id_t, edge_id_t>(MAX_EDGES + 1) fb_span;
 #endif
 
     EdgeConfig(drop_reason) edge_config;
@@ -102,8 +108,8 @@ control MpIngress(inout headers_t hdr,
     PathSelect(path_last_seen, path_dead_after, drop_reason,
                ca_qdelay, ca_loss, ca_rate, ca_ts) path_select;
     PathMonitor(cg_qdelay, cg_loss, cg_rate, cg_updated,
-                ca_qdelay, ca_loss, ca_rate, ca_ts) path_monitor;
-    PathTagPush(tx_seq, cg_qdelay, cg_loss, cg_rate, cg_updated) path_tag;
+                ca_qdelay, ca_loss, ca_rate, ca_ts, fb_span) path_monitor;
+    PathTagPush(tx_seq, cg_qdelay, cg_loss, cg_rate, cg_updated, fb_span) path_tag;
 #endif
     ProbeGate(tx_seq) probe_gate;
 #ifndef NO_RTT_MONITOR

@@ -20,10 +20,11 @@
 // last_seen[e, p], as on the testbed, where the two directions of a path
 // share its links. The feedback's time is later than the delivery by the
 // reverse one-way delay and up to one age unit (FB_AGE_UNIT_SHIFT), and a
-// path's feedback comes with one in MAX_PATHS of the tags e sends here:
-// dead_after must exceed MAX_PATHS times the peer's gap between tags (its
-// probes every probe interval on each of its k paths: MAX_PATHS / k probe
-// intervals) plus that delay.
+// path's feedback comes with one in k of the tags e sends here on each of
+// its paths (k: the highest path id e measured from here; congestion.p4):
+// with e's probes alone, every probe interval while e's paths all work,
+// every k intervals over one surviving path. dead_after must exceed that
+// plus the delay (docs/fabric.md, "Liveness").
 //
 // The switch agent keeps idle paths measured with probes: a P4Runtime
 // PacketOut with the packet_out header (path id, destination edge) is sent

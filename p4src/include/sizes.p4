@@ -16,7 +16,8 @@
 // EDGE_PATH value): two of 48 bits (1.5 KB each) and one of 1 bit. The RTT
 // monitor's slots name their flow's cell and their sample's cell, path id
 // and edge: four 8-bit registers of RTT_SLOTS (below) cells, 4 KB each with
-// 4096 slots (two of them new with the edges).
+// 4096 slots (two of them new with the edges). The feedback's rotation
+// (congestion.p4) keeps an 8-bit cell per (edge, path) and one per edge.
 #ifndef MAX_EDGES
 #define MAX_EDGES 8
 #endif
