@@ -1,7 +1,9 @@
 """Fabrics (docs/fabric.md; p4src/include/edge_config.p4): tags name their source and
 destination edge; a tag of another edge is forwarded by (source edge, destination edge,
-path) and touches nothing else; sequence numbers and path measurement are kept per
-destination (sender) and per source edge (receiver); malformed tags are dropped and counted.
+path) and touches nothing else; sequence numbers, counters and path measurement are kept per
+destination (sender) and per source edge (receiver), an arrival keyed by its tag, not its
+port; malformed tags are dropped and counted; the feedback makes its round trip across a
+transit hop. (Probes, liveness and failover per destination: fabric_paths.py.)
 
 Run: make ptf    (or: python -m mpsched.ptfrun fabric.TransitTest)
 """
