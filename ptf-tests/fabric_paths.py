@@ -187,3 +187,26 @@ class FeedbackCadenceTest(FabricPathsTest):
                 got[pid].append(leaves(self, PATH_PORTS[pid]).fb_path)
         testutils.verify_no_other_packets(self)
         assert got == {1: [1, 2, 1], 2: [2, 1, 2]}, got
+
+
+class UnreportedPathDiesTest(FabricPathsTest):
+    """Once edge 2 feeds back at all, a path it never reports is dead however much arrives
+    on the path of the same id in the other direction: edge 2's probes all arrive on path 2
+    and report path 1 only (this switch's path 2 never reached edge 2). Path 2, armed by a
+    probe this switch sent, dies after dead_after: flows towards edge 2 all take path 1."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(*[p.liveness_config(pid, DEAD_AFTER_US) for pid in (1, 2)])
+        for pid in (1, 2):
+            self.client.packet_out(*p.probe(pid, PEER_EDGE))
+            leaves(self, PATH_PORTS[pid])
+        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
+        while time.monotonic() < end:
+            self.probe_in(PEER_EDGE, 2, fb_path=1)
+            time.sleep(PROBE_GAP_S)
+        paths = set()
+        for sport in range(34000, 34000 + N_FLOWS):
+            self.probe_in(PEER_EDGE, 2, fb_path=1)
+            paths.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
+        assert paths == {1}, paths

@@ -13,12 +13,13 @@
 // congestion.p4) with their age fb_age, and e measures a path with every
 // tagged packet it receives on it (data or probe). So a tag from e with
 // fb_path p says "p delivered to e fb_age ago": last_seen[e, p] becomes
-// (arrival - fb_age) if that is later. From the first such feedback on, the
-// cell is judged by feedback only. Until then (a peer built without the
-// congestion stage sends none, nor does any peer before it measured the
-// path), a tagged packet (data or probe) arriving from e on p refreshes
-// last_seen[e, p], as on the testbed, where the two directions of a path
-// share its links. The feedback's time is later than the delivery by the
+// (arrival - fb_age) if that is later. From e's first feedback on (about any
+// path), every path towards e is judged by e's feedback only: a path e never
+// measured gets none and dies dead_after after its first probe. Until then
+// (a peer built without the congestion stage sends none, nor does any peer
+// before it measured a path), a tagged packet (data or probe) arriving from
+// e on p refreshes last_seen[e, p], as on the testbed, where the two
+// directions of a path share its links. The feedback's time is later than the delivery by the
 // reverse one-way delay and up to one age unit (FB_AGE_UNIT_SHIFT), and a
 // path's feedback comes with one in k of the tags e sends here on each of
 // its paths (k: the highest path id e measured from here; congestion.p4):
@@ -52,7 +53,7 @@ header liveness_vars_t {
     timestamp_t delivered;  // when the peer says fb_path last delivered (0: unknown)
     timestamp_t seen;       // that cell's last sign of life so far
     path_id_t   fb_cell;    // EDGE_PATH(src_edge, fb_path); 0: no feedback in the tag
-    bit<1>      fed;        // the arrival's own cell is judged by feedback
+    bit<1>      fed;        // the paths towards the arrival's source edge are judged by feedback
     bit<7>      pad;        // BMv2 wants headers of whole bytes
 }
 
@@ -68,9 +69,9 @@ control Liveness(inout headers_t hdr,
                 (register<timestamp_t, path_id_t> path_last_seen,
                  register<timestamp_t, path_id_t> path_dead_after) {
 
-    // Per (peer edge, path), by EDGE_PATH: 1 once the peer fed back about
-    // the path; from then on only its feedback refreshes last_seen.
-    register<bit<1>, path_id_t>(PATH_ID_SPACE) path_fed_back;
+    // Per peer edge: 1 once it fed back; from then on only its feedback
+    // refreshes last_seen of the paths towards it.
+    register<bit<1>, edge_id_t>(MAX_EDGES + 1) peer_fed_back;
 
     // Set where used (apply), not here: an initialiser runs for every packet.
     path_id_t key_path;  // the path id (liveness_config's key)
@@ -136,12 +137,12 @@ control Liveness(inout headers_t hdr,
                 liveness_config.apply();
                 path_dead_after.write(cell, config_dead_after);
                 if (arrival) {
-                    path_fed_back.read(v.fed, cell);
+                    peer_fed_back.read(v.fed, hdr.path_tag.src_edge);
                     if (v.fed == 0) {
                         path_last_seen.write(cell, now);
                     }
                     if (v.fb_cell != 0) {
-                        path_fed_back.write(v.fb_cell, 1);
+                        peer_fed_back.write(hdr.path_tag.src_edge, 1);
                         path_last_seen.read(v.seen, v.fb_cell);
                         if (v.delivered > v.seen) {
                             path_last_seen.write(v.fb_cell, v.delivered);

@@ -13,7 +13,7 @@
 // bytes each) and probe_skipped (packets) are per (edge, path) too, and so
 // is the RTT monitor's per-path state (four registers of 32 and 48 bits).
 // Liveness (liveness.p4) keeps PATH_ID_SPACE cells per register (every
-// EDGE_PATH value): two of 48 bits (1.5 KB each) and one of 1 bit. The RTT
+// EDGE_PATH value): two of 48 bits (1.5 KB each), and a bit per edge. The RTT
 // monitor's slots name their flow's cell and their sample's cell, path id
 // and edge: four 8-bit registers of RTT_SLOTS (below) cells, 4 KB each with
 // 4096 slots (two of them new with the edges). The feedback's rotation
