@@ -32,6 +32,7 @@ class RttReport:
 
     switch: str  # the ingress edge that measured (its traffic towards the other edge)
     path_id: int  # path the sampled data segment was placed on
+    peer_edge: int  # the edge it was placed towards (path ids are per pair of edges)
     rtt_us: int  # data segment -> the ACK covering it (µs, the switch's clock)
     retrans: int  # retransmitted data segments seen on the path, cumulative, wraps at 2^32
     inflight_bytes: int  # bytes sent and not yet acknowledged on the path (approximation)

@@ -29,7 +29,7 @@ def test_paths_beyond_the_program_are_refused():
 def test_what_agents_hand_over_reaches_the_views():
     ctl = controller()
     ctl.on_sample("s1", {1: Sample(1.0, 4, 400, 0, 0)})
-    ctl.on_rtt(RttReport("s1", 2, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("s1", 2, 2, 30_000, 0, 0, 1.0))
     path = ctl.path(1)
     assert isinstance(path, views.PathView) and path.packets == 4
     assert set(ctl.telemetry(2).directions) == {"s1->s2"}

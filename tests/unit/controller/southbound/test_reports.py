@@ -50,7 +50,8 @@ def test_the_compiled_program_carries_every_member(artifacts):
     check_members(members)
 
 
-RTT_VALUES = {"path_id": 3, "rtt_us": 41_500, "retrans": 2, "inflight_bytes": 64_000}
+RTT_VALUES = {"path_id": 3, "peer_edge": 2, "rtt_us": 41_500, "retrans": 2,
+              "inflight_bytes": 64_000}
 
 
 def test_an_rtt_report_from_decoded_values():
@@ -61,8 +62,8 @@ def test_an_rtt_report_from_decoded_values():
     )
 
     r = rtt_report({**RTT_VALUES, "extra": 1}, "s1", 3.0)
-    assert (r.switch, r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.received_at) == (
-        "s1", 3, 41_500, 2, 64_000, 3.0)
+    assert (r.switch, r.path_id, r.peer_edge, r.rtt_us, r.retrans, r.inflight_bytes,
+            r.received_at) == ("s1", 3, 2, 41_500, 2, 64_000, 3.0)
     assert set(RTT_DIGEST_FIELDS) == set(RTT_VALUES)
     check_rtt_members(RTT_VALUES)
     with pytest.raises(DigestFormatError, match="RTT report digest lacks inflight_bytes"):
