@@ -72,11 +72,12 @@ def test_an_rtt_report_from_decoded_values():
         rtt_report({k: v for k, v in RTT_VALUES.items() if k != "rtt_us"}, "s1", 0.0)
 
 
-def test_an_rtt_report_names_its_peer_edge_when_the_program_does():
-    from mpsched.controller.southbound.reports import PEER_EDGE_MEMBER, rtt_report
+def test_an_rtt_report_names_its_peer_edge():
+    from mpsched.controller.southbound.reports import rtt_report
 
-    assert rtt_report(RTT_VALUES, "s1", 3.0).peer_edge == 0  # not reported: the one peer
-    assert rtt_report({**RTT_VALUES, PEER_EDGE_MEMBER: 3}, "s1", 3.0).peer_edge == 3
+    assert rtt_report({**RTT_VALUES, "peer_edge": 3}, "s1", 3.0).peer_edge == 3
+    with pytest.raises(DigestFormatError, match="lacks peer_edge"):
+        rtt_report({k: v for k, v in RTT_VALUES.items() if k != "peer_edge"}, "s1", 0.0)
 
 
 def test_the_compiled_program_carries_every_rtt_member(artifacts):
