@@ -55,28 +55,11 @@ class Unit:
         return pair_key(self.ingress, self.egress)
 
 
-def arrival_ports(fabric: Fabric, table: dict, edge: str, baseline: dict | None = None
-                  ) -> dict[int, int]:
-    """{port: path id} for every fabric port of edge switch `edge`: the lowest id of the
-    paths of `table` that end there through that port; for a port none does, the id it has
-    in the `baseline` table (a port cut off keeps its entry), else 1. The data plane admits a
-    tag only from a port with a path id (ingress.p4) and counts and judges liveness by it
-    (path_rx, liveness.p4): in a leaf-spine every path arriving from spine j is path j; in a
-    graph a port may carry several ids (docs/fabric.md, "The controller")."""
-    ports = port_map(fabric)[edge]
-    dst = fabric.by_name[edge].edge_id
-
-    def lowest(paths_of: dict) -> dict[int, int]:
-        found: dict[int, int] = {}
-        for (_, d), paths in paths_of.items():
-            for pid, path in paths.items():
-                port = ports.neighbours[path.switches[-2]] if d == dst else 0
-                if port:
-                    found[port] = min(found.get(port, pid), pid)
-        return found
-
-    now, before = lowest(table), lowest(baseline or {})
-    return {p: now.get(p, before.get(p, 1)) for p in sorted(ports.neighbours.values())}
+def fabric_ports(fabric: Fabric, edge: str) -> list[int]:
+    """The ports of edge switch `edge` that face other switches: the data plane admits a path
+    tag only from one of them (path_ingress.p4) and keys what arrives by the tag's own
+    (source edge, path id), not by the port."""
+    return sorted(port_map(fabric)[edge].neighbours.values())
 
 
 def _key(entry: TableEntry) -> tuple:
@@ -176,11 +159,8 @@ class Routes:
         )
         if self.fabric is None or self.routing is None:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
-        arrivals = (
-            arrival_ports(self.fabric, self.routing.current, sw.name, self.routing.baseline)
-            if self.net.is_edge(sw) else {}
-        )
-        return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], arrivals, telemetry)
+        ports = fabric_ports(self.fabric, sw.name) if self.net.is_edge(sw) else []
+        return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], ports, telemetry)
 
     # -- links -----------------------------------------------------------------
 
@@ -233,4 +213,4 @@ class Routes:
         return {sw.name: self.forwarding(pipeline, sw, telemetry) for sw in self.net.switches}
 
 
-__all__ = ["PAIR_JOIN", "Routes", "Unit", "arrival_ports", "entry_changes", "pair_key"]
+__all__ = ["PAIR_JOIN", "Routes", "Unit", "fabric_ports", "entry_changes", "pair_key"]

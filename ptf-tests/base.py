@@ -47,6 +47,11 @@ class P4RuntimeTest(BaseTest):
         self.client.connect()
         self.client.set_pipeline(params["bmv2_json"])
 
+    def cell(self, path_id: int, edge: int = PEER_EDGE) -> int:
+        """The index of (peer edge, path) in the per-(edge, path) counters path_tx, path_rx
+        and probe_skipped (Pipeline.edge_path_index)."""
+        return self.pipeline.edge_path_index(edge, path_id)
+
     def tearDown(self) -> None:
         for table in ALL_TABLES:
             self.client.clear_table(table)
@@ -65,7 +70,7 @@ class EdgeSwitchTest(P4RuntimeTest):
             p.route_to_host(HOST_IP, HOST_PORT, SWITCH_MAC, HOST_MAC),
             p.route_to_paths(REMOTE_NET, PEER_EDGE),
             *[p.path_nexthop(PEER_EDGE, pid, port) for pid, port in PATH_PORTS.items()],
-            *[p.path_ingress(port, pid) for pid, port in PATH_PORTS.items()],
+            *[p.path_ingress(port) for port in PATH_PORTS.values()],
         )
 
     def set_weights(self, weights: dict[int, int], insert: bool = False, class_id: int = 0,

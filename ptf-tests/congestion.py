@@ -79,7 +79,8 @@ class CongestionTest(EdgeSwitchTest):
         """Every feedback probe sent so far has entered the ingress pipeline (path 1's rx
         counter). BMv2's single ingress thread finishes a packet before it takes the next,
         so a packet sent from now on sees the feedback stored."""
-        return self.client.read_counter(COUNTER_RX, 1)[1].packets >= self.seq
+        cell = self.cell(1)
+        return self.client.read_counter(COUNTER_RX, cell)[cell].packets >= self.seq
 
     def new_flows(self, n: int = N_FLOWS) -> list[int]:
         """The paths of n new flows (one packet each), once the feedback sent before is

@@ -1,7 +1,9 @@
 """Fabrics (docs/fabric.md; p4src/include/edge_config.p4): tags name their source and
 destination edge; a tag of another edge is forwarded by (source edge, destination edge,
-path) and touches nothing else; sequence numbers and path measurement are kept per
-destination (sender) and per source edge (receiver); malformed tags are dropped and counted.
+path) and touches nothing else; sequence numbers, counters and path measurement are kept per
+destination (sender) and per source edge (receiver), an arrival keyed by its tag, not its
+port; malformed tags are dropped and counted; the feedback makes its round trip across a
+transit hop. (Probes, liveness and failover per destination: fabric_paths.py.)
 
 Run: make ptf    (or: python -m mpsched.ptfrun fabric.TransitTest)
 """
@@ -16,11 +18,14 @@ from base import (
     MY_EDGE,
     PATH_PORTS,
     PEER_EDGE,
+    REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
     P4RuntimeTest,
 )
+from forwarding import path_of
 from path_tag import PathTag, tag
+from pinning import to_host
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
@@ -32,6 +37,7 @@ from mpsched.p4rt.pipeline import (
     COUNTER_TX,
     DIGEST_PATH_REPORT,
 )
+from tests.waiting import wait_until
 
 NO_DIGEST_WAIT = 0.5  # seconds to wait before concluding no digest came
 # A third and a fourth edge of the fabric, and a subnet behind the third.
@@ -168,7 +174,8 @@ class MalformedTagTest(FabricTest):
 class PerDestinationStateTest(FabricTest):
     """With two peer edges (2, and 3 behind 10.0.9.0/24, both reached over path 1, each
     with its own class-0 weights), the tags towards each carry their own sequence numbers
-    (edge 2: 0, 1, 2, then 3 after edge 3's 0), and the measurement of path 1 from each
+    (edge 2: 0, 1, 2, then 3 after edge 3's 0) and count in their own path_tx cell (4 and
+    1 packets on path 1), and the measurement of path 1 from each
     source edge is kept apart: edge 3's first packet (sequence number 0) counts nothing lost
     or reordered and is the first received from edge 3, and edge 2's path 1 goes on where it
     was."""
@@ -194,6 +201,8 @@ class PerDestinationStateTest(FabricTest):
             got.append((t.dst_edge, t.path_id, t.seq))
         testutils.verify_no_other_packets(self)
         assert got == [(2, 1, 0), (2, 1, 1), (2, 1, 2), (3, 1, 0), (2, 1, 3)], got
+        tx = self.client.read_counter(COUNTER_TX)
+        assert (tx[self.cell(1)].packets, tx[self.cell(1, THIRD_EDGE)].packets) == (4, 1), tx
 
         def arrive(src_edge: int, src_ip: str, seq: int) -> dict[str, int]:
             pkt = (Ether(src=SWITCH_MAC, dst=SWITCH_MAC) / IP(src=src_ip, dst=HOST_IP, ttl=63)
@@ -239,3 +248,100 @@ class FeedbackPerDestinationTest(FabricTest):
             got.append((t.dst_edge, t.fb_path))
         testutils.verify_no_other_packets(self)
         assert got == [(THIRD_EDGE, 0), (PEER_EDGE, 1)], got
+
+
+class ArrivalsKeyedByTagTest(FabricTest):
+    """One fabric port carries the tags of several (source edge, path) pairs: tags of edge
+    2's paths 1 and 3 and of edge 3's path 2, all arriving on path 1's port, are delivered,
+    counted in path_rx at their tag's (source edge, path) and measured there (each pair's
+    report names it, with its own packet count and no loss across the interleaving); none
+    counts at (edge 2, path 1), the port's own. An untagged packet on that port is
+    delivered and counted nowhere."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(*[p.report_config(pid, 0) for pid in PATH_PORTS])
+        self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        arrivals = [(PEER_EDGE, 3, 0), (THIRD_EDGE, 2, 0), (PEER_EDGE, 3, 1),
+                    (PEER_EDGE, 2, 0), (THIRD_EDGE, 2, 1), (PEER_EDGE, 3, 2)]
+        seen: dict[tuple[int, int], int] = {}
+        for src_edge, path_id, seq in arrivals:
+            pkt = remote_packet()
+            testutils.send_packet(self, PATH_PORTS[1], tag(pkt, path_id, seq=seq,
+                                                           tx_ts=100 + seq, src_edge=src_edge))
+            testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+            r = self.report()
+            seen[src_edge, path_id] = seen.get((src_edge, path_id), 0) + 1
+            assert (r["src_edge"], r["path_id"], r["seq"], r["rx_packets"], r["lost"]) == (
+                src_edge, path_id, seq, seen[src_edge, path_id], 0), r
+        pkt = remote_packet()
+        testutils.send_packet(self, PATH_PORTS[1], pkt)
+        testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+        testutils.verify_no_other_packets(self)
+        rx = self.client.read_counter(COUNTER_RX)
+        counted = {cell: v.packets for cell, v in rx.items() if v.packets}
+        assert counted == {self.cell(3): 3, self.cell(2): 1,
+                           self.cell(2, THIRD_EDGE): 2}, counted
+
+
+class FeedbackRoundTripTest(FabricTest):
+    """The feedback round trip across a transit hop, edge A -> transit -> edge B and back,
+    with the one switch under test playing each switch in turn (its switch_config: edge 1
+    as A, none as the transit switch, edge 2 as B; each role's state lives in its own
+    cells). A (mode CA towards B over paths 1 and 2, loss costly) sends three probes onto
+    path 1 (new flows then spread over both paths); the transit hop forwards the first and
+    the third unchanged (the second is lost on the way); B measures path 1 from A (one
+    loss), and its probe back to A on its own path 1 carries that feedback (fb_path 1,
+    fb_loss > 0); the transit hop forwards it; A files it under (B, path 1): new flows all
+    avoid path 1."""
+
+    def role(self, edge: int | None, old: int | None) -> None:
+        """The switch under test becomes edge `edge` (None: a transit switch only)."""
+        p = self.pipeline
+        if old is not None:
+            self.client.delete(p.switch_config(old))
+        if edge is not None:
+            self.client.insert(p.switch_config(edge))
+
+    def transit(self, frame: bytes, in_port: int, out_port: int) -> bytes:
+        testutils.send_packet(self, in_port, frame)
+        testutils.verify_packet(self, frame, out_port)
+        return frame
+
+    def flows(self, first: int) -> set[int]:
+        return {path_of(self, to_host(REMOTE_IP, sport)) for sport in range(first, first + 16)}
+
+    def runTest(self) -> None:
+        p, a, b = self.pipeline, MY_EDGE, PEER_EDGE
+        self.set_weights({1: 1, 2: 1}, insert=True, mode="ca", gap_us=10_000_000)
+        self.client.insert(p.ca_params(b, 0, {"c_loss": 256 * 1000, "max_age_us": 2_000_000}),
+                           p.transit_nexthop(a, b, 1, PATH_PORTS[2]),
+                           p.transit_nexthop(b, a, 1, PATH_PORTS[1]),
+                           p.path_nexthop(a, 1, PATH_PORTS[3]))
+        probes = []
+        for _ in range(3):
+            self.client.packet_out(*p.probe(1, b))
+            result = testutils.dp_poll(self, port_number=PATH_PORTS[1], timeout=2)
+            assert isinstance(result, self.dataplane.PollSuccess), "A's probe did not leave"
+            probes.append(bytes(result.packet))
+        assert self.flows(42000) == {1, 2}
+        self.role(None, a)
+        crossed = [self.transit(f, PATH_PORTS[1], PATH_PORTS[2]) for f in (probes[0], probes[2])]
+        self.role(b, None)
+        for frame in crossed:
+            testutils.send_packet(self, PATH_PORTS[2], frame)
+        testutils.verify_no_other_packets(self)
+        self.client.packet_out(*p.probe(1, a))
+        result = testutils.dp_poll(self, port_number=PATH_PORTS[3], timeout=2)
+        assert isinstance(result, self.dataplane.PollSuccess), "B's probe did not leave"
+        back = Ether(result.packet)[PathTag]
+        assert (back.src_edge, back.dst_edge, back.path_id, back.fb_path) == (b, a, 1, 1), back
+        assert back.fb_loss > 0, back
+        self.role(None, b)
+        frame = self.transit(bytes(result.packet), PATH_PORTS[3], PATH_PORTS[1])
+        self.role(a, None)
+        testutils.send_packet(self, PATH_PORTS[1], frame)
+        cell = self.cell(1)
+        wait_until(lambda: self.client.read_counter(COUNTER_RX, cell)[cell].packets == 1,
+                   timeout=10, interval=0.01, what="B's probe at A")
+        assert self.flows(43000) == {2}

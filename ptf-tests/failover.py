@@ -147,11 +147,11 @@ class ProbeGateTest(EdgeSwitchTest):
         result = testutils.dp_poll(self, port_number=PATH_PORTS[2], timeout=2)
         assert isinstance(result, self.dataplane.PollSuccess), "the pinned packet did not leave"
         assert Ether(result.packet)[PathTag].seq == first + 1
-        tx_before = self.client.read_counter(COUNTER_TX)[2].packets
+        tx_before = self.client.read_counter(COUNTER_TX)[self.cell(2)].packets
         self.probe(2)
         testutils.verify_no_other_packets(self, timeout=1)
-        assert self.client.read_counter(COUNTER_PROBE_SKIPPED)[2].packets == 1
-        assert self.client.read_counter(COUNTER_TX)[2].packets == tx_before
+        assert self.client.read_counter(COUNTER_PROBE_SKIPPED)[self.cell(2)].packets == 1
+        assert self.client.read_counter(COUNTER_TX)[self.cell(2)].packets == tx_before
         self.probe(2)
         assert Ether(expect_probe(self, self.pipeline, 2))[PathTag].seq == first + 2
         for _ in range(3):
@@ -159,7 +159,7 @@ class ProbeGateTest(EdgeSwitchTest):
             expect_probe(self, self.pipeline, 3)
         testutils.verify_no_other_packets(self)
         skipped = self.client.read_counter(COUNTER_PROBE_SKIPPED)
-        assert skipped[2].packets == 1 and skipped[3].packets == 0, skipped
+        assert skipped[self.cell(2)].packets == 1 and skipped[self.cell(3)].packets == 0, skipped
 
 
 class ProbeInDroppedTest(LivenessTest):
@@ -172,7 +172,7 @@ class ProbeInDroppedTest(LivenessTest):
         self.probe_in(2)
         testutils.verify_no_other_packets(self)
         rx = self.client.read_counter(COUNTER_RX)
-        assert rx[1].packets == 1 and rx[2].packets == 1, rx
+        assert rx[self.cell(1)].packets == 1 and rx[self.cell(2)].packets == 1, rx
         flows = self.flows(keep=(1, 2))
         sport = next(s for s, p in flows.items() if p == 1)
         self.probe_for(3 * DEAD_AFTER_US / 1e6, (1, 2))

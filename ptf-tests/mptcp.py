@@ -197,7 +197,9 @@ class PinnedDeadPathTest(MptcpTest):
             testutils.send_packet(self, PATH_PORTS[3], probe_from_path(3))
             got = path_of(self, segment(b"", "PA", payload=b"alive"))
             # the probe may be processed after the segment (another port): wait for it
-            wait_until(lambda n=probes: self.client.read_counter(COUNTER_RX, 3)[3].packets >= n,
+            cell = self.cell(3)
+            wait_until(lambda n=probes, c=cell: self.client.read_counter(COUNTER_RX, c)[c].packets
+                       >= n,
                        timeout=10, interval=0.01, what="the probe from path 3")
             done = time.monotonic()
             if done - sent < self.DEAD_AFTER_S:

@@ -117,7 +117,7 @@ class TagPopTest(TelemetryTest):
         assert exp[Ether].type == 0x0800
         testutils.verify_packet(self, exp, HOST_PORT)
         testutils.verify_no_other_packets(self)
-        assert self.client.read_counter(COUNTER_RX)[2].packets == 1
+        assert self.client.read_counter(COUNTER_RX)[self.cell(2)].packets == 1
 
 
 class LossCountTest(TelemetryTest):

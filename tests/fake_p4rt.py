@@ -36,7 +36,8 @@ PATH_REPORT_MEMBERS = [
     ("flow_ooo", 32),
 ]
 # The shape of rtt_report_t in p4src/include/rtt_monitor.p4.
-RTT_REPORT_MEMBERS = [("path_id", 8), ("rtt_us", 32), ("retrans", 32), ("inflight_bytes", 32)]
+RTT_REPORT_MEMBERS = [("path_id", 8), ("peer_edge", 8), ("rtt_us", 32), ("retrans", 32),
+                      ("inflight_bytes", 32)]
 # The @ca_units annotation of ca_params in p4src/include/ca_select.p4.
 CA_UNITS = {
     "rate_window_us": 16384,
@@ -85,7 +86,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS for i in range(1, MAX_PATHS + 1)],
     )
     action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
-    action(pl.ACTION_FROM_PATH, [("path_id", 8)])
+    action(pl.ACTION_FABRIC_PORT, [])
     action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
     action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
@@ -145,7 +146,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
             lpm,
             [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH],
         ),
-        (pl.TABLE_PATH_INGRESS, "ingress_port", 9, exact, [pl.ACTION_FROM_PATH]),
+        (pl.TABLE_PATH_INGRESS, "ingress_port", 9, exact, [pl.ACTION_FABRIC_PORT]),
         (pl.TABLE_REPORT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_REPORT_INTERVAL]),
         (pl.TABLE_RTT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
         (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
@@ -195,7 +196,7 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c = info.counters.add()
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
-        c.size = MAX_PATHS + 1
+        c.size = (MAX_EDGES + 1) * (MAX_PATHS + 1)  # EDGE_PATH cells (sizes.p4)
     # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
     # here are a sample; tests/unit/p4rt/test_p4info.py checks the compiled program's).
     c = info.counters.add()

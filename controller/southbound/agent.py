@@ -47,7 +47,7 @@ from mpsched.controller.telemetry.estimators import (
 )
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
-from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
     COUNTER_PROBE_SKIPPED,
@@ -273,7 +273,11 @@ class SwitchAgent(threading.Thread):
                 name = DIGEST_RTT_REPORT
 
                 def take(v: Any, sw: str, at: float) -> None:
-                    self.host.on_rtt(rtt_report(v, sw, at))
+                    report = rtt_report(v, sw, at)
+                    if report.peer_edge in self.peers:
+                        self.host.on_rtt(report)
+                    else:
+                        log.debug("%s: RTT report towards edge %s ignored", sw, report.peer_edge)
             elif digest_list.digest_id in mptcp:
                 name = mptcp[digest_list.digest_id][0]
 
@@ -300,13 +304,15 @@ class SwitchAgent(threading.Thread):
         self.probes_gated = sum(value.packets for value in gated.values())
         samples = {}
         for path_id in self.path_ids:
-            t, r = tx.get(path_id), rx.get(path_id)
+            # the counters are per (peer edge, path): a path id's, summed over the peers
+            cells = [self.pipeline.edge_path_index(e, path_id) for e in self.peers]
+            t, r = _summed(tx, cells), _summed(rx, cells)
             samples[path_id] = Sample(
                 now,
-                t.packets if t else 0,
-                t.bytes if t else 0,
-                r.packets if r else 0,
-                r.bytes if r else 0,
+                t.packets,
+                t.bytes,
+                r.packets,
+                r.bytes,
             )
         if samples:  # none on a transit switch
             self.host.on_sample(self.sw.name, samples)
@@ -416,3 +422,9 @@ class SwitchAgent(threading.Thread):
             except Exception as error:  # a bad job must not kill the session
                 log.exception("%s: job failed", self.sw.name)
                 future.set_exception(error)
+
+
+def _summed(values: dict[int, CounterValue], cells: list[int]) -> CounterValue:
+    """The cells' counters added up (a cell not read counts 0)."""
+    found = [values[c] for c in cells if c in values]
+    return CounterValue(sum(v.packets for v in found), sum(v.bytes for v in found))

@@ -15,7 +15,7 @@ The agent (southbound/agent.py) writes these with the scheduler's entries on eve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.fabric.ports import HopKey
@@ -68,7 +68,7 @@ def forwarding_entries(
     ]
     entries += [pipeline.route_via_path(pin.prefix, peer, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(peer, p.id, p.port) for p in sw.paths]
-    entries += [pipeline.path_ingress(p.port, p.id) for p in sw.paths]
+    entries += [pipeline.path_ingress(p.port) for p in sw.paths]
     return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], telemetry)
 
 
@@ -77,12 +77,12 @@ def fabric_entries(
     net: NetCfg,
     sw: SwitchCfg,
     hops: Mapping[HopKey, int],
-    arrivals: Mapping[int, int],
+    fabric_ports: Sequence[int],
     telemetry: TelemetryConfig | None = None,
 ) -> list[TableEntry]:
     """The forwarding state of a fabric's switch: `hops` are its next hops {(source edge,
-    destination edge, path id): port} (mpsched.fabric.ports.next_hops), `arrivals` the path
-    id each of an edge's fabric ports marks its tagged arrivals with {port: path id}.
+    destination edge, path id): port} (mpsched.fabric.ports.next_hops), `fabric_ports` an
+    edge's ports that face other switches (the ports it admits path tags from).
 
     An edge gets its edge id, its hosts' routes, a route over the weighted paths to every
     other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
@@ -109,5 +109,5 @@ def fabric_entries(
         if src == me
     ]
     entries += transit
-    entries += [pipeline.path_ingress(port, pid) for port, pid in sorted(arrivals.items())]
+    entries += [pipeline.path_ingress(port) for port in fabric_ports]
     return entries + telemetry_entries(pipeline, net.path_ids(), telemetry)

@@ -22,7 +22,6 @@ CONTEXT_FIELDS = ("switch", "received_at")
 SRC_EDGE_MEMBER = "src_edge"
 # rtt_report_t's member naming the edge the measured traffic went to, once the program has
 # it (the RTT monitor per (peer edge, path)); without it an RTT report is its one peer's.
-PEER_EDGE_MEMBER = "peer_edge"
 
 
 @dataclass(frozen=True)
@@ -32,11 +31,11 @@ class RttReport:
 
     switch: str  # the ingress edge that measured (its traffic towards the other edge)
     path_id: int  # path the sampled data segment was placed on
+    peer_edge: int  # the edge it was placed towards (path ids are per pair of edges)
     rtt_us: int  # data segment -> the ACK covering it (µs, the switch's clock)
     retrans: int  # retransmitted data segments seen on the path, cumulative, wraps at 2^32
     inflight_bytes: int  # bytes sent and not yet acknowledged on the path (approximation)
     received_at: float  # controller's clock
-    peer_edge: int = 0  # the edge the traffic went to (0: not reported: the switch's peer)
 
 
 def _data_fields(cls: type) -> tuple[str, ...]:
@@ -44,7 +43,7 @@ def _data_fields(cls: type) -> tuple[str, ...]:
 
 
 DIGEST_FIELDS = _data_fields(PathReport)
-RTT_DIGEST_FIELDS = tuple(f for f in _data_fields(RttReport) if f != PEER_EDGE_MEMBER)
+RTT_DIGEST_FIELDS = _data_fields(RttReport)
 
 
 class DigestFormatError(ValueError):
@@ -87,5 +86,4 @@ def path_report(values: Mapping[str, int], switch: str, received_at: float) -> P
 def rtt_report(values: Mapping[str, int], switch: str, received_at: float) -> RttReport:
     """An RttReport from one decoded rtt_report_t message (extra members are ignored)."""
     data = _values(values, RTT_DIGEST_FIELDS, "RTT report")
-    peer = int(values.get(PEER_EDGE_MEMBER, 0))
-    return RttReport(switch=switch, received_at=received_at, peer_edge=peer, **data)
+    return RttReport(switch=switch, received_at=received_at, **data)

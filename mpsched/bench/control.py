@@ -110,7 +110,7 @@ class Feeder(threading.Thread):
                         now,
                     )
                 )
-                self.ctl.on_rtt(RttReport("s1", p, rtt_us, 0, self.inflight(p), now))
+                self.ctl.on_rtt(RttReport("s1", p, 2, rtt_us, 0, self.inflight(p), now))
                 self.fed(p)
 
 

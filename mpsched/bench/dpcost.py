@@ -31,6 +31,12 @@ tagged for another pair of edges (a transit switch's work: `--traffic transit`; 
 without path tags are not run with these two). The cost of a stage is the full program's
 minus that of the profile without it, per kind of traffic.
 
+Without `--traffic`, the UDP frame, the tagged arrival and the transit tag are measured, and
+the output ends with the full program's cost per packet as an edge switch (a tagged arrival
+at its egress edge) and as a transit switch, as key=value lines: `dpcost_edge_us=`,
+`dpcost_edge_table_applies=`, `dpcost_edge_conditions=`, `dpcost_edge_field_writes=` and the
+same for `dpcost_transit_`.
+
 `--mode MODE` (repeatable: hash, flowlet, ca) measures the full program with class 0 in that
 path-choice mode and a flowlet gap of 0, so that every UDP packet is a new flowlet and pays the
 mode's choice: flowlet's weighted random draw, ca's least-cost choice (`ca_select.p4`; every
@@ -260,6 +266,31 @@ def table(title: str, costs: dict[str, Cost]) -> list[str]:
     return lines
 
 
+# What the full program costs per packet in each role, as key=value lines: an edge switch
+# receiving a tagged packet from a path (its egress edge's work: measurement, tag removal,
+# routing) and a transit switch forwarding a tag of another pair of edges (docs/fabric.md).
+ROLES = {"edge": "tagged", "transit": "transit"}
+# Traffic measured without --traffic: UDP (every program) and each role's.
+DEFAULT_TRAFFIC = ("udp", *ROLES.values())
+
+
+def role_lines(costs: dict[str, dict[str, Cost]]) -> list[str]:
+    """`dpcost_<role>_us=`, `_table_applies=`, `_conditions=`, `_field_writes=` of the full
+    program for each role of ROLES whose traffic was measured (n/a: not counted)."""
+    lines = []
+    for role, traffic in ROLES.items():
+        c = costs.get(traffic, {}).get("full")
+        if c is None:
+            continue
+        lines += [
+            f"dpcost_{role}_us={c.cpu_us:.1f}",
+            f"dpcost_{role}_table_applies={fmt(c.table_applies)}",
+            f"dpcost_{role}_conditions={fmt(c.conditions)}",
+            f"dpcost_{role}_field_writes={fmt(c.field_writes)}",
+        ]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.dpcost",
@@ -277,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
         "--traffic",
         action="append",
         choices=TRAFFIC,
-        help="kind of test traffic, repeatable (default: udp; with --profiles: all)",
+        help="kind of test traffic, repeatable (default: udp, tagged and transit; with "
+        "--profiles: all)",
     )
     p.add_argument(
         "--mode",
@@ -289,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.rate <= 0 or args.seconds <= 0:
         p.error("--rate and --seconds must be > 0")
-    traffics = args.traffic or (list(TRAFFIC) if args.profiles else ["udp"])
+    traffics = args.traffic or (list(TRAFFIC) if args.profiles else list(DEFAULT_TRAFFIC))
     programs = [name for name, _ in PROGRAMS]
     if args.profiles:
         programs += [p.name for p in REDUCED]
@@ -357,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
                                f"{args.rate:.0f} pkt/s offered (udp):", mode_costs)))
     for event, why in not_counted.items():
         print(f"not counted: {event} ({why})")
+    for line in role_lines(costs):
+        print(line)
     udp = costs.get("udp", {})
     if "full" in udp and "ipv4" in udp and udp["ipv4"].cpu_us > 0:
         print(f"switch_us_per_pkt_ratio_ipv4={udp['full'].cpu_us / udp['ipv4'].cpu_us:.3f}")

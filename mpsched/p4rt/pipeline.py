@@ -44,7 +44,8 @@ ACTION_SET_WEIGHTS = "MpIngress.path_select.set_weights"
 TABLE_NEXTHOP = "MpIngress.path_select.path_nexthop"
 ACTION_SET_PATH_PORT = "MpIngress.path_select.set_path_port"
 TABLE_PATH_INGRESS = "MpIngress.path_ingress.path_ingress"
-ACTION_FROM_PATH = "MpIngress.path_ingress.mark_from_path"
+ACTION_FABRIC_PORT = "MpIngress.path_ingress.mark_fabric_port"
+# Per (peer edge, path), at Pipeline.edge_path_index(edge, path) (p4src/include/sizes.p4).
 COUNTER_TX = "MpIngress.path_select.path_tx"
 COUNTER_RX = "MpIngress.path_ingress.path_rx"
 # Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
@@ -262,7 +263,7 @@ class Pipeline:
             ACTION_VIA_PATH,
             ACTION_SET_WEIGHTS,
             ACTION_SET_PATH_PORT,
-            ACTION_FROM_PATH,
+            ACTION_FABRIC_PORT,
             ACTION_SET_REPORT_INTERVAL,
             ACTION_SET_DEAD_AFTER,
             ACTION_SET_CLASS,
@@ -328,20 +329,26 @@ class Pipeline:
         for action, param in ((ACTION_VIA_PATH, "path_id"), (ACTION_VIA_PATH, "dst_edge"),
                               (ACTION_TO_PATHS, "dst_edge"), (ACTION_SET_SWITCH_CONFIG, "edge_id")):
             p4info.action_param(action, param)
-        self.max_paths = p4info.counter_size(COUNTER_TX) - 1
+        # paths 1..max_paths: one bucket end per path (set_weights)
+        ends = [
+            p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")
+        ]
+        self.max_paths = len(ends)
+        if self.max_paths < 1:
+            raise P4InfoError(f"{ACTION_SET_WEIGHTS} has no bucket ends end_<i>")
         # edge ids 1..max_edges (p4src/include/sizes.p4: one next hop per (edge, path))
         self.max_edges = p4info.table_size(TABLE_NEXTHOP) // self.max_paths
         self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
         for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us"):
             p4info.action_param(ACTION_SET_WEIGHTS, name)
-        ends = [
-            p.name for p in p4info.action_params(ACTION_SET_WEIGHTS) if p.name.startswith("end_")
-        ]
-        if len(ends) != self.max_paths:
-            raise P4InfoError(
-                f"{ACTION_SET_WEIGHTS} has {len(ends)} bucket ends, "
-                f"but {COUNTER_TX} counts {self.max_paths} paths"
-            )
+        # the per-(edge, path) counters hold every cell of edge_path_index
+        cells = self.edge_path_index(self.max_edges, self.max_paths) + 1
+        for counter in (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED):
+            if p4info.counter_size(counter) != cells:
+                raise P4InfoError(
+                    f"{counter} has {p4info.counter_size(counter)} cells, not {cells} "
+                    f"({self.max_edges} edges and {self.max_paths} paths)"
+                )
         # Policy modes by name (lower case: "hash", "flowlet", "rr", "vq") -> value.
         self.modes = {
             name.lower(): value
@@ -513,13 +520,19 @@ class Pipeline:
             {"port": port},
         )
 
-    def path_ingress(self, port: int, path_id: int) -> TableEntry:
-        return TableEntry(
-            TABLE_PATH_INGRESS,
-            {self._key[TABLE_PATH_INGRESS]: port},
-            ACTION_FROM_PATH,
-            {"path_id": path_id},
-        )
+    def path_ingress(self, port: int) -> TableEntry:
+        """Port `port` faces the fabric: a tagged arrival there is measured by its tag's
+        (source edge, path) (p4src/include/path_ingress.p4)."""
+        return TableEntry(TABLE_PATH_INGRESS, {self._key[TABLE_PATH_INGRESS]: port},
+                          ACTION_FABRIC_PORT, {})
+
+    def edge_path_index(self, edge: int, path_id: int) -> int:
+        """The cell of (peer edge `edge`, path `path_id`) in the per-(edge, path) counters
+        (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED) and registers: the program's
+        EDGE_PATH(edge, path) = edge * (max_paths + 1) + path (p4src/include/sizes.p4),
+        with max_paths from the P4Info. Cell 0 (edge 0, path 0) of COUNTER_TX counts the
+        packets for which no path could be chosen."""
+        return edge * (self.max_paths + 1) + path_id
 
     def _class_key(self, dst_edge: int, class_id: int) -> dict[str, MatchValue]:
         if not 0 <= class_id < self.max_classes:

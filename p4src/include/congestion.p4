@@ -21,7 +21,16 @@
 //      and the time of that update.
 //   2. FeedbackPush (the same switch as ingress edge, path_tag.p4): every
 //      tagged packet it sends onto any path (data or probe) carries the
-//      metrics of one path, rotating over 1..MAX_PATHS; a path whose metrics
+//      metrics of one path of its destination edge's, rotating over 1..the
+//      highest path id measured from that edge (fb_span; so a pair with k
+//      paths, numbered 1..k, hears about each path every k tags, rather than
+//      every MAX_PATHS), one rotation per path the tags ride on (per
+//      (destination edge, path) cell, each starting at its own path id): the
+//      news about every path travels on every path, so losing one path
+//      silences none of the others' news, and paths probed at the same ticks
+//      carry news about different paths (liveness.p4 relies on both; one
+//      rotation per destination, with probes sent in a fixed order, locked
+//      each path's news to one carrying path); a path whose metrics
 //      are older than FB_MAX_AGE_US (no packet measured it for that long) or
 //      never measured is skipped (fb_path 0). Probes of idle paths keep their
 //      metrics fresh and carry feedback themselves, so a path without
@@ -55,6 +64,9 @@ const bit<32> LOSS_GAP_MAX = 16;
 //       this switch's clock; 0: never): written by FeedbackStore, read by
 //       ca_select.p4. Units: qdelay µs, loss fraction x 65536, rate in
 //       FB_RATE_UNIT_BYTES per RATE_WINDOW_US.
+//   fb_span   per source edge, the highest path id measured from it (0:
+//       none yet; it only grows, until the pipeline is pushed again):
+//       written by PathMonitor (path_monitor.p4), read by FeedbackPush.
 
 // CongestionMeter's locals (headers.p4, "Locals in headers").
 header congestion_meter_vars_t {
@@ -132,26 +144,35 @@ header feedback_push_vars_t {
     bit<32>     loss;
     bit<32>     rate;
     path_id_t   path;
+    path_id_t   span;   // fb_span[dst_edge]
     path_id_t   cell;   // EDGE_PATH(dst_edge, path)
 }
 
-// Fills the feedback fields of the tag being pushed (valid, fb_* unset).
-control FeedbackPush(inout headers_t hdr, in timestamp_t now)
+// Fills the feedback fields of the tag being pushed (valid, fb_* unset);
+// carrier: its (destination edge, path) cell (meta.path_cell).
+control FeedbackPush(inout headers_t hdr, in timestamp_t now, in path_id_t carrier)
                     (register<bit<32>, path_id_t> cg_qdelay,
                      register<bit<32>, path_id_t> cg_loss,
                      register<bit<32>, path_id_t> cg_rate,
-                     register<timestamp_t, path_id_t> cg_updated) {
+                     register<timestamp_t, path_id_t> cg_updated,
+                     register<path_id_t, edge_id_t> fb_span) {
     feedback_push_vars_t v;
 
-    // The next path whose metrics leave in a tag, per destination edge (the
-    // tag's dst_edge): each peer gets the metrics of its own paths to here.
-    register<path_id_t, edge_id_t>(MAX_EDGES + 1) next_path;
+    // The path whose metrics left last in a tag, per (destination edge, path
+    // the tag rides on), by EDGE_PATH (0: none yet): each peer gets the
+    // metrics of its own paths to here.
+    register<path_id_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) next_path;
 
     apply {
         v.setValid();
-        next_path.read(v.path, hdr.path_tag.dst_edge);
-        v.path = (v.path >= MAX_PATHS) ? 8w1 : v.path + 1;
-        next_path.write(hdr.path_tag.dst_edge, v.path);
+        next_path.read(v.path, carrier);
+        fb_span.read(v.span, hdr.path_tag.dst_edge);
+        if (v.path == 0) {
+            // the carrier's first tag: its rotation starts at its own path id
+            v.path = hdr.path_tag.path_id - 1;
+        }
+        v.path = (v.path >= v.span) ? 8w1 : v.path + 1;
+        next_path.write(carrier, v.path);
         v.cell = EDGE_PATH(hdr.path_tag.dst_edge, v.path);
         cg_updated.read(v.updated, v.cell);
         v.age = now - v.updated;

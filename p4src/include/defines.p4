@@ -21,8 +21,8 @@ const bit<8>  IP_PROTO_TCP   = 6;
 const bit<8>  IP_PROTO_UDP   = 17;
 
 // Number of paths between two edge switches the program can schedule over.
-// The controller learns it from the P4Info (size of the per-path counters
-// minus one, and the number of parameters of set_weights).
+// The controller learns it from the P4Info (the number of bucket ends of
+// set_weights).
 // Set at compile time with -DMAX_PATHS=N (`make p4 P4_PATHS=8`); the code
 // unrolled over the paths (path_select.p4, failover.p4, mvqs.p4) supports
 // 4 and 8.
@@ -32,13 +32,9 @@ const bit<8>  IP_PROTO_UDP   = 17;
 #if MAX_PATHS != 4 && MAX_PATHS != 8
 #error "MAX_PATHS must be 4 or 8"
 #endif
-// Counter arrays are indexed by path id; index 0 counts packets for which no
-// path could be chosen (no weights, every weight 0, a pin to a path without
-// next hop).
-#define PATH_COUNTER_SIZE (MAX_PATHS + 1)
-// Per-path registers (sequence numbers, egress bookkeeping) are indexed by
-// path id as well; index 0 is never used.
-#define PATH_REGISTER_SIZE PATH_COUNTER_SIZE
+// Per-path state is indexed by path id, index 0 never used: one edge's
+// block of the per-(edge, path) registers and counters (EDGE_PATH, sizes.p4).
+#define PATH_REGISTER_SIZE (MAX_PATHS + 1)
 
 typedef bit<48> timestamp_t;  // µs of the local switch's clock (see path_tag_t)
 typedef bit<32> path_seq_t;   // per-path sequence number; wraps

@@ -199,7 +199,10 @@ struct local_metadata_t {
     class_id_t class_id;     // traffic class (classify.p4; 0: default class)
     bucket_t   bucket;       // weighted-hash bucket of the flow
     path_id_t  path_id;      // chosen path (0: none)
-    path_id_t  from_path;    // path the packet arrived on (0: not from a path)
+    path_id_t  path_cell;    // its EDGE_PATH(dst_edge, path_id) cell, set with its next hop
+                             // (path_select.p4: a field the RTT monitor indexes by)
+    bool       from_fabric;  // arrived on a port facing the fabric (path_ingress.p4); a
+                             // tagged arrival's path is the tag's (src_edge, path_id)
     bool       on_path;      // path_select found the chosen path's port: push a tag
     path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
     bit<8>     tcp_opt_left; // parser: option bytes of the TCP header not yet walked

@@ -38,12 +38,17 @@
 //                     (destination edge, path): written
 //                     by path_monitor.p4 (FeedbackStore), read by
 //                     path_select.p4 (CaSelect)
+//   fb_span           per source edge, the highest path id measured from
+//                     it: written by path_monitor.p4, read by path_tag.p4
+//                     (FeedbackPush)
 // (congestion.p4 describes the metrics, liveness.p4 and path_tag.p4 theirs.)
 //
 // Ports: a path tag arriving on a host port (not in path_ingress) is
-// dropped: hosts never send tags. An untagged IPv4 packet arriving on a path
-// port is forwarded as before but not measured, so an edge without tags on
-// the other side (mixed deployments) keeps working.
+// dropped: hosts never send tags. A tagged arrival from a fabric port is
+// keyed by its tag's (src_edge, path_id), not by the port (path_ingress.p4).
+// An untagged IPv4 packet arriving on a fabric port is forwarded as before
+// but neither measured nor counted, so an edge without tags on the other
+// side (mixed deployments) keeps working.
 #ifndef __INGRESS__
 #define __INGRESS__
 
@@ -87,6 +92,9 @@ control MpIngress(inout headers_t hdr,
     register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
     register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
     register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
+    // Per source edge: the highest path id measured from it, over which the
+    // feedback to it rotates (congestion.p4, "State").
+    register<path_id_t, edge_id_t>(MAX_EDGES + 1) fb_span;
 #endif
 
     EdgeConfig(drop_reason) edge_config;
@@ -100,8 +108,8 @@ control MpIngress(inout headers_t hdr,
     PathSelect(path_last_seen, path_dead_after, drop_reason,
                ca_qdelay, ca_loss, ca_rate, ca_ts) path_select;
     PathMonitor(cg_qdelay, cg_loss, cg_rate, cg_updated,
-                ca_qdelay, ca_loss, ca_rate, ca_ts) path_monitor;
-    PathTagPush(tx_seq, cg_qdelay, cg_loss, cg_rate, cg_updated) path_tag;
+                ca_qdelay, ca_loss, ca_rate, ca_ts, fb_span) path_monitor;
+    PathTagPush(tx_seq, cg_qdelay, cg_loss, cg_rate, cg_updated, fb_span) path_tag;
 #endif
     ProbeGate(tx_seq) probe_gate;
 #ifndef NO_RTT_MONITOR
@@ -135,7 +143,7 @@ control MpIngress(inout headers_t hdr,
         // (transit): both end the ingress here (edge_config.p4).
         edge_config.apply(hdr, meta, std_meta);
         path_ingress.apply(hdr, meta, std_meta);
-        if (hdr.path_tag.isValid() && meta.from_path == 0) {
+        if (hdr.path_tag.isValid() && !meta.from_fabric) {
             // A tag from a host port: hosts never send tags.
             drop_reason.count(DROP_TAG_FROM_HOST);
             mark_to_drop(std_meta);
@@ -161,7 +169,7 @@ control MpIngress(inout headers_t hdr,
             routing.apply(hdr, meta, std_meta);
         }
         if (meta.to_paths) {
-            if (meta.from_path != 0) {
+            if (meta.from_fabric) {
                 // Never bounce a packet from one path onto another.
                 drop_reason.count(DROP_PATH_BOUNCE);
                 mark_to_drop(std_meta);
@@ -187,7 +195,7 @@ control MpIngress(inout headers_t hdr,
         // TCP data placed onto a path, or coming back from one to a host:
         // RTT, retransmissions, bytes in flight (rtt_monitor.p4).
 #ifndef NO_RTT_MONITOR
-        if (hdr.tcp.isValid() && (meta.on_path || (meta.from_path != 0 && !meta.to_paths))) {
+        if (hdr.tcp.isValid() && (meta.on_path || (meta.from_fabric && !meta.to_paths))) {
             meta.rtt_path_id = 0;
             rtt_monitor.apply(hdr, meta, std_meta);
         }

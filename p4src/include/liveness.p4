@@ -1,19 +1,39 @@
 // Path liveness at each edge switch, for local fast failover (path_select.p4).
 //
-// A path p is alive while now - last_seen[p] <= dead_after[p], where
-// last_seen[p] is the ingress time stamp of the latest TAGGED packet that
-// arrived FROM path p (data or probe) and dead_after[p] is the path's
-// liveness_config value (µs, this switch's clock). dead_after[p] == 0 means
-// "no liveness configured": the path is never declared dead (a switch
-// without liveness_config entries behaves as before).
+// A path p towards edge e is alive while now - last_seen[e, p] <=
+// dead_after[e, p], where last_seen is the latest sign that p delivered to
+// e (µs, this switch's clock) and dead_after the path's liveness_config
+// value. dead_after == 0 means "no liveness configured": the path is never
+// declared dead (a switch without liveness_config entries behaves as before).
+//
+// The sign of life (docs/fabric.md, "Liveness"). In a fabric path p of
+// a -> e need not be the reverse of e -> a's path p, so what arrives from e
+// on p says nothing about a -> e's p. What does is e's feedback: every tag e
+// sends to a may carry the metrics of one of a -> e's paths (fb_path, rotating,
+// congestion.p4) with their age fb_age, and e measures a path with every
+// tagged packet it receives on it (data or probe). So a tag from e with
+// fb_path p says "p delivered to e fb_age ago": last_seen[e, p] becomes
+// (arrival - fb_age) if that is later. From e's first feedback on (about any
+// path), every path towards e is judged by e's feedback only: a path e never
+// measured gets none and dies dead_after after its first probe. Until then
+// (a peer built without the congestion stage sends none, nor does any peer
+// before it measured a path), a tagged packet (data or probe) arriving from
+// e on p refreshes last_seen[e, p], as on the testbed, where the two
+// directions of a path share its links. The feedback's time is later than the delivery by the
+// reverse one-way delay and up to one age unit (FB_AGE_UNIT_SHIFT), and a
+// path's feedback comes with one in k of the tags e sends here on each of
+// its paths (k: the highest path id e measured from here; congestion.p4):
+// with e's probes alone, every probe interval while e's paths all work,
+// every k intervals over one surviving path. dead_after must exceed that
+// plus the delay (docs/fabric.md, "Liveness").
 //
 // The switch agent keeps idle paths measured with probes: a P4Runtime
-// PacketOut with the packet_out header (path id) is sent onto that path with
-// a path tag whose flags carry PATH_FLAG_PROBE (ingress.p4 routes it like a
-// pinned packet: next hop, path_tx, sequence number, tag push). Sending a
-// probe on a configured path also arms its timer if nothing has arrived on
-// it yet, so a path that is dead from the start is declared dead
-// dead_after µs after the first probe.
+// PacketOut with the packet_out header (path id, destination edge) is sent
+// onto that path with a path tag whose flags carry PATH_FLAG_PROBE
+// (ingress.p4 routes it like a pinned packet: next hop, path_tx, sequence
+// number, tag push). Sending a probe on a configured path also arms its
+// timer if nothing has been seen of it yet, so a path that is dead from the
+// start is declared dead dead_after µs after the first probe.
 //
 // Liveness owns the two registers below (it alone writes them); path
 // selection reads them where it needs a path's state: the chosen path's on
@@ -28,28 +48,38 @@
 #include "headers.p4"
 #include "sizes.p4"
 
+// Liveness's locals for the feedback (headers.p4, "Locals in headers").
+header liveness_vars_t {
+    timestamp_t delivered;  // when the peer says fb_path last delivered (0: unknown)
+    timestamp_t seen;       // that cell's last sign of life so far
+    path_id_t   fb_cell;    // EDGE_PATH(src_edge, fb_path); 0: no feedback in the tag
+    bit<1>      fed;        // the paths towards the arrival's source edge are judged by feedback
+    bit<7>      pad;        // BMv2 wants headers of whole bytes
+}
+
 // path_last_seen, path_dead_after: per (peer edge, path), by EDGE_PATH(peer
-// edge, path id) (sizes.p4), the arrival time of the latest tagged packet
-// from the path (µs; the tag's src_edge) and the dead-after interval in force
-// (0: never dead). A path towards edge e is judged by the arrivals from e on
-// the path of the same id (the two directions of a path of the testbed; in a
-// fabric path i of a -> b need not be the reverse of b -> a's, docs/fabric.md).
-// A probe sent towards e (packet_out.dst_edge) arms the cell of e.
-// PATH_ID_SPACE cells (every value of path_id_t); only cells of edges
-// 1..MAX_EDGES and paths 1..MAX_PATHS are ever written.
+// edge, path id) (sizes.p4): the latest sign of life of the path towards the
+// peer (above) and the dead-after interval in force (0: never dead). A probe
+// sent towards e (packet_out.dst_edge) arms the cell of e. PATH_ID_SPACE
+// cells (every value of path_id_t); only cells of edges 1..MAX_EDGES and
+// paths 1..MAX_PATHS are ever written.
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta)
                 (register<timestamp_t, path_id_t> path_last_seen,
                  register<timestamp_t, path_id_t> path_dead_after) {
 
+    // Per peer edge: 1 once it fed back; from then on only its feedback
+    // refreshes last_seen of the paths towards it.
+    register<bit<1>, edge_id_t>(MAX_EDGES + 1) peer_fed_back;
+
     // Set where used (apply), not here: an initialiser runs for every packet.
     path_id_t key_path;  // the path id (liveness_config's key)
     path_id_t cell;      // its registers' cell: EDGE_PATH(peer edge, path id)
     timestamp_t config_dead_after;
+    liveness_vars_t v;
 
-    // Declare the path dead dead_after_us µs after the last tagged packet
-    // that arrived from it.
+    // Declare the path dead dead_after_us µs after its last sign of life.
     action set_dead_after(timestamp_t dead_after_us) {
         config_dead_after = dead_after_us;
     }
@@ -68,21 +98,37 @@ control Liveness(inout headers_t hdr,
         size = LIVENESS_CONFIG_TABLE_SIZE;
     }
 
+    // The cells are set in branches and used after them: p4c then reads them
+    // as fields, where an index computed in the block of its use would be a
+    // temporary metadata field per use (a field write per packet).
     apply {
         // most packets (host traffic) carry neither: nothing to do
         if (hdr.path_tag.isValid() || hdr.packet_out.isValid()) {
             timestamp_t now = std_meta.ingress_global_timestamp;
-            bool arrival = hdr.path_tag.isValid() && meta.from_path != 0 &&
-                           meta.from_path <= MAX_PATHS;
+            // edge_config.p4 admitted a tag from the fabric: src_edge and
+            // path_id in range, addressed to this edge
+            bool arrival = hdr.path_tag.isValid() && meta.from_fabric;
             bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
                             hdr.packet_out.path_id <= MAX_PATHS &&
                             hdr.packet_out.dst_edge != 0 && hdr.packet_out.dst_edge <= MAX_EDGES;
             key_path = 0;
             cell = 0;
             config_dead_after = 0;
+            v.setValid();
+            v.fb_cell = 0;
+            v.delivered = 0;
             if (arrival) {
-                key_path = meta.from_path;
-                cell = EDGE_PATH(hdr.path_tag.src_edge, meta.from_path);
+                key_path = hdr.path_tag.path_id;
+                cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.path_id);
+                if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
+                    // the peer's word on this switch's path fb_path to it
+                    v.fb_cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.fb_path);
+                    timestamp_t age = (timestamp_t)hdr.path_tag.fb_age << FB_AGE_UNIT_SHIFT;
+                    // (an age beyond this switch's clock: a sign from before its start)
+                    if (age < now) {
+                        v.delivered = now - age;
+                    }
+                }
             } else if (probe_tx) {
                 key_path = hdr.packet_out.path_id;
                 cell = EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id);
@@ -91,11 +137,20 @@ control Liveness(inout headers_t hdr,
                 liveness_config.apply();
                 path_dead_after.write(cell, config_dead_after);
                 if (arrival) {
-                    path_last_seen.write(cell, now);
+                    peer_fed_back.read(v.fed, hdr.path_tag.src_edge);
+                    if (v.fed == 0) {
+                        path_last_seen.write(cell, now);
+                    }
+                    if (v.fb_cell != 0) {
+                        peer_fed_back.write(hdr.path_tag.src_edge, 1);
+                        path_last_seen.read(v.seen, v.fb_cell);
+                        if (v.delivered > v.seen) {
+                            path_last_seen.write(v.fb_cell, v.delivered);
+                        }
+                    }
                 } else {
-                    timestamp_t seen;
-                    path_last_seen.read(seen, cell);
-                    if (seen == 0) {
+                    path_last_seen.read(v.seen, cell);
+                    if (v.seen == 0) {
                         path_last_seen.write(cell, now);
                     }
                 }

@@ -60,6 +60,7 @@ header path_monitor_vars_t {
     bit<16>      slot_sig;
     path_id_t    path_id;
     path_id_t    idx;         // the registers' cell: EDGE_PATH(src_edge, path_id)
+    path_id_t    span;        // fb_span of the source edge (congestion.p4)
     bool         reporting;   // report_config: this path is reported
     bit<7>       pad;         // BMv2 wants headers of whole bytes
 }
@@ -78,7 +79,8 @@ control PathMonitor(inout headers_t hdr,
                     register<bit<32>, path_id_t> ca_qdelay,
                     register<bit<16>, path_id_t> ca_loss,
                     register<bit<16>, path_id_t> ca_rate,
-                    register<timestamp_t, path_id_t> ca_ts)
+                    register<timestamp_t, path_id_t> ca_ts,
+                    register<path_id_t, edge_id_t> fb_span)
 #endif
 {
 
@@ -136,10 +138,11 @@ control PathMonitor(inout headers_t hdr,
     apply {
         v.setValid();
         v.path_id = hdr.path_tag.path_id;
-        // Measure only tags from a path port, with a path id the registers
-        // cover; the tag is removed in any case.
-        if (meta.from_path != 0 && v.path_id != 0 && v.path_id <= MAX_PATHS) {
-            // edge_config.p4 admitted src_edge (1..MAX_EDGES)
+        // Measure only tags from a fabric port (path_ingress.p4), by the
+        // tag's (src_edge, path_id); the tag is removed in any case.
+        if (meta.from_fabric) {
+            // edge_config.p4 admitted src_edge (1..MAX_EDGES) and path_id
+            // (1..MAX_PATHS)
             v.idx = EDGE_PATH(hdr.path_tag.src_edge, v.path_id);
             v.seq = hdr.path_tag.seq;
             v.rx_ts = std_meta.ingress_global_timestamp;
@@ -203,6 +206,10 @@ control PathMonitor(inout headers_t hdr,
             // This path's congestion metrics (as its egress edge), and the
             // feedback the other edge sent about one of its paths.
             congestion_meter.apply(v.idx, hdr.path_tag.tx_ts, v.rx_ts, v.gap, std_meta.packet_length);
+            fb_span.read(v.span, hdr.path_tag.src_edge);
+            if (v.path_id > v.span) {
+                fb_span.write(hdr.path_tag.src_edge, v.path_id);
+            }
             if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
                 feedback.apply(hdr, v.rx_ts);
             }

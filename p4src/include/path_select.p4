@@ -121,10 +121,12 @@ control PathSelect(inout headers_t hdr,
 #endif
                    ) {
 
-    // Packets (and bytes) this switch placed onto each path, by path id;
-    // index 0 counts packets for which no path could be chosen (no weights,
-    // every weight 0) or whose path has no next hop; those are dropped.
-    counter<path_id_t>(PATH_COUNTER_SIZE, CounterType.packets_and_bytes) path_tx;
+    // Packets (and bytes) this switch placed onto each path towards each
+    // destination edge, by EDGE_PATH(dst_edge, path_id) (sizes.p4); index 0
+    // counts packets for which no path could be chosen (no weights, every
+    // weight 0) or whose path has no next hop; those are dropped. The other
+    // cells of edge 0 and path 0 stay 0.
+    counter<path_id_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets_and_bytes) path_tx;
 
     // Flowlet state by flow-hash slot: when the flow last sent (µs) and its path.
     register<timestamp_t, bit<32>>(FLOWLET_SLOTS) flowlet_ts;
@@ -204,7 +206,8 @@ control PathSelect(inout headers_t hdr,
     action set_path_port(port_t port) {
         std_meta.egress_spec = port;
         meta.on_path = true;
-        path_tx.count(meta.path_id);
+        meta.path_cell = EDGE_PATH(meta.dst_edge, meta.path_id);
+        path_tx.count(meta.path_cell);
     }
 
     // A path without a next hop: counted at path_tx[0] and dropped.
@@ -377,9 +380,11 @@ control PathSelect(inout headers_t hdr,
                 flowlet_path.write(v.slot, meta.path_id);
             }
         }
-        // A pinned path id outside 1..MAX_PATHS has no counter: drop it
-        // rather than forward traffic nobody counts.
-        if (meta.path_id == 0 || meta.path_id > MAX_PATHS) {
+        // A pinned path id outside 1..MAX_PATHS, or a route's edge outside
+        // 1..MAX_EDGES, has no counter: drop it rather than forward traffic
+        // nobody counts.
+        if (meta.path_id == 0 || meta.path_id > MAX_PATHS ||
+                meta.dst_edge == 0 || meta.dst_edge > MAX_EDGES) {
             unconfigured();
         } else {
             path_nexthop.apply();

@@ -28,12 +28,13 @@ control PathTagPush(inout headers_t hdr,
                     , register<bit<32>, path_id_t> cg_qdelay,
                     register<bit<32>, path_id_t> cg_loss,
                     register<bit<32>, path_id_t> cg_rate,
-                    register<timestamp_t, path_id_t> cg_updated
+                    register<timestamp_t, path_id_t> cg_updated,
+                    register<path_id_t, edge_id_t> fb_span
 #endif
                     ) {
 
 #ifndef NO_CONGESTION
-    FeedbackPush(cg_qdelay, cg_loss, cg_rate, cg_updated) feedback;
+    FeedbackPush(cg_qdelay, cg_loss, cg_rate, cg_updated, fb_span) feedback;
 #endif
 
     // The sequence number is read straight into the tag (a local would be
@@ -56,7 +57,7 @@ control PathTagPush(inout headers_t hdr,
         hdr.path_tag.fb_loss = 0;
         hdr.path_tag.fb_rate = 0;
 #else
-        feedback.apply(hdr, std_meta.ingress_global_timestamp);
+        feedback.apply(hdr, std_meta.ingress_global_timestamp, meta.path_cell);
 #endif
     }
 }

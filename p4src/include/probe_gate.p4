@@ -4,7 +4,7 @@
 // that carries this switch's own tagged traffic needs none: the far edge
 // measures it with that traffic. So a probe onto path p goes only when the
 // switch tagged nothing onto p since its previous probe onto p; otherwise it
-// is dropped here and counted in probe_skipped[p] (before path selection: it
+// is dropped here and counted in probe_skipped (before path selection: it
 // uses no sequence number, is not counted in path_tx, and costs neither the
 // rest of this pipeline nor the far edge anything).
 //
@@ -14,8 +14,8 @@
 // still sees every probe, sent or skipped (liveness.p4 runs first: a skipped
 // probe arms a path's timer like a sent one).
 //
-// Sequence numbers are per (destination edge, path) (path_tag.p4); the
-// counter probe_skipped per path id.
+// Sequence numbers (path_tag.p4), the gate's state and the counter
+// probe_skipped are per (destination edge, path).
 // "Tagged since the previous probe" compares the path's next sequence number
 // tx_seq[p] (path_tag.p4) with what the previous probe left in probe_seq[p]:
 // tx_seq after it (its own number + 1) when it went, tx_seq when it was
@@ -38,9 +38,10 @@ control ProbeGate(inout headers_t hdr,
     // Per (destination edge, path), by EDGE_PATH(dst_edge, path_id): tx_seq
     // as the previous probe onto it left it.
     register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) probe_seq;
-    // Per path, by path id: probes dropped because the path carried this
-    // switch's traffic since the previous probe (read by the controller).
-    counter<path_id_t>(PATH_COUNTER_SIZE, CounterType.packets) probe_skipped;
+    // Per (destination edge, path), by EDGE_PATH(dst_edge, path_id): probes
+    // dropped because the path carried this switch's traffic since the
+    // previous probe (read by the controller).
+    counter<path_id_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets) probe_skipped;
 
     apply {
         // Paths and edges beyond the registers go on to path selection,
@@ -54,7 +55,8 @@ control ProbeGate(inout headers_t hdr,
             path_seq_t since = next - left;
             if ((int<32>)since > 0) {
                 probe_seq.write(EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id), next);
-                probe_skipped.count(hdr.packet_out.path_id);
+                probe_skipped.count(EDGE_PATH(hdr.packet_out.dst_edge,
+                                              hdr.packet_out.path_id));
                 mark_to_drop(std_meta);
                 exit;
             }

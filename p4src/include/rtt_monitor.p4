@@ -1,6 +1,12 @@
-// Passive TCP measurement at the ingress edge: RTT per path (data segment ->
-// the ACK that covers it), retransmissions seen per path, bytes in flight per
-// path; exported as rate-bounded rtt_report_t digests.
+// Passive TCP measurement at the ingress edge: RTT per (destination edge,
+// path) (data segment -> the ACK that covers it), retransmissions seen and
+// bytes in flight per (destination edge, path); exported as rate-bounded
+// rtt_report_t digests that name the destination edge. A flow's path is the
+// pair (destination edge, path id) its data was placed on, kept as its
+// EDGE_PATH cell (sizes.p4): the ACKs that come back count for it whatever
+// tag or port they arrive with. (Cells are read from registers and from
+// meta.path_cell, never computed here: p4c would copy a computed index into
+// a temporary metadata field per use, each a field write per packet.)
 //
 // Flow state lives in register slots indexed by a CRC32 hash of the flow's
 // 5-tuple in the DATA direction (src, dst, proto, sport, dport). An ACK
@@ -20,7 +26,7 @@
 //    slot holds no sample or its sample is older than RTT_SAMPLE_TIMEOUT_US;
 //    an ACK >= the expected ACK completes it and frees it.
 //
-// Bytes in flight, per path, approximate: sent = bytes by which data
+// Bytes in flight, per (destination edge, path), approximate: sent = bytes by which data
 // segments advanced their flow's highest sequence end (a flow's first
 // segment counts whole), acked = bytes by which ACKs advanced their flow's
 // last ACK; inflight = sent - acked, 0 if negative. ACKs count for the
@@ -48,11 +54,13 @@ const bit<32> DIGEST_RTT_REPORT = 2;
 // or ACK, or a flow that ended).
 const timestamp_t RTT_SAMPLE_TIMEOUT_US = 1000000;
 
-// One RTT sample of the ingress edge, sent at most once per the path's
-// rtt_config interval. retrans and inflight_bytes are the path's state at
-// the time of the report (retrans cumulative since the pipeline push, wraps).
+// One RTT sample of the ingress edge, sent at most once per (peer edge,
+// path) per the path id's rtt_config interval. retrans and inflight_bytes
+// are the (peer edge, path)'s state at the time of the report (retrans
+// cumulative since the pipeline push, wraps).
 struct rtt_report_t {
     path_id_t path_id;         // path the sampled data segment was placed on
+    edge_id_t peer_edge;       // the edge it was placed towards (its tag's dst_edge)
     bit<32>   rtt_us;          // data segment -> ACK covering it, this switch's clock
     bit<32>   retrans;         // retransmitted data segments seen on the path
     bit<32>   inflight_bytes;  // sent - acked on the path (approximation, see above)
@@ -85,7 +93,9 @@ header rtt_monitor_vars_t {
     timestamp_t  rtt_interval;
     bit<16>      sig16;
     bit<16>      hdr_len;
-    path_id_t    fpath;
+    path_id_t    fpath;        // the slot's flow's cell (EDGE_PATH)
+    path_id_t    scell;        // the pending sample's cell
+    edge_id_t    sedge;        // the pending sample's destination edge
     bool         rtt_reporting;  // rtt_config: this path's RTT is reported
     bool         retrans;        // the data segment is a retransmission
     bit<6>       pad;            // BMv2 wants headers of whole bytes
@@ -102,15 +112,19 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_sig;        // 0x10000 | crc16 of the tuple; 0: free
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_seq_end;    // highest seq + payload sent
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
-    register<path_id_t, bit<32>>(RTT_SLOTS) flow_path;     // path of the flow's latest data
+    // A flow's path is its (destination edge, path) cell: an ACK counts for
+    // the pair its data was placed on.
+    register<path_id_t, bit<32>>(RTT_SLOTS) flow_path;     // cell of the flow's latest data
     register<bit<32>, bit<32>>(RTT_SLOTS) sample_ack;      // expected ACK of the pending sample
     register<timestamp_t, bit<32>>(RTT_SLOTS) sample_ts;   // its time stamp; 0: no sample
-    register<path_id_t, bit<32>>(RTT_SLOTS) sample_path;   // its path
-    // Per path, by path id.
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_retrans;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_sent;
-    register<bit<32>, path_id_t>(PATH_REGISTER_SIZE) path_acked;
-    register<timestamp_t, path_id_t>(PATH_REGISTER_SIZE) rtt_last_report_ts;
+    register<path_id_t, bit<32>>(RTT_SLOTS) sample_path;   // its path id
+    register<path_id_t, bit<32>>(RTT_SLOTS) sample_cell;   // its cell
+    register<edge_id_t, bit<32>>(RTT_SLOTS) sample_edge;   // its destination edge
+    // Per (destination edge, path), by EDGE_PATH (sizes.p4).
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_retrans;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_sent;
+    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_acked;
+    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) rtt_last_report_ts;
 
     // Report RTT samples of this path at most once per interval_us µs.
     action set_rtt_interval(timestamp_t interval_us) {
@@ -124,7 +138,8 @@ control RttMonitor(inout headers_t hdr,
         v.rtt_reporting = false;
     }
 
-    // Purpose: the RTT report interval of each path (by path id).
+    // Purpose: the RTT report interval of each path (by path id, for every
+    // destination edge).
     // Miss: no_reports, the path's samples are taken but never reported.
     table rtt_config {
         key = {
@@ -161,7 +176,8 @@ control RttMonitor(inout headers_t hdr,
         flow_sig.read(v.stored_sig, v.slot);
 
         if (meta.on_path) {
-            // Data placed onto path meta.path_id.
+            // Data placed onto path meta.path_id towards meta.dst_edge,
+            // cell meta.path_cell (path_select.p4 admitted both).
             v.hdr_len = (((bit<16>)hdr.ipv4.ihl) << 2) +
                         (((bit<16>)hdr.tcp.data_offset) << 2);
             if (hdr.tcp.data_offset >= 5 && hdr.ipv4.total_len > v.hdr_len) {
@@ -179,7 +195,7 @@ control RttMonitor(inout headers_t hdr,
                     if (v.outstanding[31:31] == 1) {
                         v.outstanding = 0;
                     }
-                    if (v.stored_sig != v.sig || v.fpath != meta.path_id) {
+                    if (v.stored_sig != v.sig || v.fpath != meta.path_cell) {
                         // Moved or taken over: the old path is done with them.
                         path_acked.read(v.acked, v.fpath);
                         path_acked.write(v.fpath, v.acked + v.outstanding);
@@ -205,16 +221,18 @@ control RttMonitor(inout headers_t hdr,
                     flow_ack.write(v.slot, hdr.tcp.seq_no);
                     v.ts = 0;
                 }
-                flow_path.write(v.slot, meta.path_id);
-                path_sent.read(v.sent, meta.path_id);
-                path_sent.write(meta.path_id, v.sent + v.advance + v.carry);
+                flow_path.write(v.slot, meta.path_cell);
+                path_sent.read(v.sent, meta.path_cell);
+                path_sent.write(meta.path_cell, v.sent + v.advance + v.carry);
                 if (v.retrans) {
-                    path_retrans.read(v.n, meta.path_id);
-                    path_retrans.write(meta.path_id, v.n + 1);
+                    path_retrans.read(v.n, meta.path_cell);
+                    path_retrans.write(meta.path_cell, v.n + 1);
                 } else if (v.ts == 0 || v.now - v.ts > RTT_SAMPLE_TIMEOUT_US) {
                     sample_ack.write(v.slot, v.seq_end);
                     sample_ts.write(v.slot, v.now);
                     sample_path.write(v.slot, meta.path_id);
+                    sample_cell.write(v.slot, meta.path_cell);
+                    sample_edge.write(v.slot, meta.dst_edge);
                 }
             }
         } else if ((hdr.tcp.flags & TCP_FLAG_ACK) != 0 && v.stored_sig == v.sig) {
@@ -236,18 +254,21 @@ control RttMonitor(inout headers_t hdr,
                 sample_path.read(meta.rtt_path_id, v.slot);
                 rtt_config.apply();
                 if (v.rtt_reporting) {
-                    rtt_last_report_ts.read(v.last, meta.rtt_path_id);
+                    sample_cell.read(v.scell, v.slot);
+                    rtt_last_report_ts.read(v.last, v.scell);
                     if (v.now - v.last >= v.rtt_interval) {
-                        rtt_last_report_ts.write(meta.rtt_path_id, v.now);
-                        path_retrans.read(v.n_retrans, meta.rtt_path_id);
-                        path_sent.read(v.sent, meta.rtt_path_id);
-                        path_acked.read(v.acked, meta.rtt_path_id);
+                        sample_edge.read(v.sedge, v.slot);
+                        rtt_last_report_ts.write(v.scell, v.now);
+                        path_retrans.read(v.n_retrans, v.scell);
+                        path_sent.read(v.sent, v.scell);
+                        path_acked.read(v.acked, v.scell);
                         v.inflight = v.sent - v.acked;
                         if (v.inflight[31:31] == 1) {
                             v.inflight = 0;
                         }
                         digest<rtt_report_t>(DIGEST_RTT_REPORT, {
-                            meta.rtt_path_id, (bit<32>)(v.now - v.ts), v.n_retrans, v.inflight });
+                            meta.rtt_path_id, v.sedge, (bit<32>)(v.now - v.ts), v.n_retrans,
+                            v.inflight });
                     }
                 }
             }

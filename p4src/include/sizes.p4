@@ -8,7 +8,16 @@
 // (EDGE_PATH_REGISTER_SIZE cells; index 0 of each edge's block unused): each
 // such register of W-bit cells costs (MAX_EDGES + 1) * (MAX_PATHS + 1) * W/8
 // bytes, 45 cells with 4 paths (180 bytes at 32 bits, 270 at 48) and 81
-// cells with 8 paths (324 and 486 bytes).
+// cells with 8 paths (324 and 486 bytes). The counters path_tx, path_rx
+// (packets and bytes: BMv2 keeps two 64-bit words per cell, 720 or 1296
+// bytes each) and probe_skipped (packets) are per (edge, path) too, and so
+// is the RTT monitor's per-path state (four registers of 32 and 48 bits).
+// Liveness (liveness.p4) keeps PATH_ID_SPACE cells per register (every
+// EDGE_PATH value): two of 48 bits (1.5 KB each), and a bit per edge. The RTT
+// monitor's slots name their flow's cell and their sample's cell, path id
+// and edge: four 8-bit registers of RTT_SLOTS (below) cells, 4 KB each with
+// 4096 slots (two of them new with the edges). The feedback's rotation
+// (congestion.p4) keeps an 8-bit cell per (edge, path) and one per edge.
 #ifndef MAX_EDGES
 #define MAX_EDGES 8
 #endif

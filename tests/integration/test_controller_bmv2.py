@@ -93,6 +93,19 @@ def weight_ends(client: P4RuntimeClient, p4info: P4Info) -> list[int]:
     return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
 
 
+def from_s2_on_path(path_id: int):
+    """A UDP packet from h2 to h1 as s2 (edge 2) sends it to s1 (edge 1) on path path_id: with
+    its path tag (p4src/include/headers.p4: path_id, flags, src_edge, dst_edge, seq (4), tx_ts
+    (6), feedback (8), next_type IPv4). s1 counts arrivals per tag, not per port."""
+    from scapy.all import IP, UDP, Ether, Raw
+
+    from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
+
+    tag = bytes([path_id, 0, 2, 1]) + bytes(18) + b"\x08\x00"
+    return (Ether(dst=ap.S1_MAC, type=ETHERTYPE_PATH_TAG) / Raw(tag)
+            / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP())
+
+
 @pytest.mark.parametrize("hub_type", ["native", "eventlet"])
 def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts, hub_type):
     """Pipeline, routes and weights reach the switch; REST changes weights; counters flow;
@@ -119,15 +132,10 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
         assert r.status_code == 400 and r.json()["field"] == "weight"
         assert weight_ends(client, p4info)[:2] == [65536, 65536]
 
-        # A packet arriving from path 2 is counted, and the count reaches REST.
-        from scapy.all import IP, UDP, Ether, sendp
+        # A packet arriving tagged from path 2 is counted, and the count reaches REST.
+        from scapy.all import sendp
 
-        sendp(
-            Ether(dst=ap.S1_MAC) / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP(),
-            iface=pairs[2][1],
-            count=3,
-            verbose=False,
-        )
+        sendp(from_s2_on_path(2), iface=pairs[2][1], count=3, verbose=False)
 
         def rx() -> int:
             path = requests.get(base + "/paths/2", timeout=5).json()
@@ -160,9 +168,9 @@ def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
 def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artifacts):
     """kill -9 of the controller and a new one on the same BMv2: the program is not pushed
     again (its counters keep their counts, nothing is wiped) and nothing needs writing."""
-    from scapy.all import IP, UDP, Ether, sendp
+    from scapy.all import sendp
 
-    from mpsched.p4rt.pipeline import COUNTER_RX
+    from mpsched.p4rt.pipeline import COUNTER_RX, Pipeline
 
     sw, pairs = switch
     base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
@@ -170,23 +178,19 @@ def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artif
     try:
         first = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
         assert first["how"] == "pushed", first
-        sendp(
-            Ether(dst=ap.S1_MAC) / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP(),
-            iface=pairs[2][1],
-            count=3,
-            verbose=False,
-        )
+        sendp(from_s2_on_path(2), iface=pairs[2][1], count=3, verbose=False)
+        cell = Pipeline(client.p4info).edge_path_index(2, 2)  # counted per (source edge, path)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and client.read_counter(COUNTER_RX).get(2) is None:
+        while time.monotonic() < deadline and client.read_counter(COUNTER_RX).get(cell) is None:
             time.sleep(0.1)
-        assert client.read_counter(COUNTER_RX)[2].packets == 3
+        assert client.read_counter(COUNTER_RX)[cell].packets == 3
         proc.kill()
         proc.wait()
         base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
         again = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
         assert again["how"] == "reconciled", again
         assert again["detail"].startswith("0 inserted, 0 modified, 0 deleted, "), again
-        assert client.read_counter(COUNTER_RX)[2].packets == 3  # not wiped
+        assert client.read_counter(COUNTER_RX)[cell].packets == 3  # not wiped
     finally:
         client.close()
         stop(proc)

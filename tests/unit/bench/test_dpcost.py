@@ -80,3 +80,17 @@ def test_a_stripped_object_has_no_symbols_and_raises_nothing(tmp_path, toolbox):
     _cc("-o", str(tmp_path / "x"), str(tmp_path / "x.c"))
     subprocess.run(["strip", str(tmp_path / "x")], check=True)
     assert defined_symbols(str(tmp_path / "x"), {"main"}, dynamic=False) == {}
+
+
+def test_role_lines_give_the_edge_and_the_transit_cost_of_the_full_program():
+    from mpsched.bench.dpcost import Cost, role_lines
+
+    full_tagged = Cost(62.04, 404.0, 24.25, 30.5)
+    costs = {"tagged": {"full": full_tagged, "lean": Cost(1, 1, 1, 1)},
+             "transit": {"full": Cost(45.0, 260.0, 2.0, None)}, "udp": {"full": Cost(9, 9, 9, 9)}}
+    assert role_lines(costs) == [
+        "dpcost_edge_us=62.0", "dpcost_edge_table_applies=24.2", "dpcost_edge_conditions=30.5",
+        "dpcost_edge_field_writes=404.0", "dpcost_transit_us=45.0",
+        "dpcost_transit_table_applies=2.0", "dpcost_transit_conditions=n/a",
+        "dpcost_transit_field_writes=260.0"]
+    assert role_lines({"udp": {"full": full_tagged}}) == []

@@ -29,7 +29,7 @@ def test_paths_beyond_the_program_are_refused():
 def test_what_agents_hand_over_reaches_the_views():
     ctl = controller()
     ctl.on_sample("s1", {1: Sample(1.0, 4, 400, 0, 0)})
-    ctl.on_rtt(RttReport("s1", 2, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("s1", 2, 2, 30_000, 0, 0, 1.0))
     path = ctl.path(1)
     assert isinstance(path, views.PathView) and path.packets == 4
     assert set(ctl.telemetry(2).directions) == {"s1->s2"}
@@ -75,11 +75,11 @@ def test_a_fabric_is_driven_per_pair_of_edges():
     # a path report at leaf3 about path 2 from edge 1 is leaf1 -> leaf3's
     ctl.on_report(PathReport("leaf3", 2, 1, 0, 10_000, 1, 1500, 0, 0, 0, 1.0, src_edge=1))
     assert set(ctl.telemetry(2).directions) == {"leaf1->leaf3"}
-    # an RTT report names its peer edge; without it a fabric cannot tell the pair
-    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=3))
-    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0))
-    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=2))  # its own edge
-    ctl.on_rtt(RttReport("leaf2", 1, 30_000, 0, 0, 1.0, peer_edge=7))  # no such edge
+    # an RTT report names its peer edge: the pair; none, its own or an unknown one is ignored
+    ctl.on_rtt(RttReport("leaf2", 1, 3, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("leaf2", 1, 0, 30_000, 0, 0, 1.0))
+    ctl.on_rtt(RttReport("leaf2", 1, 2, 30_000, 0, 0, 1.0))  # its own edge
+    ctl.on_rtt(RttReport("leaf2", 1, 7, 30_000, 0, 0, 1.0))  # no such edge
     assert set(ctl.telemetry(1).directions) == {"leaf2->leaf3"}
     assert ctl.forwarding(net.switch("spine1"))[0].table == "MpIngress.edge_config.transit_nexthop"
     assert ctl.probe_wanted("leaf1", 3, 2) is True

@@ -106,7 +106,9 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
         tables = {p4info.table_id(TABLE_ROUTE), p4info.table_id(TABLE_NEXTHOP)}
         assert sum(1 for tid, _ in server.servicer.entries if tid in tables) == 3
         assert _ends(server, p4info)[:2] == [32768, 65536]
-        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (5, 5000), 2: (0, 0)}
+        # s1's path 1 towards its peer, edge 2 (the counters are per (peer edge, path))
+        cell = Pipeline(p4info).edge_path_index(2, 1)
+        server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {cell: (5, 5000), 1: (9, 9)}
         assert wait_until(lambda: ctl.path(1).packets == 5)
 
         assert ctl.set_weight(2, 0).weight == 0
@@ -278,7 +280,9 @@ def test_agent_dispatches_digests_by_id(p4info):
         return dl
 
     pending = [
-        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 30_000, 4, 1_500]),
+        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 2, 30_000, 4, 1_500]),
+        # an RTT sample towards another edge (3): not s1's path 2 to its peer, so not taken
+        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 3, 60_000, 0, 0]),
         p4runtime_pb2.DigestList(digest_id=12345),
         digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 2, 7, 10, 20, 1, 100, 0, 0, 0]),
         # path 1 of another edge (3): not s1's path 1 from its peer s2, so not taken
@@ -298,9 +302,8 @@ def test_agent_dispatches_digests_by_id(p4info):
     net = _net("127.0.0.1:1")
     agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", Host())
     agent._drain_reports(client)
-    assert [(r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.switch) for r in rtts] == [
-        (2, 30_000, 4, 1_500, "s1")
-    ]
+    assert [(r.path_id, r.peer_edge, r.rtt_us, r.retrans, r.inflight_bytes, r.switch)
+            for r in rtts] == [(2, 2, 30_000, 4, 1_500, "s1")]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
     assert [(r.kind, str(r.flow), r.token, r.addr_id) for r in mptcp] == [
         ("join", f"{JOIN_SRC}:40001->{ap.H2_IP}:5201", 0xCAFE, 2)

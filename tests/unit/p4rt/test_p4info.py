@@ -31,7 +31,10 @@ def test_pipeline_binds_to_compiled_p4info(artifacts):
     """Every name the controller uses exists in the compiled program."""
     p4info = P4Info.from_file(artifacts.p4info)
     pipeline = Pipeline(p4info)
-    assert pipeline.max_paths == p4info.counter_size(COUNTER_TX) - 1 >= 2
+    assert pipeline.max_paths >= 2 and pipeline.max_edges >= 2
+    # the per-(peer edge, path) counters: EDGE_PATH(edge, path), p4src/include/sizes.p4
+    assert p4info.counter_size(COUNTER_TX) == (pipeline.max_edges + 1) * (pipeline.max_paths + 1)
+    assert pipeline.edge_path_index(2, 1) == 2 * (pipeline.max_paths + 1) + 1
     entry = pipeline.weights(2, 0, {1: 1, 2: 0})
     assert entry.table == TABLE_WEIGHTS
     assert list(entry.params.values())[:2] == [65536, 65536]
@@ -147,6 +150,22 @@ def test_program_cookie_is_the_same_in_every_process(artifacts):
     cookies = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout for _ in range(3)}
     assert len(cookies) == 1, cookies
+
+
+def test_edge_path_index_and_the_counters_it_indexes():
+    """edge_path_index(edge, path) is the program's EDGE_PATH with max_paths from set_weights'
+    bucket ends; a per-(edge, path) counter of another size fails the binding, naming it."""
+    from tests.fake_p4rt import MAX_EDGES, MAX_PATHS, synthetic_p4info
+
+    info = synthetic_p4info()
+    pipeline = Pipeline(P4Info(info))
+    assert (pipeline.max_edges, pipeline.max_paths) == (MAX_EDGES, MAX_PATHS)
+    assert [pipeline.edge_path_index(e, p) for e, p in ((0, 0), (1, 1), (2, 4), (8, 4))] == [
+        0, MAX_PATHS + 2, 2 * MAX_PATHS + 6, 9 * MAX_PATHS + 8]
+    counter = next(c for c in info.counters if c.preamble.name == COUNTER_TX)
+    counter.size = MAX_PATHS + 1  # per path id only, as before the fabric
+    with pytest.raises(P4InfoError, match=f"{COUNTER_TX} has {MAX_PATHS + 1} cells"):
+        Pipeline(P4Info(info))
 
 
 def test_synthetic_p4info_names_are_the_compiled_ones(artifacts):

@@ -42,10 +42,13 @@ class Host:
 
 
 class Counters:
-    """A client whose tx counter says 5 packets on path 1 (every other counter is empty)."""
+    """A client whose tx counter says 5 packets on path 1 towards s1's peer (edge 2) and 7 on
+    path 2 towards another edge (3); every other counter is empty."""
 
     def read_counter(self, name):
-        return {1: CounterValue(5, 500)} if name == COUNTER_TX else {}
+        cells = {pipeline().edge_path_index(2, 1): CounterValue(5, 500),
+                 pipeline().edge_path_index(3, 2): CounterValue(7, 700)}
+        return cells if name == COUNTER_TX else {}
 
 
 def agent(host: Host, **settings) -> SwitchAgent:
@@ -59,7 +62,7 @@ def test_settings_default_to_one_second_polls_and_the_default_probes():
     assert a.probe_interval == PROBE_INTERVAL_S
 
 
-def test_a_poll_hands_every_path_of_the_switch_to_the_host():
+def test_a_poll_hands_every_path_of_the_switch_towards_its_peer_to_the_host():
     host = Host()
     agent(host)._poll(Counters())
     ((switch, samples),) = host.samples

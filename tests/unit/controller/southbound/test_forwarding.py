@@ -35,13 +35,13 @@ def test_a_fabric_switchs_entries_from_its_next_hops():
     net, pl = fabric(), pipeline()
     hops = {(1, 3, 1): 3, (2, 3, 1): 3, (3, 1, 1): 1}
     # a transit switch: its transit_nexthop entries only
-    assert fabric_entries(pl, net, net.switch("spine1"), hops, {}) == [
+    assert fabric_entries(pl, net, net.switch("spine1"), hops, []) == [
         pl.transit_nexthop(1, 3, 1, 3), pl.transit_nexthop(2, 3, 1, 3),
         pl.transit_nexthop(3, 1, 1, 1)]
     # an edge: its own pairs' paths by path_nexthop, the others' in transit
-    leaf1 = fabric_entries(pl, net, net.switch("leaf1"), hops, {2: 1})
+    leaf1 = fabric_entries(pl, net, net.switch("leaf1"), hops, [2])
     assert pl.path_nexthop(3, 1, 3) in leaf1 and pl.transit_nexthop(2, 3, 1, 3) in leaf1
-    assert pl.path_ingress(2, 1) in leaf1 and pl.switch_config(1) in leaf1
+    assert pl.path_ingress(2) in leaf1 and pl.switch_config(1) in leaf1
     assert [e.params["dst_edge"] for e in leaf1 if e.table == TABLE_ROUTE and
             "dst_edge" in e.params] == [2, 3]
 

@@ -50,7 +50,8 @@ def test_the_compiled_program_carries_every_member(artifacts):
     check_members(members)
 
 
-RTT_VALUES = {"path_id": 3, "rtt_us": 41_500, "retrans": 2, "inflight_bytes": 64_000}
+RTT_VALUES = {"path_id": 3, "peer_edge": 2, "rtt_us": 41_500, "retrans": 2,
+              "inflight_bytes": 64_000}
 
 
 def test_an_rtt_report_from_decoded_values():
@@ -61,8 +62,8 @@ def test_an_rtt_report_from_decoded_values():
     )
 
     r = rtt_report({**RTT_VALUES, "extra": 1}, "s1", 3.0)
-    assert (r.switch, r.path_id, r.rtt_us, r.retrans, r.inflight_bytes, r.received_at) == (
-        "s1", 3, 41_500, 2, 64_000, 3.0)
+    assert (r.switch, r.path_id, r.peer_edge, r.rtt_us, r.retrans, r.inflight_bytes,
+            r.received_at) == ("s1", 3, 2, 41_500, 2, 64_000, 3.0)
     assert set(RTT_DIGEST_FIELDS) == set(RTT_VALUES)
     check_rtt_members(RTT_VALUES)
     with pytest.raises(DigestFormatError, match="RTT report digest lacks inflight_bytes"):
@@ -71,11 +72,12 @@ def test_an_rtt_report_from_decoded_values():
         rtt_report({k: v for k, v in RTT_VALUES.items() if k != "rtt_us"}, "s1", 0.0)
 
 
-def test_an_rtt_report_names_its_peer_edge_when_the_program_does():
-    from mpsched.controller.southbound.reports import PEER_EDGE_MEMBER, rtt_report
+def test_an_rtt_report_names_its_peer_edge():
+    from mpsched.controller.southbound.reports import rtt_report
 
-    assert rtt_report(RTT_VALUES, "s1", 3.0).peer_edge == 0  # not reported: the one peer
-    assert rtt_report({**RTT_VALUES, PEER_EDGE_MEMBER: 3}, "s1", 3.0).peer_edge == 3
+    assert rtt_report({**RTT_VALUES, "peer_edge": 3}, "s1", 3.0).peer_edge == 3
+    with pytest.raises(DigestFormatError, match="lacks peer_edge"):
+        rtt_report({k: v for k, v in RTT_VALUES.items() if k != "peer_edge"}, "s1", 0.0)
 
 
 def test_the_compiled_program_carries_every_rtt_member(artifacts):

@@ -112,9 +112,9 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     from mpsched.controller.southbound.reports import RttReport
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
-    ctl.on_rtt(RttReport("s2", 2, 30_000, 5, 1_500, now))
-    ctl.on_rtt(RttReport("s2", 2, 50_000, 8, 3_000, now + 0.1))
-    ctl.on_rtt(RttReport("s2", 9, 50_000, 8, 3_000, now))  # unknown path: ignored
+    ctl.on_rtt(RttReport("s2", 2, 1, 30_000, 5, 1_500, now))
+    ctl.on_rtt(RttReport("s2", 2, 1, 50_000, 8, 3_000, now + 0.1))
+    ctl.on_rtt(RttReport("s2", 9, 1, 50_000, 8, 3_000, now))  # unknown path: ignored
     current = ctl.telemetry(2).directions["s2->s1"].current
     assert current["srtt_ms"] == pytest.approx(30 + (50 - 30) / 8)
     assert (current["rtt_min_ms"], current["rtt_max_ms"]) == (30.0, 50.0)

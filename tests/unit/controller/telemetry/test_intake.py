@@ -49,8 +49,8 @@ def test_a_path_report_goes_to_the_direction_towards_its_egress_edge():
 
 def test_an_rtt_report_goes_to_the_direction_away_from_its_ingress_edge():
     i = intake()
-    i.ingest_rtt_report(RttReport("s2", 2, 30_000, 5, 1_500, NOW))
-    i.ingest_rtt_report(RttReport("s2", 9, 30_000, 5, 1_500, NOW))  # no path 9: ignored
+    i.ingest_rtt_report(RttReport("s2", 2, 1, 30_000, 5, 1_500, NOW))
+    i.ingest_rtt_report(RttReport("s2", 9, 1, 30_000, 5, 1_500, NOW))  # no path 9: ignored
     assert set(i.estimators) == {(2, "s2->s1")}
     state = i.path_state(2, "s2->s1", NOW)
     assert state.srtt_ms == pytest.approx(30.0)
