@@ -44,6 +44,7 @@ from pathlib import Path
 
 from mpsched.bench import fabric_failover as fo
 from mpsched.bench.fct import BenchError, paired_table, ratio, row_mean, select_results
+from mpsched.fabric.model import Fabric
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, run_fct
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT, build_dir
@@ -99,7 +100,7 @@ def read_failovers(out: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((out / "failover").rglob(FAILOVER_FILE))]
 
 
-def failover_record(run_dir: Path, fabric, start_wall: float) -> dict:
+def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
     """Evaluate one failover run's captures (its directory's tags-*.pcap) and write
     `failover.json` there."""
     link, down_s, up_s = fo.failed_link(fabric)
