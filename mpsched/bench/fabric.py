@@ -111,6 +111,7 @@ def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
     record = {"run": run_dir.name, "link": link, "down_s": down_s, "ms": got.ms,
               "frames_before": got.frames_before, "frames_after": got.frames_after,
               "worst": list(got.worst) if got.worst else None,
+              "late": [[ms, list(key)] for ms, key in got.late],
               "probes_after": sum(1 for f in frames if f.probe and f.key in keys
                                   and f.ts >= down_t)}
     (run_dir / FAILOVER_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))

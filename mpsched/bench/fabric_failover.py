@@ -107,18 +107,21 @@ class Failover:
     """One run's failover: `ms` from the down instant to the last data frame on a path
     through the failed link (0 if none followed it; NaN if no such frame came in the
     `window_s` before it, so the run shows nothing), `frames_before` those in that window,
-    `frames_after` those after it, `worst` the key of the last one."""
+    `frames_after` those after it, `worst` the key of the last one, `late` each of those
+    after it as (ms after the down instant, key), for looking at an outlier."""
 
     ms: float
     frames_before: int
     frames_after: int
     worst: TagKey | None
+    late: tuple[tuple[float, TagKey], ...] = ()
 
 
 def failover(frames: Iterable[TagFrame], keys: set[TagKey], down_t: float, up_t: float,
              window_s: float = 5.0) -> Failover:
     """The failover of one run (see `Failover`) from its captured frames."""
-    before = after = 0
+    before = 0
+    late: list[tuple[float, TagKey]] = []
     last, worst = down_t, None
     for f in frames:
         if f.probe or f.key not in keys:
@@ -126,11 +129,11 @@ def failover(frames: Iterable[TagFrame], keys: set[TagKey], down_t: float, up_t:
         if down_t - window_s <= f.ts < down_t:
             before += 1
         elif down_t <= f.ts < up_t:
-            after += 1
+            late.append((round((f.ts - down_t) * 1000.0, 1), f.key))
             if f.ts >= last:
                 last, worst = f.ts, f.key
     ms = (last - down_t) * 1000.0 if before else math.nan
-    return Failover(ms, before, after, worst)
+    return Failover(ms, before, len(late), worst, tuple(late))
 
 
 def _up_steps(fabric: Fabric) -> list[tuple[str, float, bool]]:

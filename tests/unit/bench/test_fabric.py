@@ -68,6 +68,7 @@ def test_failover_is_the_last_data_frame_on_a_dead_path():
     got = fo.failover(frames, DEAD, down_t=100.0, up_t=120.0)
     assert got.ms == pytest.approx(180.0)
     assert (got.frames_before, got.frames_after, got.worst) == (1, 2, (2, 1, 2))
+    assert got.late == ((50.0, (1, 2, 2)), (180.0, (2, 1, 2)))
 
 
 def test_failover_without_traffic_before_is_nan_and_without_frames_after_zero():
