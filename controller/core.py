@@ -119,7 +119,8 @@ class Controller:
             self._lock, self.mastership, self.keeper, self.stepper, s.write_timeout
         )
         # the fabric's links and pairs (GET /links, /pairs, /pairs/{id}; PUT /links/{id}/admin)
-        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator)
+        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator,
+                                lambda: {a.sw.name: a.ports.rates for a in self.agents})
         self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
         self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         self.loop = ControlLoop(self, self._stop)
