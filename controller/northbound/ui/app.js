@@ -17,7 +17,7 @@ const METRICS = [
   ["inflight_bytes", "in flight, bytes"],
 ];
 const SVG_NS = "http://www.w3.org/2000/svg";
-const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text"]);
+const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text", "title"]);
 
 const state = {
   series: {},      // path id -> direction -> [snapshot, ...] (oldest first)
@@ -26,6 +26,9 @@ const state = {
   decisionsT: 0,
   paths: [], switches: [], classes: [], mptcp: null, loop: null, policies: [],
   polling: null,
+  // a fabric's (fabric.js): GET /links, GET /pairs, the selected pair's decisions, the edge
+  // a pick by clicks started at
+  links: [], pairs: [], pairDecisions: null, pickFrom: null,
 };
 // What tests and `make bench-ui` read: when the first full render happened (ms since navigation).
 window.mpschedUi = { firstRenderMs: null, renders: 0, errors: 0 };
@@ -145,15 +148,22 @@ function mergeDecisions(dec) {
 }
 
 async function pollOnce() {
-  const [paths, tel, switches, classes, dec, mptcp] = await Promise.all([
+  const [paths, tel, switches, classes, dec, mptcp, links] = await Promise.all([
     getJson("/paths"),
     getJson(`/telemetry?since=${state.lastT}`),
     getJson("/switches"),
     getJson("/classes"),
     getJson(`/decisions?since=${state.decisionsT}&limit=1000`),
     getJson("/mptcp/connections"),
+    getJson("/links"),
   ]);
-  Object.assign(state, { paths, switches, classes, mptcp });
+  Object.assign(state, { paths, switches, classes, mptcp, links });
+  if (isFabric()) {
+    const pair = state.pairs.length ? direction() : "";
+    const [pairs, pairDec] = await Promise.all([getJson("/pairs"), pair
+      ? getJson(`/decisions?pair=${encodeURIComponent(pair)}&limit=${SHOWN_DECISIONS}`) : null]);
+    Object.assign(state, { pairs, pairDecisions: pairDec });
+  }
   mergeTelemetry(tel);
   mergeDecisions(dec);
   render();
@@ -174,6 +184,9 @@ function poll() {
 
 // -- views --------------------------------------------------------------------------------
 
+// A fabric (GET /links lists links) is drawn by fabric.js; two edges as below.
+function isFabric() { return state.links.length > 0; }
+
 function render() {
   renderDirections();
   renderTopology();
@@ -192,6 +205,7 @@ function render() {
 }
 
 function renderDirections() {
+  if (isFabric()) { renderPairSelect(); return; }
   const select = $("direction");
   const dirs = [...new Set(state.paths.flatMap((p) => Object.keys(p.telemetry || {})))].sort();
   if (dirs.join() === [...select.options].map((o) => o.value).join()) return;
@@ -203,6 +217,7 @@ function renderDirections() {
 function current(p) { return (p.telemetry || {})[direction()] || {}; }
 
 function renderTopology() {
+  if (isFabric()) { renderFabric(); return; }
   const svg = $("topology");
   const names = state.switches.map((s) => s.name);
   const [a, b] = [names[0] || "s1", names[1] || "s2"];
@@ -362,7 +377,10 @@ function renderDecisions() {
       + `${fmt(loop.latency_ms_p99)} ms, ${loop.iterations} iterations, ${loop.writes} writes, `
       + `period ${loop.control_period_ms} ms`;
   }
-  const shown = state.decisions.slice(-SHOWN_DECISIONS).reverse();
+  const fabricPair = isFabric() && state.pairDecisions;
+  $("decisions-title").textContent = fabricPair ? `Decisions of ${direction()}` : "Decisions";
+  const shown = fabricPair ? state.pairDecisions.decisions.slice().reverse()
+    : state.decisions.slice(-SHOWN_DECISIONS).reverse();
   const kv = (o) => Object.entries(o || {}).map(([k, v]) => `${k}:${fmt(v, 3)}`).join(" ");
   $("decisions").tBodies[0].replaceChildren(...shown.map((d) => el("tr", {},
     ...[clock(d.t), d.switch, d.class_id, d.policy, kv(d.weights), d.mode, d.reason, kv(d.scores)]
@@ -402,7 +420,7 @@ async function start() {
   });
   $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
   $("window").addEventListener("change", renderCharts);
-  $("direction").addEventListener("change", render);
+  $("direction").addEventListener("change", () => { render(); if (isFabric()) poll(); });
   try {
     state.policies = Object.keys((await getJson("/params")).schema.policies).sort();
   } catch (e) {
