@@ -323,10 +323,12 @@ class Controller:
         }
         return views.PathTelemetryView(id=path_id, directions=directions)
 
-    def telemetry_since(self, since: float) -> views.TelemetrySinceView:
-        """History snapshots newer than `since` (seconds since the epoch), for polling."""
+    def telemetry_since(self, since: float, direction: str | None = None
+                        ) -> views.TelemetrySinceView:
+        """History snapshots newer than `since` (seconds since the epoch), for polling; of
+        `direction` only if given."""
         with self._lock:
-            paths = self.intake.history_since(since)
+            paths = self.intake.history_since(since, direction)
         return views.TelemetrySinceView(now=round(time.time(), 3), paths=paths)
 
     def switches(self) -> list[views.SwitchStatusView]:

@@ -29,6 +29,7 @@ const state = {
   // a fabric's (fabric.js): GET /links, GET /pairs, the selected pair's decisions, the edge
   // a pick by clicks started at
   links: [], pairs: [], pairDecisions: null, pickFrom: null,
+  seriesOf: null,  // in a fabric: the pair `series` holds (only its direction is fetched)
 };
 // What tests and `make bench-ui` read: when the first full render happened (ms since navigation).
 window.mpschedUi = { firstRenderMs: null, renders: 0, errors: 0 };
@@ -147,10 +148,21 @@ function mergeDecisions(dec) {
   state.loop = dec.loop;
 }
 
+// In a fabric only the picked pair's direction is fetched (GET /telemetry?direction=): a new
+// pick starts its history afresh.
+function telemetryPath() {
+  if (!isFabric()) return `/telemetry?since=${state.lastT}`;
+  const pair = direction();
+  if (pair !== state.seriesOf) Object.assign(state, { series: {}, lastT: 0, seriesOf: pair });
+  return `/telemetry?since=${state.lastT}&direction=${encodeURIComponent(pair)}`;
+}
+
 async function pollOnce() {
+  const telPath = telemetryPath();
+  const seriesOf = state.seriesOf;
   const [paths, tel, switches, classes, dec, mptcp, links] = await Promise.all([
     getJson("/paths"),
-    getJson(`/telemetry?since=${state.lastT}`),
+    getJson(telPath),
     getJson("/switches"),
     getJson("/classes"),
     getJson(`/decisions?since=${state.decisionsT}&limit=1000`),
@@ -158,13 +170,13 @@ async function pollOnce() {
     getJson("/links"),
   ]);
   Object.assign(state, { paths, switches, classes, mptcp, links });
+  if (seriesOf === state.seriesOf) mergeTelemetry(tel);  // not if the pick changed meanwhile
   if (isFabric()) {
     const pair = state.pairs.length ? direction() : "";
     const [pairs, pairDec] = await Promise.all([getJson("/pairs"), pair
       ? getJson(`/decisions?pair=${encodeURIComponent(pair)}&limit=${SHOWN_DECISIONS}`) : null]);
     Object.assign(state, { pairs, pairDecisions: pairDec });
   }
-  mergeTelemetry(tel);
   mergeDecisions(dec);
   render();
 }
@@ -422,9 +434,13 @@ async function start() {
   $("window").addEventListener("change", renderCharts);
   $("direction").addEventListener("change", () => { render(); if (isFabric()) poll(); });
   try {
-    state.policies = Object.keys((await getJson("/params")).schema.policies).sort();
+    const [params, links] = await Promise.all([getJson("/params"), getJson("/links")]);
+    state.policies = Object.keys(params.schema.policies).sort();
+    // a fabric: the pairs first, so that the first poll fetches one pair's history only
+    state.links = links;
+    if (isFabric()) { state.pairs = await getJson("/pairs"); renderPairSelect(); }
   } catch (e) {
-    showMessage(`GET /params failed: ${e.message}`, true);
+    showMessage(e.message, true);
   }
   const loop = async () => { await poll(); setTimeout(loop, POLL_MS); };
   loop();
