@@ -157,10 +157,18 @@ function telemetryPath() {
   return `/telemetry?since=${state.lastT}&direction=${encodeURIComponent(pair)}`;
 }
 
+// A fabric's GETs (known from the previous poll, or start()) go in the same round as the rest.
+function fabricGets() {
+  if (!isFabric()) return [null, null];
+  const pair = state.pairs.length ? direction() : "";
+  return [getJson("/pairs"), pair
+    ? getJson(`/decisions?pair=${encodeURIComponent(pair)}&limit=${SHOWN_DECISIONS}`) : null];
+}
+
 async function pollOnce() {
   const telPath = telemetryPath();
   const seriesOf = state.seriesOf;
-  const [paths, tel, switches, classes, dec, mptcp, links] = await Promise.all([
+  const [paths, tel, switches, classes, dec, mptcp, links, pairs, pairDec] = await Promise.all([
     getJson("/paths"),
     getJson(telPath),
     getJson("/switches"),
@@ -168,15 +176,11 @@ async function pollOnce() {
     getJson(`/decisions?since=${state.decisionsT}&limit=1000`),
     getJson("/mptcp/connections"),
     getJson("/links"),
+    ...fabricGets(),
   ]);
   Object.assign(state, { paths, switches, classes, mptcp, links });
   if (seriesOf === state.seriesOf) mergeTelemetry(tel);  // not if the pick changed meanwhile
-  if (isFabric()) {
-    const pair = state.pairs.length ? direction() : "";
-    const [pairs, pairDec] = await Promise.all([getJson("/pairs"), pair
-      ? getJson(`/decisions?pair=${encodeURIComponent(pair)}&limit=${SHOWN_DECISIONS}`) : null]);
-    Object.assign(state, { pairs, pairDecisions: pairDec });
-  }
+  if (pairs) Object.assign(state, { pairs, pairDecisions: pairDec });
   mergeDecisions(dec);
   render();
 }
