@@ -25,6 +25,9 @@ telemetry the page sees change) is live.
   against the page's 1 s poll (target ≤ 1500; p50 printed too).
 - the page's JS heap after the run (Chrome DevTools `Performance.getMetrics`).
 
+`--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
+of BMv2s (mpsched/bench/ui_fabric.py).
+
 The browser helpers here (`start_browser`, `wait_rendered`, `console_errors`, `screenshot`)
 serve the browser tests (tests/integration/test_ui_browser.py) and the demo's screenshot too.
 """
