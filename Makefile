@@ -123,8 +123,8 @@ p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (
 	@for p in $(P4_PROFILES_REDUCED); do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
-bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap
-	$(PY) -m mpsched.bench.ui
+bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
+	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC))
 
 bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
 	$(PY) -m mpsched.bench.reliability

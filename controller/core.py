@@ -119,7 +119,8 @@ class Controller:
             self._lock, self.mastership, self.keeper, self.stepper, s.write_timeout
         )
         # the fabric's links and pairs (GET /links, /pairs, /pairs/{id}; PUT /links/{id}/admin)
-        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator)
+        self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator,
+                                lambda: {a.sw.name: a.ports.rates for a in self.agents})
         self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
         self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         self.loop = ControlLoop(self, self._stop)
@@ -322,10 +323,12 @@ class Controller:
         }
         return views.PathTelemetryView(id=path_id, directions=directions)
 
-    def telemetry_since(self, since: float) -> views.TelemetrySinceView:
-        """History snapshots newer than `since` (seconds since the epoch), for polling."""
+    def telemetry_since(self, since: float, direction: str | None = None
+                        ) -> views.TelemetrySinceView:
+        """History snapshots newer than `since` (seconds since the epoch), for polling; of
+        `direction` only if given."""
         with self._lock:
-            paths = self.intake.history_since(since)
+            paths = self.intake.history_since(since, direction)
         return views.TelemetrySinceView(now=round(time.time(), 3), paths=paths)
 
     def switches(self) -> list[views.SwitchStatusView]:

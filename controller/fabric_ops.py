@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
@@ -19,6 +20,17 @@ from mpsched.controller.northbound import views
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.controller.telemetry.ports import DirectionLoad, PortRate, link_loads
+from mpsched.fabric.ports import port_map
+
+PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
+
+
+def direction_view(load: DirectionLoad) -> views.LinkDirectionView:
+    return views.LinkDirectionView(
+        src=load.src, dst=load.dst, port=load.port, rate_mbps=load.rate_mbps,
+        mbps=load.mbps, utilisation=load.utilisation,
+    )
 
 
 class FabricOps:
@@ -29,20 +41,44 @@ class FabricOps:
         keeper: IntentKeeper,
         intake: TelemetryIntake,
         operator: Operator,
+        port_rates: Callable[[], PortRates] = dict,
     ) -> None:
+        """`port_rates`: each switch's ports' latest transmit rates (the agents' `PortMeter`s,
+        controller/telemetry/ports.py)."""
         self.lock = lock
         self.routes = routes
         self.keeper = keeper
         self.intake = intake
         self.operator = operator
+        self.port_rates = port_rates
+        self.ports = port_map(routes.fabric) if routes.fabric is not None else {}
 
     # -- links -------------------------------------------------------------------
 
+    def _crossings(self) -> dict[str, int]:
+        """{link name: how many pairs' current paths cross it}."""
+        count: dict[str, int] = {}
+        for unit in self.routes.units():
+            for path in self.routes.pair_paths(unit).values():
+                for name in path.links:
+                    count[name] = count.get(name, 0) + 1
+        return count
+
     def links(self) -> list[views.LinkView]:
-        """Every link of the fabric ([] with two edges)."""
+        """Every link of the fabric with its load per direction ([] with two edges)."""
+        fabric = self.routes.fabric
+        if fabric is None:
+            return []
+        loads = link_loads(fabric, self.ports, self.port_rates())
         with self.lock:
+            crossings = self._crossings()
             return [
-                views.LinkView(name=name, a=a, b=b, admin="up" if up else "down")
+                views.LinkView(
+                    name=name, a=a, b=b, admin="up" if up else "down",
+                    alive=up and crossings.get(name, 0) > 0, paths=crossings.get(name, 0),
+                    forward=direction_view(loads[name][0]),
+                    reverse=direction_view(loads[name][1]),
+                )
                 for name, a, b, up in self.routes.links()
             ]
 

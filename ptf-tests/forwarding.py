@@ -21,7 +21,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.p4rt.pipeline import COUNTER_RX, COUNTER_TX
+from mpsched.p4rt.pipeline import COUNTER_PORT_TX, COUNTER_RX, COUNTER_TX
 
 
 
@@ -69,6 +69,24 @@ class RouteToHostTest(EdgeSwitchTest):
         testutils.verify_no_other_packets(self)
         rx = self.client.read_counter(COUNTER_RX)
         assert sum(v.packets for v in rx.values()) == 0, rx
+
+
+class PortCounterTest(EdgeSwitchTest):
+    """The egress counts every packet on the port it leaves by (port_counters.p4, port_tx:
+    the controller's link loads): one routed to h1 is one packet of its length on h1's
+    port, nothing on the others."""
+
+    def runTest(self) -> None:
+        self.set_weights({1: 1}, insert=True)
+        pkt = (Ether(src=PEER_MAC, dst="00:00:00:00:00:01") / IP(src=REMOTE_IP, dst=HOST_IP)
+               / UDP(sport=1234, dport=4321) / Raw(b"y" * 100))
+        testutils.send_packet(self, PATH_PORTS[2], pkt)
+        result = testutils.dp_poll(self, port_number=HOST_PORT, timeout=2)
+        assert isinstance(result, self.dataplane.PollSuccess), "nothing left on h1's port"
+        counts = self.client.read_counter(COUNTER_PORT_TX)
+        assert (counts[HOST_PORT].packets, counts[HOST_PORT].bytes) == (1, len(pkt)), counts
+        others = {port: v for port, v in counts.items() if port != HOST_PORT and v.packets}
+        assert others == {}, others
 
 
 class WeightZeroTest(EdgeSwitchTest):

@@ -197,6 +197,10 @@ def synthetic_p4info() -> p4info_pb2.P4Info:
         c.preamble.id = 0x13000000 + next(next_id)
         c.preamble.name = name
         c.size = (MAX_EDGES + 1) * (MAX_PATHS + 1)  # EDGE_PATH cells (sizes.p4)
+    c = info.counters.add()
+    c.preamble.id = 0x13000000 + next(next_id)
+    c.preamble.name = pl.COUNTER_PORT_TX
+    c.size = 64  # PORT_COUNTER_SIZE (sizes.p4)
     # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
     # here are a sample; tests/unit/p4rt/test_p4info.py checks the compiled program's).
     c = info.counters.add()

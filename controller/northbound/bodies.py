@@ -118,9 +118,12 @@ class Query(BaseModel):
 
 
 class TelemetryQuery(Query):
-    """`GET /telemetry?since=<t>`."""
+    """`GET /telemetry?since=<t>&direction=<d>`: of one direction only if given (the
+    dashboard's fabric view polls one pair's)."""
 
     since: Since = 0.0
+    direction: Annotated[str | None, Field(max_length=64, description="only this direction's "
+                                           "(s1->s2; in a fabric a pair's id)")] = None
 
 
 class DecisionsQuery(Query):

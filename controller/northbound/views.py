@@ -147,13 +147,33 @@ class ClassView(View):
     placement: dict[str, PlacementView | None]
 
 
+class LinkDirectionView(View):
+    """One direction of a link, leaving `src` towards `dst` by `src`'s `port`: its configured
+    rate, and its measured rate (Mbit/s between the latest two reads of the port's transmit
+    counter, port_counters.p4; null before two reads) and that as a fraction of the configured
+    rate (null without either)."""
+
+    src: str
+    dst: str
+    port: int
+    rate_mbps: Number | None
+    mbps: Number | None
+    utilisation: Number | None
+
+
 class LinkView(View):
-    """GET /links: a fabric's link (docs/fabric.md) and its administrative state."""
+    """GET /links: a fabric's link (docs/fabric.md), its administrative state, whether the
+    routing uses it (`alive`: up, and some pair's path crosses it; `paths`: how many) and its
+    load per direction (`forward` a -> b, `reverse` b -> a)."""
 
     name: str
     a: str
     b: str
     admin: Literal["up", "down"]
+    alive: bool
+    paths: int
+    forward: LinkDirectionView
+    reverse: LinkDirectionView
 
 
 class PairPathView(View):

@@ -6,7 +6,7 @@ classifier (`AgentHost.sched_entries`). A switch that already runs this program 
 cookie, e.g. after a controller restart) keeps it, with its registers (flowlets, sequence
 numbers, liveness): its tables are read back and only the difference is written. A switch
 without it (new, restarted, or running another program) gets the program pushed and every
-entry. Then the thread polls the per-path counters. Other threads hand it work through
+entry. Then the thread polls the per-path and per-port counters. Other threads hand it work through
 `submit()`, which returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
 restarts) the thread reconnects and does the same again, so the switch always converges to the
 controller's state.
@@ -45,11 +45,13 @@ from mpsched.controller.telemetry.estimators import (
     PathReport,
     TelemetryConfig,
 )
+from mpsched.controller.telemetry.ports import PortMeter
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
+    COUNTER_PORT_TX,
     COUNTER_PROBE_SKIPPED,
     COUNTER_RX,
     COUNTER_TX,
@@ -167,6 +169,8 @@ class SwitchAgent(threading.Thread):
         # packets the switch dropped, by reason (the drop_reason counter, read with the others)
         self.drops: dict[str, int] = {}
         self.probes_gated = 0  # probes the switch's probe gate dropped (probe_gate.p4)
+        # each port's transmit rate between the latest two polls (port_counters.p4, GET /links)
+        self.ports = PortMeter()
         self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
@@ -302,6 +306,7 @@ class SwitchAgent(threading.Thread):
         self.drops = {reason: value.packets for reason, value in drops.items()}
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
+        self.ports.update(now, client.read_counter(COUNTER_PORT_TX))
         samples = {}
         for path_id in self.path_ids:
             # the counters are per (peer edge, path): a path id's, summed over the peers

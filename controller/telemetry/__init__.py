@@ -1,3 +1,3 @@
 """Path state from the data plane's telemetry: per-path estimators (`estimators`) over the
 reports' sliding windows (`windows`), the export and liveness settings and the probe rule
-(`config`), and counter rates (`stats`), pure, no I/O."""
+(`config`), counter rates (`stats`) and ports' rates and links' loads (`ports`), pure, no I/O."""

@@ -229,9 +229,13 @@ class TelemetryIntake:
             d: list(est.history) for (p, d), est in sorted(self.estimators.items()) if p == path_id
         }
 
-    def history_since(self, since: float) -> dict[str, dict[str, list[dict[str, Any]]]]:
-        """Per path (id as a string) and direction, the history entries newer than `since`."""
+    def history_since(self, since: float, direction: str | None = None
+                      ) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """Per path (id as a string) and direction (`direction` only, if given), the history
+        entries newer than `since`."""
         out: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for (p, d), est in sorted(self.estimators.items()):
+            if direction is not None and d != direction:
+                continue
             out.setdefault(str(p), {})[d] = [s for s in est.history if s["t"] > since]
         return out

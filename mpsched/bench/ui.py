@@ -25,6 +25,9 @@ telemetry the page sees change) is live.
   against the page's 1 s poll (target ≤ 1500; p50 printed too).
 - the page's JS heap after the run (Chrome DevTools `Performance.getMetrics`).
 
+`--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
+of BMv2s (mpsched/bench/ui_fabric.py).
+
 The browser helpers here (`start_browser`, `wait_rendered`, `console_errors`, `screenshot`)
 serve the browser tests (tests/integration/test_ui_browser.py) and the demo's screenshot too.
 """
@@ -223,17 +226,26 @@ def measure_loads(driver: Any, url: str) -> list[float]:
     return loads
 
 
-def measure_lags(driver: Any, feeder: Feeder) -> list[float]:
+# The value the lag is measured on, as the page shows it: path 1's bytes in flight (two edges:
+# its drawing's data-inflight; the fabric's: ui_fabric.WATCHED_JS), and the element it is in.
+WATCHED_JS = "(() => { const g = document.querySelector('#topology g[data-path=\"1\"]');" \
+    " return g && g.dataset.inflight; })()"
+
+
+def measure_lags(driver: Any, feeder: Feeder, watched: tuple[str, str] = (WATCHED_JS, "topology")
+                 ) -> list[float]:
     """CHANGES marked values fed at random times: how long each took to show, in ms."""
+    value_js, where = watched
     driver.execute_script(
         """
         window.__seen = {};
         new MutationObserver(() => {
-          const g = document.querySelector('#topology g[data-path="1"]');
-          const v = g && g.dataset.inflight;
+          const v = VALUE;
           if (v && !(v in window.__seen)) window.__seen[v] = Date.now();
-        }).observe(document.getElementById('topology'), {childList: true, subtree: true});
-        """
+        }).observe(document.getElementById(arguments[0]),
+                   {childList: true, subtree: true, characterData: true});
+        """.replace("VALUE", value_js),
+        where,
     )
     rng = random.Random(3)
     lags = []
@@ -266,26 +278,36 @@ def page_metrics(driver: Any) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, float]:
+    from mpsched.bench import ui_fabric
     from mpsched.controller.northbound.rest import RestApi
     from mpsched.controller.northbound.server import RestServer
     from mpsched.proc.bmv2 import free_port
 
-    sw, ctl = start_controller(workdir, registry)
+    watched = (WATCHED_JS, "topology")
+    if args.fabric:
+        switches, ctl = ui_fabric.start_fabric(workdir, registry, *args.fabric)
+        feeder: Feeder = ui_fabric.FabricFeeder(ctl, N_PATHS, seed=1)
+        watched = (ui_fabric.WATCHED_JS, "paths")
+    else:
+        sw, ctl = start_controller(workdir, registry)
+        switches, feeder = [sw], Feeder(ctl, N_PATHS, seed=1)
     server = driver = None
-    feeder = Feeder(ctl, N_PATHS, seed=1)
     try:
-        if not ctl.agents[0].wait_ready(30):
-            raise RuntimeError(f"s1 not ready: {ctl.agents[0].status}")
+        for agent in ctl.agents:
+            if not agent.wait_ready(60):
+                raise RuntimeError(f"{agent.sw.name} not ready: {agent.status}")
         feeder.start()
         server = RestServer(RestApi(ctl), "127.0.0.1", free_port())
         server.start()
         url = "http://{}:{}/ui/".format(*server.address)
         time.sleep(2.0)  # estimators filled, decisions logged
         snapshots = backfill(ctl, HISTORY_S, seed=2)
-        print(f"controller: {N_PATHS} paths on BMv2, {snapshots} history snapshots, {url}")
+        shape = "a {}x{} leaf-spine".format(*args.fabric) if args.fabric else "two edges"
+        print(f"controller: {shape}, {N_PATHS} paths, on BMv2, {snapshots} history snapshots,"
+              f" {url}")
         driver = start_browser()
         loads = measure_loads(driver, url)
-        lags = measure_lags(driver, feeder)
+        lags = measure_lags(driver, feeder, watched)
         return {
             "load_ms": statistics.median(loads),
             "lag_max_ms": max(lags),
@@ -299,7 +321,17 @@ def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, flo
         if server is not None:
             server.stop()
         ctl.stop()
-        sw.stop()
+        for sw in switches:
+            sw.stop()
+
+
+def _shape(text: str) -> tuple[int, int]:
+    from mpsched.bench.ui_fabric import parse_shape
+
+    try:
+        return parse_shape(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,7 +340,11 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.parse_args(argv)
+    parser.add_argument("--fabric", metavar="LxS", type=_shape, default=None,
+                        help="a leaf-spine of L leaves and S spines, a BMv2 each, instead of"
+                             " two edges: the page's fabric view (mpsched/bench/ui_fabric.py),"
+                             " e.g. 8x4")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     from mpsched.bench.control import artifacts_for
     from mpsched.proc.cleanup import Registry, sweep
@@ -323,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = Registry()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            result = run(parser.parse_args(argv), Path(tmp), registry)
+            result = run(args, Path(tmp), registry)
     except KeyboardInterrupt:
         print("bench-ui: interrupted; cleaned up", file=sys.stderr)
         return 130

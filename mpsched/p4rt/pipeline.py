@@ -128,6 +128,9 @@ DIGESTS_MPTCP = (DIGEST_MPTCP_CAPABLE, DIGEST_MPTCP_JOIN, DIGEST_MPTCP_CLOSE)
 # (DROP_REASONS), and reach the P4Info as the counter's structured annotation
 # @drop_reasons[NAME = code, ...]; Pipeline.drop_reasons reads them from there.
 COUNTER_DROP_REASON = "MpIngress.drop_reason"
+# Transmit counter per egress port (p4src/include/port_counters.p4): packets and bytes, indexed
+# by the port number (ports from its size up are not counted); the links' loads (GET /links).
+COUNTER_PORT_TX = "MpEgress.port_counters.port_tx"
 ANNOTATION_DROP_REASONS = "drop_reasons"
 ENUM_POLICY_MODE = "policy_mode_t"  # set_weights' mode: HASH, FLOWLET, RR, VQ, CA
 MODE_CA = "ca"  # the policy mode that needs FEATURE_CONGESTION
@@ -274,6 +277,7 @@ class Pipeline:
         ):
             p4info.action(action)
         p4info.counter(COUNTER_PROBE_SKIPPED)
+        p4info.counter(COUNTER_PORT_TX)
         for register in (
             REGISTER_TX_SEQ,
             REGISTER_PROBE_SEQ,

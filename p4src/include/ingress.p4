@@ -65,6 +65,7 @@
 #include "liveness.p4"
 #include "classify.p4"
 #include "mptcp.p4"
+#include "port_counters.p4"
 
 control MpIngress(inout headers_t hdr,
                   inout local_metadata_t meta,
@@ -203,10 +204,15 @@ control MpIngress(inout headers_t hdr,
     }
 }
 
+// The egress pipeline counts what leaves each port (port_counters.p4).
 control MpEgress(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta) {
-    apply { }
+    PortCounters() port_counters;
+
+    apply {
+        port_counters.apply(std_meta);
+    }
 }
 
 #endif

@@ -56,6 +56,10 @@
 #define CA_PARAMS_TABLE_SIZE (MAX_EDGES * MAX_CLASSES)
 // Per-flow order slots of the egress edge (path_monitor.p4).
 #define FLOW_ORDER_SLOTS 4096
+// Per-port transmit counters (port_counters.p4): ports 0..63, each two
+// 64-bit words in BMv2 (1 KB). A fabric switch has a port per host and per
+// link (docs/fabric.md "Ports and next hops").
+#define PORT_COUNTER_SIZE 64
 // Pinned MPTCP subflows, one entry per subflow and direction (mptcp.p4).
 #define SUBFLOW_PIN_TABLE_SIZE 1024
 

@@ -17,7 +17,7 @@ const METRICS = [
   ["inflight_bytes", "in flight, bytes"],
 ];
 const SVG_NS = "http://www.w3.org/2000/svg";
-const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text"]);
+const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text", "title"]);
 
 const state = {
   series: {},      // path id -> direction -> [snapshot, ...] (oldest first)
@@ -26,6 +26,10 @@ const state = {
   decisionsT: 0,
   paths: [], switches: [], classes: [], mptcp: null, loop: null, policies: [],
   polling: null,
+  // a fabric's (fabric.js): GET /links, GET /pairs, the selected pair's decisions, the edge
+  // a pick by clicks started at
+  links: [], pairs: [], pairDecisions: null, pickFrom: null,
+  seriesOf: null,  // in a fabric: the pair `series` holds (only its direction is fetched)
 };
 // What tests and `make bench-ui` read: when the first full render happened (ms since navigation).
 window.mpschedUi = { firstRenderMs: null, renders: 0, errors: 0 };
@@ -144,17 +148,39 @@ function mergeDecisions(dec) {
   state.loop = dec.loop;
 }
 
+// In a fabric only the picked pair's direction is fetched (GET /telemetry?direction=): a new
+// pick starts its history afresh.
+function telemetryPath() {
+  if (!isFabric()) return `/telemetry?since=${state.lastT}`;
+  const pair = direction();
+  if (pair !== state.seriesOf) Object.assign(state, { series: {}, lastT: 0, seriesOf: pair });
+  return `/telemetry?since=${state.lastT}&direction=${encodeURIComponent(pair)}`;
+}
+
+// A fabric's GETs (known from the previous poll, or start()) go in the same round as the rest.
+function fabricGets() {
+  if (!isFabric()) return [null, null];
+  const pair = state.pairs.length ? direction() : "";
+  return [getJson("/pairs"), pair
+    ? getJson(`/decisions?pair=${encodeURIComponent(pair)}&limit=${SHOWN_DECISIONS}`) : null];
+}
+
 async function pollOnce() {
-  const [paths, tel, switches, classes, dec, mptcp] = await Promise.all([
+  const telPath = telemetryPath();
+  const seriesOf = state.seriesOf;
+  const [paths, tel, switches, classes, dec, mptcp, links, pairs, pairDec] = await Promise.all([
     getJson("/paths"),
-    getJson(`/telemetry?since=${state.lastT}`),
+    getJson(telPath),
     getJson("/switches"),
     getJson("/classes"),
     getJson(`/decisions?since=${state.decisionsT}&limit=1000`),
     getJson("/mptcp/connections"),
+    getJson("/links"),
+    ...fabricGets(),
   ]);
-  Object.assign(state, { paths, switches, classes, mptcp });
-  mergeTelemetry(tel);
+  Object.assign(state, { paths, switches, classes, mptcp, links });
+  if (seriesOf === state.seriesOf) mergeTelemetry(tel);  // not if the pick changed meanwhile
+  if (pairs) Object.assign(state, { pairs, pairDecisions: pairDec });
   mergeDecisions(dec);
   render();
 }
@@ -174,6 +200,9 @@ function poll() {
 
 // -- views --------------------------------------------------------------------------------
 
+// A fabric (GET /links lists links) is drawn by fabric.js; two edges as below.
+function isFabric() { return state.links.length > 0; }
+
 function render() {
   renderDirections();
   renderTopology();
@@ -192,6 +221,7 @@ function render() {
 }
 
 function renderDirections() {
+  if (isFabric()) { renderPairSelect(); return; }
   const select = $("direction");
   const dirs = [...new Set(state.paths.flatMap((p) => Object.keys(p.telemetry || {})))].sort();
   if (dirs.join() === [...select.options].map((o) => o.value).join()) return;
@@ -203,6 +233,7 @@ function renderDirections() {
 function current(p) { return (p.telemetry || {})[direction()] || {}; }
 
 function renderTopology() {
+  if (isFabric()) { renderFabric(); return; }
   const svg = $("topology");
   const names = state.switches.map((s) => s.name);
   const [a, b] = [names[0] || "s1", names[1] || "s2"];
@@ -362,7 +393,10 @@ function renderDecisions() {
       + `${fmt(loop.latency_ms_p99)} ms, ${loop.iterations} iterations, ${loop.writes} writes, `
       + `period ${loop.control_period_ms} ms`;
   }
-  const shown = state.decisions.slice(-SHOWN_DECISIONS).reverse();
+  const fabricPair = isFabric() && state.pairDecisions;
+  $("decisions-title").textContent = fabricPair ? `Decisions of ${direction()}` : "Decisions";
+  const shown = fabricPair ? state.pairDecisions.decisions.slice().reverse()
+    : state.decisions.slice(-SHOWN_DECISIONS).reverse();
   const kv = (o) => Object.entries(o || {}).map(([k, v]) => `${k}:${fmt(v, 3)}`).join(" ");
   $("decisions").tBodies[0].replaceChildren(...shown.map((d) => el("tr", {},
     ...[clock(d.t), d.switch, d.class_id, d.policy, kv(d.weights), d.mode, d.reason, kv(d.scores)]
@@ -402,11 +436,15 @@ async function start() {
   });
   $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
   $("window").addEventListener("change", renderCharts);
-  $("direction").addEventListener("change", render);
+  $("direction").addEventListener("change", () => { render(); if (isFabric()) poll(); });
   try {
-    state.policies = Object.keys((await getJson("/params")).schema.policies).sort();
+    const [params, links] = await Promise.all([getJson("/params"), getJson("/links")]);
+    state.policies = Object.keys(params.schema.policies).sort();
+    // a fabric: the pairs first, so that the first poll fetches one pair's history only
+    state.links = links;
+    if (isFabric()) { state.pairs = await getJson("/pairs"); renderPairSelect(); }
   } catch (e) {
-    showMessage(`GET /params failed: ${e.message}`, true);
+    showMessage(e.message, true);
   }
   const loop = async () => { await poll(); setTimeout(loop, POLL_MS); };
   loop();

@@ -8,6 +8,7 @@ import pytest
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.p4rt.client import CounterValue
 from tests.unit.controller.fakes import fabric, two_edges
 from tests.unit.controller.helpers import pipeline
 
@@ -47,3 +48,19 @@ def test_a_fabric_pair_shows_its_paths_placements_and_estimates():
     assert set(pair.telemetry) == {"2"}  # only path 2 has reports in this direction
     with pytest.raises(NotFoundError, match="no pair leaf1->spine1"):
         ctl.pair("leaf1->spine1")
+
+
+def test_a_links_load_comes_from_its_ends_port_rates_and_alive_from_the_routing():
+    ctl = controller(fabric())
+    out = ctl.fabric.ports["leaf1"].neighbours["spine2"]
+    ctl.agents[0].ports.update(1.0, {out: CounterValue(0, 0)})
+    ctl.agents[0].ports.update(2.0, {out: CounterValue(100, 250_000)})  # 2 Mbit/s
+    link = ctl.fabric.link("leaf1-spine2")
+    assert (link.forward.src, link.forward.port, link.forward.mbps) == ("leaf1", out, 2.0)
+    assert link.forward.utilisation == pytest.approx(0.2)  # of 10 Mbit/s
+    assert link.reverse.mbps is None  # spine2 not polled yet
+    # leaf1's paths to leaf2 and leaf3, and theirs back, cross leaf1-spine2
+    assert (link.alive, link.paths) == (True, 4)
+    ctl.routes.set_link("leaf1-spine2", False)
+    link = ctl.fabric.link("leaf1-spine2")
+    assert (link.admin, link.alive, link.paths) == ("down", False, 0)

@@ -56,8 +56,8 @@ class FakeBackend:
         self.path(path_id)
         return {"id": path_id, "directions": {}}
 
-    def telemetry_since(self, since):
-        self.since = since
+    def telemetry_since(self, since, direction=None):
+        self.since, self.direction = since, direction
         return {"now": 100.0, "paths": {}}
 
     def set_weight(self, path_id, weight):
@@ -291,7 +291,9 @@ def test_telemetry_routes(api):
     assert status == 200 and body["id"] == 1
     assert call(app, "GET", "/paths/9/telemetry")[0] == 404
     status, body = call(app, "GET", "/telemetry?since=12.5")
-    assert status == 200 and backend.since == 12.5
+    assert status == 200 and (backend.since, backend.direction) == (12.5, None)
+    status, body = call(app, "GET", "/telemetry?since=1&direction=leaf1-%3Eleaf3")
+    assert status == 200 and (backend.since, backend.direction) == (1, "leaf1->leaf3")
     for bad in ("x", "-1", "nan"):
         status, body = call(app, "GET", f"/telemetry?since={bad}")
         assert status == 400 and body["field"] == "since", bad

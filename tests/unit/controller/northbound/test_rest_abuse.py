@@ -75,7 +75,7 @@ class FakeBackend:
     def telemetry(self, path_id):
         return {"id": self.path(path_id)["id"], "directions": {}}
 
-    def telemetry_since(self, since):
+    def telemetry_since(self, since, direction=None):
         return {"now": time.time(), "paths": {}}
 
     def set_weight(self, path_id, weight):

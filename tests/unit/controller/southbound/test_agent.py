@@ -5,7 +5,7 @@ from __future__ import annotations
 from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
 from mpsched.controller.telemetry.estimators import PROBE_INTERVAL_S, TelemetryConfig
 from mpsched.p4rt.client import CounterValue
-from mpsched.p4rt.pipeline import COUNTER_TX
+from mpsched.p4rt.pipeline import COUNTER_PORT_TX, COUNTER_TX
 from tests.unit.controller.fakes import two_edges
 from tests.unit.controller.helpers import pipeline
 
@@ -45,7 +45,13 @@ class Counters:
     """A client whose tx counter says 5 packets on path 1 towards s1's peer (edge 2) and 7 on
     path 2 towards another edge (3); every other counter is empty."""
 
+    def __init__(self) -> None:
+        self.port_bytes = 0  # port 2's transmitted bytes: 125,000 more at every read
+
     def read_counter(self, name):
+        if name == COUNTER_PORT_TX:
+            self.port_bytes += 125_000
+            return {2: CounterValue(self.port_bytes // 100, self.port_bytes)}
         cells = {pipeline().edge_path_index(2, 1): CounterValue(5, 500),
                  pipeline().edge_path_index(3, 2): CounterValue(7, 700)}
         return cells if name == COUNTER_TX else {}
@@ -68,6 +74,16 @@ def test_a_poll_hands_every_path_of_the_switch_towards_its_peer_to_the_host():
     ((switch, samples),) = host.samples
     assert switch == "s1" and sorted(samples) == [1, 2]
     assert (samples[1].tx_packets, samples[2].tx_packets) == (5, 0)
+
+
+def test_polls_turn_the_port_counter_into_each_ports_rate(monkeypatch):
+    a, client = agent(Host()), Counters()
+    clock = iter([100.0, 101.0])
+    monkeypatch.setattr("mpsched.controller.southbound.agent.time.time", lambda: next(clock))
+    a._poll(client)
+    assert a.ports.rates == {}  # one read: no rate yet
+    a._poll(client)
+    assert a.ports.rates[2].mbps == 1.0  # 125,000 bytes in 1 s
 
 
 def test_the_prober_asks_the_host_with_the_switchs_name_when_probing_idle_paths_only():

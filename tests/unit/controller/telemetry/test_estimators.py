@@ -103,6 +103,8 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     since = ctl.telemetry_since(now)
     assert len(since.paths["1"]["s1->s2"]) == 1
     assert ctl.telemetry_since(now + 2).paths["1"]["s1->s2"] == []
+    assert set(ctl.telemetry_since(0, "s1->s2").paths["1"]) == {"s1->s2"}
+    assert ctl.telemetry_since(0, "s9->s1").paths == {}
 
 
 def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
