@@ -173,11 +173,20 @@ class Routes:
     def set_link(self, name: str, up: bool) -> list[Unit]:
         """Take link `name` administratively down or up and re-route (`paths.reroute`):
         the units whose paths changed (KeyError: no such link)."""
-        if self.fabric is None or name not in self.fabric.link_by_name:
-            raise KeyError(name)
-        down = (self.links_down - {name}) if up else (self.links_down | {name})
+        return self.set_links([name], up)
+
+    def set_links(self, names: Iterable[str], up: bool) -> list[Unit]:
+        """Take the links `names` administratively down or up together (a switch's failure:
+        all its links) and re-route once: the units whose paths changed (KeyError: a name
+        that is no link)."""
+        names = sorted(set(names))
+        unknown = [n for n in names if self.fabric is None or n not in self.fabric.link_by_name]
+        if unknown or not names:
+            raise KeyError(unknown)
+        down = (self.links_down - set(names)) if up else (self.links_down | set(names))
         changed = self.set_links_down(down)
-        log.info("link %s %s: %d pairs re-routed", name, "up" if up else "down", len(changed))
+        log.info("links %s %s: %d pairs re-routed", ",".join(names), "up" if up else "down",
+                 len(changed))
         return changed
 
     def set_links_down(self, names: Iterable[str]) -> list[Unit]:

@@ -256,13 +256,17 @@ class NetCfg(KeyCheck):
 
     @cached_property
     def topology(self) -> Fabric | None:
-        """The fabric's topology (None: two edges joined by the switches' paths)."""
+        """The fabric's topology (None: two edges joined by the switches' paths), within
+        the limits of any build: the program's own are `check_limits`'."""
         if self.fabric is None:
             return None
-        from mpsched.fabric.files import parse_fabric  # the fabric model builds on this module
+        # the fabric model builds on this module
+        from mpsched.fabric.files import parse_fabric
+        from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, ANY_BUILD_MAX_PATHS
 
         try:
-            return parse_fabric(self.fabric)
+            return parse_fabric(self.fabric, max_edges=ANY_BUILD_MAX_EDGES,
+                                max_paths=ANY_BUILD_MAX_PATHS)
         except InputError as error:
             fail(f"fabric.{error.field}" if error.field else "fabric", error.message)
 

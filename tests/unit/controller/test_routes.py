@@ -118,6 +118,30 @@ def test_a_link_down_reroutes_only_the_pairs_crossing_it_and_up_restores_them():
         routes.set_link("leaf9-spine1", up=False)
 
 
+def test_a_spines_links_go_down_together_in_one_reroute():
+    """A spine's failure: every link of it down at once (Routes.set_links), one re-route."""
+    net, pl = fabric(), pipeline()
+    routes = Routes(net)
+    before = routes.all_forwarding(pl)
+    spine2 = ["leaf1-spine2", "leaf2-spine2", "leaf3-spine2"]
+    changed = routes.set_links(spine2, up=False)
+    assert len(changed) == 6  # every ordered pair crossed spine2
+    assert all(routes.path_ids(u) == [1] for u in routes.units())
+    assert routes.links_down == set(spine2)
+    write, gone = routes.forwarding_changes(pl, before)["spine2"]
+    assert write == [] and gone  # spine2 forwards nothing any more
+    # one link back alone restores no path: the others of spine2 are still down
+    assert routes.set_links(spine2[:1], up=True) == []
+    assert routes.links_down == set(spine2[1:])
+    routes.set_links(spine2, up=True)
+    assert routes.all_forwarding(pl) == before
+    with pytest.raises(KeyError):
+        routes.set_links(["leaf1-spine2", "leaf9-spine1"], up=False)
+    with pytest.raises(KeyError):
+        routes.set_links([], up=False)
+    assert routes.links_down == set()  # a refused request changes nothing
+
+
 def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():
     routes = Routes(fabric(LINE))
     unit = routes.unit("a->c")
