@@ -18,14 +18,13 @@ is replaced whole, never changed in place.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
 from mpsched.controller.telemetry.estimators import TelemetryConfig
-from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, Path, Routing, bottleneck_mbps, reroute, route
-from mpsched.fabric.ports import HopKey, next_hops, port_map
+from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
@@ -55,11 +54,11 @@ class Unit:
         return pair_key(self.ingress, self.egress)
 
 
-def fabric_ports(fabric: Fabric, edge: str) -> list[int]:
-    """The ports of edge switch `edge` that face other switches: the data plane admits a path
-    tag only from one of them (path_ingress.p4) and keys what arrives by the tag's own
-    (source edge, path id), not by the port."""
-    return sorted(port_map(fabric)[edge].neighbours.values())
+def fabric_ports(ports: Mapping[str, Ports], edge: str) -> list[int]:
+    """The ports of edge switch `edge` (of a fabric's `port_map`) that face other switches:
+    the data plane admits a path tag only from one of them (path_ingress.p4) and keys what
+    arrives by the tag's own (source edge, path id), not by the port."""
+    return sorted(ports[edge].neighbours.values())
 
 
 def _key(entry: TableEntry) -> tuple:
@@ -82,10 +81,15 @@ class Routes:
         self.net = net
         self.fabric = net.topology
         self.routing: Routing | None = None
+        # every switch's ports (they depend on the fabric only): computed once
+        self.ports = port_map(self.fabric) if self.fabric is not None else {}
         self.hops: dict[str, dict[HopKey, int]] = {}
         self.links_down: set[str] = set()
         self._at: dict[str, list[Unit]] = {}  # the units never change, only their paths
         self._by_key: dict[str, Unit] = {}
+        # each unit's paths' bottleneck rates under the current routing (`rates`, read by
+        # every control step): computed once per routing
+        self._rates: dict[str, dict[int, float | None]] = {}
         if self.fabric is not None:
             self._install(route(self.fabric))
 
@@ -97,6 +101,7 @@ class Routes:
         assert self.fabric is not None
         self.routing = routing
         self.hops = next_hops(self.fabric, routing.current)
+        self._rates = {}
 
     # -- units -----------------------------------------------------------------
 
@@ -145,7 +150,12 @@ class Routes:
         """A fabric unit's paths' bottleneck rates (Mbit/s; None: not limited)."""
         if self.fabric is None:
             return {}
-        return {pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()}
+        rates = self._rates.get(unit.key)
+        if rates is None:
+            rates = self._rates[unit.key] = {
+                pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()
+            }
+        return dict(rates)
 
     # -- forwarding ------------------------------------------------------------
 
@@ -159,7 +169,7 @@ class Routes:
         )
         if self.fabric is None or self.routing is None:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
-        ports = fabric_ports(self.fabric, sw.name) if self.net.is_edge(sw) else []
+        ports = fabric_ports(self.ports, sw.name) if self.net.is_edge(sw) else []
         return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], ports, telemetry)
 
     # -- links -----------------------------------------------------------------

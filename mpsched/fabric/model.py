@@ -105,6 +105,11 @@ class Fabric:
         return {link.name: link for link in self.links}
 
     @cached_property
+    def link_by_ends(self) -> dict[frozenset[str], str]:
+        """A link's name by the two switches it joins (a path's hops: paths.py)."""
+        return {frozenset(link.ends()): link.name for link in self.links}
+
+    @cached_property
     def edges(self) -> tuple[Switch, ...]:
         """The edge switches by edge id (1..E)."""
         return tuple(sorted((s for s in self.switches if s.is_edge), key=lambda s: s.edge_id))

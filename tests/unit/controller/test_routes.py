@@ -53,7 +53,7 @@ def test_a_leaf_admits_tags_from_its_spine_ports():
     routes = Routes(fabric())
     assert routes.fabric is not None
     # leaf1: host 1 on port 1, spine1 on port 2, spine2 on port 3
-    assert fabric_ports(routes.fabric, "leaf1") == [2, 3]
+    assert fabric_ports(routes.ports, "leaf1") == [2, 3]
 
 
 def test_leaf_and_spine_forwarding():
