@@ -118,6 +118,19 @@ def test_a_link_down_reroutes_only_the_pairs_crossing_it_and_up_restores_them():
         routes.set_link("leaf9-spine1", up=False)
 
 
+def test_a_pairs_rates_follow_its_paths_after_a_reroute():
+    """The rates are computed once per routing (every control step reads them)."""
+    routes = Routes(fabric())
+    unit = routes.unit(pair_key("leaf1", "leaf2"))
+    rates = routes.rates(unit)
+    rates[9] = 1.0  # the caller's copy
+    assert routes.rates(unit) == {1: 10, 2: 10}
+    routes.set_link("leaf1-spine2", up=False)
+    assert routes.rates(unit) == {1: 10}
+    routes.set_link("leaf1-spine2", up=True)
+    assert routes.rates(unit) == {1: 10, 2: 10}
+
+
 def test_a_spines_links_go_down_together_in_one_reroute():
     """A spine's failure: every link of it down at once (Routes.set_links), one re-route."""
     net, pl = fabric(), pipeline()
