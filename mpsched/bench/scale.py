@@ -6,7 +6,8 @@ traffic) runs the program built for many edges (`make p4-scale`: MAX_EDGES 48, t
 same `Controller` the os-ken app hosts, in this process) programs them from empty. A feeder
 hands over synthetic telemetry for every path of every ordered pair of leaves once per
 control period (a path report as the far leaf sends it, an RTT report as the near one does,
-with values that change every time), so every pair is active in every loop iteration.
+with values that change every time) and the policy is LLHD with LM3 (as in bench-control),
+so every pair is active, and its weights change, in every loop iteration.
 
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
@@ -65,6 +66,9 @@ log = logging.getLogger("mpsched.bench.scale")
 SIZES = (8, 16, 32, 48)
 SCALE_EDGES = 48  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
 READY_TIMEOUT_S = 600.0
+# LLHD with LM3 (as bench-control): the weights follow the changing telemetry, so every pair
+# writes in every period
+POLICY = "llhd"
 CONTROLLER_MB_GUESS = 300.0  # before the first size has measured it
 
 
@@ -172,8 +176,11 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
     settings = ControllerSettings(
         telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps),
         control_period_ms=args.period_ms,
+        default_policy=POLICY,
     )
-    return Controller(net, Pipeline(P4Info.from_file(art.p4info)), str(art.bmv2_json), settings)
+    ctl = Controller(net, Pipeline(P4Info.from_file(art.p4info)), str(art.bmv2_json), settings)
+    ctl.scheduler.set_class_policy(0, {"lm3": True})  # as bench-control: weights change
+    return ctl
 
 
 def entries(ctl: Controller) -> tuple[int, int]:
@@ -224,6 +231,8 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
             print(f"  programmed in {res.program_s:.1f} s: {counter.updates - upd0} updates",
                   flush=True)
             res.switch_rss_mb = switch_rss_mb(switches)
+            print(f"  one BMv2 process, programmed: {res.switch_rss_mb:.0f} MiB RSS at most",
+                  flush=True)
             feeder.start()
             time.sleep(args.warmup)
             measure_loop(ctl, feeder, res, counter, args.seconds)
