@@ -135,10 +135,9 @@ class Operator:
             unknown = [n for n in names if n not in known]
             if unknown or not names:
                 raise NotFoundError(f"no link {', '.join(unknown) or '(none named)'}")
-            telemetry = stepper.intake.telemetry
-            before = routes.all_forwarding(stepper.pipeline, telemetry)
-            routes.set_links(names, up)
-            changes = routes.forwarding_changes(stepper.pipeline, before, telemetry)
+            changes = routes.set_links_changes(
+                stepper.pipeline, names, up, stepper.intake.telemetry
+            )
             futures = {
                 a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
                 for a in stepper.agents

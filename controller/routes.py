@@ -160,17 +160,20 @@ class Routes:
     # -- forwarding ------------------------------------------------------------
 
     def forwarding(
-        self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
+        self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None,
+        hops: dict[HopKey, int] | None = None,
     ) -> list[TableEntry]:
-        """The switch's forwarding entries under the current routing, its telemetry settings
-        those of its probe targets (`TelemetryConfig.for_targets`: the probe cap)."""
+        """The switch's forwarding entries under the current routing (or its next `hops`),
+        its telemetry settings those of its probe targets (`TelemetryConfig.for_targets`: the
+        probe cap)."""
         telemetry = (telemetry or TelemetryConfig()).for_targets(
             len(self.net.probe_targets(sw))
         )
         if self.fabric is None or self.routing is None:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
         ports = fabric_ports(self.ports, sw.name) if self.net.is_edge(sw) else []
-        return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], ports, telemetry)
+        hops = self.hops[sw.name] if hops is None else hops
+        return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry)
 
     # -- links -----------------------------------------------------------------
 
@@ -222,6 +225,28 @@ class Routes:
         out = {}
         for sw in self.net.switches:
             write, gone = entry_changes(before[sw.name], self.forwarding(pipeline, sw, telemetry))
+            if write or gone:
+                out[sw.name] = (write, gone)
+        return out
+
+    def set_links_changes(
+        self, pipeline: Pipeline, names: Iterable[str], up: bool,
+        telemetry: TelemetryConfig | None = None,
+    ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
+        """`set_links`, then per switch whose forwarding changed the entries to write and
+        those to delete: only the switches whose next hops changed are compared (the rest of
+        a switch's entries do not depend on the routing), so a spine's failure costs the
+        switches it touches, not every entry of the fabric."""
+        old = self.hops
+        self.set_links(names, up)
+        out = {}
+        for sw in self.net.switches:
+            if self.hops.get(sw.name) == old.get(sw.name):
+                continue
+            write, gone = entry_changes(
+                self.forwarding(pipeline, sw, telemetry, old[sw.name]),
+                self.forwarding(pipeline, sw, telemetry),
+            )
             if write or gone:
                 out[sw.name] = (write, gone)
         return out

@@ -155,6 +155,23 @@ def test_a_spines_links_go_down_together_in_one_reroute():
     assert routes.links_down == set()  # a refused request changes nothing
 
 
+@pytest.mark.parametrize("section", [None, LINE])
+def test_set_links_changes_compares_only_the_switches_whose_hops_changed(section):
+    """The same changes as comparing every switch's entries (forwarding_changes), without
+    computing the untouched switches'."""
+    pl = pipeline()
+    names = ["leaf1-spine2", "leaf2-spine2", "leaf3-spine2"] if section is None else ["b-c"]
+    oracle = Routes(fabric(section))
+    before = oracle.all_forwarding(pl)
+    oracle.set_links(names, up=False)
+    routes = Routes(fabric(section))
+    changes = routes.set_links_changes(pl, names, up=False)
+    assert changes == oracle.forwarding_changes(pl, before) and changes
+    assert routes.links_down == set(names)
+    back = routes.set_links_changes(pl, names, up=True)
+    assert {sw: (gone, write) for sw, (write, gone) in back.items()} == changes
+
+
 def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():
     routes = Routes(fabric(LINE))
     unit = routes.unit("a->c")
