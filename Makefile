@@ -15,6 +15,15 @@ else
 P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
 P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
+# Edge switches the program holds (p4src/include/sizes.p4, MAX_EDGES; default
+# 8): `make p4 P4_EDGES=48` (or `make p4-scale`) builds build/p4-48edges. The
+# per-(edge, path) registers are indexed by the 8-bit path id, so that
+# (MAX_EDGES + 1) * (MAX_PATHS + 1) <= 256: at most 50 edges with 4 paths.
+P4_EDGES ?= 8
+ifneq ($(P4_EDGES),8)
+P4OUT  := $(P4OUT)-$(P4_EDGES)edges
+P4DEFS += -DMAX_EDGES=$(P4_EDGES)
+endif
 # Compile-time profiles (p4src/include/defines.p4): stages left out. The
 # default (full) has every stage; `make p4 P4_PROFILE=lean` builds
 # build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). The profiles are defined
@@ -36,7 +45,7 @@ ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
-.PHONY: help setup toolchain p4 p4-8 p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-sched bench-adaptive bench-fct bench-fabric bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-scale p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-scale bench-sched bench-adaptive bench-fct bench-fabric bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -74,6 +83,10 @@ p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.js
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
 
+P4_SCALE_EDGES := 48
+p4-scale: ## compile the variant holding 48 edges (-DMAX_EDGES=48, the most 4 paths allow) into build/p4-48edges, for bench-scale
+	$(MAKE) --no-print-directory p4 P4_EDGES=$(P4_SCALE_EDGES)
+
 $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
 	$(p4c-compile)
 
@@ -94,6 +107,9 @@ bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated del
 
 bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write acked), 2/4/8 paths
 	$(PY) -m mpsched.bench.control
+
+bench-scale: p4-scale ## the control plane on leaf-spine fabrics of 8/16/32/48 leaves and 4 spines (one BMv2 each): programming time, loop p50/p99, RSS, CPU, writes/s, entries, probes/s, spine-failure re-route; PROBE_MAX_PPS=N caps the probes
+	$(PY) -m mpsched.bench.scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS))
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
 	$(PY) -m mpsched.bench.sched

@@ -118,20 +118,26 @@ class Operator:
         self.write(mutate, f"params -> {changes}")
 
     def set_link_admin(self, name: str, up: bool) -> None:
-        """Take a fabric link administratively down or up: re-route (routes.py) and rewrite
-        only the changed forwarding entries, in two steps so that no switch sends onto a
-        path before every hop of it can forward it: first every new or changed entry on
-        every switch (awaited), then a scheduler step (a pair's vanished paths are out of
-        service) and, after it, the entries that went."""
+        """Take a fabric link administratively down or up (`set_links_admin`)."""
+        self.set_links_admin([name], up)
+
+    def set_links_admin(self, names: list[str], up: bool) -> None:
+        """Take fabric links administratively down or up together (e.g. every link of a
+        switch): re-route once (routes.py) and rewrite only the changed forwarding entries,
+        in two steps so that no switch sends onto a path before every hop of it can forward
+        it: first every new or changed entry on every switch (awaited), then a scheduler
+        step (a pair's vanished paths are out of service) and, after it, the entries that
+        went."""
         self.mastership.require_primary()
         routes, stepper = self.stepper.routes, self.stepper
         with self.lock:
-            if name not in {link[0] for link in routes.links()}:
-                raise NotFoundError(f"no link {name}")
-            telemetry = stepper.intake.telemetry
-            before = routes.all_forwarding(stepper.pipeline, telemetry)
-            routes.set_link(name, up)
-            changes = routes.forwarding_changes(stepper.pipeline, before, telemetry)
+            known = {link[0] for link in routes.links()}
+            unknown = [n for n in names if n not in known]
+            if unknown or not names:
+                raise NotFoundError(f"no link {', '.join(unknown) or '(none named)'}")
+            changes = routes.set_links_changes(
+                stepper.pipeline, names, up, stepper.intake.telemetry
+            )
             futures = {
                 a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
                 for a in stepper.agents
@@ -146,4 +152,5 @@ class Operator:
                 if gone
             }
 
-        self.write(mutate, f"link {name} admin -> {'up' if up else 'down'}")
+        which = f"link{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        self.write(mutate, f"{which} admin -> {'up' if up else 'down'}")

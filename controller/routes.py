@@ -18,14 +18,13 @@ is replaced whole, never changed in place.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
 from mpsched.controller.telemetry.estimators import TelemetryConfig
-from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, Path, Routing, bottleneck_mbps, reroute, route
-from mpsched.fabric.ports import HopKey, next_hops, port_map
+from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
@@ -55,11 +54,11 @@ class Unit:
         return pair_key(self.ingress, self.egress)
 
 
-def fabric_ports(fabric: Fabric, edge: str) -> list[int]:
-    """The ports of edge switch `edge` that face other switches: the data plane admits a path
-    tag only from one of them (path_ingress.p4) and keys what arrives by the tag's own
-    (source edge, path id), not by the port."""
-    return sorted(port_map(fabric)[edge].neighbours.values())
+def fabric_ports(ports: Mapping[str, Ports], edge: str) -> list[int]:
+    """The ports of edge switch `edge` (of a fabric's `port_map`) that face other switches:
+    the data plane admits a path tag only from one of them (path_ingress.p4) and keys what
+    arrives by the tag's own (source edge, path id), not by the port."""
+    return sorted(ports[edge].neighbours.values())
 
 
 def _key(entry: TableEntry) -> tuple:
@@ -82,10 +81,15 @@ class Routes:
         self.net = net
         self.fabric = net.topology
         self.routing: Routing | None = None
+        # every switch's ports (they depend on the fabric only): computed once
+        self.ports = port_map(self.fabric) if self.fabric is not None else {}
         self.hops: dict[str, dict[HopKey, int]] = {}
         self.links_down: set[str] = set()
         self._at: dict[str, list[Unit]] = {}  # the units never change, only their paths
         self._by_key: dict[str, Unit] = {}
+        # each unit's paths' bottleneck rates under the current routing (`rates`, read by
+        # every control step): computed once per routing
+        self._rates: dict[str, dict[int, float | None]] = {}
         if self.fabric is not None:
             self._install(route(self.fabric))
 
@@ -97,6 +101,7 @@ class Routes:
         assert self.fabric is not None
         self.routing = routing
         self.hops = next_hops(self.fabric, routing.current)
+        self._rates = {}
 
     # -- units -----------------------------------------------------------------
 
@@ -145,22 +150,30 @@ class Routes:
         """A fabric unit's paths' bottleneck rates (Mbit/s; None: not limited)."""
         if self.fabric is None:
             return {}
-        return {pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()}
+        rates = self._rates.get(unit.key)
+        if rates is None:
+            rates = self._rates[unit.key] = {
+                pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()
+            }
+        return dict(rates)
 
     # -- forwarding ------------------------------------------------------------
 
     def forwarding(
-        self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None
+        self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None,
+        hops: dict[HopKey, int] | None = None,
     ) -> list[TableEntry]:
-        """The switch's forwarding entries under the current routing, its telemetry settings
-        those of its probe targets (`TelemetryConfig.for_targets`: the probe cap)."""
+        """The switch's forwarding entries under the current routing (or its next `hops`),
+        its telemetry settings those of its probe targets (`TelemetryConfig.for_targets`: the
+        probe cap)."""
         telemetry = (telemetry or TelemetryConfig()).for_targets(
             len(self.net.probe_targets(sw))
         )
         if self.fabric is None or self.routing is None:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
-        ports = fabric_ports(self.fabric, sw.name) if self.net.is_edge(sw) else []
-        return fabric_entries(pipeline, self.net, sw, self.hops[sw.name], ports, telemetry)
+        ports = fabric_ports(self.ports, sw.name) if self.net.is_edge(sw) else []
+        hops = self.hops[sw.name] if hops is None else hops
+        return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry)
 
     # -- links -----------------------------------------------------------------
 
@@ -173,11 +186,20 @@ class Routes:
     def set_link(self, name: str, up: bool) -> list[Unit]:
         """Take link `name` administratively down or up and re-route (`paths.reroute`):
         the units whose paths changed (KeyError: no such link)."""
-        if self.fabric is None or name not in self.fabric.link_by_name:
-            raise KeyError(name)
-        down = (self.links_down - {name}) if up else (self.links_down | {name})
+        return self.set_links([name], up)
+
+    def set_links(self, names: Iterable[str], up: bool) -> list[Unit]:
+        """Take the links `names` administratively down or up together (a switch's failure:
+        all its links) and re-route once: the units whose paths changed (KeyError: a name
+        that is no link)."""
+        names = sorted(set(names))
+        unknown = [n for n in names if self.fabric is None or n not in self.fabric.link_by_name]
+        if unknown or not names:
+            raise KeyError(unknown)
+        down = (self.links_down - set(names)) if up else (self.links_down | set(names))
         changed = self.set_links_down(down)
-        log.info("link %s %s: %d pairs re-routed", name, "up" if up else "down", len(changed))
+        log.info("links %s %s: %d pairs re-routed", ",".join(names), "up" if up else "down",
+                 len(changed))
         return changed
 
     def set_links_down(self, names: Iterable[str]) -> list[Unit]:
@@ -203,6 +225,28 @@ class Routes:
         out = {}
         for sw in self.net.switches:
             write, gone = entry_changes(before[sw.name], self.forwarding(pipeline, sw, telemetry))
+            if write or gone:
+                out[sw.name] = (write, gone)
+        return out
+
+    def set_links_changes(
+        self, pipeline: Pipeline, names: Iterable[str], up: bool,
+        telemetry: TelemetryConfig | None = None,
+    ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
+        """`set_links`, then per switch whose forwarding changed the entries to write and
+        those to delete: only the switches whose next hops changed are compared (the rest of
+        a switch's entries do not depend on the routing), so a spine's failure costs the
+        switches it touches, not every entry of the fabric."""
+        old = self.hops
+        self.set_links(names, up)
+        out = {}
+        for sw in self.net.switches:
+            if self.hops.get(sw.name) == old.get(sw.name):
+                continue
+            write, gone = entry_changes(
+                self.forwarding(pipeline, sw, telemetry, old[sw.name]),
+                self.forwarding(pipeline, sw, telemetry),
+            )
             if write or gone:
                 out[sw.name] = (write, gone)
         return out

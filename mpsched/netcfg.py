@@ -256,13 +256,17 @@ class NetCfg(KeyCheck):
 
     @cached_property
     def topology(self) -> Fabric | None:
-        """The fabric's topology (None: two edges joined by the switches' paths)."""
+        """The fabric's topology (None: two edges joined by the switches' paths), within
+        the limits of any build: the program's own are `check_limits`'."""
         if self.fabric is None:
             return None
-        from mpsched.fabric.files import parse_fabric  # the fabric model builds on this module
+        # the fabric model builds on this module
+        from mpsched.fabric.files import parse_fabric
+        from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, ANY_BUILD_MAX_PATHS
 
         try:
-            return parse_fabric(self.fabric)
+            return parse_fabric(self.fabric, max_edges=ANY_BUILD_MAX_EDGES,
+                                max_paths=ANY_BUILD_MAX_PATHS)
         except InputError as error:
             fail(f"fabric.{error.field}" if error.field else "fabric", error.message)
 
@@ -296,8 +300,21 @@ class NetCfg(KeyCheck):
             ids.update(p.id for p in sw.paths)
         return sorted(ids)
 
+    @cached_property
+    def _by_name(self) -> dict[str, SwitchCfg]:
+        return {s.name: s for s in self.switches}
+
+    @cached_property
+    def _edges_by_id(self) -> dict[int, SwitchCfg]:
+        """The edge switches by edge id, in its order: every report and step looks them up,
+        so a fabric's lookups stay constant-time (docs/results/scale.md)."""
+        edges = {self.edge_id(s): s for s in self.switches}
+        edges.pop(0, None)  # transit switches
+        return dict(sorted(edges.items()))
+
     def switch(self, name: str) -> SwitchCfg:
-        return next(s for s in self.switches if s.name == name)
+        """The switch called `name` (KeyError: none)."""
+        return self._by_name[name]
 
     def is_edge(self, switch: SwitchCfg) -> bool:
         """Whether hosts sit behind the switch (every switch of a two-edge network)."""
@@ -305,7 +322,7 @@ class NetCfg(KeyCheck):
 
     def edge_switches(self) -> list[SwitchCfg]:
         """The edge switches by edge id."""
-        return sorted((s for s in self.switches if self.is_edge(s)), key=self.edge_id)
+        return list(self._edges_by_id.values())
 
     def edge_id(self, switch: SwitchCfg) -> int:
         """The switch's edge id (the path tag's src_edge/dst_edge, p4src/include/sizes.p4):
@@ -315,15 +332,15 @@ class NetCfg(KeyCheck):
         return 1 + [s.name for s in self.switches].index(switch.name)
 
     def edge_switch(self, edge_id: int) -> SwitchCfg:
-        """The edge switch of `edge_id`."""
-        return next(s for s in self.edge_switches() if self.edge_id(s) == edge_id)
+        """The edge switch of `edge_id` (KeyError: none)."""
+        return self._edges_by_id[edge_id]
 
     def peer_edges(self, switch: SwitchCfg) -> list[int]:
         """The edge ids an edge switch sends to: every other edge ([] for a transit switch)."""
         if not self.is_edge(switch):
             return []
         own = self.edge_id(switch)
-        return [self.edge_id(s) for s in self.edge_switches() if self.edge_id(s) != own]
+        return [e for e in self._edges_by_id if e != own]
 
     def peer_edge(self, switch: SwitchCfg) -> int:
         """The edge id at the far end of the switch's paths in a two-edge network: the other

@@ -65,6 +65,10 @@ class TelemetryIntake:
         self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
         self.stats = {p: PathStats(p) for p in self.path_ids}
         self.estimators: dict[tuple[int, str], PathEstimator] = {}
+        # the same estimators by direction, then path id: a unit's view reads its direction's
+        # only (a fabric of E edges has E * (E - 1) directions; scanning every estimator per
+        # unit made a control step quadratic in the pairs, docs/results/scale.md)
+        self.by_direction: dict[str, dict[int, PathEstimator]] = {}
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -89,9 +93,11 @@ class TelemetryIntake:
 
     def estimator(self, path_id: int, where: str) -> PathEstimator:
         key = (path_id, where)
-        if key not in self.estimators:
-            self.estimators[key] = PathEstimator(path_id, self.settings)
-        return self.estimators[key]
+        est = self.estimators.get(key)
+        if est is None:
+            est = self.estimators[key] = PathEstimator(path_id, self.settings)
+            self.by_direction.setdefault(where, {})[path_id] = est
+        return est
 
     # -- what the agents hand over -------------------------------------------
 
@@ -200,7 +206,7 @@ class TelemetryIntake:
         reordering measured by the far edge (the egress of its traffic). A fabric pair's
         path ids it does not have now are dead there (out of service)."""
         where = unit.direction
-        ooo = {pid: est.flow_ooo_total() for (pid, d), est in self.estimators.items() if d == where}
+        ooo = {pid: est.flow_ooo_total() for pid, est in self.by_direction.get(where, {}).items()}
         if not self.routes.is_fabric:
             return SwitchView(unit.key, self.path_states(unit.ingress, now), ooo)
         rates = self.routes.rates(unit)

@@ -17,14 +17,19 @@ from mpsched.emu.segment import MAX_PATHS, Segment
 from mpsched.validation import InputError
 
 __all__ = [
-    "EDGE", "KINDS", "MAX_EDGES", "MAX_HOSTS", "MAX_PATHS", "ROLES", "TRANSIT", "Fabric",
-    "FabricError", "Link", "Switch",
+    "ANY_BUILD_MAX_EDGES", "ANY_BUILD_MAX_PATHS", "EDGE", "KINDS", "MAX_EDGES", "MAX_HOSTS",
+    "MAX_PATHS", "ROLES", "TRANSIT", "Fabric", "FabricError", "Link", "Switch",
 ]  # fmt: skip
 
 # Edge switches a fabric may have (its edge ids are 1..MAX_EDGES): the default limit of the
 # validator until the compiled program's P4Info states one. MAX_PATHS (paths per ordered pair
 # of edges) is the program's default, p4src/include/defines.p4.
 MAX_EDGES = 16
+# The most any build holds: edge ids are edge_id_t (8 bits, p4src/include/defines.p4) and
+# paths per pair MAX_PATHS 4 or 8. A network description parses its fabric within these;
+# the controller then checks the compiled program's own limits (NetCfg.check_limits).
+ANY_BUILD_MAX_EDGES = 255
+ANY_BUILD_MAX_PATHS = 8
 MAX_HOSTS = 8  # hosts behind one edge switch: host k is .k of the edge's subnet
 EDGE, TRANSIT = "edge", "transit"
 ROLES = (EDGE, TRANSIT)
@@ -98,6 +103,11 @@ class Fabric:
     @cached_property
     def link_by_name(self) -> dict[str, Link]:
         return {link.name: link for link in self.links}
+
+    @cached_property
+    def link_by_ends(self) -> dict[frozenset[str], str]:
+        """A link's name by the two switches it joins (a path's hops: paths.py)."""
+        return {frozenset(link.ends()): link.name for link in self.links}
 
     @cached_property
     def edges(self) -> tuple[Switch, ...]:

@@ -74,7 +74,7 @@ class Failures:
 
 
 def _path(fabric: Fabric, switches: list[str]) -> Path:
-    by_ends = {frozenset(link.ends()): link.name for link in fabric.links}
+    by_ends = fabric.link_by_ends
     hops = itertools.pairwise(switches)
     return Path(tuple(switches), tuple(by_ends[frozenset(h)] for h in hops))
 

@@ -215,3 +215,27 @@ def test_liveness_and_probe_builders_check_their_input():
     payload, metadata = pipeline.probe(3, 2)
     assert metadata == {"path_id": 3, "dst_edge": 2}
     assert len(payload) <= 20 and payload[12:14] == b"\x00\x00"
+
+
+def test_a_large_fabric_parses_within_any_builds_limits_and_looks_its_edges_up():
+    """32 leaves: beyond the validator's default (16) but within what a build may hold; the
+    program's own limit is check_limits'. Edges by id, peers and switches by name."""
+    from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
+    from mpsched.fabric.netdesc import describe
+
+    section = {"leaf_spine": {"leaves": 32, "spines": 4, "link": {"rate_mbps": 10}}}
+    fabric = parse_fabric(section, max_edges=ANY_BUILD_MAX_EDGES)
+    net = describe(section, fabric, lambda i: f"127.0.0.1:{i}")
+    assert len(net.topology.edges) == 32
+    assert [net.edge_id(s) for s in net.edge_switches()] == list(range(1, 33))
+    assert net.edge_switch(7).name == "leaf7" and net.switch("spine2").name == "spine2"
+    assert net.peer_edges(net.switch("leaf3")) == [e for e in range(1, 33) if e != 3]
+    assert net.peer_edges(net.switch("spine1")) == []
+    with pytest.raises(KeyError):
+        net.edge_switch(33)
+    with pytest.raises(KeyError):
+        net.switch("leaf33")
+    net.check_limits(48, 4)
+    with pytest.raises(ConfigError, match="32 edges, the program holds 8"):
+        net.check_limits(8, 4)

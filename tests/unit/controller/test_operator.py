@@ -135,3 +135,20 @@ def test_a_link_down_writes_the_new_routes_first_then_the_placements_then_delete
     assert [op for op, *_ in calls["leaf1"]] == ["modify", "modify"]
     with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
         op.set_link_admin("leaf1-leaf2", up=False)
+
+
+def test_a_spine_down_rewrites_each_switch_once(tmp_path):
+    """Every link of a spine down in one request: one re-route, each switch's changes in one
+    write of new entries (none here: a leaf-spine has no detour) and one of deletions."""
+    op = fabric_operator(tmp_path)
+    spine2 = ["leaf1-spine2", "leaf2-spine2", "leaf3-spine2"]
+    op.set_links_admin(spine2, up=False)
+    calls = {a.sw.name: a.client.calls for a in op.stepper.agents}
+    assert calls["spine1"] == []
+    assert [op for op, *_ in calls["spine2"]] == ["delete"]
+    for leaf in ("leaf1", "leaf2", "leaf3"):
+        assert [op for op, *_ in calls[leaf]] == ["modify", "delete"]  # placements, next hops
+    assert load(tmp_path / "state.json").links_down == set(spine2)
+    with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
+        op.set_links_admin(["leaf1-spine1", "leaf1-leaf2"], up=False)
+    assert op.stepper.routes.links_down == set(spine2)  # the refused request changed nothing

@@ -53,7 +53,7 @@ def test_a_leaf_admits_tags_from_its_spine_ports():
     routes = Routes(fabric())
     assert routes.fabric is not None
     # leaf1: host 1 on port 1, spine1 on port 2, spine2 on port 3
-    assert fabric_ports(routes.fabric, "leaf1") == [2, 3]
+    assert fabric_ports(routes.ports, "leaf1") == [2, 3]
 
 
 def test_leaf_and_spine_forwarding():
@@ -116,6 +116,60 @@ def test_a_link_down_reroutes_only_the_pairs_crossing_it_and_up_restores_them():
     assert routes.all_forwarding(pl) == before
     with pytest.raises(KeyError):
         routes.set_link("leaf9-spine1", up=False)
+
+
+def test_a_pairs_rates_follow_its_paths_after_a_reroute():
+    """The rates are computed once per routing (every control step reads them)."""
+    routes = Routes(fabric())
+    unit = routes.unit(pair_key("leaf1", "leaf2"))
+    rates = routes.rates(unit)
+    rates[9] = 1.0  # the caller's copy
+    assert routes.rates(unit) == {1: 10, 2: 10}
+    routes.set_link("leaf1-spine2", up=False)
+    assert routes.rates(unit) == {1: 10}
+    routes.set_link("leaf1-spine2", up=True)
+    assert routes.rates(unit) == {1: 10, 2: 10}
+
+
+def test_a_spines_links_go_down_together_in_one_reroute():
+    """A spine's failure: every link of it down at once (Routes.set_links), one re-route."""
+    net, pl = fabric(), pipeline()
+    routes = Routes(net)
+    before = routes.all_forwarding(pl)
+    spine2 = ["leaf1-spine2", "leaf2-spine2", "leaf3-spine2"]
+    changed = routes.set_links(spine2, up=False)
+    assert len(changed) == 6  # every ordered pair crossed spine2
+    assert all(routes.path_ids(u) == [1] for u in routes.units())
+    assert routes.links_down == set(spine2)
+    write, gone = routes.forwarding_changes(pl, before)["spine2"]
+    assert write == [] and gone  # spine2 forwards nothing any more
+    # one link back alone restores no path: the others of spine2 are still down
+    assert routes.set_links(spine2[:1], up=True) == []
+    assert routes.links_down == set(spine2[1:])
+    routes.set_links(spine2, up=True)
+    assert routes.all_forwarding(pl) == before
+    with pytest.raises(KeyError):
+        routes.set_links(["leaf1-spine2", "leaf9-spine1"], up=False)
+    with pytest.raises(KeyError):
+        routes.set_links([], up=False)
+    assert routes.links_down == set()  # a refused request changes nothing
+
+
+@pytest.mark.parametrize("section", [None, LINE])
+def test_set_links_changes_compares_only_the_switches_whose_hops_changed(section):
+    """The same changes as comparing every switch's entries (forwarding_changes), without
+    computing the untouched switches'."""
+    pl = pipeline()
+    names = ["leaf1-spine2", "leaf2-spine2", "leaf3-spine2"] if section is None else ["b-c"]
+    oracle = Routes(fabric(section))
+    before = oracle.all_forwarding(pl)
+    oracle.set_links(names, up=False)
+    routes = Routes(fabric(section))
+    changes = routes.set_links_changes(pl, names, up=False)
+    assert changes == oracle.forwarding_changes(pl, before) and changes
+    assert routes.links_down == set(names)
+    back = routes.set_links_changes(pl, names, up=True)
+    assert {sw: (gone, write) for sw, (write, gone) in back.items()} == changes
 
 
 def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():

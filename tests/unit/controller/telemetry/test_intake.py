@@ -73,6 +73,24 @@ def test_switch_view_reads_its_outgoing_direction_only():
     assert i.switch_view("s2", NOW).flow_ooo == {}
 
 
+def test_a_fabric_pairs_view_reads_its_own_directions_estimators_only():
+    """Each direction's estimators are indexed (by_direction): a pair's view reads those of
+    its direction, not those of the other pairs towards the same edge."""
+    from mpsched.controller.routes import pair_key
+    from tests.unit.controller.fakes import fabric
+
+    i = TelemetryIntake(fabric(), EstimatorSettings(), TelemetryConfig())
+    rx = int(NOW * 1e6)
+    i.ingest_report(PathReport("leaf2", 1, 1, rx - 10_000, rx, 1, 1500, 0, 0, 3, NOW, 1))
+    i.ingest_report(PathReport("leaf2", 2, 1, rx - 10_000, rx, 1, 1500, 0, 0, 5, NOW, 3))
+    assert {d: set(e) for d, e in i.by_direction.items()} == {
+        "leaf1->leaf2": {1}, "leaf3->leaf2": {2}}
+    view = i.unit_view(i.routes.unit(pair_key("leaf1", "leaf2")), NOW)
+    assert set(view.flow_ooo) == {1}
+    assert set(i.unit_view(i.routes.unit(pair_key("leaf3", "leaf2")), NOW).flow_ooo) == {2}
+    assert i.unit_view(i.routes.unit(pair_key("leaf1", "leaf3")), NOW).flow_ooo == {}
+
+
 def test_samples_feed_the_path_counters_per_switch():
     i = intake()
     i.on_sample("s1", {1: Sample(NOW, 10, 1000, 0, 0)})

@@ -1,0 +1,330 @@
+"""`make bench-scale`: the control plane on leaf-spine fabrics of growing size.
+
+Per size (leaves, 4 spines), one `simple_switch_grpc` per switch (no ports: nothing carries
+traffic) runs the program built for many edges (`make p4-scale`: MAX_EDGES 48, the most the
+8-bit path id allows with 4 paths, p4src/include/sizes.p4), and the real controller (the
+same `Controller` the os-ken app hosts, in this process) programs them from empty. A feeder
+hands over synthetic telemetry for every path of every ordered pair of leaves once per
+control period (a path report as the far leaf sends it, an RTT report as the near one does,
+with values that change every time) and the policy is LLHD with LM3 (as in bench-control),
+so every pair is active, and its weights change, in every loop iteration.
+
+Per size: the time to program every switch from empty (pipeline and forwarding), the
+control-loop latency (reading the estimates -> every switch acknowledged its writes)
+p50/p99, the process's RSS and CPU (% of one core, less the feeder's own thread), the
+P4Runtime updates per second in the loop, the entries an edge and a transit switch hold,
+the probes each leaf sends per second (the controller's defaults, or the cap of
+`--probe-max-pps`), and the time from a spine's failure (all its links administratively
+down through the controller, one re-route) until every affected pair's new entries are
+acknowledged. Sizes run in order; the run stops early, saying why, when the machine's memory
+or the programming time does not allow the next. Ends with `scale_<figure>_<leaves>=`
+lines (docs/targets.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from mpsched.bench.scale_model import (
+    SPINES,
+    SizeResult,
+    cpu_pct,
+    fabric_section,
+    meminfo_available_mb,
+    memory_fits,
+    misses,
+    pairs,
+    plot,
+    result_lines,
+    rss_mb,
+    spine_links,
+)
+from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
+from mpsched.fabric.files import parse_fabric
+from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
+from mpsched.fabric.netdesc import describe
+from mpsched.p4rt.client import P4RuntimeClient
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import Pipeline
+from mpsched.proc import prereqs
+from mpsched.proc.bmv2 import Bmv2Switch
+from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.layout import P4Artifacts, build_dir
+from mpsched.stats import percentile
+
+log = logging.getLogger("mpsched.bench.scale")
+
+SIZES = (8, 16, 32, 48)
+SCALE_EDGES = 48  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
+READY_TIMEOUT_S = 600.0
+# LLHD with LM3 (as bench-control): the weights follow the changing telemetry, so every pair
+# writes in every period
+POLICY = "llhd"
+CONTROLLER_MB_GUESS = 300.0  # before the first size has measured it
+
+
+def artifacts() -> P4Artifacts:
+    base = build_dir() / f"p4-{SCALE_EDGES}edges"
+    return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")
+
+
+class WriteCounter:
+    """Counts P4Runtime Write RPCs and their updates (wraps `P4RuntimeClient.write`)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.updates = 0
+        self._lock = threading.Lock()
+        self._orig = P4RuntimeClient.write
+
+    def install(self) -> None:
+        counter, orig = self, self._orig
+
+        def write(client: P4RuntimeClient, updates) -> None:  # type: ignore[no-untyped-def]
+            updates = list(updates)
+            with counter._lock:
+                counter.requests += 1
+                counter.updates += len(updates)
+            orig(client, updates)
+
+        P4RuntimeClient.write = write  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        P4RuntimeClient.write = self._orig  # type: ignore[method-assign]
+
+
+class Feeder(threading.Thread):
+    """Every path of every ordered pair's reports, once per `interval` (a round)."""
+
+    def __init__(self, ctl: Controller, leaves: int, interval: float) -> None:
+        super().__init__(name="feeder", daemon=True)
+        self.ctl, self.leaves, self.interval = ctl, leaves, interval
+        self.rng = random.Random(leaves)
+        self.halt = threading.Event()
+        self.rounds = 0
+        self.cpu_s = 0.0  # this thread's CPU time
+        self.paths = ctl.net.path_ids()
+
+    def run(self) -> None:
+        seq: dict[tuple[int, int, int], int] = {}
+        t_us = 1_000_000
+        names = {e: f"leaf{e}" for e in range(1, self.leaves + 1)}
+        while not self.halt.is_set():
+            start = time.monotonic()
+            t_us += int(self.interval * 1e6)
+            now = time.time()
+            for s in range(1, self.leaves + 1):
+                for d in range(1, self.leaves + 1):
+                    if s != d:
+                        self._pair(s, d, names, seq, t_us, now)
+            self.rounds += 1
+            self.cpu_s = time.thread_time()
+            self.halt.wait(max(0.0, self.interval - (time.monotonic() - start)))
+
+    def _pair(self, s: int, d: int, names: dict[int, str], seq: dict, t_us: int,
+              now: float) -> None:
+        for p in self.paths:
+            key = (s, d, p)
+            seq[key] = seq.get(key, 0) + 50
+            rtt_us = int(self.rng.uniform(5_000, 80_000))
+            rx = seq[key] * int(self.rng.uniform(200, 1500))
+            self.ctl.on_report(PathReport(
+                names[d], p, seq[key], t_us - rtt_us // 2 + 7_000_000, t_us, seq[key], rx,
+                self.rng.randrange(0, 3), 0, self.rng.randrange(0, 40), now, src_edge=s))
+            self.ctl.on_rtt(RttReport(names[s], p, d, rtt_us, 0,
+                                      int(self.rng.uniform(0, 200_000)), now))
+
+
+def start_switches(count: int, log_dir: Path, registry: Registry) -> list[Bmv2Switch]:
+    switches: list[Bmv2Switch] = []
+    try:
+        for i in range(1, count + 1):
+            sw = Bmv2Switch(name=f"scale{i}", device_id=i, ports={}, log_dir=log_dir,
+                            registry=registry)
+            sw.start()
+            switches.append(sw)
+    except BaseException:
+        stop_switches(switches)
+        raise
+    return switches
+
+
+def stop_switches(switches: list[Bmv2Switch]) -> None:
+    for sw in switches:
+        sw.stop()
+
+
+def switch_rss_mb(switches: list[Bmv2Switch]) -> float:
+    """The largest RSS of the switches' processes."""
+    return max(rss_mb(sw.process.pid) for sw in switches if sw.process is not None)
+
+
+def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace) -> Controller:
+    section = fabric_section(leaves)
+    fabric = parse_fabric(section, max_edges=ANY_BUILD_MAX_EDGES)
+    net = describe(section, fabric, lambda device_id: switches[device_id - 1].grpc_address)
+    art = artifacts()
+    settings = ControllerSettings(
+        telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps),
+        control_period_ms=args.period_ms,
+        default_policy=POLICY,
+    )
+    ctl = Controller(net, Pipeline(P4Info.from_file(art.p4info)), str(art.bmv2_json), settings)
+    ctl.scheduler.set_class_policy(0, {"lm3": True})  # as bench-control: weights change
+    return ctl
+
+
+def entries(ctl: Controller) -> tuple[int, int]:
+    """The entries of a leaf and of a spine: forwarding, and a leaf's scheduling too."""
+    leaf, spine = ctl.net.switch("leaf1"), ctl.net.switch("spine1")
+    sched = ctl.stepper.sched_entries(ctl.scheduler, "leaf1", time.time())
+    return len(ctl.forwarding(leaf)) + len(sched), len(ctl.forwarding(spine))
+
+
+def probes_sent(ctl: Controller) -> int:
+    return sum((a.probe_counts() or {}).get("sent", 0) for a in ctl.agents)
+
+
+def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: WriteCounter,
+                 seconds: float) -> None:
+    leaves = feeder.leaves
+    ctl.loop.latencies_ms.clear()
+    cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s
+    upd0, probes0, rounds0 = counter.updates, probes_sent(ctl), feeder.rounds
+    time.sleep(seconds)
+    wall = time.monotonic() - wall0
+    lat = list(ctl.loop.latencies_ms)
+    res.loop_p50_ms = percentile(lat, 50) if lat else None
+    res.loop_p99_ms = percentile(lat, 99) if lat else None
+    res.cpu_pct = cpu_pct(time.process_time() - cpu0 - (feeder.cpu_s - feed0), wall)
+    res.writes_per_s = (counter.updates - upd0) / wall
+    res.probe_pps = (probes_sent(ctl) - probes0) / wall / leaves
+    res.feed_rounds_per_s = (feeder.rounds - rounds0) / wall
+    res.rss_mb = rss_mb()
+    print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations}; feeder "
+          f"{res.feed_rounds_per_s:.1f} rounds/s of {pairs(leaves)} pairs", flush=True)
+
+
+def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,
+             counter: WriteCounter) -> SizeResult:
+    res = SizeResult(leaves)
+    switches = start_switches(leaves + SPINES, log_dir, registry)
+    try:
+        ctl = controller(leaves, switches, args)
+        feeder = Feeder(ctl, leaves, args.period_ms / 1000)
+        upd0, t0 = counter.updates, time.perf_counter()
+        ctl.start()
+        try:
+            if not ctl.wait_ready(READY_TIMEOUT_S):
+                raise SystemExit(f"bench-scale: {leaves} leaves not programmed within "
+                                 f"{READY_TIMEOUT_S:.0f} s")
+            res.program_s = time.perf_counter() - t0
+            print(f"  programmed in {res.program_s:.1f} s: {counter.updates - upd0} updates",
+                  flush=True)
+            res.switch_rss_mb = switch_rss_mb(switches)
+            print(f"  one BMv2 process, programmed: {res.switch_rss_mb:.0f} MiB RSS at most",
+                  flush=True)
+            feeder.start()
+            time.sleep(args.warmup)
+            measure_loop(ctl, feeder, res, counter, args.seconds)
+            feeder.halt.set()
+            feeder.join(timeout=30)
+            res.entries_edge, res.entries_transit = entries(ctl)
+            t1 = time.perf_counter()
+            ctl.operator.set_links_admin(spine_links(leaves, 1), False)
+            res.reroute_ms = (time.perf_counter() - t1) * 1000
+        finally:
+            feeder.halt.set()
+            ctl.stop()
+    finally:
+        stop_switches(switches)
+    return res
+
+
+def check_memory(leaves: int, done: list[SizeResult]) -> str | None:
+    """Why `leaves` cannot run now (None: it fits), from the last size's measurements."""
+    last = done[-1] if done else None
+    per_switch = last.switch_rss_mb if last and last.switch_rss_mb else 0.0
+    ctl_mb = last.rss_mb if last and last.rss_mb else CONTROLLER_MB_GUESS
+    if last is not None and last.rss_mb:
+        ctl_mb = last.rss_mb * leaves * (leaves - 1) / pairs(last.leaves)
+    available = meminfo_available_mb(Path("/proc/meminfo").read_text())
+    if memory_fits(leaves + SPINES, per_switch, ctl_mb, available):
+        return None
+    return (f"{leaves + SPINES} switches of {per_switch:.0f} MiB and a controller of about "
+            f"{ctl_mb:.0f} MiB do not fit in 80 % of the {available:.0f} MiB available")
+
+
+def report(results: list[SizeResult]) -> None:
+    for line in plot(results):
+        print(line)
+    for line in misses(results):
+        print(f"over target: {line}")
+    for line in result_lines(results):
+        print(line)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m mpsched.bench.scale", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), metavar="LEAVES",
+                   help=f"leaf counts, in order (default: {' '.join(map(str, SIZES))}; at "
+                        f"most {SCALE_EDGES}, the build's MAX_EDGES)")
+    p.add_argument("--seconds", type=float, default=10.0,
+                   help="loop measurement per size (default: %(default)s)")
+    p.add_argument("--warmup", type=float, default=3.0,
+                   help="feeding before the measurement (default: %(default)s)")
+    p.add_argument("--period-ms", type=float, default=ControllerSettings.control_period_ms,
+                   help="control period, and the feeder's round (default: %(default)s)")
+    p.add_argument("--probe-max-pps", type=float, default=None,
+                   help="TelemetryConfig.probe_max_pps: probes per second and switch at most "
+                        "(default: no cap, the controller's default)")
+    args = p.parse_args(argv)
+    if any(n < 2 or n > SCALE_EDGES for n in args.sizes):
+        p.error(f"--sizes: 2..{SCALE_EDGES} leaves")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    problems = prereqs.missing("simple_switch_grpc")
+    problems += [f"{m}: missing; run `make p4-scale`" for m in artifacts().missing()]
+    if problems:
+        print("bench-scale: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
+    for line in sweep():
+        log.info("cleaned up: %s", line)
+    registry, counter = Registry(), WriteCounter()
+    counter.install()
+    results: list[SizeResult] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for leaves in args.sizes:
+                why = check_memory(leaves, results)
+                if why is not None:
+                    print(f"bench-scale: stopping before {leaves} leaves: {why}", flush=True)
+                    break
+                print(f"{leaves} leaves, {SPINES} spines, {pairs(leaves)} pairs", flush=True)
+                results.append(run_size(leaves, args, Path(tmp), registry, counter))
+    except KeyboardInterrupt:
+        print("bench-scale: interrupted; cleaned up", file=sys.stderr)
+        return 130
+    finally:
+        counter.uninstall()
+        registry.close()
+    report(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

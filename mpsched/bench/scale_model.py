@@ -1,0 +1,130 @@
+"""The pure parts of `make bench-scale` (mpsched/bench/scale.py): the fabric of a size,
+the figures of one size, the memory check, process accounting and the report lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SPINES = 4
+# Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
+FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "rss_mb", "cpu_pct", "writes_per_s",
+           "entries_edge", "entries_transit", "probe_pps", "reroute_ms")
+TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
+PAGE_MB = 1 / 1024  # /proc's kB
+
+
+def fabric_section(leaves: int, spines: int = SPINES) -> dict:
+    """A scenario's `fabric:` section: `leaves` leaves, each linked to every spine."""
+    return {"leaf_spine": {"leaves": leaves, "spines": spines, "hosts_per_leaf": 1,
+                           "link": {"delay_ms": 1, "rate_mbps": 100}}}
+
+
+def spine_links(leaves: int, spine: int) -> list[str]:
+    """Every link of spine `spine` (1-based): its failure takes all of them down."""
+    return [f"leaf{i}-spine{spine}" for i in range(1, leaves + 1)]
+
+
+def pairs(leaves: int) -> int:
+    """Ordered pairs of edges: the scheduler's units."""
+    return leaves * (leaves - 1)
+
+
+@dataclass
+class SizeResult:
+    """The figures of one fabric size (None: not measured)."""
+
+    leaves: int
+    program_s: float | None = None
+    loop_p50_ms: float | None = None
+    loop_p99_ms: float | None = None
+    rss_mb: float | None = None
+    cpu_pct: float | None = None
+    writes_per_s: float | None = None
+    entries_edge: int | None = None
+    entries_transit: int | None = None
+    probe_pps: float | None = None
+    reroute_ms: float | None = None
+    feed_rounds_per_s: float | None = None  # every pair's reports handed over, per second
+    switch_rss_mb: float | None = None  # one BMv2 process, programmed
+
+    def figure(self, name: str) -> float | int | None:
+        return getattr(self, name)
+
+
+def result_lines(results: list[SizeResult]) -> list[str]:
+    """`scale_<figure>_<leaves>=<value>`, every figure of every size ("n/a": not measured)."""
+    lines = []
+    for r in results:
+        for name in FIGURES:
+            value = r.figure(name)
+            text = "n/a" if value is None else (f"{value}" if isinstance(value, int)
+                                                else f"{value:.1f}")
+            lines.append(f"scale_{name}_{r.leaves}={text}")
+    return lines
+
+
+def misses(results: list[SizeResult]) -> list[str]:
+    """The figures over their targets, as `<figure> at <leaves> leaves: <value> > <target>`."""
+    out = []
+    for r in results:
+        for name, target in TARGETS.items():
+            value = r.figure(name)
+            if value is not None and value > target:
+                out.append(f"{name} at {r.leaves} leaves: {value:.1f} > {target:g}")
+    return out
+
+
+def memory_fits(switches: int, per_switch_mb: float, controller_mb: float,
+                available_mb: float, margin: float = 0.8) -> bool:
+    """Whether `switches` BMv2 processes and the controller fit in `margin` of the memory
+    available now."""
+    return switches * per_switch_mb + controller_mb <= margin * available_mb
+
+
+def meminfo_available_mb(text: str) -> float:
+    """MemAvailable of /proc/meminfo's text, in MiB."""
+    for line in text.splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * PAGE_MB
+    raise ValueError("no MemAvailable in /proc/meminfo")
+
+
+def status_rss_mb(text: str) -> float:
+    """VmRSS of a /proc/<pid>/status text, in MiB."""
+    for line in text.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * PAGE_MB
+    raise ValueError("no VmRSS (a kernel thread, or the process is gone)")
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    return status_rss_mb(Path(f"/proc/{pid}/status").read_text())
+
+
+def cpu_pct(cpu_s: float, wall_s: float) -> float:
+    """CPU seconds over wall seconds, as % of one core."""
+    return 100.0 * cpu_s / wall_s if wall_s > 0 else 0.0
+
+
+def _bar(value: float, top: float, width: int = 40) -> str:
+    return "#" * max(1, round(width * value / top)) if top > 0 else ""
+
+
+def plot(results: list[SizeResult], figures: tuple[str, ...] = FIGURES) -> list[str]:
+    """A text plot per figure against the number of leaves (one bar per size, scaled to the
+    largest), for docs/results/scale.md."""
+    lines: list[str] = []
+    for name in figures:
+        values = [(r.leaves, r.figure(name)) for r in results]
+        shown = [(n, float(v)) for n, v in values if v is not None]
+        if not shown:
+            continue
+        top = max(v for _, v in shown)
+        target = TARGETS.get(name)
+        lines.append(f"{name}" + (f" (target <= {target:g})" if target else ""))
+        for n, v in shown:
+            lines.append(f"  {n:3d} leaves {v:10.1f} {_bar(v, top)}")
+        lines.append("")
+    return lines

@@ -1,0 +1,78 @@
+"""bench/scale.py and bench/scale_model.py: the fabric of a size, the figures' lines, the
+targets missed, the memory check, /proc parsing and the plot (no BMv2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpsched.bench import scale
+from mpsched.bench.scale_model import (
+    FIGURES,
+    SizeResult,
+    cpu_pct,
+    fabric_section,
+    meminfo_available_mb,
+    memory_fits,
+    misses,
+    pairs,
+    plot,
+    result_lines,
+    spine_links,
+    status_rss_mb,
+)
+from mpsched.fabric.files import parse_fabric
+from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
+
+
+def test_a_size_is_a_leaf_spine_of_four_spines_whose_links_a_spine_failure_names():
+    fabric = parse_fabric(fabric_section(32), max_edges=ANY_BUILD_MAX_EDGES)
+    assert len(fabric.edges) == 32 and fabric.spines() == ["spine1", "spine2", "spine3",
+                                                           "spine4"]
+    assert len(fabric.pairs()) == pairs(32) == 992
+    links = spine_links(32, 2)
+    assert len(links) == 32 and set(links) <= set(fabric.link_by_name)
+    assert all(name.endswith("-spine2") for name in links)
+
+
+def test_result_lines_name_every_figure_of_every_size():
+    r8 = SizeResult(8, program_s=1.25, loop_p99_ms=12.0, entries_edge=120)
+    lines = result_lines([r8, SizeResult(16)])
+    assert len(lines) == 2 * len(FIGURES)
+    assert "scale_program_s_8=1.2" in lines or "scale_program_s_8=1.3" in lines
+    assert "scale_entries_edge_8=120" in lines  # counts stay integers
+    assert "scale_reroute_ms_16=n/a" in lines
+
+
+def test_misses_name_the_figures_over_their_targets():
+    ok = SizeResult(8, loop_p99_ms=100.0, rss_mb=200.0, cpu_pct=10.0, reroute_ms=50.0)
+    bad = SizeResult(48, loop_p99_ms=250.0, cpu_pct=80.0)
+    assert misses([ok]) == []
+    assert misses([ok, bad]) == ["loop_p99_ms at 48 leaves: 250.0 > 100",
+                                 "cpu_pct at 48 leaves: 80.0 > 50"]
+
+
+def test_memory_fits_within_the_margin_of_the_available_memory():
+    assert memory_fits(52, per_switch_mb=100, controller_mb=400, available_mb=10_000)
+    assert not memory_fits(52, per_switch_mb=150, controller_mb=400, available_mb=10_000)
+
+
+def test_proc_texts_parse_to_mib():
+    assert meminfo_available_mb("MemTotal: 1 kB\nMemAvailable:   2048 kB\n") == 2.0
+    assert status_rss_mb("Name:\tx\nVmRSS:\t  10240 kB\n") == 10.0
+    with pytest.raises(ValueError):
+        status_rss_mb("Name:\tkthreadd\n")
+    assert cpu_pct(0.5, 2.0) == 25.0 and cpu_pct(1.0, 0.0) == 0.0
+
+
+def test_the_plot_scales_bars_to_the_largest_size_and_skips_unmeasured_figures():
+    lines = plot([SizeResult(8, loop_p99_ms=10.0), SizeResult(16, loop_p99_ms=40.0)],
+                 ("loop_p99_ms", "rss_mb"))
+    assert lines[0] == "loop_p99_ms (target <= 100)"
+    assert lines[1].count("#") == 10 and lines[2].count("#") == 40
+    assert not any(line.startswith("rss_mb") for line in lines)
+
+
+def test_sizes_beyond_the_build_are_refused():
+    assert scale.parse_args(["--sizes", "8", "16"]).sizes == [8, 16]
+    with pytest.raises(SystemExit):
+        scale.parse_args(["--sizes", str(scale.SCALE_EDGES + 1)])
