@@ -38,16 +38,22 @@ import logging
 import math
 import statistics
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from mpsched.bench import fabric_failover as fo
-from mpsched.bench.fct import BenchError, paired_table, ratio, row_mean, select_results
+from mpsched.bench.fct import (
+    BenchError,
+    fresh_out,
+    paired_table,
+    ratio,
+    row_mean,
+    select_results,
+)
 from mpsched.fabric.model import Fabric
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, run_fct
 from mpsched.lab.report import RunResult
-from mpsched.proc.layout import REPO_ROOT, build_dir
+from mpsched.proc.layout import REPO_ROOT
 
 log = logging.getLogger(__name__)
 
@@ -145,21 +151,6 @@ def run_failover(policy: str, runs: int, out: Path, duration_s: float | None) ->
         failover_record(run_dir, sc.fabric, run.schedule_wall)
 
 
-def fresh_out(out: Path | None) -> Path:
-    """This invocation's directory: `out` (holding no runs yet) or a new one under build/."""
-    if out is None:
-        base = build_dir() / "results" / "bench-fabric" / time.strftime("%Y%m%d-%H%M%S")
-        out, k = base, 1
-        while out.exists():
-            k += 1
-            out = base.with_name(f"{base.name}-{k}")
-        return out
-    if load_results(out):
-        raise BenchError(f"{out} already holds runs: name a new --out, or evaluate those "
-                         f"runs with --reuse {out}")
-    return out
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -215,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise BenchError(f"{args.reuse} holds no fct/ runs of bench-fabric")
             source = args.reuse
         else:
-            source = fresh_out(args.out)
+            source = fresh_out(args.out, "bench-fabric")
             log.info("runs go to %s", source)
             run_fct([SCENARIO], [*BASELINES, args.policy], args.runs, [LOAD_PCT],
                     args.duration, source / "fct")

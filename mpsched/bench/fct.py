@@ -107,11 +107,11 @@ def select_results(results: Sequence[RunResult], policies: Sequence[str]) -> lis
     return mine
 
 
-def fresh_out(out: Path | None) -> Path:
+def fresh_out(out: Path | None, bench: str = "bench-fct") -> Path:
     """The directory for this invocation's runs: `out`, which must hold no runs yet, or a
-    new build/results/bench-fct/<time>."""
+    new build/results/<bench>/<time>."""
     if out is None:
-        base = build_dir() / "results" / "bench-fct" / time.strftime("%Y%m%d-%H%M%S")
+        base = build_dir() / "results" / bench / time.strftime("%Y%m%d-%H%M%S")
         out, k = base, 1
         while out.exists():
             k += 1

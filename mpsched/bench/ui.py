@@ -177,12 +177,25 @@ def backfill(ctl: Any, seconds: int, seed: int) -> int:
     return total
 
 
+def bench_settings() -> Any:
+    """The controller's settings in the UI benches: llhd, no probes (telemetry is fed),
+    HISTORY_S of history per path."""
+    from mpsched.controller.core import ControllerSettings
+    from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
+
+    return ControllerSettings(
+        poll_interval=1.0,
+        telemetry=TelemetryConfig(probe_interval_s=None),
+        estimators=EstimatorSettings(history=HISTORY_S),
+        default_policy="llhd",
+    )
+
+
 def start_controller(workdir: Path, registry: Any) -> tuple[Any, Any]:
     """A BMv2 switch and the controller on it (N_PATHS paths, llhd, no probes): (switch,
     controller), both started."""
     from mpsched.bench.control import artifacts_for, netcfg
-    from mpsched.controller.core import Controller, ControllerSettings
-    from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
+    from mpsched.controller.core import Controller
     from mpsched.p4rt.p4info import P4Info
     from mpsched.p4rt.pipeline import Pipeline
     from mpsched.proc.bmv2 import Bmv2Switch
@@ -195,12 +208,7 @@ def start_controller(workdir: Path, registry: Any) -> tuple[Any, Any]:
             netcfg(sw.grpc_address, N_PATHS),
             Pipeline(P4Info.from_file(art.p4info)),
             str(art.bmv2_json),
-            ControllerSettings(
-                poll_interval=1.0,
-                telemetry=TelemetryConfig(probe_interval_s=None),
-                estimators=EstimatorSettings(history=HISTORY_S),
-                default_policy="llhd",
-            ),
+            bench_settings(),
         )
         ctl.start()
     except BaseException:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mpsched.bench.ui import HISTORY_S, N_PATHS, Feeder
+from mpsched.bench.ui import N_PATHS, Feeder, bench_settings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport
 
@@ -81,8 +81,7 @@ def start_fabric(workdir: Path, registry: Any, leaves: int, spines: int
     """A BMv2 per switch of the leaf-spine and the controller on them: (switches, controller),
     all started."""
     from mpsched.bench.control import artifacts_for
-    from mpsched.controller.core import Controller, ControllerSettings
-    from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
+    from mpsched.controller.core import Controller
     from mpsched.fabric.files import parse_fabric
     from mpsched.fabric.netdesc import describe
     from mpsched.p4rt.p4info import P4Info
@@ -102,12 +101,7 @@ def start_fabric(workdir: Path, registry: Any, leaves: int, spines: int
             describe(sec, fabric, lambda i: switches[i - 1].grpc_address),
             Pipeline(P4Info.from_file(art.p4info)),
             str(art.bmv2_json),
-            ControllerSettings(
-                poll_interval=1.0,
-                telemetry=TelemetryConfig(probe_interval_s=None),
-                estimators=EstimatorSettings(history=HISTORY_S),
-                default_policy="llhd",
-            ),
+            bench_settings(),
         )
         ctl.start()
     except BaseException:

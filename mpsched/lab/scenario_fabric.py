@@ -22,11 +22,17 @@ from typing import Annotated, Any
 from pydantic import model_validator
 
 from mpsched.fabric.model import Fabric
-from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, Bound, Count, SizeKb
-from mpsched.validation import KeyCheck, Text, check_number, fail, number, one_of
+from mpsched.lab.scenario_workload import (
+    SIZE_DISTRIBUTIONS,
+    Bound,
+    Count,
+    SizeKb,
+    check_keys,
+    check_stop,
+)
+from mpsched.validation import KeyCheck, Text, fail, number, one_of
 
 FABRIC_WORKLOAD_KINDS = ("poisson", "incast", "bulk")
-COMMON_KEYS = ("kind", "start_s", "stop_s")
 FABRIC_WORKLOAD_KEYS = {
     "poisson": {"sizes", "load_pct", "matrix", "max_kb", "scale", "max_concurrent", "drain_s"},
     "incast": {"receiver", "senders", "size_kb", "period_ms", "drain_s"},
@@ -103,13 +109,7 @@ class FabricWorkload:
         if kind not in FABRIC_WORKLOAD_KINDS:
             fail("kind", f"must be one of {', '.join(FABRIC_WORKLOAD_KINDS)} in a fabric, "
                  f"got {kind!r}", kind)
-        allowed = sorted({*COMMON_KEYS, *FABRIC_WORKLOAD_KEYS[kind]})
-        for key in data:
-            if key not in allowed:
-                fail(key, f"unknown key (allowed: {', '.join(allowed)})", data[key])
-        for key in NEEDED_KEYS[kind]:
-            if key not in data:
-                fail(key, f"missing (needed by kind {kind})")
+        check_keys(data, kind, FABRIC_WORKLOAD_KEYS[kind], NEEDED_KEYS[kind])
         for key in ("matrix", "pairs"):
             if isinstance(data.get(key), list) and not data[key]:
                 fail(key, "at least one entry", data[key])
@@ -117,11 +117,7 @@ class FabricWorkload:
 
     @model_validator(mode="after")
     def _stop_after_start(self) -> FabricWorkload:
-        if self.stop_s is not None:
-            try:
-                check_number(self.stop_s, self.start_s)
-            except ValueError as exc:
-                fail("stop_s", str(exc), self.stop_s)
+        check_stop(self.start_s, self.stop_s)
         return self
 
     def span_s(self, duration_s: float) -> float:

@@ -99,22 +99,33 @@ class Workload:
         kind = data.get("kind")
         if kind not in WORKLOAD_KINDS:
             fail("kind", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}", kind)
-        allowed = sorted({*COMMON_KEYS, *WORKLOAD_KEYS[kind]})
-        for key in data:
-            if key not in allowed:
-                fail(key, f"unknown key (allowed: {', '.join(allowed)})", data[key])
+        check_keys(data, kind, WORKLOAD_KEYS[kind], NEEDED_KEYS.get(kind, ()))
         if isinstance(data.get("sizes_kb"), list) and not data["sizes_kb"]:
             fail("sizes_kb", "at least one size", data["sizes_kb"])
-        for key in NEEDED_KEYS.get(kind, ()):
-            if key not in data:
-                fail(key, f"missing (needed by kind {kind})")
         return data
 
     @model_validator(mode="after")
     def _stop_after_start(self) -> Workload:
-        if self.stop_s is not None:
-            try:
-                check_number(self.stop_s, self.start_s)
-            except ValueError as exc:
-                fail("stop_s", str(exc), self.stop_s)
+        check_stop(self.start_s, self.stop_s)
         return self
+
+
+def check_keys(data: dict, kind: str, takes: set[str], needs: tuple[str, ...]) -> None:
+    """A workload entry of `kind` has only the common keys and those its kind `takes`, and
+    every key it `needs` (the error names the first key that is not)."""
+    allowed = sorted({*COMMON_KEYS, *takes})
+    for key in data:
+        if key not in allowed:
+            fail(key, f"unknown key (allowed: {', '.join(allowed)})", data[key])
+    for key in needs:
+        if key not in data:
+            fail(key, f"missing (needed by kind {kind})")
+
+
+def check_stop(start_s: float, stop_s: float | None) -> None:
+    """A workload's stop_s, if given, is not before its start_s."""
+    if stop_s is not None:
+        try:
+            check_number(stop_s, start_s)
+        except ValueError as exc:
+            fail("stop_s", str(exc), stop_s)
