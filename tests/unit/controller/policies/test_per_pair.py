@@ -1,0 +1,131 @@
+"""Every policy decides per pair on a fabric (docs/fabric.md, "Scheduling per pair"): each
+ordered pair of edges, its own paths' estimates (telemetry/intake.py), its own policy instance
+(scheduling/scheduler.py).
+
+The fake fabric is tests/unit/controller/fakes.py's leaf-spine of 3 leaves and 2 spines, every
+link 10 Mbit/s: leaf1 -> leaf3 and leaf2 -> leaf3 share spine1 -> leaf3 (their path 1) and
+spine2 -> leaf3 (their path 2). The estimates are fed as the switches report them (path reports
+of the egress leaf3 naming the ingress, RTT reports of the ingresses naming leaf3), and the
+scheduler steps each pair's view as the stepper does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mpsched.controller.routes import Routes
+from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
+from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.intake import TelemetryIntake
+from tests.unit.controller.fakes import fabric
+
+NOW = 1_000.0
+A, B = "leaf1->leaf3", "leaf2->leaf3"  # ingress edges 1 and 2, egress edge 3
+EDGE = {A: 1, B: 2}
+INGRESS = {A: "leaf1", B: "leaf2"}
+
+# (policy, its parameters, LM3 on)
+WEIGHTED = ["minrtt", "llhd", "cmtla", "qos"]  # the preferred path gets the larger weight
+SCORED_LOW = ["fdmvqs", "ca", "llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca"]  # lower score
+ALL = ["ecmp", "rr", "letflow", "wcmp", *WEIGHTED, *SCORED_LOW]
+CASES: list[tuple[str, dict[str, Any], bool]] = [
+    *[(name, {}, False) for name in ALL],
+    *[(name, {}, True) for name in ALL],
+    ("adaptive", {}, False),
+    ("adaptive", {"arms": "cmtla,letflow"}, False),  # its first arm decides
+]
+
+
+def case_id(case: tuple[str, dict[str, Any], bool]) -> str:
+    name, params, lm3 = case
+    return name + ("+lm3" if lm3 else "") + ("[" + ",".join(params) + "]" if params else "")
+
+
+def feed(intake: TelemetryIntake, pair: str, bad: int | None, dead: int | None = None,
+         mbps: float = 2.0) -> None:
+    """3 s of reports of `pair`'s two paths: each delivers `mbps`; path `bad` loses 10 % and
+    builds a queue (one-way delay rising to 46 ms, RTT 80 ms against 4 ms); path `dead`
+    stopped reporting 2 s ago (beyond dead_after)."""
+    for path in (1, 2):
+        worse = path == bad
+        for k in range(31):
+            t = NOW - 3 + k * 0.1
+            if path == dead and t > NOW - 2:
+                break
+            packets, rx = 20 * (k + 1), int(t * 1e6)
+            owd = 1_000 + (k * 1_500 if worse else 0)
+            intake.ingest_report(PathReport(
+                "leaf3", path, packets, rx - owd + 5_000_000, rx, packets,
+                int(mbps * 12_500 * (k + 1)), packets // 10 if worse else 0, 0, 0, t,
+                src_edge=EDGE[pair]))
+            if k % 5 == 0:
+                intake.ingest_rtt_report(RttReport(
+                    INGRESS[pair], path, 3, 80_000 if worse else 4_000, 0, 3_000, t))
+
+
+def run(case: tuple[str, dict[str, Any], bool], bad: dict[str, int | None],
+        dead: dict[str, int | None] | None = None, periods: int = 3) -> dict[str, dict]:
+    """The latest decision log entry of pairs A and B after `periods` steps."""
+    name, params, lm3 = case
+    net = fabric()
+    intake = TelemetryIntake(net, EstimatorSettings(), TelemetryConfig(), Routes(net))
+    for pair in (A, B):
+        feed(intake, pair, bad[pair], (dead or {}).get(pair))
+    units = [u.key for u in intake.routes.units()]
+    cls = TrafficClass(DEFAULT_CLASS_ID, "default",
+                       policy=ClassPolicy(name, params=params, lm3=lm3))
+    sched = Scheduler(units, [1, 2], [cls], GlobalParams())
+    for k in range(periods):
+        for pair in (A, B):
+            sched.step(intake.unit_view(intake.routes.unit(pair), NOW), NOW + k * 0.1)
+    latest = {}
+    for entry in sched.log:
+        latest[entry["switch"]] = entry
+    return {pair: latest[pair] for pair in (A, B)}
+
+
+def preferred(name: str, entry: dict) -> int:
+    """The path the decision favours: the larger weight, or (mode ca and vq, where the switch
+    chooses) the lower score."""
+    if name in WEIGHTED or name == "adaptive":
+        weights = {int(p): w for p, w in entry["weights"].items()}
+        assert len(set(weights.values())) > 1, entry
+        return max(weights, key=lambda p: weights[p])
+    scores = {int(p): s for p, s in entry["scores"].items()}
+    assert len(set(scores.values())) > 1, entry
+    return min(scores, key=lambda p: scores[p])
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_a_pairs_dead_path_is_its_own(case):
+    """A's path 2 and B's path 1 are dead (each pair's own liveness): each pair gives weight
+    0 to its own dead path only."""
+    got = run(case, {A: None, B: None}, {A: 2, B: 1})
+    assert got[A]["weights"]["2"] == 0 and got[A]["weights"]["1"] > 0
+    assert got[B]["weights"]["1"] == 0 and got[B]["weights"]["2"] > 0
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_a_pairs_decision_does_not_read_another_pairs_estimates(case):
+    """Pair B's loss, delay and RTT (its load the same) leave A's decision as it was."""
+    one = run(case, {A: 2, B: 1})
+    other = run(case, {A: 2, B: 2})
+    for key in ("weights", "mode", "scores", "reason"):
+        assert one[A][key] == other[A][key], key
+
+
+PREFERRING = [c for c in CASES if c[0] in WEIGHTED + SCORED_LOW or c[1]]
+
+
+@pytest.mark.parametrize("case", PREFERRING, ids=case_id)
+def test_each_pair_favours_the_path_that_is_good_for_it(case):
+    """Path 2 is bad for A (loss, queue, RTT), path 1 for B: the scores rank by each pair's
+    own estimates."""
+    name = case[0]
+    got = run(case, {A: 2, B: 1})
+    assert preferred(name, got[A]) == 1
+    assert preferred(name, got[B]) == 2
