@@ -47,6 +47,7 @@ from mpsched.controller.state import Intent, StateError, StateStore
 from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
@@ -119,8 +120,10 @@ class Controller:
             self._lock, self.mastership, self.keeper, self.stepper, s.write_timeout
         )
         # the fabric's links and pairs (GET /links, /pairs, /pairs/{id}; PUT /links/{id}/admin)
+        port_rates = self._port_rates
         self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator,
-                                lambda: {a.sw.name: a.ports.rates for a in self.agents})
+                                port_rates)
+        self.intake.port_rates = port_rates  # other pairs' load on a link (telemetry/sharing.py)
         self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
         self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         self.loop = ControlLoop(self, self._stop)
@@ -132,6 +135,11 @@ class Controller:
                     self.restore(intent)
                 except StateError as error:
                     raise error.in_file(store.path) from None
+
+    def _port_rates(self) -> dict[str, dict[int, PortRate]]:
+        """Each switch's ports' latest transmit rates (its agent's PortMeter; replaced whole
+        by the agent's thread, read here without its lock)."""
+        return {a.sw.name: a.ports.rates for a in self.agents}
 
     def _scheduler(self) -> Scheduler:
         """The scheduler at start: the default class only, with the settings' policy."""

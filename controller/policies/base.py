@@ -91,6 +91,9 @@ class PathState:
     owd_raw_ms: float | None = None
     # the egress edge's cumulative counters (what a policy measures its own outcome with)
     counters: PathCounters | None = None
+    # a fabric path's configured bottleneck rate; its capacity_mbps is then what the other
+    # pairs' load leaves of it (controller/telemetry/sharing.py). None: capacity is the rate
+    bottleneck_mbps: float | None = None
 
     def bdp_bytes(self) -> float | None:
         """capacity * srtt in bytes (1 Mbit/s * 1 ms = 125 bytes); None when either is None."""

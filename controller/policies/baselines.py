@@ -14,7 +14,10 @@
   a string rather than per-path float fields so that any number of paths fits in one
   scalar parameter). Paths not listed get 0. Neutral treatment: an alive path with no
   capacity estimate gets the mean capacity of the measured alive paths; with none measured,
-  equal weights. If every listed path is dead, equal weights over the alive paths.
+  equal weights. If every listed path is dead, equal weights over the alive paths. On a
+  fabric the capacity is the path's configured bottleneck (`bottleneck_mbps`), not what other
+  pairs leave of it: WCMP's weights are the topology's (Zhou et al., EuroSys 2014), and in
+  hash mode every weight change moves flows.
 
 Dead paths always get weight 0; with no alive path every policy returns equal weights over
 all paths ("no path alive", policy.no_alive_decision).
@@ -171,6 +174,12 @@ class WcmpParams:
         parse_weights(self.weights)
 
 
+def _static_capacity(p: PathState) -> float | None:
+    """The capacity WCMP weighs a path by: a fabric path's configured bottleneck, else its
+    capacity estimate."""
+    return p.bottleneck_mbps if p.bottleneck_mbps is not None else p.capacity_mbps
+
+
 @register
 class Wcmp(Policy[WcmpParams]):
     name = "wcmp"
@@ -189,14 +198,15 @@ class Wcmp(Policy[WcmpParams]):
                 why = "no operator-weighted path alive: equal weights over alive paths"
                 log.info("wcmp: no path of %r is alive", self.params.weights)
         else:
-            known = [p.capacity_mbps for p in alive if p.capacity_mbps is not None]
+            caps = {p.path_id: _static_capacity(p) for p in alive}
+            known = [c for c in caps.values() if c is not None]
             if not known or not any(known):
                 weights = equal_weights(paths, [p.path_id for p in alive])
                 why = "no capacity measured: equal weights"
             else:
                 fill = sum(known) / len(known)
                 weights = {
-                    p.path_id: (p.capacity_mbps if p.capacity_mbps is not None else fill)
+                    p.path_id: (c if (c := caps.get(p.path_id)) is not None else fill)
                     if p.alive
                     else 0.0
                     for p in paths

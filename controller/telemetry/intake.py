@@ -8,7 +8,8 @@ one direction; in a fabric every ordered pair of edges is one (a path report nam
 ingress, `src_edge`; an RTT report its egress, `peer_edge`). The counters each switch's agent
 polls go to the path's `PathStats`. `unit_view` gives the scheduler the paths of one unit
 (controller/routes.py: a switch's traffic, or a fabric pair's) as seen for its direction; a
-fabric pair's path ids that it does not have now (re-routed away) are out of service there.
+fabric pair's path ids that it does not have now (re-routed away) are out of service there,
+and its paths' capacity is what the other pairs leave of their links (telemetry/sharing.py).
 
 Not thread-safe: the controller calls it under its lock (except `probe_wanted`, see there).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
@@ -30,12 +32,23 @@ from mpsched.controller.telemetry.estimators import (
     TelemetryConfig,
     probe_needed,
 )
+from mpsched.controller.telemetry.ports import PortRate, link_loads
+from mpsched.controller.telemetry.sharing import (
+    LinkDir,
+    LinkShare,
+    PathKey,
+    link_shares,
+    path_available_mbps,
+)
 from mpsched.controller.telemetry.stats import PathStats, Sample
+from mpsched.fabric.paths import Path
 from mpsched.netcfg import NetCfg
 
 log = logging.getLogger(__name__)
 
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
+
+PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
 
 
 def direction(ingress: str, egress: str) -> str:
@@ -69,6 +82,10 @@ class TelemetryIntake:
         # only (a fabric of E edges has E * (E - 1) directions; scanning every estimator per
         # unit made a control step quadratic in the pairs, docs/results/scale.md)
         self.by_direction: dict[str, dict[int, PathEstimator]] = {}
+        # each switch's ports' latest transmit rates (the agents' PortMeters; the controller
+        # sets it): bounds the other pairs' load on a link (telemetry/sharing.py)
+        self.port_rates: Callable[[], PortRates] | None = None
+        self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -160,14 +177,16 @@ class TelemetryIntake:
     # -- what the scheduler and the views read ---------------------------------
 
     def path_state(
-        self, path_id: int, where: str, now: float, rate: float | None = None
+        self, path_id: int, where: str, now: float, rate: float | None = None,
+        bottleneck: float | None = None,
     ) -> PathState:
-        """One path as its estimator of direction `where` sees it (`rate`: its configured
-        rate, else the description's for the path id)."""
+        """One path as its estimator of direction `where` sees it (`rate`: its capacity, else
+        the description's rate for the path id; `bottleneck`: a fabric path's configured
+        rate, when `rate` is what other pairs leave of it)."""
         est = self.estimators.get((path_id, where))
         rate = rate if rate is not None else self.rates.get(path_id)
         if est is None:
-            return PathState(path_id, alive=True, capacity_mbps=rate)
+            return PathState(path_id, alive=True, capacity_mbps=rate, bottleneck_mbps=bottleneck)
         rtt_min, rtt_max = est.rtt_min_max_ms()
         # srtt, rttvar and in-flight age towards a neutral prior on a path without RTT
         # reports (estimators.py): an idle path is not judged by its last busy moment
@@ -194,6 +213,7 @@ class TelemetryIntake:
             rto_ms=rto,
             owd_raw_ms=est.owd_raw_ms(),
             counters=None if counters is None else PathCounters(*counters),
+            bottleneck_mbps=bottleneck,
         )
 
     def path_states(self, switch: str, now: float) -> list[PathState]:
@@ -210,12 +230,46 @@ class TelemetryIntake:
         if not self.routes.is_fabric:
             return SwitchView(unit.key, self.path_states(unit.ingress, now), ooo)
         rates = self.routes.rates(unit)
-        states = [
-            self.path_state(pid, where, now, rates[pid])
-            if pid in rates else PathState(pid, alive=False)
-            for pid in self.path_ids
-        ]
+        shares = self.link_shares(now)
+        paths = self.routes.pair_paths(unit)
+        states = []
+        for pid in self.path_ids:
+            if pid not in rates:
+                states.append(PathState(pid, alive=False))
+                continue
+            available = path_available_mbps(shares, unit.key, paths[pid])
+            rate = available if available is not None else rates[pid]
+            states.append(self.path_state(pid, where, now, rate, rates[pid]))
         return SwitchView(unit.key, states, ooo)
+
+    def link_shares(self, now: float) -> dict[LinkDir, LinkShare]:
+        """Every fabric link direction's load per pair (telemetry/sharing.py), computed once
+        per control step (`now`) and routing: each pair's alive paths' delivered rates, and
+        the port counters' measured loads ({} with two edges)."""
+        routing = self.routes.routing
+        if self.routes.fabric is None or routing is None:
+            return {}
+        if self._shares is not None and self._shares[:2] == (now, routing):
+            return self._shares[2]
+        pair_paths: dict[str, dict[int, Path]] = {}
+        loads: dict[PathKey, float | None] = {}
+        for unit in self.routes.units():
+            pair_paths[unit.key] = paths = self.routes.pair_paths(unit)
+            ests = self.by_direction.get(unit.direction, {})
+            for pid in paths:
+                est = ests.get(pid)
+                if est is not None and est.alive(now) is not False:  # a dead path carries 0
+                    loads[(unit.key, pid)] = est.goodput_mbps()
+        shares = link_shares(self.routes.fabric, pair_paths, loads, self._measured())
+        self._shares = (now, routing, shares)
+        return shares
+
+    def _measured(self) -> dict[LinkDir, float | None]:
+        """Each link direction's load by the port counters ({} when not known)."""
+        if self.routes.fabric is None or self.port_rates is None:
+            return {}
+        loads = link_loads(self.routes.fabric, self.routes.ports, self.port_rates())
+        return {(name, d.src): d.mbps for name, pair in loads.items() for d in pair}
 
     def switch_view(self, switch: str, now: float) -> SwitchView:
         """The view of a two-edge switch's one unit (`unit_view`)."""
