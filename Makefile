@@ -120,7 +120,7 @@ bench-adaptive: p4 linkem ## adaptive vs the best fixed policy on the four docs/
 bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
 	$(PY) -m mpsched.bench.fct
 
-bench-fabric: p4 linkem ## congestion-aware choice per destination vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 25 min)
+bench-fabric: p4 linkem ## congestion-aware choice per destination (ca and llhd-ca) vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 32 min)
 	$(PY) -m mpsched.bench.fabric
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)

@@ -4,10 +4,12 @@ Two phases, every run on a fresh fabric testbed (root, BMv2, `make p4 linkem`):
 
 1. **FCT**: scenarios/fabric-asymmetric.yaml (4 leaves x 2 spines, 2.5 Mbit/s links,
    leaf1-spine2 at a quarter of that: CONGA's asymmetric case), all-to-all open-loop Poisson
-   flows of web-search sizes at 70 % of the leaves' uplink capacity, under ecmp, letflow and
-   the congestion-aware policy (`--policy`, default ca), `--runs` seeded runs each
-   (`mpsched.lab.fct.run_fct`; runs with the same seed see the same arrivals, sizes and
-   destinations, so the ratios are also given paired by seed).
+   flows of web-search sizes at 70 % of the leaves' uplink capacity, under ecmp, letflow,
+   the congestion-aware policy (`--policy`, default ca) and the papers' congestion-aware
+   variants named by `--papers` (default llhd-ca; `all`: llhd-ca, cmtla-ca, fdmvqs-ca and
+   qos-ca; `none`), `--runs` seeded runs each (`mpsched.lab.fct.run_fct`; runs with the same
+   seed see the same arrivals, sizes and destinations, so the ratios are also given paired by
+   seed).
 2. **Failover**: `--failover-runs` runs of scenarios/fabric-failure.yaml (leaf1-spine2 down
    from 20 to 40 s) under the congestion-aware policy, with captures at every edge's ports
    towards the spines; the time from the link going down to the last data frame (not probe)
@@ -21,9 +23,18 @@ It ends with
     fabric_goodput_ratio_vs_letflow=    goodput: CA / letflow                        [>= 1.0]
     fabric_failover_ms=                 the failover phase's figure, median over runs [<= 200]
     fabric_cpu_bound_runs=              runs of both phases marked cpu_bound          [0]
+    fabric_fct_short_ratio_best_paper_vs_letflow=
+                                        the best paper variant run: its mean FCT of
+                                        flows < 100 kB / letflow's, paired by seed    [<= 0.75]
 
-(ratios of the means over the runs; NaN where runs are missing). Before them: the FCT table
-per policy, the CA policy's ratios paired by seed, the mean FCT of short flows per ordered
+(the first three: ratios of the means over the runs; NaN where runs are missing). The best
+paper variant is the one of least paired ratio among those with runs (named before the keys).
+Why llhd-ca alone by default: it had the least paired short-flow FCT against letflow of the
+four on the two-edge asymmetric case (docs/results/congestion.md: 0.58 ± 0.14; qos-ca 0.62,
+fdmvqs-ca 0.66, cmtla-ca 0.78), and each variant adds `--runs` runs (about 7 min at 5).
+
+Before them: the FCT table per policy, the CA policy's ratios paired by seed, the paper
+variants' short-flow FCT against letflow paired by seed, the mean FCT of short flows per ordered
 pair of leaves and policy (where the asymmetry bites: the pairs from and to leaf1), and each
 failover run. Runs go to a new directory (--out, default build/results/bench-fabric/<time>:
 OUT/fct/... and OUT/failover/...; a --out holding runs is refused); `--reuse DIR` runs
@@ -51,7 +62,7 @@ from mpsched.bench.fct import (
     select_results,
 )
 from mpsched.fabric.model import Fabric
-from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, run_fct
+from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT
 
@@ -62,6 +73,10 @@ FAILURE_SCENARIO = REPO_ROOT / "scenarios" / "fabric-failure.yaml"
 LOAD_PCT = 70.0
 BASELINES = ("ecmp", "letflow")
 DEFAULT_POLICY = "ca"
+PAPER_CA = ("llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca")  # the papers' congestion-aware variants
+DEFAULT_PAPERS = "llhd-ca"
+SHORT = "fct_lt100k_mean_s"
+BEST_PAPER_KEY = "fabric_fct_short_ratio_best_paper_vs_letflow"
 FAILOVER_FILE = "failover.json"
 
 
@@ -81,6 +96,39 @@ def figures(rows: list[FctRow], policy: str, failover_ms: Sequence[float],
         "fabric_failover_ms": statistics.median(finite) if finite else math.nan,
         "fabric_cpu_bound_runs": float(cpu_bound_runs),
     }
+
+
+def parse_papers(text: str) -> list[str]:
+    """`--papers`: `all`, `none` or a comma-separated list of PAPER_CA (ValueError naming a
+    policy that is not one)."""
+    if text == "all":
+        return list(PAPER_CA)
+    if text == "none":
+        return []
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    wrong = [n for n in names if n not in PAPER_CA]
+    if wrong or not names:
+        raise ValueError(f"--papers: {', '.join(wrong) or repr(text)} not among all, none, "
+                         f"{', '.join(PAPER_CA)}")
+    return list(dict.fromkeys(names))
+
+
+def paper_ratios(results: Sequence[RunResult]) -> dict[str, tuple[float, float, int]]:
+    """Per paper variant with runs: its mean FCT of short flows / letflow's in the run with
+    the same seed, (mean, 95 % CI, seeds) over the seeds (`paired_ratios`)."""
+    got = paired_ratios(results, SHORT, "letflow")
+    return {pol: (mean, ci, n) for (_scenario, pol), ((mean, ci), n) in got.items()
+            if pol in PAPER_CA and math.isfinite(mean)}
+
+
+def best_paper(results: Sequence[RunResult]) -> tuple[str, float] | None:
+    """The paper variant of least paired short-flow FCT ratio to letflow, and the ratio (None:
+    no paper variant ran)."""
+    ratios = paper_ratios(results)
+    if not ratios:
+        return None
+    name = min(ratios, key=lambda pol: (ratios[pol][0], PAPER_CA.index(pol)))
+    return name, ratios[name][0]
 
 
 def pair_table(results: Sequence[RunResult], policies: Sequence[str],
@@ -156,6 +204,10 @@ def _parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", default=DEFAULT_POLICY,
                    help="the congestion-aware policy (default: %(default)s)")
+    p.add_argument("--papers", default=DEFAULT_PAPERS,
+                   help="the papers' congestion-aware variants to run too: all, none or a "
+                        f"comma-separated list of {', '.join(PAPER_CA)} "
+                        "(default: %(default)s)")
     p.add_argument("--runs", type=int, default=5,
                    help="FCT runs per policy (default: %(default)s)")
     p.add_argument("--failover-runs", type=int, default=3,
@@ -170,13 +222,17 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def report_lines(source: Path, policy: str) -> list[str]:
-    """Everything the bench prints for the runs under `source`."""
-    policies = [*BASELINES, policy]
-    results = select_results(load_results(source / "fct"), policies)
+    """Everything the bench prints for the runs under `source` (the paper variants: those
+    that ran)."""
+    everything = load_results(source / "fct")
+    papers = [p for p in PAPER_CA if p != policy and any(r.policy == p for r in everything)]
+    policies = [*BASELINES, policy, *papers]
+    results = select_results(everything, policies)
     rows = fct_rows(results)
     failovers = read_failovers(source)
     failover_results = load_results(source / "failover")
-    lines = [fct_table(rows), paired_table(results, policy), pair_table(results, policies),
+    lines = [fct_table(rows), paired_table(results, policy), paper_lines(results),
+             pair_table(results, policies),
              "failover runs (ms from down to the last data frame on a dead path; frames on "
              "those paths in the 5 s before / after):"]
     for f in failovers:
@@ -187,9 +243,23 @@ def report_lines(source: Path, policy: str) -> list[str]:
         lines.append("  (a run with no frames on those paths before the failure shows nothing)")
     cpu_bound = sum(1 for r in [*results, *failover_results] if r.cpu_bound is True)
     got = figures(rows, policy, [f["ms"] for f in failovers], cpu_bound)
+    best = best_paper(results)
+    got[BEST_PAPER_KEY] = best[1] if best is not None else math.nan
     for key, value in got.items():
         lines.append(f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}")
     return lines
+
+
+def paper_lines(results: Sequence[RunResult]) -> str:
+    """The paper variants' short-flow FCT / letflow's, paired by seed, and the best."""
+    ratios = paper_ratios(results)
+    lines = ["paper -ca variants / letflow, mean FCT < 100 kB paired by seed "
+             "(mean ± 95 % CI over the seeds):"]
+    lines += [f"  {pol:10s} {mean:.3f} ± {ci:.3f} ({n} seeds)"
+              for pol, (mean, ci, n) in sorted(ratios.items(), key=lambda kv: kv[1][0])]
+    best = best_paper(results)
+    lines.append(f"  best: {best[0]}" if best is not None else "  best: none ran")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--runs must be >= 1 and --failover-runs >= 0")
     if args.reuse is not None and args.out is not None:
         p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+    try:
+        papers = [n for n in parse_papers(args.papers) if n != args.policy]
+    except ValueError as error:
+        p.error(str(error))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.reuse is not None:
@@ -208,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             source = fresh_out(args.out, "bench-fabric")
             log.info("runs go to %s", source)
-            run_fct([SCENARIO], [*BASELINES, args.policy], args.runs, [LOAD_PCT],
+            run_fct([SCENARIO], [*BASELINES, args.policy, *papers], args.runs, [LOAD_PCT],
                     args.duration, source / "fct")
             run_failover(args.policy, args.failover_runs, source, args.duration)
         print("\n".join(report_lines(source, args.policy)))

@@ -53,6 +53,42 @@ def test_pair_table_means_per_policy():
     assert "  leaf1->leaf2       2.000     1.000     0.400" in table
 
 
+PAPERS = [run("llhd-ca", 1, 0.3, 10.0), run("llhd-ca", 2, 0.2, 10.0),  # 0.75, 0.5: 0.625
+          run("qos-ca", 1, 0.2, 10.0), run("qos-ca", 2, 0.2, 10.0),  # 0.5, 0.5: 0.5
+          run("cmtla-ca", 1, math.nan, 10.0)]  # no finite short FCT: no ratio
+
+
+def test_the_best_paper_variant_has_the_least_paired_ratio_to_letflow():
+    assert bench.paper_ratios(RESULTS + PAPERS) == {
+        "llhd-ca": (pytest.approx(0.625), pytest.approx(1.588, abs=1e-3), 2),
+        "qos-ca": (pytest.approx(0.5), pytest.approx(0.0), 2)}
+    assert bench.best_paper(RESULTS + PAPERS) == ("qos-ca", pytest.approx(0.5))
+    assert bench.best_paper(RESULTS) is None
+
+
+def test_papers_option():
+    assert bench.parse_papers("all") == list(bench.PAPER_CA)
+    assert bench.parse_papers("none") == []
+    assert bench.parse_papers("qos-ca, llhd-ca,qos-ca") == ["qos-ca", "llhd-ca"]
+    assert bench.parse_papers(bench.DEFAULT_PAPERS) == ["llhd-ca"]
+    with pytest.raises(ValueError, match="ca, "):
+        bench.parse_papers("ca")
+
+
+def test_the_report_keeps_the_five_keys_then_the_best_papers(tmp_path):
+    for r in RESULTS + PAPERS:
+        d = tmp_path / "fct" / r.scenario / r.policy / f"run{r.seed}"
+        d.mkdir(parents=True)
+        write_run(d, r)
+    lines = bench.report_lines(tmp_path, "ca")
+    keys = [line.split("=")[0] for line in lines if "=" in line and " " not in line]
+    assert keys == ["fabric_fct_short_ratio_vs_ecmp", "fabric_fct_short_ratio_vs_letflow",
+                    "fabric_goodput_ratio_vs_letflow", "fabric_failover_ms",
+                    "fabric_cpu_bound_runs", "fabric_fct_short_ratio_best_paper_vs_letflow"]
+    assert lines[-1] == "fabric_fct_short_ratio_best_paper_vs_letflow=0.500"
+    assert "  best: qos-ca" in "\n".join(lines)
+
+
 def frame(t: float, key: tuple[int, int, int], probe: bool = False) -> fo.TagFrame:
     return fo.TagFrame(t, key, probe)
 
@@ -129,10 +165,11 @@ def test_reuse_reports_every_figure(tmp_path, capsys):
          "frames_after": 3, "worst": [1, 2, 2], "probes_after": 9}))
     assert bench.main(["--reuse", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-5:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
+    assert out[-6:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
                         "fabric_fct_short_ratio_vs_letflow=0.625",
                         "fabric_goodput_ratio_vs_letflow=1.050",
-                        "fabric_failover_ms=150", "fabric_cpu_bound_runs=1"]
+                        "fabric_failover_ms=150", "fabric_cpu_bound_runs=1",
+                        "fabric_fct_short_ratio_best_paper_vs_letflow=nan"]  # none ran
 
 
 def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
