@@ -14,7 +14,8 @@ its links (`available_mbps`), the least over the path (`path_available_mbps`):
 - rate_d: the configured rate of link direction d (None: not limited, d does not count);
 - others_d: the summed load on d of the other pairs, each pair's the delivered rate
   (`goodput_mbps` at its egress) of its paths crossing d; a pair counts only from ACTIVE_SHARE
-  of rate_d on (its probes alone do not make an idle path look used); bounded by what the
+  of rate_d and ACTIVE_MIN_MBPS on (its probes alone do not make an idle path look used);
+  bounded by what the
   port counter measured leaving d's switch (`measured_mbps`, controller/telemetry/ports.py:
   every pair's traffic, this one's included), which catches a load that stopped while a
   pair's 5 s goodput window still holds it;
@@ -34,12 +35,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mpsched.controller.telemetry.config import PROBE_INTERVAL_S
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Path
 
-# A pair's load on a link direction counts from this share of its rate on (below: probes,
-# a trickle of ACKs; 5 % of a 2.5 Mbit/s link is 125 kbit/s, ten times a pair's probes on it).
+# A pair's load on a link direction counts from this share of its rate on, and from at least
+# ACTIVE_MIN_MBPS: twice what one path's probes carry at the default interval, were each a
+# minimum Ethernet frame of 64 bytes (0.1 Mbit/s), so that probes never count, even on a slow
+# link (a quarter of 2.5 Mbit/s in scenarios/fabric-asymmetric.yaml).
 ACTIVE_SHARE = 0.05
+ACTIVE_MIN_MBPS = 2 * 64 * 8 / PROBE_INTERVAL_S / 1e6
 
 LinkDir = tuple[str, str]  # (link name, the switch the direction leaves)
 PathKey = tuple[str, int]  # (pair key, path id)
@@ -60,8 +65,9 @@ class LinkShare:
     measured_mbps: float | None = None
 
     def others(self, pair: str) -> dict[str, float]:
-        """The other pairs whose load counts (at least ACTIVE_SHARE of the rate)."""
-        floor = ACTIVE_SHARE * (self.rate_mbps or 0.0)
+        """The other pairs whose load counts (at least ACTIVE_SHARE of the rate and
+        ACTIVE_MIN_MBPS)."""
+        floor = max(ACTIVE_MIN_MBPS, ACTIVE_SHARE * (self.rate_mbps or 0.0))
         return {q: v for q, v in self.loads.items() if q != pair and v > 0 and v >= floor}
 
 
@@ -110,6 +116,7 @@ def path_available_mbps(shares: Mapping[LinkDir, LinkShare], pair: str,
 
 
 __all__ = [
+    "ACTIVE_MIN_MBPS",
     "ACTIVE_SHARE",
     "LinkDir",
     "LinkShare",

@@ -10,6 +10,7 @@ from mpsched.controller.telemetry.estimators import EstimatorSettings, PathRepor
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.sharing import (
+    ACTIVE_MIN_MBPS,
     ACTIVE_SHARE,
     LinkShare,
     available_mbps,
@@ -33,6 +34,10 @@ def test_an_idle_link_leaves_its_whole_rate():
 def test_the_pairs_own_load_and_probe_sized_loads_do_not_count():
     share = LinkShare(10.0, {A: 9.0, B: ACTIVE_SHARE * 10.0 * 0.9})
     assert available_mbps(share, A) == 10.0
+    # a slow link (a quarter of 2.5 Mbit/s): two pairs' probes (64-byte frames every 10 ms)
+    probes = 64 * 8 / 0.010 / 1e6
+    assert probes < ACTIVE_MIN_MBPS
+    assert available_mbps(LinkShare(0.625, {B: probes, C: probes}), A) == 0.625
 
 
 def test_other_pairs_load_is_taken_off_down_to_the_fair_share():
