@@ -249,8 +249,9 @@ class TelemetryIntake:
         routing = self.routes.routing
         if self.routes.fabric is None or routing is None:
             return {}
-        if self._shares is not None and self._shares[:2] == (now, routing):
-            return self._shares[2]
+        cached = self._shares
+        if cached is not None and cached[0] == now and cached[1] is routing:
+            return cached[2]
         pair_paths: dict[str, dict[int, Path]] = {}
         loads: dict[PathKey, float | None] = {}
         for unit in self.routes.units():
