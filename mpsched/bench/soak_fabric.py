@@ -125,6 +125,19 @@ def _delivered(link_stats: dict[str, dict], links: list[str]) -> dict[tuple[str,
             for name in links for d in ("ab", "ba")}
 
 
+def restart_switch(bed: Any, name: str) -> float:
+    """SIGKILL the testbed switch's simple_switch_grpc by its PID and start it again on the
+    same ports and gRPC address, without a program (the controller has to find it and
+    program it); the wall-clock time (time.time()) just before it started again."""
+    bmv2 = bed.host(name).bmv2
+    os.kill(bmv2.process.pid, signal.SIGKILL)
+    bmv2.process.wait(timeout=10)
+    bmv2.stop()  # forgets the PID, removes the Thrift guard
+    wall = time.time()
+    bmv2.start()
+    return wall
+
+
 class FabricSoak:
     """One soak run on a fabric testbed (module docstring); `run()` returns the lives and
     the loop p99s sampled after the warm-up."""
@@ -217,19 +230,12 @@ class FabricSoak:
             self.bed.set_link(name, direction, replace(link.params(source), up=up))
 
     def _restart(self, name: str, t: float) -> None:
-        """SIGKILL the switch's simple_switch_grpc by its PID, start it again on the same
-        ports and gRPC address; the controller has to find it and program it."""
-        bmv2 = self.bed.host(name).bmv2
-        os.kill(bmv2.process.pid, signal.SIGKILL)
-        bmv2.process.wait(timeout=10)
-        bmv2.stop()  # forgets the PID, removes the Thrift guard
         self.lives.restarted(name, t)
-        wall = time.time()
-        bmv2.start()
+        wall = restart_switch(self.bed, name)
         links = [lk.name for lk in self.fabric.links_of(name)]
         self.watch = RestartWatch(name, wall, links)
-        print(f"t={t:.0f}s: {name} killed and started again (PID {bmv2.process.pid})",
-              flush=True)
+        print(f"t={t:.0f}s: {name} killed and started again "
+              f"(PID {self.bed.host(name).bmv2.process.pid})", flush=True)
 
     def _check_restart(self, rest: Any) -> None:
         watch = self.watch
