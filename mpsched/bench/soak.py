@@ -109,6 +109,12 @@ class Series:
         points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= self.born_s + after_s]
         return stats.slope(points) if len(points) >= 3 else stats.NAN
 
+    def span(self, what: str) -> str:
+        """"min..max" of `what` ("fds", "threads") over the samples: a rise that came back
+        down shows here, not in `growth`."""
+        values = [getattr(s, what) for _, s in self.samples]
+        return f"{min(values)}..{max(values)}" if values else "-"
+
     def growth(self, what: str) -> int:
         """The rise of `what` ("fds", "threads") from the first sample to the last."""
         if not self.samples:
@@ -264,7 +270,8 @@ def summarise(series: list[Series], loop_p99: list[float], slope_after_s: float)
             f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %, "
             f"{s.rss_slope_kb_per_min(slope_after_s):.1f} kB/min from "
             f"{s.born_s + slope_after_s:g} s), "
-            f"fds {first.fds} -> {last.fds}, threads {first.threads} -> {last.threads}"
+            f"fds {first.fds} -> {last.fds} ({s.span('fds')}), "
+            f"threads {first.threads} -> {last.threads} ({s.span('threads')})"
         )
     growth = max(s.rss_growth_pct() for s in series)
     slope = largest([s.rss_slope_kb_per_min(slope_after_s) for s in series])

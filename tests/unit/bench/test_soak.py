@@ -60,3 +60,9 @@ def test_a_life_without_samples_is_left_out_of_the_summary(capsys) -> None:
     summarise([Series("gone", 3, []), _series([100_000] * 12)], [1.0], 600)
     out = capsys.readouterr().out
     assert "gone" not in out and "soak_fds_growth=11" in out
+
+
+def test_the_span_shows_a_rise_that_came_back() -> None:
+    s = Series("p", 1, [(t, ProcSample(1, fds, 4)) for t, fds in enumerate([10, 14, 10])])
+    assert (s.growth("fds"), s.span("fds"), s.span("threads")) == (0, "10..14", "4..4")
+    assert Series("p", 1, []).span("fds") == "-"
