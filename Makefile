@@ -146,8 +146,8 @@ bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover,
 	$(PY) -m mpsched.bench.reliability
 
 SOAK_MINUTES ?= 20
-soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99
-	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES)
+soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99; FABRIC=4x2 (or a fabric scenario): on a leaf-spine with link flaps and a spine restart
+	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES) $(if $(FABRIC),--fabric $(FABRIC))
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare

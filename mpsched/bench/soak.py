@@ -22,6 +22,10 @@ three samples were taken there; target <= 50), `soak_fds_growth=` and
 `soak_threads_growth=` (the largest rise of any process's open file descriptors and threads
 from the first sample after the warm-up to the last; flat is 0) and `soak_loop_p99_ms=` (the
 largest control-loop p99 sampled after the warm-up; target <= 20).
+
+With `--fabric` (`make soak FABRIC=4x2`) the same runs on a leaf-spine under all-to-all
+traffic, with link flaps and a spine restart besides the policy changes, and samples every
+linkem too (mpsched/bench/soak_fabric.py; loop p99 target <= 100 there).
 """
 
 from __future__ import annotations
@@ -86,11 +90,13 @@ def policy_changes() -> itertools.cycle:
 
 @dataclass
 class Series:
-    """One process's samples after the warm-up."""
+    """One process's samples after the warm-up (t in seconds from the run's start); a
+    process started during the run (a restarted switch) is born at `born_s`."""
 
     name: str
     pid: int
     samples: list[tuple[float, ProcSample]]
+    born_s: float = 0.0
 
     def rss_growth_pct(self) -> float:
         if len(self.samples) < 2:
@@ -98,10 +104,16 @@ class Series:
         return growth_pct(self.samples[0][1].rss_kb, self.samples[-1][1].rss_kb)
 
     def rss_slope_kb_per_min(self, after_s: float) -> float:
-        """The RSS's least-squares slope over the samples from `after_s` on (NaN with fewer
-        than three)."""
-        points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= after_s]
+        """The RSS's least-squares slope over the samples from `after_s` after the process's
+        birth on (NaN with fewer than three)."""
+        points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= self.born_s + after_s]
         return stats.slope(points) if len(points) >= 3 else stats.NAN
+
+    def span(self, what: str) -> str:
+        """"min..max" of `what` ("fds", "threads") over the samples: a rise that came back
+        down shows here, not in `growth`."""
+        values = [getattr(s, what) for _, s in self.samples]
+        return f"{min(values)}..{max(values)}" if values else "-"
 
     def growth(self, what: str) -> int:
         """The rise of `what` ("fds", "threads") from the first sample to the last."""
@@ -182,9 +194,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sample-every-s", type=float, default=10.0, help="sampling period")
     p.add_argument("--warmup-s", type=float, default=60.0, help="baseline starts after this")
     p.add_argument("--slope-after-s", type=float, default=600.0,
-                   help="fit the RSS slope to the samples from this time on")
+                   help="fit the RSS slope to the samples from this time on (after a "
+                        "restarted process's restart)")
+    f = p.add_argument_group("on a fabric (mpsched/bench/soak_fabric.py)")
+    f.add_argument("--fabric", metavar="FILE|LxS|1", default=None,
+                   help="soak a fabric: a fabric scenario file, a leaf-spine shape (4x2: "
+                        "scenarios/fabric-leaf-spine.yaml with that many leaves and spines) "
+                        "or 1 (that file as it is)")
+    f.add_argument("--flap-every-s", type=float, default=60.0,
+                   help="a link fails this often (alternately through linkem and admin)")
+    f.add_argument("--flap-down-s", type=float, default=5.0, help="for this long")
+    f.add_argument("--restart-at-s", type=float, default=120.0,
+                   help="kill a spine's BMv2 and start it again at this time (< 0: never)")
+    f.add_argument("--restart", metavar="SWITCH", default=None,
+                   help="the switch restarted (default: the first spine)")
     args = p.parse_args(argv)
-    for name in ("minutes", "change_every_s", "sample_every_s"):
+    for name in ("minutes", "change_every_s", "sample_every_s", "flap_every_s", "flap_down_s"):
         if getattr(args, name) <= 0:
             p.error(f"--{name.replace('_', '-')} must be > 0")
     if not 0 <= args.warmup_s < args.minutes * 60:
@@ -196,9 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         print("soak: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
     interrupt_on_signals()
-    out_dir = build_dir() / "logs" / "soak"
+    out_dir = build_dir() / "logs" / ("soak-fabric" if args.fabric else "soak")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
+        if args.fabric:
+            return run_fabric(args, out_dir)
         series, loop_p99 = run(
             out_dir, args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s
         )
@@ -209,14 +236,42 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run_fabric(args: argparse.Namespace, out_dir: Path) -> int:
+    """The soak on a fabric (mpsched/bench/soak_fabric.py); 1 if the restarted switch was
+    not programmed again."""
+    from mpsched.bench.soak_fabric import FabricOptions, FabricSoak, load_fabric
+    from mpsched.validation import InputError
+
+    try:
+        sc = load_fabric(args.fabric)
+        opts = FabricOptions(
+            args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s,
+            args.flap_every_s, args.flap_down_s,
+            args.restart_at_s if args.restart_at_s >= 0 else None, args.restart,
+        )
+        soak = FabricSoak(sc, out_dir, opts)
+    except (InputError, ValueError) as exc:
+        print(f"soak: {exc}", file=sys.stderr)
+        return 2
+    print(f"soak: {sc.name}, {args.minutes:g} min; samples in {out_dir / 'samples.csv'}",
+          flush=True)
+    soak.run()
+    reprogrammed = soak.report()
+    summarise(soak.lives.sampled(), soak.loop_p99, args.slope_after_s)
+    return 0 if reprogrammed else 1
+
+
 def summarise(series: list[Series], loop_p99: list[float], slope_after_s: float) -> None:
     """Per process its RSS growth and slope, fds and threads; then the key=value lines."""
+    series = [s for s in series if s.samples]
     for s in series:
         first, last = s.samples[0][1], s.samples[-1][1]
         print(
             f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %, "
-            f"{s.rss_slope_kb_per_min(slope_after_s):.1f} kB/min from {slope_after_s:g} s), "
-            f"fds {first.fds} -> {last.fds}, threads {first.threads} -> {last.threads}"
+            f"{s.rss_slope_kb_per_min(slope_after_s):.1f} kB/min from "
+            f"{s.born_s + slope_after_s:g} s), "
+            f"fds {first.fds} -> {last.fds} ({s.span('fds')}), "
+            f"threads {first.threads} -> {last.threads} ({s.span('threads')})"
         )
     growth = max(s.rss_growth_pct() for s in series)
     slope = largest([s.rss_slope_kb_per_min(slope_after_s) for s in series])

@@ -44,3 +44,25 @@ def test_summary_ends_with_the_keys(capsys) -> None:
                     "soak_threads_growth", "soak_loop_p99_ms"]
     assert "soak_rss_slope_kb_per_min=10.0" in lines
     assert "soak_loop_p99_ms=6.5" in lines
+
+
+def test_a_later_life_fits_its_slope_from_its_own_birth() -> None:
+    # born at 300 s: a 9 MB start-up step at 400 s, then a 20 kB/min leak; the window
+    # starts 600 s after the birth (900 s), past the step
+    samples = [(float(t), ProcSample(100_000 + (9_000 if t >= 400 else 0) + t // 3, 9, 3))
+               for t in range(300, 1500, 10)]
+    s = Series("spine1#2", 2, samples, born_s=300)
+    assert math.isclose(s.rss_slope_kb_per_min(600), 20.0, rel_tol=0.01)
+    assert Series("p", 1, samples).rss_slope_kb_per_min(0) > 100  # the step, unshifted
+
+
+def test_a_life_without_samples_is_left_out_of_the_summary(capsys) -> None:
+    summarise([Series("gone", 3, []), _series([100_000] * 12)], [1.0], 600)
+    out = capsys.readouterr().out
+    assert "gone" not in out and "soak_fds_growth=11" in out
+
+
+def test_the_span_shows_a_rise_that_came_back() -> None:
+    s = Series("p", 1, [(t, ProcSample(1, fds, 4)) for t, fds in enumerate([10, 14, 10])])
+    assert (s.growth("fds"), s.span("fds"), s.span("threads")) == (0, "10..14", "4..4")
+    assert Series("p", 1, []).span("fds") == "-"
