@@ -36,6 +36,7 @@ from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
+from mpsched.lab.fabric_workload import mptcp_subflows
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
@@ -265,7 +266,8 @@ class Run:
     # -- set-up ------------------------------------------------------------------
 
     def _mptcp(self) -> None:
-        subflows = max((w.subflows for w in self.scenario.workload if w.mptcp), default=0)
+        subflows = max(max((w.subflows for w in self.scenario.workload if w.mptcp), default=0),
+                       mptcp_subflows(self.scenario.fabric_workload))
         if subflows:
             self.bed.enable_mptcp(subflows)
 
