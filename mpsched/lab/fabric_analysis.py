@@ -14,6 +14,9 @@ metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
   slowdown's ideal FCT is the flow's alone on the best of its pair's paths at t = 0;
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of each TCP flow in
   the receiving hosts' captures, pooled per pair by the flows' source addresses;
+- MPTCP bulk transfers (`fabric_mptcp`): per pair with one, mptcp_goodput_mbps,
+  mptcp_paths_mbps, mptcp_other_mbps, mptcp_capacity_mbps, mptcp_goodput_frac; overall
+  mptcp_goodput_mbps, mptcp_capacity_mbps (summed) and mptcp_goodput_frac (their mean);
 - overall only: incast_qct_mean_s, incast_qct_p99_s (a round's query completion time: its
   last response, `incast_rounds`), incast_completed_frac (rounds all of whose responses
   completed / rounds started); rtt_p50_ms, rtt_p99_ms, retrans from the senders' TCP_INFO.
@@ -32,7 +35,7 @@ from typing import Any
 
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
-from mpsched.lab import metrics, pcap
+from mpsched.lab import fabric_mptcp, metrics, pcap
 from mpsched.lab.analysis import _interp, censored_fct_s, cpu_load
 from mpsched.lab.fabric_workload import (
     SenderPlan,
@@ -269,6 +272,10 @@ def analyse(raw: Any) -> RunResult:
     if reorder:
         m.update(reorder_metrics(s for stats in reorder.values() for s in stats))
     m.update(incast_metrics(incast_rounds(raw.reports, plans)))
+    conns = fabric_mptcp.connection_metrics(plans, raw.reports, received, fabric, raw.t0, w0, w1)
+    m.update(fabric_mptcp.run_metrics(conns))
+    for pair, figures in fabric_mptcp.pair_metrics(conns).items():
+        per_pair.setdefault(pair, {}).update(figures)
     rtt, retrans = sender_tcp(raw.reports, plans)
     if rtt:
         m["rtt_p50_ms"] = percentile(rtt, 50)
