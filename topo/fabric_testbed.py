@@ -19,7 +19,7 @@ started is stopped on exit, on an exception and on Ctrl-C, and recorded for `mps
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -169,18 +169,22 @@ class FabricTestbed(Bed):
         """A host's address (the network description's)."""
         return next(h.ip for h in self.plan.hosts if h.name == name)
 
-    def enable_mptcp(self, subflows: int) -> None:
+    def enable_mptcp(self, subflows: int, initiators: Iterable[str] | None = None) -> None:
         """Kernel MPTCP on every host for connections of up to `subflows` subflows: the path
-        manager's limits, and the host's addresses 2..subflows as subflow endpoints (a
-        connection a host opens gets one MP_JOIN subflow from each), as the two-edge
-        testbed does for h1 (topo/testbed.py)."""
+        manager's limits, and on the `initiators` (default every host) their addresses
+        2..subflows as subflow endpoints (a connection such a host opens gets one MP_JOIN
+        subflow from each), as the two-edge testbed does for h1 (topo/testbed.py). A
+        listener with endpoints would open subflows of its own back towards the initiator."""
         if not 1 <= subflows <= self.spec.host_addresses:
             raise ValueError(f"subflows: between 1 and host_addresses "
                              f"({self.spec.host_addresses})")
+        wanted = None if initiators is None else set(initiators)
         for h in self.plan.hosts:
             host = self.host(h.name)
             host.cmd("sysctl -qw net.mptcp.enabled=1")
             host.cmd(f"ip mptcp limits set subflows {subflows} add_addr_accepted {subflows}")
+            if wanted is not None and h.name not in wanted:
+                continue
             for ip in h.extra_ips[: subflows - 1]:
                 host.cmd(f"ip mptcp endpoint add {ip} dev {intf_name(h.name, 0)} subflow")
 

@@ -216,6 +216,14 @@ def mptcp_subflows(workloads: Sequence[FabricWorkload]) -> int:
     return max((w.subflows for w in workloads if w.mptcp), default=0)
 
 
+def mptcp_initiators(workloads: Sequence[FabricWorkload], fabric: Fabric) -> list[str]:
+    """The hosts that open MPTCP connections (the sources of MPTCP bulk pairs), by name: only
+    they get subflow endpoints, or a listener would open subflows back towards them."""
+    names = [host_name(e, k) for w in workloads if w.mptcp for pair in w.pairs
+             for e, k in hosts_of(fabric, pair.src, every=False)]
+    return list(dict.fromkeys(names))
+
+
 def receivers(plans: Sequence[SenderPlan], hosts: Hosts) -> list[tuple[int, FabricHost]]:
     """(workload index, host) for every host some plan sends to: where sinks listen."""
     by_address = {h.address: h for hs in hosts.values() for h in hs}

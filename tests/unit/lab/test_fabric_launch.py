@@ -12,7 +12,12 @@ from types import SimpleNamespace
 import pytest
 
 from mpsched.lab import fabric_launch as fl
-from mpsched.lab.fabric_workload import mptcp_subflows, plan_hosts, sender_plans
+from mpsched.lab.fabric_workload import (
+    mptcp_initiators,
+    mptcp_subflows,
+    plan_hosts,
+    sender_plans,
+)
 from mpsched.lab.runner import BASE_PORT, RunRaw
 from mpsched.lab.scenario import parse
 from mpsched.traffic.gen import parser, read_flows
@@ -118,3 +123,13 @@ def test_an_mptcp_bulk_sends_with_kernel_mptcp():
     assert parser().parse_args([*args, "--out", "x.json"]).mptcp
     assert mptcp_subflows(sc.fabric_workload) == 3
     assert mptcp_subflows(parse({**doc, "workload": WORKLOAD}, fabric=True).fabric_workload) == 0
+
+
+def test_only_the_sources_of_mptcp_bulks_open_subflows():
+    doc = {"name": "f", "duration_s": 10, "fabric": FABRIC,
+           "workload": [*WORKLOAD, {"kind": "bulk", "mptcp": True, "subflows": 2,
+                                    "pairs": [{"src": "leaf2", "dst": "h3_1"},
+                                              {"src": "h1_2", "dst": "h3_1"},
+                                              {"src": "h2_1", "dst": "h1_1"}]}]}
+    sc = parse(doc, fabric=True)
+    assert mptcp_initiators(sc.fabric_workload, sc.fabric) == ["h2_1", "h1_2"]
