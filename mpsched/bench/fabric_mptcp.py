@@ -13,11 +13,12 @@ steered runs' share of samples with each connection's subflows on distinct paths
 
 The figure per run is `mptcp_goodput_frac`: each MPTCP connection's goodput over the capacity
 its paths can give it, the mean over the two connections (mpsched/lab/fabric_mptcp.py
-defines the capacity: the alive paths' bottleneck rates over the measured window, less the
-larger of the other traffic's load at the source and at the destination edge). It prints
-per variant the mean with its 95 % interval (Student t over the runs), goodput, capacity and
-the fraction per connection, the steered/hashed ratio paired by seed, each run (`*`: marked
-cpu_bound: the machine, not the network, may have limited it), and ends with
+defines it, on the wire: the connection's frames over the alive paths' bottleneck rates over
+the measured window, less the larger of what other frames took on the source edge's links
+and on the destination edge's). It prints per variant the mean with its 95 % interval
+(Student t over the runs), goodput, capacity, goodput over the paths' capacity with nothing
+subtracted, and the fraction per connection, the steered/hashed ratio paired by seed, each
+run (`*`: marked cpu_bound: the machine, not the network, may have limited it), and ends with
 
     fabric_mptcp_cpu_bound_runs=        runs marked cpu_bound, both variants            [0]
     fabric_mptcp_goodput_frac_steered=  mean over the steered runs                      [>= 0.9]
@@ -130,12 +131,13 @@ def report_lines(source: Path) -> list[str]:
     pairs = sorted({p for rs in runs.values() for r in rs for p, m in r.pairs.items()
                     if METRIC in m})
     head = ["variant", "runs", "goodput_frac (95 % CI)", "goodput Mbit/s", "capacity Mbit/s",
-            *pairs]
+            "goodput / paths", *pairs]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for variant, rs in runs.items():
         cells = [variant, str(len(rs)), format_mean_ci(*mean_ci95(values(rs, METRIC))),
                  format_mean_ci(*mean_ci95(values(rs, "mptcp_goodput_mbps"))),
                  format_mean_ci(*mean_ci95(values(rs, "mptcp_capacity_mbps"))),
+                 format_mean_ci(*mean_ci95(values(rs, "mptcp_goodput_of_paths"))),
                  *(format_mean_ci(*mean_ci95(pair_values(rs, p))) for p in pairs)]
         lines.append("| " + " | ".join(cells) + " |")
     ratio = paired_ratio(runs["steered"], runs["hashed"])

@@ -50,7 +50,7 @@ def test_the_report_ends_with_the_means_of_each_variant(tmp_path):
     assert lines[-3:] == ["fabric_mptcp_cpu_bound_runs=1",
                           "fabric_mptcp_goodput_frac_steered=0.920",
                           "fabric_mptcp_goodput_frac_hashed=0.700"]
-    assert lines[0].split(" | ")[-2:] == ["leaf1->leaf3", "leaf2->leaf4 |"]
+    assert lines[0].split(" | ")[-3:] == ["goodput / paths", "leaf1->leaf3", "leaf2->leaf4 |"]
     ratio = next(line for line in lines if line.startswith("steered / hashed"))
     assert ratio.endswith("(2 pairs)")
     assert any("distinct paths in 2 of 2 samples" in line for line in lines)
