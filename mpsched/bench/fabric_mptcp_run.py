@@ -4,8 +4,12 @@
 thread that reads `GET /mptcp/connections` every `SAMPLE_S` and, at the end, writes the
 samples to ``mptcp.json`` in the run's directory: ``[{"t": s after the start, "steering":
 bool, "connections": [...]}, ...]`` (each connection as the REST answer gives it: its
-subflows with their pinned path ids). `distinct_share` says how often each connection's
-subflows were on distinct paths (with steering; hashed subflows have no pins to read).
+subflows with their pinned path ids). It also keeps what the analysis of the MPTCP
+connections reads (mpsched/lab/fabric_mptcp.py) for a later look: the links' counters as
+polled (``link_bytes.json``: ``[[wall time, {"<link>:ab|ba": bytes}], ...]``) beside the
+receiving hosts' captures, which the run leaves in place. `distinct_share` says how often
+each connection's subflows were on distinct paths (with steering; hashed subflows have no
+pins to read).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ log = logging.getLogger(__name__)
 
 SAMPLE_S = 1.0
 SAMPLES_FILE = "mptcp.json"
+LINK_BYTES_FILE = "link_bytes.json"
 
 
 def subflow_paths(connection: Mapping[str, Any]) -> list[int | None]:
@@ -51,6 +56,12 @@ def distinct_share(samples: Iterable[Mapping[str, Any]], t0: float = 0.0,
 
 class SamplingRun(Run):
     """`Run` with the MPTCP connections sampled through the run (module docstring)."""
+
+    def execute(self, progress: Callable[[str], None] = lambda _m: None) -> Any:
+        try:
+            return super().execute(progress)
+        finally:
+            (self.raw.dir / LINK_BYTES_FILE).write_text(json.dumps(self.raw.link_bytes))
 
     def _measure(self, rest: Any, t0: float, progress: Callable[[str], None]) -> None:
         samples: list[dict[str, Any]] = []
