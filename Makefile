@@ -123,7 +123,7 @@ bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric 
 bench-fabric: p4 linkem ## congestion-aware choice per destination vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 25 min)
 	$(PY) -m mpsched.bench.fabric
 
-bench-fabric-mptcp: p4 linkem ## MPTCP across a 4x2 leaf-spine: subflows steered onto distinct paths vs hashed, 2 bulks + short flows, a spine link failing and returning, 5 runs each (about 17 min)
+bench-fabric-mptcp: p4 linkem ## MPTCP across a 4x2 leaf-spine: subflows steered onto distinct paths vs hashed, 2 bulks + short flows, a spine link failing and returning, 5 runs each (about 12 min)
 	$(PY) -m mpsched.bench.fabric_mptcp
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
