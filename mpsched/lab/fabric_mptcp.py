@@ -161,11 +161,12 @@ def connection_metrics(plans: Sequence[SenderPlan], run: RunData, fabric: Fabric
                                     run.t0, w0, w1)
         in_bytes = edge_link_bytes(run.link_bytes, fabric, fabric.edge(dst.edge).name, False,
                                    run.t0, w0, w1)
-        other = metrics.goodput_mbps(max(0.0, out_bytes - frames, in_bytes - frames), seconds)
+        other_out = metrics.goodput_mbps(max(0.0, out_bytes - frames), seconds)
+        other_in = metrics.goodput_mbps(max(0.0, in_bytes - frames), seconds)
         paths = paths_capacity_mbps(fabric, pair, w0, w1)
         out.append(ConnectionFigures(
             pair, metrics.goodput_mbps(goodput, seconds), metrics.goodput_mbps(frames, seconds),
-            paths, other, capacity_left_mbps(paths, other, other)))
+            paths, max(other_out, other_in), capacity_left_mbps(paths, other_out, other_in)))
     return out
 
 
