@@ -45,7 +45,7 @@ ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
-.PHONY: help setup toolchain p4 p4-8 p4-scale p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-scale bench-sched bench-adaptive bench-fct bench-fabric bench-mptcp bench-capacity bench-reliability bench-ui soak compare
+.PHONY: help setup toolchain p4 p4-8 p4-scale p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-scale bench-sched bench-adaptive bench-fct bench-fabric bench-fabric-mptcp bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
@@ -122,6 +122,9 @@ bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric 
 
 bench-fabric: p4 linkem ## congestion-aware choice per destination (ca and llhd-ca) vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 32 min)
 	$(PY) -m mpsched.bench.fabric
+
+bench-fabric-mptcp: p4 linkem ## MPTCP across a 4x2 leaf-spine: subflows steered onto distinct paths vs hashed, 2 bulks + short flows, a spine link failing and returning, 5 runs each (about 12 min)
+	$(PY) -m mpsched.bench.fabric_mptcp
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
 	$(PY) -m mpsched.bench.mptcp

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from mpsched.controller.scheduling.mptcp_placement import path_overlaps
 from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.fabric.paths import Failures, Path, Routing, bottleneck_mbps, reroute, route
@@ -90,6 +91,7 @@ class Routes:
         # each unit's paths' bottleneck rates under the current routing (`rates`, read by
         # every control step): computed once per routing
         self._rates: dict[str, dict[int, float | None]] = {}
+        self._overlaps: dict[str, dict[tuple[int, int], float]] = {}  # likewise
         if self.fabric is not None:
             self._install(route(self.fabric))
 
@@ -102,6 +104,7 @@ class Routes:
         self.routing = routing
         self.hops = next_hops(self.fabric, routing.current)
         self._rates = {}
+        self._overlaps = {}
 
     # -- units -----------------------------------------------------------------
 
@@ -156,6 +159,23 @@ class Routes:
                 pid: bottleneck_mbps(self.fabric, p) for pid, p in self.pair_paths(unit).items()
             }
         return dict(rates)
+
+    def overlaps(self, unit: Unit) -> dict[tuple[int, int], float]:
+        """How a fabric unit's paths share links (`mptcp_placement.path_overlaps` over each
+        path's links, keyed by name and the switch crossing it, with that direction's
+        configured rate): {} with two edges or when its paths are link-disjoint."""
+        if self.fabric is None:
+            return {}
+        got = self._overlaps.get(unit.key)
+        if got is None:
+            fabric = self.fabric
+            links = {
+                pid: [((name, src), fabric.link_by_name[name].params(src).rate_mbps)
+                      for src, name in zip(p.switches, p.links, strict=False)]
+                for pid, p in self.pair_paths(unit).items()
+            }
+            got = self._overlaps[unit.key] = path_overlaps(links)
+        return dict(got)
 
     # -- forwarding ------------------------------------------------------------
 

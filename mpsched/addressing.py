@@ -41,6 +41,20 @@ def host_ip(edge: int, n: int = 1) -> str:
     return str(_NETWORK.network_address + (edge << 8) + n)
 
 
+FABRIC_HOST_SLOTS = 8  # a fabric edge's hosts 1..8 (mpsched.fabric.model.MAX_HOSTS)
+FABRIC_HOST_ADDRESSES = 4  # addresses per fabric host at most (its MPTCP subflows)
+
+
+def fabric_host_ip(edge: int, k: int, n: int = 1) -> str:
+    """Address n (1..FABRIC_HOST_ADDRESSES) of host k behind fabric edge ``edge``: the
+    primary ``10.0.e.k``, then ``10.0.e.(k + 8 (n - 1))``, above every host's primary one
+    (so host 1's second address is ``10.0.e.9``)."""
+    if not 1 <= k <= FABRIC_HOST_SLOTS or not 1 <= n <= FABRIC_HOST_ADDRESSES:
+        raise ValueError(f"host {k} address {n}: not in 1..{FABRIC_HOST_SLOTS}, "
+                         f"1..{FABRIC_HOST_ADDRESSES}")
+    return host_ip(edge, k + FABRIC_HOST_SLOTS * (n - 1))
+
+
 def host_prefix(edge: int, n: int = 1, length: int = 32) -> str:
     """``host_ip(edge, n)/length``, e.g. a /32 pin or a sub-prefix of the edge's subnet."""
     return str(ipaddress.IPv4Network(f"{host_ip(edge, n)}/{length}"))

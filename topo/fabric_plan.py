@@ -18,7 +18,7 @@ two digits does not, and then the port is `<node>-p<n>` (at most 10 + 2 + 3 char
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mpsched import addressing as ap
 from mpsched.fabric.model import Fabric
@@ -43,7 +43,8 @@ def intf_name(node: str, port: int) -> str:
 
 @dataclass(frozen=True)
 class HostPlan:
-    """Host `name` (k-th of edge `edge_id`) on port `port` of switch `switch`."""
+    """Host `name` (k-th of edge `edge_id`) on port `port` of switch `switch`; `extra_ips`
+    its further addresses on the same interface (MPTCP's subflows)."""
 
     name: str
     edge_id: int
@@ -52,6 +53,7 @@ class HostPlan:
     ip: str
     mac: str
     router_mac: str  # its edge switch's, the static ARP entry of its gateway
+    extra_ips: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,7 @@ def plan(fabric: Fabric, description: NetCfg) -> FabricPlan:
     switches = tuple(
         SwitchPlan(s.name, s.device_id, description.edge_id(s)) for s in description.switches
     )
-    hosts = tuple(
-        HostPlan(h.name, description.edge_id(s), s.name, h.port, h.ip, h.mac, s.mac)
-        for s in description.edge_switches() for h in s.hosts
-    )
+    hosts = _hosts(description)
     links = tuple(
         LinkPlan(link.name, link.a, ports[link.a].neighbours[link.b],
                  link.b, ports[link.b].neighbours[link.a], f"{EMULATOR_PREFIX}{i}")
@@ -127,6 +126,21 @@ def plan(fabric: Fabric, description: NetCfg) -> FabricPlan:
             + [link.emulator for link in links])
     _unique("interface", out.interfaces())
     return out
+
+
+def _hosts(description: NetCfg) -> tuple[HostPlan, ...]:
+    """One host per name: its first address in the description is its own, any later one
+    under the same name an extra address (`HostPlan.extra_ips`, MPTCP's subflows)."""
+    out: dict[str, HostPlan] = {}
+    for s in description.edge_switches():
+        for h in s.hosts:
+            first = out.get(h.name)
+            if first is None:
+                out[h.name] = HostPlan(h.name, description.edge_id(s), s.name, h.port, h.ip,
+                                       h.mac, s.mac)
+            else:
+                out[h.name] = replace(first, extra_ips=(*first.extra_ips, h.ip))
+    return tuple(out.values())
 
 
 def _unique(what: str, names: list[str]) -> None:

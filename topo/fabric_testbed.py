@@ -19,7 +19,7 @@ started is stopped on exit, on an exception and on Ctrl-C, and recorded for `mps
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -57,6 +57,7 @@ class FabricSpec:
     seed: int = 0
     log_dir: Path = field(default_factory=lambda: build_dir() / "logs")
     probe_port: int | None = None  # None: the compiled program's, if it has one
+    host_addresses: int = 1  # every host's addresses (MPTCP's subflows; 1: its own only)
 
     @cached_property
     def model(self) -> Fabric:
@@ -64,7 +65,8 @@ class FabricSpec:
 
     def description(self, grpc_address: Callable[[int], str] = lambda _i: PLACEHOLDER_GRPC,
                     probe_ifaces: dict[str, str] | None = None) -> NetCfg:
-        return describe(self.section, self.model, grpc_address, probe_ifaces=probe_ifaces)
+        return describe(self.section, self.model, grpc_address, probe_ifaces=probe_ifaces,
+                        host_addresses=self.host_addresses)
 
     @cached_property
     def plan(self) -> FabricPlan:
@@ -113,6 +115,8 @@ class FabricTestbed(Bed):
         self.after_start(net)
         for h in self.plan.hosts:
             self.prepare_host(hosts[h.name], self.plan.arp_entries(h))
+            for ip in h.extra_ips:
+                hosts[h.name].cmd(f"ip addr add {ip}/{ap.PREFIX_LEN} dev {intf_name(h.name, 0)}")
         self.netcfg = self._netcfg(switches)
         self.netcfg.dump(self.netcfg_path)
 
@@ -164,6 +168,25 @@ class FabricTestbed(Bed):
     def host_ip(self, name: str) -> str:
         """A host's address (the network description's)."""
         return next(h.ip for h in self.plan.hosts if h.name == name)
+
+    def enable_mptcp(self, subflows: int, initiators: Iterable[str] | None = None) -> None:
+        """Kernel MPTCP on every host for connections of up to `subflows` subflows: the path
+        manager's limits, and on the `initiators` (default every host) their addresses
+        2..subflows as subflow endpoints (a connection such a host opens gets one MP_JOIN
+        subflow from each), as the two-edge testbed does for h1 (topo/testbed.py). A
+        listener with endpoints would open subflows of its own back towards the initiator."""
+        if not 1 <= subflows <= self.spec.host_addresses:
+            raise ValueError(f"subflows: between 1 and host_addresses "
+                             f"({self.spec.host_addresses})")
+        wanted = None if initiators is None else set(initiators)
+        for h in self.plan.hosts:
+            host = self.host(h.name)
+            host.cmd("sysctl -qw net.mptcp.enabled=1")
+            host.cmd(f"ip mptcp limits set subflows {subflows} add_addr_accepted {subflows}")
+            if wanted is not None and h.name not in wanted:
+                continue
+            for ip in h.extra_ips[: subflows - 1]:
+                host.cmd(f"ip mptcp endpoint add {ip} dev {intf_name(h.name, 0)} subflow")
 
     def set_link(self, name: str, direction: str, params: LinkParams) -> None:
         """Change one direction (`ab` = forward, a -> b) of fabric link `name` now."""

@@ -36,11 +36,14 @@ from mpsched.controller.scheduling.mptcp_digest import (
 )
 from mpsched.controller.scheduling.mptcp_placement import (
     MptcpParams,
+    Overlaps,
     Subflow,
     assign,
     choose_path,
     expected_costs,
+    occupancy,
     path_order,
+    path_overlaps,
     pin_cost,
     replace_target,
 )
@@ -53,6 +56,7 @@ __all__ = [
     "MptcpReport",
     "MptcpTracker",
     "ORPHAN_TTL_S",
+    "Overlaps",
     "Subflow",
     "TCP_FIN",
     "TCP_RST",
@@ -63,7 +67,9 @@ __all__ = [
     "expected_costs",
     "flow_of",
     "mptcp_report",
+    "occupancy",
     "path_order",
+    "path_overlaps",
     "pin_cost",
     "replace_target",
     "token",
@@ -202,11 +208,13 @@ class MptcpTracker:
         costs_for: Callable[[Flow], Mapping[int, float]],
         now: float = 0.0,
         params: MptcpParams | None = None,
+        overlaps_for: Callable[[Flow], Overlaps] | None = None,
     ) -> dict[Flow, int]:
         """Assign every subflow a path (updates path_id); returns flow -> path for every
         pinned subflow (initiator direction). `costs_for(flow)`: the usable paths of a
-        connection (asked with its first subflow) and their live costs (`assign`).
-        `moves` lists (flow, old, new) of this call."""
+        connection (asked with its first subflow) and their live costs (`assign`);
+        `overlaps_for(flow)`: how those paths share links (`path_overlaps`; None: they
+        share none). `moves` lists (flow, old, new) of this call."""
         pins: dict[Flow, int] = {}
         self.moves = []
         for conn in self.connections.values():
@@ -214,7 +222,8 @@ class MptcpTracker:
             if not subs:
                 continue
             costs = costs_for(subs[0].flow)
-            chosen = assign(subs, costs, now, params, conn.seen)
+            overlaps = overlaps_for(subs[0].flow) if overlaps_for is not None and costs else None
+            chosen = assign(subs, costs, now, params, conn.seen, overlaps)
             for s in subs:
                 if chosen[s.flow] != s.path_id:
                     self.moves.append((s.flow, s.path_id, chosen[s.flow]))

@@ -13,13 +13,22 @@ its own path's by the margin (`MptcpParams.replace_margin`, `replace_margin_us`)
 last move is at least `min_dwell_s` old. The expected cost of a path the connection used
 within `cost_memory_s` is at least the cost it had then (so the queue a subflow builds on
 its own path does not make every path it left look better).
+
+Distinct paths (MP-HULA, Benet et al., NetCompute 2018: a connection's subflows on distinct
+least-cost paths): in a fabric two paths of one pair may share a link, and subflows on them
+compete there. "Fewest subflows" therefore counts a path's **occupancy**: the connection's
+subflows on it, plus, for every other path q holding some, their number times the overlap
+of p with q (`path_overlaps`: 0 for link-disjoint paths, 1 when they share p's bottleneck
+link). A subflow also moves off a path, whatever the costs, when another path's occupancy
+is lower by `DISTINCT_GAIN` (a clearly more distinct path, e.g. a disjoint one freed up);
+docs/mptcp.md ("Placement").
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mpsched.controller.policies.base import CaCost
@@ -84,6 +93,43 @@ class MptcpParams:
 
 
 
+Overlaps = Mapping[tuple[int, int], float]  # (p, q) -> overlap of path p with path q, 0..1
+PathLinks = Sequence[tuple[Hashable, float | None]]  # a path's links: (key, rate in Mbit/s)
+
+DISTINCT_GAIN = 0.5  # occupancy a move must shed to move whatever the costs (hysteresis)
+_EPS = 1e-9
+
+
+def path_overlaps(paths: Mapping[int, PathLinks]) -> dict[tuple[int, int], float]:
+    """How much each path of a pair shares with each other one: for paths p != q that share
+    links (a link's key names it and the direction crossed), the largest over those links of
+    min(1, b_p / rate), b_p being p's bottleneck rate (its slowest link). So a shared link
+    as slow as p's bottleneck counts 1 (a subflow there halves what p gives), one twice as
+    fast as p's bottleneck 0.5, a link without a rate 0; it is the tightest shared link that
+    counts, not how many are shared (a flow is limited by one link, its bottleneck). Pairs
+    of link-disjoint paths are left out (overlap 0)."""
+    out: dict[tuple[int, int], float] = {}
+    for p, links in paths.items():
+        rates = [r for _, r in links if r is not None]
+        bottleneck = min(rates) if rates else None
+        keys = dict(links)
+        for q, other in paths.items():
+            shared = [keys[k] for k, _ in other if q != p and k in keys]
+            weights = [min(1.0, bottleneck / r) for r in shared
+                       if r is not None and r > 0 and bottleneck is not None]
+            if weights:
+                out[(p, q)] = max(weights)
+    return out
+
+
+def occupancy(p: int, counts: Counter, overlaps: Overlaps | None = None) -> float:
+    """Path p's occupancy by one connection: its subflows on p, plus those on every other
+    path q weighed by the overlap of p with q (`path_overlaps`)."""
+    shared = math.fsum(n * (overlaps or {}).get((p, q), 0.0)
+                       for q, n in counts.items() if q != p and n)
+    return counts[p] + shared
+
+
 @dataclass
 class Subflow:
     flow: Flow  # as the initiator of the subflow sends
@@ -115,12 +161,15 @@ def expected_costs(
     return out
 
 
-def choose_path(order: Mapping[int, float], counts: Counter, tie_us: float = 0.0) -> int:
-    """The path carrying the fewest subflows (`counts`), the cheapest (`order`: path ->
-    cost) among those; costs within `tie_us` of the cheapest count as equal, and the first
-    of them in the mapping's order is taken (cost noise on idle paths does not decide)."""
-    fewest = min(counts[p] for p in order)
-    candidates = [p for p in order if counts[p] == fewest]
+def choose_path(order: Mapping[int, float], counts: Counter, tie_us: float = 0.0,
+                overlaps: Overlaps | None = None) -> int:
+    """The path of the least occupancy (`counts`, `overlaps`; without overlaps the fewest
+    subflows), the cheapest (`order`: path -> cost) among those; costs within `tie_us` of
+    the cheapest count as equal, and the first of them in the mapping's order is taken
+    (cost noise on idle paths does not decide)."""
+    occ = {p: occupancy(p, counts, overlaps) for p in order}
+    fewest = min(occ.values())
+    candidates = [p for p in order if occ[p] <= fewest + _EPS]
     best = min(order[p] for p in candidates)
     return next(p for p in candidates if order[p] <= best + tie_us)
 
@@ -131,14 +180,24 @@ def replace_target(
     expected: Mapping[int, float],
     counts: Counter,
     params: MptcpParams,
+    overlaps: Overlaps | None = None,
 ) -> int | None:
-    """The path a subflow pinned to `cur` should move to by re-placement, or None: the
-    cheapest (expected cost) path holding fewer of its connection's subflows than `cur`,
-    if it beats `cur`'s live cost by max(replace_margin_us, replace_margin * that cost)."""
+    """The path a subflow pinned to `cur` should move to by re-placement, or None. Its
+    connection's other subflows (`counts` less this one) give each path an occupancy
+    (`occupancy`); the candidates are the paths no more occupied than `cur`. Among those
+    clearly more distinct (occupancy lower by `DISTINCT_GAIN`) the least occupied, then
+    cheapest, whatever the costs; else the cheapest candidate (expected cost) if it beats
+    `cur`'s live cost by max(replace_margin_us, replace_margin * that cost)."""
     rank = {p: i for i, p in enumerate(costs)}
-    free = [p for p in costs if p != cur and counts[p] < counts[cur]]
+    others = Counter(counts)
+    others[cur] -= 1
+    occ = {p: occupancy(p, others, overlaps) for p in costs}
+    free = [p for p in costs if p != cur and occ[p] <= occ[cur] + _EPS]
     if not free:
         return None
+    distinct = [p for p in free if occ[p] <= occ[cur] - DISTINCT_GAIN + _EPS]
+    if distinct:
+        return min(distinct, key=lambda p: (occ[p], expected[p], rank[p]))
     best = min(free, key=lambda p: (expected[p], rank[p]))
     margin = max(params.replace_margin_us, params.replace_margin * costs[cur])
     return best if expected[best] + margin < costs[cur] else None
@@ -150,13 +209,16 @@ def assign(
     now: float = 0.0,
     params: MptcpParams | None = None,
     seen: Mapping[int, tuple[float, float]] | None = None,
+    overlaps: Overlaps | None = None,
 ) -> dict[Flow, int | None]:
     """Pins for one connection's subflows (initial first, then by arrival), given the
-    usable paths and their live costs (`costs`; ties go by the mapping's order):
+    usable paths and their live costs (`costs`; ties go by the mapping's order) and how
+    they share links (`overlaps`, `path_overlaps`; none: disjoint):
 
     1. a pin sticks while its path is usable and within the even share ceil(n / k);
-    2. every other subflow goes to the path with the fewest of the connection's subflows,
-       the cheapest first (expected costs, `expected_costs` with `seen`; costs within
+    2. every other subflow goes to the path of the least occupancy (`occupancy`: the
+       connection's subflows, those on overlapping paths weighed by the overlap), the
+       cheapest first (expected costs, `expected_costs` with `seen`; costs within
        `replace_margin_us` of each other are ties);
     3. re-placement: a subflow kept in 1 whose last move is at least `min_dwell_s` old
        moves to `replace_target` if there is one (subflows on the costliest paths first,
@@ -177,13 +239,13 @@ def assign(
             kept.append((s, p))
     for s in subflows:
         if s.flow not in out:
-            p = choose_path(expected, counts, params.replace_margin_us)
+            p = choose_path(expected, counts, params.replace_margin_us, overlaps)
             out[s.flow] = p
             counts[p] += 1
     for s, cur in sorted(kept, key=lambda k: -costs[k[1]]):
         if s.pinned_at is not None and now - s.pinned_at < params.min_dwell_s:
             continue
-        target = replace_target(cur, costs, expected, counts, params)
+        target = replace_target(cur, costs, expected, counts, params, overlaps)
         if target is not None:
             out[s.flow] = target
             counts[cur] -= 1

@@ -95,13 +95,24 @@ class PinManager:
         usable = {s.path_id: s for s in paths if s.alive and s.path_id not in scheduler.admin_down}
         return {p: live_cost(usable[p], cost) for p in path_order(weights, usable)}
 
+    def overlaps_for(self, flow: Flow) -> dict[tuple[int, int], float]:
+        """How the paths of a subflow's unit share links (`Routes.overlaps`; {} with two
+        edges, whose paths share none)."""
+        if not self.routes.is_fabric:
+            return {}
+        try:
+            return self.routes.overlaps(self.routes.unit(self.unit_of(flow)))
+        except KeyError:  # both ends behind one edge: no pair
+            return {}
+
     def desired(self, scheduler: Scheduler, states: PathStates, now: float) -> dict[str, Pins]:
         """Per switch, the pin of each subflow in both directions (none without steering)."""
         out: dict[str, Pins] = {sw.name: {} for sw in self.net.switches}
         if not scheduler.params.mptcp.steering or not self.pipeline.has_mptcp:
             return out
         plan = self.tracker.plan(
-            lambda flow: self.costs_for(flow, scheduler, states), now, scheduler.params.mptcp
+            lambda flow: self.costs_for(flow, scheduler, states), now, scheduler.params.mptcp,
+            self.overlaps_for,
         )
         for flow, old, new in self.tracker.moves:
             log.info("mptcp: subflow %s pinned to path %s (was %s)", flow, new, old)

@@ -31,13 +31,13 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from mpsched import addressing as ap
-from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_TAG_LEN
 
 ETHERTYPE_IPV4 = 0x0800
 ETH_LEN = 14
 # path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts, feedback, next type; its
 # size is checked against the compiled program in tests/unit/bench/test_fuzz.py.
-TAG_LEN = 24
+TAG_LEN = PATH_TAG_LEN
 IPV4_LEN = 20
 TCP_LEN = 20
 PROTO_TCP = 6

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import params_at
 from mpsched.emu.segment import MAX_PATHS, Segment
@@ -30,7 +31,8 @@ MAX_EDGES = 16
 # the controller then checks the compiled program's own limits (NetCfg.check_limits).
 ANY_BUILD_MAX_EDGES = 255
 ANY_BUILD_MAX_PATHS = 8
-MAX_HOSTS = 8  # hosts behind one edge switch: host k is .k of the edge's subnet
+# hosts behind one edge switch: host k is .k of the edge's subnet (more addresses above them)
+MAX_HOSTS = ap.FABRIC_HOST_SLOTS
 EDGE, TRANSIT = "edge", "transit"
 ROLES = (EDGE, TRANSIT)
 KINDS = ("leaf_spine", "graph")

@@ -14,6 +14,10 @@ metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
   slowdown's ideal FCT is the flow's alone on the best of its pair's paths at t = 0;
 - ooo_packets, reorder_ratio, reorder_degree: RFC 4737 over the IPv4 IDs of each TCP flow in
   the receiving hosts' captures, pooled per pair by the flows' source addresses;
+- MPTCP bulk transfers (`fabric_mptcp`): per pair with one, mptcp_goodput_mbps,
+  mptcp_frames_mbps, mptcp_paths_mbps, mptcp_other_mbps, mptcp_capacity_mbps,
+  mptcp_goodput_frac, mptcp_goodput_of_paths; overall mptcp_goodput_mbps,
+  mptcp_capacity_mbps (summed), mptcp_goodput_frac and mptcp_goodput_of_paths (means);
 - overall only: incast_qct_mean_s, incast_qct_p99_s (a round's query completion time: its
   last response, `incast_rounds`), incast_completed_frac (rounds all of whose responses
   completed / rounds started); rtt_p50_ms, rtt_p99_ms, retrans from the senders' TCP_INFO.
@@ -32,7 +36,7 @@ from typing import Any
 
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
-from mpsched.lab import metrics, pcap
+from mpsched.lab import fabric_mptcp, metrics, pcap
 from mpsched.lab.analysis import _interp, censored_fct_s, cpu_load
 from mpsched.lab.fabric_workload import (
     SenderPlan,
@@ -233,15 +237,22 @@ def pair_label(fabric: Fabric, pair: Pair) -> str:
 # ---- a run ------------------------------------------------------------------------------
 
 
-def _reordering(captures: Mapping[str, Any], edges: Mapping[str, int]
-                ) -> dict[Pair, list[metrics.ReorderStats]]:
-    out: dict[Pair, list[metrics.ReorderStats]] = {}
+def _read_captures(captures: Mapping[str, Any]) -> dict[str, list[pcap.PcapPacket]]:
+    """The packets of each receiving host's capture (a capture that cannot be read is left
+    out, with a warning)."""
+    out = {}
     for host, path in captures.items():
         try:
-            packets, _ = pcap.read_pcap(path)
+            out[host], _ = pcap.read_pcap(path)
         except (OSError, pcap.PcapError) as exc:
             log.warning("capture of %s %s: %s", host, path, exc)
-            continue
+    return out
+
+
+def _reordering(captures: Mapping[str, Sequence[pcap.PcapPacket]], edges: Mapping[str, int]
+                ) -> dict[Pair, list[metrics.ReorderStats]]:
+    out: dict[Pair, list[metrics.ReorderStats]] = {}
+    for packets in captures.values():
         for flow, stats in pcap.pcap_reordering(
                 p for p in packets if p.src in edges and p.dst in edges).items():
             out.setdefault((edges[flow.src], edges[flow.dst]), []).append(stats)
@@ -259,7 +270,8 @@ def analyse(raw: Any) -> RunResult:
     sinks = {f"sink{i}_{h.name}": h.edge for i, h in receivers(plans, hosts)}
     flows = flow_records(raw.reports, plans, edges)
     received = pair_bytes(raw.reports, sinks, edges, raw.t0, w0, w1)
-    reorder = _reordering(raw.captures, edges)
+    packets = _read_captures(raw.captures)
+    reorder = _reordering(packets, edges)
     ideal = ideal_fct(fabric)
     per_pair = pair_metrics(flows, received, reorder, w1 - w0, ideal)
     m = {"goodput_mbps": metrics.goodput_mbps(max(0.0, math.fsum(received.values())), w1 - w0)}
@@ -269,6 +281,13 @@ def analyse(raw: Any) -> RunResult:
     if reorder:
         m.update(reorder_metrics(s for stats in reorder.values() for s in stats))
     m.update(incast_metrics(incast_rounds(raw.reports, plans)))
+    from mpsched.lab.runner import BASE_PORT  # the runner imports this module's caller
+
+    run = fabric_mptcp.RunData(raw.reports, packets, raw.link_bytes, raw.t0, BASE_PORT)
+    conns = fabric_mptcp.connection_metrics(plans, run, fabric, w0, w1)
+    m.update(fabric_mptcp.run_metrics(conns))
+    for pair, figures in fabric_mptcp.pair_metrics(conns).items():
+        per_pair.setdefault(pair, {}).update(figures)
     rtt, retrans = sender_tcp(raw.reports, plans)
     if rtt:
         m["rtt_p50_ms"] = percentile(rtt, 50)

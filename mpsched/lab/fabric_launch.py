@@ -55,7 +55,9 @@ def sender_args(plan: SenderPlan, base_port: int, seed: int, flows_file: Path) -
               "--seed", str(seed * 100 + plan.index)]
     if plan.kind == "bulk":
         assert plan.dst is not None
-        return ["bulk", "--dst", plan.dst.address, *common, "--streams", str(plan.streams)]
+        mptcp = ["--mptcp"] if plan.mptcp else []
+        return ["bulk", "--dst", plan.dst.address, *common, "--streams", str(plan.streams),
+                *mptcp]
     # --dst is required by every client role; each flow of the plan names its own
     return ["plan", "--dst", plan.flows[0].dst if plan.flows else "0.0.0.0", *common,
             "--flows", str(flows_file)]

@@ -72,6 +72,7 @@ class SenderPlan:
     dst: FabricHost | None = None
     streams: int = 0
     pair: int = 0
+    mptcp: bool = False  # bulk: kernel-MPTCP connections
 
     @property
     def name(self) -> str:
@@ -188,7 +189,7 @@ def bulk_plans(index: int, w: FabricWorkload, fabric: Fabric, hosts: Hosts,
         (src,) = _named(fabric, hosts, pair.src, every=False)
         (dst,) = _named(fabric, hosts, pair.dst, every=False)
         plans.append(SenderPlan(index, w.kind, src, w.start_s, span_s, dst=dst,
-                                streams=w.streams, pair=j))
+                                streams=w.streams, pair=j, mptcp=w.mptcp))
     return plans
 
 
@@ -207,6 +208,20 @@ def sender_plans(workloads: Sequence[FabricWorkload], fabric: Fabric, duration_s
         else:
             plans += bulk_plans(i, w, fabric, hosts, span)
     return plans
+
+
+def mptcp_subflows(workloads: Sequence[FabricWorkload]) -> int:
+    """The most subflows any MPTCP workload's connections have (0: none is MPTCP): how many
+    addresses the testbed gives every host."""
+    return max((w.subflows for w in workloads if w.mptcp), default=0)
+
+
+def mptcp_initiators(workloads: Sequence[FabricWorkload], fabric: Fabric) -> list[str]:
+    """The hosts that open MPTCP connections (the sources of MPTCP bulk pairs), by name: only
+    they get subflow endpoints, or a listener would open subflows back towards them."""
+    names = [host_name(e, k) for w in workloads if w.mptcp for pair in w.pairs
+             for e, k in hosts_of(fabric, pair.src, every=False)]
+    return list(dict.fromkeys(names))
 
 
 def receivers(plans: Sequence[SenderPlan], hosts: Hosts) -> list[tuple[int, FabricHost]]:

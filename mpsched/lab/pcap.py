@@ -26,7 +26,7 @@ class PcapError(ValueError):
 class PcapPacket(NamedTuple):
     """One IPv4 packet of a capture. Ports and ``tcp_seq`` are None when absent (other
     protocols, non-first fragments); ``payload_len`` is the transport payload length from the
-    IP header (so it is right for snaplen-truncated frames)."""
+    IP header (so it is right for snaplen-truncated frames), ``ip_len`` the IP packet's."""
 
     ts: float
     src: str
@@ -37,6 +37,7 @@ class PcapPacket(NamedTuple):
     ip_id: int
     tcp_seq: int | None
     payload_len: int
+    ip_len: int = 0
 
 
 @dataclass
@@ -203,7 +204,7 @@ class PcapReader:
                 payload -= 8
             if payload < 0:
                 raise _MalformedError("transport header longer than the IP packet")
-        return PcapPacket(ts, src, dst, proto, sport, dport, ip_id, seq, payload)
+        return PcapPacket(ts, src, dst, proto, sport, dport, ip_id, seq, payload, total)
 
 
 def _u16(data: bytes, off: int) -> int:

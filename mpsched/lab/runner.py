@@ -36,6 +36,7 @@ from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
+from mpsched.lab.fabric_workload import mptcp_initiators, mptcp_subflows
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
@@ -265,9 +266,13 @@ class Run:
     # -- set-up ------------------------------------------------------------------
 
     def _mptcp(self) -> None:
-        subflows = max((w.subflows for w in self.scenario.workload if w.mptcp), default=0)
+        sc = self.scenario
+        subflows = max((w.subflows for w in sc.workload if w.mptcp), default=0)
         if subflows:
             self.bed.enable_mptcp(subflows)
+        subflows = mptcp_subflows(sc.fabric_workload)
+        if subflows and sc.fabric is not None:  # subflow endpoints on the initiators only
+            self.bed.enable_mptcp(subflows, mptcp_initiators(sc.fabric_workload, sc.fabric))
 
     def _start_controller(self) -> RestClient:
         proc, rest = start_controller(

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 from pydantic import model_validator
 
+from mpsched import addressing as ap
 from mpsched.fabric.model import Fabric
 from mpsched.lab.scenario_workload import (
     SIZE_DISTRIBUTIONS,
@@ -30,13 +31,13 @@ from mpsched.lab.scenario_workload import (
     check_keys,
     check_stop,
 )
-from mpsched.validation import KeyCheck, Text, fail, number, one_of
+from mpsched.validation import BoolValue, KeyCheck, Text, fail, int_in, number, one_of
 
 FABRIC_WORKLOAD_KINDS = ("poisson", "incast", "bulk")
 FABRIC_WORKLOAD_KEYS = {
     "poisson": {"sizes", "load_pct", "matrix", "max_kb", "scale", "max_concurrent", "drain_s"},
     "incast": {"receiver", "senders", "size_kb", "period_ms", "drain_s"},
-    "bulk": {"pairs", "streams"},
+    "bulk": {"pairs", "streams", "mptcp", "subflows"},
 }
 NEEDED_KEYS = {
     "poisson": ("sizes", "load_pct"),
@@ -79,7 +80,9 @@ class FabricWorkload:
         the receiver's) start a `size_kb` response to `receiver` at the same instant (the
         partition/aggregate pattern of DCTCP, Alizadeh et al., SIGCOMM 2010); no rounds in
         the last `drain_s` seconds.
-    bulk: `streams` long-lived TCP streams per entry of `pairs`, for the workload's time.
+    bulk: `streams` long-lived TCP streams per entry of `pairs`, for the workload's time;
+        with `mptcp`, kernel-MPTCP connections of `subflows` subflows each (the testbed gives
+        every host `subflows` addresses, topo/fabric_testbed.py `enable_mptcp`).
     """
 
     kind: Annotated[str, one_of(FABRIC_WORKLOAD_KINDS)]
@@ -98,6 +101,8 @@ class FabricWorkload:
     period_ms: Annotated[float, number(10, 3_600_000)] = 1000.0
     pairs: tuple[BulkPair, ...] = ()
     streams: Count = 1
+    mptcp: BoolValue = False
+    subflows: Annotated[int, int_in(1, ap.FABRIC_HOST_ADDRESSES)] = 2
 
     @model_validator(mode="before")
     @classmethod

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mpsched.lab.fabric_workload import mptcp_subflows
 from mpsched.lab.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ def make_testbed(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTest
 
     assert sc.fabric_section is not None, "a fabric scenario keeps its section"
     spec = FabricSpec(sc.fabric_section, sc.fabric, backend=sc.topo.backend, seed=seed,
-                      log_dir=log_dir)
+                      log_dir=log_dir,
+                      host_addresses=max(1, mptcp_subflows(sc.fabric_workload)))
     return FabricTestbed(spec)
 
 

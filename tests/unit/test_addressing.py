@@ -64,3 +64,14 @@ def test_a_description_of_the_plan_is_valid():
     ]})
     assert net.remote_subnets(net.switches[0]) == [ap.subnet(2)]
     assert net.switches[1].hosts[0].ip == ap.H2_IP == host(2)["ip"]
+
+
+def test_a_fabric_hosts_further_addresses_lie_above_every_primary_one() -> None:
+    assert ap.fabric_host_ip(3, 1) == ap.host_ip(3, 1) == "10.0.3.1"
+    assert ap.fabric_host_ip(3, 1, 2) == "10.0.3.9"
+    assert ap.fabric_host_ip(3, 8, 4) == "10.0.3.32"
+    every = {ap.fabric_host_ip(1, k, n) for k in range(1, 9) for n in range(1, 5)}
+    assert len(every) == 32 and ap.gateway_ip(1) not in every
+    for bad in ((0, 1), (9, 1), (1, 0), (1, 5)):
+        with pytest.raises(ValueError):
+            ap.fabric_host_ip(1, *bad)

@@ -94,6 +94,20 @@ LINE = {
     },
 }
 
+# Edges a and c joined by three paths: a t3 c alone, and a x t1 c, a x t2 c, which share the
+# link a-x (20 Mbit/s, twice their 10 Mbit/s bottleneck: overlap 0.5, docs/mptcp.md).
+SHARED = {
+    "graph": {
+        "paths_per_pair": 3,
+        "switches": [{"name": "a", "role": "edge"}, {"name": "c", "role": "edge"},
+                     *({"name": n, "role": "transit"} for n in ("x", "t1", "t2", "t3"))],
+        "link": {"rate_mbps": 10, "delay_ms": 1},
+        "links": [{"a": "a", "b": "x", "rate_mbps": 20}, {"a": "x", "b": "t1"},
+                  {"a": "x", "b": "t2"}, {"a": "t1", "b": "c"}, {"a": "t2", "b": "c"},
+                  {"a": "a", "b": "t3"}, {"a": "t3", "b": "c"}],
+    },
+}
+
 
 def fabric(section: dict | None = None) -> NetCfg:
     """The network description of a fabric (mpsched/fabric/netdesc.py); LEAF_SPINE unless

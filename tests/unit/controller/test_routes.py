@@ -16,7 +16,7 @@ from mpsched.p4rt.pipeline import (
     TABLE_SWITCH_CONFIG,
     TABLE_TRANSIT,
 )
-from tests.unit.controller.fakes import LINE, fabric, two_edges
+from tests.unit.controller.fakes import LINE, SHARED, fabric, two_edges
 from tests.unit.controller.helpers import pipeline
 
 
@@ -195,3 +195,17 @@ def test_the_probe_cap_stretches_each_edges_liveness():
     entries = Routes(net).forwarding(pl, net.switch("leaf2"), TelemetryConfig(probe_max_pps=200))
     assert pl.liveness_config(1, 100_000) in entries
     assert pl.liveness_config(1, 50_000) not in entries
+
+
+def test_overlaps_of_a_pairs_paths_are_the_shared_links_against_their_bottlenecks():
+    routes = Routes(fabric(SHARED))
+    unit = routes.unit("a->c")
+    assert [p.switches for p in routes.pair_paths(unit).values()] == [
+        ("a", "t3", "c"), ("a", "x", "t1", "c"), ("a", "x", "t2", "c")]
+    assert routes.overlaps(unit) == {(2, 3): 0.5, (3, 2): 0.5}
+    # a leaf-spine's paths of one pair are link-disjoint; so are two edges' paths
+    assert Routes(fabric()).overlaps(Routes(fabric()).unit("leaf1->leaf2")) == {}
+    assert Routes(two_edges()).overlaps(Routes(two_edges()).unit("s1")) == {}
+    # a re-route recomputes them: with x-t2 down, path 3 is gone and so is the overlap
+    routes.set_link("x-t2", up=False)
+    assert routes.overlaps(unit) == {}

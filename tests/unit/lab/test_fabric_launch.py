@@ -6,12 +6,18 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from mpsched.lab import fabric_launch as fl
-from mpsched.lab.fabric_workload import plan_hosts
+from mpsched.lab.fabric_workload import (
+    mptcp_initiators,
+    mptcp_subflows,
+    plan_hosts,
+    sender_plans,
+)
 from mpsched.lab.runner import BASE_PORT, RunRaw
 from mpsched.lab.scenario import parse
 from mpsched.traffic.gen import parser, read_flows
@@ -104,3 +110,26 @@ def test_hosts_from_the_testbeds_names():
                                                             ("h1_2", 2, "10.0.1.2")]
     with pytest.raises(ValueError, match="not named h2_<k>"):
         fl.hosts_from_names({2: ["h1_1"]})
+
+
+def test_an_mptcp_bulk_sends_with_kernel_mptcp():
+    doc = {"name": "f", "duration_s": 10, "fabric": FABRIC,
+           "workload": [{"kind": "bulk", "pairs": [{"src": "h1_1", "dst": "h3_1"}],
+                         "mptcp": True, "subflows": 3}]}
+    sc = parse(doc, fabric=True)
+    (plan,) = sender_plans(sc.fabric_workload, sc.fabric, sc.duration_s, 1)
+    args = fl.sender_args(plan, BASE_PORT, 1, Path("unused.flows.json"))
+    assert plan.mptcp and args[-1] == "--mptcp"
+    assert parser().parse_args([*args, "--out", "x.json"]).mptcp
+    assert mptcp_subflows(sc.fabric_workload) == 3
+    assert mptcp_subflows(parse({**doc, "workload": WORKLOAD}, fabric=True).fabric_workload) == 0
+
+
+def test_only_the_sources_of_mptcp_bulks_open_subflows():
+    doc = {"name": "f", "duration_s": 10, "fabric": FABRIC,
+           "workload": [*WORKLOAD, {"kind": "bulk", "mptcp": True, "subflows": 2,
+                                    "pairs": [{"src": "leaf2", "dst": "h3_1"},
+                                              {"src": "h1_2", "dst": "h3_1"},
+                                              {"src": "h2_1", "dst": "h1_1"}]}]}
+    sc = parse(doc, fabric=True)
+    assert mptcp_initiators(sc.fabric_workload, sc.fabric) == ["h2_1", "h1_2"]

@@ -345,13 +345,13 @@ def _sample_packets():
     return pkts
 
 
-EXPECTED = [
-    pc.PcapPacket(1_700_000_000.0, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 100, 1000, 100),
-    pc.PcapPacket(1_700_000_000.25, "10.0.0.2", "10.0.0.1", 6, 5201, 40000, 7, 1, 0),
-    pc.PcapPacket(1_700_000_000.5, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 102, 1200, 100),
-    pc.PcapPacket(1_700_000_000.75, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 101, 1100, 100),
-    pc.PcapPacket(1_700_000_001.0, "10.0.0.3", "10.0.0.4", 17, 1, 2, 9, None, 33),
-    pc.PcapPacket(1_700_000_001.75, "10.0.0.5", "10.0.0.6", 17, None, None, 11, None, 40),
+EXPECTED = [  # ..., payload length, IP length (20 + TCP 20 + options / UDP 8 + payload)
+    pc.PcapPacket(1_700_000_000.0, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 100, 1000, 100, 140),
+    pc.PcapPacket(1_700_000_000.25, "10.0.0.2", "10.0.0.1", 6, 5201, 40000, 7, 1, 0, 40),
+    pc.PcapPacket(1_700_000_000.5, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 102, 1200, 100, 144),
+    pc.PcapPacket(1_700_000_000.75, "10.0.0.1", "10.0.0.2", 6, 40000, 5201, 101, 1100, 100, 140),
+    pc.PcapPacket(1_700_000_001.0, "10.0.0.3", "10.0.0.4", 17, 1, 2, 9, None, 33, 61),
+    pc.PcapPacket(1_700_000_001.75, "10.0.0.5", "10.0.0.6", 17, None, None, 11, None, 40, 60),
 ]
 
 
@@ -400,7 +400,8 @@ def test_pcap_raw_and_cooked_link_types():
     sll2 = b"\x08\x00" + bytes(18) + ip
     for linktype, frame in ((101, ip), (113, sll), (276, sll2)):
         packets, _ = pc.read_pcap(io.BytesIO(_pcap([(frame, len(frame))], linktype)))
-        assert packets == [pc.PcapPacket(1000.0005, "1.2.3.4", "5.6.7.8", 17, 7, 9, 3, None, 2)]
+        assert packets == [pc.PcapPacket(1000.0005, "1.2.3.4", "5.6.7.8", 17, 7, 9, 3, None, 2,
+                                         30)]
 
 
 def test_pcap_garbage_is_skipped_and_counted():

@@ -47,3 +47,12 @@ def test_both_testbeds_name_their_hosts_by_edge(tmp_path: Path) -> None:
                            2: ["h2", *(f"y{i}" for i in cross)]}
     assert bed.host_ip("h2") == ap.H2_IP
     assert bed.host_ip(f"y{cross[0]}") == ap.cross_host_ip(2, cross[0])
+
+
+def test_an_mptcp_fabric_scenario_gives_every_host_its_subflows_addresses(tmp_path: Path) -> None:
+    sc = load(REPO_ROOT / "scenarios/fabric-mptcp-steered.yaml", backend="linkem", fabric=True)
+    bed = make_testbed(sc, 1, tmp_path)
+    assert isinstance(bed, FabricTestbed)
+    assert bed.spec.host_addresses == 2
+    h1 = next(h for h in bed.plan.hosts if h.name == "h1_1")
+    assert h1.extra_ips == (ap.fabric_host_ip(1, 1, 2),)

@@ -89,3 +89,18 @@ def test_static_arp_gateway_and_same_edge_peers_at_the_router_mac() -> None:
     assert layout.arp_entries(h) == [(ap.gateway_ip(2), ap.router_mac(2)),
                                      (ap.host_ip(2, 1), ap.router_mac(2)),
                                      (ap.host_ip(2, 3), ap.router_mac(2))]
+
+
+def test_a_hosts_further_addresses_are_extra_ips_of_the_same_host() -> None:
+    section = leaf_spine(2, 2, hosts_per_leaf=2)
+    fabric = build(section)
+    desc = describe(section, fabric, lambda i: f"127.0.0.1:{9000 + i}", host_addresses=3)
+    layout = plan(fabric, desc)
+    assert [h.name for h in layout.hosts] == ["h1_1", "h1_2", "h2_1", "h2_2"]
+    h = layout.hosts[1]
+    assert (h.ip, h.extra_ips) == (ap.host_ip(1, 2), (ap.host_ip(1, 10), ap.host_ip(1, 18)))
+    assert layout.hosts[0].extra_ips == ("10.0.1.9", "10.0.1.17")
+    # the switch routes every address to the host's port and MAC
+    leaf1 = desc.switch("leaf1")
+    assert [(x.ip, x.port, x.mac) for x in leaf1.hosts if x.name == "h1_2"] == [
+        (ip, 2, ap.host_mac(1, 2)) for ip in ("10.0.1.2", "10.0.1.10", "10.0.1.18")]

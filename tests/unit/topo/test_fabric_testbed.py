@@ -29,3 +29,25 @@ def test_clashing_names_fail_before_anything_starts() -> None:
     }}
     with pytest.raises(ValueError, match="lk2"):
         FabricTestbed(FabricSpec(section, backend="linkem"))
+
+
+def test_mptcp_limits_on_every_host_endpoints_on_the_initiators_only() -> None:
+    """`enable_mptcp` as commands in the hosts (a fake `host`: no Mininet)."""
+    bed = FabricTestbed(FabricSpec(leaf_spine(2, 2), backend="linkem", host_addresses=3))
+    sent: dict[str, list[str]] = {}
+
+    class Host:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def cmd(self, command: str) -> str:
+            sent.setdefault(self.name, []).append(command)
+            return ""
+
+    bed.host = Host  # type: ignore[method-assign]
+    bed.enable_mptcp(2, ["h1_1"])
+    assert sent["h2_1"] == ["sysctl -qw net.mptcp.enabled=1",
+                            "ip mptcp limits set subflows 2 add_addr_accepted 2"]
+    assert sent["h1_1"][2:] == ["ip mptcp endpoint add 10.0.1.9 dev h1_1-eth0 subflow"]
+    with pytest.raises(ValueError, match="host_addresses"):
+        bed.enable_mptcp(4)

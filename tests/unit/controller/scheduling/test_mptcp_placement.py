@@ -12,7 +12,9 @@ from mpsched.controller.scheduling.mptcp_placement import (
     assign,
     choose_path,
     expected_costs,
+    occupancy,
     path_order,
+    path_overlaps,
     pin_cost,
     replace_target,
 )
@@ -157,3 +159,75 @@ def test_replacement_needs_the_margin_and_the_dwell():
     assert assign(subs, small, now=20.0, params=MPTCP_DEFAULTS)[JOIN_1] == 2
     # a target must hold fewer of the connection's subflows: path 1 is cheaper but taken
     assert assign(subs, {1: 0.0, 2: 100_000.0}, now=20.0, params=MPTCP_DEFAULTS)[JOIN_1] == 2
+
+
+# ---- shared links (a fabric's paths of one pair) ------------------------------------------
+
+# paths 2 and 3 share link "ax" (20 Mbit/s) ahead of their 10 Mbit/s bottlenecks; path 4
+# shares "ay", which is its own bottleneck, with path 5 (5 Mbit/s, slower still); 1 is alone
+SHARED_PATHS = {
+    1: [("a1", 10.0), ("1c", 10.0)],
+    2: [("ax", 20.0), ("x2", 10.0), ("2c", 10.0)],
+    3: [("ax", 20.0), ("x3", 10.0), ("3c", 10.0)],
+    4: [("ay", 8.0), ("y4", 10.0)],
+    5: [("ay", 8.0), ("y5", 5.0), ("5c", None)],
+}
+
+
+def test_overlap_is_the_tightest_shared_link_against_the_path_s_bottleneck():
+    got = path_overlaps(SHARED_PATHS)
+    assert got == {(2, 3): 0.5, (3, 2): 0.5, (4, 5): 1.0, (5, 4): 5.0 / 8.0}
+    # a shared link without a rate limits nothing
+    assert path_overlaps({1: [("s", None), ("b", 1.0)], 2: [("s", None)]}) == {}
+
+
+def test_occupancy_weighs_the_subflows_on_overlapping_paths():
+    overlaps = path_overlaps(SHARED_PATHS)
+    counts = Counter({2: 1, 4: 2})
+    assert occupancy(1, counts, overlaps) == 0.0
+    assert occupancy(2, counts, overlaps) == 1.0
+    assert occupancy(3, counts, overlaps) == 0.5
+    assert occupancy(5, counts, overlaps) == 2 * 5.0 / 8.0
+    assert occupancy(3, counts) == 0  # no overlaps: the subflows on the path itself
+
+
+def test_a_new_subflow_prefers_a_disjoint_path_to_a_cheaper_overlapping_one():
+    overlaps = path_overlaps(SHARED_PATHS)
+    order = {2: 100.0, 3: 200.0, 1: 50_000.0}
+    assert choose_path(order, Counter({2: 1}), overlaps=overlaps) == 1
+    # all three taken once: the least occupied again (1: nothing shared), then the cheapest
+    assert choose_path(order, Counter({1: 1, 2: 1, 3: 1}), overlaps=overlaps) == 1
+    subs = [sub(INITIAL, None, True), sub(JOIN_1, None), sub(JOIN_2, None)]
+    costs = {2: 100.0, 3: 200.0, 1: 50_000.0}
+    assert assign(subs, costs, overlaps=overlaps) == {INITIAL: 2, JOIN_1: 1, JOIN_2: 3}
+    # without overlaps the same costs put the second subflow on path 3 (cost decides)
+    assert assign(subs, costs) == {INITIAL: 2, JOIN_1: 3, JOIN_2: 1}
+
+
+def test_a_clearly_more_distinct_path_takes_a_subflow_whatever_the_costs():
+    overlaps = path_overlaps(SHARED_PATHS)
+    costs = {1: 90_000.0, 2: 10_000.0, 3: 10_000.0}
+    counts = Counter({2: 1, 3: 1})
+    # the subflow on 3 shares "ax" with 2's (occupancy 0.5 without itself); 1 is free and
+    # disjoint (0): lower by DISTINCT_GAIN, so it moves though 1 costs 9 times as much
+    assert replace_target(3, costs, costs, counts, PARAMS, overlaps) == 1
+    # path 3 alone (no subflow on 2): no path is more distinct, and 1 is no cheaper
+    assert replace_target(3, costs, costs, Counter({3: 1}), PARAMS, overlaps) is None
+    # the dwell holds it, as it holds a move for cost
+    subs = [sub(INITIAL, 2, True), sub(JOIN_1, 3)]
+    for s in subs:
+        s.pinned_at = 10.0
+    assert assign(subs, costs, now=12.0, params=MPTCP_DEFAULTS, overlaps=overlaps) == {
+        INITIAL: 2, JOIN_1: 3}
+    # one of the two moves (the first considered), the other stays: both are then alone
+    assert assign(subs, costs, now=15.0, params=MPTCP_DEFAULTS, overlaps=overlaps) == {
+        INITIAL: 1, JOIN_1: 3}
+
+
+def test_a_partial_overlap_below_the_gain_moves_only_for_cost():
+    overlaps = {(2, 3): 0.4, (3, 2): 0.4}
+    counts = Counter({2: 1, 3: 1})
+    costs = {1: 10_000.0, 2: 10_000.0, 3: 10_000.0}
+    assert replace_target(3, costs, costs, counts, PARAMS, overlaps) is None
+    cheaper = {**costs, 1: 5_000.0}
+    assert replace_target(3, cheaper, cheaper, counts, PARAMS, overlaps) == 1

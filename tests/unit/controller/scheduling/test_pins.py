@@ -116,3 +116,31 @@ def test_a_fabric_pins_each_direction_on_the_edge_that_sends_it():
     assert desired["leaf2"] == desired["spine1"] == {}
     routes.set_link("leaf3-spine2", up=False)  # path 2 of both directions is gone
     assert pins._pin_places(flow, 2) == []
+
+
+def test_in_a_fabric_a_join_avoids_the_path_sharing_a_link_with_its_connection():
+    """Pair a->c of fakes.SHARED: paths 2 and 3 share link a-x. The initial subflow takes
+    path 2 (cheapest); the join takes path 1, disjoint, though path 3 costs less."""
+    from mpsched.controller.routes import Routes
+    from tests.unit.controller.fakes import SHARED, fabric
+    from tests.unit.controller.scheduling.helpers import SERVER_KEY, SERVER_TOKEN
+
+    net = fabric(SHARED)
+    pins = PinManager(net, pipeline(), Routes(net))
+    flow = Flow("10.0.1.1", 40000, "10.0.2.1", 5201)
+    join = Flow("10.0.1.9", 40001, "10.0.2.1", 5201)
+    assert pins.overlaps_for(flow) == {(2, 3): 0.5, (3, 2): 0.5}
+    capable = MptcpReport("capable", flow.reversed(), NOW, tcp_flags=0x12, key_a=SERVER_KEY,
+                          switch="c")
+    assert pins.tracker.ingest(capable)
+    assert pins.tracker.ingest(MptcpReport("join", join, NOW + 0.1, token=SERVER_TOKEN,
+                                           addr_id=2, switch="a"))
+    costs = {1: 90_000.0, 2: 1_000.0, 3: 5_000.0}
+
+    def pair_states(unit: str) -> list[PathState]:
+        return [PathState(p, alive=True) for p in costs]
+
+    pins.costs_for = lambda f, sched, states: dict(costs)  # type: ignore[method-assign]
+    desired = pins.desired(scheduler(), pair_states, NOW + 1)
+    assert desired["a"] == {("10.0.1.1", "10.0.2.1", 40000, 5201): 2,
+                            ("10.0.1.9", "10.0.2.1", 40001, 5201): 1}
