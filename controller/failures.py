@@ -12,10 +12,13 @@ the links of both (routes.py), and GET /links shows both.
 
 Only evidence that says something is used: a pair is observed only while the agents of both
 its edges have been ready for `settle_s` (a pair whose ingress stopped probing, or whose
-egress cannot report, would look dead), and a path only once it has been installed under its
-id for `settle_s` (the estimator of an id a re-route gave to another path still holds the old
-path's last report). `settle_s` is the estimators' `dead_after_s`: a path silent that long
-after it was installed is dead for what it is. Only the primary controller acts.
+egress cannot report, would look dead) and its ingress probes at least twice per
+`settle_s` (without probes, or with probes stretched by the probe cap, an idle path goes
+unreported that long, `TelemetryConfig.for_targets`), and a path only once it has been
+installed under its id for `settle_s` (the estimator of an id a re-route gave to another
+path still holds the old path's last report). `settle_s` is the estimators' `dead_after_s`:
+a path silent that long after it was installed is dead for what it is. Only the primary
+controller acts.
 """
 
 from __future__ import annotations
@@ -63,13 +66,20 @@ class FailureWatch:
             return False
         return now - self._ready_since.setdefault(switch, now) >= self.settle_s
 
+    def _probes_often(self, switch: str) -> bool:
+        interval = self.intake.switch_telemetry[switch].probe_interval_s
+        return interval is not None and 2 * interval <= self.settle_s
+
     def observations(self, now: float) -> list[Observation]:
         """The liveness of every installed path worth observing now (module docstring)."""
         out = []
+        installed = set()
         for unit in self.routes.units():
-            if not (self._settled(unit.ingress, now) and self._settled(unit.egress, now)):
+            if not (self._settled(unit.ingress, now) and self._settled(unit.egress, now)
+                    and self._probes_often(unit.ingress)):
                 continue
             for pid, path in self.routes.installed(unit).items():
+                installed.add((unit.key, pid))
                 seen = self._since.get((unit.key, pid))
                 if seen is None or seen[0] != path:
                     self._since[(unit.key, pid)] = (path, now)
@@ -80,6 +90,8 @@ class FailureWatch:
                 alive = None if est is None else est.alive(now)
                 if alive is not None:
                     out.append(Observation(path_hops(path), alive))
+        for gone in set(self._since) - installed:  # a path installed again settles again
+            del self._since[gone]
         return out
 
     def check(self, now: float) -> bool:

@@ -123,3 +123,14 @@ def test_pairs_whose_edges_are_not_ready_are_no_evidence(tmp_path):
     w.cut = {"den-kc"}
     w.run(4.0)
     assert w.routes.links_failed == frozenset()
+
+
+def test_pairs_whose_ingress_probes_too_seldom_are_no_evidence(tmp_path):
+    """Without probes (or with probes stretched beyond half of dead_after by the probe cap)
+    an idle path goes unreported for longer than dead_after: dead for the estimators."""
+    w = Net(tmp_path)
+    w.intake.switch_telemetry = {name: TelemetryConfig(probe_interval_s=None)
+                                 for name in w.intake.switch_telemetry}
+    w.cut = {"den-kc"}
+    w.run(4.0)
+    assert w.routes.links_failed == frozenset()
