@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.fabric_ops import FabricOps
+from mpsched.controller.failures import FailureWatch
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
@@ -98,7 +99,7 @@ class Controller:
         self.settings = s = settings or ControllerSettings()
         net.check_limits(pipeline.max_edges, pipeline.max_paths)
         ids = net.path_ids()
-        self.routes = Routes(net)
+        self.routes = Routes(net, pipeline.max_paths)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._started = False
@@ -126,6 +127,9 @@ class Controller:
         self.intake.port_rates = port_rates  # other pairs' load on a link (telemetry/sharing.py)
         self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
         self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
+        by_name = {a.sw.name: a for a in self.agents}
+        self.failures = FailureWatch(self._lock, self.routes, self.intake, self.operator,
+                                     lambda sw: by_name[sw].status.state == "ready")
         self.loop = ControlLoop(self, self._stop)
         self._recorder = every(s.telemetry_period, self._record, self._stop, "telemetry")
         if store is not None:
@@ -254,6 +258,9 @@ class Controller:
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
         return self.intake.probe_wanted(switch, dst_edge, path_id, time.time())
 
+    def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        return self.intake.probe_installed(switch, dst_edge, path_id)
+
     # -- LoopHost: what the control loop calls ---------------------------------
 
     def control_period_ms(self) -> float:
@@ -276,6 +283,11 @@ class Controller:
         reads = [f.result() for f in done if f.exception() is None]
         with self._lock:
             self.pins.count(reads, time.time(), self.scheduler.params.mptcp.idle_timeout_s)
+
+    def check_failures(self) -> None:
+        """Infer failed links and re-route around them (failures.py): primary only."""
+        if self.routes.is_fabric and self.role() == "primary":
+            self.failures.check(time.time())
 
     def save_learned(self) -> None:
         """Save what the policies learned when it changed (primary only: the backup's

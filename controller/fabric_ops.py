@@ -72,10 +72,13 @@ class FabricOps:
         loads = link_loads(fabric, self.ports, self.port_rates())
         with self.lock:
             crossings = self._crossings()
+            failed = self.routes.links_failed
             return [
                 views.LinkView(
                     name=name, a=a, b=b, admin="up" if up else "down",
-                    alive=up and crossings.get(name, 0) > 0, paths=crossings.get(name, 0),
+                    inferred="down" if name in failed else "up",
+                    alive=up and name not in failed and crossings.get(name, 0) > 0,
+                    paths=crossings.get(name, 0),
                     forward=direction_view(loads[name][0]),
                     reverse=direction_view(loads[name][1]),
                 )

@@ -3,7 +3,8 @@ writes (telemetry -> estimators -> policy -> LM3 -> weights/active set -> table 
 
 The loop runs on a fixed schedule (a step's own time does not stretch the period), keeps the
 latency of each step that wrote something (decision to every switch's acknowledgement), reads
-the MPTCP pins' counters every IDLE_CHECK_S and saves what learning policies learned every
+the MPTCP pins' counters every IDLE_CHECK_S, checks a fabric's paths for failed links every
+FAILURE_CHECK_S (controller/failures.py) and saves what learning policies learned every
 LEARNED_SAVE_S. What a step does is the host's (`LoopHost`, the controller); this module
 only keeps time. `every` runs the telemetry recorder on its own period.
 """
@@ -19,6 +20,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from mpsched.controller.errors import UnavailableError
+from mpsched.controller.failures import FAILURE_CHECK_S
 from mpsched.controller.northbound.views import LoopStats
 from mpsched.stats import percentile
 
@@ -51,6 +53,11 @@ class LoopHost(Protocol):
         """Save what the learning policies learned, if it changed."""
         ...
 
+    def check_failures(self) -> None:
+        """Infer a fabric's failed links from its paths' liveness and re-route around them
+        (or back); nothing with two edges."""
+        ...
+
 
 class ControlLoop:
     def __init__(self, host: LoopHost, stop: threading.Event) -> None:
@@ -60,6 +67,7 @@ class ControlLoop:
         self.iterations = 0
         self.writes = 0
         self._next_idle_check = 0.0
+        self._next_failure_check = 0.0
         self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
         self.thread = threading.Thread(target=self.run, name="control", daemon=True)
 
@@ -82,12 +90,15 @@ class ControlLoop:
                 log.exception("control loop step failed")
 
     def tick(self) -> None:
-        """One iteration: idle check when due, a step and its writes, learned save when
-        due."""
+        """One iteration: idle and failure checks when due, a step and its writes, learned
+        save when due."""
         t0 = time.perf_counter()
         if time.monotonic() >= self._next_idle_check:
             self._next_idle_check = time.monotonic() + IDLE_CHECK_S
             self.host.check_idle()
+        if time.monotonic() >= self._next_failure_check:
+            self._next_failure_check = time.monotonic() + FAILURE_CHECK_S
+            self.host.check_failures()
         futures = self.host.step()
         if futures:
             self.host.await_step(futures)

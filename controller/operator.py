@@ -123,21 +123,45 @@ class Operator:
 
     def set_links_admin(self, names: list[str], up: bool) -> None:
         """Take fabric links administratively down or up together (e.g. every link of a
-        switch): re-route once (routes.py) and rewrite only the changed forwarding entries,
-        in two steps so that no switch sends onto a path before every hop of it can forward
-        it: first every new or changed entry on every switch (awaited), then a scheduler
-        step (a pair's vanished paths are out of service) and, after it, the entries that
-        went."""
-        self.mastership.require_primary()
-        routes, stepper = self.stepper.routes, self.stepper
-        with self.lock:
+        switch): re-route once (routes.py) and rewrite only the changed forwarding entries
+        (`_reroute`)."""
+        routes = self.stepper.routes
+
+        def change() -> dict[str, tuple[list, list]]:
             known = {link[0] for link in routes.links()}
             unknown = [n for n in names if n not in known]
             if unknown or not names:
                 raise NotFoundError(f"no link {', '.join(unknown) or '(none named)'}")
-            changes = routes.set_links_changes(
-                stepper.pipeline, names, up, stepper.intake.telemetry
+            return routes.set_links_changes(
+                self.stepper.pipeline, names, up, self.stepper.intake.telemetry
             )
+
+        which = f"link{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        self._reroute(change, f"{which} admin -> {'up' if up else 'down'}")
+
+    def set_links_failed(self, names: frozenset[str]) -> None:
+        """Exactly the links `names` held failed, as the controller inferred them
+        (controller/failures.py; the operator's admin states stay as they are): re-route
+        and rewrite as `set_links_admin`."""
+        routes = self.stepper.routes
+
+        def change() -> dict[str, tuple[list, list]]:
+            return routes.set_links_failed_changes(
+                self.stepper.pipeline, names, self.stepper.intake.telemetry
+            )
+
+        self._reroute(change, f"links held failed -> {sorted(names) or 'none'}")
+
+    def _reroute(self, change: Callable[[], dict[str, tuple[list, list]]], what: str) -> None:
+        """Re-route (`change`, under the lock: the routing's new state and the entries per
+        switch to write and delete) in two steps, so that no switch sends onto a path before
+        every hop of it can forward it: first every new or changed entry on every switch
+        (awaited), then a scheduler step (a pair's vanished paths are out of service) and,
+        after it, the entries that went."""
+        self.mastership.require_primary()
+        stepper = self.stepper
+        with self.lock:
+            changes = change()
             futures = {
                 a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
                 for a in stepper.agents
@@ -152,5 +176,4 @@ class Operator:
                 if gone
             }
 
-        which = f"link{'s' if len(names) > 1 else ''} {', '.join(names)}"
-        self.write(mutate, f"{which} admin -> {'up' if up else 'down'}")
+        self.write(mutate, what)

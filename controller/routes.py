@@ -5,7 +5,12 @@ Two edges (a description without `fabric`): the switches' own paths from the des
 the scheduler's unit of a switch is the switch's name (its placements towards the peer
 edge), as before fabrics. A fabric (docs/fabric.md): the paths of every ordered pair of
 edges from `mpsched.fabric.paths.route` on the intact fabric, re-routed by `paths.reroute`
-when the operator takes a link administratively down or up (ids of unaffected paths stay);
+when the operator takes a link administratively down or up (ids of unaffected paths stay)
+or the controller infers that a link failed or returned (controller/failures.py): the
+routing avoids both kinds of down link, kept apart (`links_down`, the operator's;
+`links_failed`, inferred). While links are held failed, the paths they cut stay installed
+but unweighted, only to be probed (`watch`, tomography.watch_paths), so that their return
+is seen;
 the scheduler's unit is an ordered pair of edges, keyed ``"<ingress>-><egress>"`` by
 switch names (e.g. ``"leaf1->leaf3"``), which is also the telemetry's direction of the
 pair's traffic (telemetry/intake.py).
@@ -24,7 +29,8 @@ from dataclasses import dataclass
 from mpsched.controller.scheduling.mptcp_placement import path_overlaps
 from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
 from mpsched.controller.telemetry.estimators import TelemetryConfig
-from mpsched.fabric.paths import Failures, Path, Routing, bottleneck_mbps, reroute, route
+from mpsched.controller.tomography import watch_paths
+from mpsched.fabric.paths import Failures, Pair, Path, Routing, bottleneck_mbps, reroute, route
 from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
@@ -78,14 +84,24 @@ def entry_changes(
 
 
 class Routes:
-    def __init__(self, net: NetCfg) -> None:
+    def __init__(self, net: NetCfg, max_paths: int | None = None) -> None:
+        """`max_paths`: the program's paths per pair (Pipeline.max_paths), the ids a watched
+        path may take; by default the fabric's k (no spare ids)."""
         self.net = net
         self.fabric = net.topology
         self.routing: Routing | None = None
         # every switch's ports (they depend on the fabric only): computed once
         self.ports = port_map(self.fabric) if self.fabric is not None else {}
         self.hops: dict[str, dict[HopKey, int]] = {}
-        self.links_down: set[str] = set()
+        self.links_down: set[str] = set()  # the operator's (PUT /links/{name}/admin)
+        self.links_failed: frozenset[str] = frozenset()  # inferred (controller/failures.py)
+        # the paths cut by inferred failures, installed only to be probed, and the ids the
+        # program has for them
+        self.watch: dict[Pair, dict[int, Path]] = {}
+        k = self.fabric.paths_per_pair if self.fabric is not None else 0
+        self.max_paths = max(k, max_paths or 0)
+        self.installed_keys: frozenset[tuple[int, int, int]] = frozenset()
+        self.edge_of = {sw.name: net.edge_id(sw) for sw in net.switches}
         self._at: dict[str, list[Unit]] = {}  # the units never change, only their paths
         self._by_key: dict[str, Unit] = {}
         # each unit's paths' bottleneck rates under the current routing (`rates`, read by
@@ -102,9 +118,35 @@ class Routes:
     def _install(self, routing: Routing) -> None:
         assert self.fabric is not None
         self.routing = routing
-        self.hops = next_hops(self.fabric, routing.current)
+        self.watch = watch_paths(routing.baseline, routing.current, self.links_failed,
+                                 self.max_paths)
+        table = self.installed_table()
+        self.hops = next_hops(self.fabric, table)
+        # (source edge, destination edge, path id) of every installed path, for the probers
+        self.installed_keys = frozenset((*pair, pid) for pair, paths in table.items()
+                                        for pid in paths)
         self._rates = {}
         self._overlaps = {}
+
+    def installed_table(self) -> dict[Pair, dict[int, Path]]:
+        """Every pair's installed paths: its current ones and those watched."""
+        assert self.routing is not None
+        return {pair: {**paths, **self.watch.get(pair, {})}
+                for pair, paths in self.routing.current.items()}
+
+    def installed(self, unit: Unit) -> dict[int, Path]:
+        """A fabric unit's installed paths by id: its current ones and those watched."""
+        if self.routing is None:
+            return {}
+        pair = (self.net.edge_id(self.net.switch(unit.ingress)), unit.dst_edge)
+        return {**self.routing.current.get(pair, {}), **self.watch.get(pair, {})}
+
+    def installed_ids(self) -> list[int]:
+        """The path ids some pair has installed (current or watched), with the fabric's
+        1..k: the ids whose telemetry settings every edge holds."""
+        ids = set(self.net.path_ids())
+        ids.update(pid for paths in self.watch.values() for pid in paths)
+        return sorted(ids)
 
     # -- units -----------------------------------------------------------------
 
@@ -181,11 +223,11 @@ class Routes:
 
     def forwarding(
         self, pipeline: Pipeline, sw: SwitchCfg, telemetry: TelemetryConfig | None = None,
-        hops: dict[HopKey, int] | None = None,
+        hops: dict[HopKey, int] | None = None, path_ids: list[int] | None = None,
     ) -> list[TableEntry]:
-        """The switch's forwarding entries under the current routing (or its next `hops`),
-        its telemetry settings those of its probe targets (`TelemetryConfig.for_targets`: the
-        probe cap)."""
+        """The switch's forwarding entries under the current routing (or its next `hops`
+        and the telemetry of `path_ids`), its telemetry settings those of its probe targets
+        (`TelemetryConfig.for_targets`: the probe cap)."""
         telemetry = (telemetry or TelemetryConfig()).for_targets(
             len(self.net.probe_targets(sw))
         )
@@ -193,7 +235,8 @@ class Routes:
             return forwarding_entries(pipeline, self.net, sw, telemetry)
         ports = fabric_ports(self.ports, sw.name) if self.net.is_edge(sw) else []
         hops = self.hops[sw.name] if hops is None else hops
-        return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry)
+        return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry,
+                              path_ids if path_ids is not None else self.installed_ids())
 
     # -- links -----------------------------------------------------------------
 
@@ -228,12 +271,23 @@ class Routes:
         down = set(names)
         if down == self.links_down:
             return []
-        unknown = sorted(down - set(self.fabric.link_by_name if self.fabric else ()))
+        return self._reroute(down, self.links_failed)
+
+    def set_links_failed(self, names: Iterable[str]) -> list[Unit]:
+        """Exactly the links `names` held failed (inferred; the operator's states stay),
+        re-routed once: the units whose paths changed (KeyError: a name that is no link)."""
+        failed = frozenset(names)
+        if failed == self.links_failed:
+            return []
+        return self._reroute(self.links_down, failed)
+
+    def _reroute(self, down: set[str], failed: frozenset[str]) -> list[Unit]:
+        unknown = sorted((down | failed) - set(self.fabric.link_by_name if self.fabric else ()))
         if unknown or self.fabric is None or self.routing is None:
             raise KeyError(unknown)
         before = {u.key: self.pair_paths(u) for u in self.units()}
-        self._install(reroute(self.fabric, self.routing, Failures(frozenset(down))))
-        self.links_down = down
+        self.links_down, self.links_failed = down, failed
+        self._install(reroute(self.fabric, self.routing, Failures(frozenset(down | failed))))
         return [u for u in self.units() if self.pair_paths(u) != before[u.key]]
 
     def forwarding_changes(
@@ -257,14 +311,32 @@ class Routes:
         those to delete: only the switches whose next hops changed are compared (the rest of
         a switch's entries do not depend on the routing), so a spine's failure costs the
         switches it touches, not every entry of the fabric."""
-        old = self.hops
+        old, old_ids = self.hops, self.installed_ids()
         self.set_links(names, up)
+        return self._changes(pipeline, old, old_ids, telemetry)
+
+    def set_links_failed_changes(
+        self, pipeline: Pipeline, names: Iterable[str], telemetry: TelemetryConfig | None = None,
+    ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
+        """`set_links_failed`, then the entries to write and delete per switch (as
+        `set_links_changes`)."""
+        old, old_ids = self.hops, self.installed_ids()
+        self.set_links_failed(names)
+        return self._changes(pipeline, old, old_ids, telemetry)
+
+    def _changes(
+        self, pipeline: Pipeline, old: dict[str, dict[HopKey, int]], old_ids: list[int],
+        telemetry: TelemetryConfig | None,
+    ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
+        """Per switch whose next hops (or, on every edge, the path ids whose telemetry it
+        holds) changed since `old` and `old_ids`: the entries to write and to delete."""
         out = {}
+        ids_changed = old_ids != self.installed_ids()
         for sw in self.net.switches:
-            if self.hops.get(sw.name) == old.get(sw.name):
+            if self.hops.get(sw.name) == old.get(sw.name) and not ids_changed:
                 continue
             write, gone = entry_changes(
-                self.forwarding(pipeline, sw, telemetry, old[sw.name]),
+                self.forwarding(pipeline, sw, telemetry, old[sw.name], old_ids),
                 self.forwarding(pipeline, sw, telemetry),
             )
             if write or gone:

@@ -245,11 +245,14 @@ class NetCfg(KeyCheck):
         return chosen.settings() if chosen else None
 
     @model_validator(mode="after")
-    def _consistent(self) -> NetCfg:
+    def _consistent(self, info: ValidationInfo) -> NetCfg:
         if not self.switches:
             fail("switches", "at least one switch is needed")
         _unique([s.name for s in self.switches], ("switches[]", "name"))
         _unique([s.device_id for s in self.switches], ("switches[]", "device_id"))
+        # where the fabric's trace files are, as every file of the description (`_file`);
+        # kept beside the fields (not one: the description's JSON does not hold it)
+        object.__setattr__(self, "_base_dir", (info.context or {}).get("base_dir"))
         if self.fabric is not None:
             _check_fabric(self.switches, self.topology)
         return self
@@ -257,16 +260,19 @@ class NetCfg(KeyCheck):
     @cached_property
     def topology(self) -> Fabric | None:
         """The fabric's topology (None: two edges joined by the switches' paths), within
-        the limits of any build: the program's own are `check_limits`'."""
+        the limits of any build: the program's own are `check_limits`'. A schedule's trace
+        file is taken from the description file's directory, like its other files."""
         if self.fabric is None:
             return None
         # the fabric model builds on this module
         from mpsched.fabric.files import parse_fabric
         from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, ANY_BUILD_MAX_PATHS
 
+        base_dir = getattr(self, "_base_dir", None)
         try:
             return parse_fabric(self.fabric, max_edges=ANY_BUILD_MAX_EDGES,
-                                max_paths=ANY_BUILD_MAX_PATHS)
+                                max_paths=ANY_BUILD_MAX_PATHS,
+                                context={"base_dir": base_dir} if base_dir else None)
         except InputError as error:
             fail(f"fabric.{error.field}" if error.field else "fabric", error.message)
 

@@ -210,3 +210,28 @@ class UnreportedPathDiesTest(FabricPathsTest):
             self.probe_in(PEER_EDGE, 2, fb_path=1)
             paths.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
         assert paths == {1}, paths
+
+
+class LeastDeadTest(FabricPathsTest):
+    """When no weighted path towards an edge is alive, new traffic takes the least dead one,
+    the path whose last sign of life is the latest (path_select.p4), not any weighted path:
+    edge 2 reports path 1 for 2.5 dead_after after its last word on path 2 (path 2 failed),
+    then goes silent (its news about path 1 stuck behind congestion on the way back), so
+    both paths are dead, path 2 for longer. Every flow (hash mode: half of them hash to path
+    2) leaves on path 1. Before, they spread over both, half of them onto the failed path."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(*[p.liveness_config(pid, DEAD_AFTER_US) for pid in (1, 2)])
+        for pid in (1, 2):  # the agent's probes arm both paths' timers (dead_after)
+            self.client.packet_out(*p.probe(pid, PEER_EDGE))
+            leaves(self, PATH_PORTS[pid])
+        self.probe_in(PEER_EDGE, 1, fb_path=2)
+        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
+        while time.monotonic() < end:
+            self.probe_in(PEER_EDGE, 1, fb_path=1)
+            time.sleep(PROBE_GAP_S)
+        time.sleep(2 * DEAD_AFTER_US / 1e6)  # silence: path 1 dead too
+        paths = {sport: self.path_towards(REMOTE_IP, PEER_EDGE, sport)
+                 for sport in range(35000, 35000 + N_FLOWS)}
+        assert set(paths.values()) == {1}, paths

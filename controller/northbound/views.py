@@ -162,14 +162,17 @@ class LinkDirectionView(View):
 
 
 class LinkView(View):
-    """GET /links: a fabric's link (docs/fabric.md), its administrative state, whether the
-    routing uses it (`alive`: up, and some pair's path crosses it; `paths`: how many) and its
-    load per direction (`forward` a -> b, `reverse` b -> a)."""
+    """GET /links: a fabric's link (docs/fabric.md), its administrative state (the
+    operator's), its inferred state (`inferred`: down while the controller holds it failed
+    from the paths' liveness, controller/failures.py), whether the routing uses it (`alive`:
+    up in both, and some pair's path crosses it; `paths`: how many) and its load per
+    direction (`forward` a -> b, `reverse` b -> a)."""
 
     name: str
     a: str
     b: str
     admin: Literal["up", "down"]
+    inferred: Literal["up", "down"]
     alive: bool
     paths: int
     forward: LinkDirectionView

@@ -103,6 +103,11 @@ class AgentHost(Protocol):
         with `probe_idle_only`)?"""
         ...
 
+    def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        """Has `switch` its path `path_id` towards edge `dst_edge` installed now (a fabric's
+        current or watched path, controller/routes.py)?"""
+        ...
+
 
 @dataclass(frozen=True)
 class AgentSettings:
@@ -209,8 +214,18 @@ class SwitchAgent(threading.Thread):
         wanted, name = self.host.probe_wanted, self.sw.name
         return lambda dst_edge, path_id: wanted(name, dst_edge, path_id)
 
+    def _probe_installed(self) -> Callable[[int, int], bool] | None:
+        if self.net.topology is None:
+            return None
+        installed, name = self.host.probe_installed, self.sw.name
+        return lambda dst_edge, path_id: installed(name, dst_edge, path_id)
+
     def probe_targets(self) -> list[tuple[int, int]]:
-        """Every (destination edge, path id) this switch probes."""
+        """Every (destination edge, path id) this switch may probe: a fabric's edge every id
+        the program has (`probe_installed` tells which are installed now: a watched path may
+        take an id above the pair's, controller/routes.py)."""
+        if self.net.topology is not None and self.peers:
+            return [(e, p) for e in self.peers for p in range(1, self.pipeline.max_paths + 1)]
         return [(e, p) for e in self.peers for p in self.path_ids]
 
     def forwarding_entries(self) -> list[TableEntry]:
@@ -354,6 +369,7 @@ class SwitchAgent(threading.Thread):
                         self.probe_interval,
                         iface=self.sw.probe_iface,
                         wanted=self._probe_wanted(),
+                        installed=self._probe_installed(),
                     )
                     prober.start()
                     self.prober = prober

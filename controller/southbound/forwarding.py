@@ -79,6 +79,7 @@ def fabric_entries(
     hops: Mapping[HopKey, int],
     fabric_ports: Sequence[int],
     telemetry: TelemetryConfig | None = None,
+    path_ids: Sequence[int] | None = None,
 ) -> list[TableEntry]:
     """The forwarding state of a fabric's switch: `hops` are its next hops {(source edge,
     destination edge, path id): port} (mpsched.fabric.ports.next_hops), `fabric_ports` an
@@ -87,7 +88,9 @@ def fabric_entries(
     An edge gets its edge id, its hosts' routes, a route over the weighted paths to every
     other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
     it lies on another pair's path, path_ingress for its fabric ports and the telemetry
-    settings of every path id; a transit switch its transit_nexthop entries only."""
+    settings of every path id (`path_ids`, by default the fabric's 1..k; the routing adds
+    the ids of watched paths, controller/routes.py); a transit switch its transit_nexthop
+    entries only."""
     me = net.edge_id(sw)
     transit = [
         pipeline.transit_nexthop(src, dst, pid, port)
@@ -110,4 +113,5 @@ def fabric_entries(
     ]
     entries += transit
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
-    return entries + telemetry_entries(pipeline, net.path_ids(), telemetry)
+    ids = list(path_ids) if path_ids is not None else net.path_ids()
+    return entries + telemetry_entries(pipeline, ids, telemetry)

@@ -54,11 +54,15 @@ class Prober(threading.Thread):
         interval: float,
         iface: str | None = None,
         wanted: Callable[[int, int], bool] | None = None,
+        installed: Callable[[int, int], bool] | None = None,
     ) -> None:
         super().__init__(name=f"probe-{client.device_id}", daemon=True)
         self.client = client
         self.interval = interval
         self.wanted = wanted  # (dst edge, path id) -> probe it now? (None: always)
+        # (dst edge, path id) -> is the path installed now? (None: always; a target that is
+        # not is passed over, and not counted as skipped)
+        self.installed = installed
         self.sent = 0
         self.skipped = 0
         self.via = "packet_out"
@@ -90,6 +94,8 @@ class Prober(threading.Thread):
             self.sock.close()
 
     def _due(self, target: tuple[int, int]) -> bool:
+        if self.installed is not None and not self.installed(*target):
+            return False
         if self.wanted is None or self.wanted(*target):
             return True
         self.skipped += 1

@@ -123,8 +123,9 @@ class TelemetryIntake:
             self.stats[path_id].update(switch, sample)
 
     def ingest_report(self, report: PathReport) -> None:
-        """A path report of the egress edge `report.switch` (traffic from `src_edge`)."""
-        if report.path_id not in self.stats:
+        """A path report of the egress edge `report.switch` (traffic from `src_edge`), of a
+        path id of the network or of a watched path (routes.py)."""
+        if report.path_id not in self.stats and report.path_id not in self.routes.installed_ids():
             log.debug("report for unknown path %d ignored", report.path_id)
             return
         where = self._from(report.src_edge, report.switch)
@@ -158,12 +159,11 @@ class TelemetryIntake:
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while
         its own traffic on the path keeps the far edge measured (`probe_needed`), nor a
-        fabric pair's path id it does not have now. Called from the probers' threads
-        without the controller's lock (a race only costs a probe)."""
+        fabric pair's path id it does not have installed now (`probe_installed`). Called
+        from the probers' threads without the controller's lock (a race only costs a
+        probe)."""
         where = self.towards(switch, dst_edge)
-        if self.routes.is_fabric and path_id not in self.routes.path_ids(
-            self.routes.unit(where)
-        ):
+        if not self.probe_installed(switch, dst_edge, path_id):
             return False
         est = self.estimators.get((path_id, where))
         if est is None:
@@ -173,6 +173,13 @@ class TelemetryIntake:
         except IndexError:  # the window emptied under us
             return True
         return probe_needed(now, est.busy_at, rtt_min, self.switch_telemetry[switch])
+
+    def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
+        """Whether `switch` has its path `path_id` towards edge `dst_edge` installed now: one
+        of the pair's current paths or a watched one (routes.py); always with two edges."""
+        if not self.routes.is_fabric:
+            return True
+        return (self.routes.edge_of[switch], dst_edge, path_id) in self.routes.installed_keys
 
     # -- what the scheduler and the views read ---------------------------------
 

@@ -162,7 +162,8 @@ def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
     frames = fo.read_tag_frames(sorted(run_dir.glob("tags-*.pcap")))
     down_t = start_wall + down_s
     got = fo.failover(frames, keys, down_t, start_wall + up_s)
-    record = {"run": run_dir.name, "link": link, "down_s": down_s, "ms": got.ms,
+    record = {"run": run_dir.name, "link": link, "down_s": down_s, "down_t": down_t,
+              "ms": got.ms,
               "frames_before": got.frames_before, "frames_after": got.frames_after,
               "worst": list(got.worst) if got.worst else None,
               "late": [[ms, list(key)] for ms, key in got.late],
@@ -174,8 +175,10 @@ def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
     return record
 
 
-def run_failover(policy: str, runs: int, out: Path, duration_s: float | None) -> None:
-    """The failover phase: `runs` runs of FAILURE_SCENARIO under `policy` into OUT/failover."""
+def run_failover(policy: str, runs: int, out: Path, duration_s: float | None,
+                 inbound: bool = False) -> None:
+    """The failover phase: `runs` runs of FAILURE_SCENARIO under `policy` into OUT/failover
+    (`inbound`: capture what the edges receive too, `fabric_failover.start_captures`)."""
     import dataclasses
 
     from mpsched.bench.fabric_run import CapturingRun
@@ -189,6 +192,7 @@ def run_failover(policy: str, runs: int, out: Path, duration_s: float | None) ->
         run_dir = out / "failover" / sc.name / policy / f"run{k}"
         log.info("failover run %d/%d: %s", k + 1, runs, run_dir)
         run = CapturingRun(sc, policy, k, run_dir)
+        run.inbound = inbound
         try:
             raw = run.execute()
             result = analysis.analyse(raw)

@@ -46,17 +46,22 @@ log = logging.getLogger(__name__)
 TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
 SNAPLEN = 64  # Ethernet (14) + the path tag (24) + room
 ETH_LEN = 14
+FB_OFFSET = ETH_LEN + 14  # the tag's fb_path, then fb_age (p4src/include/headers.p4)
+FB_AGE_UNIT_S = 4096e-6  # fb_age's unit (FB_AGE_UNIT_SHIFT, p4src/include/defines.p4)
 _MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
           b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
 
 
 @dataclass(frozen=True)
 class TagFrame:
-    """A captured tagged frame: its time (s, wall clock), tag and whether it is a probe."""
+    """A captured tagged frame: its time (s, wall clock), tag and whether it is a probe, and
+    the feedback it carries (`fb_path`, 0: none; its age `fb_age_s`, congestion.p4)."""
 
     ts: float
     key: TagKey
     probe: bool
+    fb_path: int = 0
+    fb_age_s: float = 0.0
 
 
 def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
@@ -75,7 +80,9 @@ def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
         if len(frame) < ETH_LEN + 4 or int.from_bytes(frame[12:14], "big") != ETHERTYPE_PATH_TAG:
             continue
         path_id, flags, src, dst = frame[ETH_LEN: ETH_LEN + 4]
-        yield TagFrame(sec + frac * tick, (src, dst, path_id), bool(flags & PATH_FLAG_PROBE))
+        fb_path, fb_age = frame[FB_OFFSET: FB_OFFSET + 2] if len(frame) >= FB_OFFSET + 2 else (0, 0)
+        yield TagFrame(sec + frac * tick, (src, dst, path_id), bool(flags & PATH_FLAG_PROBE),
+                       fb_path, fb_age * FB_AGE_UNIT_S)
 
 
 def read_tag_frames(files: Iterable[Path]) -> list[TagFrame]:
@@ -166,16 +173,89 @@ def edge_uplinks(fabric: Fabric, intf_name: Callable[[str, int], str]) -> list[s
             for port in sorted(ports[sw.name].neighbours.values())]
 
 
-def start_captures(ifaces: Iterable[str], out_dir: Path, registry: Any
+def start_captures(ifaces: Iterable[str], out_dir: Path, registry: Any, inbound: bool = False
                    ) -> list[tuple[str, subprocess.Popen]]:
-    """A `tcpdump -Q out` of the path-tagged frames on each interface (root namespace)."""
+    """A `tcpdump -Q out` of the path-tagged frames on each interface (root namespace), into
+    `tags-<iface>.pcap`; with `inbound` also a `-Q in` into `in-<iface>.pcap` (what the edges
+    receive: the feedback their liveness judges by, fabric_liveness.py)."""
     procs = []
     for iface in ifaces:
-        path = out_dir / f"tags-{iface}.pcap"
-        args = ["tcpdump", "-i", iface, "-Q", "out", "-s", str(SNAPLEN), "-B", "4096", "-n",
-                "-w", str(path), f"ether proto {ETHERTYPE_PATH_TAG:#x}"]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        registry.add_process(proc.pid, " ".join(args))
-        procs.append((f"tcpdump-{iface}", proc))
+        for direction, prefix in (("out", "tags"), ("in", "in"))[:2 if inbound else 1]:
+            path = out_dir / f"{prefix}-{iface}.pcap"
+            args = ["tcpdump", "-i", iface, "-Q", direction, "-s", str(SNAPLEN), "-B", "4096",
+                    "-n", "-w", str(path), f"ether proto {ETHERTYPE_PATH_TAG:#x}"]
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            registry.add_process(proc.pid, " ".join(args))
+            procs.append((f"tcpdump-{iface}" if prefix == "tags" else f"tcpdump-in-{iface}", proc))
     time.sleep(0.5)  # the captures listening before the measured time starts
     return procs
+
+
+def explain(run_dir: Path, record: dict, fabric: Fabric, dead_after_s: float) -> list[str]:
+    """With the run's inbound captures (`in-*.pcap`): per late frame, which of its pair's
+    paths its sender then judged alive, and the spans in which the sending edges judged the
+    paths of the failed link's pairs dead (fabric_liveness.py)."""
+    from mpsched.bench import fabric_liveness as fl
+
+    received = read_tag_frames(sorted(run_dir.glob("in-*.pcap")))
+    if not received or "down_t" not in record:
+        return []
+    s = fl.signs(received)
+    _, down_s, up_s = failed_link(fabric)
+    down_t = record["down_t"]
+    up_t = down_t + up_s - down_s
+    k = max(len(p) for p in route(fabric).baseline.values())
+    lines = []
+    for ms, key, alive in fl.states_at(s, [(m, tuple(x)) for m, x in record["late"]], down_t, k,
+                                       dead_after_s):
+        lines.append(f"    late {ms:8.1f} ms {key}: sender's paths alive {alive}")
+    for src, dst, _ in sorted(crossing_keys(fabric, record["link"])):
+        for p in range(1, k + 1):
+            spans = fl.dead_spans(s, (src, dst, p), dead_after_s, down_t - 5.0, up_t)
+            shown = ", ".join(f"{(a - down_t) * 1e3:.0f}..{(b - down_t) * 1e3:.0f}"
+                              for a, b in spans[:8])
+            lines.append(f"    {src}->{dst} path {p}: dead {len(spans)} times (ms): {shown}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Only `make bench-fabric`'s failover phase (mpsched/bench/fabric.py), or its report."""
+    import argparse
+    import json
+
+    from mpsched.bench import fabric as bench
+    from mpsched.bench.fct import fresh_out
+    from mpsched.lab.scenario import load
+
+    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric_failover",
+                                description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, default=3, help="failover runs (default: %(default)s)")
+    p.add_argument("--policy", default=bench.DEFAULT_POLICY, help="default: %(default)s")
+    p.add_argument("--duration", type=float, default=None, help="seconds per run (>= down_s + 5)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="new directory (default: build/results/bench-fabric-failover/<time>)")
+    p.add_argument("--inbound", action="store_true",
+                   help="capture what the edges receive too, and replay their liveness "
+                        "(fabric_liveness.py) at each late frame")
+    p.add_argument("--dead-after-ms", type=float, default=50.0,
+                   help="the liveness dead_after to replay (default: %(default)s)")
+    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
+                   help="run nothing: report the runs under DIR")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    source = args.reuse or fresh_out(args.out, "bench-fabric-failover")
+    if args.reuse is None:
+        bench.run_failover(args.policy, args.runs, source, args.duration, args.inbound)
+    fabric = load(bench.FAILURE_SCENARIO, fabric=True).fabric
+    for path in sorted((source / "failover").rglob(bench.FAILOVER_FILE)):
+        record = json.loads(path.read_text())
+        print(f"{path.parent}: {record['ms']:.0f} ms, {record['frames_before']} / "
+              f"{record['frames_after']} frames, last on {record['worst']}, late (ms, key): "
+              f"{record['late'][-10:]}")
+        print("\n".join(explain(path.parent, record, fabric, args.dead_after_ms / 1000)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -19,9 +19,11 @@ from mpsched.lab.runner import Run
 
 
 class CapturingRun(Run):
-    """`Run` with tag captures at the edges' uplinks (module docstring)."""
+    """`Run` with tag captures at the edges' uplinks (module docstring); with `inbound` also
+    of what the edges receive there (`start_captures`)."""
 
     schedule_wall: float = float("nan")
+    inbound: bool = False
 
     def _measure(self, rest: Any, t0: float, progress: Callable[[str], None]) -> None:
         from topo.fabric_plan import intf_name
@@ -29,7 +31,7 @@ class CapturingRun(Run):
         if self.scenario.fabric is None:
             raise ValueError(f"{self.scenario.name}: not a fabric scenario")
         ifaces = edge_uplinks(self.scenario.fabric, intf_name)
-        procs = start_captures(ifaces, self.raw.dir, self.bed.registry)
+        procs = start_captures(ifaces, self.raw.dir, self.bed.registry, self.inbound)
         with self.lock:
             self.procs += procs
         # Run._measure starts the link schedules first thing: their t = 0

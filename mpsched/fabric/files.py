@@ -5,13 +5,17 @@ those of a scenario path's segment (`SegmentFile`, mpsched/lab/scenario_links.py
 delay_ms, jitter_ms, loss_pct, gilbert, queue_packets, reverse, schedule); `link:` gives the
 defaults of every link and a link entry (graph) or an override (leaf-spine) the keys it
 changes, each key replacing the default's as a whole. The limits (`max_edges`,
-`max_paths`) come from the validation context, by default the program's (model.py).
+`max_paths`) come from the validation context, by default the compiled program's
+(`program_limits`).
 """
 
 from __future__ import annotations
 
+import functools
 import ipaddress
+import logging
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 import networkx as nx
@@ -39,7 +43,10 @@ from mpsched.fabric.model import (
     Switch,
 )
 from mpsched.lab.scenario_links import SegmentFile
+from mpsched.proc.layout import p4_artifacts
 from mpsched.validation import KeyCheck, Loc, fail, input_error, int_in, one_of, validate
+
+log = logging.getLogger(__name__)
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,9}")
 LINK_KEYS = ("a", "b", "name")  # a graph link's own keys; the others are its parameters
@@ -58,10 +65,39 @@ Name = Annotated[str, BeforeValidator(_name)]
 Hosts = Annotated[int, int_in(1, MAX_HOSTS)]
 
 
+def program_limits() -> tuple[int, int]:
+    """(max_edges, max_paths) of the compiled program: `Pipeline.max_edges`, `max_paths` of
+    build/p4's P4Info where it is built (the truth the controller checks, NetCfg.check_limits),
+    else the default build's (model.py)."""
+    p4info = p4_artifacts().p4info
+    try:
+        stamp = p4info.stat().st_mtime_ns
+    except OSError:
+        return MAX_EDGES, MAX_PATHS
+    return _p4info_limits(p4info, stamp)
+
+
+@functools.cache
+def _p4info_limits(p4info: Path, stamp: int) -> tuple[int, int]:
+    """The limits of the P4Info file as of its modification time `stamp` (the cache key)."""
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+
+    try:
+        pipeline = Pipeline(P4Info.from_file(p4info))
+    except Exception as exc:  # an outdated or broken build must not stop a scenario's check
+        log.warning("%s: %s; the default build's limits apply", p4info, exc)
+        return MAX_EDGES, MAX_PATHS
+    return pipeline.max_edges, pipeline.max_paths
+
+
 def limits(info: ValidationInfo) -> tuple[int, int]:
     """(max_edges, max_paths) of the validation context, by default the program's."""
     context = info.context or {}
-    return context.get("max_edges", MAX_EDGES), context.get("max_paths", MAX_PATHS)
+    if "max_edges" in context and "max_paths" in context:
+        return context["max_edges"], context["max_paths"]
+    max_edges, max_paths = program_limits()
+    return context.get("max_edges", max_edges), context.get("max_paths", max_paths)
 
 
 def _segment(data: Any, loc: Loc, info: ValidationInfo) -> SegmentFile:
@@ -278,10 +314,14 @@ class FabricFile(_Model):
         return self
 
 
-def parse_fabric(data: Any, source: str | None = None, *, max_edges: int = MAX_EDGES,
-                 max_paths: int = MAX_PATHS, context: dict | None = None) -> Fabric:
+def parse_fabric(data: Any, source: str | None = None, *, max_edges: int | None = None,
+                 max_paths: int | None = None, context: dict | None = None) -> Fabric:
     """A `fabric:` section (already parsed) as a `Fabric`; raises `FabricError` naming the
-    field below the section."""
-    context = {**(context or {}), "max_edges": max_edges, "max_paths": max_paths}
+    field below the section. The limits default to the compiled program's
+    (`program_limits`); `context["base_dir"]` is where a schedule's trace files are."""
+    default_edges, default_paths = program_limits()
+    context = {**(context or {}),
+               "max_edges": default_edges if max_edges is None else max_edges,
+               "max_paths": default_paths if max_paths is None else max_paths}
     return validate(FabricFile, data, error=FabricError, source=source,
                     context=context).fabric()

@@ -22,10 +22,11 @@ __all__ = [
     "MAX_PATHS", "ROLES", "TRANSIT", "Fabric", "FabricError", "Link", "Switch",
 ]  # fmt: skip
 
-# Edge switches a fabric may have (its edge ids are 1..MAX_EDGES): the default limit of the
-# validator until the compiled program's P4Info states one. MAX_PATHS (paths per ordered pair
-# of edges) is the program's default, p4src/include/defines.p4.
-MAX_EDGES = 16
+# Edge switches a fabric may have (its edge ids are 1..MAX_EDGES) and paths per ordered pair
+# of edges: the default build's (`make p4`: MAX_EDGES of p4src/include/sizes.p4, MAX_PATHS of
+# defines.p4; a unit test holds them to the source). The validator takes the compiled
+# program's own where it is built (files.program_limits: Pipeline.max_edges, max_paths).
+MAX_EDGES = 8
 # The most any build holds: edge ids are edge_id_t (8 bits, p4src/include/defines.p4) and
 # paths per pair MAX_PATHS 4 or 8. A network description parses its fabric within these;
 # the controller then checks the compiled program's own limits (NetCfg.check_limits).

@@ -42,7 +42,7 @@ from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
 from mpsched.lab.fabric_workload import edge_capacity_mbps
 from mpsched.lab.scenario_fabric import FabricWorkload, check_against
-from mpsched.lab.scenario_links import DIRECTIONS, PathFile, trace_converters
+from mpsched.lab.scenario_links import DIRECTIONS, PathFile, absolute_traces, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
 from mpsched.topo.testbed import TopoSpec
 from mpsched.validation import (
@@ -354,7 +354,9 @@ class ScenarioFile(KeyCheck, BaseModel):
             params=self.params,
             cpu_rule=self.cpu_bound,
             fabric=self.fabric.fabric() if self.fabric else None,
-            fabric_section=self.fabric.model_dump(exclude_unset=True) if self.fabric else None,
+            fabric_section=absolute_traces(self.fabric.model_dump(exclude_unset=True),
+                                           source.parent if source else Path.cwd())
+            if self.fabric else None,
             fabric_workload=tuple(fabric_workload),
         )
 

@@ -193,6 +193,21 @@ class TraceEvent(_Event):
         return self
 
 
+def absolute_traces(data: Any, base_dir: Path) -> Any:
+    """`data` (a section of a scenario, as written) with every schedule event's relative
+    `trace` made absolute from `base_dir` (the scenario file's directory), so that the
+    section means the same wherever it is copied (a fabric's network description)."""
+    if isinstance(data, list):
+        return [absolute_traces(item, base_dir) for item in data]
+    if not isinstance(data, dict):
+        return data
+    out = {key: absolute_traces(value, base_dir) for key, value in data.items()}
+    trace = out.get("trace")
+    if isinstance(trace, str) and not Path(trace).is_absolute():
+        out["trace"] = str((base_dir / trace).resolve())
+    return out
+
+
 EVENT_KINDS: dict[str, type[_Event]] = {
     "at_s": StepEvent, "ramp": RampEvent, "down_s": DownEvent, "trace": TraceEvent,
 }

@@ -9,7 +9,8 @@
 // flows spread evenly over the survivors) or a random draw (a new flowlet).
 // As soon as the chosen path is alive again, path_select picks it again:
 // recovery needs no controller. If no other path is usable, the packet keeps
-// its path.
+// its path. (When no weighted path is alive, path_select.p4 hands the least
+// dead one as the only usable path.)
 // Unrolled for MAX_PATHS == 4, plus paths 5..8 under `#if MAX_PATHS > 4`.
 #ifndef __FAILOVER__
 #define __FAILOVER__

@@ -24,7 +24,9 @@
 //   stage (NO_CONGESTION), CA draws by the weights as FLOWLET does.
 //
 // Dead paths (liveness.p4) get nothing new: a packet whose path is not alive
-// goes to another alive weighted path (failover.p4). A route may instead pin
+// goes to another alive weighted path (failover.p4); when no weighted path is
+// alive, to the least dead one, the weighted path whose last sign of life is
+// the latest (docs/fabric.md, "Liveness"). A route may instead pin
 // the packet to one path (routing's route_via_path); it then skips all of
 // this but takes the same next hop lookup and counting. A pinned MPTCP
 // subflow (mptcp.p4) skips the class's choice but not the liveness check and
@@ -73,7 +75,9 @@ header path_select_vars_t {
     timestamp_t    after;       // a path's dead-after (liveness)
     path_id_t      cell;        // the chosen path's liveness cell (EDGE_PATH)
     bit<8>         alive_mask;  // bit i-1: path i is alive
-    bit<8>         usable;      // alive and weighted
+    bit<8>         usable;      // alive and weighted (none alive: the least dead weighted)
+    timestamp_t    latest;      // the latest sign of life of a weighted path
+    bit<8>         least_dead;  // bit i-1: path i is the weighted path of that sign
     path_id_t      q;           // round robin: candidate
     path_id_t      next;        // round robin: choice
     bit<16>        spread;      // failover: hash or random draw
@@ -294,37 +298,53 @@ control PathSelect(inout headers_t hdr,
             // where every path's liveness is needed (round robin, a new VQ or
             // CA flowlet, a failover) and one of them is alive.
             v.usable = v.weighted;
+            v.latest = 0;
+            v.least_dead = 0;
             if (dead || (placed && (v.class_mode == policy_mode_t.RR ||
                                     ((v.class_mode == policy_mode_t.VQ ||
                                       v.class_mode == policy_mode_t.CA) && !fresh)))) {
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 1));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 1));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 1; }
+                if ((v.weighted & 1) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 1; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 2));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 2));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 2; }
+                if ((v.weighted & 2) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 2; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 3));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 3));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 4; }
+                if ((v.weighted & 4) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 4; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 4));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 4));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 8; }
+                if ((v.weighted & 8) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 8; }
 #if MAX_PATHS > 4
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 5));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 5));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 16; }
+                if ((v.weighted & 16) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 16; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 6));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 6));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 32; }
+                if ((v.weighted & 32) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 32; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 7));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 7));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 64; }
+                if ((v.weighted & 64) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 64; }
                 path_last_seen.read(v.seen, EDGE_PATH(meta.dst_edge, 8));
                 path_dead_after.read(v.after, EDGE_PATH(meta.dst_edge, 8));
                 if (v.after == 0 || v.now - v.seen <= v.after) { v.alive_mask = v.alive_mask | 128; }
+                if ((v.weighted & 128) != 0 && v.seen > v.latest) { v.latest = v.seen; v.least_dead = 128; }
 #endif
                 if ((v.alive_mask & v.weighted) != 0) {
                     v.usable = v.alive_mask & v.weighted;
+                } else if (v.least_dead != 0) {
+                    // None alive: the one whose last sign of life is latest. A live path
+                    // whose news comes late (feedback queued behind congestion on the way
+                    // back) is far likelier to deliver than one silent since it failed,
+                    // and the others' stale metrics would make them look cheapest to CA.
+                    v.usable = v.least_dead;
                 }
             }
             if (placed && v.class_mode == policy_mode_t.RR) {
@@ -360,7 +380,7 @@ control PathSelect(inout headers_t hdr,
                 } else {
                     random(v.spread, 16w0, 16w65535);
                 }
-                failover.apply(meta.path_id, v.alive_mask & v.weighted, v.spread);
+                failover.apply(meta.path_id, v.usable, v.spread);
                 fresh = false;
             }
             if (placed && v.class_mode == policy_mode_t.VQ) {

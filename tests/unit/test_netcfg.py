@@ -218,7 +218,7 @@ def test_liveness_and_probe_builders_check_their_input():
 
 
 def test_a_large_fabric_parses_within_any_builds_limits_and_looks_its_edges_up():
-    """32 leaves: beyond the validator's default (16) but within what a build may hold; the
+    """32 leaves: beyond the default build (8) but within what a build may hold; the
     program's own limit is check_limits'. Edges by id, peers and switches by name."""
     from mpsched.fabric.files import parse_fabric
     from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
@@ -239,3 +239,33 @@ def test_a_large_fabric_parses_within_any_builds_limits_and_looks_its_edges_up()
     net.check_limits(48, 4)
     with pytest.raises(ConfigError, match="32 edges, the program holds 8"):
         net.check_limits(8, 4)
+
+
+def test_a_fabrics_relative_trace_is_read_from_the_descriptions_directory(tmp_path):
+    """NetCfg.topology parses the fabric with the description file's directory as base_dir,
+    like the description's other files (before: the working directory, and load failed)."""
+    import json
+    import shutil
+
+    from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.netdesc import describe
+    from mpsched.proc.layout import REPO_ROOT
+
+    trace = REPO_ROOT / "scenarios" / "traces" / "capacity-p1.csv"
+    (tmp_path / "traces").mkdir()
+    shutil.copy(trace, tmp_path / "traces" / "t.csv")
+
+    def section(path: str) -> dict:
+        return {"leaf_spine": {"leaves": 2, "spines": 2, "link": {"rate_mbps": 10},
+                               "overrides": [{"link": "leaf1-spine2",
+                                              "schedule": [{"trace": path}]}]}}
+
+    absolute = section(str(tmp_path / "traces" / "t.csv"))
+    data = describe(absolute, parse_fabric(absolute), lambda i: f"127.0.0.1:{i}").to_dict()
+    data["fabric"] = section("traces/t.csv")
+    (tmp_path / "net.json").write_text(json.dumps(data))
+    net = NetCfg.load(tmp_path / "net.json")
+    link = net.topology.link_by_name["leaf1-spine2"]
+    assert link.params("leaf1", 3.5).rate_mbps == 2  # the trace's rate from 3 s
+    with pytest.raises(ConfigError, match="no such file"):
+        NetCfg.from_dict(data)  # no file, no base_dir: the working directory's

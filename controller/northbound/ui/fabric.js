@@ -3,7 +3,8 @@
 // nearest edge: a leaf-spine's spines above its leaves), each link as two lines, one per
 // direction, coloured by its live utilisation (GET /links; labelled with it, or with a pair
 // picked, only its paths' links; every link's numbers in its tooltip), admin-down links
-// dashed, unused ones dotted. A click on a link takes it admin down or up (PUT /links/{name}/admin); clicking
+// red and dashed, links the controller holds failed (inferred) red and finely dashed, unused
+// ones dotted. A click on a link takes it admin down or up (PUT /links/{name}/admin); clicking
 // two edges, or the pair select, picks a pair: its paths are highlighted, the charts and the
 // paths table show its direction, the decisions table its decisions (GET /decisions?pair=).
 "use strict";
@@ -91,8 +92,9 @@ function shifted(p, q, off) {
 
 function linkGroup(l, pos, onPair) {
   const a = pos[l.a], b = pos[l.b];
-  const down = l.admin === "down";
-  const dash = down ? "6 4" : l.alive ? null : "2 3";
+  const failed = l.inferred === "down";
+  const down = l.admin === "down" || failed;
+  const dash = l.admin === "down" ? "6 4" : failed ? "3 2" : l.alive ? null : "2 3";
   const dir = (d, p, q, cls) => {
     const u = d.utilisation ?? null;
     return el("line", { class: `dir ${cls}`, ...shifted(p, q, 2.5), stroke: down ? "#c0392b"
@@ -108,10 +110,10 @@ function linkGroup(l, pos, onPair) {
   const hit = el("line", { class: "link-hit", x1: a.x, y1: a.y, x2: b.x, y2: b.y,
     onclick: () => put(`/links/${encodeURIComponent(name)}/admin`,
       { state: l.admin === "down" ? "up" : "down" }) },
-  el("title", { text: `${name}: admin ${l.admin}, ${l.paths} paths; click: set `
+  el("title", { text: `${name}: admin ${l.admin}, inferred ${l.inferred}, ${l.paths} paths; click: set `
     + (l.admin === "down" ? "up" : "down") }));
   return el("g", { class: "link" + (onPair ? " on-pair" : ""), "data-link": name, "data-admin": l.admin,
-    "data-alive": String(l.alive), "data-forward-mbps": String(l.forward.mbps),
+    "data-inferred": l.inferred, "data-alive": String(l.alive), "data-forward-mbps": String(l.forward.mbps),
     "data-reverse-mbps": String(l.reverse.mbps) },
   dir(l.forward, a, b, "forward"), dir(l.reverse, b, a, "reverse"),
   label(l.forward, a, b, 1), label(l.reverse, b, a, 1), hit);

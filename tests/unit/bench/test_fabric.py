@@ -175,3 +175,10 @@ def test_reuse_reports_every_figure(tmp_path, capsys):
 def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
     assert bench.main(["--reuse", str(tmp_path)]) == 2
     assert "no fct/ runs" in capsys.readouterr().err
+
+
+def test_parse_tag_frames_reads_the_feedback():
+    tag = bytes([2, 0, 4, 1]) + b"\x00" * 10 + bytes([1, 5]) + b"\x00" * 8
+    data = pcap([(3.0, b"\x00" * 12 + ETHERTYPE_PATH_TAG.to_bytes(2, "big") + tag)])
+    (got,) = fo.parse_tag_frames(data)
+    assert (got.key, got.fb_path, got.fb_age_s) == ((4, 1, 2), 1, pytest.approx(5 * 4096e-6))

@@ -40,6 +40,9 @@ class Host:
     def save_learned(self) -> None:
         self.calls.append("learned")
 
+    def check_failures(self) -> None:
+        self.calls.append("failures")
+
 
 def test_a_step_that_wrote_counts_its_latency():
     host = Host()
@@ -47,7 +50,8 @@ def test_a_step_that_wrote_counts_its_latency():
     loop.tick()
     loop.tick()
     assert (loop.iterations, loop.writes, len(loop.latencies_ms)) == (2, 2, 2)
-    assert host.calls == ["idle", "step", "await", "step", "await"]  # idle check once a second
+    # idle check once a second, failure check every half second
+    assert host.calls == ["idle", "failures", "step", "await", "step", "await"]
 
 
 def test_a_step_without_writes_counts_no_latency():

@@ -42,10 +42,12 @@ def test_a_missing_network_description_is_a_start_error(tmp_path):
 
 def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, artifacts):
     from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
     from mpsched.fabric.netdesc import describe
 
     section = {"leaf_spine": {"leaves": 9, "spines": 2, "link": {"rate_mbps": 10}}}  # > 8 edges
-    net = describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{9000 + i}")
+    net = describe(section, parse_fabric(section, max_edges=ANY_BUILD_MAX_EDGES),
+                   lambda i: f"127.0.0.1:{9000 + i}")
     net.dump(tmp_path / "fabric.json")
     a = args("--no-state", "--p4info", str(artifacts.p4info), "--bmv2-json",
              str(artifacts.bmv2_json))

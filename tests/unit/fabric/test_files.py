@@ -155,3 +155,28 @@ def test_the_docs_examples_load():
     assert len(blocks) == 2
     kinds = [build(yaml.safe_load(block)["fabric"]).kind for block in blocks]
     assert kinds == ["leaf_spine", "graph"]
+
+
+def test_the_default_limits_are_the_compiled_programs(monkeypatch, tmp_path):
+    """Without limits given, a fabric is checked against the compiled program's
+    (Pipeline.max_edges, max_paths of build/p4), else the default build's: sizes.p4's
+    MAX_EDGES and defines.p4's MAX_PATHS (before: 16 edges, which no default build holds)."""
+    from mpsched.fabric import files
+    from mpsched.fabric.model import MAX_PATHS
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.pipeline import Pipeline
+    from mpsched.proc.layout import p4_artifacts
+
+    sizes = (REPO_ROOT / "p4src" / "include" / "sizes.p4").read_text()
+    defines = (REPO_ROOT / "p4src" / "include" / "defines.p4").read_text()
+    assert re.search(r"#define MAX_EDGES (\d+)", sizes).group(1) == str(MAX_EDGES)
+    assert re.search(r"#define MAX_PATHS (\d+)", defines).group(1) == str(MAX_PATHS)
+    built = p4_artifacts().p4info
+    if built.is_file():
+        pipeline = Pipeline(P4Info.from_file(built))
+        assert files.program_limits() == (pipeline.max_edges, pipeline.max_paths)
+    monkeypatch.setenv("MPSCHED_BUILD_DIR", str(tmp_path))  # nothing built there
+    assert files.program_limits() == (MAX_EDGES, MAX_PATHS)
+    with pytest.raises(FabricError, match=f"at most {MAX_EDGES} edges .leaves., got 9"):
+        build(leaf_spine(9, 2))
+    assert len(build(leaf_spine(9, 2), max_edges=9).edges) == 9

@@ -425,3 +425,21 @@ def test_two_edge_scenarios_still_need_their_workload():
     with pytest.raises(ScenarioError) as err:
         parse(doc)
     assert (err.value.field, err.value.message) == ("workload", "missing")
+
+
+def test_a_fabric_sections_traces_become_absolute(tmp_path, monkeypatch):
+    """The section the description copies (fabric_section) names a trace from the scenario
+    file's directory, so the controller finds it beside netcfg.json in another directory."""
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "sc" / "t.csv").write_text("time_s,rate_mbps\n0,6\n3,2\n")
+    doc = {"name": "t", "duration_s": 10, "fabric": {
+        "leaf_spine": {"leaves": 2, "spines": 2, "link": {"rate_mbps": 10},
+                       "overrides": [{"link": "leaf1-spine2", "schedule": [{"trace": "t.csv"}]}]}},
+        "workload": [{"kind": "poisson", "sizes": "websearch", "load_pct": 10}]}
+    path = tmp_path / "sc" / "f.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    monkeypatch.chdir(tmp_path)
+    section = load(path, fabric=True).fabric_section
+    got = section["leaf_spine"]["overrides"][0]["schedule"][0]["trace"]
+    assert got == str(tmp_path / "sc" / "t.csv")
+    assert parse_fabric(section).link_by_name["leaf1-spine2"].params("leaf1", 4).rate_mbps == 2

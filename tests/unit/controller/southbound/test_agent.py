@@ -40,6 +40,9 @@ class Host:
         self.asked.append((switch, dst_edge, path_id))
         return path_id == 1
 
+    def probe_installed(self, switch, dst_edge, path_id):
+        return path_id <= 2
+
 
 class Counters:
     """A client whose tx counter says 5 packets on path 1 towards s1's peer (edge 2) and 7 on
@@ -122,7 +125,11 @@ def test_a_fabrics_edge_serves_every_peer_and_a_transit_switch_none():
     net = fabric()
     leaf2 = SwitchAgent(net.switch("leaf2"), net, pipeline(), "x.json", Host())
     assert leaf2.peers == [1, 3] and leaf2.path_ids == [1, 2]
-    assert leaf2.probe_targets() == [(1, 1), (1, 2), (3, 1), (3, 2)]
+    # every id the program has (a watched path may take a spare one); the prober probes
+    # those the routing has installed (probe_installed)
+    assert leaf2.probe_targets() == [(e, p) for e in (1, 3) for p in range(1, 5)]
+    installed = leaf2._probe_installed()
+    assert installed is not None and installed(1, 2) and not installed(1, 3)
     host = Host()
     spine = SwitchAgent(net.switch("spine1"), net, pipeline(), "x.json", host,
                         forwarding=lambda: ["entries"])

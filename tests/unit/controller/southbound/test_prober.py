@@ -55,3 +55,14 @@ def test_probes_name_their_destination_edge():
     assert asked == [(2, 1), (3, 1), (3, 2)]
     sent = sorted((dict(m)["dst_edge"], dict(m)["path_id"]) for _, m in client.sent)
     assert sent == [(3, 1), (3, 2)] and prober.skipped == 1
+
+
+def test_paths_not_installed_are_passed_over_not_skipped():
+    """A fabric edge's targets are every id the program has; only the installed ones (a
+    pair's current or watched paths) are probed, and the others are no skipped probes."""
+    client = Client()
+    prober = Prober(client, pipeline(), [(2, 1), (2, 2), (2, 3)], 0.01,
+                    wanted=lambda e, p: p != 2, installed=lambda e, p: p != 3)
+    prober._send()
+    assert (prober.sent, prober.skipped) == (1, 1)
+    assert {dict(meta)["path_id"] for _, meta in client.sent} == {1}

@@ -1,0 +1,114 @@
+"""Failed links and switches the controller infers, and its re-routing around them
+(docs/fabric.md, "Inferred failures").
+
+Every FAILURE_CHECK_S the control loop asks `FailureWatch.check`: the liveness of every
+installed path of every pair (a pair's current paths and its watched ones, routes.py; a path
+is alive while its egress edge reports it, the estimators' `dead_after_s`) goes to the pure
+inference (tomography.py); when the links held failed change, the operator's stable re-route
+runs (`Operator.set_links_failed`: the paths a failure does not cut keep their ids; the cut
+ones stay installed, unweighted, as watched paths so that their return is seen, and come back
+under their ids when it is). The operator's admin states are not touched: the routing avoids
+the links of both (routes.py), and GET /links shows both.
+
+Only evidence that says something is used: a pair is observed only while the agents of both
+its edges have been ready for `settle_s` (a pair whose ingress stopped probing, or whose
+egress cannot report, would look dead) and its ingress probes at least twice per
+`settle_s` (without probes, or with probes stretched by the probe cap, an idle path goes
+unreported that long, `TelemetryConfig.for_targets`), and a path only once it has been
+installed under its id for `settle_s` (the estimator of an id a re-route gave to another
+path still holds the old path's last report). `settle_s` is the estimators' `dead_after_s`:
+a path silent that long after it was installed is dead for what it is. Only the primary
+controller acts.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from mpsched.controller.operator import Operator
+from mpsched.controller.routes import Routes
+from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.controller.tomography import Hop, Observation, infer, path_hops
+from mpsched.fabric.paths import Path
+
+log = logging.getLogger(__name__)
+
+FAILURE_CHECK_S = 0.5  # how often the control loop checks the paths' liveness for failures
+
+
+class FailureWatch:
+    def __init__(
+        self,
+        lock: threading.Lock,
+        routes: Routes,
+        intake: TelemetryIntake,
+        operator: Operator,
+        ready: Callable[[str], bool],
+        settle_s: float | None = None,
+    ) -> None:
+        """`ready(switch)`: whether the switch's agent is programmed and serving."""
+        self.lock = lock
+        self.routes = routes
+        self.intake = intake
+        self.operator = operator
+        self.ready = ready
+        self.settle_s = intake.settings.dead_after_s if settle_s is None else settle_s
+        self.hops: frozenset[Hop] = frozenset()  # the directions held failed
+        self.switches: frozenset[str] = frozenset()  # switches all of whose links are
+        self._since: dict[tuple[str, int], tuple[Path, float]] = {}  # installed since
+        self._ready_since: dict[str, float] = {}
+
+    def _settled(self, switch: str, now: float) -> bool:
+        if not self.ready(switch):
+            self._ready_since.pop(switch, None)
+            return False
+        return now - self._ready_since.setdefault(switch, now) >= self.settle_s
+
+    def _probes_often(self, switch: str) -> bool:
+        interval = self.intake.switch_telemetry[switch].probe_interval_s
+        return interval is not None and 2 * interval <= self.settle_s
+
+    def observations(self, now: float) -> list[Observation]:
+        """The liveness of every installed path worth observing now (module docstring)."""
+        out = []
+        installed = set()
+        for unit in self.routes.units():
+            if not (self._settled(unit.ingress, now) and self._settled(unit.egress, now)
+                    and self._probes_often(unit.ingress)):
+                continue
+            for pid, path in self.routes.installed(unit).items():
+                installed.add((unit.key, pid))
+                seen = self._since.get((unit.key, pid))
+                if seen is None or seen[0] != path:
+                    self._since[(unit.key, pid)] = (path, now)
+                    continue
+                if now - seen[1] < self.settle_s:
+                    continue
+                est = self.intake.estimators.get((pid, unit.direction))
+                alive = None if est is None else est.alive(now)
+                if alive is not None:
+                    out.append(Observation(path_hops(path), alive))
+        for gone in set(self._since) - installed:  # a path installed again settles again
+            del self._since[gone]
+        return out
+
+    def check(self, now: float) -> bool:
+        """Infer the failed links now and re-route if they changed (True then)."""
+        fabric = self.routes.fabric
+        if fabric is None:
+            return False
+        with self.lock:
+            got = infer(fabric, self.observations(now), self.hops)
+            self.hops, self.switches = got.hops, got.switches
+            before = self.routes.links_failed
+        if got.links == before:
+            return False
+        log.warning("links held failed: %s (were %s); switches: %s", sorted(got.links) or "none",
+                    sorted(before) or "none", sorted(got.switches) or "none")
+        self.operator.set_links_failed(got.links)
+        return True
+
+
+__all__ = ["FAILURE_CHECK_S", "FailureWatch"]
