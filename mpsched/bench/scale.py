@@ -63,8 +63,8 @@ from mpsched.stats import percentile
 
 log = logging.getLogger("mpsched.bench.scale")
 
-SIZES = (8, 16, 32, 48)
-SCALE_EDGES = 48  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
+SIZES = (8, 16, 32, 64)
+SCALE_EDGES = 64  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
 READY_TIMEOUT_S = 600.0
 # LLHD with LM3 (as bench-control): the weights follow the changing telemetry, so every pair
 # writes in every period
