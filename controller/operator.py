@@ -49,13 +49,15 @@ class Operator:
         with self.lock:
             return self.keeper.snapshot()
 
-    def write(self, mutate: Mutation, what: str) -> None:
-        """lock -> mutate -> submit -> await -> persist, then log `what`."""
+    def write(self, mutate: Mutation, what: str, only_changed: bool = False) -> None:
+        """lock -> mutate -> submit -> await -> persist, then log `what`. `only_changed`:
+        step only the pairs whose paths (or inputs) changed (`Stepper.submit`)."""
         self.mastership.require_primary()
         with self.lock:
             scheduler = self.keeper.scheduler
             extra = mutate(scheduler)
-            futures = self.stepper.submit(scheduler, time.time(), extra)
+            futures = self.stepper.submit(scheduler, time.time(), extra,
+                                          only_changed=only_changed)
         await_all(futures, self.write_timeout)
         self.keeper.persist(self.snapshot)
         log.info("%s", what)
@@ -126,8 +128,8 @@ class Operator:
         switch): re-route once (routes.py) and rewrite only the changed forwarding entries,
         in two steps so that no switch sends onto a path before every hop of it can forward
         it: first every new or changed entry on every switch (awaited), then a scheduler
-        step (a pair's vanished paths are out of service) and, after it, the entries that
-        went."""
+        step of the re-routed pairs (a pair's vanished paths are out of service) and, after
+        it, the entries that went."""
         self.mastership.require_primary()
         routes, stepper = self.stepper.routes, self.stepper
         with self.lock:
@@ -153,4 +155,5 @@ class Operator:
             }
 
         which = f"link{'s' if len(names) > 1 else ''} {', '.join(names)}"
-        self.write(mutate, f"{which} admin -> {'up' if up else 'down'}")
+        # only the re-routed pairs' placements can change (their paths did)
+        self.write(mutate, f"{which} admin -> {'up' if up else 'down'}", only_changed=True)

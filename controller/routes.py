@@ -90,6 +90,10 @@ class Routes:
         # each unit's paths' bottleneck rates under the current routing (`rates`, read by
         # every control step): computed once per routing
         self._rates: dict[str, dict[int, float | None]] = {}
+        self.generation = 0  # counts the routings installed
+        # per unit, the routing under which its paths last changed (0: the first): a pair
+        # is stepped again when its own paths changed (controller/scheduling/due.py)
+        self.unit_routing: dict[str, int] = {}
         if self.fabric is not None:
             self._install(route(self.fabric))
 
@@ -102,6 +106,7 @@ class Routes:
         self.routing = routing
         self.hops = next_hops(self.fabric, routing.current)
         self._rates = {}
+        self.generation += 1
 
     # -- units -----------------------------------------------------------------
 
@@ -214,7 +219,10 @@ class Routes:
         before = {u.key: self.pair_paths(u) for u in self.units()}
         self._install(reroute(self.fabric, self.routing, Failures(frozenset(down))))
         self.links_down = down
-        return [u for u in self.units() if self.pair_paths(u) != before[u.key]]
+        changed = [u for u in self.units() if self.pair_paths(u) != before[u.key]]
+        for u in changed:
+            self.unit_routing[u.key] = self.generation
+        return changed
 
     def forwarding_changes(
         self, pipeline: Pipeline, before: dict[str, list[TableEntry]],

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
@@ -69,6 +70,9 @@ class TelemetryIntake:
         # only (a fabric of E edges has E * (E - 1) directions; scanning every estimator per
         # unit made a control step quadratic in the pairs, docs/results/scale.md)
         self.by_direction: dict[str, dict[int, PathEstimator]] = {}
+        # per direction, how many reports and RTT samples it was handed: a control step may
+        # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
+        self.inputs: dict[str, int] = {}
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -92,6 +96,9 @@ class TelemetryIntake:
         return direction(self.net.edge_switch(edge).name, switch)
 
     def estimator(self, path_id: int, where: str) -> PathEstimator:
+        """The estimator of (path, direction), counted as handed an input
+        (`unit_inputs`): callers add a report or a sample to it."""
+        self.inputs[where] = self.inputs.get(where, 0) + 1
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
@@ -216,6 +223,16 @@ class TelemetryIntake:
             for pid in self.path_ids
         ]
         return SwitchView(unit.key, states, ooo)
+
+    def unit_inputs(self, unit: Unit) -> int:
+        """How many reports and RTT samples the unit's direction was handed so far."""
+        return self.inputs.get(unit.direction, 0)
+
+    def changes_at(self, unit: Unit, now: float, age_step_s: float) -> float:
+        """When `unit_view` changes without another input (`PathEstimator.changes_at` of its
+        direction's estimators; math.inf: not before one)."""
+        ests = self.by_direction.get(unit.direction, {})
+        return min((e.changes_at(now, age_step_s) for e in ests.values()), default=math.inf)
 
     def switch_view(self, switch: str, now: float) -> SwitchView:
         """The view of a two-edge switch's one unit (`unit_view`)."""
