@@ -1,13 +1,15 @@
 """`make bench-scale`: the control plane on leaf-spine fabrics of growing size.
 
-Per size (leaves, 4 spines), one `simple_switch_grpc` per switch (no ports: nothing carries
-traffic) runs the program built for many edges (`make p4-scale`: MAX_EDGES 48, the most the
-8-bit path id allows with 4 paths, p4src/include/sizes.p4), and the real controller (the
-same `Controller` the os-ken app hosts, in this process) programs them from empty. A feeder
+Per size (leaves, 4 spines), one `simple_switch_grpc` per switch (no ports carrying
+traffic; a leaf's probe port on a veth whose other end the controller's probers write to,
+unless `--probes packet-out`) runs the program built for many edges (`make p4-scale`:
+MAX_EDGES 64, p4src/include/sizes.p4), and the real controller (the same `Controller` the
+os-ken app hosts, in this process) programs them from empty. A feeder
 hands over synthetic telemetry for every path of every ordered pair of leaves once per
 control period (a path report as the far leaf sends it, an RTT report as the near one does,
 with values that change every time) and the policy is LLHD with LM3 (as in bench-control),
-so every pair is active, and its weights change, in every loop iteration.
+so every pair is active, and its weights change, in every round the feeder completes (the
+loop steps the pairs whose inputs changed, controller/scheduling/due.py).
 
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
