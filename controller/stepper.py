@@ -143,7 +143,7 @@ class Stepper:
     def _context(self, scheduler: Scheduler) -> tuple:
         """What every pair's step depends on besides its view: the scheduler (replaced when
         the intent is), its configuration and the administrative states."""
-        return (id(scheduler), scheduler.generation, frozenset(scheduler.admin_down))
+        return (scheduler.instance, scheduler.generation, frozenset(scheduler.admin_down))
 
     def _due(self, unit: Unit, context: tuple, now: float) -> bool:
         return is_due(self.stepped.get(unit.key), self.intake.unit_inputs(unit),

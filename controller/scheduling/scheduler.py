@@ -21,6 +21,7 @@ this module is the scheduler that runs them every period.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -73,6 +74,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DECISION_LOG = 2000
+_INSTANCES = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,10 @@ class Scheduler:
         self.log: deque[dict[str, Any]] = deque(maxlen=DECISION_LOG)
         self.classes: dict[int, TrafficClass] = {}
         self._state: dict[tuple[str, int], ClassState] = {}
-        # counts the changes of classes, policies and parameters (a pair stepped before one
-        # is stepped again, controller/scheduling/due.py)
+        # this scheduler among those made (one replaces another with the intent), and the
+        # changes of its classes, policies and parameters: a pair stepped before either
+        # changed is stepped again (controller/scheduling/due.py)
+        self.instance = next(_INSTANCES)
         self.generation = 0
         self.set_classes(classes or [TrafficClass(DEFAULT_CLASS_ID, "default")])
 
