@@ -130,8 +130,8 @@ class TelemetryIntake:
         RTT sample, the path's retransmission count and bytes in flight."""
         if report.path_id not in self.stats:
             return
-        if self.routes.is_fabric and report.peer_edge not in self.net.peer_edges(
-            self.net.switch(report.switch)
+        if self.routes.is_fabric and not self.net.is_peer_edge(
+            self.net.switch(report.switch), report.peer_edge
         ):
             log.debug("%s: RTT report towards edge %d ignored (no peer edge)",
                       report.switch, report.peer_edge)
