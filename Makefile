@@ -16,9 +16,9 @@ P4OUT  := $(BUILD)/p4-$(P4_PATHS)paths
 P4DEFS := -DMAX_PATHS=$(P4_PATHS)
 endif
 # Edge switches the program holds (p4src/include/sizes.p4, MAX_EDGES; default
-# 8): `make p4 P4_EDGES=48` (or `make p4-scale`) builds build/p4-48edges. The
-# per-(edge, path) registers are indexed by the 8-bit path id, so that
-# (MAX_EDGES + 1) * (MAX_PATHS + 1) <= 256: at most 50 edges with 4 paths.
+# 8): `make p4 P4_EDGES=64` (or `make p4-scale`) builds build/p4-64edges. The
+# per-(edge, path) registers' index is 8 bits while (MAX_EDGES + 1) *
+# (MAX_PATHS + 1) <= 256 (the default), 16 bits beyond; edge ids are 8 bits.
 P4_EDGES ?= 8
 ifneq ($(P4_EDGES),8)
 P4OUT  := $(P4OUT)-$(P4_EDGES)edges
@@ -83,8 +83,8 @@ p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.js
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
 
-P4_SCALE_EDGES := 48
-p4-scale: ## compile the variant holding 48 edges (-DMAX_EDGES=48, the most 4 paths allow) into build/p4-48edges, for bench-scale
+P4_SCALE_EDGES := 64
+p4-scale: ## compile the variant holding 64 edges (-DMAX_EDGES=64, 16-bit per-(edge, path) indices) into build/p4-64edges, for bench-scale
 	$(MAKE) --no-print-directory p4 P4_EDGES=$(P4_SCALE_EDGES)
 
 $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
@@ -108,7 +108,7 @@ bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated del
 bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write acked), 2/4/8 paths
 	$(PY) -m mpsched.bench.control
 
-bench-scale: p4-scale ## the control plane on leaf-spine fabrics of 8/16/32/48 leaves and 4 spines (one BMv2 each): programming time, loop p50/p99, RSS, CPU, writes/s, entries, probes/s, spine-failure re-route; PROBE_MAX_PPS=N caps the probes
+bench-scale: p4-scale ## the control plane on leaf-spine fabrics of 8/16/32/64 leaves and 4 spines (one BMv2 each): programming time, loop p50/p99, RSS, CPU, writes/s, entries, probes/s, spine-failure re-route; PROBE_MAX_PPS=N caps the probes
 	$(PY) -m mpsched.bench.scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS))
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)

@@ -49,13 +49,15 @@ class Operator:
         with self.lock:
             return self.keeper.snapshot()
 
-    def write(self, mutate: Mutation, what: str) -> None:
-        """lock -> mutate -> submit -> await -> persist, then log `what`."""
+    def write(self, mutate: Mutation, what: str, only_changed: bool = False) -> None:
+        """lock -> mutate -> submit -> await -> persist, then log `what`. `only_changed`:
+        step only the pairs whose paths (or inputs) changed (`Stepper.submit`)."""
         self.mastership.require_primary()
         with self.lock:
             scheduler = self.keeper.scheduler
             extra = mutate(scheduler)
-            futures = self.stepper.submit(scheduler, time.time(), extra)
+            futures = self.stepper.submit(scheduler, time.time(), extra,
+                                          only_changed=only_changed)
         await_all(futures, self.write_timeout)
         self.keeper.persist(self.snapshot)
         log.info("%s", what)
@@ -156,8 +158,8 @@ class Operator:
         """Re-route (`change`, under the lock: the routing's new state and the entries per
         switch to write and delete) in two steps, so that no switch sends onto a path before
         every hop of it can forward it: first every new or changed entry on every switch
-        (awaited), then a scheduler step (a pair's vanished paths are out of service) and,
-        after it, the entries that went."""
+        (awaited), then a scheduler step of the re-routed pairs (a pair's vanished paths are
+        out of service) and, after it, the entries that went."""
         self.mastership.require_primary()
         stepper = self.stepper
         with self.lock:
@@ -176,4 +178,5 @@ class Operator:
                 if gone
             }
 
-        self.write(mutate, what)
+        # only the re-routed pairs' placements can change (their paths did)
+        self.write(mutate, what, only_changed=True)

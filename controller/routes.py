@@ -108,6 +108,10 @@ class Routes:
         # every control step): computed once per routing
         self._rates: dict[str, dict[int, float | None]] = {}
         self._overlaps: dict[str, dict[tuple[int, int], float]] = {}  # likewise
+        self.generation = 0  # counts the routings installed
+        # per unit, the routing under which its paths last changed (0: the first): a pair
+        # is stepped again when its own paths changed (controller/scheduling/due.py)
+        self.unit_routing: dict[str, int] = {}
         if self.fabric is not None:
             self._install(route(self.fabric))
 
@@ -127,6 +131,7 @@ class Routes:
                                         for pid in paths)
         self._rates = {}
         self._overlaps = {}
+        self.generation += 1
 
     def installed_table(self) -> dict[Pair, dict[int, Path]]:
         """Every pair's installed paths: its current ones and those watched."""
@@ -288,7 +293,10 @@ class Routes:
         before = {u.key: self.pair_paths(u) for u in self.units()}
         self.links_down, self.links_failed = down, failed
         self._install(reroute(self.fabric, self.routing, Failures(frozenset(down | failed))))
-        return [u for u in self.units() if self.pair_paths(u) != before[u.key]]
+        changed = [u for u in self.units() if self.pair_paths(u) != before[u.key]]
+        for u in changed:
+            self.unit_routing[u.key] = self.generation
+        return changed
 
     def forwarding_changes(
         self, pipeline: Pipeline, before: dict[str, list[TableEntry]],

@@ -5,8 +5,10 @@ edges; its placements live on its ingress switch, keyed by its destination edge.
 the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the changed
 placements into table entries (southbound/entries.py); the MPTCP subflow pins
 follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
-agent, in the order of the decisions. Not thread-safe: the controller calls it under its
-lock; the jobs run in the agents' threads.
+agent, in the order of the decisions. In a fabric the control loop steps only the pairs
+whose inputs changed since their last step (scheduling/due.py); an operator's request steps
+every pair. Not thread-safe: the controller calls it under its lock; the jobs run in the
+agents' threads.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
+from mpsched.controller.routes import Unit
+from mpsched.controller.scheduling.due import AGE_STEP_S, Stepped, is_due
 from mpsched.controller.scheduling.pins import PathStates, PinManager
 from mpsched.controller.scheduling.scheduler import Change, Scheduler
 from mpsched.controller.southbound.agent import SwitchAgent
@@ -66,6 +70,11 @@ class Stepper:
         self.pins = pins
         # the classifier each switch was last sent (replaced in one Write by set_classes)
         self.installed_classes: dict[str, list[TableEntry]] = {}
+        # a fabric's pairs: what each one's last step saw (scheduling/due.py), and how many
+        # pair steps the control loop made and skipped
+        self.stepped: dict[str, Stepped] = {}
+        self.pair_steps = 0
+        self.pair_skips = 0
 
     def states(self, now: float) -> PathStates:
         """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
@@ -98,20 +107,26 @@ class Stepper:
         now: float,
         extra: Extra | None = None,
         only_ready: bool = False,
+        only_changed: bool | None = None,
     ) -> dict[str, Future]:
         """One step per switch; submit its changes (plus `extra` jobs). Operator requests go
         to every switch (one that is down fails them: 503); the control loop skips those
-        not ready (they get everything when they are reprogrammed)."""
+        not ready (they get everything when they are reprogrammed). `only_changed` (by
+        default the control loop's, `only_ready`): a fabric's pairs are stepped only when
+        their inputs, the configuration or their own paths changed (scheduling/due.py)."""
         steps = {}
+        only_changed = only_ready if only_changed is None else only_changed
+        incremental = only_changed and self.routes.is_fabric and scheduler.repeats()
+        context = self._context(scheduler)
         for agent in self.agents:
             if only_ready and agent.status.state != "ready":
                 continue
             entries = []
             for unit in self.routes.units_at(agent.sw.name):
-                changes = scheduler.step(self.intake.unit_view(unit, now), now)
-                entries += [
-                    e for ch in changes for e in change_entries(self.pipeline, ch, unit.dst_edge)
-                ]
+                if incremental and not self._due(unit, context, now):
+                    self.pair_skips += 1
+                    continue
+                entries += self._step_unit(scheduler, unit, context, now)
             steps[agent] = entries
         # subflow pins follow the new placements (re-pinning off paths that left them)
         desired = self.pins.desired(scheduler, self.states(now), now)
@@ -124,6 +139,28 @@ class Stepper:
             job = functools.partial(_step_job, entries=entries, pins=pins, pre=pre, post=post)
             futures[agent.sw.name] = agent.submit(job)
         return futures
+
+    def _context(self, scheduler: Scheduler) -> tuple:
+        """What every pair's step depends on besides its view: the scheduler (replaced when
+        the intent is), its configuration and the administrative states."""
+        return (scheduler.instance, scheduler.generation, frozenset(scheduler.admin_down))
+
+    def _due(self, unit: Unit, context: tuple, now: float) -> bool:
+        return is_due(self.stepped.get(unit.key), self.intake.unit_inputs(unit),
+                      (context, self.routes.unit_routing.get(unit.key, 0)), now)
+
+    def _step_unit(self, scheduler: Scheduler, unit: Unit, context: tuple,
+                   now: float) -> list[TableEntry]:
+        """One unit's step: the entries of its changed placements; a fabric pair's step is
+        remembered (scheduling/due.py)."""
+        inputs = self.intake.unit_inputs(unit)
+        changes = scheduler.step(self.intake.unit_view(unit, now), now)
+        if self.routes.is_fabric:
+            until = self.intake.changes_at(unit, now, AGE_STEP_S)
+            routing = self.routes.unit_routing.get(unit.key, 0)
+            self.stepped[unit.key] = Stepped(inputs, (context, routing), until)
+            self.pair_steps += 1
+        return [e for ch in changes for e in change_entries(self.pipeline, ch, unit.dst_edge)]
 
     def class_swap(self, scheduler: Scheduler, removed: list[int]) -> Extra:
         """The jobs that follow a new class table on every switch without a gap: after the

@@ -348,6 +348,11 @@ class NetCfg(KeyCheck):
         own = self.edge_id(switch)
         return [e for e in self._edges_by_id if e != own]
 
+    def is_peer_edge(self, switch: SwitchCfg, edge_id: int) -> bool:
+        """`edge_id in peer_edges(switch)` without building the list (asked per report)."""
+        own = self.edge_id(switch)
+        return own != 0 and edge_id != own and edge_id in self._edges_by_id
+
     def peer_edge(self, switch: SwitchCfg) -> int:
         """The edge id at the far end of the switch's paths in a two-edge network: the other
         switch's, 1 or 2 (a fabric has many: `peer_edges`)."""

@@ -193,6 +193,10 @@ class Policy(ABC, Generic[P]):
 
     name: ClassVar[str]
     Params: ClassVar[type[Any]] = NoParams
+    # True: `decide` keeps no state, so on equal paths it decides as it did (the control loop
+    # may then skip a pair whose inputs did not change, controller/scheduling/due.py);
+    # False (the default, what a stateful policy must say): stepped every control period.
+    repeats: ClassVar[bool] = False
     params: P
 
     def __init__(self, params: P | None = None) -> None:

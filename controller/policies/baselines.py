@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 class _EqualPolicy(Policy[NoParams]):
     mode: Mode
     rule: str
+    repeats = True
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
         alive = alive_ids(paths)
@@ -108,6 +109,7 @@ class MinRtt(Policy[NoParams]):
     (equal when unknown). Unmeasured paths are tried first."""
 
     name = "minrtt"
+    repeats = True
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
         alive = [p for p in paths if p.alive]
@@ -183,6 +185,7 @@ def _static_capacity(p: PathState) -> float | None:
 @register
 class Wcmp(Policy[WcmpParams]):
     name = "wcmp"
+    repeats = True
     Params = WcmpParams
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:

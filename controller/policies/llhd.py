@@ -130,6 +130,7 @@ def best_path(gamma: Mapping[int, float]) -> int:
 @register
 class Llhd(Policy[LlhdParams]):
     name = "llhd"
+    repeats = True
     Params = LlhdParams
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:
@@ -216,6 +217,7 @@ class LlhdCa(Policy[LlhdCaParams]):
     """LLHD's utility as the cost of the congestion-aware data plane (module docstring)."""
 
     name = "llhd-ca"
+    repeats = True
     Params = LlhdCaParams
 
     def decide(self, paths: Sequence[PathState], now: float) -> Decision:

@@ -21,6 +21,7 @@ this module is the scheduler that runs them every period.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
@@ -73,6 +74,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DECISION_LOG = 2000
+_INSTANCES = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ class Scheduler:
         self.log: deque[dict[str, Any]] = deque(maxlen=DECISION_LOG)
         self.classes: dict[int, TrafficClass] = {}
         self._state: dict[tuple[str, int], ClassState] = {}
+        # this scheduler among those made (one replaces another with the intent), and the
+        # changes of its classes, policies and parameters: a pair stepped before either
+        # changed is stepped again (controller/scheduling/due.py)
+        self.instance = next(_INSTANCES)
+        self.generation = 0
         self.set_classes(classes or [TrafficClass(DEFAULT_CLASS_ID, "default")])
 
     # -- configuration ---------------------------------------------------
@@ -152,6 +159,7 @@ class Scheduler:
             st.policy.set_target(st.cls.qos_target)
         self.classes = {c.id: c for c in classes}
         self._state = fresh
+        self.generation += 1
 
     def set_class_policy(self, class_id: int, changes: Mapping[str, Any]) -> TrafficClass:
         c = self.classes[class_id]
@@ -163,6 +171,7 @@ class Scheduler:
             carry(self._state[(sw, class_id)].policy, st.policy)
             self._state[(sw, class_id)] = st
         self.classes[class_id] = updated
+        self.generation += 1
         return updated
 
     def set_params(self, changes: Mapping[str, Any]) -> GlobalParams:
@@ -171,6 +180,7 @@ class Scheduler:
         overrides make invalid (FieldError `class <id>: policy.params.<key>`) changes
         nothing."""
         new = self.params.updated(changes)
+        self.generation += 1
         if new.policies == self.params.policies and new.lm3 == self.params.lm3:
             self.params = new
             return new
@@ -227,6 +237,12 @@ class Scheduler:
                                 where, cid, sw)
                     continue
                 st.policy.restore_learned(item, f"{where}.{cid}.{sw}")
+
+    def repeats(self) -> bool:
+        """Whether every class's step decides as it did on equal inputs: its policy keeps no
+        state (`Policy.repeats`) and LM3, if on, moves only on new inputs (on equal paths
+        and no buffer-blocking event its re-admission re-admits nothing more)."""
+        return all(REGISTRY[c.policy.name].repeats for c in self.classes.values())
 
     def placement_of(self, switch: str, class_id: int) -> Placement | None:
         st = self._state.get((switch, class_id))

@@ -72,6 +72,7 @@ from mpsched.controller.telemetry.windows import (
 )
 
 __all__ = [
+    "AGING_TAUS",
     "BUSY_EXTRA_PACKETS",
     "DEAD_AFTER_US",
     "PROBE_INTERVAL_S",
@@ -91,6 +92,11 @@ __all__ = [
     "sender_busy",
     "wrap_delta",
 ]
+
+
+# Aging of srtt and rttvar (`_aging`) counts as over after this many time constants (the
+# aged value is then within e^-5 < 1 % of its prior): `changes_at` stops asking for steps.
+AGING_TAUS = 5.0
 
 
 @dataclass
@@ -225,6 +231,26 @@ class PathEstimator(PathWindows):
         if self.inflight is None or last is None:
             return self.inflight
         return 0 if now - last > self.settings.stale_after_s else self.inflight
+
+    def changes_at(self, now: float, age_step_s: float) -> float:
+        """When the estimates read at `now` change without another report (math.inf:
+        not before one): the liveness verdict flips `dead_after_s` after the last report,
+        srtt, rttvar and bytes in flight start to age `stale_after_s` after the last RTT
+        report, and while they age (for AGING_TAUS time constants) they move on
+        continuously, read again every `age_step_s`. A control step may skip a pair whose
+        inputs are unchanged until then (controller/scheduling/due.py)."""
+        cfg = self.settings
+        marks = []
+        if self.last_report_at is not None:
+            marks.append(self.last_report_at + cfg.dead_after_s)
+        if self._retrans:
+            marks.append(self._retrans[-1][0] + cfg.stale_after_s)
+        if self.last_rtt_at is not None:
+            stale = self.last_rtt_at + cfg.stale_after_s
+            marks.append(stale)
+            if stale <= now < stale + AGING_TAUS * cfg.age_tau_s:
+                marks.append(now + age_step_s)
+        return min((t for t in marks if t > now), default=math.inf)
 
     def freshness_s(self, now: float) -> float | None:
         return None if self.last_report_at is None else max(0.0, now - self.last_report_at)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -86,6 +87,9 @@ class TelemetryIntake:
         # sets it): bounds the other pairs' load on a link (telemetry/sharing.py)
         self.port_rates: Callable[[], PortRates] | None = None
         self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
+        # per direction, how many reports and RTT samples it was handed: a control step may
+        # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
+        self.inputs: dict[str, int] = {}
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -109,6 +113,9 @@ class TelemetryIntake:
         return direction(self.net.edge_switch(edge).name, switch)
 
     def estimator(self, path_id: int, where: str) -> PathEstimator:
+        """The estimator of (path, direction), counted as handed an input
+        (`unit_inputs`): callers add a report or a sample to it."""
+        self.inputs[where] = self.inputs.get(where, 0) + 1
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
@@ -141,8 +148,8 @@ class TelemetryIntake:
         RTT sample, the path's retransmission count and bytes in flight."""
         if report.path_id not in self.stats:
             return
-        if self.routes.is_fabric and report.peer_edge not in self.net.peer_edges(
-            self.net.switch(report.switch)
+        if self.routes.is_fabric and not self.net.is_peer_edge(
+            self.net.switch(report.switch), report.peer_edge
         ):
             log.debug("%s: RTT report towards edge %d ignored (no peer edge)",
                       report.switch, report.peer_edge)
@@ -248,6 +255,16 @@ class TelemetryIntake:
             rate = available if available is not None else rates[pid]
             states.append(self.path_state(pid, where, now, rate, rates[pid]))
         return SwitchView(unit.key, states, ooo)
+
+    def unit_inputs(self, unit: Unit) -> int:
+        """How many reports and RTT samples the unit's direction was handed so far."""
+        return self.inputs.get(unit.direction, 0)
+
+    def changes_at(self, unit: Unit, now: float, age_step_s: float) -> float:
+        """When `unit_view` changes without another input (`PathEstimator.changes_at` of its
+        direction's estimators; math.inf: not before one)."""
+        ests = self.by_direction.get(unit.direction, {})
+        return min((e.changes_at(now, age_step_s) for e in ests.values()), default=math.inf)
 
     def link_shares(self, now: float) -> dict[LinkDir, LinkShare]:
         """Every fabric link direction's load per pair (telemetry/sharing.py), computed once

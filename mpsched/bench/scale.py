@@ -1,13 +1,15 @@
 """`make bench-scale`: the control plane on leaf-spine fabrics of growing size.
 
-Per size (leaves, 4 spines), one `simple_switch_grpc` per switch (no ports: nothing carries
-traffic) runs the program built for many edges (`make p4-scale`: MAX_EDGES 48, the most the
-8-bit path id allows with 4 paths, p4src/include/sizes.p4), and the real controller (the
-same `Controller` the os-ken app hosts, in this process) programs them from empty. A feeder
+Per size (leaves, 4 spines), one `simple_switch_grpc` per switch (no ports carrying
+traffic; a leaf's probe port on a veth whose other end the controller's probers write to,
+unless `--probes packet-out`) runs the program built for many edges (`make p4-scale`:
+MAX_EDGES 64, p4src/include/sizes.p4), and the real controller (the same `Controller` the
+os-ken app hosts, in this process) programs them from empty. A feeder
 hands over synthetic telemetry for every path of every ordered pair of leaves once per
 control period (a path report as the far leaf sends it, an RTT report as the near one does,
 with values that change every time) and the policy is LLHD with LM3 (as in bench-control),
-so every pair is active, and its weights change, in every loop iteration.
+so every pair is active, and its weights change, in every round the feeder completes (the
+loop steps the pairs whose inputs changed, controller/scheduling/due.py).
 
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
@@ -46,25 +48,26 @@ from mpsched.bench.scale_model import (
     rss_mb,
     spine_links,
 )
-from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
 from mpsched.fabric.files import parse_fabric
-from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
+from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
 from mpsched.fabric.netdesc import describe
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
-from mpsched.p4rt.pipeline import Pipeline
+from mpsched.p4rt.pipeline import Pipeline, program_probe_port
 from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
-from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.cleanup import Registry, delete_link, sweep
 from mpsched.proc.layout import P4Artifacts, build_dir
+from mpsched.proc.veth import make_veth
 from mpsched.stats import percentile
 
 log = logging.getLogger("mpsched.bench.scale")
 
-SIZES = (8, 16, 32, 48)
-SCALE_EDGES = 48  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
+SIZES = (8, 16, 32, 64)
+SCALE_EDGES = 64  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
 READY_TIMEOUT_S = 600.0
 # LLHD with LM3 (as bench-control): the weights follow the changing telemetry, so every pair
 # writes in every period
@@ -144,12 +147,24 @@ class Feeder(threading.Thread):
                                       int(self.rng.uniform(0, 200_000)), now))
 
 
-def start_switches(count: int, log_dir: Path, registry: Registry) -> list[Bmv2Switch]:
+def probe_veths(fabric: Fabric, registry: Registry) -> dict[int, tuple[str, str]]:
+    """Per edge switch's device id, a veth (switch end, controller end) for its probe port
+    (as the testbed's, topo/bmv2_switch.py): the probers write their frames there."""
+    return {
+        i: make_veth(registry, f"scale{i}-prb", f"scale{i}-prbc")
+        for i, sw in enumerate(fabric.switches, start=1)
+        if sw.is_edge
+    }
+
+
+def start_switches(count: int, log_dir: Path, registry: Registry,
+                   probe_ports: dict[int, dict[int, str]] | None = None) -> list[Bmv2Switch]:
+    """`count` switches without ports but, by device id, `probe_ports` (port -> iface)."""
     switches: list[Bmv2Switch] = []
     try:
         for i in range(1, count + 1):
-            sw = Bmv2Switch(name=f"scale{i}", device_id=i, ports={}, log_dir=log_dir,
-                            registry=registry)
+            sw = Bmv2Switch(name=f"scale{i}", device_id=i, ports=(probe_ports or {}).get(i, {}),
+                            log_dir=log_dir, registry=registry)
             sw.start()
             switches.append(sw)
     except BaseException:
@@ -168,10 +183,14 @@ def switch_rss_mb(switches: list[Bmv2Switch]) -> float:
     return max(rss_mb(sw.process.pid) for sw in switches if sw.process is not None)
 
 
-def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace) -> Controller:
+def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace,
+               probe_ifaces: dict[str, str] | None = None) -> Controller:
+    """The controller of the fabric of `leaves` leaves on `switches` (by device id);
+    `probe_ifaces`: the controller's end of each edge's probe port, by switch name."""
     section = fabric_section(leaves)
     fabric = parse_fabric(section, max_edges=ANY_BUILD_MAX_EDGES)
-    net = describe(section, fabric, lambda device_id: switches[device_id - 1].grpc_address)
+    net = describe(section, fabric, lambda device_id: switches[device_id - 1].grpc_address,
+                   probe_ifaces=probe_ifaces)
     art = artifacts()
     settings = ControllerSettings(
         telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps),
@@ -200,6 +219,7 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     ctl.loop.latencies_ms.clear()
     cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s
     upd0, probes0, rounds0 = counter.updates, probes_sent(ctl), feeder.rounds
+    steps0, skips0, iters0 = ctl.stepper.pair_steps, ctl.stepper.pair_skips, ctl.loop.iterations
     time.sleep(seconds)
     wall = time.monotonic() - wall0
     lat = list(ctl.loop.latencies_ms)
@@ -210,16 +230,24 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     res.probe_pps = (probes_sent(ctl) - probes0) / wall / leaves
     res.feed_rounds_per_s = (feeder.rounds - rounds0) / wall
     res.rss_mb = rss_mb()
-    print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations}; feeder "
-          f"{res.feed_rounds_per_s:.1f} rounds/s of {pairs(leaves)} pairs", flush=True)
+    steps, skips = ctl.stepper.pair_steps - steps0, ctl.stepper.pair_skips - skips0
+    iters = max(1, ctl.loop.iterations - iters0)
+    print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations - iters0}, "
+          f"{steps / iters:.0f} pairs stepped and {skips / iters:.0f} skipped per iteration; "
+          f"feeder {res.feed_rounds_per_s:.1f} rounds/s of {pairs(leaves)} pairs", flush=True)
 
 
 def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,
              counter: WriteCounter) -> SizeResult:
     res = SizeResult(leaves)
-    switches = start_switches(leaves + SPINES, log_dir, registry)
+    fabric = parse_fabric(fabric_section(leaves), max_edges=ANY_BUILD_MAX_EDGES)
+    port = probe_port(args)
+    veths = probe_veths(fabric, registry) if port is not None else {}
+    switches = start_switches(leaves + SPINES, log_dir, registry,
+                              {i: {port: ends[0]} for i, ends in veths.items()})
+    names = {i: sw.name for i, sw in enumerate(fabric.switches, start=1)}
     try:
-        ctl = controller(leaves, switches, args)
+        ctl = controller(leaves, switches, args, {names[i]: e[1] for i, e in veths.items()})
         feeder = Feeder(ctl, leaves, args.period_ms / 1000)
         upd0, t0 = counter.updates, time.perf_counter()
         ctl.start()
@@ -239,15 +267,35 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
             feeder.halt.set()
             feeder.join(timeout=30)
             res.entries_edge, res.entries_transit = entries(ctl)
-            t1 = time.perf_counter()
-            ctl.operator.set_links_admin(spine_links(leaves, 1), False)
-            res.reroute_ms = (time.perf_counter() - t1) * 1000
+            res.reroute_ms = reroute_ms(ctl, leaves)
         finally:
             feeder.halt.set()
             ctl.stop()
     finally:
         stop_switches(switches)
+        for switch_end, _ in veths.values():
+            delete_link(switch_end)
+            registry.forget_link(switch_end)
     return res
+
+
+def probe_port(args: argparse.Namespace) -> int | None:
+    """The program's probe port when the probes go through it (`--probes port`)."""
+    if args.probes != "port":
+        return None
+    return program_probe_port(artifacts().p4info)
+
+
+def reroute_ms(ctl: Controller, leaves: int) -> float | None:
+    """Spine 1's links down in one request until every switch acknowledged (None, said
+    so: some switch did not within the controller's write timeout)."""
+    t1 = time.perf_counter()
+    try:
+        ctl.operator.set_links_admin(spine_links(leaves, 1), False)
+    except UnavailableError as error:
+        print(f"  spine failure not acknowledged: {error}", flush=True)
+        return None
+    return (time.perf_counter() - t1) * 1000
 
 
 def check_memory(leaves: int, done: list[SizeResult]) -> str | None:
@@ -288,6 +336,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--probe-max-pps", type=float, default=None,
                    help="TelemetryConfig.probe_max_pps: probes per second and switch at most "
                         "(default: no cap, the controller's default)")
+    p.add_argument("--probes", choices=("port", "packet-out"), default="port",
+                   help="how the controller sends its probes: frames onto each leaf's probe "
+                        "port over a veth (as the testbed does; needs root) or P4Runtime "
+                        "PacketOuts (default: %(default)s)")
     args = p.parse_args(argv)
     if any(n < 2 or n > SCALE_EDGES for n in args.sizes):
         p.error(f"--sizes: 2..{SCALE_EDGES} leaves")
@@ -298,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("simple_switch_grpc")
+    if args.probes == "port" and not prereqs.is_root():
+        problems.append("--probes port: the probe ports' veths need root (or --probes "
+                        "packet-out)")
     problems += [f"{m}: missing; run `make p4-scale`" for m in artifacts().missing()]
     if problems:
         print("bench-scale: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)

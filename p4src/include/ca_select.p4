@@ -65,10 +65,10 @@ control CaSelect(in edge_id_t dst_edge,
                  in timestamp_t now,
                  in bit<8> usable,
                  inout path_id_t path_id)
-                (register<bit<32>, path_id_t> ca_qdelay,
-                 register<bit<16>, path_id_t> ca_loss,
-                 register<bit<16>, path_id_t> ca_rate,
-                 register<timestamp_t, path_id_t> ca_ts) {
+                (register<bit<32>, edge_path_t> ca_qdelay,
+                 register<bit<16>, edge_path_t> ca_loss,
+                 register<bit<16>, edge_path_t> ca_rate,
+                 register<timestamp_t, edge_path_t> ca_ts) {
 
     ca_select_vars_t v;
 

@@ -86,20 +86,20 @@ header congestion_meter_vars_t {
 // sizes.p4: path_monitor.p4's v.idx); tx_ts: the tag's; now: arrival time;
 // gap: sequence numbers skipped just now (0 for an in-order packet); len:
 // the frame's bytes.
-control CongestionMeter(in path_id_t path_id, in timestamp_t tx_ts, in timestamp_t now,
+control CongestionMeter(in edge_path_t path_id, in timestamp_t tx_ts, in timestamp_t now,
                         in bit<32> gap, in bit<32> len)
-                       (register<bit<32>, path_id_t> cg_qdelay,
-                        register<bit<32>, path_id_t> cg_loss,
-                        register<bit<32>, path_id_t> cg_rate,
-                        register<timestamp_t, path_id_t> cg_updated) {
+                       (register<bit<32>, edge_path_t> cg_qdelay,
+                        register<bit<32>, edge_path_t> cg_loss,
+                        register<bit<32>, edge_path_t> cg_rate,
+                        register<timestamp_t, edge_path_t> cg_updated) {
     congestion_meter_vars_t v;
 
     // The meter's own state, by cell (EDGE_PATH): the minimum one-way delay and when
     // it was set, and the bytes of the current rate window and its start.
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) min_owd;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) min_ts;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) win_bytes;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) win_start;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) min_owd;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) min_ts;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) win_bytes;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) win_start;
 
     apply {
         v.setValid();
@@ -145,23 +145,23 @@ header feedback_push_vars_t {
     bit<32>     rate;
     path_id_t   path;
     path_id_t   span;   // fb_span[dst_edge]
-    path_id_t   cell;   // EDGE_PATH(dst_edge, path)
+    edge_path_t cell;   // EDGE_PATH(dst_edge, path)
 }
 
 // Fills the feedback fields of the tag being pushed (valid, fb_* unset);
 // carrier: its (destination edge, path) cell (meta.path_cell).
-control FeedbackPush(inout headers_t hdr, in timestamp_t now, in path_id_t carrier)
-                    (register<bit<32>, path_id_t> cg_qdelay,
-                     register<bit<32>, path_id_t> cg_loss,
-                     register<bit<32>, path_id_t> cg_rate,
-                     register<timestamp_t, path_id_t> cg_updated,
+control FeedbackPush(inout headers_t hdr, in timestamp_t now, in edge_path_t carrier)
+                    (register<bit<32>, edge_path_t> cg_qdelay,
+                     register<bit<32>, edge_path_t> cg_loss,
+                     register<bit<32>, edge_path_t> cg_rate,
+                     register<timestamp_t, edge_path_t> cg_updated,
                      register<path_id_t, edge_id_t> fb_span) {
     feedback_push_vars_t v;
 
     // The path whose metrics left last in a tag, per (destination edge, path
     // the tag rides on), by EDGE_PATH (0: none yet): each peer gets the
     // metrics of its own paths to here.
-    register<path_id_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) next_path;
+    register<path_id_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) next_path;
 
     apply {
         v.setValid();
@@ -200,10 +200,10 @@ control FeedbackPush(inout headers_t hdr, in timestamp_t now, in path_id_t carri
 // Stores the feedback of a tag that arrived from a path (fb_path checked by
 // the caller: 1..MAX_PATHS).
 control FeedbackStore(in headers_t hdr, in timestamp_t now)
-                     (register<bit<32>, path_id_t> ca_qdelay,
-                      register<bit<16>, path_id_t> ca_loss,
-                      register<bit<16>, path_id_t> ca_rate,
-                      register<timestamp_t, path_id_t> ca_ts) {
+                     (register<bit<32>, edge_path_t> ca_qdelay,
+                      register<bit<16>, edge_path_t> ca_loss,
+                      register<bit<16>, edge_path_t> ca_rate,
+                      register<timestamp_t, edge_path_t> ca_ts) {
     // The feedback is about path fb_path from here to the tag's source edge:
     // its cell is EDGE_PATH(src_edge, fb_path), where path_select.p4 reads the
     // paths towards that edge.

@@ -6,8 +6,6 @@ typedef bit<9>  port_t;
 typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<8>  path_id_t;   // 1..MAX_PATHS; 0 means "no path chosen"
-// Every value of path_id_t: the size of registers any path id may index.
-#define PATH_ID_SPACE 256
 // Edge switch ids 1..MAX_EDGES (sizes.p4); 0 means "none" (a switch without
 // an edge id is a pure transit switch, edge_config.p4).
 typedef bit<8>  edge_id_t;

@@ -3,6 +3,7 @@
 #define __HEADERS__
 
 #include "defines.p4"
+#include "sizes.p4"
 
 // Parser errors beyond core.p4's; a packet that raises one is dropped.
 error {
@@ -199,7 +200,7 @@ struct local_metadata_t {
     class_id_t class_id;     // traffic class (classify.p4; 0: default class)
     bucket_t   bucket;       // weighted-hash bucket of the flow
     path_id_t  path_id;      // chosen path (0: none)
-    path_id_t  path_cell;    // its EDGE_PATH(dst_edge, path_id) cell, set with its next hop
+    edge_path_t path_cell;    // its EDGE_PATH(dst_edge, path_id) cell, set with its next hop
                              // (path_select.p4: a field the RTT monitor indexes by)
     bool       from_fabric;  // arrived on a port facing the fabric (path_ingress.p4); a
                              // tagged arrival's path is the tag's (src_edge, path_id)

@@ -77,22 +77,22 @@ control MpIngress(inout headers_t hdr,
     @drop_reasons[DROP_REASONS(DROP_REASON_KV, P4_COMMA)]
     counter<drop_reason_t>(DROP_REASON_COUNT + 1, CounterType.packets_and_bytes) drop_reason;
     // Liveness of each path of each peer edge, by EDGE_PATH (liveness.p4).
-    register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_last_seen;
-    register<timestamp_t, path_id_t>(PATH_ID_SPACE) path_dead_after;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_SPACE) path_last_seen;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_SPACE) path_dead_after;
     // Next sequence number of each path to each destination edge, by
     // EDGE_PATH(dst_edge, path_id) (path_tag.p4, sizes.p4).
-    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) tx_seq;
+    register<path_seq_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) tx_seq;
 #ifndef NO_CONGESTION
     // Congestion metrics per (peer edge, path), by EDGE_PATH (congestion.p4,
     // "State"; sizes.p4).
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_qdelay;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_loss;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_rate;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) cg_updated;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_qdelay;
-    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
-    register<bit<16>, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) cg_qdelay;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) cg_loss;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) cg_rate;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) cg_updated;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) ca_qdelay;
+    register<bit<16>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) ca_loss;
+    register<bit<16>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) ca_rate;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) ca_ts;
     // Per source edge: the highest path id measured from it, over which the
     // feedback to it rotates (congestion.p4, "State").
     register<path_id_t, edge_id_t>(MAX_EDGES + 1) fb_span;

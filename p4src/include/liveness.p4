@@ -52,7 +52,7 @@
 header liveness_vars_t {
     timestamp_t delivered;  // when the peer says fb_path last delivered (0: unknown)
     timestamp_t seen;       // that cell's last sign of life so far
-    path_id_t   fb_cell;    // EDGE_PATH(src_edge, fb_path); 0: no feedback in the tag
+    edge_path_t fb_cell;    // EDGE_PATH(src_edge, fb_path); 0: no feedback in the tag
     bit<1>      fed;        // the paths towards the arrival's source edge are judged by feedback
     bit<7>      pad;        // BMv2 wants headers of whole bytes
 }
@@ -60,14 +60,14 @@ header liveness_vars_t {
 // path_last_seen, path_dead_after: per (peer edge, path), by EDGE_PATH(peer
 // edge, path id) (sizes.p4): the latest sign of life of the path towards the
 // peer (above) and the dead-after interval in force (0: never dead). A probe
-// sent towards e (packet_out.dst_edge) arms the cell of e. PATH_ID_SPACE
-// cells (every value of path_id_t); only cells of edges 1..MAX_EDGES and
+// sent towards e (packet_out.dst_edge) arms the cell of e. EDGE_PATH_SPACE
+// cells (sizes.p4: every EDGE_PATH value); only cells of edges 1..MAX_EDGES and
 // paths 1..MAX_PATHS are ever written.
 control Liveness(inout headers_t hdr,
                  inout local_metadata_t meta,
                  inout standard_metadata_t std_meta)
-                (register<timestamp_t, path_id_t> path_last_seen,
-                 register<timestamp_t, path_id_t> path_dead_after) {
+                (register<timestamp_t, edge_path_t> path_last_seen,
+                 register<timestamp_t, edge_path_t> path_dead_after) {
 
     // Per peer edge: 1 once it fed back; from then on only its feedback
     // refreshes last_seen of the paths towards it.
@@ -75,7 +75,7 @@ control Liveness(inout headers_t hdr,
 
     // Set where used (apply), not here: an initialiser runs for every packet.
     path_id_t key_path;  // the path id (liveness_config's key)
-    path_id_t cell;      // its registers' cell: EDGE_PATH(peer edge, path id)
+    edge_path_t cell;    // its registers' cell: EDGE_PATH(peer edge, path id)
     timestamp_t config_dead_after;
     liveness_vars_t v;
 

@@ -64,8 +64,8 @@ control Mvqs(in edge_id_t dst_edge,
 
     // Per (destination edge, path), by EDGE_PATH: virtual queue (bytes) and
     // when it was last drained (µs).
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) vq_bytes;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) vq_ts;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) vq_bytes;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) vq_ts;
 
     // The control's locals (headers.p4, "Locals in headers").
     mvqs_vars_t v;

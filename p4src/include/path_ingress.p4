@@ -23,7 +23,7 @@ control PathIngress(inout headers_t hdr,
     // Tagged packets (and bytes) received from each (source edge, path), by
     // EDGE_PATH(src_edge, path_id) (sizes.p4); cells of edge 0 and path 0
     // stay 0.
-    counter<path_id_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets_and_bytes) path_rx;
+    counter<edge_path_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets_and_bytes) path_rx;
 
     action mark_fabric_port() {
         meta.from_fabric = true;

@@ -59,7 +59,7 @@ header path_monitor_vars_t {
     bit<16>      sig;
     bit<16>      slot_sig;
     path_id_t    path_id;
-    path_id_t    idx;         // the registers' cell: EDGE_PATH(src_edge, path_id)
+    edge_path_t  idx;         // the registers' cell: EDGE_PATH(src_edge, path_id)
     path_id_t    span;        // fb_span of the source edge (congestion.p4)
     bool         reporting;   // report_config: this path is reported
     bit<7>       pad;         // BMv2 wants headers of whole bytes
@@ -72,14 +72,14 @@ control PathMonitor(inout headers_t hdr,
                     inout local_metadata_t meta,
                     inout standard_metadata_t std_meta)
 #ifndef NO_CONGESTION
-                   (register<bit<32>, path_id_t> cg_qdelay,
-                    register<bit<32>, path_id_t> cg_loss,
-                    register<bit<32>, path_id_t> cg_rate,
-                    register<timestamp_t, path_id_t> cg_updated,
-                    register<bit<32>, path_id_t> ca_qdelay,
-                    register<bit<16>, path_id_t> ca_loss,
-                    register<bit<16>, path_id_t> ca_rate,
-                    register<timestamp_t, path_id_t> ca_ts,
+                   (register<bit<32>, edge_path_t> cg_qdelay,
+                    register<bit<32>, edge_path_t> cg_loss,
+                    register<bit<32>, edge_path_t> cg_rate,
+                    register<timestamp_t, edge_path_t> cg_updated,
+                    register<bit<32>, edge_path_t> ca_qdelay,
+                    register<bit<16>, edge_path_t> ca_loss,
+                    register<bit<16>, edge_path_t> ca_rate,
+                    register<timestamp_t, edge_path_t> ca_ts,
                     register<path_id_t, edge_id_t> fb_span)
 #endif
 {
@@ -95,14 +95,14 @@ control PathMonitor(inout headers_t hdr,
     // (the tag's; sizes.p4): the paths of each pair of edges are numbered
     // and measured apart. The controller does not read the registers: their
     // values travel in the digest.
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) rx_packets;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) rx_bytes;
-    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) expected_seq;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) lost;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) reordered;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) last_report_ts;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) rx_packets;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) rx_bytes;
+    register<path_seq_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) expected_seq;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) lost;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) reordered;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) last_report_ts;
 #ifndef NO_FLOW_ORDER
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) flow_ooo;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) flow_ooo;
     // Per flow slot: signature and newest tx_ts received.
     register<bit<16>, bit<32>>(FLOW_ORDER_SLOTS) order_sig;
     register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;

@@ -73,7 +73,7 @@ header path_select_vars_t {
     timestamp_t    last;        // when the flow last sent
     timestamp_t    seen;        // a path's last arrival (liveness)
     timestamp_t    after;       // a path's dead-after (liveness)
-    path_id_t      cell;        // the chosen path's liveness cell (EDGE_PATH)
+    edge_path_t    cell;        // the chosen path's liveness cell (EDGE_PATH)
     bit<8>         alive_mask;  // bit i-1: path i is alive
     bit<8>         usable;      // alive and weighted (none alive: the least dead weighted)
     timestamp_t    latest;      // the latest sign of life of a weighted path
@@ -114,14 +114,14 @@ header path_select_vars_t {
 control PathSelect(inout headers_t hdr,
                    inout local_metadata_t meta,
                    inout standard_metadata_t std_meta)
-                  (register<timestamp_t, path_id_t> path_last_seen,
-                   register<timestamp_t, path_id_t> path_dead_after,
+                  (register<timestamp_t, edge_path_t> path_last_seen,
+                   register<timestamp_t, edge_path_t> path_dead_after,
                    counter<drop_reason_t> drop_reason
 #ifndef NO_CONGESTION
-                   , register<bit<32>, path_id_t> ca_qdelay,
-                   register<bit<16>, path_id_t> ca_loss,
-                   register<bit<16>, path_id_t> ca_rate,
-                   register<timestamp_t, path_id_t> ca_ts
+                   , register<bit<32>, edge_path_t> ca_qdelay,
+                   register<bit<16>, edge_path_t> ca_loss,
+                   register<bit<16>, edge_path_t> ca_rate,
+                   register<timestamp_t, edge_path_t> ca_ts
 #endif
                    ) {
 
@@ -130,7 +130,7 @@ control PathSelect(inout headers_t hdr,
     // counts packets for which no path could be chosen (no weights, every
     // weight 0) or whose path has no next hop; those are dropped. The other
     // cells of edge 0 and path 0 stay 0.
-    counter<path_id_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets_and_bytes) path_tx;
+    counter<edge_path_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets_and_bytes) path_tx;
 
     // Flowlet state by flow-hash slot: when the flow last sent (µs) and its path.
     register<timestamp_t, bit<32>>(FLOWLET_SLOTS) flowlet_ts;

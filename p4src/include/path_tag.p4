@@ -23,12 +23,12 @@
 control PathTagPush(inout headers_t hdr,
                     inout local_metadata_t meta,
                     inout standard_metadata_t std_meta)
-                   (register<path_seq_t, path_id_t> tx_seq
+                   (register<path_seq_t, edge_path_t> tx_seq
 #ifndef NO_CONGESTION
-                    , register<bit<32>, path_id_t> cg_qdelay,
-                    register<bit<32>, path_id_t> cg_loss,
-                    register<bit<32>, path_id_t> cg_rate,
-                    register<timestamp_t, path_id_t> cg_updated,
+                    , register<bit<32>, edge_path_t> cg_qdelay,
+                    register<bit<32>, edge_path_t> cg_loss,
+                    register<bit<32>, edge_path_t> cg_rate,
+                    register<timestamp_t, edge_path_t> cg_updated,
                     register<path_id_t, edge_id_t> fb_span
 #endif
                     ) {

@@ -33,15 +33,15 @@
 control ProbeGate(inout headers_t hdr,
                   inout local_metadata_t meta,
                   inout standard_metadata_t std_meta)
-                 (register<path_seq_t, path_id_t> tx_seq) {
+                 (register<path_seq_t, edge_path_t> tx_seq) {
 
     // Per (destination edge, path), by EDGE_PATH(dst_edge, path_id): tx_seq
     // as the previous probe onto it left it.
-    register<path_seq_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) probe_seq;
+    register<path_seq_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) probe_seq;
     // Per (destination edge, path), by EDGE_PATH(dst_edge, path_id): probes
     // dropped because the path carried this switch's traffic since the
     // previous probe (read by the controller).
-    counter<path_id_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets) probe_skipped;
+    counter<edge_path_t>(EDGE_PATH_REGISTER_SIZE, CounterType.packets) probe_skipped;
 
     apply {
         // Paths and edges beyond the registers go on to path selection,

@@ -93,8 +93,8 @@ header rtt_monitor_vars_t {
     timestamp_t  rtt_interval;
     bit<16>      sig16;
     bit<16>      hdr_len;
-    path_id_t    fpath;        // the slot's flow's cell (EDGE_PATH)
-    path_id_t    scell;        // the pending sample's cell
+    edge_path_t  fpath;        // the slot's flow's cell (EDGE_PATH)
+    edge_path_t  scell;        // the pending sample's cell
     edge_id_t    sedge;        // the pending sample's destination edge
     bool         rtt_reporting;  // rtt_config: this path's RTT is reported
     bool         retrans;        // the data segment is a retransmission
@@ -114,17 +114,17 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>, bit<32>>(RTT_SLOTS) flow_ack;        // last ACK number seen
     // A flow's path is its (destination edge, path) cell: an ACK counts for
     // the pair its data was placed on.
-    register<path_id_t, bit<32>>(RTT_SLOTS) flow_path;     // cell of the flow's latest data
+    register<edge_path_t, bit<32>>(RTT_SLOTS) flow_path;     // cell of the flow's latest data
     register<bit<32>, bit<32>>(RTT_SLOTS) sample_ack;      // expected ACK of the pending sample
     register<timestamp_t, bit<32>>(RTT_SLOTS) sample_ts;   // its time stamp; 0: no sample
     register<path_id_t, bit<32>>(RTT_SLOTS) sample_path;   // its path id
-    register<path_id_t, bit<32>>(RTT_SLOTS) sample_cell;   // its cell
+    register<edge_path_t, bit<32>>(RTT_SLOTS) sample_cell;   // its cell
     register<edge_id_t, bit<32>>(RTT_SLOTS) sample_edge;   // its destination edge
     // Per (destination edge, path), by EDGE_PATH (sizes.p4).
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_retrans;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_sent;
-    register<bit<32>, path_id_t>(EDGE_PATH_REGISTER_SIZE) path_acked;
-    register<timestamp_t, path_id_t>(EDGE_PATH_REGISTER_SIZE) rtt_last_report_ts;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) path_retrans;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) path_sent;
+    register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) path_acked;
+    register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) rtt_last_report_ts;
 
     // Report RTT samples of this path at most once per interval_us µs.
     action set_rtt_interval(timestamp_t interval_us) {

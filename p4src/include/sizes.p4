@@ -5,28 +5,38 @@
 // Edge switches a fabric may have (docs/fabric.md): edge ids are 1..MAX_EDGES
 // (edge_id_t, defines.p4), carried in the path tag (src_edge, dst_edge).
 // Per-(edge, path) state is indexed peer_edge * PATH_REGISTER_SIZE + path_id
-// (EDGE_PATH_REGISTER_SIZE cells; index 0 of each edge's block unused): each
-// such register of W-bit cells costs (MAX_EDGES + 1) * (MAX_PATHS + 1) * W/8
-// bytes, 45 cells with 4 paths (180 bytes at 32 bits, 270 at 48) and 81
-// cells with 8 paths (324 and 486 bytes). The counters path_tx, path_rx
-// (packets and bytes: BMv2 keeps two 64-bit words per cell, 720 or 1296
-// bytes each) and probe_skipped (packets) are per (edge, path) too, and so
-// is the RTT monitor's per-path state (four registers of 32 and 48 bits).
-// Liveness (liveness.p4) keeps PATH_ID_SPACE cells per register (every
-// EDGE_PATH value): two of 48 bits (1.5 KB each), and a bit per edge. The RTT
-// monitor's slots name their flow's cell and their sample's cell, path id
-// and edge: four 8-bit registers of RTT_SLOTS (below) cells, 4 KB each with
-// 4096 slots (two of them new with the edges). The feedback's rotation
-// (congestion.p4) keeps an 8-bit cell per (edge, path) and one per edge.
+// (EDGE_PATH_REGISTER_SIZE cells; index 0 of each edge's block unused), a
+// cell of type edge_path_t: 8 bits while (MAX_EDGES + 1) * (MAX_PATHS + 1)
+// <= 256 (the default build, 8 edges: its per-packet work is that of 8-bit
+// fields), 16 bits beyond (`make p4-scale`, 64 edges). Each such register of
+// W-bit cells costs (MAX_EDGES + 1) * (MAX_PATHS + 1) * W/8 bytes, 45 cells
+// with 4 paths (180 bytes at 32 bits, 270 at 48) and 81 cells with 8 paths
+// (324 and 486 bytes). The counters path_tx, path_rx (packets and bytes:
+// BMv2 keeps two 64-bit words per cell, 720 or 1296 bytes each) and
+// probe_skipped (packets) are per (edge, path) too, and so is the RTT
+// monitor's per-path state (four registers of 32 and 48 bits).
+// Liveness (liveness.p4) keeps EDGE_PATH_SPACE cells per register (every
+// EDGE_PATH value of any edge_id_t and path 0..MAX_PATHS, so that no index
+// needs a bound check): two of 48 bits (1.5 KB each at 8 bits, 7.5 KB with 4
+// paths at 16), and a bit per edge. The RTT monitor's slots name their
+// flow's cell and their sample's cell, path id and edge: four registers of
+// RTT_SLOTS (below) cells, 4 KB each with 4096 slots at 8 bits (the two
+// cells' 8 KB at 16). The feedback's rotation (congestion.p4) keeps an 8-bit
+// cell per (edge, path) and one per edge.
 #ifndef MAX_EDGES
 #define MAX_EDGES 8
 #endif
 #define EDGE_PATH_REGISTER_SIZE ((MAX_EDGES + 1) * PATH_REGISTER_SIZE)
-#if (MAX_EDGES + 1) * (MAX_PATHS + 1) > 256
-#error "per-(edge, path) registers are indexed by path_id_t (8 bits)"
+#if (MAX_EDGES + 1) * (MAX_PATHS + 1) <= 256
+typedef bit<8> edge_path_t;
+#define EDGE_PATH_SPACE 256
+#else
+typedef bit<16> edge_path_t;
+#define EDGE_PATH_SPACE (256 * PATH_REGISTER_SIZE)
 #endif
-// The cell of path path_id of edge edge (both path_id_t-wide expressions).
-#define EDGE_PATH(edge, path) ((edge) * (path_id_t)PATH_REGISTER_SIZE + (path))
+// The cell of path path_id of edge edge (edge_id_t and path_id_t expressions).
+#define EDGE_PATH(edge, path) \
+    ((edge_path_t)(edge) * (edge_path_t)PATH_REGISTER_SIZE + (edge_path_t)(path))
 // Per-(edge, class) state (path_select.p4's round-robin turn): its cells.
 #define RR_CELLS ((MAX_EDGES + 1) * MAX_CLASSES)
 #define RR_CELL(edge, cls) ((bit<16>)(edge) * MAX_CLASSES + (bit<16>)(cls))

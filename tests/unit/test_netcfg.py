@@ -232,6 +232,9 @@ def test_a_large_fabric_parses_within_any_builds_limits_and_looks_its_edges_up()
     assert net.edge_switch(7).name == "leaf7" and net.switch("spine2").name == "spine2"
     assert net.peer_edges(net.switch("leaf3")) == [e for e in range(1, 33) if e != 3]
     assert net.peer_edges(net.switch("spine1")) == []
+    leaf3, spine1 = net.switch("leaf3"), net.switch("spine1")
+    assert [e for e in range(0, 35) if net.is_peer_edge(leaf3, e)] == net.peer_edges(leaf3)
+    assert not any(net.is_peer_edge(spine1, e) for e in range(0, 35))
     with pytest.raises(KeyError):
         net.edge_switch(33)
     with pytest.raises(KeyError):

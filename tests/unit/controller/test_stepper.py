@@ -135,3 +135,68 @@ def test_a_pairs_vanished_path_is_out_of_service_for_its_scheduler():
     st.submit(sched, NOW)
     assert sched.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID).weight_map()[2] == 0
     assert sched.placement_of("leaf2->leaf3", DEFAULT_CLASS_ID).weight_map()[2] > 0
+
+
+def fabric_scheduler(st: Stepper, policy: str = "llhd"):
+    from mpsched.controller.scheduling.classes import ClassPolicy
+    from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+
+    default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy(policy, lm3=True))
+    return Scheduler([u.key for u in st.routes.units()], [1, 2], [default], GlobalParams())
+
+
+def leaf1_to_leaf3_report(path_id: int, at: float):
+    from mpsched.controller.telemetry.estimators import PathReport
+
+    rx = int(at * 1e6)
+    return PathReport("leaf3", path_id, 10, rx - 5_000, rx, 10, 10_000, 0, 0, 0, at, src_edge=1)
+
+
+def test_the_loop_steps_only_the_pairs_whose_inputs_changed_or_whose_view_ages():
+    st = fabric_stepper()
+    sched = fabric_scheduler(st)
+    st.submit(sched, NOW, only_ready=True)  # never stepped: every pair
+    assert (st.pair_steps, st.pair_skips) == (6, 0)
+    assert st.submit(sched, NOW + 0.1, only_ready=True) == {}
+    assert (st.pair_steps, st.pair_skips) == (6, 6)
+    st.intake.ingest_report(leaf1_to_leaf3_report(1, NOW + 0.15))
+    st.submit(sched, NOW + 0.2, only_ready=True)  # that pair's direction only
+    assert (st.pair_steps, st.pair_skips) == (7, 11)
+    assert st.stepped["leaf1->leaf3"].inputs == 1
+    # no report for dead_after_s: path 1 of that pair dies without any input
+    dead_at = NOW + 0.15 + EstimatorSettings().dead_after_s
+    st.submit(sched, dead_at - 0.01, only_ready=True)
+    assert st.pair_steps == 7
+    futures = st.submit(sched, dead_at, only_ready=True)
+    assert st.pair_steps == 8 and list(futures) == ["leaf1"]
+    assert sched.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID).weight_map()[1] == 0
+
+
+def test_a_new_configuration_steps_every_pair_and_a_reroute_the_pairs_it_moved():
+    st = fabric_stepper()
+    sched = fabric_scheduler(st)
+    st.submit(sched, NOW, only_ready=True)
+    sched.admin_down.add(2)
+    st.submit(sched, NOW + 0.1, only_ready=True)
+    assert st.pair_steps == 12
+    sched.set_params({"control_period_ms": 50})
+    st.submit(sched, NOW + 0.2, only_ready=True)
+    assert st.pair_steps == 18
+    rerouted = st.routes.set_link("leaf1-spine2", up=False)  # the pairs of leaf1 only
+    assert sorted(u.key for u in rerouted) == [
+        "leaf1->leaf2", "leaf1->leaf3", "leaf2->leaf1", "leaf3->leaf1"]
+    st.submit(sched, NOW + 0.3, only_ready=True)
+    assert (st.pair_steps, st.pair_skips) == (22, 2)
+    st.routes.set_link("leaf1-spine2", up=True)
+    st.submit(sched, NOW + 0.35, only_changed=True)  # the operator's re-route: those again
+    assert (st.pair_steps, st.pair_skips) == (26, 4)
+    st.submit(sched, NOW + 0.4)  # any other request of the operator: every pair
+    assert (st.pair_steps, st.pair_skips) == (32, 4)
+
+
+def test_a_policy_that_keeps_state_is_stepped_every_period():
+    st = fabric_stepper()
+    sched = fabric_scheduler(st, "fdmvqs")
+    st.submit(sched, NOW, only_ready=True)
+    st.submit(sched, NOW + 0.1, only_ready=True)
+    assert (st.pair_steps, st.pair_skips) == (12, 0)

@@ -38,3 +38,24 @@ def test_make_policy_names_parameters_below_the_prefix():
     with pytest.raises(FieldError) as err:
         make_policy("llhd", {"beta": -1}, prefix="classes[1].policy.params.")
     assert err.value.field == "classes[1].policy.params.beta"
+
+
+@pytest.mark.parametrize("name", sorted(n for n, cls in REGISTRY.items() if cls.repeats))
+def test_a_policy_that_says_it_repeats_decides_alike_on_equal_paths(name):
+    from mpsched.controller.policies.base import PathState
+
+    paths = [
+        PathState(1, True, srtt_ms=20.0, rtt_min_ms=10.0, loss_rate=0.01, goodput_mbps=40.0,
+                  capacity_mbps=100.0, inflight_bytes=50_000),
+        PathState(2, True, srtt_ms=35.0, rtt_min_ms=30.0, loss_rate=0.0, goodput_mbps=10.0,
+                  capacity_mbps=50.0, inflight_bytes=1_000),
+    ]
+    policy = make_policy(name)
+    first = policy.decide(paths, 1.0)
+    again = policy.decide(paths, 2.0)
+    assert (again.weights, again.mode, again.scores) == (first.weights, first.mode, first.scores)
+
+
+def test_the_stateful_policies_do_not_say_they_repeat():
+    for name in ("adaptive", "cmtla", "fdmvqs", "qos"):
+        assert REGISTRY[name].repeats is False

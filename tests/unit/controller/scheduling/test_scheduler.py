@@ -564,3 +564,18 @@ def test_auto_flowlet_gap_follows_the_one_way_delay_spread():
     s = Scheduler(["s1"], [1, 2], [TrafficClass(0, "d", policy=ClassPolicy("letflow"))])
     (change,) = s.step(SwitchView("s1", owd, {}), 1.0)
     assert change.placement.flowlet_gap_us == 8000
+
+
+def test_a_change_of_classes_policies_or_parameters_counts_and_repeats_follows_policies():
+    default = TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("llhd", lm3=True))
+    s = Scheduler(["s1"], [1, 2], [default])
+    other = Scheduler(["s1"], [1, 2], [default])
+    assert s.instance != other.instance
+    assert s.repeats()
+    before = s.generation
+    s.set_params({"control_period_ms": 50})
+    s.set_class_policy(DEFAULT_CLASS_ID, {"name": "ecmp"})
+    assert s.generation == before + 2 and s.repeats()
+    s.set_classes([TrafficClass(DEFAULT_CLASS_ID, "default", policy=ClassPolicy("fdmvqs"))])
+    assert s.generation == before + 3
+    assert not s.repeats()  # fdmvqs keeps its trends between periods

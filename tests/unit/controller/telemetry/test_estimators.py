@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.controller.telemetry.estimators import (
+    AGING_TAUS,
     EstimatorSettings,
     PathEstimator,
     PathReport,
@@ -199,3 +200,22 @@ def test_window_minimum_and_capacity_match_a_scan_of_the_window():
         if i % 50 == 0:
             assert est.capacity_mbps() == est._capacity_scan()
     assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()
+
+
+def test_changes_at_names_when_the_estimates_move_without_reports():
+    cfg = EstimatorSettings(dead_after_s=0.5, stale_after_s=1.0, age_tau_s=2.0)
+    e = PathEstimator(1, cfg)
+    assert e.changes_at(0.0, 0.2) == float("inf")  # nothing known: nothing to age
+    e.add_report(report(1.0, 1, 1, at=10.0))
+    assert e.changes_at(10.1, 0.2) == pytest.approx(10.5)  # the liveness verdict flips
+    assert e.alive(10.49) is True and e.alive(10.5) is False
+    assert e.changes_at(10.5, 0.2) == float("inf")  # dead, and no RTT to age
+    e.add_rtt(10.0, 10.55)
+    e.add_rtt(40.0, 10.6)
+    e.add_rtt_report(0, 1000, 10.6)
+    assert e.changes_at(10.6, 0.2) == pytest.approx(11.6)  # srtt and inflight go stale
+    assert e.inflight_aged(11.59) == 1000 and e.inflight_aged(11.61) == 0
+    # while srtt ages (AGING_TAUS time constants) it moves on: read every age step
+    assert e.changes_at(11.7, 0.2) == pytest.approx(11.9)
+    assert e.srtt_aged_ms(11.7) != e.srtt_aged_ms(11.9)
+    assert e.changes_at(11.6 + AGING_TAUS * 2.0, 0.2) == float("inf")
