@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from mpsched.controller import memtrace
 from mpsched.controller.core import DEFAULT_POLICY, Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
@@ -423,6 +424,7 @@ def execute(args: argparse.Namespace) -> int:
         log.error("%s", error)
         return 2
     log_start(controller, token_path)
+    memtrace.start_from_env()  # off unless MPSCHED_MEMTRACE_S is set (controller/memtrace.py)
     return serve(args, controller, token, tls)
 
 
