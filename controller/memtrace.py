@@ -13,8 +13,10 @@ The figures tell a growth of the Python heap (traced_kb rises with rss_kb) from 
 the allocator keeping freed memory (malloc_free_kb rises: fragmentation, more arenas);
 tracemalloc_kb is tracemalloc's own bookkeeping (in malloc_used_kb, not in
 traced_kb); malloc's figures are glibc's mallinfo2, summed over every arena (absent elsewhere).
-`MPSCHED_MEMTRACE_TOP` sets how many sites (default 8). docs/fabric.md, "The soak on a
-fabric", tells what the fabric soak found with it.
+`MPSCHED_MEMTRACE_TOP` sets how many sites (default 8); 0 leaves tracemalloc off and logs
+the other figures only, at no cost to the Python heap (tracemalloc's snapshots themselves
+leave the allocator tens of MB it keeps, `malloc_free_kb`: a run to measure RSS uses 0).
+docs/fabric.md, "The soak on a fabric", tells what the fabric soak found with it.
 
 Off, it costs one look-up of the environment at start; on, tracemalloc slows every Python
 allocation (about 2x) and each sample takes a snapshot: a diagnostic, not for production.
@@ -92,9 +94,11 @@ def proc_status(field: str, path: Path = Path("/proc/self/status")) -> int:
 
 def sample_line() -> str:
     """The figures of one sample (module docstring), key=value."""
-    traced, _peak = tracemalloc.get_traced_memory()
-    parts = [f"rss_kb={proc_status('VmRSS')}", f"traced_kb={traced // 1024}",
-             f"tracemalloc_kb={tracemalloc.get_tracemalloc_memory() // 1024}"]
+    parts = [f"rss_kb={proc_status('VmRSS')}"]
+    if tracemalloc.is_tracing():
+        traced, _peak = tracemalloc.get_traced_memory()
+        parts += [f"traced_kb={traced // 1024}",
+                  f"tracemalloc_kb={tracemalloc.get_tracemalloc_memory() // 1024}"]
     m = malloc_figures()
     if m is not None:
         parts += [f"malloc_used_kb={m.used}", f"malloc_free_kb={m.free}",
@@ -123,7 +127,7 @@ class MemTrace:
         self.thread = threading.Thread(target=self._run, name="memtrace", daemon=True)
 
     def start(self) -> None:
-        if not tracemalloc.is_tracing():
+        if self.top > 0 and not tracemalloc.is_tracing():
             tracemalloc.start()
         self.thread.start()
 
@@ -132,6 +136,8 @@ class MemTrace:
 
     def sample(self) -> None:
         log.info("%s", sample_line())
+        if self.top <= 0:
+            return
         snap = tracemalloc.take_snapshot()
         if self.base is None:
             self.base = snap

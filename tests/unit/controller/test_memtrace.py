@@ -64,3 +64,15 @@ def test_a_started_trace_logs_samples_until_stopped(caplog):
                 tracemalloc.stop()
     assert not trace.thread.is_alive()
     assert sum("memtrace rss_kb=" in r.message for r in caplog.records) >= 2
+
+
+def test_top_zero_samples_without_tracemalloc():
+    if tracemalloc.is_tracing():
+        pytest.skip("tracemalloc already on in this process")
+    trace = memtrace.MemTrace(60.0, top=0)
+    trace.start()
+    trace.stop()
+    trace.thread.join(5)
+    assert not tracemalloc.is_tracing()
+    line = memtrace.sample_line()
+    assert "rss_kb=" in line and "traced_kb" not in line
