@@ -31,7 +31,7 @@ import logging
 import os
 import threading
 import tracemalloc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +62,7 @@ class MallocFigures:
 
 
 @functools.cache
-def _mallinfo2() -> ctypes._CFuncPtr | None:
+def _mallinfo2() -> Callable[[], _MallInfo2] | None:
     try:
         fn = ctypes.CDLL(ctypes.util.find_library("c")).mallinfo2
     except (OSError, AttributeError, TypeError):
