@@ -251,8 +251,7 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=memtrim.MALLOC_TRIM_S,
         help="every this many seconds give the memory malloc keeps free back to the system "
-        "(glibc's malloc_trim; without it the resident size creeps up under churn, "
-        "controller/memtrim.py); 0: never (default: %(default)s)",
+        "(glibc's malloc_trim, controller/memtrim.py); 0: never (default: %(default)s)",
     )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]

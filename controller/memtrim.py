@@ -1,15 +1,15 @@
-"""Give the memory malloc keeps free back to the system, every `--malloc-trim-s` seconds.
+"""Give the memory malloc keeps free back to the system, every `--malloc-trim-s` seconds
+(off by default).
 
-Why: glibc's malloc keeps the chunks a process frees in its arenas (one per thread that
-allocated, up to 8 per core) and returns memory to the system only from the top of a heap.
-The controller's threads (gRPC's native ones for the P4Runtime sessions, the REST workers,
-the control loop) allocate and free medium blocks all the time (protobuf messages, report
-batches, decision-log entries, REST bodies), so the free space scattered inside the arenas
-grows slowly: the resident size rises while what is in use does not. The fabric soak showed
-it (docs/fabric.md, "The soak on a fabric"): the Python heap flat, malloc's free space rising.
-`malloc_trim(0)` (glibc >= 2.8) walks every arena and returns the free whole pages inside
-them (madvise), not only the top; a call takes a few milliseconds and holds each arena's
-lock briefly, hence a thread of its own, off the control loop.
+glibc's malloc keeps the chunks a process frees in its arenas (one per thread that allocated,
+up to 8 per core) and returns memory to the system only from the top of a heap; a process
+whose threads allocate and free medium blocks all the time (the controller's gRPC threads,
+REST workers and loop) keeps free holes resident. `malloc_trim(0)` (glibc >= 2.8) walks
+every arena and returns the free whole pages inside them (madvise), not only the top; a call
+takes a few milliseconds and holds each arena's lock briefly, hence a thread of its own, off
+the control loop. On the fabric soak it gave back 0.3 to 0.8 MB a minute but left the
+controller's RSS slope where it was (docs/fabric.md, "The soak on a fabric"): a lever to tell
+the allocator's free space from memory in use, not a fix, hence off unless asked for.
 
 Elsewhere than glibc (no `malloc_trim`) the trimmer does nothing.
 """
@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
-MALLOC_TRIM_S = 60.0  # default period (the soak's RSS is sampled every 10 s, fitted per minute)
+MALLOC_TRIM_S = 0.0  # default period: never (module docstring)
 
 
 @functools.cache
