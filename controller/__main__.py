@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from mpsched.controller import memtrace, memtrim
 from mpsched.controller.core import DEFAULT_POLICY, Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
@@ -246,6 +247,13 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         "the backup (optional)",
     )
     parser.add_argument(
+        "--malloc-trim-s",
+        type=float,
+        default=memtrim.MALLOC_TRIM_S,
+        help="every this many seconds give the memory malloc keeps free back to the system "
+        "(glibc's malloc_trim, controller/memtrim.py); 0: never (default: %(default)s)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
 
@@ -290,6 +298,8 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         raise StartError(
             f"--control-period-ms: must be {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}"
         )
+    if not args.malloc_trim_s >= 0:
+        raise StartError(f"--malloc-trim-s: must be >= 0 (0: never), got {args.malloc_trim_s}")
     try:
         return telemetry_config(args)
     except ValueError as error:
@@ -423,6 +433,8 @@ def execute(args: argparse.Namespace) -> int:
         log.error("%s", error)
         return 2
     log_start(controller, token_path)
+    memtrace.start_from_env()  # off unless MPSCHED_MEMTRACE_S is set (controller/memtrace.py)
+    memtrim.start(args.malloc_trim_s)
     return serve(args, controller, token, tls)
 
 

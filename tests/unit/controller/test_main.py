@@ -20,6 +20,8 @@ def args(*extra: str):
         (["--election-id", "0"], "--election-id: must be 1..2^63-1, got 0"),
         (["--control-period-ms", "0"], "--control-period-ms: must be "),
         (["--dead-after-ms", "0"], "--dead-after-ms: must be >= 0.001, got 0.0"),
+        (["--malloc-trim-s", "-1"], "--malloc-trim-s: must be >= 0 (0: never), got -1.0"),
+        (["--malloc-trim-s", "nan"], "--malloc-trim-s: must be >= 0 (0: never), got nan"),
     ],
 )
 def test_out_of_range_options_are_named(option, message):
