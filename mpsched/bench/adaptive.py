@@ -35,7 +35,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from mpsched.lab.fct import load_results
-from mpsched.lab.report import CPU_MARK, RunResult, format_mean_ci, read_csv
+from mpsched.lab.report import RunResult, format_mean_ci, read_csv
+from mpsched.lab.tables import CPU_MARK
 from mpsched.proc.layout import REPO_ROOT, build_dir
 from mpsched.stats import mean_ci95
 

@@ -47,41 +47,21 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.bench.dataplane import (
-    MODES,
-    PROGRAMS,
-    TRAFFIC,
-    Rig,
-    cpu_plan,
-    missing_programs,
-    program_rig,
-)
+from mpsched.bench.dataplane_programs import MODES, PROGRAMS, TRAFFIC, missing_programs
+from mpsched.bench.dataplane_rig import cpu_plan, program_rig
+from mpsched.bench.dpcost_probes import Probes, count, per_packet
 from mpsched.p4profiles import REDUCED
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.veth import make_veths
 
 log = logging.getLogger("mpsched.bench.dpcost")
-
-# uprobe group of this benchmark (perf probe GROUP:EVENT)
-GROUP = "mpsched_dpcost"
-# event name -> the demangled symbol it counts
-PROBES = {
-    "rx": "SimpleSwitch::receive_(unsigned int, char const*, int)",
-    "field_writes": "bm::Field::export_bytes()",
-    "table_applies": "bm::MatchTableAbstract::apply_action(bm::Packet*)",
-    "conditions": "bm::Conditional::operator()(bm::Packet*) const",
-}
 
 
 @dataclass(frozen=True)
@@ -92,140 +72,6 @@ class Cost:
     field_writes: float | None
     table_applies: float | None
     conditions: float | None
-
-
-def defined_symbols(obj: str, symbols: set[str], dynamic: bool) -> dict[str, int]:
-    """Address of each of `symbols` (demangled) that `obj` defines as a function, from its
-    symbol table or, with `dynamic`, its dynamic symbols; empty for a stripped object."""
-    cmd = ["nm", "-C", "--defined-only"] + (["-D"] if dynamic else []) + [obj]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout  # "no symbols": rc 1
-    found: dict[str, int] = {}
-    for line in out.splitlines():
-        parts = line.split(" ", 2)
-        if len(parts) == 3 and parts[2] in symbols and parts[1] in "TtWwi":
-            found.setdefault(parts[2], int(parts[0], 16))
-    return found
-
-
-def shared_libraries(binary: str) -> list[str]:
-    """The shared libraries `binary` loads, resolved by the dynamic linker (`ldd`)."""
-    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
-    return re.findall(r"=>\s+(/\S+)\s+\(0x", out)
-
-
-def symbol_locations(binary: str, symbols: list[str]) -> dict[str, tuple[str, int]]:
-    """(object, address) of each demangled function symbol: the executable first (symbol
-    table, then dynamic symbols), then the shared libraries it loads; absent if found
-    nowhere."""
-    found: dict[str, tuple[str, int]] = {}
-    places = [(binary, False), (binary, True)] + [(lib, True) for lib in shared_libraries(binary)]
-    for obj, dynamic in places:
-        wanted = set(symbols) - set(found)
-        if not wanted:
-            break
-        for symbol, address in defined_symbols(obj, wanted, dynamic).items():
-            found[symbol] = (obj, address)
-    return found
-
-
-def parse_perf_stat(text: str) -> dict[str, int]:
-    """Counts by event name from `perf stat -x,` output (its stderr); uncounted events are
-    left out."""
-    counts: dict[str, int] = {}
-    for line in text.splitlines():
-        fields = line.split(",")
-        if len(fields) < 3 or ":" not in fields[2]:
-            continue
-        try:
-            counts[fields[2].split(":", 1)[1]] = int(fields[0])
-        except ValueError:
-            continue
-    return counts
-
-
-def per_packet(counts: dict[str, int], event: str) -> float | None:
-    rx = counts.get("rx", 0)
-    return counts[event] / rx if rx > 0 and event in counts else None
-
-
-class Probes:
-    """The uprobes of PROBES on `binary` and the libraries it loads, removed on exit.
-
-    `events` are the events placed; `not_counted` says for every other one why."""
-
-    def __init__(self, binary: str) -> None:
-        self.binary = binary
-        self.events: list[str] = []
-        self.not_counted: dict[str, str] = {}
-
-    def __enter__(self) -> Probes:
-        self.remove()  # left over by a run that was killed
-        try:
-            self._place()
-        except BaseException:
-            self.remove()
-            raise
-        return self
-
-    def _place(self) -> None:
-        where = symbol_locations(self.binary, list(PROBES.values()))
-        for event, symbol in PROBES.items():
-            if symbol not in where:
-                self.not_counted[event] = (
-                    f"symbol {symbol!r} is in neither {self.binary} nor the shared libraries"
-                    " it loads (a BMv2 build without it)"
-                )
-                continue
-            obj, address = where[symbol]
-            log.info("%s: %s at 0x%x in %s", event, symbol, address, obj)
-            subprocess.run(
-                ["perf", "probe", "-q", "-x", obj, "-a", f"{GROUP}:{event}=0x{address:x}"],
-                check=True,
-                capture_output=True,
-            )
-            self.events.append(event)
-        if "rx" in self.not_counted:  # nothing to divide by: no per-packet count at all
-            for event in self.events:
-                self.not_counted[event] = "received packets not counted (rx)"
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-    @staticmethod
-    def remove() -> None:
-        subprocess.run(["perf", "probe", "-q", "-d", f"{GROUP}:*"], capture_output=True)
-
-
-def count(rig: Rig, rate: float, events: list[str]) -> dict[str, int]:
-    """Hold `rate` with the switch's probes counted (nothing to count: no figures)."""
-    if not events:
-        return {}
-    perf = subprocess.Popen(
-        [
-            "perf",
-            "stat",
-            "-x,",
-            "-e",
-            ",".join(f"{GROUP}:{e}" for e in events),
-            "-p",
-            str(rig.sw.process.pid),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    rig.registry.add_process(perf.pid, " ".join(perf.args))
-    try:
-        time.sleep(0.2)
-        rig.trial(rate)
-        perf.send_signal(signal.SIGINT)
-        _, err = perf.communicate(timeout=10)
-    finally:
-        if perf.poll() is None:
-            perf.kill()
-            perf.wait()
-        rig.registry.forget_process(perf.pid)
-    return parse_perf_stat(err)
 
 
 def fmt(x: float | None) -> str:
@@ -291,7 +137,7 @@ def role_lines(costs: dict[str, dict[str, Cost]]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.bench.dpcost",
         description=__doc__,
@@ -318,13 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also the full program with class 0 in this path-choice mode, flowlet gap 0: "
         "every packet a new flowlet (repeatable; udp traffic; the default state is hash)",
     )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     if args.rate <= 0 or args.seconds <= 0:
         p.error("--rate and --seconds must be > 0")
-    traffics = args.traffic or (list(TRAFFIC) if args.profiles else list(DEFAULT_TRAFFIC))
-    programs = [name for name, _ in PROGRAMS]
-    if args.profiles:
-        programs += [p.name for p in REDUCED]
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("root", "simple_switch_grpc")
     problems += missing_programs(profiles=args.profiles)
@@ -335,66 +182,84 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for line in sweep():
         log.info("cleaned up: %s", line)
-    binary = shutil.which("simple_switch_grpc") or "simple_switch_grpc"
+    measured = Measured(args)
     registry = Registry()
-    cpus = cpu_plan(True)
-    costs: dict[str, dict[str, Cost]] = {t: {} for t in traffics}
-    mode_costs: dict[str, Cost] = {}
-    not_counted: dict[str, str] = {}
     try:
-        (sw1, t1), (sw2, t2) = make_veths(registry, 2)
-        ports = {1: sw1, 2: sw2}
-        with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
-            not_counted = probes.not_counted
-            for traffic in traffics:
-                for name in programs:
-                    if traffic in ("tagged", "transit") and name in ("minimal", "ipv4"):
-                        continue  # no path tags in these
-                    with program_rig(
-                        name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry, traffic
-                    ) as rig:
-                        timed = rig.trial(args.rate)  # without probes: they cost time
-                        counts = count(rig, args.rate, probes.events)
-                    costs[traffic][name] = Cost(
-                        timed.cpu_us_per_packet,
-                        per_packet(counts, "field_writes"),
-                        per_packet(counts, "table_applies"),
-                        per_packet(counts, "conditions"),
-                    )
-            for mode in args.mode or []:
-                with program_rig(
-                    "full", ports, t1, t2, args.seconds, cpus, Path(tmp), registry, "udp", mode
-                ) as rig:
-                    timed = rig.trial(args.rate)
-                    counts = count(rig, args.rate, probes.events)
-                mode_costs[mode] = Cost(
-                    timed.cpu_us_per_packet,
-                    per_packet(counts, "field_writes"),
-                    per_packet(counts, "table_applies"),
-                    per_packet(counts, "conditions"),
-                )
+        measured.run(registry)
     except KeyboardInterrupt:
         print("bench-dpcost: interrupted; cleaned up", file=sys.stderr)
         return 130
     finally:
         registry.close()
-    for traffic, by_program in costs.items():
-        print("\n".join(table(f"per packet at {args.rate:.0f} pkt/s offered ({traffic}):",
-                               by_program)))
-        if args.profiles and "full" in by_program:
-            print("\n".join(table(f"cost of each stage, full minus the profile ({traffic}):",
-                                   stage_costs(by_program))))
-    if mode_costs:
-        print("\n".join(table(f"full program by mode, every packet a new flowlet, at "
-                               f"{args.rate:.0f} pkt/s offered (udp):", mode_costs)))
-    for event, why in not_counted.items():
-        print(f"not counted: {event} ({why})")
-    for line in role_lines(costs):
-        print(line)
-    udp = costs.get("udp", {})
-    if "full" in udp and "ipv4" in udp and udp["ipv4"].cpu_us > 0:
-        print(f"switch_us_per_pkt_ratio_ipv4={udp['full'].cpu_us / udp['ipv4'].cpu_us:.3f}")
+    measured.print()
     return 0
+
+
+class Measured:
+    """The costs of one run: per kind of traffic and program, and of the full program per
+    extra mode (`--mode`); the events not counted and why."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        profiles = args.profiles
+        self.traffics = args.traffic or (list(TRAFFIC) if profiles else list(DEFAULT_TRAFFIC))
+        self.programs = [name for name, _ in PROGRAMS]
+        if profiles:
+            self.programs += [p.name for p in REDUCED]
+        self.costs: dict[str, dict[str, Cost]] = {t: {} for t in self.traffics}
+        self.mode_costs: dict[str, Cost] = {}
+        self.not_counted: dict[str, str] = {}
+
+    def run(self, registry: Registry) -> None:
+        """Each program with each kind of traffic, then the full program in each mode."""
+        args = self.args
+        binary = shutil.which("simple_switch_grpc") or "simple_switch_grpc"
+        cpus = cpu_plan(True)
+        (sw1, t1), (sw2, t2) = make_veths(registry, 2)
+        ports = {1: sw1, 2: sw2}
+        with tempfile.TemporaryDirectory() as tmp, Probes(binary) as probes:
+            self.not_counted = probes.not_counted
+
+            def cost(name: str, traffic: str, mode: str = "hash") -> Cost:
+                with program_rig(
+                    name, ports, t1, t2, args.seconds, cpus, Path(tmp), registry, traffic, mode
+                ) as rig:
+                    timed = rig.trial(args.rate)  # without probes: they cost time
+                    counts = count(rig, args.rate, probes.events)
+                return Cost(
+                    timed.cpu_us_per_packet,
+                    per_packet(counts, "field_writes"),
+                    per_packet(counts, "table_applies"),
+                    per_packet(counts, "conditions"),
+                )
+
+            for traffic in self.traffics:
+                for name in self.programs:
+                    if traffic in ("tagged", "transit") and name in ("minimal", "ipv4"):
+                        continue  # no path tags in these
+                    self.costs[traffic][name] = cost(name, traffic)
+            for mode in args.mode or []:
+                self.mode_costs[mode] = cost("full", "udp", mode)
+
+    def print(self) -> None:
+        """The tables, what was not counted, and the key=value lines."""
+        rate = self.args.rate
+        for traffic, by_program in self.costs.items():
+            print("\n".join(table(f"per packet at {rate:.0f} pkt/s offered ({traffic}):",
+                                   by_program)))
+            if self.args.profiles and "full" in by_program:
+                print("\n".join(table(f"cost of each stage, full minus the profile ({traffic}):",
+                                       stage_costs(by_program))))
+        if self.mode_costs:
+            print("\n".join(table(f"full program by mode, every packet a new flowlet, at "
+                                   f"{rate:.0f} pkt/s offered (udp):", self.mode_costs)))
+        for event, why in self.not_counted.items():
+            print(f"not counted: {event} ({why})")
+        for line in role_lines(self.costs):
+            print(line)
+        udp = self.costs.get("udp", {})
+        if "full" in udp and "ipv4" in udp and udp["ipv4"].cpu_us > 0:
+            print(f"switch_us_per_pkt_ratio_ipv4={udp['full'].cpu_us / udp['ipv4'].cpu_us:.3f}")
 
 
 if __name__ == "__main__":

@@ -130,7 +130,7 @@ def write_until_accepted(rest: RestClient, limit_s: float) -> float | None:
 
 
 class Flow:
-    """A long-lived UDP flow h1 -> h2 (traffic/gen.py cbr and sink), counted at both ends."""
+    """A long-lived UDP flow h1 -> h2 (traffic/gen/ cbr and sink), counted at both ends."""
 
     def __init__(self, bed: Any, out_dir: Path, name: str, seconds: float) -> None:
         gen = [sys.executable, "-m", "mpsched.traffic.gen"]

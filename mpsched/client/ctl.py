@@ -74,11 +74,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds to wait for an answer (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", metavar="<command>", required=True)
+    command = _Commands(sub)
+    _path_commands(command)
+    _class_commands(command)
+    _params_commands(command)
+    _fabric_commands(command)
+    p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
+    p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
+                   help="only this connection (default: all)")
+    command("state", "the state file and the intent saved in it, when, and the last save error")
+    return parser
 
-    def command(name: str, text: str, usage: str | None = None) -> argparse.ArgumentParser:
+
+class _Commands:
+    """Adds a command to `mpsched ctl`: its help text, capitalised, is its description."""
+
+    def __init__(self, sub: argparse._SubParsersAction) -> None:
+        self.sub = sub
+
+    def __call__(self, name: str, text: str, usage: str | None = None) -> argparse.ArgumentParser:
         description = text[0].upper() + text[1:] + "."
-        return sub.add_parser(name, help=text, description=description, usage=usage)
+        return self.sub.add_parser(name, help=text, description=description, usage=usage)
 
+
+def _path_commands(command: _Commands) -> None:
+    """paths, path, telemetry, switches, weight, admin."""
     command("paths", "every path: weight, counters, current telemetry")
     p = command("path", "one path")
     p.add_argument("path_id", type=int, metavar="ID")
@@ -92,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path_id", type=int, metavar="ID")
     p.add_argument("state", choices=["up", "down"])
 
+
+def _class_commands(command: _Commands) -> None:
+    """classes [set FILE], policy CLASS [set NAME ...], adaptive CLASS."""
     p = command("classes", "list the traffic classes; `classes set FILE` replaces them",
                 "mpsched ctl classes [-h] [set FILE]")
     actions = p.add_subparsers(dest="action", title="action (optional)", metavar="set")
@@ -134,6 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("adaptive", "a class's adaptive policy: arm, context, learned table, dwells")
     p.add_argument("class_id", type=int, metavar="CLASS", help="class id (0 = default class)")
 
+
+def _params_commands(command: _Commands) -> None:
+    """params [set K=V ...], decisions."""
     p = command("params", "show the scheduler's parameters; `params set K=V ...` changes some",
                 "mpsched ctl params [-h] [set K=V [K=V ...]]")
     actions = p.add_subparsers(dest="action", title="action (optional)", metavar="set")
@@ -154,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pair", metavar="ID",
                    help="only this pair's (an id of `pairs`, e.g. leaf1->leaf3; default: all)")
 
+
+def _fabric_commands(command: _Commands) -> None:
+    """links, link NAME up|down, pairs, pair ID."""
     command("links", "a fabric's links and their administrative state")
     p = command("link", "take a fabric link out of the routing (down) or back into it (up)")
     p.add_argument("name", metavar="NAME", help="the link's name, e.g. leaf1-spine2")
@@ -161,12 +190,6 @@ def build_parser() -> argparse.ArgumentParser:
     command("pairs", "the scheduler's pairs: paths, placements, estimates")
     p = command("pair", "one pair of edges (leaf1->leaf3; with two edges a switch's name)")
     p.add_argument("pair_id", metavar="ID")
-
-    p = command("mptcp", "the MPTCP connections and their subflows' pins, or one connection")
-    p.add_argument("conn_id", type=int, nargs="?", metavar="ID",
-                   help="only this connection (default: all)")
-    command("state", "the state file and the intent saved in it, when, and the last save error")
-    return parser
 
 
 # -- input helpers -------------------------------------------------------------

@@ -48,6 +48,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from mpsched import addressing as ap
@@ -184,13 +185,40 @@ def analyse(raw: RunRaw) -> RunResult:
         from mpsched.lab import fabric_analysis
 
         return fabric_analysis.analyse(raw)
-    t0 = raw.t0
     w0, w1 = min(sc.warmup_s, sc.duration_s / 2), sc.duration_s
-    m: dict[str, float] = {}
-    series: dict[str, list[tuple[float, float]]] = {}
     main = [i for i, w in enumerate(sc.workload) if w.kind in MAIN_KINDS]
+    m, series = goodput(raw, main, w0, w1)
+    m.update(path_rates(raw, w0, w1, series))
+    senders = Senders()
+    for i in main:
+        senders.add(i, raw.reports.get(f"send{i}", {}))
+    m.update(senders.metrics(raw))
+    m["jain"] = jain(raw, main, w1)
+    extents = reordering(raw, m)
+    load = cpu_load(raw, w0, w1)
+    m.update(load.pop("metrics"))
+    return RunResult(
+        scenario=sc.name,
+        policy=raw.policy,
+        run=raw.run,
+        seed=raw.seed,
+        duration_s=sc.duration_s,
+        metrics=m,
+        series=series,
+        fct=senders.fct,
+        rtt_ms=senders.rtt,
+        reorder_extents=extents,
+        **load,
+    )
 
-    # goodput at the receivers
+
+def goodput(
+    raw: RunRaw, main: list[int], w0: float, w1: float
+) -> tuple[dict[str, float], dict[str, list[tuple[float, float]]]]:
+    """Goodput at the receivers of the `main` workloads in the window [w0, w1]: the metrics
+    goodput_mbps, goodput_frac and reaction_time_s, and the series "total"."""
+    sc, t0 = raw.scenario, raw.t0
+    m: dict[str, float] = {}
     delivered = 0.0
     sink_series = []
     for i in main:
@@ -205,110 +233,122 @@ def analyse(raw: RunRaw) -> RunResult:
     )
     edges = [k * BIN_S for k in range(int(sc.duration_s / BIN_S) + 1)]
     total = [(t, sum(_interp(s, t) for s in sink_series)) for t in edges]
-    series["total"] = metrics.rate_series(total)
-
+    series = {"total": metrics.rate_series(total)}
     reaction = reaction_time_s(raw, series["total"], w0, w1)
     if reaction is not None:
         m["reaction_time_s"] = reaction
+    return m, series
 
-    # per-path rates: delivered by each link, and offered to it by s1
+
+def path_rates(
+    raw: RunRaw, w0: float, w1: float, series: dict[str, list[tuple[float, float]]]
+) -> dict[str, float]:
+    """Per path the rate its link delivered (path<i>_mbps; into `series` as "path<i>") and the
+    rate s1 offered to it (path<i>_offered_mbps) in the window."""
+    m: dict[str, float] = {}
     for source, suffix in ((raw.link_tx, ""), (raw.path_counters, "_offered")):
         for path_id in sorted({p for _, c in source for p in c}):
-            samples = [(t - t0, float(c[path_id])) for t, c in source if path_id in c]
+            samples = [(t - raw.t0, float(c[path_id])) for t, c in source if path_id in c]
             if not suffix:
                 series[f"path{path_id}"] = metrics.rate_series(samples)
             sent = _interp(samples, w1) - _interp(samples, w0) if samples else 0.0
             m[f"path{path_id}{suffix}_mbps"] = metrics.goodput_mbps(sent, w1 - w0)
+    return m
 
-    # senders: FCT, RTT, retransmissions, per-connection goodput
-    fct: list[tuple[int, float]] = []
+
+@dataclass
+class Senders:
+    """What the main workloads' senders report: FCTs, RTT samples, retransmissions."""
+
+    fct: list[tuple[int, float]] = field(default_factory=list)
     # every started transfer: (size, FCT or None, censored: still running at the end)
-    flows: list[tuple[int, float | None, bool]] = []
-    rtt: list[float] = []
-    retrans = 0
-    failed_transfers = 0
-    started = 0
-    censored: list[float] = []  # FCT lower bounds of the transfers still running at the end
-    for i in main:
-        rep = raw.reports.get(f"send{i}", {})
-        if "error" in rep:
-            log.warning("workload %d: %s", i, rep["error"])
-        for stream in rep.get("streams", []):
-            rtt += [x for x in stream.get("rtt_ms", []) if x > 0]
-            retrans += stream.get("retrans") or 0
-        for tr in rep.get("transfers", []):
-            started += 1
-            if "fct_s" in tr:
-                fct.append((int(tr["size"]), float(tr["fct_s"])))
-                flows.append((int(tr["size"]), float(tr["fct_s"]), False))
-            elif "error" in tr:
-                failed_transfers += 1
-                flows.append((int(tr["size"]), None, False))
-            else:
-                ran = censored_fct_s(tr, rep)
-                flows.append((int(tr["size"]), ran, True))
-                if ran is not None:
-                    censored.append(ran)
-            if tr.get("rtt_ms"):
-                rtt.append(float(tr["rtt_ms"]))
-            retrans += tr.get("retrans") or 0
-    if started:
-        m["transfers"] = float(len(fct))
-        m["failed_transfers"] = float(failed_transfers)
-        m["completed_frac"] = len(fct) / started
-    if fct or censored:
-        times = [f for _, f in fct] + censored
-        m["fct_mean_s"] = math.fsum(times) / len(times)
-        m["fct_p99_s"] = percentile(times, 99)
-    if flows:
-        m.update(bucket_metrics(raw, flows))
-    loads = [w.load_pct for w in sc.workload if w.kind == "poisson"]
-    if loads:
-        m["offered_load_pct"] = math.fsum(loads)
-    if rtt:
-        m["rtt_p50_ms"] = percentile(rtt, 50)
-        m["rtt_p99_ms"] = percentile(rtt, 99)
-    m["retrans"] = float(retrans)
+    flows: list[tuple[int, float | None, bool]] = field(default_factory=list)
+    rtt: list[float] = field(default_factory=list)
+    retrans: int = 0
+    failed_transfers: int = 0
+    started: int = 0
+    censored: list[float] = field(default_factory=list)  # FCT lower bounds, still running
 
-    # fairness between the long-lived connections
+    def add(self, workload: int, rep: dict[str, Any]) -> None:
+        """The report of workload number `workload`'s sender."""
+        if "error" in rep:
+            log.warning("workload %d: %s", workload, rep["error"])
+        for stream in rep.get("streams", []):
+            self.rtt += [x for x in stream.get("rtt_ms", []) if x > 0]
+            self.retrans += stream.get("retrans") or 0
+        for tr in rep.get("transfers", []):
+            self._transfer(tr, rep)
+
+    def _transfer(self, tr: dict[str, Any], rep: dict[str, Any]) -> None:
+        self.started += 1
+        if "fct_s" in tr:
+            self.fct.append((int(tr["size"]), float(tr["fct_s"])))
+            self.flows.append((int(tr["size"]), float(tr["fct_s"]), False))
+        elif "error" in tr:
+            self.failed_transfers += 1
+            self.flows.append((int(tr["size"]), None, False))
+        else:
+            ran = censored_fct_s(tr, rep)
+            self.flows.append((int(tr["size"]), ran, True))
+            if ran is not None:
+                self.censored.append(ran)
+        if tr.get("rtt_ms"):
+            self.rtt.append(float(tr["rtt_ms"]))
+        self.retrans += tr.get("retrans") or 0
+
+    def metrics(self, raw: RunRaw) -> dict[str, float]:
+        """transfers, completed_frac, FCT and slowdown (also per size bucket), the offered
+        load, RTT percentiles and retrans (see the module's docstring)."""
+        m: dict[str, float] = {}
+        if self.started:
+            m["transfers"] = float(len(self.fct))
+            m["failed_transfers"] = float(self.failed_transfers)
+            m["completed_frac"] = len(self.fct) / self.started
+        if self.fct or self.censored:
+            times = [f for _, f in self.fct] + self.censored
+            m["fct_mean_s"] = math.fsum(times) / len(times)
+            m["fct_p99_s"] = percentile(times, 99)
+        if self.flows:
+            m.update(bucket_metrics(raw, self.flows))
+        loads = [w.load_pct for w in raw.scenario.workload if w.kind == "poisson"]
+        if loads:
+            m["offered_load_pct"] = math.fsum(loads)
+        if self.rtt:
+            m["rtt_p50_ms"] = percentile(self.rtt, 50)
+            m["rtt_p99_ms"] = percentile(self.rtt, 99)
+        m["retrans"] = float(self.retrans)
+        return m
+
+
+def jain(raw: RunRaw, main: list[int], w1: float) -> float:
+    """Jain's index over the goodput of the bulk workloads' connections (NaN for fewer than 2)."""
     rates = []
     for i in main:
-        if sc.workload[i].kind != "bulk":
+        if raw.scenario.workload[i].kind != "bulk":
             continue
         for conn in raw.reports.get(f"sink{i}", {}).get("connections", []):
-            seconds = (conn.get("end") or (t0 + w1)) - conn["start"]
+            seconds = (conn.get("end") or (raw.t0 + w1)) - conn["start"]
             if seconds > 0:
                 rates.append(8 * conn["bytes"] / seconds / 1e6)
-    m["jain"] = metrics.jain_index(rates) if len(rates) >= 2 else NAN
+    return metrics.jain_index(rates) if len(rates) >= 2 else NAN
 
-    # reordering at the receiver
-    extents: list[int] = []
-    if raw.capture and raw.capture.exists():
-        try:
-            packets, stats = pcap.read_pcap(raw.capture)
-            per_flow = pcap.pcap_reordering(
-                p for p in packets
-                if ap.in_subnet(p.src, ap.SENDER_EDGE) and ap.in_subnet(p.dst, ap.RECEIVER_EDGE)
-            )
-            pooled = metrics.merge_reorder_stats(per_flow.values())
-            m["ooo_packets"] = float(pooled.reordered)
-            m["reorder_ratio"] = pooled.ratio
-            m["reorder_degree"] = pooled.degree
-            extents = pooled.extents
-        except (OSError, pcap.PcapError) as exc:
-            log.warning("capture %s: %s", raw.capture, exc)
-    load = cpu_load(raw, w0, w1)
-    m.update(load.pop("metrics"))
-    return RunResult(
-        scenario=sc.name,
-        policy=raw.policy,
-        run=raw.run,
-        seed=raw.seed,
-        duration_s=sc.duration_s,
-        metrics=m,
-        series=series,
-        fct=fct,
-        rtt_ms=rtt,
-        reorder_extents=extents,
-        **load,
-    )
+
+def reordering(raw: RunRaw, m: dict[str, float]) -> list[int]:
+    """RFC 4737 reordering of the h1 -> h2 TCP flows in the receiver's capture: the metrics
+    ooo_packets, reorder_ratio, reorder_degree into `m`; returns the extents."""
+    if not (raw.capture and raw.capture.exists()):
+        return []
+    try:
+        packets, stats = pcap.read_pcap(raw.capture)
+        per_flow = pcap.pcap_reordering(
+            p for p in packets
+            if ap.in_subnet(p.src, ap.SENDER_EDGE) and ap.in_subnet(p.dst, ap.RECEIVER_EDGE)
+        )
+        pooled = metrics.merge_reorder_stats(per_flow.values())
+        m["ooo_packets"] = float(pooled.reordered)
+        m["reorder_ratio"] = pooled.ratio
+        m["reorder_degree"] = pooled.degree
+        return pooled.extents
+    except (OSError, pcap.PcapError) as exc:
+        log.warning("capture %s: %s", raw.capture, exc)
+        return []

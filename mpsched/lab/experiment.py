@@ -228,7 +228,7 @@ def run_experiments(
 
 
 def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[Path]:
-    from mpsched.lab import fabric_analysis, report
+    from mpsched.lab import fabric_analysis, plots, report, tables
 
     written: list[Path] = []
     described = []
@@ -242,19 +242,19 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
         pairs = fabric_analysis.pair_table(mine)
         pairs = f"\n### Per pair of edges\n\n{pairs}" if pairs else ""
         (sdir / "summary.md").write_text(
-            f"# {sc.name}\n\n{sc.description} ({source})\n\n{report.comparison_table(mine)}\n"
+            f"# {sc.name}\n\n{sc.description} ({source})\n\n{tables.comparison_table(mine)}\n"
             + pairs
         )
         written.append(sdir / "summary.md")
-        written += report.write_plots(sdir / "plots", mine)
+        written += plots.write_plots(sdir / "plots", mine)
         described.append(f"- **{sc.name}**: {sc.description} ({source})")
-    written += report.write_load_plots(out / "plots", results)
+    written += plots.write_load_plots(out / "plots", results)
     if described:
         (out / "summary.md").write_text(
             "# Results\n\n"
             + "\n".join(described)
             + "\n\n"
-            + report.comparison_table(results)
+            + tables.comparison_table(results)
             + "\n"
         )
         written.append(out / "summary.md")
@@ -263,9 +263,9 @@ def write_reports(out: Path, scenarios: list[Scenario], results: list) -> list[P
 
 def cpu_warning(prog: str, results: list) -> str:
     """The closing warning naming every CPU-bound run; "" when there is none."""
-    from mpsched.lab import report
+    from mpsched.lab import tables
 
-    bound = report.cpu_bound_runs(results)
+    bound = tables.cpu_bound_runs(results)
     if not bound:
         return ""
     lines = [
@@ -275,7 +275,7 @@ def cpu_warning(prog: str, results: list) -> str:
     for r in bound:
         m = r.metrics
         lines.append(
-            f"  {report.run_label(r)}: idle < {r.cpu_rule.get('idle_below_pct', float('nan')):g} %"
+            f"  {tables.run_label(r)}: idle < {r.cpu_rule.get('idle_below_pct', float('nan')):g} %"
             f" for {m.get('cpu_low_idle_pct', float('nan')):.0f} % of the measured time"
             f" (mean idle {m.get('cpu_idle_pct', float('nan')):.0f} %)"
         )

@@ -1,8 +1,10 @@
-"""Result reporting: per-run JSON, CSV, Markdown tables and PNG plots.
+"""Run results: the record of one run (``RunResult``), its files (one JSON per run,
+``runs.csv`` and ``series.csv``), the metrics' declarations, and the "mean ± CI" format.
 
-The experiment runner runs every (scenario, policy) N times with fixed seeds and hands one
-``RunResult`` per run to the writers here. Metric values come from ``mpsched.lab.metrics``; this
-module only aggregates (mean ± 95 % CI via ``mpsched.stats.mean_ci95``) and formats them.
+The experiment runner runs every (scenario, policy) N times with fixed seeds and writes one
+``RunResult`` per run here. Metric values come from ``mpsched.lab.metrics``; the Markdown
+tables are ``mpsched.lab.tables``, the PNG plots ``mpsched.lab.plots``; both only aggregate
+(mean ± 95 % CI via ``mpsched.stats.mean_ci95``) and format.
 
 Which metrics are better high and which low is declared once, in ``METRICS``.
 """
@@ -12,12 +14,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import logging
 import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,14 +27,8 @@ from pydantic import BeforeValidator, PlainSerializer
 
 from mpsched import validation
 from mpsched.lab import metrics
-from mpsched.lab.cpu import CpuRule
-from mpsched.stats import cdf, mean_ci95
-
-log = logging.getLogger(__name__)
 
 SCHEMA = 1
-DASH = "\u2013"  # en dash, shown for a metric without values
-CPU_MARK = "\u2020"  # dagger: a cell or column with runs where the machine was the bottleneck
 
 
 @dataclass(frozen=True)
@@ -172,7 +167,8 @@ class RunResultError(validation.InputError):
 # Files
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """``text`` reduced to file-safe characters (for file names)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "_"
 
 
@@ -190,7 +186,7 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def run_filename(result: RunResult) -> str:
     """``<scenario>__<policy>__run<NNN>.json`` (names reduced to file-safe characters)."""
-    return f"{_slug(result.scenario)}__{_slug(result.policy)}__run{result.run:03d}.json"
+    return f"{slug(result.scenario)}__{slug(result.policy)}__run{result.run:03d}.json"
 
 
 def write_run(directory: str | Path, result: RunResult) -> Path:
@@ -300,10 +296,10 @@ def _csv_text(header: list[str], rows: Iterable[list[Any]]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Tables
+# Grouping and formatting, shared by the tables and the plots
 
 
-def _groups(results: Iterable[RunResult]) -> dict[tuple[str, str], list[RunResult]]:
+def by_scenario_policy(results: Iterable[RunResult]) -> dict[tuple[str, str], list[RunResult]]:
     """Runs by (scenario, policy), in order of first appearance (the runner's order)."""
     out: dict[tuple[str, str], list[RunResult]] = {}
     for r in results:
@@ -311,7 +307,8 @@ def _groups(results: Iterable[RunResult]) -> dict[tuple[str, str], list[RunResul
     return out
 
 
-def _values(runs: Iterable[RunResult], name: str) -> list[float]:
+def metric_values(runs: Iterable[RunResult], name: str) -> list[float]:
+    """The finite values of metric ``name`` over ``runs`` (a run without it gives none)."""
     return [v for r in runs if name in r.metrics and math.isfinite(v := r.metrics[name])]
 
 
@@ -330,354 +327,3 @@ def format_mean_ci(mean: float, ci: float) -> str:
     if abs(ref) >= 1e6 or (ref != 0 and abs(ref) < 1e-4):
         return f"{mean:.3g}" + (f" ± {ci:.3g}" if math.isfinite(ci) else "")
     return f"{mean:.{d}f}" + (f" ± {ci:.{d}f}" if math.isfinite(ci) else "")
-
-
-def _cell_text(runs: Sequence[RunResult], name: str) -> tuple[str, float | None]:
-    vals = _values(runs, name)
-    if not vals:
-        return DASH, None
-    mean, ci = mean_ci95(vals)
-    text = format_mean_ci(mean, ci)
-    if len(vals) < len(runs):
-        text += f" (n={len(vals)})"
-    return text, mean
-
-
-def _table(header: list[str], align: list[str], rows: Iterable[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def cpu_bound_runs(results: Iterable[RunResult]) -> list[RunResult]:
-    """The runs marked CPU-bound (the machine, not the policy, was the bottleneck)."""
-    return [r for r in results if r.cpu_bound is True]
-
-
-def run_label(r: RunResult) -> str:
-    """``scenario/policy/run<k>``, as the run's directory under the output directory."""
-    return f"{r.scenario}/{r.policy}/run{r.run}"
-
-
-def _cpu_rule_text(runs: Sequence[RunResult]) -> str:
-    rules = []
-    for r in runs:
-        try:
-            text = CpuRule(**r.cpu_rule).describe() if r.cpu_rule else ""
-        except TypeError:
-            text = ""
-        rules.append(text or "see scenarios/README.md")
-    return "; ".join(dict.fromkeys(rules))
-
-
-def cpu_footnote(results: Sequence[RunResult]) -> str:
-    """Footnote lines for a table of ``results``: which runs were CPU-bound (marked
-    ``CPU_MARK``) and by which rule, and how many runs have no CPU record; "" when all runs were
-    recorded and none was CPU-bound."""
-    bound = cpu_bound_runs(results)
-    unknown = sum(1 for r in results if r.cpu_bound is None)
-    lines = []
-    if bound:
-        lines.append(
-            f"{CPU_MARK} CPU-bound run(s) ({_cpu_rule_text(bound)}): the machine, not only the "
-            "policy, limited them: " + ", ".join(run_label(r) for r in bound) + "."
-        )
-    if unknown:
-        lines.append(f"CPU load not recorded for {unknown} of {len(results)} run(s).")
-    return "".join(line + "\n" for line in lines)
-
-
-def _cpu_count(runs: Sequence[RunResult]) -> int:
-    return len(cpu_bound_runs(runs))
-
-
-def summary_table(results: Sequence[RunResult]) -> str:
-    """Markdown table: one row per (scenario, policy) with its number of runs and, per metric,
-    "mean ± ci95" over the runs. A metric missing (or NaN) in some runs shows the count it is
-    based on, "(n=k)"; a metric with no values shows an en dash. Rows in order of first appearance,
-    metric columns in ``metric_names`` order. A row with CPU-bound runs shows their count in the
-    runs cell ("5 (2†)"), explained by a footnote (``cpu_footnote``)."""
-    names = metric_names(results)
-    rows = []
-    for (scenario, policy), runs in _groups(results).items():
-        k = _cpu_count(runs)
-        count = f"{len(runs)} ({k}{CPU_MARK})" if k else str(len(runs))
-        rows.append([scenario, policy, count, *(_cell_text(runs, n)[0] for n in names)])
-    table = _table(
-        ["scenario", "policy", "runs", *names], ["---", "---", "---:", *["---:"] * len(names)], rows
-    )
-    note = cpu_footnote(results)
-    return table + ("\n" + note if note else "")
-
-
-def _arrow(spec: MetricSpec) -> str:
-    return {True: " ↑", False: " ↓", None: ""}[spec.higher_is_better]
-
-
-def comparison_table(results: Sequence[RunResult]) -> str:
-    """Markdown, per scenario: metrics as rows, policies side by side as columns ("mean ±
-    ci95"); the best mean per metric is bold (ties: all of them) when at least two policies
-    have a value and ``METRICS`` ranks the metric (↑ higher is better, ↓ lower is better).
-    A policy with CPU-bound runs gets ``CPU_MARK`` on its column and their count in the "runs
-    per policy" line, explained by a footnote (``cpu_footnote``)."""
-    groups = _groups(results)
-    scenarios = list(dict.fromkeys(s for s, _ in groups))
-    parts: list[str] = []
-    for scenario in scenarios:
-        policies = [p for s, p in groups if s == scenario]
-        runs_of = {p: groups[(scenario, p)] for p in policies}
-        names = metric_names(r for rs in runs_of.values() for r in rs)
-        rows = []
-        for name in names:
-            spec = metric_spec(name)
-            cells = [_cell_text(runs_of[p], name) for p in policies]
-            means = [m for _, m in cells if m is not None]
-            best = None
-            if spec.higher_is_better is not None and len(means) >= 2:
-                best = max(means) if spec.higher_is_better else min(means)
-            texts = [f"**{t}**" if m is not None and m == best else t for t, m in cells]
-            rows.append([name + _arrow(spec), *texts])
-        bound = {p: _cpu_count(runs_of[p]) for p in policies}
-        runs = ", ".join(
-            f"{p}: {len(runs_of[p])}" + (f" ({bound[p]} cpu-bound{CPU_MARK})" if bound[p] else "")
-            for p in policies
-        )
-        header = [p + (f" {CPU_MARK}" if bound[p] else "") for p in policies]
-        parts.append(
-            f"### {scenario}\n\nruns per policy: {runs}\n\n"
-            + _table(["metric", *header], ["---", *["---:"] * len(policies)], rows)
-        )
-    legend = "↑ higher is better, ↓ lower is better; **bold**: best mean. Cells: mean ± 95 % CI.\n"
-    return "\n".join(parts) + ("\n" + legend + cpu_footnote(results) if parts else "")
-
-
-# --------------------------------------------------------------------------------------------
-# Plots
-
-
-def _figure(title: str, xlabel: str, ylabel: str) -> tuple[Any, Any]:
-    # The Agg canvas directly: no pyplot global state, no display, safe in threads.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7, 4), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    return fig, ax
-
-
-def _save(fig: Any, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png")
-    return path
-
-
-def mean_series(
-    runs: Sequence[RunResult], name: str, points: int = 200
-) -> tuple[list[float], list[float], list[float]]:
-    """Series ``name`` averaged over runs: (t, mean, ci95 half width) on a common time grid.
-
-    Every run is linearly interpolated onto ``points`` equally spaced times spanning all runs;
-    a run contributes only within its own time range. Empty lists when no run has the series.
-    """
-    import numpy as np
-
-    curves = [sorted(r.series[name]) for r in runs if r.series.get(name)]
-    if not curves:
-        return [], [], []
-    t0 = min(c[0][0] for c in curves)
-    t1 = max(c[-1][0] for c in curves)
-    grid = np.linspace(t0, t1, max(2, points)) if t1 > t0 else np.array([t0])
-    stack = np.full((len(curves), grid.size), np.nan)
-    for i, c in enumerate(curves):
-        t = np.array([p[0] for p in c])
-        v = np.array([p[1] for p in c])
-        inside = (grid >= t[0]) & (grid <= t[-1])
-        stack[i, inside] = np.interp(grid[inside], t, v)
-    means, cis = [], []
-    for col in stack.T:
-        m, h = mean_ci95(col[~np.isnan(col)].tolist())
-        means.append(m)
-        cis.append(h)
-    return grid.tolist(), means, cis
-
-
-def plot_throughput(path: str | Path, runs: Sequence[RunResult], title: str) -> Path | None:
-    """Throughput over time per series (paths, total): the run itself for one run, else the
-    mean over the runs with a shaded 95 % CI band. None (nothing written) without series."""
-    names = sorted({n for r in runs for n, pts in r.series.items() if pts})
-    if not names:
-        return None
-    names = [n for n in names if n != "total"] + (["total"] if "total" in names else [])
-    fig, ax = _figure(title, "time (s)", "throughput (Mbit/s)")
-    for name in names:
-        t, m, h = mean_series(runs, name)
-        style = {"color": "black", "linewidth": 2} if name == "total" else {}
-        ax.plot(t, m, label=name, **style)
-        if len(runs) > 1:
-            lo = [a - b if math.isfinite(b) else a for a, b in zip(m, h, strict=True)]
-            hi = [a + b if math.isfinite(b) else a for a, b in zip(m, h, strict=True)]
-            ax.fill_between(t, lo, hi, alpha=0.2, **({"color": "black"} if name == "total" else {}))
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="best", fontsize="small")
-    return _save(fig, Path(path))
-
-
-def plot_fct(path: str | Path, results: Sequence[RunResult], title: str) -> Path | None:
-    """Mean FCT (with 95 % CI error bars over flows) by file size, one line per policy;
-    None without FCT records."""
-    by_policy: dict[str, list[tuple[int, float]]] = {}
-    for r in results:
-        if r.fct:
-            by_policy.setdefault(r.policy, []).extend(r.fct)
-    if not by_policy:
-        return None
-    fig, ax = _figure(title, "file size (bytes)", "flow completion time (s)")
-    for policy, records in by_policy.items():
-        sizes = sorted({s for s, _ in records})
-        stats = [mean_ci95([f for s, f in records if s == size]) for size in sizes]
-        ax.errorbar(
-            sizes,
-            [m for m, _ in stats],
-            yerr=[h if math.isfinite(h) else 0.0 for _, h in stats],
-            marker="o",
-            capsize=3,
-            label=policy,
-        )
-    if len({s for recs in by_policy.values() for s, _ in recs}) > 1:
-        ax.set_xscale("log")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="best", fontsize="small")
-    return _save(fig, Path(path))
-
-
-def plot_cdf(
-    path: str | Path, samples: Mapping[str, Sequence[float]], title: str, xlabel: str
-) -> Path | None:
-    """Empirical CDF (``mpsched.stats.cdf``) per label; None when no label has samples."""
-    samples = {k: v for k, v in samples.items() if len(v)}
-    if not samples:
-        return None
-    fig, ax = _figure(title, xlabel, "CDF")
-    for label, xs in samples.items():
-        x, f = cdf(xs)
-        ax.step([x[0], *x], [0.0, *f], where="post", label=f"{label} (n={len(x)})")
-    ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right", fontsize="small")
-    return _save(fig, Path(path))
-
-
-LOAD_SUFFIX = re.compile(r"-load\d+(?:\.\d+)?$")
-
-
-def load_family(scenario: str) -> str:
-    """A scenario's name without the ``-load<pct>`` suffix of a load sweep's variants."""
-    return LOAD_SUFFIX.sub("", scenario)
-
-
-def plot_fct_vs_load(
-    path: str | Path, results: Sequence[RunResult], bucket: str, title: str
-) -> Path | None:
-    """Mean FCT of one size bucket (``fct_<bucket>_mean_s``, mean ± 95 % CI over the runs) and
-    its p99 (dashed) against the offered load (``offered_load_pct``), one line per policy;
-    None unless some policy has values at two loads or more."""
-    by_policy: dict[str, dict[float, list[RunResult]]] = {}
-    for r in results:
-        load = r.metrics.get("offered_load_pct", math.nan)
-        if math.isfinite(load) and _values([r], f"fct_{bucket}_mean_s"):
-            by_policy.setdefault(r.policy, {}).setdefault(load, []).append(r)
-    if not any(len(loads) >= 2 for loads in by_policy.values()):
-        return None
-    fig, ax = _figure(title, "offered load (% of summed capacity)", "flow completion time (s)")
-    for policy, loads in by_policy.items():
-        xs = sorted(loads)
-        mean = [mean_ci95(_values(loads[x], f"fct_{bucket}_mean_s")) for x in xs]
-        p99 = [mean_ci95(_values(loads[x], f"fct_{bucket}_p99_s"))[0] for x in xs]
-        line = ax.errorbar(
-            xs,
-            [m for m, _ in mean],
-            yerr=[h if math.isfinite(h) else 0.0 for _, h in mean],
-            marker="o",
-            capsize=3,
-            label=f"{policy} mean",
-        )
-        ax.plot(xs, p99, linestyle="--", color=line[0].get_color(), label=f"{policy} p99")
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="best", fontsize="small")
-    return _save(fig, Path(path))
-
-
-def write_load_plots(directory: str | Path, results: Sequence[RunResult]) -> list[Path]:
-    """Per load sweep (scenarios named ``<family>-load<pct>``, or one scenario run at several
-    loads) and size bucket: ``fct_load_<family>_<bucket>.png`` (``plot_fct_vs_load``)."""
-    directory = Path(directory)
-    families: dict[str, list[RunResult]] = {}
-    for r in results:
-        families.setdefault(load_family(r.scenario), []).append(r)
-    written = []
-    for family, runs in families.items():
-        for bucket, _, _ in metrics.FCT_BUCKETS:
-            out = plot_fct_vs_load(
-                directory / f"fct_load_{_slug(family)}_{bucket}.png",
-                runs,
-                bucket,
-                f"{family}: FCT of {bucket} flows vs load",
-            )
-            if out is not None:
-                written.append(out)
-    return written
-
-
-def _pooled(runs: Iterable[RunResult], attr: str) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for r in runs:
-        out.setdefault(r.policy, []).extend(float(x) for x in getattr(r, attr))
-    return out
-
-
-def write_plots(directory: str | Path, results: Sequence[RunResult]) -> list[Path]:
-    """All plots as PNG into ``directory``; returns the files written. A plot without data is
-    skipped (never an empty PNG). Per (scenario, policy): ``throughput_<s>_<p>.png`` (mean over
-    runs). Per scenario, policies compared: ``fct_<s>.png`` (FCT by file size),
-    ``rtt_cdf_<s>.png`` (CDF of RTT samples), ``reorder_cdf_<s>.png`` (CDF of RFC 4737
-    reordering extents), samples pooled over the runs."""
-    directory = Path(directory)
-    written: list[Path] = []
-
-    def keep(p: Path | None, what: str) -> None:
-        if p is None:
-            log.info("no data for %s: plot skipped", what)
-        else:
-            written.append(p)
-
-    groups = _groups(results)
-    for (scenario, policy), runs in groups.items():
-        name = f"throughput_{_slug(scenario)}_{_slug(policy)}.png"
-        n = f"{len(runs)} runs" if len(runs) > 1 else f"run {runs[0].run}"
-        keep(
-            plot_throughput(directory / name, runs, f"{scenario} / {policy} ({n})"),
-            f"throughput {scenario}/{policy}",
-        )
-    for scenario in dict.fromkeys(s for s, _ in groups):
-        runs = [r for r in results if r.scenario == scenario]
-        s = _slug(scenario)
-        keep(plot_fct(directory / f"fct_{s}.png", runs, f"{scenario}: FCT"), f"FCT {scenario}")
-        keep(
-            plot_cdf(
-                directory / f"rtt_cdf_{s}.png", _pooled(runs, "rtt_ms"), f"{scenario}: RTT",
-                "RTT (ms)",
-            ),
-            f"RTT {scenario}",
-        )  # fmt: skip
-        keep(
-            plot_cdf(
-                directory / f"reorder_cdf_{s}.png", _pooled(runs, "reorder_extents"),
-                f"{scenario}: reordering extent (RFC 4737)", "reordering extent (packets)",
-            ),
-            f"reordering {scenario}",
-        )  # fmt: skip
-    return written

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_dataplane_bench_runs_every_program(artifacts):
     require("root", "simple_switch_grpc")
-    from mpsched.bench.dataplane import ipv4_artifacts, minimal_artifacts
+    from mpsched.bench.dataplane_programs import ipv4_artifacts, minimal_artifacts
 
     if not all(p.is_file() for p in (*minimal_artifacts(), *ipv4_artifacts())):
         pytest.skip("reference programs not compiled; run `make p4` (needs p4c)")
@@ -47,7 +47,7 @@ def test_dataplane_bench_runs_every_program(artifacts):
 def test_cpu_plan_and_cpu_seconds():
     import os
 
-    from mpsched.bench.dataplane import cpu_plan, cpu_seconds
+    from mpsched.bench.dataplane_rig import cpu_plan, cpu_seconds
 
     assert cpu_plan(False) is None
     plan = cpu_plan(True)
@@ -64,7 +64,7 @@ def test_cpu_plan_and_cpu_seconds():
 def model_switch(capacity: float, collapse: float = 1.0, sender_max: float = 1e9):
     """A switch that forwards up to `capacity` pkt/s and, past it, only `collapse` of it;
     behind a sender that sends at most `sender_max`."""
-    from mpsched.bench.dataplane import Trial
+    from mpsched.bench.dataplane_sweep import Trial
 
     offered: list[float] = []
 
@@ -78,7 +78,7 @@ def model_switch(capacity: float, collapse: float = 1.0, sender_max: float = 1e9
 
 
 def test_sweep_finds_capacity_within_a_fine_step():
-    from mpsched.bench.dataplane import max_forwarding_rate
+    from mpsched.bench.dataplane_sweep import max_forwarding_rate
 
     run, offered = model_switch(30_000)
     result = max_forwarding_rate(run, 4000, step=1.25, fine=2)
@@ -92,7 +92,7 @@ def test_sweep_finds_capacity_within_a_fine_step():
 
 
 def test_sweep_takes_the_peak_when_the_switch_collapses_past_it():
-    from mpsched.bench.dataplane import max_forwarding_rate
+    from mpsched.bench.dataplane_sweep import max_forwarding_rate
 
     run, _ = model_switch(25_000, collapse=0.6)
     result = max_forwarding_rate(run, 5000)
@@ -101,7 +101,7 @@ def test_sweep_takes_the_peak_when_the_switch_collapses_past_it():
 
 
 def test_sweep_that_never_loses_says_so():
-    from mpsched.bench.dataplane import max_forwarding_rate
+    from mpsched.bench.dataplane_sweep import max_forwarding_rate
 
     run, offered = model_switch(1e9, sender_max=50_000)
     result = max_forwarding_rate(run, 10_000, step=2, fine=0)
@@ -110,7 +110,7 @@ def test_sweep_that_never_loses_says_so():
 
 
 def test_sweep_rejects_bad_parameters():
-    from mpsched.bench.dataplane import max_forwarding_rate
+    from mpsched.bench.dataplane_sweep import max_forwarding_rate
 
     run, _ = model_switch(1000)
     for kwargs in ({"start": 0}, {"start": 10, "step": 1.0}, {"start": 10, "fine": -1}):
@@ -119,7 +119,7 @@ def test_sweep_rejects_bad_parameters():
 
 
 def test_trial_loss_and_cost():
-    from mpsched.bench.dataplane import Trial
+    from mpsched.bench.dataplane_sweep import Trial
 
     t = Trial(offered=1000, sent=1000, delivered=900, cpu=0.5)
     assert t.loss == pytest.approx(0.1) and t.sender_kept_up

@@ -22,7 +22,7 @@ def dpcost():
     require("root", "simple_switch_grpc")
     if shutil.which("perf") is None:
         pytest.skip("missing: perf (make setup installs linux-perf)")
-    from mpsched.bench.dataplane import missing_programs
+    from mpsched.bench.dataplane_programs import missing_programs
 
     if missing_programs():
         pytest.skip(missing_programs()[0])

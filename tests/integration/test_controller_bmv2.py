@@ -9,21 +9,18 @@ flow back.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 
 import pytest
 import requests
 
 from mpsched import addressing as ap
-from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient, param_value
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ACTION_SET_WEIGHTS, TABLE_NEXTHOP, TABLE_ROUTE, TABLE_WEIGHTS
-from mpsched.proc.bmv2 import Bmv2Switch, free_port
-from tests.conftest import AUTH, token_file
+from mpsched.proc.bmv2 import Bmv2Switch
+from tests.conftest import AUTH
+from tests.controllers import ControllerProcess, first_in, start_controller
 from tests.netdesc import edge_switch
 from tests.waiting import wait_until
 
@@ -32,43 +29,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 
 
-def start_controller(tmp_path, artifacts, switches: list[dict], hub_type: str = "native"):
-    path = tmp_path / "netcfg.json"
-    path.write_text(json.dumps({"switches": switches}))
-    port = free_port()
-    log_path = tmp_path / "controller.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            controller_command(
-                path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token_file(tmp_path)
-            ),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ, OSKEN_HUB_TYPE=hub_type),
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        try:
-            states = requests.get(base + "/switches", timeout=2).json()
-            if states[0]["state"] == "ready":
-                return base, proc
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    stop(proc)
-    pytest.fail("controller/s1 not ready:\n" + log_path.read_text())
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+def start(tmp_path, artifacts, switches: list[dict], hub_type: str = "native"):
+    """A controller on `switches` (os-ken on `hub_type`), once its first switch, s1, is ready."""
+    return start_controller(tmp_path, artifacts, {"switches": switches},
+                            env={"OSKEN_HUB_TYPE": hub_type}, ready=first_in("ready"))
 
 
 def s1_config(sw: Bmv2Switch) -> dict:
@@ -111,7 +75,8 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
     """Pipeline, routes and weights reach the switch; REST changes weights; counters flow;
     on os-ken's native hub and on its eventlet hub (gRPC stays in native threads)."""
     sw, pairs = switch
-    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)], hub_type)
+    ctl = start(tmp_path, artifacts, [s1_config(sw)], hub_type)
+    base = ctl.base
     client, p4info = reader(sw, artifacts)
     try:
         paths = requests.get(base + "/paths", timeout=5).json()
@@ -143,16 +108,17 @@ def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts,
 
         wait_until(lambda: rx() >= 3, timeout=60, interval=0.3, what="3 packets counted in REST")
         assert rx() == 3
-        assert proc.poll() is None
+        assert ctl.proc.poll() is None
     finally:
         client.close()
-        stop(proc)
+        ctl.stop()
 
 
 def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
     """With one switch unreachable, a weight change answers 503; the reachable one applies it."""
     sw, _ = switch
-    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw), REMOTE])
+    ctl = start(tmp_path, artifacts, [s1_config(sw), REMOTE])
+    base = ctl.base
     client, p4info = reader(sw, artifacts)
     try:
         states = {s["name"]: s["state"] for s in requests.get(base + "/switches", timeout=5).json()}
@@ -162,7 +128,7 @@ def test_unacknowledged_write_is_503(switch, tmp_path, artifacts):
         assert weight_ends(client, p4info)[:2] == [65536, 65536]
     finally:
         client.close()
-        stop(proc)
+        ctl.stop()
 
 
 def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artifacts):
@@ -173,7 +139,8 @@ def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artif
     from mpsched.p4rt.pipeline import COUNTER_RX, Pipeline
 
     sw, pairs = switch
-    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    ctl = start(tmp_path, artifacts, [s1_config(sw)])
+    base = ctl.base
     client, _ = reader(sw, artifacts)
     try:
         first = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
@@ -184,49 +151,32 @@ def test_a_restarted_controller_keeps_the_switch_running(switch, tmp_path, artif
         while time.monotonic() < deadline and client.read_counter(COUNTER_RX).get(cell) is None:
             time.sleep(0.1)
         assert client.read_counter(COUNTER_RX)[cell].packets == 3
-        proc.kill()
-        proc.wait()
-        base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+        ctl.kill()
+        ctl = start(tmp_path, artifacts, [s1_config(sw)])
+        base = ctl.base
         again = requests.get(base + "/switches", timeout=5).json()[0]["programmed"]
         assert again["how"] == "reconciled", again
         assert again["detail"].startswith("0 inserted, 0 modified, 0 deleted, "), again
         assert client.read_counter(COUNTER_RX)[cell].packets == 3  # not wiped
     finally:
         client.close()
-        stop(proc)
+        ctl.stop()
 
 
 def launch(tmp_path, artifacts, switches: list[dict], name: str, *extra: str, state=None):
     """A controller process with its own REST port, token and log (and the state file
-    `state`); returns (base URL, proc, auth headers) without waiting."""
-    path = tmp_path / "netcfg.json"
-    path.write_text(json.dumps({"switches": switches}))
-    port = free_port()
+    `state`); returns it and its auth headers without waiting."""
     token = tmp_path / f"{name}.token"
     token.write_text(f"token-{name}\n")
-    with (tmp_path / f"{name}.log").open("ab") as log:
-        proc = subprocess.Popen(
-            [*controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token,
-                                 state_file=state), *extra],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    return f"http://127.0.0.1:{port}", proc, {"Authorization": f"Bearer token-{name}"}
+    ctl = start_controller(tmp_path, artifacts, {"switches": switches}, name=name, token=token,
+                           state=state, extra=extra, ready=None)
+    return ctl, {"Authorization": f"Bearer token-{name}"}
 
 
-def wait_state(base: str, proc: subprocess.Popen, state: str, timeout: float = 60.0) -> float:
+def wait_state(ctl: ControllerProcess, state: str) -> float:
     """Seconds until the controller's (only) switch is in `state`. The deadline is generous:
     how fast a takeover is belongs to `make bench-reliability`, not to these tests."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        assert proc.poll() is None, f"controller exited ({proc.returncode})"
-        try:
-            if requests.get(base + "/switches", timeout=2).json()[0]["state"] == state:
-                return time.monotonic() - start
-        except requests.RequestException:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"switch not {state} after {timeout}s")
+    return ctl.wait(first_in(state), timeout=60.0, interval=0.05, what=f"the switch {state}")
 
 
 def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
@@ -236,58 +186,56 @@ def test_primary_and_backup_controllers(switch, tmp_path, artifacts):
     back as the backup."""
     sw, _ = switch
     state = tmp_path / "state.json"
-    a_base, a, a_auth = launch(
-        tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
-    )
+    a, a_auth = launch(tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2",
+                       state=state)
     b = None
     try:
-        wait_state(a_base, a, "ready")
-        b_base, b, b_auth = launch(
-            tmp_path, artifacts, [s1_config(sw)], "b", "--election-id", "1", "--peer", a_base,
+        wait_state(a, "ready")
+        b, b_auth = launch(
+            tmp_path, artifacts, [s1_config(sw)], "b", "--election-id", "1", "--peer", a.base,
             state=state,
         )  # fmt: skip
-        wait_state(b_base, b, "backup")
-        assert requests.get(b_base + "/paths", timeout=5).status_code == 200
-        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        wait_state(b, "backup")
+        assert requests.get(b.base + "/paths", timeout=5).status_code == 200
+        r = requests.put(b.base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
         assert r.status_code == 409, r.text
-        assert "backup" in r.json()["error"] and a_base in r.json()["error"]
-        r = requests.put(a_base + "/paths/2/weight", json={"weight": 3}, headers=a_auth, timeout=5)
+        assert "backup" in r.json()["error"] and a.base in r.json()["error"]
+        r = requests.put(a.base + "/paths/2/weight", json={"weight": 3}, headers=a_auth, timeout=5)
         assert r.status_code == 200, r.text
 
         a.kill()
-        a.wait()
-        wait_state(b_base, b, "ready")
-        switches = requests.get(b_base + "/switches", timeout=5).json()
+        wait_state(b, "ready")
+        switches = requests.get(b.base + "/switches", timeout=5).json()
         assert switches[0]["programmed"]["how"] == "reconciled", switches
         assert switches[0]["election_id"] == 3  # above the old primary's 2
-        paths = {p["id"]: p["weight"] for p in requests.get(b_base + "/paths", timeout=5).json()}
+        paths = {p["id"]: p["weight"] for p in requests.get(b.base + "/paths", timeout=5).json()}
         assert paths == {1: 1, 2: 3}  # the primary's write, taken over from the state file
         client, p4info = reader(sw, artifacts)
         try:
             assert weight_ends(client, p4info)[:2] == [16384, 65536]  # 1:3 on the switch
         finally:
             client.close()
-        r = requests.put(b_base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
+        r = requests.put(b.base + "/paths/2/weight", json={"weight": 0}, headers=b_auth, timeout=5)
         assert r.status_code == 200, r.text
 
-        a_base, a, a_auth = launch(
-            tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2", state=state
-        )
-        wait_state(a_base, a, "backup")
-        r = requests.put(a_base + "/paths/2/weight", json={"weight": 1}, headers=a_auth, timeout=5)
+        a, a_auth = launch(tmp_path, artifacts, [s1_config(sw)], "a", "--election-id", "2",
+                           state=state)
+        wait_state(a, "backup")
+        r = requests.put(a.base + "/paths/2/weight", json={"weight": 1}, headers=a_auth, timeout=5)
         assert r.status_code == 409, r.text
-        assert requests.get(b_base + "/switches", timeout=5).json()[0]["state"] == "ready"
+        assert requests.get(b.base + "/switches", timeout=5).json()[0]["state"] == "ready"
     finally:
-        for proc in (a, b):
-            if proc is not None:
-                stop(proc)
+        for ctl in (a, b):
+            if ctl is not None:
+                ctl.stop()
 
 
 def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_path, artifacts):
     """BMv2 killed and started again on the same ports: the controller notices, pushes the
     program and the whole state, and the switch's tables are back."""
     sw, _ = switch
-    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    ctl = start(tmp_path, artifacts, [s1_config(sw)])
+    base = ctl.base
     try:
         r = requests.put(base + "/paths/2/weight", json={"weight": 0}, headers=AUTH, timeout=10)
         assert r.status_code == 200, r.text
@@ -295,7 +243,7 @@ def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_p
         sw.stop()
         restarted = time.time()
         sw.start()
-        wait_state(base, proc, "ready")
+        wait_state(ctl, "ready")
         deadline = time.monotonic() + 60
         programmed = None
         while time.monotonic() < deadline:
@@ -311,7 +259,7 @@ def test_a_restarted_switch_gets_the_program_and_every_entry_again(switch, tmp_p
         finally:
             client.close()
     finally:
-        stop(proc)
+        ctl.stop()
 
 
 def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
@@ -320,7 +268,8 @@ def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
     from scapy.all import IP, UDP, Ether, sendp
 
     sw, pairs = switch
-    base, proc = start_controller(tmp_path, artifacts, [s1_config(sw)])
+    ctl = start(tmp_path, artifacts, [s1_config(sw)])
+    base = ctl.base
     try:
         frame = Ether(dst=ap.S1_MAC, src=ap.H1_MAC)
         sendp(frame / IP(src=ap.H1_IP, dst=ap.H2_IP, chksum=0x1234) / UDP(),
@@ -342,4 +291,4 @@ def test_the_switch_drops_are_exported_by_reason(switch, tmp_path, artifacts):
         assert probes["via"] == "packet_out" and probes["sent"] > 0, probes
         assert probes["skipped"] == 0, probes
     finally:
-        stop(proc)
+        ctl.stop()

@@ -6,15 +6,11 @@ link taken administratively down re-routes and rewrites only the changed entries
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 
 import pytest
 import requests
 
-from mpsched.controller.__main__ import command as controller_command
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.netdesc import describe
 from mpsched.p4rt.client import P4RuntimeClient, param_value
@@ -25,9 +21,9 @@ from mpsched.p4rt.pipeline import (
     TABLE_TRANSIT,
     TABLE_WEIGHTS,
 )
-from mpsched.proc.bmv2 import Bmv2Switch, free_port
-from tests.conftest import AUTH, require, token_file
-from tests.waiting import wait_until
+from mpsched.proc.bmv2 import Bmv2Switch
+from tests.conftest import AUTH, require
+from tests.controllers import start_controller
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
@@ -56,45 +52,15 @@ def fabric_switches(tmp_path, artifacts):
         registry.close()
 
 
-def start_controller(tmp_path, artifacts, switches: dict[str, Bmv2Switch]):
+def start(tmp_path, artifacts, switches: dict[str, Bmv2Switch]):
+    """A controller on the fabric's description, once every switch of it is ready."""
     net = describe(SECTION, parse_fabric(SECTION), lambda i: switches[NAMES[i - 1]].grpc_address)
-    path = tmp_path / "netcfg.json"
-    path.write_text(json.dumps(net.to_dict()))
-    port = free_port()
-    log_path = tmp_path / "controller.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json,
-                               token_file(tmp_path)),
-            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
-        )
-    base = f"http://127.0.0.1:{port}"
 
-    def ready() -> bool:
-        if proc.poll() is not None:
-            pytest.fail("controller exited:\n" + log_path.read_text())
-        try:
-            states = requests.get(base + "/switches", timeout=2).json()
-        except requests.RequestException:
-            return False
+    def ready(states: list[dict]) -> bool:
         return [s["state"] for s in states] == ["ready"] * len(NAMES)
 
-    try:
-        wait_until(ready, timeout=60, interval=0.3, what="every switch of the fabric ready")
-    except BaseException:
-        stop(proc)
-        print(log_path.read_text())
-        raise
-    return base, proc
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    return start_controller(tmp_path, artifacts, net.to_dict(), ready=ready, timeout=60,
+                            interval=0.3)
 
 
 def read(sw: Bmv2Switch, p4info: P4Info, table: str) -> list:
@@ -118,7 +84,8 @@ def nexthops(sw: Bmv2Switch, p4info: P4Info) -> dict[tuple[int, int], int]:
 def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         fabric_switches, tmp_path, artifacts):
     p4info = P4Info.from_file(artifacts.p4info)
-    base, proc = start_controller(tmp_path, artifacts, fabric_switches)
+    ctl = start(tmp_path, artifacts, fabric_switches)
+    base = ctl.base
     try:
         leaf1, spine1 = fabric_switches["leaf1"], fabric_switches["spine1"]
         assert len(read(leaf1, p4info, TABLE_SWITCH_CONFIG)) == 1
@@ -152,6 +119,6 @@ def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         assert r.status_code == 200, r.text
         assert nexthops(leaf1, p4info) == {(2, 1): 2, (2, 2): 3, (3, 1): 2, (3, 2): 3}
         time.sleep(0.5)
-        assert proc.poll() is None
+        assert ctl.proc.poll() is None
     finally:
-        stop(proc)
+        ctl.stop()

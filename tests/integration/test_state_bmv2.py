@@ -11,21 +11,18 @@ programming already carried the intent: nothing was deleted).
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import time
 
 import pytest
 import requests
 
-from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import TABLE_TRAFFIC_CLASS, TABLE_WEIGHTS
 from mpsched.proc.bmv2 import Bmv2Switch, free_port
-from tests.conftest import AUTH, token_file
+from tests.conftest import AUTH
+from tests.controllers import ControllerProcess, first_in, start_controller
 from tests.netdesc import edge_switch
 
 pytestmark = pytest.mark.integration
@@ -41,36 +38,10 @@ def netcfg(sw: Bmv2Switch) -> dict:
     return {"switches": [edge_switch(1, sw.grpc_address, paths, with_host=True)]}
 
 
-def start(tmp_path, artifacts, port: int, state, n: int) -> subprocess.Popen:
-    log_path = tmp_path / f"controller-{n}.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            controller_command(tmp_path / "netcfg.json", port, 0.2, artifacts.p4info,
-                               artifacts.bmv2_json, token_file(tmp_path), state),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            if requests.get(base + "/switches", timeout=2).json()[0]["state"] == "ready":
-                return proc
-        except requests.RequestException:
-            pass
-        time.sleep(0.2)
-    stop(proc)
-    pytest.fail(f"controller {n} not ready:\n" + log_path.read_text())
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    proc.wait()
+def start(tmp_path, artifacts, port: int, state, n: int) -> ControllerProcess:
+    """Controller number `n` on `port` with the state file `state`, once its switch is ready."""
+    return start_controller(tmp_path, artifacts, tmp_path / "netcfg.json", name=f"controller-{n}",
+                            port=port, state=state, ready=first_in("ready"))
 
 
 def put(base: str, path: str, body: dict) -> dict:
@@ -100,7 +71,7 @@ def test_the_intent_survives_kill_9_of_the_controller(switch, tmp_path, artifact
     p4info = P4Info.from_file(artifacts.p4info)
     reader = P4RuntimeClient(sw.grpc_address, 1, p4info)
     reader.connect(primary=False)
-    proc = start(tmp_path, artifacts, port, state, 1)
+    ctl = start(tmp_path, artifacts, port, state, 1)
     try:
         assert requests.get(base + "/state", timeout=5).json()["intent"] is None
         put(base, "/classes", {"classes": CLASSES})
@@ -116,10 +87,9 @@ def test_the_intent_survives_kill_9_of_the_controller(switch, tmp_path, artifact
         classifier = len(reader.read_table(TABLE_TRAFFIC_CLASS))
         placements = len(reader.read_table(TABLE_WEIGHTS))
 
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert proc.returncode == -signal.SIGKILL
-        proc = start(tmp_path, artifacts, port, state, 2)
+        ctl.kill()
+        assert ctl.proc.returncode == -signal.SIGKILL
+        ctl = start(tmp_path, artifacts, port, state, 2)
 
         after = intent_seen(base)
         assert after == before
@@ -142,4 +112,4 @@ def test_the_intent_survives_kill_9_of_the_controller(switch, tmp_path, artifact
         assert len(reader.read_table(TABLE_WEIGHTS)) == placements == 2
     finally:
         reader.close()
-        stop(proc)
+        ctl.stop()

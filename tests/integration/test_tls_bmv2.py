@@ -10,22 +10,16 @@ TLS, mpsched/proc/bmv2.py), with certificates of `mpsched certs` (docs/security.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import time
-
 import pytest
-import requests
 
-from mpsched.controller.__main__ import command as controller_command
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import TABLE_WEIGHTS
 from mpsched.p4rt.tls import TlsSettings
-from mpsched.proc.bmv2 import Bmv2Switch, ServerTls, free_port
+from mpsched.proc.bmv2 import Bmv2Switch, ServerTls
 from mpsched.proc.cleanup import Registry
-from tests.conftest import require, token_file
+from tests.conftest import require
+from tests.controllers import start_controller
 from tests.netdesc import edge_switch
 from tests.tlscerts import make_lab
 
@@ -59,37 +53,15 @@ def start_switch(tmp_path):
 def run_controller(tmp_path, artifacts, switch: dict, until, tls: dict | None = None):
     """Runs the controller on a description of `switch` until GET /switches satisfies
     `until` (20 s at most); that answer and the controller's log."""
-    path = tmp_path / "netcfg.json"
-    path.write_text(json.dumps({"switches": [switch], **({"tls": tls} if tls else {})}))
-    port = free_port()
-    log_path = tmp_path / "controller.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            controller_command(path, port, 0.2, artifacts.p4info, artifacts.bmv2_json,
-                               token_file(tmp_path)),
-            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ),
-        )
-    answer = None
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                answer = requests.get(f"http://127.0.0.1:{port}/switches", timeout=2).json()
-                if until(answer[0]):
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    text = log_path.read_text()
-    assert answer is not None and until(answer[0]), f"{answer}\n{text}"
-    return answer[0], text
+    netcfg = {"switches": [switch], **({"tls": tls} if tls else {})}
+
+    def ready(states: list[dict]) -> bool:
+        return until(states[0])
+
+    with start_controller(tmp_path, artifacts, netcfg, ready=ready) as ctl:
+        answer = ctl.last
+    assert answer is not None
+    return answer[0], ctl.log()
 
 
 def tls_of(lab, **kw) -> dict:

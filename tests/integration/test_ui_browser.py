@@ -7,9 +7,6 @@ error. One browser and one controller for the whole scenario keep it short."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import threading
 import time
 
@@ -17,9 +14,8 @@ import pytest
 import requests
 
 from mpsched import addressing as ap
-from mpsched.controller.__main__ import command as controller_command
-from mpsched.proc.bmv2 import free_port
-from tests.conftest import TOKEN, require, token_file
+from tests.conftest import TOKEN, require
+from tests.controllers import start_controller
 from tests.netdesc import edge_switch
 
 pytestmark = pytest.mark.integration
@@ -55,40 +51,9 @@ def remote(tmp_path):
 @pytest.fixture
 def controller(switch, remote, tmp_path, artifacts):
     sw, pairs = switch
-    cfg = tmp_path / "netcfg.json"
-    cfg.write_text(json.dumps(netcfg(sw.grpc_address, remote.grpc_address)))
-    port = free_port()
-    log_path = tmp_path / "controller.log"
-    with log_path.open("wb") as out:
-        proc = subprocess.Popen(
-            controller_command(
-                cfg, port, 0.2, artifacts.p4info, artifacts.bmv2_json, token_file(tmp_path)
-            ),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ, OSKEN_HUB_TYPE="native"),
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                states = requests.get(base + "/switches", timeout=2).json()
-                if all(s["state"] == "ready" for s in states):
-                    break
-            except requests.RequestException:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("controller/switches not ready:\n" + log_path.read_text())
-            time.sleep(0.2)
-        yield base, pairs
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with start_controller(tmp_path, artifacts, netcfg(sw.grpc_address, remote.grpc_address),
+                          env={"OSKEN_HUB_TYPE": "native"}) as ctl:
+        yield ctl.base, pairs
 
 
 @pytest.fixture

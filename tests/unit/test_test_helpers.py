@@ -1,15 +1,20 @@
-"""The tests' own helpers: tests/waiting.py, tests/sockets.py, tests/machine.py."""
+"""The tests' own helpers: tests/waiting.py, tests/sockets.py, tests/machine.py,
+tests/controllers.py."""
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from mpsched.lab.cpu import CpuSample, CpuTimes
-from tests import machine, sockets
+from tests import controllers, machine, sockets
 from tests.waiting import WaitTimeoutError, wait_until
 
 
@@ -59,3 +64,38 @@ def test_addresses_as_the_kernel_prints_them():
     assert sockets._address("0000000000000000FFFF00000100007F") == "127.0.0.1"  # v4-mapped
     assert sockets._address("00000000000000000000000001000000") == "::1"
     assert sockets._address("00000000") == "0.0.0.0"
+
+
+def _fake_controller(monkeypatch, code: str) -> list[subprocess.Popen]:
+    """start_controller runs `python -c code` instead of the controller; the processes started."""
+    started: list[subprocess.Popen] = []
+    real = subprocess.Popen
+
+    def popen(argv, **kw):
+        started.append(real(argv, **kw))
+        return started[-1]
+
+    monkeypatch.setattr(controllers, "command", lambda *a: [sys.executable, "-c", code])
+    monkeypatch.setattr(controllers.subprocess, "Popen", popen)
+    return started
+
+
+ARTIFACTS = SimpleNamespace(p4info="main.p4info.txt", bmv2_json="main.json")
+
+
+def test_a_controller_that_never_gets_ready_is_stopped_before_the_test_fails(tmp_path,
+                                                                            monkeypatch):
+    started = _fake_controller(monkeypatch, "import time; time.sleep(60)")
+    with pytest.raises(pytest.fail.Exception, match=r"switches: not there after 0.3s"):
+        controllers.start_controller(tmp_path, ARTIFACTS, {"switches": []}, timeout=0.3,
+                                     interval=0.05)
+    (proc,) = started
+    assert proc.returncode == -signal.SIGTERM
+    assert (tmp_path / "netcfg.json").read_text() == '{"switches": []}'
+
+
+def test_a_controller_that_exits_fails_the_test_with_its_log(tmp_path, monkeypatch):
+    started = _fake_controller(monkeypatch, "print('no netcfg'); raise SystemExit(3)")
+    with pytest.raises(pytest.fail.Exception, match=r"(?s)exited \(3\).*no netcfg"):
+        controllers.start_controller(tmp_path, ARTIFACTS, tmp_path / "n.json", name="c1")
+    assert started[0].returncode == 3 and (tmp_path / "c1.log").read_text() == "no netcfg\n"

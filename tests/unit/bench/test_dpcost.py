@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from mpsched.bench.dpcost import (
+from mpsched.bench.dpcost_probes import (
     defined_symbols,
     parse_perf_stat,
     per_packet,

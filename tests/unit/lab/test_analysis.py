@@ -243,3 +243,17 @@ def test_paired_ratios_pair_runs_by_seed():
     (mean, ci), n = out[("s", "a")]
     assert n == 2 and mean == 0.5 and ci == 0.0  # seeds 3 (ref 0) and 4 (no ref) left out
     assert out[("s", "ref")][0][0] == 1.0
+
+
+def test_senders_count_completed_failed_and_censored_transfers():
+    from mpsched.lab.analysis import Senders
+
+    s = Senders()
+    s.add(0, {"ended": 110.0, "streams": [{"rtt_ms": [0, 5.0], "retrans": 2}],
+              "transfers": [{"size": 1000, "fct_s": 0.5, "rtt_ms": 4.0, "retrans": 1},
+                            {"size": 2000, "error": "refused"},
+                            {"size": 3000, "arrival": 100.0}]})
+    assert (s.started, s.failed_transfers) == (3, 1)
+    assert s.fct == [(1000, 0.5)] and s.censored == [10.0]
+    assert s.flows == [(1000, 0.5, False), (2000, None, False), (3000, 10.0, True)]
+    assert s.rtt == [5.0, 4.0] and s.retrans == 3

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from mpsched.lab import cpu, report
+from mpsched.lab import cpu, report, tables
 from mpsched.lab.cpu import CpuRule, CpuSample, CpuTimes
 from mpsched.lab.experiment import cpu_warning
 from mpsched.lab.report import RunResult
@@ -293,7 +293,7 @@ def test_runs_csv_has_the_mark(tmp_path):
 
 def test_comparison_table_marks_cpu_bound_runs():
     results = [_run("ecmp", 0, True), _run("ecmp", 1, False), _run("rr", 0, False)]
-    text = report.comparison_table(results)
+    text = tables.comparison_table(results)
     assert "runs per policy: ecmp: 2 (1 cpu-bound†), rr: 1\n" in text
     assert "| metric | ecmp † | rr |\n" in text
     assert (
@@ -304,19 +304,19 @@ def test_comparison_table_marks_cpu_bound_runs():
 
 
 def test_comparison_table_without_cpu_bound_runs_has_no_mark():
-    text = report.comparison_table([_run("ecmp", 0, False), _run("rr", 0, False)])
+    text = tables.comparison_table([_run("ecmp", 0, False), _run("rr", 0, False)])
     assert "†" not in text and "not recorded" not in text
 
 
 def test_tables_say_when_the_load_is_unknown():
     results = [_run("ecmp", 0, None), _run("ecmp", 1, False)]
-    assert "CPU load not recorded for 1 of 2 run(s).\n" in report.comparison_table(results)
-    assert "†" not in report.comparison_table(results)
+    assert "CPU load not recorded for 1 of 2 run(s).\n" in tables.comparison_table(results)
+    assert "†" not in tables.comparison_table(results)
 
 
 def test_summary_table_counts_cpu_bound_runs_per_row():
     results = [_run("ecmp", 0, True), _run("ecmp", 1, True), _run("rr", 0, False)]
-    text = report.summary_table(results)
+    text = tables.summary_table(results)
     assert "| sc | ecmp | 2 (2†) |" in text and "| sc | rr | 1 |" in text
     assert "sc/ecmp/run0, sc/ecmp/run1." in text
 

@@ -20,7 +20,8 @@ from mpsched.lab.fabric_workload import (
 )
 from mpsched.lab.runner import BASE_PORT, RunRaw
 from mpsched.lab.scenario import parse
-from mpsched.traffic.gen import parser, read_flows
+from mpsched.traffic.gen.cli import parser
+from mpsched.traffic.gen.openloop import read_flows
 
 FABRIC = {"leaf_spine": {"leaves": 3, "spines": 2, "hosts_per_leaf": 2,
                          "link": {"rate_mbps": 10, "delay_ms": 1}}}

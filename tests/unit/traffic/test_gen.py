@@ -13,7 +13,7 @@ import pytest
 
 from mpsched.proc.bmv2 import free_port
 from mpsched.traffic import flowsizes
-from mpsched.traffic.gen import PACKET_MIX, pareto
+from mpsched.traffic.gen.udp import PACKET_MIX, pareto
 from tests.sockets import tcp_listeners, udp_bound
 from tests.waiting import wait_until
 
