@@ -64,7 +64,7 @@ def sender_args(plan: SenderPlan, base_port: int, seed: int, flows_file: Path) -
 
 
 def flows_document(plan: SenderPlan) -> dict[str, Any]:
-    """The `plan` role's schedule file (traffic/gen.py `read_flows`)."""
+    """The `plan` role's schedule file (traffic/gen/openloop.py `read_flows`)."""
     return {"host": plan.host.name, "flows": [[f.at, f.dst, f.size] for f in plan.flows]}
 
 

@@ -4,7 +4,7 @@ Pure and seeded (docs/fabric.md, "Workloads"): the same scenario, hosts and seed
 schedule, so runs under different policies see the same flows. Per source host and workload
 one `SenderPlan`: the arrivals (time after the workload's start, destination address, size)
 of a `poisson` or `incast` workload, run by one traffic-generator process (`plan` role of
-traffic/gen.py) that connects to each flow's destination; or one long-lived `bulk` transfer.
+traffic/gen/) that connects to each flow's destination; or one long-lived `bulk` transfer.
 
 **Load** (`poisson`'s `load_pct`): relative to the capacity of the edges' links towards the
 rest of the network, `edge_capacity_mbps`: per edge the summed configured rate at t = 0 of

@@ -9,8 +9,8 @@ h2's TCP traffic (a fabric's workloads and captures: fabric_launch.py, on the te
 hosts), and everything torn down again (also on Ctrl-C or a crash: the testbed's registry
 owns every process and link). A `CpuSampler` thread records the machine's CPU idle and each
 testbed process's CPU time during the run (`cpu.csv` in the run's directory; `cpu.py` does
-the arithmetic). `analysis.py` turns a run's raw reports into metrics; `report.py` writes
-tables and plots.
+the arithmetic). `analysis.py` turns a run's raw reports into metrics; `report.py` keeps
+them, `tables.py` and `plots.py` show them.
 """
 
 from __future__ import annotations
