@@ -166,7 +166,8 @@ function switchBox(name, p, edge, pair) {
 function pairConnections(pair) {
   if (!pair) return [];
   const ids = [pair.id, `${pair.egress}->${pair.ingress}`];
-  return (state.mptcp?.connections || []).filter((c) => c.subflows.some((s) => ids.includes(s.pair)));
+  return (state.mptcp?.connections || [])
+    .filter((c) => c.subflows.some((s) => ids.includes(s.pair)));
 }
 
 // The path a subflow is pinned to, in its own direction's pair; null while unpinned.
@@ -175,10 +176,10 @@ function subflowPath(s) {
   return pair?.paths.find((p) => p.id === s.path_id) || null;
 }
 
-// The focused connection's subflows: a dashed line along each link of each one's path.
-function connectionMarks(pos) {
+// The focused connection of the pair: a dashed line along each link of each subflow's path.
+function connectionMarks(pos, pair) {
   const id = state.connHover ?? state.connPick;
-  const conn = (state.mptcp?.connections || []).find((c) => c.id === id);
+  const conn = pairConnections(pair).find((c) => c.id === id);
   if (!conn) return [];
   return conn.subflows.flatMap((s, k) => {
     const path = subflowPath(s);
@@ -187,7 +188,8 @@ function connectionMarks(pos) {
       const a = pos[path.switches[j]], b = pos[path.switches[j + 1]];
       if (!a || !b) return null;
       return el("line", { class: "mptcp-path", "data-conn": conn.id, "data-subflow": k,
-        "data-path": path.id, "data-link": name, ...shifted(a, b, 0), stroke: pathColor(path.id) },
+        "data-path": path.id, "data-link": name, ...shifted(a, b, 0),
+        stroke: pathColor(path.id) },
       el("title", { text: `connection ${conn.id}: ${s.src}:${s.sport} → ${s.dst}:${s.dport}`
         + ` on path ${path.id}` }));
     }).filter(Boolean);
@@ -256,7 +258,7 @@ function drawFabric() {
   svg.replaceChildren(
     ...pairHalos(pair, pos),
     ...state.links.map((l) => linkGroup(l, pos, onPair.has(l.name))),
-    ...connectionMarks(pos),
+    ...connectionMarks(pos, pair),
     ...Object.entries(pos).map(([name, p]) => switchBox(name, p, edges.has(name), pair)));
   const hint = state.pickFrom ? ` · from ${state.pickFrom}: click the destination edge`
     : " · click a link: admin down/up; two edges: their pair";
