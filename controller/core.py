@@ -400,14 +400,15 @@ class Controller:
     def mptcp_connections(self) -> views.ConnectionsView:
         with self._lock:
             steering = self.scheduler.params.mptcp.steering
-            return views.connections_view(self.pins.tracker.connections, steering, time.time())
+            return views.connections_view(self.pins.tracker.connections, steering, time.time(),
+                                          self.pins.unit_of)
 
     def mptcp_connection(self, conn_id: int) -> views.ConnectionView:
         with self._lock:
             conn = self.pins.tracker.connections.get(conn_id)
             if conn is None:
                 raise NotFoundError(f"no MPTCP connection {conn_id}")
-            return views.connection_view(conn, time.time())
+            return views.connection_view(conn, time.time(), self.pins.unit_of)
 
     # -- the operator's writes (PUT): operator.py --------------------------------
 

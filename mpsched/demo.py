@@ -30,6 +30,8 @@ from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
 
+SCREENSHOT = build_dir() / "ui" / "demo.png"
+
 
 @dataclass
 class PhaseResult:
@@ -101,6 +103,13 @@ def screenshot_later(rest: RestClient, out: Path, after_s: float) -> threading.T
     return thread
 
 
+def screenshot_path(arg: str | None, default: Path) -> Path | None:
+    """Where `--screenshot` puts the dashboard: `default` if not given, nowhere if ''."""
+    if arg is None:
+        return default
+    return Path(arg) if arg else None
+
+
 def format_table(results: list[PhaseResult], rates: dict[int, float | None]) -> str:
     lines = [
         f"{'phase':<10} {'path':>4} {'rate':>9} {'weight':>6} {'packets':>10} "
@@ -150,9 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo_fabric.add_arguments(parser)
     parser.add_argument(
         "--screenshot",
-        default=str(build_dir() / "ui" / "demo.png"),
-        help="a screenshot of the dashboard during the last phase goes here, if headless "
-        "Chromium is installed; '' for none (default: %(default)s)",
+        default=None,
+        help="a screenshot of the dashboard during the last phase (with --fabric: halfway "
+        "through the run, the fabric view) goes here, if headless Chromium is installed; '' "
+        f"for none (default: {SCREENSHOT}; with --fabric: {demo_fabric.SCREENSHOT})",
     )
     return parser
 
@@ -204,7 +214,7 @@ def execute(args: argparse.Namespace) -> int:
             for i, (name, weights) in enumerate(phases):
                 log.info("phase %s: %gs of bulk TCP, %d streams", name, args.seconds, args.streams)
                 last = i == len(phases) - 1
-                shot = Path(args.screenshot) if last and args.screenshot else None
+                shot = screenshot_path(args.screenshot, SCREENSHOT) if last else None
                 results.append(
                     run_phase(bed, rest, name, weights, args.seconds, args.streams, poll, shot)
                 )

@@ -5,8 +5,10 @@ emulated links, a host behind every leaf) under the congestion-aware policy (`--
 through the experiment runner (mpsched/lab/runner.py): the controller drives every switch,
 each host sends open-loop web-search flows to the others. The dashboard's URL is printed as
 soon as the controller answers; at the end, per ordered pair of leaves, goodput, flows and
-mean FCT of the short ones (mpsched/lab/fabric_analysis.py). Everything is torn down, also on
-Ctrl-C or a switch crash; the run's files stay in build/results/demo-fabric/.
+mean FCT of the short ones (mpsched/lab/fabric_analysis.py). With headless Chromium installed,
+a screenshot of the dashboard's fabric view (its first pair picked) is taken halfway through
+the traffic (`--screenshot`, default SCREENSHOT). Everything is torn down, also on Ctrl-C or
+a switch crash; the run's files stay in build/results/demo-fabric/.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import math
 import shutil
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mpsched.lab.scenario import POLICIES
@@ -27,6 +30,7 @@ log = logging.getLogger("mpsched.demo")
 
 SCENARIO = REPO_ROOT / "scenarios" / "fabric-leaf-spine.yaml"
 SECONDS = 40.0  # the run's time: arrivals stop 10 s before its end (the scenario's drain_s)
+SCREENSHOT = build_dir() / "ui" / "demo-fabric.png"
 COLUMNS = (("goodput_mbps", "goodput Mbit/s", "{:.2f}"), ("flows", "flows", "{:.0f}"),
            ("fct_lt100k_mean_s", "FCT < 100 kB, s", "{:.3f}"))
 
@@ -52,11 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --fabric: the policy of every pair (default: %(default)s)")
 
 
-def _run_class() -> type:
+def _run_class(screenshot: Path | None) -> type:
+    from mpsched.demo import screenshot_later
     from mpsched.lab.runner import Run
 
     class DemoRun(Run):
-        """The runner's run, printing the dashboard's URL once the controller answers."""
+        """The runner's run, printing the dashboard's URL once the controller answers and
+        taking the screenshot halfway through the measured time."""
 
         def _start_controller(self) -> Any:
             rest = super()._start_controller()
@@ -64,11 +70,19 @@ def _run_class() -> type:
                   flush=True)
             return rest
 
+        def _measure(self, rest: Any, t0: float, progress: Any) -> None:
+            half = 0.5 * self.scenario.duration_s
+            shot = screenshot_later(rest, screenshot, half) if screenshot else None
+            super()._measure(rest, t0, progress)
+            if shot is not None:
+                shot.join(timeout=30)  # a browser slow to start under load: not for long
+
     return DemoRun
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run the fabric demo (`args.seconds` of traffic, default SECONDS; `args.policy`)."""
+    from mpsched.demo import screenshot_path
     from mpsched.lab import analysis
     from mpsched.lab.experiment import _prerequisites
     from mpsched.lab.runner import RunError
@@ -87,7 +101,8 @@ def execute(args: argparse.Namespace) -> int:
     interrupt_on_signals()
     log.info("%s under %s: %gs of all-to-all web-search flows", sc.name, args.policy, seconds)
     try:
-        raw = _run_class()(sc, args.policy, 0, out).execute(lambda m: log.info("%s", m))
+        run = _run_class(screenshot_path(args.screenshot, SCREENSHOT))(sc, args.policy, 0, out)
+        raw = run.execute(lambda m: log.info("%s", m))
         result = analysis.analyse(raw)
     except KeyboardInterrupt:
         print("demo: interrupted; everything was torn down", file=sys.stderr)

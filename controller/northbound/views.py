@@ -10,6 +10,7 @@ decision log entries, adaptive policy views) stay dicts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from mpsched.controller.scheduling.classes import (
     class_to_dict,
     policy_to_dict,
 )
-from mpsched.controller.scheduling.mptcp import Connection, connection_to_dict
+from mpsched.controller.scheduling.mptcp import Connection, Flow, connection_to_dict
 from mpsched.controller.scheduling.scheduler import GlobalParams, Placement, Scheduler, ca_dict
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.telemetry.stats import PathStats
@@ -242,6 +243,8 @@ class SubflowView(View):
     packets: int
     idle_s: float
     fin_from: list[str]
+    pair: str | None = Field(None, description="the unit of its direction, an id of GET /pairs "
+                             "(the dashboard's fabric view draws the subflow on that pair's path)")
 
 
 class ConnectionView(View):
@@ -350,16 +353,22 @@ def params_view(params: GlobalParams) -> ParamsView:
     return ParamsView(**params.to_dict(), schema=params.schema())
 
 
-def connection_view(c: Connection, now: float) -> ConnectionView:
-    return ConnectionView(**connection_to_dict(c, now))
+def connection_view(c: Connection, now: float,
+                    unit_of: Callable[[Flow], str] | None = None) -> ConnectionView:
+    """One connection; each subflow with the unit (pair) of its direction if `unit_of`."""
+    body = connection_to_dict(c, now)
+    if unit_of is not None:
+        for s, d in zip(c.ordered(), body["subflows"], strict=True):
+            d["pair"] = unit_of(s.flow)
+    return ConnectionView(**body)
 
 
-def connections_view(connections: dict[int, Connection], steering: bool, now: float
-                     ) -> ConnectionsView:
+def connections_view(connections: dict[int, Connection], steering: bool, now: float,
+                     unit_of: Callable[[Flow], str] | None = None) -> ConnectionsView:
     """GET /mptcp/connections: the tracked connections by id."""
     return ConnectionsView(
         steering=steering,
-        connections=[connection_view(c, now) for _, c in sorted(connections.items())],
+        connections=[connection_view(c, now, unit_of) for _, c in sorted(connections.items())],
     )
 
 

@@ -3,8 +3,12 @@ leaf-spine of real BMv2 switches (test_controller_fabric.py's, no traffic): the 
 drawn (every switch, the spines above the leaves, every link with both directions), a click
 on a link takes it administratively down (GET /links says so, the page draws it so), picking
 a pair by clicking two edges highlights exactly its paths (GET /pairs/{id}) and lists its
-decisions; no console errors. A screenshot of the view goes to build/ui/fabric.png (the one in
-docs/dashboard.md is such a screenshot)."""
+decisions; no console errors. A screenshot of the view goes to build/ui/fabric.png.
+
+Then, against the controller in-process on such a fabric (bench/ui_fabric.py's, its telemetry
+fed), a synthetic MPTCP connection leaf1 -> leaf3 of two subflows (the switches' reports, fed
+as the southbound would): picking the pair lists it with each subflow's path, and hovering or
+clicking it marks exactly those paths' links on the drawing."""
 
 from __future__ import annotations
 
@@ -114,3 +118,100 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
         driver.save_screenshot(str(SCREENSHOT))
     finally:
         stop(proc)
+
+
+@pytest.fixture
+def fed_fabric(tmp_path):
+    """The in-process controller on a 3 x 2 leaf-spine of BMv2s, its telemetry fed, and its
+    REST API and page served: (controller, base URL)."""
+    require("root", "simple_switch_grpc")
+    from mpsched.bench.ui_fabric import FabricFeeder, start_fabric
+    from mpsched.controller.northbound.rest import RestApi
+    from mpsched.controller.northbound.server import RestServer
+    from mpsched.proc.bmv2 import free_port
+    from mpsched.proc.cleanup import Registry
+
+    registry = Registry()
+    switches, ctl = start_fabric(tmp_path, registry, 3, 2)
+    feeder = FabricFeeder(ctl, 2, seed=1)
+    server = RestServer(RestApi(ctl), "127.0.0.1", free_port())
+    try:
+        for agent in ctl.agents:
+            assert agent.wait_ready(60), agent.status
+        feeder.start()
+        server.start()
+        yield ctl, "http://{}:{}".format(*server.address)
+    finally:
+        feeder.halt.set()
+        server.stop()
+        ctl.stop()
+        for sw in switches:
+            sw.stop()
+        registry.close()
+
+
+def test_the_fabric_view_shows_a_pairs_mptcp_connection_on_its_paths(fed_fabric, browser):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from mpsched.bench.ui import console_errors, wait_rendered
+    from mpsched.controller.scheduling.mptcp import Flow, MptcpReport
+    from mpsched.controller.scheduling.mptcp_digest import token
+
+    ctl, base = fed_fabric
+    initial = Flow("10.0.1.1", 40000, "10.0.3.1", 5201)
+    join = Flow("10.0.1.1", 40001, "10.0.3.1", 5201)
+    now = time.time()
+    ctl.on_mptcp(MptcpReport("capable", initial.reversed(), now, tcp_flags=0x12, key_a=7,
+                             switch="leaf3"))
+    ctl.on_mptcp(MptcpReport("join", join, now, tcp_flags=0x02, token=token(7), addr_id=1,
+                             switch="leaf1"))
+    (conn,) = wait_for("both subflows pinned", lambda: (
+        c := requests.get(base + "/mptcp/connections", timeout=5).json()["connections"])
+        and all(s["path_id"] is not None for s in c[0]["subflows"]) and c)
+    assert [s["pair"] for s in conn["subflows"]] == ["leaf1->leaf3"] * 2
+    pair = requests.get(base + "/pairs/leaf1-%3Eleaf3", timeout=5).json()
+    paths = {p["id"]: p for p in pair["paths"]}
+    pinned = [s["path_id"] for s in conn["subflows"]]
+    assert sorted(pinned) == sorted(paths)  # two subflows, two paths: one each
+    want = sorted((str(pid), name) for pid in pinned for name in paths[pid]["links"])
+
+    driver = browser
+    driver.get(base + "/ui/")
+    wait_rendered(driver)
+    wait_for("the pairs listed", lambda: "leaf1->leaf3" in [
+        o.get_attribute("value") for o in Select(driver.find_element(By.ID, "direction")).options])
+    Select(driver.find_element(By.ID, "direction")).select_by_value("leaf1->leaf3")
+    rows = wait_for("its connection listed", lambda: driver.find_elements(
+        By.CSS_SELECTOR, f'#pair-mptcp tbody tr[data-conn="{conn["id"]}"]'))
+    cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+    assert [c[1] for c in cells] == [f"{s['src']}:{s['sport']} → {s['dst']}:{s['dport']}"
+                                     for s in conn["subflows"]]
+    assert [c[3] for c in cells] == [str(p) for p in pinned]
+    assert [c[4] for c in cells] == [" → ".join(paths[p]["switches"]) for p in pinned]
+    assert drawn(driver, ".mptcp-path") == []  # nothing marked until it is focused
+
+    def on_row(act) -> None:
+        """`act` on the connection's second row (found afresh: every poll redraws the table)."""
+        for _ in range(3):
+            try:
+                act(driver.find_element(By.CSS_SELECTOR, f'#pair-mptcp tr[data-conn="{conn["id"]}"]'
+                                                         '[data-subflow="1"]'))
+                return
+            except StaleElementReferenceException:
+                continue
+        pytest.fail("the connection's row kept being redrawn")
+
+    away = driver.find_element(By.ID, "topology-title")
+    on_row(lambda row: ActionChains(driver).move_to_element(row).perform())
+    marked = wait_for("its paths marked on hover", lambda: drawn(driver, ".mptcp-path"))
+    assert sorted((m["path"], m["link"]) for m in marked) == want
+    ActionChains(driver).move_to_element(away).perform()
+    wait_for("unmarked on leaving", lambda: drawn(driver, ".mptcp-path") == [])
+    on_row(lambda row: row.click())  # picked: stays marked without the pointer, across polls
+    ActionChains(driver).move_to_element(away).perform()
+    time.sleep(2.5)
+    assert sorted((m["path"], m["link"]) for m in drawn(driver, ".mptcp-path")) == want
+    assert console_errors(driver) == []

@@ -30,3 +30,13 @@ def test_fabric_flag_and_default_seconds():
     args = demo.build_parser().parse_args(["--fabric"])
     assert args.fabric and args.seconds is None and args.policy == "ca"
     assert demo.build_parser().parse_args([]).fabric is False
+
+
+def test_the_screenshot_goes_to_the_fabric_default_a_given_path_or_nowhere(tmp_path):
+    from mpsched.demo_fabric import SCREENSHOT
+
+    path = demo.build_parser().parse_args(["--fabric"]).screenshot
+    assert demo.screenshot_path(path, SCREENSHOT) == SCREENSHOT
+    assert SCREENSHOT != demo.SCREENSHOT  # the two-edge demo's stays its own
+    assert demo.screenshot_path(str(tmp_path / "x.png"), SCREENSHOT) == tmp_path / "x.png"
+    assert demo.screenshot_path("", SCREENSHOT) is None

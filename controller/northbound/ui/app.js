@@ -29,6 +29,7 @@ const state = {
   // a fabric's (fabric.js): GET /links, GET /pairs, the selected pair's decisions, the edge
   // a pick by clicks started at
   links: [], pairs: [], pairDecisions: null, pickFrom: null,
+  connHover: null, connPick: null,  // the MPTCP connection (id) hovered, clicked
   seriesOf: null,  // in a fabric: the pair `series` holds (only its direction is fetched)
 };
 // What tests and `make bench-ui` read: when the first full render happened (ms since navigation).

@@ -7,6 +7,8 @@
 // ones dotted. A click on a link takes it admin down or up (PUT /links/{name}/admin); clicking
 // two edges, or the pair select, picks a pair: its paths are highlighted, the charts and the
 // paths table show its direction, the decisions table its decisions (GET /decisions?pair=).
+// The pair's MPTCP connections (GET /mptcp/connections, either direction) are listed with
+// their subflows' paths; hovering or clicking one marks the paths its subflows are pinned to.
 "use strict";
 
 const FABRIC_ROW_H = 140;
@@ -162,7 +164,88 @@ function switchBox(name, p, edge, pair) {
   el("text", { x: p.x, y: p.y + 4, "text-anchor": "middle", text: name }));
 }
 
+// The MPTCP connections with a subflow in either direction of the pair.
+function pairConnections(pair) {
+  if (!pair) return [];
+  const ids = [pair.id, `${pair.egress}->${pair.ingress}`];
+  return (state.mptcp?.connections || [])
+    .filter((c) => c.subflows.some((s) => ids.includes(s.pair)));
+}
+
+// The path a subflow is pinned to, in its own direction's pair; null while unpinned.
+function subflowPath(s) {
+  const pair = state.pairs.find((p) => p.id === s.pair);
+  return pair?.paths.find((p) => p.id === s.path_id) || null;
+}
+
+// The focused connection of the pair: a dashed line along each link of each subflow's path.
+function connectionMarks(pos, pair) {
+  const id = state.connHover ?? state.connPick;
+  const conn = pairConnections(pair).find((c) => c.id === id);
+  if (!conn) return [];
+  return conn.subflows.flatMap((s, k) => {
+    const path = subflowPath(s);
+    if (!path) return [];
+    return path.links.map((name, j) => {
+      const a = pos[path.switches[j]], b = pos[path.switches[j + 1]];
+      if (!a || !b) return null;
+      return el("line", { class: "mptcp-path", "data-conn": conn.id, "data-subflow": k,
+        "data-path": path.id, "data-link": name, ...shifted(a, b, 0),
+        stroke: pathColor(path.id) },
+      el("title", { text: `connection ${conn.id}: ${s.src}:${s.sport} → ${s.dst}:${s.dport}`
+        + ` on path ${path.id}` }));
+    }).filter(Boolean);
+  });
+}
+
+// A hover redraws the drawing only: rows replaced under the pointer would be entered again.
+function focusConnection(id, pick) {
+  if (pick) {
+    state.connPick = state.connPick === id ? null : id;
+    renderFabric();
+  } else if (state.connHover !== id) {
+    state.connHover = id;
+    drawFabric();
+  }
+}
+
+// The table's body stays (its rows are redrawn every poll): it handles the pointer for them.
+function bindPairMptcp(body) {
+  const conn = (e) => {
+    const tr = e.target.closest("tr[data-conn]");
+    return tr ? Number(tr.dataset.conn) : null;
+  };
+  body.addEventListener("mouseover", (e) => focusConnection(conn(e), false));
+  body.addEventListener("mouseleave", () => focusConnection(null, false));
+  body.addEventListener("click", (e) => { if (conn(e) !== null) focusConnection(conn(e), true); });
+  body.dataset.bound = "1";
+}
+
+// The pair's MPTCP connections: a row per subflow with its pair and path (switches).
+function renderPairMptcp(pair) {
+  const table = $("pair-mptcp");
+  if (!table.tBodies[0].dataset.bound) bindPairMptcp(table.tBodies[0]);
+  const conns = pairConnections(pair);
+  table.hidden = !pair;
+  $("pair-mptcp-title").textContent = pair ? `MPTCP connections of ${pair.id} (either way)`
+    + (conns.length ? "; hover or click one: its subflows' paths" : ": none") : "";
+  table.tBodies[0].replaceChildren(...conns.flatMap((c) => c.subflows.map((s, k) => {
+    const path = subflowPath(s);
+    return el("tr", { "data-conn": c.id, "data-subflow": k,
+      class: c.id === state.connPick ? "picked" : null },
+    ...[k ? "" : String(c.id), `${s.src}:${s.sport} → ${s.dst}:${s.dport}`, s.pair ?? "–",
+      path ? String(path.id) : "unpinned", path ? path.switches.join(" → ") : ""]
+      .map((v, i) => el("td", { text: v, style: i === 3 && path
+        ? `color: ${pathColor(path.id)}; font-weight: 600` : null })));
+  })));
+}
+
 function renderFabric() {
+  drawFabric();
+  renderPairMptcp(state.pairs.find((p) => p.id === direction()));
+}
+
+function drawFabric() {
   const svg = $("topology");
   const edges = fabricEdges();
   // one SVG unit a pixel: the boxes and labels keep their size whatever the page's width
@@ -177,6 +260,7 @@ function renderFabric() {
   svg.replaceChildren(
     ...pairHalos(pair, pos),
     ...state.links.map((l) => linkGroup(l, pos, onPair.has(l.name))),
+    ...connectionMarks(pos, pair),
     ...Object.entries(pos).map(([name, p]) => switchBox(name, p, edges.has(name), pair)));
   const hint = state.pickFrom ? ` · from ${state.pickFrom}: click the destination edge`
     : " · click a link: admin down/up; two edges: their pair";

@@ -391,6 +391,7 @@ def test_mptcp_reports_pin_subflows_apart_repin_and_unpin(server, p4info, tmp_pa
         assert wait_until(lambda: _pins(server, p4info) == want), _pins(server, p4info)
         (conn,) = ctl.mptcp_connections().connections
         assert [s.path_id for s in conn.subflows] == [1, 2]
+        assert [s.pair for s in conn.subflows] == ["s1", "s1"]  # the sender's edge
 
         ctl.set_admin(1, False)
         assert wait_until(lambda: set(_pins(server, p4info).values()) == {2})
