@@ -90,7 +90,7 @@ class ClusterBmv2Switch(SshOptions, Bmv2MininetSwitch):
             name=self.name, device_id=self.device_id, ports=self.ports_by_number(),
             log_dir=self.log_dir, grpc_port=grpc_port, thrift_port=thrift_port,
             cpu_port=CPU_PORT, grpc_host=self.serverIP, binary="simple_switch_grpc",
-            node=self,
+            tls=self.tls, node=self,
         )
         self.bmv2.start(REMOTE_START_TIMEOUT_S)
 

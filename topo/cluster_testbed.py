@@ -12,7 +12,8 @@ hosts beside their edge switch, a link's emulator beside the link's first switch
 
 The controller runs here, as the lab does: it reaches a switch on another server at that
 server's address (BMv2's P4Runtime listens there), and probes that switch with PacketOuts
-(its probe port would be a veth beside it). Life cycle: as the local testbed's (topo/bed.py),
+(its probe port would be a veth beside it); with the cluster's `tls`, over TLS with client
+authentication (docs/security.md). Life cycle: as the local testbed's (topo/bed.py),
 stopping is Mininet's `stop()`, which ends every node and deletes every interface on each
 server through the node's own shell; what runs here on behalf of another server (the ssh
 clients of its shells, tunnels and link emulators) is in the cleanup registry, and a remote
@@ -34,7 +35,9 @@ from mininet.examples.cluster import (
 )
 from mininet.net import Mininet
 
+from mpsched.certs import CONTROLLER
 from mpsched.lab.scenario_cluster import ClusterSpec
+from mpsched.proc.bmv2 import ServerTls
 
 from .bed import PATH_MTU, disable_offloads, on_switch_link
 from .cluster_nodes import ClusterBmv2Switch, ClusterHost, ClusterLinkem, ssh_options
@@ -103,6 +106,7 @@ class ClusterFabricTestbed(FabricTestbed):
         self.cluster = cluster
         self.ssh_options = ssh_options(cluster.ssh_config)
         self.placement = placement(self.plan, cluster)
+        self.switch_names = {s.name for s in self.plan.switches}
         self.server_ip = {
             s.name: s.address or RemoteMixin.findServerIP(s.name) for s in cluster.servers
         }
@@ -128,7 +132,19 @@ class ClusterFabricTestbed(FabricTestbed):
                                   "ssh_options": self.ssh_options}
         if self.cluster.user:
             params["user"] = self.cluster.user
+        if self.cluster.tls is not None and name in self.switch_names:
+            tls = self.cluster.tls
+            params["tls"] = ServerTls(tls / f"{name}.pem", tls / f"{name}.key",
+                                      tls / "ca.pem", client_auth=True)
         return params
+
+    def description_extra(self) -> dict[str, Any] | None:
+        """With `tls`: the controller's CA and client certificate (docs/security.md)."""
+        tls = self.cluster.tls
+        if tls is None:
+            return None
+        return {"tls": {"ca_cert": str(tls / "ca.pem"), "cert": str(tls / f"{CONTROLLER}.pem"),
+                        "key": str(tls / f"{CONTROLLER}.key")}}
 
     def probes_beside(self, switch: str) -> bool:
         """Only a switch on this machine has a probe port to the controller."""

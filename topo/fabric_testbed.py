@@ -63,8 +63,10 @@ class FabricSpec:
         return self.fabric if self.fabric is not None else parse_fabric(self.section)
 
     def description(self, grpc_address: Callable[[int], str] = lambda _i: PLACEHOLDER_GRPC,
-                    probe_ifaces: dict[str, str] | None = None) -> NetCfg:
-        return describe(self.section, self.model, grpc_address, probe_ifaces=probe_ifaces)
+                    probe_ifaces: dict[str, str] | None = None,
+                    extra: dict[str, Any] | None = None) -> NetCfg:
+        return describe(self.section, self.model, grpc_address, extra=extra,
+                        probe_ifaces=probe_ifaces)
 
     @cached_property
     def plan(self) -> FabricPlan:
@@ -167,7 +169,12 @@ class FabricTestbed(Bed):
             return bmv2.grpc_address
 
         probes = {name: sw.probe_iface for name, sw in switches.items() if sw.probe_iface}
-        return self.spec.description(grpc, probes)
+        return self.spec.description(grpc, probes, self.description_extra())
+
+    def description_extra(self) -> dict[str, Any] | None:
+        """Top-level keys of the network description beyond the fabric (the cluster
+        variant's: `tls`)."""
+        return None
 
     # ---- run-time -------------------------------------------------------
 

@@ -41,7 +41,8 @@ from mpsched.fabric.files import FabricFile
 from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
 from mpsched.lab.fabric_workload import edge_capacity_mbps
-from mpsched.lab.scenario_cluster import ClusterFile, ClusterSpec, check_nodes
+from mpsched.lab.scenario_cluster import ClusterFile, ClusterSpec
+from mpsched.lab.scenario_cluster import check_against as check_cluster
 from mpsched.lab.scenario_fabric import FabricWorkload, check_against
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
@@ -295,7 +296,7 @@ class ScenarioFile(KeyCheck, BaseModel):
             fail("fabric", "either paths (two edge switches) or fabric, not both")
         assert self.fabric is not None
         if self.cluster is not None:
-            check_nodes(self.cluster, self.fabric.fabric())
+            check_cluster(self.cluster, self.fabric.fabric())
             if self.backend == "netem":
                 fail("backend", "a cluster emulates links with linkem nodes (netem is no "
                      "node a server can run)", self.backend)

@@ -16,7 +16,10 @@ mpsched/validation.py) into a `ClusterSpec`:
   RoundRobinPlacer); a host goes where its edge switch is, a link's emulator where the
   link's first switch (`a`) is;
 - `nodes`: per-node overrides, {node: server}, a node being a switch, a host (``h<e>_<k>``)
-  or a fabric link (its emulator).
+  or a fabric link (its emulator);
+- `tls`: a directory written by `mpsched certs` (docs/security.md) with a certificate for every
+  switch of the fabric: then every switch serves P4Runtime over TLS with client
+  authentication, and the controller connects with the lab's CA and its client certificate.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
+from mpsched.certs import CONTROLLER
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.netdesc import host_name
 from mpsched.validation import KeyCheck, Text, fail, one_of
@@ -51,6 +55,7 @@ class ClusterSpec:
     ssh_config: Path | None = None
     placement: str = "switchbin"
     nodes: dict[str, str] = field(default_factory=dict)
+    tls: Path | None = None  # `mpsched certs`' directory (module docstring)
 
     @property
     def server_names(self) -> list[str]:
@@ -84,6 +89,7 @@ class ClusterFile(KeyCheck, BaseModel):
     ssh_config: str | None = None
     placement: Annotated[str, one_of(PLACEMENTS)] = "switchbin"
     nodes: dict[str, str] = {}
+    tls: str | None = None
 
     @field_validator("servers")
     @classmethod
@@ -102,10 +108,22 @@ class ClusterFile(KeyCheck, BaseModel):
         """Relative to the scenario file's directory; it must exist."""
         if value is None:
             return None
-        base = (info.context or {}).get("base_dir", Path.cwd())
-        path = Path(base) / value
+        path = _relative(value, info)
         if not path.is_file():
             raise ValueError(f"no such file: {path}")
+        return str(path)
+
+    @field_validator("tls")
+    @classmethod
+    def _tls(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Relative to the scenario file's directory; the CA's and the controller's
+        certificates in it (the switches' are checked against the fabric)."""
+        if value is None:
+            return None
+        path = _relative(value, info)
+        for stem in ("ca", CONTROLLER):
+            if not (path / f"{stem}.pem").is_file():
+                raise ValueError(f"no {stem}.pem in {path} (written by `mpsched certs --out`)")
         return str(path)
 
     @model_validator(mode="after")
@@ -124,7 +142,13 @@ class ClusterFile(KeyCheck, BaseModel):
             ssh_config=Path(self.ssh_config) if self.ssh_config else None,
             placement=self.placement,
             nodes=dict(self.nodes),
+            tls=Path(self.tls) if self.tls else None,
         )
+
+
+def _relative(value: str, info: ValidationInfo) -> Path:
+    base = (info.context or {}).get("base_dir", Path.cwd())
+    return Path(base) / value
 
 
 def node_names(fabric: Fabric) -> set[str]:
@@ -136,12 +160,18 @@ def node_names(fabric: Fabric) -> set[str]:
     return names
 
 
-def check_nodes(cluster: ClusterFile, fabric: Fabric) -> None:
-    """Every node `cluster.nodes` places exists in `fabric` (inside the scenario's
-    validator: the error names ``cluster.nodes.<node>``)."""
+def check_against(cluster: ClusterFile, fabric: Fabric) -> None:
+    """Every node `cluster.nodes` places exists in `fabric`, every switch has its certificate
+    in `cluster.tls` (inside the scenario's validator: errors name ``cluster.<key>``)."""
     known = node_names(fabric)
     for node in cluster.nodes:
         if node not in known:
             fail(("cluster", "nodes", node),
                  "not a switch, host (h<e>_<k>) or link of the fabric", node)
+    if cluster.tls is not None:
+        for sw in fabric.switches:
+            if not (Path(cluster.tls) / f"{sw.name}.pem").is_file():
+                fail(("cluster", "tls"), f"no certificate of switch {sw.name} in "
+                     f"{cluster.tls} (`mpsched certs --switch {sw.name}=<its server's "
+                     "address>`)", cluster.tls)
 

@@ -70,3 +70,20 @@ def test_a_cluster_needs_a_fabric_and_linkem() -> None:
     with pytest.raises(ScenarioError) as err:
         parse({**doc(servers=SERVERS), "backend": "netem"}, fabric=True)
     assert err.value.field == "backend" and "linkem" in err.value.message
+
+
+def test_tls_is_a_certs_directory_with_every_switch(tmp_path: Path) -> None:
+    from mpsched import certs
+
+    out = tmp_path / "lab-certs"
+    switches = ["leaf1", "leaf2", "spine1"]  # spine2 has none
+    assert certs.main(["--out", str(out), *(f"--switch={s}" for s in switches)]) == 0
+    with pytest.raises(ScenarioError) as err:
+        parse(doc(servers=SERVERS, tls="lab-certs"), source=tmp_path / "s.yaml", fabric=True)
+    assert err.value.field == "cluster.tls" and "switch spine2" in err.value.message
+    assert certs.main(["--out", str(out), *(f"--switch={s}" for s in [*switches, "spine2"])]) == 0
+    sc = parse(doc(servers=SERVERS, tls="lab-certs"), source=tmp_path / "s.yaml", fabric=True)
+    assert sc.cluster is not None and sc.cluster.tls == out
+    with pytest.raises(ScenarioError) as err:
+        parse(doc(servers=SERVERS, tls="."), source=tmp_path / "s.yaml", fabric=True)
+    assert err.value.field == "cluster.tls" and "no ca.pem" in err.value.message

@@ -61,6 +61,21 @@ def test_the_testbed_places_nodes_and_probes_only_beside_the_controller(
     assert bed.servers_of()["rack2"][:2] == ["leaf2", "spine2"]
 
 
+def test_with_tls_every_switch_serves_it_and_the_controller_gets_the_ca(
+        tmp_path: Path) -> None:
+    from mpsched.proc.bmv2 import ServerTls
+
+    cluster = ClusterSpec(SERVERS, tls=tmp_path)
+    bed = ClusterFabricTestbed(spec(), cluster)
+    assert bed.node_params("spine2")["tls"] == ServerTls(
+        tmp_path / "spine2.pem", tmp_path / "spine2.key", tmp_path / "ca.pem", client_auth=True)
+    assert "tls" not in bed.node_params("h1_1")
+    assert bed.description_extra() == {"tls": {
+        "ca_cert": str(tmp_path / "ca.pem"), "cert": str(tmp_path / "controller.pem"),
+        "key": str(tmp_path / "controller.key")}}
+    assert ClusterFabricTestbed(spec(), ClusterSpec(SERVERS)).description_extra() is None
+
+
 def test_netem_cannot_be_a_remote_node() -> None:
     with pytest.raises(ValueError, match="linkem"):
         ClusterFabricTestbed(FabricSpec(leaf_spine(2, 1), backend="netem"),
