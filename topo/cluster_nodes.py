@@ -22,8 +22,11 @@ owner died goes with the session's end.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import shlex
+import signal
 import socket
 import subprocess
 import tempfile
@@ -42,6 +45,7 @@ from .bmv2_switch import Bmv2MininetSwitch
 from .emulink import LinkemNode
 
 log = logging.getLogger(__name__)
+_serial = itertools.count(1)
 
 REMOTE_START_TIMEOUT_S = 20.0  # an ssh login, then the process's own start
 STOP_WAIT_S = 5.0
@@ -75,7 +79,57 @@ class SshOptions(RemoteMixin):
 
 
 class ClusterHost(SshOptions, Host):
-    """A host on a server of the cluster (the cluster edition's RemoteHost)."""
+    """A host on a server of the cluster (the cluster edition's RemoteHost). On another
+    server `popen` returns a `RemoteProcess`: the lab's runner ends workloads with
+    terminate(), which must reach the process there, not only its ssh client here."""
+
+    def popen(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.isRemote:
+            return super().popen(*args, **kwargs)
+        cmd = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+        pidfile = f"/tmp/mpsched-{self.name}-{next(_serial)}-{os.getpid()}.pid"
+        line = f"echo $$ > {pidfile}; exec {shlex.join(str(a) for a in cmd)}"
+        proc = super().popen(["sh", "-c", shlex.quote(line)], **kwargs)
+        return RemoteProcess(proc, self, pidfile)
+
+
+class RemoteProcess:
+    """A process a remote host started through ssh (`proc`, the ssh client here): waiting,
+    polling and the exit status are the client's (ssh exits with the command's status),
+    signals go to the process on its server by the PID it wrote to `pidfile`."""
+
+    def __init__(self, proc: subprocess.Popen, node: Any, pidfile: str) -> None:
+        self.proc = proc
+        self.node = node
+        self.pidfile = pidfile
+        self.pid = proc.pid  # what the registry knows here
+        self.args = proc.args
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.proc.wait(timeout)
+        if self.pidfile:
+            self.node.rcmd(f"rm -f {self.pidfile}")
+            self.pidfile = ""
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.proc.poll() is None and self.pidfile:
+            self.node.rcmd(f"sh -c 'kill -{int(sig)} $(cat {self.pidfile})'")
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+        if self.proc.poll() is None:
+            self.proc.kill()  # the ssh client, whatever became of the process there
 
 
 class ClusterBmv2Switch(SshOptions, Bmv2MininetSwitch):

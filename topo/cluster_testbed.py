@@ -107,6 +107,7 @@ class ClusterFabricTestbed(FabricTestbed):
         self.ssh_options = ssh_options(cluster.ssh_config)
         self.placement = placement(self.plan, cluster)
         self.switch_names = {s.name for s in self.plan.switches}
+        self.plan_links = {link.name: link for link in self.plan.links}
         self.server_ip = {
             s.name: s.address or RemoteMixin.findServerIP(s.name) for s in cluster.servers
         }
@@ -172,6 +173,13 @@ class ClusterFabricTestbed(FabricTestbed):
         for node in nodes:
             for pid, cmd in node.local_processes():
                 self.registry.add_process(pid, cmd or None)
+
+    def emulator_pids(self) -> dict[str, int]:
+        """linkem's PID per link emulator on this machine (the CPU sampler's roles; one on
+        another server is known here only by its ssh client)."""
+        pids = super().emulator_pids()
+        return {name: pid for name, pid in pids.items()
+                if self.placement[self.plan_links[name].emulator] == "localhost"}
 
     def servers_of(self) -> dict[str, list[str]]:
         """{server: the nodes placed on it}, in the plan's order."""

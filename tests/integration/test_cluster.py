@@ -27,7 +27,8 @@ from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
-TRANSFER_BYTES = 2_000_000
+RATE_MBPS = 20  # every link's
+TRANSFER_S = 3
 
 
 def certificates(out: Path, server: SecondServer) -> Path:
@@ -44,7 +45,7 @@ def scenario(server: SecondServer, tls: Path) -> dict:
         "name": "cluster-2x2",
         "duration_s": 5,
         "fabric": {"leaf_spine": {"leaves": 2, "spines": 2, "hosts_per_leaf": 2,
-                                  "link": {"rate_mbps": 20, "delay_ms": 1}}},
+                                  "link": {"rate_mbps": RATE_MBPS, "delay_ms": 1}}},
         "cluster": {
             "servers": [{"name": "localhost"}, {"name": "rack2", "address": server.address}],
             "user": "root",
@@ -109,11 +110,11 @@ def pings(bed, src: str, dst: str) -> bool:
 
 
 def transfer(bed, src: str, dst: str) -> dict:
-    """A TCP transfer of TRANSFER_BYTES from `src` to `dst` (iperf3): the receiver's report."""
+    """A TCP transfer of TRANSFER_S seconds from `src` to `dst` (iperf3): its report."""
     server = bed.host(dst)
     server.cmd("iperf3 -s -1 -D -p 5301")
     wait_until(lambda: "5301" in server.cmd("ss -ltn"), timeout=10, what="iperf3 listening")
-    out = bed.host(src).cmd(f"iperf3 -c {bed.host_ip(dst)} -p 5301 -n {TRANSFER_BYTES} -J")
+    out = bed.host(src).cmd(f"iperf3 -c {bed.host_ip(dst)} -p 5301 -t {TRANSFER_S} -J")
     return json.loads(out[out.index("{"):])
 
 
@@ -154,8 +155,9 @@ def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
                            what=f"{src} reaching {dst} across servers")
             report = transfer(bed, "h1_1", "h2_1")
             received = report["end"]["sum_received"]
-            assert received["bytes"] >= TRANSFER_BYTES
-            assert 1 < received["bits_per_second"] / 1e6 <= 2 * 20
+            # across both servers at the emulated links' rate: no faster (linkem shapes it
+            # across the tunnels), not much slower
+            assert RATE_MBPS / 4 < received["bits_per_second"] / 1e6 <= RATE_MBPS * 1.05
             assert not bed.dead_switches()
     finally:
         if controller is not None:

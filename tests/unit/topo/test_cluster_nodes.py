@@ -71,3 +71,48 @@ def test_ssh_options_of_a_config() -> None:
 
     assert ssh_options(None) == ()
     assert ssh_options(Path("/c/ssh.conf")) == ("-F", "/c/ssh.conf")
+
+
+def test_a_remote_hosts_process_writes_its_pid_and_gets_signals_there(monkeypatch) -> None:
+    import shlex
+    import signal
+
+    from mpsched.topo.cluster_nodes import ClusterHost, RemoteProcess
+
+    host = ClusterHost.__new__(ClusterHost)
+    host.name, host.isRemote = "h2_1", True
+    rcmds: list[str] = []
+    host.rcmd = rcmds.append  # type: ignore[method-assign]
+    started: list = []
+
+    class Client:  # the ssh client here
+        pid, returncode = 4242, None
+
+        def __init__(self, args):
+            self.args = args
+
+        def poll(self):
+            return self.returncode
+
+        def wait(self, timeout=None):
+            self.returncode = 0
+            return 0
+
+    def node_popen(self, *args, **kwargs):  # Node.popen through RemoteMixin: ssh
+        started.append((args, kwargs))
+        return Client(args[0])
+
+    monkeypatch.setattr(RemoteMixin, "popen", node_popen)
+    proc = host.popen(["python3", "-m", "gen", "--out", "/r/a b.json"], stdout=1)
+    assert isinstance(proc, RemoteProcess) and proc.pid == 4242
+    (args, kwargs), = started
+    sh, dash_c, line = args[0]
+    assert (sh, dash_c, kwargs) == ("sh", "-c", {"stdout": 1})
+    pidfile = proc.pidfile
+    # one word for the remote shell, which runs: echo $$ > pidfile; exec the command
+    assert shlex.split(line) == [f"echo $$ > {pidfile}; exec python3 -m gen --out '/r/a b.json'"]
+    proc.terminate()
+    assert rcmds == [f"sh -c 'kill -{int(signal.SIGTERM)} $(cat {pidfile})'"]
+    assert proc.wait() == 0 and rcmds[-1] == f"rm -f {pidfile}"
+    proc.terminate()  # ended: nothing more is sent
+    assert len(rcmds) == 2
