@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 from mpsched import certs
 from mpsched.controller.__main__ import command as controller_command
@@ -165,3 +167,33 @@ def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
     nothing = {"here": [], "there": [], "processes there": []}
     wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
                what="nothing of the testbed left on either server")
+
+
+def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
+    """`mpsched run` on a cluster scenario: its controller, its workload's processes on
+    hosts of both servers (ended there by the runner's signals), its measurement."""
+    doc = scenario(second_server, certificates(tmp_path / "certs", second_server))
+    doc["duration_s"], doc["warmup_s"] = 6, 1
+    doc["workload"] = [{"kind": "bulk", "pairs": [{"src": "h1_1", "dst": "h2_1"},
+                                                  {"src": "h2_2", "dst": "h1_2"}]}]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mpsched.cli", "run", str(path), "--policy", "ecmp",
+         "--runs", "1", "--out", str(out)],
+        capture_output=True, text=True, timeout=200,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (run,) = (out / "cluster-2x2").glob("ecmp/run0/*__run000.json")
+    result = json.loads(run.read_text())
+    # both transfers crossed the servers (leaf1 here, leaf2 there) at a good share of 20 Mbit/s
+    for pair in ("leaf1->leaf2", "leaf2->leaf1"):
+        assert result["pairs"][pair]["goodput_mbps"] > RATE_MBPS / 4, result["pairs"]
+    # the CPU sampler sees this machine's processes only
+    shares = result["cpu_shares"]
+    assert {"leaf1", "spine1", "controller"} <= set(shares), shares
+    assert not {"leaf2", "spine2"} & set(shares), shares
+    leftover = subprocess.run(["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"],
+                              capture_output=True, text=True).stdout
+    assert not leftover
