@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -169,21 +171,25 @@ def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
                what="nothing of the testbed left on either server")
 
 
-def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
-    """`mpsched run` on a cluster scenario: its controller, its workload's processes on
-    hosts of both servers (ended there by the runner's signals), its measurement."""
-    doc = scenario(second_server, certificates(tmp_path / "certs", second_server))
-    doc["duration_s"], doc["warmup_s"] = 6, 1
+def run_scenario(server: SecondServer, tmp_path: Path, duration_s: float) -> tuple[Path, list]:
+    """The test's scenario with two bulk transfers between the servers, one each way, in a
+    file; and the `mpsched run` command of one run of it."""
+    doc = scenario(server, certificates(tmp_path / "certs", server))
+    doc["duration_s"], doc["warmup_s"] = duration_s, 1
     doc["workload"] = [{"kind": "bulk", "pairs": [{"src": "h1_1", "dst": "h2_1"},
                                                   {"src": "h2_2", "dst": "h1_2"}]}]
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump(doc))
+    return path, [sys.executable, "-m", "mpsched.cli", "run", str(path), "--policy", "ecmp",
+                  "--runs", "1", "--out", str(tmp_path / "out")]
+
+
+def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
+    """`mpsched run` on a cluster scenario: its controller, its workload's processes on
+    hosts of both servers (ended there by the runner's signals), its measurement."""
+    _, command = run_scenario(second_server, tmp_path, 6)
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "mpsched.cli", "run", str(path), "--policy", "ecmp",
-         "--runs", "1", "--out", str(out)],
-        capture_output=True, text=True, timeout=200,
-    )
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     (run,) = (out / "cluster-2x2").glob("ecmp/run0/*__run000.json")
     result = json.loads(run.read_text())
@@ -194,6 +200,32 @@ def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
     shares = result["cpu_shares"]
     assert {"leaf1", "spine1", "controller"} <= set(shares), shares
     assert not {"leaf2", "spine2"} & set(shares), shares
+    leftover = subprocess.run(["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"],
+                              capture_output=True, text=True).stdout
+    assert not leftover
+
+
+def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_server, tmp_path):
+    """Ctrl-C in the middle of a run: the testbed comes down on both servers."""
+    path, command = run_scenario(second_server, tmp_path, 60)
+    bed = make_testbed(parse(yaml.safe_load(path.read_text()), fabric=True), 1, tmp_path)
+    log = tmp_path / "run.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        wait_until(lambda: proc.poll() is not None or list((tmp_path / "out").rglob(
+            "send*.log")), timeout=90, interval=0.5, what="the run's workload started")
+        assert proc.poll() is None, log.read_text()
+        time.sleep(2)  # traffic between the servers
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    nothing = {"here": [], "there": [], "processes there": []}
+    wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
+               what="nothing of the interrupted run left on either server")
     leftover = subprocess.run(["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"],
                               capture_output=True, text=True).stdout
     assert not leftover
