@@ -85,6 +85,10 @@ class ClusterHost(SshOptions, Host):
 
     def popen(self, *args: Any, **kwargs: Any) -> Any:
         if not self.isRemote:
+            # RemoteMixin starts every process here in a process group of its own, and
+            # `mnexec -d` of such a group leader forks and exits at once: the Popen would end
+            # while the command runs on, out of the runner's reach. Attach without -d.
+            kwargs.setdefault("mncmd", ["mnexec", "-a", str(self.pid)])
             return super().popen(*args, **kwargs)
         cmd = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
         pidfile = f"/tmp/mpsched-{self.name}-{next(_serial)}-{os.getpid()}.pid"

@@ -136,6 +136,22 @@ def leftovers(bed, server: SecondServer) -> dict[str, list[str]]:
             "processes there": [str(p) for p in server.netns_pids() if p not in own]}
 
 
+def no_traffic_left(tmp_path: Path) -> None:
+    """No traffic process of the run's (its command names `tmp_path`) is left, here or on
+    the second server (one machine: one process table)."""
+    pattern = f"mpsched.traffic.gen .*{tmp_path}"
+    try:
+        wait_until(lambda: not subprocess.run(["pgrep", "-f", pattern],
+                                              capture_output=True).stdout,
+                   timeout=15, interval=0.5, what="no traffic process of the run left")
+    except AssertionError:
+        pids = subprocess.run(["pgrep", "-d,", "-f", pattern], capture_output=True,
+                              text=True).stdout.strip()
+        listing = subprocess.run(["ps", "-o", "pid,ppid,etime,cmd", "-p", pids or "1"],
+                                 capture_output=True, text=True).stdout
+        raise AssertionError(f"traffic processes left:\n{listing}") from None
+
+
 def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
     sc = parse(scenario(second_server, certificates(tmp_path / "certs", second_server)),
                fabric=True)
@@ -201,9 +217,7 @@ def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
     shares = result["cpu_shares"]
     assert {"leaf1", "spine1", "controller"} <= set(shares), shares
     assert not {"leaf2", "spine2"} & set(shares), shares
-    wait_until(lambda: not subprocess.run(
-        ["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"], capture_output=True).stdout,
-        timeout=15, interval=0.5, what="no traffic process of the run left")
+    no_traffic_left(tmp_path)
 
 
 def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_server, tmp_path):
@@ -228,6 +242,4 @@ def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_serve
     wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
                what="nothing of the interrupted run left on either server")
     # the workload's processes, on hosts of either server (their own namespaces)
-    wait_until(lambda: not subprocess.run(
-        ["pgrep", "-f", f"mpsched.traffic.gen .*{tmp_path}"], capture_output=True).stdout,
-        timeout=15, interval=0.5, what="no traffic process of the run left")
+    no_traffic_left(tmp_path)

@@ -116,3 +116,18 @@ def test_a_remote_hosts_process_writes_its_pid_and_gets_signals_there(monkeypatc
     assert proc.wait() == 0 and rcmds[-1] == f"rm -f {pidfile}"
     proc.terminate()  # ended: nothing more is sent
     assert len(rcmds) == 2
+
+
+def test_a_local_hosts_process_is_attached_without_detaching(monkeypatch) -> None:
+    """mnexec -d of a process group leader (RemoteMixin's setpgrp) forks and exits: the
+    Popen must be the command's own process."""
+    from mininet.examples.cluster import RemoteMixin
+
+    from mpsched.topo.cluster_nodes import ClusterHost
+
+    host = ClusterHost.__new__(ClusterHost)
+    host.name, host.isRemote, host.pid = "h1_1", False, 321
+    seen: list = []
+    monkeypatch.setattr(RemoteMixin, "popen", lambda self, *a, **kw: seen.append((a, kw)))
+    host.popen(["sleep", "1"], stdout=1)
+    assert seen == [((["sleep", "1"],), {"stdout": 1, "mncmd": ["mnexec", "-a", "321"]})]
