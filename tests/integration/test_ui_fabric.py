@@ -22,8 +22,7 @@ from tests.conftest import TOKEN, require
 from tests.integration.test_controller_fabric import (  # noqa: F401 (fixture)
     NAMES,
     fabric_switches,
-    start_controller,
-    stop,
+    start,
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
@@ -65,7 +64,8 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
 
     from mpsched.bench.ui import console_errors, wait_rendered
 
-    base, proc = start_controller(tmp_path, artifacts, fabric_switches)
+    ctl = start(tmp_path, artifacts, fabric_switches)
+    base = ctl.base
     driver = browser
     try:
         driver.get(base + "/ui/")
@@ -117,7 +117,7 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(SCREENSHOT))
     finally:
-        stop(proc)
+        ctl.stop()
 
 
 @pytest.fixture
