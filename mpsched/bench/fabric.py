@@ -55,6 +55,8 @@ from pathlib import Path
 from mpsched.bench import fabric_failover as fo
 from mpsched.bench.fct import (
     BenchError,
+    add_out_options,
+    check_out_options,
     fresh_out,
     paired_table,
     ratio,
@@ -218,10 +220,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of the failover phase (default: %(default)s; 0: none)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds per run (default: the scenarios')")
-    p.add_argument("--out", type=Path, default=None,
-                   help="new directory for the runs (default: build/results/bench-fabric/<time>)")
-    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
-                   help="run nothing: evaluate the runs under DIR (an earlier --out)")
+    add_out_options(p, "bench-fabric", "evaluate the runs under DIR (an earlier --out)")
     return p
 
 
@@ -269,10 +268,9 @@ def paper_lines(results: Sequence[RunResult]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    if args.runs < 1 or args.failover_runs < 0:
-        p.error("--runs must be >= 1 and --failover-runs >= 0")
-    if args.reuse is not None and args.out is not None:
-        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+    check_out_options(p, args)
+    if args.failover_runs < 0:
+        p.error("--failover-runs must be >= 0")
     try:
         papers = [n for n in parse_papers(args.papers) if n != args.policy]
     except ValueError as error:

@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     import json
 
     from mpsched.bench import fabric as bench
-    from mpsched.bench.fct import fresh_out
+    from mpsched.bench.fct import add_out_options, check_out_options, fresh_out
     from mpsched.lab.scenario import load
 
     p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric_failover",
@@ -233,16 +233,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=3, help="failover runs (default: %(default)s)")
     p.add_argument("--policy", default=bench.DEFAULT_POLICY, help="default: %(default)s")
     p.add_argument("--duration", type=float, default=None, help="seconds per run (>= down_s + 5)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="new directory (default: build/results/bench-fabric-failover/<time>)")
     p.add_argument("--inbound", action="store_true",
                    help="capture what the edges receive too, and replay their liveness "
                         "(fabric_liveness.py) at each late frame")
     p.add_argument("--dead-after-ms", type=float, default=50.0,
                    help="the liveness dead_after to replay (default: %(default)s)")
-    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
-                   help="run nothing: report the runs under DIR")
+    add_out_options(p, "bench-fabric-failover", "report the runs under DIR")
     args = p.parse_args(argv)
+    check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     source = args.reuse or fresh_out(args.out, "bench-fabric-failover")
     if args.reuse is None:

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mpsched.bench.fabric_mptcp_run import SAMPLES_FILE, distinct_share
-from mpsched.bench.fct import BenchError, fresh_out
+from mpsched.bench.fct import BenchError, add_out_options, check_out_options, fresh_out
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci
 from mpsched.proc.layout import REPO_ROOT
@@ -166,21 +166,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs per variant (default: %(default)s)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds per run (default: the scenarios' 60)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="new directory for the runs "
-                   "(default: build/results/bench-fabric-mptcp/<time>)")
-    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
-                   help="run nothing: evaluate the runs under DIR (an earlier --out)")
+    add_out_options(p, "bench-fabric-mptcp", "evaluate the runs under DIR (an earlier --out)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    if args.runs < 1:
-        p.error("--runs must be >= 1")
-    if args.reuse is not None and args.out is not None:
-        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+    check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.reuse is not None:

@@ -107,6 +107,23 @@ def select_results(results: Sequence[RunResult], policies: Sequence[str]) -> lis
     return mine
 
 
+def add_out_options(p: argparse.ArgumentParser, bench: str, reuse_help: str) -> None:
+    """The options where a bench's runs go (`--out`, a new directory, `fresh_out`) or which
+    earlier runs it evaluates instead (`--reuse DIR`); `check_out_options` checks them."""
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"new directory for the runs (default: build/results/{bench}/<time>)")
+    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
+                   help=f"run nothing: {reuse_help}")
+
+
+def check_out_options(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (usage error, exit 2) `--runs` below 1 and `--out` beside `--reuse`."""
+    if args.runs < 1:
+        p.error("--runs must be >= 1")
+    if args.reuse is not None and args.out is not None:
+        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+
+
 def fresh_out(out: Path | None, bench: str = "bench-fct") -> Path:
     """The directory for this invocation's runs: `out`, which must hold no runs yet, or a
     new build/results/<bench>/<time>."""
@@ -136,21 +153,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds per run (default: the scenario's)")
     p.add_argument("--scenario", type=Path, default=SCENARIO,
                    help="scenario file (default: scenarios/asymmetric.yaml)")
-    p.add_argument("--out", type=Path, default=None,
-                   help="new directory for this invocation's runs (default: "
-                        "build/results/bench-fct/<time>)")
-    p.add_argument("--reuse", type=Path, metavar="DIR", default=None,
-                   help="run nothing: evaluate the runs under DIR (one scenario)")
+    add_out_options(p, "bench-fct", "evaluate the runs under DIR (one scenario)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    if args.runs < 1:
-        p.error("--runs must be >= 1")
-    if args.reuse is not None and args.out is not None:
-        p.error("--reuse DIR reads DIR and runs nothing: --out does not apply")
+    check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     policies = [*BASELINES, args.policy]
     try:

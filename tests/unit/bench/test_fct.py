@@ -115,3 +115,17 @@ def test_runs_of_several_scenarios_are_refused(monkeypatch, tmp_path, capsys):
     assert "several scenarios (asymmetric, asymmetric-40)" in err
     with pytest.raises(bench.BenchError, match="no runs of ecmp, letflow, ca"):
         bench.select_results([], ["ecmp", "letflow", "ca"])
+
+
+@pytest.mark.parametrize("module", ["fct", "fabric", "fabric_mptcp", "fabric_failover"])
+@pytest.mark.parametrize("argv", [["--runs", "0"], ["--reuse", "r", "--out", "o"]])
+def test_the_run_benches_refuse_bad_out_options_before_running(module, argv, capsys):
+    """`--runs` below 1, or `--out` beside `--reuse`, is a usage error (exit 2) naming the
+    option, in every bench sharing `add_out_options`, before anything runs."""
+    import importlib
+
+    main = importlib.import_module(f"mpsched.bench.{module}").main
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert argv[0] in capsys.readouterr().err
