@@ -184,9 +184,17 @@ def test_the_fabric_view_shows_a_pairs_mptcp_connection_on_its_paths(fed_fabric,
     wait_for("the pairs listed", lambda: "leaf1->leaf3" in [
         o.get_attribute("value") for o in Select(driver.find_element(By.ID, "direction")).options])
     Select(driver.find_element(By.ID, "direction")).select_by_value("leaf1->leaf3")
-    rows = wait_for("its connection listed", lambda: driver.find_elements(
-        By.CSS_SELECTOR, f'#pair-mptcp tbody tr[data-conn="{conn["id"]}"]'))
-    cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+    def listed() -> list[list[str]] | None:
+        """The connection's rows' cell texts, read at once (a poll may redraw the table
+        between finding the rows and reading them: then None, and the wait tries again)."""
+        try:
+            return [[td.text for td in r.find_elements(By.TAG_NAME, "td")]
+                    for r in driver.find_elements(
+                        By.CSS_SELECTOR, f'#pair-mptcp tbody tr[data-conn="{conn["id"]}"]')]
+        except StaleElementReferenceException:
+            return None
+
+    cells = wait_for("its connection listed", listed)
     assert [c[1] for c in cells] == [f"{s['src']}:{s['sport']} → {s['dst']}:{s['dport']}"
                                      for s in conn["subflows"]]
     assert [c[3] for c in cells] == [str(p) for p in pinned]
