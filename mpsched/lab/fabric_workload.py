@@ -16,7 +16,14 @@ decides, and traffic between two edges crosses one uplink on either side, so L <
 load the fabric can carry when paths are used well; in a graph the edges' links to the
 rest of the network play that part (a transit link inside may still be the bottleneck).
 All-to-all gives each edge L % of its own capacity (an edge with slower links offers less, as
-a leaf's hosts would); a matrix gives L % of the summed capacity, split over its pairs by
+a leaf's hosts would) and keeps what each edge receives within L % of the capacity of its
+links towards it (`edge_capacity_in_mbps`): a destination is drawn in proportion to its
+hosts, rebalanced by iterative proportional fitting (`balance`) where that proportion would
+send an edge more than L % of what its links can bring in. Without it an edge with a slow link
+would receive from every other edge as much as a fast one, beyond its capacity at loads well
+under 100 % (a leaf with uplinks of 2.5 and 0.625 Mbit/s among leaves of 5 gets 112 % of its
+3.125 at 70 %), and every policy's short flows to it would queue behind an overload no choice
+of path can relieve. A matrix gives L % of the summed capacity, split over its pairs by
 weight (a matrix that concentrates traffic may load one edge's links beyond L %).
 """
 
@@ -108,6 +115,58 @@ def edge_capacity_mbps(fabric: Fabric, t: float = 0.0) -> dict[int, float]:
     return out
 
 
+def edge_capacity_in_mbps(fabric: Fabric, t: float = 0.0) -> dict[int, float]:
+    """Per edge id: the summed rate (Mbit/s) of its links towards it at `t`."""
+    out = {}
+    for sw in fabric.edges:
+        total = 0.0
+        for link in fabric.links_of(sw.name):
+            p = link.params(link.other(sw.name), t)
+            total += p.rate_mbps if p.up and p.rate_mbps is not None else 0.0
+        out[sw.edge_id] = total
+    return out
+
+
+def _sums(rates: Mapping[Pair, float], side: int) -> dict[int, float]:
+    sums: dict[int, float] = {}
+    for pair, r in rates.items():
+        sums[pair[side]] = sums.get(pair[side], 0.0) + r
+    return sums
+
+
+def _meets(sums: Mapping[int, float], want: Mapping[int, float], tol: float) -> bool:
+    return all(abs(sums.get(e, 0.0) - x) <= tol * max(x, 1e-12) for e, x in want.items())
+
+
+def balance(prior: Mapping[Pair, float], send: Mapping[int, float],
+            receive: Mapping[int, float], rounds: int = 500,
+            tol: float = 1e-9) -> dict[Pair, float]:
+    """Rates per ordered pair, shaped like `prior`, whose sum per source is `send[a]` and per
+    destination `receive[b]` scaled to the same total: iterative proportional fitting
+    (Deming and Stephan, 1940), alternately scaling rows and columns; it keeps the prior's
+    cross-ratios, so a prior that already meets both is returned as it is. Pure. Where no
+    such rates exist (two edges of different capacities) the last scaling is of the rows:
+    every source still sends what it should."""
+    rates = {pair: r for pair, r in prior.items() if r > 0}
+    send = {e: x for e, x in send.items() if e in _sums(rates, 0)}
+    dests = _sums(rates, 1)
+    total_in = math.fsum(receive.get(e, 0.0) for e in dests)
+    if not rates or total_in <= 0:
+        return dict(prior)
+    total = math.fsum(send.values())
+    want_in = {e: receive.get(e, 0.0) * total / total_in for e in dests}
+    if _meets(_sums(rates, 0), send, tol) and _meets(dests, want_in, tol):
+        return dict(prior)
+    for _ in range(rounds):
+        cols = _sums(rates, 1)
+        rates = {p: r * want_in[p[1]] / cols[p[1]] for p, r in rates.items()}
+        rows = _sums(rates, 0)
+        rates = {p: r * send[p[0]] / rows[p[0]] for p, r in rates.items()}
+        if _meets(_sums(rates, 1), want_in, tol):
+            break
+    return {pair: rates.get(pair, 0.0) for pair in prior}
+
+
 def pair_rates_mbps(w: FabricWorkload, fabric: Fabric, hosts: Hosts) -> dict[Pair, float]:
     """The application rate `w` (poisson) offers per ordered pair of edges (module doc)."""
     capacity = edge_capacity_mbps(fabric)
@@ -123,7 +182,8 @@ def pair_rates_mbps(w: FabricWorkload, fabric: Fabric, hosts: Hosts) -> dict[Pai
         receivers = sum(others.values())
         for b, n in others.items():  # a destination host uniform over the other edges' hosts
             rates[(a, b)] = load * capacity.get(a, 0.0) * n / receivers
-    return rates
+    send = {a: load * capacity.get(a, 0.0) for a in hosts}
+    return balance(rates, send, edge_capacity_in_mbps(fabric))
 
 
 def _rng(seed: int, index: int, host: FabricHost, what: str) -> random.Random:

@@ -73,7 +73,8 @@ class FabricWorkload:
         two-edge kind: `max_kb`, `scale`, `max_concurrent`, `drain_s`), offering `load_pct`
         % of the fabric's capacity (`fabric_workload.edge_capacity_mbps`). Without `matrix`
         all-to-all: every edge offers `load_pct` % of its own capacity, shared equally by
-        its hosts, each flow to a host drawn uniformly from those behind the other edges.
+        its hosts, each flow to a host behind another edge, no edge receiving more than
+        `load_pct` % of its links' capacity towards it (`fabric_workload.balance`).
         With `matrix`: the load of the summed capacity split over the listed ordered pairs
         of edges by weight (pairs not listed carry nothing).
     incast: every `period_ms`, all `senders` (default: every host behind another edge than

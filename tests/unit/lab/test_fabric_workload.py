@@ -48,8 +48,36 @@ def test_all_to_all_offers_each_edge_its_load_over_a_long_horizon():
         assert offered[e] == pytest.approx(want, rel=0.05), (e, dist.mean())
 
 
-def test_all_to_all_destinations_are_uniform_over_the_other_edges_hosts():
+def test_all_to_all_keeps_what_each_edge_receives_within_its_load():
+    """leaf1's links bring in 12.5 Mbit/s, the others' 20: drawn by hosts alone, the other
+    three edges would send leaf1 a third of their 10 Mbit/s each, 80 % of its 12.5 at 50 %."""
     sc = scenario(POISSON, duration_s=3600)
+    edges = fw.host_edges(fw.plan_hosts(sc.fabric))
+    received = collections.Counter()
+    for p in plans(sc):
+        for f in p.flows:
+            received[edges[f.dst]] += f.size * 8 / (3600 - 1) / 1e6
+    assert fw.edge_capacity_in_mbps(sc.fabric) == {1: 12.5, 2: 20.0, 3: 20.0, 4: 20.0}
+    for e, cap in fw.edge_capacity_in_mbps(sc.fabric).items():
+        assert received[e] == pytest.approx(0.5 * cap, rel=0.06), (e, received)
+
+
+def test_balance_meets_both_sums_and_keeps_a_prior_that_already_does():
+    prior = {(a, b): 1.0 for a in (1, 2, 3) for b in (1, 2, 3) if a != b}
+    assert fw.balance(prior, {1: 2, 2: 2, 3: 2}, {1: 5, 2: 5, 3: 5}) == prior
+    got = fw.balance(prior, {1: 1, 2: 2, 3: 2}, {1: 1, 2: 2, 3: 2})
+    for e, want in {1: 1, 2: 2, 3: 2}.items():
+        assert fw._sums(got, 0)[e] == pytest.approx(want)
+        assert fw._sums(got, 1)[e] == pytest.approx(want)
+    assert got[(2, 3)] == pytest.approx(got[(3, 2)])
+    # two edges of different capacities: no rates meet both; the sources keep their rates
+    two = fw.balance({(1, 2): 1.0, (2, 1): 3.0}, {1: 1.0, 2: 3.0}, {1: 1.0, 2: 1.0})
+    assert two == pytest.approx({(1, 2): 1.0, (2, 1): 3.0})
+
+
+def test_all_to_all_destinations_are_uniform_over_the_other_edges_hosts():
+    symmetric = {"leaf_spine": {**FABRIC["leaf_spine"], "overrides": []}}
+    sc = scenario(POISSON, duration_s=3600, fabric=symmetric)
     for p in plans(sc):
         counts = collections.Counter(f.dst for f in p.flows)
         others = {h.address for e, hs in fw.plan_hosts(sc.fabric).items() if e != p.host.edge
