@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ import requests
 
 from mpsched import addressing as ap
 from mpsched import demo_fabric
+from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.client.rest import RestClient
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -78,36 +78,6 @@ def run_phase(
         {p: 8 * (after[p][1] - before[p][1]) / seconds / 1e6 for p in after},
         result.goodput_mbps,
     )
-
-
-def screenshot_later(rest: RestClient, out: Path, after_s: float) -> threading.Thread | None:
-    """A screenshot of the dashboard into `out` `after_s` from now, in a thread (None, and
-    logged, when headless Chromium, chromedriver or Selenium are missing)."""
-    from mpsched.bench import ui
-
-    problems = prereqs.missing(*ui.BROWSER_PREREQS)
-    if problems:
-        log.info("no dashboard screenshot: %s", "; ".join(problems))
-        return None
-
-    def take() -> None:
-        time.sleep(after_s)
-        try:
-            ui.screenshot(f"{rest.base}/ui/", out, settle_s=2.0)
-            log.info("dashboard screenshot: %s", out)
-        except Exception as error:  # the demo goes on without it
-            log.warning("dashboard screenshot failed: %s", error)
-
-    thread = threading.Thread(target=take, name="screenshot", daemon=True)
-    thread.start()
-    return thread
-
-
-def screenshot_path(arg: str | None, default: Path) -> Path | None:
-    """Where `--screenshot` puts the dashboard: `default` if not given, nowhere if ''."""
-    if arg is None:
-        return default
-    return Path(arg) if arg else None
 
 
 def format_table(results: list[PhaseResult], rates: dict[int, float | None]) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.lab.scenario import POLICIES
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
@@ -57,7 +58,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_class(screenshot: Path | None) -> type:
-    from mpsched.demo import screenshot_later
     from mpsched.lab.runner import Run
 
     class DemoRun(Run):
@@ -82,7 +82,6 @@ def _run_class(screenshot: Path | None) -> type:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the fabric demo (`args.seconds` of traffic, default SECONDS; `args.policy`)."""
-    from mpsched.demo import screenshot_path
     from mpsched.lab import analysis
     from mpsched.lab.experiment import _prerequisites
     from mpsched.lab.runner import RunError

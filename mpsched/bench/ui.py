@@ -28,8 +28,8 @@ telemetry the page sees change) is live.
 `--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
 of BMv2s (mpsched/bench/ui_fabric.py).
 
-The browser helpers here (`start_browser`, `wait_rendered`, `console_errors`, `screenshot`)
-serve the browser tests (tests/integration/test_ui_browser.py) and the demo's screenshot too.
+The browser is mpsched/bench/browser.py's, the controller and its feeder
+mpsched/bench/ui_feed.py's.
 """
 
 from __future__ import annotations
@@ -37,184 +37,23 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from mpsched.bench.control import Feeder as ControlFeeder
+from mpsched.bench import ui_fabric
+from mpsched.bench.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
+from mpsched.bench.ui_fabric import parse_shape
+from mpsched.bench.ui_feed import HISTORY_S, N_PATHS, Feeder, backfill, start_controller
 from mpsched.proc import prereqs
 
 log = logging.getLogger("mpsched.bench.ui")
 
-BROWSER_PREREQS = ("chromium", "chromedriver", "selenium")
-N_PATHS = 4
-HISTORY_S = 600
 LOADS = 3
 CHANGES = 10
-
-
-# -- the browser ---------------------------------------------------------------------------
-
-
-def start_browser(width: int = 1400, height: int = 1000) -> Any:
-    """Headless Chromium (Debian's `chromium`, driven by its `chromedriver`) with the page's
-    console log kept; the caller quits it."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium") or "chromium"
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",  # root, in a container
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-extensions",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--window-size={width},{height}",
-    ):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(
-        executable_path=shutil.which("chromedriver") or "chromedriver",
-        log_output=subprocess.DEVNULL,
-    )
-    return webdriver.Chrome(service=service, options=options)
-
-
-def wait_rendered(driver: Any, timeout: float = 20.0) -> float:
-    """Wait for the page's first full render; its time in ms since navigation start."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ms = driver.execute_script("return window.mpschedUi && window.mpschedUi.firstRenderMs")
-        if ms is not None:
-            return float(ms)
-        time.sleep(0.02)
-    raise TimeoutError(f"the dashboard did not render within {timeout:g} s")
-
-
-def console_errors(driver: Any, allow: tuple[str, ...] = ()) -> list[str]:
-    """The page's console errors since the last call, less those containing an `allow` text."""
-    return [
-        e["message"]
-        for e in driver.get_log("browser")
-        if e["level"] == "SEVERE" and not any(a in e["message"] for a in allow)
-    ]
-
-
-def screenshot(url: str, out: Path, settle_s: float = 3.0) -> None:
-    """A screenshot of the dashboard at `url` into `out` (PNG), once rendered and `settle_s`
-    of live polling later."""
-    driver = start_browser(1400, 1300)
-    try:
-        driver.get(url)
-        wait_rendered(driver)
-        time.sleep(settle_s)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(out))
-    finally:
-        driver.quit()
-
-
-# -- the controller under test ---------------------------------------------------------------
-
-
-class Feeder(ControlFeeder):
-    """bench-control's synthetic telemetry; `mark(value)` makes path 1's reported bytes in
-    flight `value` from then on and returns when the controller holds it."""
-
-    def __init__(self, ctl: Any, n: int, seed: int) -> None:
-        super().__init__(ctl, n, seed)
-        self.marker: int | None = None
-        self.marked = threading.Event()
-        self.marked_at = 0.0
-
-    def mark(self, value: int) -> float:
-        self.marked.clear()
-        self.marker = value
-        if not self.marked.wait(5):
-            raise RuntimeError("feeder stalled")
-        return self.marked_at
-
-    def inflight(self, path_id: int) -> int:
-        if path_id == 1 and self.marker is not None:
-            return self.marker
-        return self.rng.randrange(0, 100_000) * 2 + 1  # odd: never a marker
-
-    def fed(self, path_id: int) -> None:
-        if path_id == 1 and self.marker is not None and not self.marked.is_set():
-            self.marked_at = time.time()  # the estimator holds it from here on
-            self.marked.set()
-
-
-def backfill(ctl: Any, seconds: int, seed: int) -> int:
-    """Fill every estimator's history with `seconds` snapshots, one per second back from now
-    (see the module's docstring); returns how many snapshots there are in all."""
-    rng = random.Random(seed)
-    now = time.time()
-    total = 0
-    with ctl._lock:
-        for est in ctl.intake.estimators.values():
-            base = est.snapshot(now)
-            past = []
-            for k in range(seconds - len(est.history), 0, -1):
-                snap = dict(base, t=round(now - k, 3))
-                for key, value in base.items():
-                    if key != "t" and isinstance(value, float):
-                        snap[key] = round(value * rng.uniform(0.7, 1.3), 3)
-                past.append(snap)
-            est.history.extendleft(reversed(past))
-            total += len(est.history)
-    return total
-
-
-def bench_settings() -> Any:
-    """The controller's settings in the UI benches: llhd, no probes (telemetry is fed),
-    HISTORY_S of history per path."""
-    from mpsched.controller.core import ControllerSettings
-    from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
-
-    return ControllerSettings(
-        poll_interval=1.0,
-        telemetry=TelemetryConfig(probe_interval_s=None),
-        estimators=EstimatorSettings(history=HISTORY_S),
-        default_policy="llhd",
-    )
-
-
-def start_controller(workdir: Path, registry: Any) -> tuple[Any, Any]:
-    """A BMv2 switch and the controller on it (N_PATHS paths, llhd, no probes): (switch,
-    controller), both started."""
-    from mpsched.bench.control import artifacts_for, netcfg
-    from mpsched.controller.core import Controller
-    from mpsched.p4rt.p4info import P4Info
-    from mpsched.p4rt.pipeline import Pipeline
-    from mpsched.proc.bmv2 import Bmv2Switch
-
-    art = artifacts_for(N_PATHS)
-    sw = Bmv2Switch(name="bench-ui", device_id=1, ports={}, log_dir=workdir, registry=registry)
-    sw.start()
-    try:
-        ctl = Controller(
-            netcfg(sw.grpc_address, N_PATHS),
-            Pipeline(P4Info.from_file(art.p4info)),
-            str(art.bmv2_json),
-            bench_settings(),
-        )
-        ctl.start()
-    except BaseException:
-        sw.stop()
-        raise
-    return sw, ctl
 
 
 def measure_loads(driver: Any, url: str) -> list[float]:
@@ -286,7 +125,6 @@ def page_metrics(driver: Any) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, float]:
-    from mpsched.bench import ui_fabric
     from mpsched.controller.northbound.rest import RestApi
     from mpsched.controller.northbound.server import RestServer
     from mpsched.proc.bmv2 import free_port
@@ -334,7 +172,6 @@ def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, flo
 
 
 def _shape(text: str) -> tuple[int, int]:
-    from mpsched.bench.ui_fabric import parse_shape
 
     try:
         return parse_shape(text)

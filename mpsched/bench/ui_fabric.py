@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mpsched.bench.ui import N_PATHS, Feeder, bench_settings
+from mpsched.bench.ui_feed import N_PATHS, Feeder, bench_settings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport
 

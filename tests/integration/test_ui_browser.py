@@ -59,7 +59,7 @@ def controller(switch, remote, tmp_path, artifacts):
 @pytest.fixture
 def browser():
     require("chromium", "chromedriver", "selenium")
-    from mpsched.bench.ui import start_browser
+    from mpsched.bench.browser import start_browser
 
     driver = start_browser()
     yield driver
@@ -135,7 +135,7 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
     base, pairs = controller
     driver = browser
     driver.get(base + "/ui")  # the redirect to /ui/
-    from mpsched.bench.ui import console_errors, wait_rendered
+    from mpsched.bench.browser import console_errors, wait_rendered
 
     wait_rendered(driver)
     assert driver.current_url.endswith("/ui/")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from mpsched import demo
+from mpsched.bench import browser
 from mpsched.demo_fabric import SCENARIO, pair_lines
 from mpsched.lab.scenario import load
 
@@ -36,7 +37,7 @@ def test_the_screenshot_goes_to_the_fabric_default_a_given_path_or_nowhere(tmp_p
     from mpsched.demo_fabric import SCREENSHOT
 
     path = demo.build_parser().parse_args(["--fabric"]).screenshot
-    assert demo.screenshot_path(path, SCREENSHOT) == SCREENSHOT
+    assert browser.screenshot_path(path, SCREENSHOT) == SCREENSHOT
     assert SCREENSHOT != demo.SCREENSHOT  # the two-edge demo's stays its own
-    assert demo.screenshot_path(str(tmp_path / "x.png"), SCREENSHOT) == tmp_path / "x.png"
-    assert demo.screenshot_path("", SCREENSHOT) is None
+    assert browser.screenshot_path(str(tmp_path / "x.png"), SCREENSHOT) == tmp_path / "x.png"
+    assert browser.screenshot_path("", SCREENSHOT) is None
