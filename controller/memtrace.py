@@ -5,30 +5,34 @@ Off unless the environment sets `MPSCHED_MEMTRACE_S` (seconds between samples, >
 one line (logger `mpsched.controller.memtrace`, level INFO)::
 
     memtrace rss_kb=... traced_kb=... tracemalloc_kb=... malloc_used_kb=... malloc_free_kb=...
-             mmap_kb=... arena_kb=... threads=... smaps_heap_kb=... smaps_marena_kb=...
-             smaps_stack_kb=... smaps_anon1m_kb=... smaps_anon_kb=... smaps_file_kb=...
-             smaps_other_kb=... py_blocks=... py_arenas=... py_arenas_total=...
+             mmap_kb=... arena_kb=... malloc_arenas=... threads=... smaps_heap_kb=...
+             smaps_marena_kb=... smaps_stack_kb=... smaps_anon1m_kb=... smaps_anon_kb=...
+             smaps_file_kb=... smaps_other_kb=... py_blocks=... py_arenas=... py_arenas_total=...
              py_used_kb=... py_avail_kb=...
 
 then the allocation sites (file:line) whose traced size grew most since the first sample,
-then `memtrace gc_objects=N` (the objects the collector tracks, gc.get_objects()) and the
-object types whose count grew most since the first sample (`memtrace type NAME +N (M)`).
+then `memtrace gc_objects=N` (the objects the collector tracks, gc.get_objects()), the
+object types whose count grew most since the first sample (`memtrace type NAME +N (M)`) and
+the containers whose length grew most since first seen (`memtrace container TYPE
+Class.attribute len=N +D`; controller/memobjects.py).
 The figures tell a growth of the Python heap (traced_kb rises with rss_kb) from native growth
 (malloc_used_kb rises, traced_kb does not: gRPC's C core, protobuf's C++ messages) and from
 the allocator keeping freed memory (malloc_free_kb rises: fragmentation, more arenas);
 tracemalloc_kb is tracemalloc's own bookkeeping (in malloc_used_kb, not in
-traced_kb); malloc's figures are glibc's mallinfo2, summed over every arena (absent elsewhere).
+traced_kb); malloc's figures are glibc's mallinfo2, summed over every arena (absent elsewhere),
+malloc_arenas how many arenas there are (malloc_info, controller/memarenas.py).
 The smaps_*_kb figures are the resident kB of /proc/self/smaps by kind of mapping
 (controller/memmaps.py: the brk heap, malloc's thread arenas, thread stacks, anonymous
 mappings of whole MiBs such as CPython's object arenas, other anonymous ones, files); the
 py_* ones CPython's small-object allocator's (sys.getallocatedblocks; from
 sys._debugmallocstats: its 1 MiB arenas now and ever allocated, kB in blocks in use and in
-free blocks of its pools): a growth of anon1m with py_arenas and py_used_kb flat is not
-the Python heap.
+free blocks of its pools; absent while tracemalloc runs, which stands in for the
+allocator): a growth of anon1m with py_arenas and py_used_kb flat is not the Python heap.
 `MPSCHED_MEMTRACE_TOP` sets how many sites (default 8); 0 leaves tracemalloc off and logs
-the other figures only, at no cost to the Python heap; `MPSCHED_MEMTRACE_TYPES` how many
-object types (default 8; 0: no walk of the objects) (tracemalloc's snapshots themselves
+the other figures only, at no cost to the Python heap (tracemalloc's snapshots themselves
 leave the allocator tens of MB it keeps, `malloc_free_kb`: a run to measure RSS uses 0).
+`MPSCHED_MEMTRACE_TYPES` sets how many object types and containers (default 8; 0: no walk
+of the objects).
 docs/fabric.md, "The soak on a fabric", tells what the fabric soak found with it.
 
 Off, it costs one look-up of the environment at start; on, tracemalloc slows every Python
@@ -43,7 +47,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import gc
 import logging
 import os
 import re
@@ -51,12 +54,11 @@ import sys
 import tempfile
 import threading
 import tracemalloc
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.controller import memmaps
+from mpsched.controller import memarenas, memmaps, memobjects
 
 log = logging.getLogger("mpsched.controller.memtrace")
 
@@ -152,18 +154,6 @@ def obmalloc_figures(text: str) -> dict[str, int]:
     return out
 
 
-def type_counts() -> Counter[str]:
-    """The objects the garbage collector tracks, counted by type name."""
-    return Counter(type(o).__qualname__ for o in gc.get_objects())
-
-
-def type_growth_lines(base: Counter[str], now: Counter[str], top: int) -> list[str]:
-    """The `top` types whose count grew most from `base` to `now`."""
-    grown = sorted(((now[t] - base[t], t) for t in now if now[t] > base[t]),
-                   key=lambda g: (-g[0], g[1]))[:top]
-    return [f"memtrace type {t} +{d} ({now[t]})" for d, t in grown]
-
-
 def sample_line() -> str:
     """The figures of one sample (module docstring), key=value."""
     parts = [f"rss_kb={proc_status('VmRSS')}"]
@@ -174,7 +164,8 @@ def sample_line() -> str:
     m = malloc_figures()
     if m is not None:
         parts += [f"malloc_used_kb={m.used}", f"malloc_free_kb={m.free}",
-                  f"mmap_kb={m.mmap}", f"arena_kb={m.arena}"]
+                  f"mmap_kb={m.mmap}", f"arena_kb={m.arena}",
+                  f"malloc_arenas={memarenas.arena_count()}"]
     parts.append(f"threads={proc_status('Threads')}")
     parts += [f"smaps_{kind}_kb={kb}" for kind, kb in memmaps.kinds().items()]
     parts.append(f"py_blocks={sys.getallocatedblocks()}")
@@ -200,7 +191,7 @@ class MemTrace:
         self.period_s, self.top, self.types = period_s, top, types
         self.stopping = threading.Event()
         self.base: tracemalloc.Snapshot | None = None
-        self.base_types: Counter[str] | None = None
+        self.objects = memobjects.ObjectWatch()
         self.thread = threading.Thread(target=self._run, name="memtrace", daemon=True)
 
     def start(self) -> None:
@@ -224,15 +215,9 @@ class MemTrace:
             log.info("%s", line)
 
     def _sample_types(self) -> None:
-        if self.types <= 0:
-            return
-        counts = type_counts()
-        log.info("memtrace gc_objects=%d", counts.total())
-        if self.base_types is None:
-            self.base_types = counts
-            return
-        for line in type_growth_lines(self.base_types, counts, self.types):
-            log.info("%s", line)
+        if self.types > 0:
+            for line in self.objects.sample(self.types):
+                log.info("%s", line)
 
     def _run(self) -> None:
         while not self.stopping.wait(self.period_s):
