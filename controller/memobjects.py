@@ -12,6 +12,7 @@ where it is held (`Class.attribute`, a dict's key). controller/memtrace.py logs 
 from __future__ import annotations
 
 import gc
+import heapq
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,9 +70,10 @@ class ObjectWatch:
             self.base_types = counts
         else:
             lines += type_growth_lines(self.base_types, counts, top)
-        sized = sorted(((len(o), id(o), o) for o in objects if isinstance(o, CONTAINERS)),
-                       key=lambda s: -s[0])
-        by_id = {i: (n, o) for n, i, o in sized[:WATCHED]}
+        # the largest without a tuple per container: the walk itself should not churn the heap
+        largest = heapq.nlargest(WATCHED, (o for o in objects if isinstance(o, CONTAINERS)),
+                                 key=len)
+        by_id = {id(o): (len(o), o) for o in largest}
         by_id |= {i: (len(o), o) for o in objects if (i := id(o)) in self.first_len}
         grown = sorted(((n - self.first_len[i], i) for i, (n, _) in by_id.items()
                         if i in self.first_len and n > self.first_len[i]), reverse=True)[:top]
@@ -80,5 +82,5 @@ class ObjectWatch:
             lines.append(f"memtrace container {type(obj).__qualname__} {holder(obj)} "
                          f"len={n} +{diff}")
         self.first_len = {i: self.first_len.get(i, n) for i, (n, _) in by_id.items()}
-        del objects, sized, by_id
+        del objects, largest, by_id
         return lines
