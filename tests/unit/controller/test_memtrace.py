@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import tracemalloc
 
 import pytest
@@ -72,10 +73,14 @@ def test_growth_names_the_site_that_grew(traced):
 def test_a_started_trace_logs_samples_until_stopped(caplog):
     was = tracemalloc.is_tracing()
     with caplog.at_level(logging.INFO, logger=memtrace.log.name):
-        trace = memtrace.start_from_env({memtrace.ENV_PERIOD: "0.01"})
+        # no walk of the objects: in a big test process it takes a good part of a second
+        trace = memtrace.start_from_env({memtrace.ENV_PERIOD: "0.01", memtrace.ENV_TYPES: "0"})
         assert trace is not None
         try:
-            trace.stopping.wait(0.3)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and sum(
+                    "memtrace rss_kb=" in r.message for r in caplog.records) < 2:
+                trace.stopping.wait(0.05)
         finally:
             trace.stop()
             trace.thread.join(5)
