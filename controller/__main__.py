@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from mpsched.controller import memtrace, memtrim
+from mpsched.controller import memarenas, memtrace, memtrim
 from mpsched.controller.core import DEFAULT_POLICY, Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
@@ -254,6 +254,14 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         "(glibc's malloc_trim, controller/memtrim.py); 0: never (default: %(default)s)",
     )
     parser.add_argument(
+        "--malloc-arenas",
+        type=int,
+        default=memarenas.MALLOC_ARENAS,
+        help="at most this many malloc arenas for the controller's threads (glibc's "
+        "M_ARENA_MAX, controller/memarenas.py: fewer arenas keep less free memory resident); "
+        "0: glibc's default, 8 per core (default: %(default)s)",
+    )
+    parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
 
@@ -300,6 +308,9 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         )
     if not args.malloc_trim_s >= 0:
         raise StartError(f"--malloc-trim-s: must be >= 0 (0: never), got {args.malloc_trim_s}")
+    if args.malloc_arenas < 0:
+        raise StartError(
+            f"--malloc-arenas: must be >= 0 (0: glibc's default), got {args.malloc_arenas}")
     try:
         return telemetry_config(args)
     except ValueError as error:
@@ -419,6 +430,9 @@ def execute(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # before any thread of the controller's starts (controller/memarenas.py); a negative
+    # count is refused with the other options below
+    memarenas.limit(args.malloc_arenas)
     from os_ken.lib import hub
 
     # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it

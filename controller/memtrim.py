@@ -9,7 +9,8 @@ every arena and returns the free whole pages inside them (madvise), not only the
 takes a few milliseconds and holds each arena's lock briefly, hence a thread of its own, off
 the control loop. On the fabric soak it gave back 0.3 to 0.8 MB a minute but left the
 controller's RSS slope where it was (docs/fabric.md, "The soak on a fabric"): a lever to tell
-the allocator's free space from memory in use, not a fix, hence off unless asked for.
+the allocator's free space from memory in use, not a fix, hence off unless asked for. What
+levelled the slope is fewer arenas (`--malloc-arenas`, controller/memarenas.py).
 
 Elsewhere than glibc (no `malloc_trim`) the trimmer does nothing.
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import tracemalloc
 
 import pytest
@@ -40,6 +41,25 @@ def test_the_sample_line_has_rss_traced_and_threads(traced):
     assert "traced_kb" in figures
     if memtrace.malloc_figures() is not None:  # glibc
         assert int(figures["malloc_used_kb"]) > 0
+        assert int(figures["malloc_arenas"]) >= 1
+    assert int(figures["py_blocks"]) > 0
+    assert int(figures["smaps_file_kb"]) > 0  # at least the interpreter's own pages
+
+
+def test_without_tracemalloc_the_line_has_obmalloc_figures():
+    if tracemalloc.is_tracing():
+        pytest.skip("tracemalloc already on in this process")
+    figures = dict(re.findall(r"(\w+)=(-?\d+)", memtrace.sample_line()))
+    assert int(figures["py_arenas"]) >= 1  # CPython's obmalloc (sys._debugmallocstats)
+    assert int(figures["py_used_kb"]) > 0
+
+
+def test_obmalloc_figures_read_debugmallocstats_in_kb():
+    text = ("# arenas allocated total           =                   12\n"
+            "# arenas allocated current         =                    9\n"
+            "# bytes in allocated blocks        =            3,513,376\n")
+    assert memtrace.obmalloc_figures(text) == {
+        "py_arenas": 9, "py_arenas_total": 12, "py_used_kb": 3431}
 
 
 def test_growth_names_the_site_that_grew(traced):
@@ -53,10 +73,14 @@ def test_growth_names_the_site_that_grew(traced):
 def test_a_started_trace_logs_samples_until_stopped(caplog):
     was = tracemalloc.is_tracing()
     with caplog.at_level(logging.INFO, logger=memtrace.log.name):
-        trace = memtrace.start_from_env({memtrace.ENV_PERIOD: "0.01"})
+        # no walk of the objects: in a big test process it takes a good part of a second
+        trace = memtrace.start_from_env({memtrace.ENV_PERIOD: "0.01", memtrace.ENV_TYPES: "0"})
         assert trace is not None
         try:
-            trace.stopping.wait(0.3)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and sum(
+                    "memtrace rss_kb=" in r.message for r in caplog.records) < 2:
+                trace.stopping.wait(0.05)
         finally:
             trace.stop()
             trace.thread.join(5)
