@@ -43,7 +43,7 @@ from mpsched.lab import metrics
 from mpsched.lab.analysis import _interp
 from mpsched.lab.fabric_workload import SenderPlan
 from mpsched.lab.pcap import PcapPacket
-from mpsched.p4rt.pipeline import PATH_TAG_LEN
+from mpsched.p4rt.bmv2json import path_tag
 
 NAN = float("nan")
 STEP_S = 0.1  # the grid of the paths' capacity over time
@@ -82,9 +82,10 @@ def frame_bytes(packets: Iterable[PcapPacket], sources: Iterable[str], dst: str,
                 t0: float, w0: float, w1: float) -> float:
     """Bytes of the frames of a connection's packets in a capture (`packets`): from any of
     `sources` to `dst`:`port`, captured in [t0 + w0, t0 + w1], each IP length + Ethernet
-    header + path tag (what a fabric link carries)."""
+    header + path tag (what a fabric link carries; the tag's size the compiled program's)."""
     srcs = set(sources)
-    return float(sum(p.ip_len + ETH_HEADER_LEN + PATH_TAG_LEN for p in packets
+    tag_len = path_tag().size
+    return float(sum(p.ip_len + ETH_HEADER_LEN + tag_len for p in packets
                      if p.dst == dst and p.dport == port and p.src in srcs
                      and t0 + w0 <= p.ts <= t0 + w1))
 
