@@ -168,6 +168,9 @@ class SwitchAgent(threading.Thread):
         # this switch's own settings: probe interval and liveness under the probe cap
         self.telemetry = settings.telemetry.for_targets(len(net.probe_targets(sw)))
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
+        # PacketOuts (probes) that may wait for the stream: a second of them, and a round's burst
+        self.packet_out_backlog = settings.telemetry.packet_out_backlog(
+            len(net.probe_targets(sw)))
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
         self.programmed: Programming | None = None
@@ -354,6 +357,7 @@ class SwitchAgent(threading.Thread):
                 self.pipeline.p4info,
                 election_id=self.election_id,
                 tls=self.net.tls_for(self.sw),
+                packet_out_backlog=self.packet_out_backlog,
             )
             prober = None
             try:
