@@ -40,9 +40,9 @@ from mpsched import addressing as ap
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
 from mpsched.lab import metrics
-from mpsched.lab.analysis import _interp
 from mpsched.lab.fabric_workload import SenderPlan
 from mpsched.lab.pcap import PcapPacket
+from mpsched.lab.run_window import interp
 from mpsched.p4rt.bmv2json import path_tag
 
 NAN = float("nan")
@@ -75,7 +75,7 @@ def peer_bytes(report: Mapping[str, Any], address: str, t0: float, w0: float,
                w1: float) -> float:
     """The bytes a sink's report (`peers` samples) got from `address` in [w0, w1]."""
     series = [(float(t) - t0, float(b)) for t, b in report.get("peers", {}).get(address, [])]
-    return _interp(series, w1) - _interp(series, w0)
+    return interp(series, w1) - interp(series, w0)
 
 
 def frame_bytes(packets: Iterable[PcapPacket], sources: Iterable[str], dst: str, port: int,
@@ -100,7 +100,7 @@ def edge_link_bytes(link_bytes: LinkBytes, fabric: Fabric, edge: str, leaving: b
         away = "ab" if link.a == edge else "ba"
         key = f"{link.name}:{away if leaving else ('ba' if away == 'ab' else 'ab')}"
         series = [(t - t0, float(c[key])) for t, c in link_bytes if key in c]
-        total += _interp(series, w1) - _interp(series, w0)
+        total += interp(series, w1) - interp(series, w0)
     return total
 
 
