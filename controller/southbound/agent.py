@@ -45,7 +45,7 @@ from mpsched.controller.telemetry.estimators import (
     PathReport,
     TelemetryConfig,
 )
-from mpsched.controller.telemetry.ports import PortMeter
+from mpsched.controller.telemetry.ports import PortMeter, read_at
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, TableEntry
@@ -324,7 +324,7 @@ class SwitchAgent(threading.Thread):
         self.drops = {reason: value.packets for reason, value in drops.items()}
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
-        self.ports.update(now, client.read_counter(COUNTER_PORT_TX))
+        self.ports.update(*read_at(lambda: client.read_counter(COUNTER_PORT_TX), time.time))
         samples = {}
         for path_id in self.path_ids:
             # the counters are per (peer edge, path): a path id's, summed over the peers
