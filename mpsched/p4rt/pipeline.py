@@ -723,6 +723,15 @@ class Pipeline:
         }
 
 
+def program_cpu_port(p4info_path: str | Path) -> int | None:
+    """The CPU port of the program whose P4Info text is at `p4info_path`, which BMv2 takes as
+    --cpu-port for P4Runtime packet I/O (None: it has none, or no compiled program there)."""
+    path = Path(p4info_path)
+    if not path.is_file():
+        return None
+    return special_ports(P4Info.from_file(path)).get(PORT_CPU)
+
+
 def program_probe_port(p4info_path: str | Path) -> int | None:
     """The probe port of the program whose P4Info text is at `p4info_path` (None: it has
     none, or the file does not exist: no compiled program)."""
