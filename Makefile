@@ -28,8 +28,9 @@ endif
 # default (full) has every stage; `make p4 P4_PROFILE=lean` builds
 # build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). The profiles are defined
 # once, in mpsched/p4profiles.py (standard library only): its `--make` output
-# (P4_PROFILES, P4_PROFILES_REDUCED, one P4_PROFILE_DEFS_<name> per profile) is
-# included here, made anew when the module changes (make then reads itself again).
+# (P4_PROFILES, P4_PROFILES_REDUCED, one P4_PROFILE_DEFS_<name> per profile, and
+# P4_SCALE_EDGES, the edges of `make p4-scale`) is included here, made anew
+# when the module changes (make then reads itself again).
 P4_PROFILE ?= full
 P4_PROFILES_MK := $(BUILD)/p4profiles.mk
 $(P4_PROFILES_MK): mpsched/p4profiles.py
@@ -83,7 +84,6 @@ p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.js
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
 
-P4_SCALE_EDGES := 64
 p4-scale: ## compile the variant holding 64 edges (-DMAX_EDGES=64, 16-bit per-(edge, path) indices) into build/p4-64edges, for bench-scale
 	$(MAKE) --no-print-directory p4 P4_EDGES=$(P4_SCALE_EDGES)
 

@@ -292,6 +292,13 @@ class NetCfg(KeyCheck):
                 "fabric", f"{len(fabric.edges)} edges, the program holds {max_edges}"
             )
         if fabric.paths_per_pair > max_paths:
+            graph = (self.fabric or {}).get("graph")
+            if isinstance(graph, dict) and graph.get("paths_per_pair") is None:
+                raise ConfigError(
+                    "fabric.graph.paths_per_pair",
+                    f"unset, so any build's most ({fabric.paths_per_pair}); the program "
+                    f"holds {max_paths}: set it to at most {max_paths}",
+                )
             raise ConfigError(
                 "fabric",
                 f"{fabric.paths_per_pair} paths per pair, the program holds {max_paths}",

@@ -5,8 +5,12 @@ profile names one such set (``make p4 P4_PROFILE=<name>`` builds it into build/p
 The controller's ``Pipeline`` tells the stages of a compiled program from its P4Info
 (``mpsched.p4rt.pipeline.OPTIONAL_FEATURES``, keyed by the feature names below).
 
+It also holds the edge count of the many-edge build (``SCALE_EDGES``: ``make p4-scale``, used
+by ``make bench-scale``).
+
 ``python -m mpsched.p4profiles --make`` prints the Makefile's variables (``P4_PROFILES``, one
-``P4_PROFILE_DEFS_<name>`` each) so that the Makefile can take them from here. Stdlib only:
+``P4_PROFILE_DEFS_<name>`` each, ``P4_SCALE_EDGES``) so that the Makefile can take them from
+here. Stdlib only:
 the Makefile runs it before the virtualenv's packages matter.
 """
 
@@ -66,6 +70,9 @@ PROFILES = (
 BY_NAME = {p.name: p for p in PROFILES}
 # The profiles built besides the full program (`make p4-profiles`), each into build/p4-<name>.
 REDUCED = tuple(p for p in PROFILES if p.name != FULL)
+# MAX_EDGES (p4src/include/sizes.p4) of the many-edge build: `make p4-scale` compiles it into
+# build/p4-<n>edges, mpsched/bench/scale.py runs it on up to this many leaves.
+SCALE_EDGES = 64
 
 
 def profile(name: str) -> Profile:
@@ -77,11 +84,13 @@ def profile(name: str) -> Profile:
 
 
 def make_lines() -> list[str]:
-    """Makefile variable definitions: the profile names, the reduced ones, the defines of each."""
+    """Makefile variable definitions: the profile names, the reduced ones, the defines of each,
+    the many-edge build's edges."""
     return [
         f"P4_PROFILES := {' '.join(p.name for p in PROFILES)}",
         f"P4_PROFILES_REDUCED := {' '.join(p.name for p in REDUCED)}",
         *(f"P4_PROFILE_DEFS_{p.name} := {' '.join(p.defines)}".rstrip() for p in PROFILES),
+        f"P4_SCALE_EDGES := {SCALE_EDGES}",
     ]
 
 
@@ -93,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--make", action="store_true",
         help="print Makefile variable lines (P4_PROFILES, P4_PROFILES_REDUCED, "
-        "P4_PROFILE_DEFS_<name>) instead of the table",
+        "P4_PROFILE_DEFS_<name>, P4_SCALE_EDGES) instead of the table",
     )
     args = parser.parse_args(argv)
     if args.make:

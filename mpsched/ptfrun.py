@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mpsched.p4rt.pipeline import program_probe_port
+from mpsched.p4rt.pipeline import program_cpu_port, program_probe_port
 from mpsched.proc import prereqs
-from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, interrupt_on_signals, sweep
 from mpsched.proc.layout import REPO_ROOT, build_dir, p4_artifacts
 from mpsched.proc.veth import make_veth, make_veths
@@ -62,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         switch = Bmv2Switch(
             name="ptf-bmv2", device_id=DEVICE_ID,
             ports={i: sw for i, (sw, _) in ports.items()},
-            log_dir=build_dir() / "logs", registry=registry, cpu_port=CPU_PORT,
+            log_dir=build_dir() / "logs", registry=registry,
+            cpu_port=program_cpu_port(art.p4info),
         )
         switch.start()
         params = (f"grpcaddr='{switch.grpc_address}';device_id={DEVICE_ID};"

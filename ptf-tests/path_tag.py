@@ -13,31 +13,29 @@ from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
+from mpsched.p4rt.bmv2json import path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
 FEEDBACK_FIELDS = ("fb_path", "fb_age", "fb_qdelay", "fb_loss", "fb_rate")
 
 
+# Field defaults: a tag arriving at the switch under test from the far edge (base.py), IPv4
+# after it; every other field 0.
+DEFAULTS = {"src_edge": PEER_EDGE, "dst_edge": MY_EDGE, "next_type": ETHERTYPE_IPV4}
+
+
 class PathTag(Packet):
-    """24 bytes between Ethernet and IPv4, pushed by the ingress edge switch; the fb_*
-    fields carry the sender's congestion feedback (p4src/include/congestion.p4). The edges
-    default to a tag arriving at the switch under test from the far edge (base.py)."""
+    """The path tag pushed by the ingress edge switch between Ethernet and IPv4, its fields
+    (names, widths, order) those of the compiled program (build/p4's BMv2 JSON,
+    mpsched/p4rt/bmv2json.py); the fb_* fields carry the sender's congestion feedback
+    (p4src/include/congestion.p4). The edges default to a tag arriving at the switch under
+    test from the far edge (base.py)."""
 
     name = "PathTag"
     fields_desc = [
-        BitField("path_id", 0, 8),
-        BitField("flags", 0, 8),
-        BitField("src_edge", PEER_EDGE, 8),
-        BitField("dst_edge", MY_EDGE, 8),
-        BitField("seq", 0, 32),
-        BitField("tx_ts", 0, 48),
-        BitField("fb_path", 0, 8),
-        BitField("fb_age", 0, 8),
-        BitField("fb_qdelay", 0, 16),
-        BitField("fb_loss", 0, 16),
-        BitField("fb_rate", 0, 16),
-        XBitField("next_type", ETHERTYPE_IPV4, 16),
+        (XBitField if name == "next_type" else BitField)(name, DEFAULTS.get(name, 0), bits)
+        for name, bits in path_tag().fields
     ]
 
 

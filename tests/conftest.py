@@ -39,7 +39,8 @@ def artifacts():
 def switch(tmp_path, artifacts):
     """One BMv2 (device 1, CPU port) on three veth pairs: yields it and the pairs (switch end,
     tester end; ports 1..3); everything removed afterwards."""
-    from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+    from mpsched.p4rt.pipeline import program_cpu_port
+    from mpsched.proc.bmv2 import Bmv2Switch
     from mpsched.proc.cleanup import Registry
     from mpsched.proc.veth import make_veths
 
@@ -54,7 +55,7 @@ def switch(tmp_path, artifacts):
             {i: s for i, (s, _) in enumerate(pairs, start=1)},
             tmp_path,
             registry=registry,
-            cpu_port=CPU_PORT,
+            cpu_port=program_cpu_port(artifacts.p4info),
         )
         sw.start()
         yield sw, pairs

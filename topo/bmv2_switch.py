@@ -7,8 +7,10 @@ from typing import Any
 
 from mininet.node import Switch
 
-from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+from mpsched.p4rt.pipeline import program_cpu_port
+from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry
+from mpsched.proc.layout import p4_artifacts
 from mpsched.proc.veth import make_veth
 
 
@@ -51,7 +53,7 @@ class Bmv2MininetSwitch(Switch):
             ports=ports,
             log_dir=self.log_dir,
             registry=self.registry,
-            cpu_port=CPU_PORT,
+            cpu_port=program_cpu_port(p4_artifacts().p4info),  # as the probe port (bed.py)
         )
         self.bmv2.start()
 

@@ -152,7 +152,8 @@ class LinkDirectionView(View):
     """One direction of a link, leaving `src` towards `dst` by `src`'s `port`: its configured
     rate, and its measured rate (Mbit/s between the latest two reads of the port's transmit
     counter, port_counters.p4; null before two reads) and that as a fraction of the configured
-    rate (null without either)."""
+    rate, at most 1: what the port sent above the rate filled or overflowed the link's queue
+    (null without either)."""
 
     src: str
     dst: str

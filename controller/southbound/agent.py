@@ -45,7 +45,7 @@ from mpsched.controller.telemetry.estimators import (
     PathReport,
     TelemetryConfig,
 )
-from mpsched.controller.telemetry.ports import PortMeter
+from mpsched.controller.telemetry.ports import PortMeter, read_at
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, TableEntry
@@ -168,6 +168,9 @@ class SwitchAgent(threading.Thread):
         # this switch's own settings: probe interval and liveness under the probe cap
         self.telemetry = settings.telemetry.for_targets(len(net.probe_targets(sw)))
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
+        # PacketOuts (probes) that may wait for the stream: a second of them, and a round's burst
+        self.packet_out_backlog = settings.telemetry.packet_out_backlog(
+            len(net.probe_targets(sw)))
         self.prober: Prober | None = None
         self.status = AgentStatus(since=time.time())
         self.programmed: Programming | None = None
@@ -321,7 +324,7 @@ class SwitchAgent(threading.Thread):
         self.drops = {reason: value.packets for reason, value in drops.items()}
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
-        self.ports.update(now, client.read_counter(COUNTER_PORT_TX))
+        self.ports.update(*read_at(lambda: client.read_counter(COUNTER_PORT_TX), time.time))
         samples = {}
         for path_id in self.path_ids:
             # the counters are per (peer edge, path): a path id's, summed over the peers
@@ -354,6 +357,7 @@ class SwitchAgent(threading.Thread):
                 self.pipeline.p4info,
                 election_id=self.election_id,
                 tls=self.net.tls_for(self.sw),
+                packet_out_backlog=self.packet_out_backlog,
             )
             prober = None
             try:

@@ -1,7 +1,7 @@
 """P4Runtime writes of the controller's changes, and waiting for the switches' answers.
 
 The scheduler's entries are MODIFYs of entries every programmed switch has (`upsert_all`
-falls back to INSERT for any it lacks); subflow pins come and go (`write_pins`). A change
+INSERTs, in one more Write, any it lacks); subflow pins come and go (`write_pins`). A change
 goes to each switch as one job of its agent (southbound/agent.py); `await_all` waits for
 them and names every switch that did not acknowledge.
 """
@@ -9,6 +9,7 @@ them and names every switch that did not acknowledge.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import Future, wait
 
 from mpsched.controller.errors import UnavailableError
@@ -28,29 +29,47 @@ def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
 
 
 def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
-    """MODIFY every entry in one P4Runtime Write (one round trip); entries the switch
-    does not have yet are inserted one by one."""
+    """MODIFY every entry in one P4Runtime Write; the entries the switch does not have yet
+    (NOT_FOUND) then go in one INSERT. The switch applies a Write's updates one by one and
+    answers for each (P4Runtime spec, Batching and Ordering of Updates: CONTINUE_ON_ERROR), so
+    two round trips at most, however many entries are new."""
     if not entries:
         return
     try:
         client.modify(*entries)
     except P4RuntimeError as error:
-        if not error.not_found:
-            raise
-        for entry in entries:
-            upsert(client, entry)
+        _retry_failed(client, entries, error, "NOT_FOUND", insert_all)
 
 
 def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
-    """INSERT every entry in one Write; if some already exist (a switch reprogrammed
-    meanwhile), upsert them one by one."""
+    """INSERT every entry in one Write; the ones that already exist (a switch reprogrammed
+    meanwhile: ALREADY_EXISTS) then go in one MODIFY."""
     if not entries:
         return
     try:
         client.insert(*entries)
-    except P4RuntimeError:
+    except P4RuntimeError as error:
+        _retry_failed(client, entries, error, "ALREADY_EXISTS",
+                      lambda c, again: c.modify(*again))
+
+
+def _retry_failed(client: P4RuntimeClient, entries: list[TableEntry], error: P4RuntimeError,
+                  code: str, retry: Callable[[P4RuntimeClient, list[TableEntry]], None]) -> None:
+    """After a batch failed with `error`: `retry` the entries whose update failed with `code`
+    in one go, then raise `error` if any other update failed (the others were applied). An
+    error that does not say which updates failed: each entry is upserted alone."""
+    failed = error.failed_updates()
+    if failed is None:
+        if code not in str(error):
+            raise error
         for entry in entries:
             upsert(client, entry)
+        return
+    again = [entries[i] for i in sorted(failed) if failed[i] == code and i < len(entries)]
+    if again:
+        retry(client, again)
+    if len(again) < len(failed):
+        raise error
 
 
 def delete_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:

@@ -9,7 +9,10 @@ may pause its probes onto the path (probe_gate.p4) without risking a false death
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
+
+from mpsched.p4rt.backlog import PACKET_OUT_BACKLOG
 
 # Default per-path report interval of the egress edge's path_report_t digests.
 REPORT_INTERVAL_US = 10_000
@@ -71,6 +74,17 @@ class TelemetryConfig:
             raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")
         if self.probe_max_pps is not None and not self.probe_max_pps > 0:
             raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
+
+    def packet_out_backlog(self, targets: int) -> int:
+        """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have
+        waiting for its stream (mpsched/p4rt/backlog.py): a second of its probes at its rate
+        (at most probe_max_pps, for_targets), and at least two whole rounds (each round is
+        one burst of `targets` PacketOuts) and PACKET_OUT_BACKLOG."""
+        own = self.for_targets(targets)
+        if own.probe_interval_s is None or targets <= 0:
+            return PACKET_OUT_BACKLOG
+        per_second = math.ceil(targets / own.probe_interval_s)
+        return max(PACKET_OUT_BACKLOG, 2 * targets, per_second)
 
     def for_targets(self, targets: int) -> TelemetryConfig:
         """The settings of a switch that probes `targets` (destination edge, path) pairs.

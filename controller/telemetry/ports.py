@@ -9,12 +9,16 @@ towards b (`mpsched.fabric.ports.port_map`), its reverse b's port towards a. Pur
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mpsched.fabric.model import Fabric, Link
 from mpsched.fabric.ports import Ports
 from mpsched.p4rt.client import CounterValue
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,10 +68,25 @@ class DirectionLoad:
 
     @property
     def utilisation(self) -> float | None:
-        """mbps as a fraction of the configured rate (None without either)."""
+        """mbps as a fraction of the configured rate, at most 1 (None without either).
+
+        The port counter counts what the switch handed to the link, not what the link
+        carried: over a poll the switch can send more than the link's rate while the link's
+        queue fills (a 100-packet queue holds 1.2 Mbit, an eighth of a second at 10 Mbit/s)
+        and whatever the queue then drops. The link itself carries at most its rate, so its
+        utilisation is clamped at 1; `mbps` keeps the measured rate."""
         if self.mbps is None or not self.rate_mbps:
             return None
-        return self.mbps / self.rate_mbps
+        return min(1.0, self.mbps / self.rate_mbps)
+
+
+def read_at(read: Callable[[], T], clock: Callable[[], float] = time.time) -> tuple[float, T]:
+    """`read()`'s value and when it was taken: the middle of the call. A counter read takes
+    its snapshot during its RPC; a time taken before other reads of the same poll is off by
+    their durations, which vary from poll to poll, and so is the rate over two polls."""
+    start = clock()
+    value = read()
+    return (start + clock()) / 2, value
 
 
 def direction_load(link: Link, src: str, ports: Mapping[str, Ports],

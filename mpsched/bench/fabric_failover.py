@@ -39,14 +39,14 @@ from typing import Any
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, reroute, route
 from mpsched.fabric.ports import port_map
+from mpsched.p4rt.bmv2json import path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
 
 log = logging.getLogger(__name__)
 
 TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
-SNAPLEN = 64  # Ethernet (14) + the path tag (24) + room
+SNAPLEN = 64  # Ethernet (14) + the path tag (path_tag_t, mpsched/p4rt/bmv2json.py) + room
 ETH_LEN = 14
-FB_OFFSET = ETH_LEN + 14  # the tag's fb_path, then fb_age (p4src/include/headers.p4)
 FB_AGE_UNIT_S = 4096e-6  # fb_age's unit (FB_AGE_UNIT_SHIFT, p4src/include/defines.p4)
 _MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
           b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
@@ -66,7 +66,8 @@ class TagFrame:
 
 def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
     """The path-tagged Ethernet frames of a classic pcap file's bytes (other frames and a
-    truncated last record are skipped)."""
+    truncated last record are skipped), the tag as the compiled program lays it out."""
+    layout = path_tag()
     if len(data) < 24 or data[:4] not in _MAGIC:
         raise ValueError("not a classic pcap file")
     endian, tick = _MAGIC[data[:4]]
@@ -77,12 +78,13 @@ def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
         off += 16 + caplen
         if len(frame) < caplen:
             break
-        if len(frame) < ETH_LEN + 4 or int.from_bytes(frame[12:14], "big") != ETHERTYPE_PATH_TAG:
+        if len(frame) < ETH_LEN + layout.size \
+                or int.from_bytes(frame[12:14], "big") != ETHERTYPE_PATH_TAG:
             continue
-        path_id, flags, src, dst = frame[ETH_LEN: ETH_LEN + 4]
-        fb_path, fb_age = frame[FB_OFFSET: FB_OFFSET + 2] if len(frame) >= FB_OFFSET + 2 else (0, 0)
-        yield TagFrame(sec + frac * tick, (src, dst, path_id), bool(flags & PATH_FLAG_PROBE),
-                       fb_path, fb_age * FB_AGE_UNIT_S)
+        tag = layout.unpack(frame[ETH_LEN:])
+        yield TagFrame(sec + frac * tick, (tag["src_edge"], tag["dst_edge"], tag["path_id"]),
+                       bool(tag["flags"] & PATH_FLAG_PROBE), tag["fb_path"],
+                       tag["fb_age"] * FB_AGE_UNIT_S)
 
 
 def read_tag_frames(files: Iterable[Path]) -> list[TagFrame]:

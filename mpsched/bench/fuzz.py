@@ -31,13 +31,11 @@ from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from mpsched import addressing as ap
-from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_TAG_LEN
+from mpsched.p4rt.bmv2json import path_tag
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 
 ETHERTYPE_IPV4 = 0x0800
 ETH_LEN = 14
-# path_tag_t (p4src/include/headers.p4): path id, flags, seq, tx_ts, feedback, next type; its
-# size is checked against the compiled program in tests/unit/bench/test_fuzz.py.
-TAG_LEN = PATH_TAG_LEN
 IPV4_LEN = 20
 TCP_LEN = 20
 PROTO_TCP = 6
@@ -120,9 +118,13 @@ def ethernet(ep: Endpoints, ether_type: int, payload: bytes, rng: random.Random)
     """Ethernet (and, with ep.path_id, a path tag carrying ether_type) before payload."""
     if ep.path_id is None:
         return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ether_type)) + payload
-    tag = struct.pack("!BBBBI", ep.path_id, 0, ep.src_edge, ep.dst_edge, rng.getrandbits(32)) \
-        + rng.getrandbits(48).to_bytes(6, "big") + rng.getrandbits(64).to_bytes(8, "big") \
-        + struct.pack("!H", ether_type)
+    # path_tag_t as the compiled program lays it out (mpsched/p4rt/bmv2json.py): the fields
+    # the switch checks set, the measurement fields (sequence, time stamp, feedback) random
+    layout = path_tag()
+    values = {name: rng.getrandbits(bits) for name, bits in layout.fields}
+    values.update(path_id=ep.path_id, flags=0, src_edge=ep.src_edge, dst_edge=ep.dst_edge,
+                  next_type=ether_type)
+    tag = layout.pack(values)
     return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ETHERTYPE_PATH_TAG)) + tag + payload
 
 
@@ -244,7 +246,7 @@ def _truncated_ethernet(ep: Endpoints, rng: random.Random, i: int) -> bytes:
 
 def _truncated_tag(ep: Endpoints, rng: random.Random, i: int) -> bytes:
     tagged = Endpoints(ep.src, ep.dst, ep.src_mac, ep.dst_mac, ep.path_id or 1)
-    return _valid(tagged, rng, i)[:ETH_LEN + i % TAG_LEN]
+    return _valid(tagged, rng, i)[:ETH_LEN + i % path_tag().size]
 
 
 def _truncated_ipv4(ep: Endpoints, rng: random.Random, i: int) -> bytes:
@@ -363,7 +365,7 @@ def _coverage(ep: Endpoints, rng: random.Random) -> list[tuple[str, bytes]]:
             out.append(("mptcp_option_cut", mptcp_cut(ep, rng, name, cut, False)))
     per_kind = {"ihl_below_5": 5, "ipv4_options": 10, "valid": 1, "bad_version": 15,
                 "total_len_short": 11, "bad_checksum": 11, "ttl_expired": 2,
-                "truncated_ethernet": ETH_LEN, "truncated_tag": TAG_LEN,
+                "truncated_ethernet": ETH_LEN, "truncated_tag": path_tag().size,
                 "truncated_ipv4": IPV4_LEN, "truncated_tcp": TCP_LEN, "fragment": 2,
                 "total_len_long": 10}
     for kind, n in per_kind.items():
@@ -405,7 +407,7 @@ def frame_ip_offset(frame: bytes) -> int:
     """Where the IPv4 header would start: after Ethernet, and after a path tag if the
     ether type says one follows."""
     if len(frame) >= ETH_LEN and struct.unpack_from("!H", frame, 12)[0] == ETHERTYPE_PATH_TAG:
-        return ETH_LEN + TAG_LEN
+        return ETH_LEN + path_tag().size
     return ETH_LEN
 
 
@@ -422,10 +424,11 @@ def ipv4_header_valid(frame: bytes, *, min_ttl: int = 1) -> tuple[bool, str]:
     ether_type = struct.unpack_from("!H", frame, 12)[0]
     start = ETH_LEN
     if ether_type == ETHERTYPE_PATH_TAG:
-        if len(frame) < ETH_LEN + TAG_LEN:
+        tag = path_tag()
+        if len(frame) < ETH_LEN + tag.size:
             return False, "truncated"
-        ether_type = struct.unpack_from("!H", frame, ETH_LEN + TAG_LEN - 2)[0]
-        start += TAG_LEN
+        ether_type = tag.unpack(frame[ETH_LEN:])["next_type"]
+        start += tag.size
     if ether_type != ETHERTYPE_IPV4:
         return False, "not_ipv4"
     ip = frame[start:]

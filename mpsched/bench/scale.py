@@ -54,6 +54,7 @@ from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
 from mpsched.fabric.netdesc import describe
+from mpsched.p4profiles import SCALE_EDGES
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline, program_probe_port
@@ -67,7 +68,6 @@ from mpsched.stats import percentile
 log = logging.getLogger("mpsched.bench.scale")
 
 SIZES = (8, 16, 32, 64)
-SCALE_EDGES = 64  # the Makefile's P4_SCALE_EDGES (`make p4-scale`)
 READY_TIMEOUT_S = 600.0
 # LLHD with LM3 (as bench-control): the weights follow the changing telemetry, so every pair
 # writes in every period

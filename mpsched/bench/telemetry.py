@@ -22,7 +22,6 @@ Ends with `rtt_rel_err=`, `loss_rel_err=`, `goodput_rel_err=`, `failover_ms=`.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import subprocess
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mpsched import addressing as ap
-from mpsched.p4rt.pipeline import HEADER_PATH_TAG
+from mpsched.p4rt.bmv2json import path_tag
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -50,15 +49,6 @@ FAILOVER_WATCH_S = 1.5
 PROBE_BYTES_MAX = 200  # more than the probes that can arrive within one 2 ms poll
 PAYLOAD = 1200
 BASE_PORT = 6000
-
-
-def tag_bytes(bmv2_json: Path) -> int:
-    """Size of the path tag from the compiled program (0 if it has none)."""
-    doc = json.loads(bmv2_json.read_text())
-    for ht in doc.get("header_types", []):
-        if ht.get("name") == HEADER_PATH_TAG:
-            return sum(f[1] for f in ht["fields"]) // 8
-    return 0
 
 
 def rx_counters(host) -> tuple[int, int]:
@@ -218,7 +208,7 @@ def window_views(bed: Any, rest: Any) -> dict[int, dict]:
     time.sleep(WINDOW_S)
     after = {i: rx_counters(bed.host(f"y{i}")) for i in ids}
     views = {i: rest.get(f"/paths/{i}/telemetry") for i in ids}
-    tag = tag_bytes(p4_artifacts().bmv2_json)
+    tag = path_tag().size
     for i in views:
         (b0, p0), (b1, p1) = before[i], after[i]
         views[i]["receiver_l2_mbps"] = 8 * ((b1 - b0) + tag * (p1 - p0)) / WINDOW_S / 1e6

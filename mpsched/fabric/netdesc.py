@@ -46,7 +46,13 @@ def describe(section: dict, fabric: Fabric, grpc_address: Callable[[int], str],
     """The description of `fabric` (parsed from `section`, a scenario's fabric section);
     `extra` adds top-level keys (e.g. "tls"), `probe_ifaces` the controller's end of a
     switch's probe port by switch name (the testbed's, topo/bmv2_switch.py),
-    `host_addresses` the addresses of every host (1..addressing.FABRIC_HOST_ADDRESSES)."""
+    `host_addresses` the addresses of every host (1..addressing.FABRIC_HOST_ADDRESSES).
+    A graph's `paths_per_pair` is written as `fabric` resolved it (its default is the
+    compiled program's max_paths, which the controller's parse of the description cannot
+    know: it would take any build's most, docs/fabric.md)."""
+    if "graph" in section:
+        section = {**section, "graph": {**section["graph"],
+                                        "paths_per_pair": fabric.paths_per_pair}}
     switches = []
     transit = 0
     for device_id, sw in enumerate(fabric.switches, start=1):

@@ -45,7 +45,6 @@ formula lives in `metrics.py`; this module only selects the data:
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 from dataclasses import dataclass, field
@@ -53,8 +52,9 @@ from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.emu.schedule import Step
-from mpsched.lab import cpu, metrics, pcap
+from mpsched.lab import fabric_analysis, metrics, pcap
 from mpsched.lab.report import RunResult
+from mpsched.lab.run_window import censored_fct_s, cpu_load, interp
 from mpsched.lab.runner import RunRaw
 from mpsched.stats import percentile
 
@@ -63,18 +63,6 @@ log = logging.getLogger(__name__)
 MAIN_KINDS = ("bulk", "files", "flows", "poisson")
 BIN_S = 1.0
 NAN = float("nan")
-
-
-def _interp(series: list[tuple[float, float]], t: float) -> float:
-    """Cumulative counter value at time t (linear between samples, clamped at the ends)."""
-    if not series:
-        return 0.0
-    if t <= series[0][0]:
-        return series[0][1]
-    for (t1, v1), (t2, v2) in itertools.pairwise(series):
-        if t1 <= t <= t2:
-            return v1 if t2 == t1 else v1 + (v2 - v1) * (t - t1) / (t2 - t1)
-    return series[-1][1]
 
 
 def capacity_mbps(raw: RunRaw, start: float, end: float, step: float = 0.1) -> float:
@@ -112,34 +100,6 @@ def reaction_time_s(
     return dips[0] - t_down + metrics.reaction_time(total, dips[0], target, hold_s=2.0)
 
 
-def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
-    """The machine's load in the window [w0, w1] (s after traffic start): the RunResult
-    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, and the metrics cpu_idle_pct and
-    cpu_low_idle_pct (absent without samples)."""
-    rule = raw.scenario.cpu_rule
-    samples = raw.cpu_samples
-    idle = cpu.window(cpu.idle_series(samples, raw.t0), w0, w1)
-    # the samples that enclose the window: the last at or before w0 to the first at or after w1
-    rel = [s.t - raw.t0 for s in samples]
-    first = max((k for k, t in enumerate(rel) if t <= w0), default=0)
-    last = min((k for k, t in enumerate(rel) if t >= w1), default=len(samples) - 1)
-    out: dict[str, Any] = {
-        "cpu_bound": cpu.is_cpu_bound(idle, rule),
-        "cpu_rule": {"idle_below_pct": rule.idle_below_pct, "max_time_pct": rule.max_time_pct},
-        "cpu_idle": idle,
-        "cpu_shares": cpu.process_shares(samples[first : last + 1]),
-        "metrics": {},
-    }
-    usable = [(b - a, x) for a, b, x in idle if math.isfinite(x)]
-    covered = math.fsum(d for d, _ in usable)
-    if covered > 0:
-        out["metrics"]["cpu_idle_pct"] = math.fsum(d * x for d, x in usable) / covered
-        out["metrics"]["cpu_low_idle_pct"] = 100.0 * cpu.low_idle_fraction(
-            idle, rule.idle_below_pct
-        )
-    return out
-
-
 def bucket_metrics(
     raw: RunRaw, flows: list[tuple[int, float | None, bool]]
 ) -> dict[str, float]:
@@ -165,16 +125,6 @@ def bucket_metrics(
     return m
 
 
-def censored_fct_s(transfer: dict[str, Any], report: dict[str, Any]) -> float | None:
-    """How long a transfer still running when its sender ended had run: the report's end
-    minus the transfer's arrival (or start); None when either is missing."""
-    began = transfer.get("arrival", transfer.get("start"))
-    ended = report.get("ended")
-    if began is None or ended is None:
-        return None
-    return max(0.0, float(ended) - float(began))
-
-
 def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]:
     return [(t - t0, float(b)) for t, b in report.get("total", [])]
 
@@ -182,8 +132,6 @@ def _sink_series(report: dict[str, Any], t0: float) -> list[tuple[float, float]]
 def analyse(raw: RunRaw) -> RunResult:
     sc = raw.scenario
     if sc.fabric is not None:  # flows between many edges, metrics per pair too
-        from mpsched.lab import fabric_analysis
-
         return fabric_analysis.analyse(raw)
     w0, w1 = min(sc.warmup_s, sc.duration_s / 2), sc.duration_s
     main = [i for i, w in enumerate(sc.workload) if w.kind in MAIN_KINDS]
@@ -225,14 +173,14 @@ def goodput(
         rep = raw.reports.get(f"sink{i}", {})
         s = _sink_series(rep, t0)
         sink_series.append(s)
-        delivered += _interp(s, w1) - _interp(s, w0)
+        delivered += interp(s, w1) - interp(s, w0)
     m["goodput_mbps"] = metrics.goodput_mbps(delivered, w1 - w0)
     capacity = capacity_mbps(raw, w0, w1)
     m["goodput_frac"] = (
         metrics.goodput_fraction(m["goodput_mbps"], capacity) if capacity > 0 else NAN
     )
     edges = [k * BIN_S for k in range(int(sc.duration_s / BIN_S) + 1)]
-    total = [(t, sum(_interp(s, t) for s in sink_series)) for t in edges]
+    total = [(t, sum(interp(s, t) for s in sink_series)) for t in edges]
     series = {"total": metrics.rate_series(total)}
     reaction = reaction_time_s(raw, series["total"], w0, w1)
     if reaction is not None:
@@ -251,7 +199,7 @@ def path_rates(
             samples = [(t - raw.t0, float(c[path_id])) for t, c in source if path_id in c]
             if not suffix:
                 series[f"path{path_id}"] = metrics.rate_series(samples)
-            sent = _interp(samples, w1) - _interp(samples, w0) if samples else 0.0
+            sent = interp(samples, w1) - interp(samples, w0) if samples else 0.0
             m[f"path{path_id}{suffix}_mbps"] = metrics.goodput_mbps(sent, w1 - w0)
     return m
 

@@ -37,7 +37,6 @@ from typing import Any
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
 from mpsched.lab import fabric_mptcp, metrics, pcap
-from mpsched.lab.analysis import _interp, censored_fct_s, cpu_load
 from mpsched.lab.fabric_workload import (
     SenderPlan,
     edge_capacity_mbps,
@@ -47,6 +46,8 @@ from mpsched.lab.fabric_workload import (
 )
 from mpsched.lab.fabric_workload import sender_plans as make_plans
 from mpsched.lab.report import RunResult, format_mean_ci
+from mpsched.lab.run_window import censored_fct_s, cpu_load, interp
+from mpsched.lab.runner import BASE_PORT
 from mpsched.stats import mean_ci95, percentile
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,7 @@ def pair_bytes(reports: Mapping[str, Mapping[str, Any]], sinks: Mapping[str, int
                 continue
             rel = [(float(t) - t0, float(b)) for t, b in series]
             pair = (edges[address], dst)
-            out[pair] = out.get(pair, 0.0) + _interp(rel, w1) - _interp(rel, w0)
+            out[pair] = out.get(pair, 0.0) + interp(rel, w1) - interp(rel, w0)
     return out
 
 
@@ -281,8 +282,6 @@ def analyse(raw: Any) -> RunResult:
     if reorder:
         m.update(reorder_metrics(s for stats in reorder.values() for s in stats))
     m.update(incast_metrics(incast_rounds(raw.reports, plans)))
-    from mpsched.lab.runner import BASE_PORT  # the runner imports this module's caller
-
     run = fabric_mptcp.RunData(raw.reports, packets, raw.link_bytes, raw.t0, BASE_PORT)
     conns = fabric_mptcp.connection_metrics(plans, run, fabric, w0, w1)
     m.update(fabric_mptcp.run_metrics(conns))

@@ -40,10 +40,10 @@ from mpsched import addressing as ap
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
 from mpsched.lab import metrics
-from mpsched.lab.analysis import _interp
 from mpsched.lab.fabric_workload import SenderPlan
 from mpsched.lab.pcap import PcapPacket
-from mpsched.p4rt.pipeline import PATH_TAG_LEN
+from mpsched.lab.run_window import interp
+from mpsched.p4rt.bmv2json import path_tag
 
 NAN = float("nan")
 STEP_S = 0.1  # the grid of the paths' capacity over time
@@ -75,16 +75,17 @@ def peer_bytes(report: Mapping[str, Any], address: str, t0: float, w0: float,
                w1: float) -> float:
     """The bytes a sink's report (`peers` samples) got from `address` in [w0, w1]."""
     series = [(float(t) - t0, float(b)) for t, b in report.get("peers", {}).get(address, [])]
-    return _interp(series, w1) - _interp(series, w0)
+    return interp(series, w1) - interp(series, w0)
 
 
 def frame_bytes(packets: Iterable[PcapPacket], sources: Iterable[str], dst: str, port: int,
                 t0: float, w0: float, w1: float) -> float:
     """Bytes of the frames of a connection's packets in a capture (`packets`): from any of
     `sources` to `dst`:`port`, captured in [t0 + w0, t0 + w1], each IP length + Ethernet
-    header + path tag (what a fabric link carries)."""
+    header + path tag (what a fabric link carries; the tag's size the compiled program's)."""
     srcs = set(sources)
-    return float(sum(p.ip_len + ETH_HEADER_LEN + PATH_TAG_LEN for p in packets
+    tag_len = path_tag().size
+    return float(sum(p.ip_len + ETH_HEADER_LEN + tag_len for p in packets
                      if p.dst == dst and p.dport == port and p.src in srcs
                      and t0 + w0 <= p.ts <= t0 + w1))
 
@@ -99,7 +100,7 @@ def edge_link_bytes(link_bytes: LinkBytes, fabric: Fabric, edge: str, leaving: b
         away = "ab" if link.a == edge else "ba"
         key = f"{link.name}:{away if leaving else ('ba' if away == 'ab' else 'ab')}"
         series = [(t - t0, float(c[key])) for t, c in link_bytes if key in c]
-        total += _interp(series, w1) - _interp(series, w0)
+        total += interp(series, w1) - interp(series, w0)
     return total
 
 

@@ -165,7 +165,9 @@ class P4RuntimeClient(Session):
 
         Only puts the message on the stream's request queue (thread-safe, does
         not wait for the switch), so other threads may call it while the
-        session's owner does unary RPCs. Needs a primary session.
+        session's owner does unary RPCs. Needs a primary session. A PacketOut
+        beyond the session's backlog limit is dropped and counted
+        (`packet_outs`, mpsched/p4rt/backlog.py).
         """
         self.send_packet_out(self.build_packet_out(payload, metadata))
 
@@ -174,7 +176,8 @@ class P4RuntimeClient(Session):
         same packets again and again, like the prober, builds each only once)."""
         if self._stream is None:
             raise P4RuntimeError("packet_out needs a primary session (the stream)")
-        self._requests.put(request)
+        if self.packet_outs.admit():
+            self._requests.put(request)
 
     # -- digests ---------------------------------------------------------
 

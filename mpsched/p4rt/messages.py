@@ -7,6 +7,7 @@ or raw bytes) and the P4Runtime protobuf messages; no RPC here (client.py sends 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -22,6 +23,9 @@ Value = int | str | bytes
 MatchValue = Value | tuple[Value, Value]
 
 
+_UPDATE_DETAIL = re.compile(r"update (\d+): ([A-Z_]+)\b")
+
+
 class P4RuntimeError(RuntimeError):
     """A P4Runtime RPC failed; `details` lists the per-update errors of a Write."""
 
@@ -34,6 +38,18 @@ class P4RuntimeError(RuntimeError):
     def not_found(self) -> bool:
         """An update failed because the entry does not exist (MODIFY, DELETE)."""
         return any("NOT_FOUND" in d for d in self.details)
+
+    def failed_updates(self) -> dict[int, str] | None:
+        """The failed updates of a Write by their index in the request: index -> canonical
+        code name (as `status_details` writes them); None when a detail names no update, so
+        that the caller cannot tell which failed."""
+        out: dict[int, str] = {}
+        for detail in self.details:
+            m = _UPDATE_DETAIL.match(detail)
+            if m is None:
+                return None
+            out[int(m.group(1))] = m.group(2)
+        return out or None
 
 
 def encode_value(value: Value, bitwidth: int) -> bytes:

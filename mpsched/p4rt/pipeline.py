@@ -81,13 +81,10 @@ REGISTERS_RTT_MONITOR = tuple(
     )
 )
 DIGEST_RTT_REPORT = "rtt_report_t"
-# Path tag on the wire (p4src/include/headers.p4): header type name (its size is read
-# from the BMv2 JSON) and ether type.
+# Path tag on the wire (p4src/include/headers.p4): header type name (its size and fields
+# are read from the BMv2 JSON, mpsched/p4rt/bmv2json.py) and ether type.
 HEADER_PATH_TAG = "path_tag_t"
 ETHERTYPE_PATH_TAG = 0x88B5
-# path_tag_t's bytes (p4src/include/headers.p4; tests/unit/bench/test_fuzz.py checks it against
-# the compiled program): what a tagged frame adds on a link between switches
-PATH_TAG_LEN = 24
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
 TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
 ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
@@ -724,6 +721,15 @@ class Pipeline:
             PACKET_OUT_PATH: self._path(path_id),
             PACKET_OUT_EDGE: self._edge(dst_edge),
         }
+
+
+def program_cpu_port(p4info_path: str | Path) -> int | None:
+    """The CPU port of the program whose P4Info text is at `p4info_path`, which BMv2 takes as
+    --cpu-port for P4Runtime packet I/O (None: it has none, or no compiled program there)."""
+    path = Path(p4info_path)
+    if not path.is_file():
+        return None
+    return special_ports(P4Info.from_file(path)).get(PORT_CPU)
 
 
 def program_probe_port(p4info_path: str | Path) -> int | None:

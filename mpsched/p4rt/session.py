@@ -18,6 +18,7 @@ import grpc
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
+from mpsched.p4rt.backlog import PACKET_OUT_BACKLOG, PacketOutBacklog
 from mpsched.p4rt.messages import P4RuntimeError
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.tls import TlsError, TlsSettings, speaks_tls
@@ -47,6 +48,7 @@ class Session:
         election_id: tuple[int, int] = (0, 1),
         timeout: float = 10.0,
         tls: TlsSettings | None = None,
+        packet_out_backlog: int = PACKET_OUT_BACKLOG,
     ) -> None:
         self.address = address
         self.tls = tls  # None: plaintext (mpsched/p4rt/tls.py)
@@ -58,6 +60,8 @@ class Session:
         self._stub: p4runtime_pb2_grpc.P4RuntimeStub | None = None
         # None asks the request iterator to end the stream; an Exception is a broken stream
         self._requests: queue.Queue[p4runtime_pb2.StreamMessageRequest | None] = queue.Queue()
+        # the PacketOuts among them, bounded (backlog.py: drop-new beyond the limit)
+        self.packet_outs = PacketOutBacklog(packet_out_backlog, address)
         self._responses: queue.Queue[p4runtime_pb2.StreamMessageResponse | Exception] = (
             queue.Queue()
         )
@@ -154,6 +158,8 @@ class Session:
             request = self._requests.get()
             if request is None:
                 return
+            if request.HasField("packet"):
+                self.packet_outs.sent()
             yield request
 
     def _read_stream(self) -> None:

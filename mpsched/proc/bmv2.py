@@ -27,11 +27,6 @@ class Bmv2Error(RuntimeError):
     pass
 
 
-# simple_switch_grpc's CPU port for P4Runtime packet I/O (p4src defines.p4
-# CPU_PORT): the testbed and the PTF runner start BMv2 with it.
-CPU_PORT = 255
-
-
 @dataclass(frozen=True)
 class ServerTls:
     """simple_switch_grpc's P4Runtime server over TLS: its certificate and key, and with

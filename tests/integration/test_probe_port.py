@@ -27,8 +27,8 @@ def probe_switch(tmp_path, artifacts):
     from mpsched.netcfg import NetCfg
     from mpsched.p4rt.client import P4RuntimeClient
     from mpsched.p4rt.p4info import P4Info
-    from mpsched.p4rt.pipeline import Pipeline
-    from mpsched.proc.bmv2 import CPU_PORT, Bmv2Switch
+    from mpsched.p4rt.pipeline import Pipeline, program_cpu_port
+    from mpsched.proc.bmv2 import Bmv2Switch
     from mpsched.proc.cleanup import Registry
     from mpsched.proc.veth import make_veth, make_veths
 
@@ -42,7 +42,8 @@ def probe_switch(tmp_path, artifacts):
         switch_end, controller_end = make_veth(registry, "itprb-s", "itprb-c")
         ports = {i: s for i, (s, _) in enumerate(pairs, start=1)}
         ports[pipeline.probe_port] = switch_end
-        sw = Bmv2Switch("itest-probe", 1, ports, tmp_path, registry=registry, cpu_port=CPU_PORT)
+        sw = Bmv2Switch("itest-probe", 1, ports, tmp_path, registry=registry,
+                        cpu_port=program_cpu_port(artifacts.p4info))
         sw.start()
         client = P4RuntimeClient(sw.grpc_address, 1, p4info)
         client.connect()

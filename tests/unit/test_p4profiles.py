@@ -51,7 +51,8 @@ def test_make_lines(capsys):
     assert lines[1] == f"P4_PROFILES_REDUCED := {reduced}"
     assert "P4_PROFILE_DEFS_full :=" in lines
     assert "P4_PROFILE_DEFS_no-congestion := -DNO_CONGESTION" in lines
-    assert len(lines) == 2 + len(pp.PROFILES)
+    assert lines[-1] == f"P4_SCALE_EDGES := {pp.SCALE_EDGES}"
+    assert len(lines) == 3 + len(pp.PROFILES)
 
 
 def _make_variables() -> dict[str, str]:
@@ -60,7 +61,7 @@ def _make_variables() -> dict[str, str]:
                           capture_output=True, text=True, timeout=60, check=False)
     out = {}
     for line in done.stdout.splitlines():
-        m = re.match(r"^(P4_PROFILE\S*) :?= ?(.*)$", line)
+        m = re.match(r"^(P4_PROFILE\S*|P4_SCALE_EDGES) :?= ?(.*)$", line)
         if m:
             out[m.group(1)] = m.group(2).strip()
     return out
@@ -73,3 +74,14 @@ def test_the_makefile_agrees():
     defs = {k.removeprefix("P4_PROFILE_DEFS_"): v for k, v in got.items()
             if k.startswith("P4_PROFILE_DEFS_")}
     assert defs == {p.name: " ".join(p.defines) for p in pp.PROFILES}
+    assert got["P4_SCALE_EDGES"] == str(pp.SCALE_EDGES)
+
+
+def test_the_makefile_and_bench_scale_take_the_scale_edges_from_here():
+    """One definition: the Makefile does not set P4_SCALE_EDGES itself, bench-scale imports it."""
+    from mpsched.bench import scale
+
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    assert not re.search(r"^P4_SCALE_EDGES\s*[:?]?=", makefile, re.M)
+    assert scale.SCALE_EDGES is pp.SCALE_EDGES
+    assert scale.artifacts().bmv2_json.parent.name == f"p4-{pp.SCALE_EDGES}edges"

@@ -14,12 +14,20 @@ from scapy.layers.l2 import Ether
 
 from mpsched import addressing as ap
 from mpsched.bench import fuzz
-from mpsched.bench.telemetry import tag_bytes
+from mpsched.p4rt.bmv2json import path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
-from mpsched.proc.layout import REPO_ROOT
+from mpsched.proc.layout import REPO_ROOT, p4_artifacts
 
 SEED = 7
 COUNT = 10_000
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled() -> None:
+    """The generator and the check lay path tags out as the compiled program's (build/p4)."""
+    missing = p4_artifacts().missing()
+    if missing:
+        pytest.skip(f"P4 program not compiled ({missing[0]}); run `make p4` (needs p4c)")
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +148,7 @@ def test_ihl_total_length_ttl_and_truncations_covered(frames):
     assert ihls == set(range(16))
     assert {0, 1} <= ttls
     assert eth_cuts == set(range(fuzz.ETH_LEN))
-    assert tag_cuts == set(range(fuzz.TAG_LEN))
+    assert tag_cuts == set(range(path_tag().size))
     assert ip_cuts == set(range(fuzz.IPV4_LEN))
     assert short > 100 and long > 100 and frag_first > 100 and frag_later > 100
     assert len(ether_types) >= 40 and not ether_types & {0x0800, ETHERTYPE_PATH_TAG}
@@ -173,7 +181,7 @@ def test_tagged_frames_carry_the_path_id(tagged):
         if kind in ("random_bytes", "truncated_ethernet"):
             continue
         assert struct.unpack_from("!H", frame, 12)[0] == ETHERTYPE_PATH_TAG, kind
-        if len(frame) >= fuzz.ETH_LEN + fuzz.TAG_LEN:
+        if len(frame) >= fuzz.ETH_LEN + path_tag().size:
             assert frame[fuzz.ETH_LEN] == 2
             assert frame[fuzz.ETH_LEN + 1] == 0  # flags: never a probe
 
@@ -204,13 +212,13 @@ def test_header_check_vectors():
     flipped[fuzz.ETH_LEN + 21] ^= 1
     assert fuzz.ipv4_header_valid(bytes(flipped)) == (False, "ipv4_checksum")
     # a tag: IPv4 after it is checked; a tag carrying IPv6 is not IPv4
-    # path tag: path id, flags, src and dst edge, seq, tx_ts (48 bits), feedback (8 bytes),
-    # next type
-    tag = struct.pack("!BBBBIHI", 1, 0, 2, 1, 5, 0, 0) + bytes(8) + struct.pack("!H", 0x0800)
+    layout = path_tag()
+    tag = layout.pack({"path_id": 1, "src_edge": 2, "dst_edge": 1, "seq": 5,
+                       "next_type": 0x0800})
     eth_tag = frame[:12] + struct.pack("!H", ETHERTYPE_PATH_TAG)
     assert fuzz.ipv4_header_valid(eth_tag + tag + frame[fuzz.ETH_LEN:]) == (True, "ok")
-    assert fuzz.ipv4_header_valid(eth_tag + tag[:-2] + b"\x86\xdd" + frame[14:]) \
-        == (False, "not_ipv4")
+    ipv6 = layout.pack({**layout.unpack(tag), "next_type": 0x86DD})
+    assert fuzz.ipv4_header_valid(eth_tag + ipv6 + frame[14:]) == (False, "not_ipv4")
     assert fuzz.ipv4_header_valid(eth_tag + tag[:5]) == (False, "truncated")
 
 
@@ -223,5 +231,13 @@ def test_reasons_are_the_data_planes():
     assert sorted(reasons.values()) == list(range(1, len(reasons) + 1))
 
 
-def test_tag_length_is_the_programs(artifacts):
-    assert tag_bytes(artifacts.bmv2_json) == fuzz.TAG_LEN
+def test_tags_are_laid_out_as_the_programs(artifacts, tagged):
+    """The generator's tags follow path_tag_t of the compiled program: its fields at their
+    places, the IPv4 header right after it."""
+    layout = path_tag(artifacts.bmv2_json)
+    valid = [frame for kind, frame in tagged if kind == "valid"]
+    assert valid
+    for frame in valid:
+        tag = layout.unpack(frame[fuzz.ETH_LEN:])
+        assert (tag["path_id"], tag["flags"], tag["next_type"]) == (2, 0, 0x0800)
+        assert frame[fuzz.ETH_LEN + layout.size] >> 4 == 4  # IPv4 version

@@ -103,3 +103,36 @@ def test_probe_interfaces_by_switch_name() -> None:
                    probe_ifaces={"leaf2": "leaf2-prbc"})
     assert net.switch("leaf2").probe_iface == "leaf2-prbc"
     assert net.switch("leaf1").probe_iface is None
+
+
+def test_a_graph_without_paths_per_pair_runs_with_the_programs_paths() -> None:
+    """scenarios/fabric-wan.yaml without `paths_per_pair`: the scenario's fabric takes the
+    compiled program's max_paths (4 here), and the network description the controller reads
+    says so, so that the controller's fabric has the same paths and passes the program's
+    limits (it defaulted to any build's 8 and was refused: "8 paths per pair, the program
+    holds 4")."""
+    from mpsched.lab.scenario import parse
+
+    doc = yaml.safe_load((ROOT / "scenarios" / "fabric-wan.yaml").read_text())
+    del doc["fabric"]["graph"]["paths_per_pair"]
+    sc = parse(doc, fabric=True)
+    assert sc.fabric is not None and sc.fabric_section is not None
+    net = describe(sc.fabric_section, sc.fabric, lambda i: f"127.0.0.1:{9558 + i}")
+    assert net.topology is not None
+    assert net.topology.paths_per_pair == sc.fabric.paths_per_pair
+    net.check_limits(max_edges=8, max_paths=sc.fabric.paths_per_pair)
+    assert net.path_ids() == list(range(1, sc.fabric.paths_per_pair + 1))
+    assert "paths_per_pair" not in doc["fabric"]["graph"]  # the scenario's own section kept
+
+
+def test_a_hand_written_graph_over_the_programs_paths_names_the_field() -> None:
+    section = {"graph": {"switches": [{"name": "a", "role": "edge"},
+                                      {"name": "b", "role": "edge"}],
+                         "link": {"rate_mbps": 10, "delay_ms": 1},
+                         "links": [{"a": "a", "b": "b"}]}}
+    described = describe(section, parse_fabric(section, max_paths=4), lambda i: f"x:{i}")
+    raw = described.to_dict()
+    raw["fabric"] = section  # as a hand-written description might have it
+    net = NetCfg.from_dict(raw)
+    with pytest.raises(ConfigError, match=r"paths_per_pair.*unset.*program holds 4"):
+        net.check_limits(max_edges=8, max_paths=4)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from mpsched import addressing as ap
-from mpsched.lab.analysis import _interp, analyse, capacity_mbps
+from mpsched.lab.analysis import analyse, capacity_mbps
 from mpsched.lab.metrics import best_ideal_fct_s, bucket_stats, ideal_fct_s, size_bucket
 from mpsched.lab.runner import RunRaw, poisson_args, sender_args
 from mpsched.lab.scenario import parse
@@ -53,14 +53,6 @@ def raw(tmp_path: Path) -> RunRaw:
     r.link_tx = [(T0 + t, {1: int(t * 0.5e6), 2: int(t * 0.25e6)}) for t in range(11)]
     r.path_counters = [(T0 + t, {1: int(t * 0.6e6), 2: int(t * 0.3e6)}) for t in range(11)]
     return r
-
-
-def test_interp_clamps_and_interpolates():
-    s = [(1.0, 10.0), (3.0, 30.0)]
-    assert _interp(s, 0.0) == 10.0
-    assert _interp(s, 2.0) == 20.0
-    assert _interp(s, 9.0) == 30.0
-    assert _interp([], 1.0) == 0.0
 
 
 def test_capacity_counts_only_paths_that_are_up(tmp_path):
@@ -219,15 +211,6 @@ def test_poisson_arguments_carry_the_offered_rate_and_the_drain():
                      "--max-kb": "500", "--arrivals-s": "7", "--max-concurrent": "0"}
     with pytest.raises(ValueError):
         sender_args(w, 1, ap.H2_IP, 10.0, 7)
-
-
-def test_censored_fct_runs_from_arrival_to_the_senders_end():
-    from mpsched.lab.analysis import censored_fct_s
-
-    assert censored_fct_s({"arrival": 100.0, "size": 1}, {"ended": 130.5}) == 30.5
-    assert censored_fct_s({"start": 120.0, "size": 1}, {"ended": 130.0}) == 10.0
-    assert censored_fct_s({"size": 1}, {"ended": 130.0}) is None
-    assert censored_fct_s({"arrival": 100.0}, {}) is None
 
 
 def test_paired_ratios_pair_runs_by_seed():

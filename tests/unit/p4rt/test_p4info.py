@@ -100,13 +100,13 @@ def test_drop_reasons_annotation_checked():
 
 def test_special_ports_from_compiled_p4info(artifacts):
     """The CPU and probe ports come from the packet_out header's @ports annotation (defined
-    once, in p4src/include/defines.p4); the BMv2 processes use the same CPU port."""
-    from mpsched.p4rt.pipeline import PORT_CPU, PORT_PROBE, special_ports
-    from mpsched.proc.bmv2 import CPU_PORT
+    once, in p4src/include/defines.p4); the BMv2 processes take the CPU port from there."""
+    from mpsched.p4rt.pipeline import PORT_CPU, PORT_PROBE, program_cpu_port, special_ports
 
     ports = special_ports(P4Info.from_file(artifacts.p4info))
-    assert ports[PORT_CPU] == CPU_PORT
-    assert ports[PORT_PROBE] not in (CPU_PORT, 0)
+    assert program_cpu_port(artifacts.p4info) == ports[PORT_CPU] > 0
+    assert program_cpu_port(artifacts.p4info.parent / "no-such.p4info.txt") is None
+    assert ports[PORT_PROBE] not in (ports[PORT_CPU], 0)
     assert Pipeline(P4Info.from_file(artifacts.p4info)).probe_port == ports[PORT_PROBE]
     assert program_probe_port(artifacts.p4info) == ports[PORT_PROBE]
     assert program_probe_port(artifacts.p4info.parent / "no-such.p4info.txt") is None

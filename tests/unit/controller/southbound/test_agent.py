@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
 from mpsched.controller.telemetry.estimators import PROBE_INTERVAL_S, TelemetryConfig
 from mpsched.p4rt.client import CounterValue
@@ -81,12 +83,14 @@ def test_a_poll_hands_every_path_of_the_switch_towards_its_peer_to_the_host():
 
 def test_polls_turn_the_port_counter_into_each_ports_rate(monkeypatch):
     a, client = agent(Host()), Counters()
-    clock = iter([100.0, 101.0])
+    # each poll: its start, then the port counter read's start and end (timed at its middle)
+    clock = iter([100.0, 100.1, 100.1, 101.0, 101.3, 101.3])
     monkeypatch.setattr("mpsched.controller.southbound.agent.time.time", lambda: next(clock))
     a._poll(client)
     assert a.ports.rates == {}  # one read: no rate yet
     a._poll(client)
-    assert a.ports.rates[2].mbps == 1.0  # 125,000 bytes in 1 s
+    # 125,000 bytes between reads 1.2 s apart (the polls began 1 s apart)
+    assert a.ports.rates[2].mbps == pytest.approx(1.0 / 1.2)
 
 
 def test_the_prober_asks_the_host_with_the_switchs_name_when_probing_idle_paths_only():

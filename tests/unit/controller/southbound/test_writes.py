@@ -1,4 +1,5 @@
-"""southbound/writes.py: batched writes with their fallbacks, and waiting for switches."""
+"""southbound/writes.py: batched writes with their fallbacks, and waiting for switches; the
+upserts against the fake P4Runtime server (tests/fake_p4rt.py), counting its Writes."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ from concurrent.futures import Future
 import pytest
 
 from mpsched.controller.errors import UnavailableError
-from mpsched.controller.southbound.writes import await_all, delete_all, upsert_all, write_pins
-from mpsched.p4rt.client import P4RuntimeError
+from mpsched.controller.southbound.writes import (
+    await_all,
+    delete_all,
+    insert_all,
+    upsert_all,
+    write_pins,
+)
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.p4rt.p4info import decode_uint
+from mpsched.p4rt.pipeline import ACTION_SET_PATH_PORT, TABLE_NEXTHOP, Pipeline
 
 NOT_FOUND = P4RuntimeError("write failed", ["update 1: NOT_FOUND"])
 
@@ -39,16 +48,75 @@ class Client:
         self._op("delete", entries)
 
 
-def test_upsert_all_inserts_what_the_switch_lacks():
-    client = Client({"modify": NOT_FOUND})
-    upsert_all(client, ["a", "b"])
-    assert client.applied == [("modify", "a"), ("insert", "b")]
+@pytest.fixture
+def fake(server, p4info, tmp_path):
+    """A client on the fake server with a pipeline, and the server's Write count."""
+    json_file = tmp_path / "p.json"
+    json_file.write_text("{}")
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        client.set_pipeline(str(json_file))
+        yield client, server.servicer
 
 
-def test_upsert_all_raises_other_errors():
-    client = Client({"modify": P4RuntimeError("bad", ["update 1: INVALID_ARGUMENT"])})
+def _nexthops(p4info, ports: dict[int, int]) -> list:
+    """path_nexthop entries towards edge 2: path id -> port."""
+    pipeline = Pipeline(p4info)
+    return [pipeline.path_nexthop(2, path, port) for path, port in ports.items()]
+
+
+def _held(client: P4RuntimeClient) -> dict[int, int]:
+    """The switch's path_nexthop entries: path id -> port (the action's only parameter)."""
+    (port,) = client.p4info.action_params(ACTION_SET_PATH_PORT)
+    return {decode_uint(e.match[-1].exact.value): param_value(e, port.id)
+            for e in client.read_table(TABLE_NEXTHOP)}
+
+
+def test_upsert_all_inserts_new_entries_in_one_more_write(fake, p4info):
+    """Two Writes for any number of new entries (a MODIFY batch, then one INSERT of those it
+    did not find), one when every entry is there; the switch ends up holding them all."""
+    client, servicer = fake
+    before = servicer.writes
+    upsert_all(client, _nexthops(p4info, {1: 2, 2: 3, 3: 4, 4: 5}))
+    assert servicer.writes - before == 2
+    upsert_all(client, _nexthops(p4info, {1: 6, 2: 7}))  # all present: one MODIFY
+    assert servicer.writes - before == 3
+    upsert_all(client, _nexthops(p4info, {3: 8}) + _nexthops(p4info, {5: 9}))  # one new
+    assert servicer.writes - before == 5
+    assert _held(client) == {1: 6, 2: 7, 3: 8, 4: 5, 5: 9}
+
+
+def test_insert_all_modifies_what_exists_in_one_more_write(fake, p4info):
+    client, servicer = fake
+    upsert_all(client, _nexthops(p4info, {1: 2, 2: 3}))
+    before = servicer.writes
+    insert_all(client, _nexthops(p4info, {1: 4, 2: 5, 3: 6}))
+    assert servicer.writes - before == 2
+    assert _held(client) == {1: 4, 2: 5, 3: 6}
+
+
+def test_upsert_all_raises_other_errors_after_inserting_the_new_ones():
+    client = Client({"modify": P4RuntimeError(
+        "bad", ["update 0: INVALID_ARGUMENT", "update 1: NOT_FOUND"])})
     with pytest.raises(P4RuntimeError, match="INVALID_ARGUMENT"):
         upsert_all(client, ["a", "b"])
+    assert client.applied == [("insert", "b")]
+
+
+def test_an_error_naming_no_update_falls_back_to_one_entry_at_a_time():
+    client = Client({"modify": P4RuntimeError("write failed", ["NOT_FOUND somewhere"])})
+    upsert_all(client, ["a", "b"])
+    assert client.applied == [("modify", "a"), ("insert", "b")]
+    client = Client({"modify": P4RuntimeError("write failed (UNAVAILABLE)")})
+    with pytest.raises(P4RuntimeError, match="UNAVAILABLE"):
+        upsert_all(client, ["a", "b"])
+
+
+def test_failed_updates_by_index():
+    error = P4RuntimeError("write failed", ["update 0: NOT_FOUND no such entry",
+                                            "update 2: ALREADY_EXISTS entry exists"])
+    assert error.failed_updates() == {0: "NOT_FOUND", 2: "ALREADY_EXISTS"}
+    assert P4RuntimeError("x", ["garbled"]).failed_updates() is None
+    assert P4RuntimeError("x").failed_updates() is None
 
 
 def test_delete_all_skips_entries_already_gone():

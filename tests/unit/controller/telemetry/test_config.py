@@ -53,3 +53,18 @@ def test_the_probe_cap_stretches_interval_and_dead_after_in_proportion():
     assert no_probes.for_targets(9) is no_probes
     with pytest.raises(ValueError, match="probe_max_pps must be > 0"):
         TelemetryConfig(probe_max_pps=0)
+
+
+def test_packet_out_backlog_fits_a_second_of_probes_and_two_rounds():
+    """A switch's PacketOut backlog (mpsched/p4rt/backlog.py): a second of its probes at its
+    rate, capped by probe_max_pps, at least two rounds and PACKET_OUT_BACKLOG."""
+    from mpsched.controller.telemetry.config import TelemetryConfig
+    from mpsched.p4rt.backlog import PACKET_OUT_BACKLOG
+
+    assert TelemetryConfig().packet_out_backlog(6) == 600  # 6 targets every 10 ms
+    capped = TelemetryConfig(probe_max_pps=300.0)
+    assert capped.packet_out_backlog(6) == 300  # the interval stretched to 20 ms
+    assert capped.packet_out_backlog(252) == 504  # one burst of 252 at once, twice
+    assert TelemetryConfig(probe_max_pps=10.0).packet_out_backlog(6) == PACKET_OUT_BACKLOG
+    assert TelemetryConfig(probe_interval_s=None).packet_out_backlog(6) == PACKET_OUT_BACKLOG
+    assert TelemetryConfig().packet_out_backlog(0) == PACKET_OUT_BACKLOG
