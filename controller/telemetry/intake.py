@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
@@ -52,6 +52,20 @@ MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
 PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
 
 
+# The estimators' dead_after_s and stale_after_s cover at least this many report intervals
+# (path reports, RTT reports) of the slowest switch: stretched by the report cap
+# (TelemetryConfig.for_targets), its reports would otherwise come too seldom for a path to
+# stay alive (docs/fabric.md).
+REPORTS_PER_VERDICT = 4
+
+
+def longest_intervals_s(configs: Iterable[TelemetryConfig]) -> tuple[float, float]:
+    """The longest report and RTT report intervals of the switches' settings, in s."""
+    cfgs = list(configs)
+    report = max((c.report_interval_us for c in cfgs), default=0) / 1e6
+    return report, max((c.rtt_interval_us for c in cfgs), default=0) / 1e6
+
+
 def direction(ingress: str, egress: str) -> str:
     return f"{ingress}->{egress}"
 
@@ -71,9 +85,14 @@ class TelemetryIntake:
         self.switch_telemetry = {
             sw.name: telemetry.for_targets(len(net.probe_targets(sw))) for sw in net.switches
         }
-        # every estimator probes (and so judges liveness) at the switches' probe interval
+        # every estimator probes (and so judges liveness) at the switches' probe interval; a
+        # path goes silent for no longer than REPORTS_PER_VERDICT of its (stretched, the
+        # report cap) report intervals before it counts as dead or its RTT as stale
+        report_s, rtt_s = longest_intervals_s(self.switch_telemetry.values())
         self.settings = dataclasses.replace(
-            estimators, probe_interval_s=telemetry.probe_interval_s
+            estimators, probe_interval_s=telemetry.probe_interval_s,
+            dead_after_s=max(estimators.dead_after_s, REPORTS_PER_VERDICT * report_s),
+            stale_after_s=max(estimators.stale_after_s, REPORTS_PER_VERDICT * rtt_s),
         )
         self.path_ids = sorted(net.path_ids())
         self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
