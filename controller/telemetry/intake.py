@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -109,6 +110,9 @@ class TelemetryIntake:
         # per direction, how many reports and RTT samples it was handed: a control step may
         # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
+        # per direction, when the first input since its pair's last step came (the stepper
+        # takes it: `take_input_since`): how long a pair waited for its step
+        self.input_since: dict[str, float] = {}
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -135,6 +139,8 @@ class TelemetryIntake:
         """The estimator of (path, direction), counted as handed an input
         (`unit_inputs`): callers add a report or a sample to it."""
         self.inputs[where] = self.inputs.get(where, 0) + 1
+        if where not in self.input_since:
+            self.input_since[where] = time.time()
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
@@ -278,6 +284,11 @@ class TelemetryIntake:
     def unit_inputs(self, unit: Unit) -> int:
         """How many reports and RTT samples the unit's direction was handed so far."""
         return self.inputs.get(unit.direction, 0)
+
+    def take_input_since(self, unit: Unit) -> float | None:
+        """When the first input since the last call for the unit's direction came (None:
+        none since); the next input starts anew."""
+        return self.input_since.pop(unit.direction, None)
 
     def changes_at(self, unit: Unit, now: float, age_step_s: float) -> float:
         """When `unit_view` changes without another input (`PathEstimator.changes_at` of its
