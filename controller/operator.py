@@ -158,8 +158,10 @@ class Operator:
         """Re-route (`change`, under the lock: the routing's new state and the entries per
         switch to write and delete) in two steps, so that no switch sends onto a path before
         every hop of it can forward it: first every new or changed entry on every switch
-        (awaited), then a scheduler step of the re-routed pairs (a pair's vanished paths are
-        out of service) and, after it, the entries that went."""
+        (awaited), then the re-routed pairs' placements off their vanished paths
+        (`Stepper.withdraw`: no policy step, the control loop steps those pairs, due since
+        their paths changed) and, after them, the entries that went. Each switch's writes
+        are one job of its agent, the switches' in parallel."""
         self.mastership.require_primary()
         stepper = self.stepper
         with self.lock:
@@ -170,13 +172,13 @@ class Operator:
                 if changes.get(a.sw.name, ([], []))[0]
             }
         await_all(futures, self.write_timeout)
-
-        def mutate(scheduler: Scheduler) -> Extra:
-            return {
-                sw: ([], [functools.partial(delete_all, entries=gone)])
-                for sw, (_, gone) in changes.items()
-                if gone
-            }
-
-        # only the re-routed pairs' placements can change (their paths did)
-        self.write(mutate, what, only_changed=True)
+        extra: Extra = {
+            sw: ([], [functools.partial(delete_all, entries=gone)])
+            for sw, (_, gone) in changes.items()
+            if gone
+        }
+        with self.lock:
+            futures = stepper.withdraw(self.keeper.scheduler, time.time(), extra)
+        await_all(futures, self.write_timeout)
+        self.keeper.persist(self.snapshot)
+        log.info("%s", what)

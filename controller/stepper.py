@@ -141,6 +141,27 @@ class Stepper:
             for agent in agents:
                 for unit in self.routes.units_at(agent.sw.name):
                     steps[agent] += self._step_unit(scheduler, unit, context, now)
+        return self._submit_jobs(scheduler, steps, extra, now)
+
+    def withdraw(self, scheduler: Scheduler, now: float,
+                 extra: Extra | None = None) -> dict[str, Future]:
+        """Every pair's placements off the paths it no longer has (`Scheduler.withdraw`,
+        after a re-route) on every switch, without a policy step; submit them (plus
+        `extra` jobs). The pairs stay due: the control loop steps them."""
+        steps: dict[SwitchAgent, list[TableEntry]] = {}
+        for agent in self.agents:
+            steps[agent] = []
+            for unit in self.routes.units_at(agent.sw.name):
+                keep = self.routes.pair_paths(unit) if self.routes.is_fabric else None
+                if keep is None:
+                    continue
+                for ch in scheduler.withdraw(unit.key, keep):
+                    steps[agent] += change_entries(self.pipeline, ch, unit.dst_edge)
+        return self._submit_jobs(scheduler, steps, extra, now)
+
+    def _submit_jobs(self, scheduler: Scheduler, steps: dict[SwitchAgent, list[TableEntry]],
+                     extra: Extra | None, now: float) -> dict[str, Future]:
+        """One job per switch: its entries, then its subflow pins' changes, with `extra`."""
         # subflow pins follow the new placements (re-pinning off paths that left them)
         desired = self.pins.desired(scheduler, self.states(now), now)
         futures = {}
