@@ -9,8 +9,9 @@ from pathlib import Path
 
 SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
-FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "rss_mb", "cpu_pct", "writes_per_s",
-           "entries_edge", "entries_transit", "probe_pps", "reroute_ms")
+FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "rss_mb", "cpu_pct",
+           "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
+           "reroute_ms")
 TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
 PAGE_MB = 1 / 1024  # /proc's kB
 
@@ -46,7 +47,9 @@ class SizeResult:
     entries_transit: int | None = None
     probe_pps: float | None = None
     reroute_ms: float | None = None
-    feed_rounds_per_s: float | None = None  # every pair's reports handed over, per second
+    refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
+    reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
+    feeder_cpu_pct: float | None = None  # the feeder's thread (not in cpu_pct)
     switch_rss_mb: float | None = None  # one BMv2 process, programmed
 
     def figure(self, name: str) -> float | int | None:
