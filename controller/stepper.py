@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -179,7 +180,8 @@ class Stepper:
                   budget_s: float | None) -> None:
         """The due pairs of `agents`, most overdue first within `budget_s` (due.py); the
         rest stay due. Each step's wait (from when it was due to this step's `now`) goes into
-        `refresh_ms`."""
+        `refresh_ms`. The budget counts from here: finding the due pairs is part of it."""
+        start = time.perf_counter()
         due: list[tuple[float, tuple[SwitchAgent, Unit]]] = []
         for agent in agents:
             for unit in self.routes.units_at(agent.sw.name):
@@ -197,7 +199,7 @@ class Stepper:
             steps[agent] += self._step_unit(scheduler, unit, context, now)
             self.refresh_ms.append(max(0.0, now - since) * 1000)
 
-        self.pair_deferred += len(within_budget(due, step, budget_s))
+        self.pair_deferred += len(within_budget(due, step, budget_s, start=start))
 
     def _context(self, scheduler: Scheduler) -> tuple:
         """What every pair's step depends on besides its view: the scheduler (replaced when

@@ -83,12 +83,13 @@ def by_overdue(due: Sequence[tuple[float, T]]) -> list[tuple[float, T]]:
 
 
 def within_budget(due: Sequence[tuple[float, T]], step: Callable[[float, T], None],
-                  budget_s: float | None,
-                  clock: Callable[[], float] = time.perf_counter) -> list[tuple[float, T]]:
-    """Step the due pairs most overdue first until `budget_s` of `clock` is spent (None: no
-    budget); at least one is stepped. Returns those not reached, most overdue first."""
+                  budget_s: float | None, clock: Callable[[], float] = time.perf_counter,
+                  start: float | None = None) -> list[tuple[float, T]]:
+    """Step the due pairs most overdue first until `budget_s` of `clock` since `start` (by
+    default: now) is spent (None: no budget); at least one is stepped. Returns those not
+    reached, most overdue first."""
     ordered = by_overdue(due)
-    start = clock()
+    start = clock() if start is None else start
     for i, (since, item) in enumerate(ordered):
         if budget_s is not None and i > 0 and clock() - start >= budget_s:
             return ordered[i:]

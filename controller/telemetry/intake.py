@@ -49,6 +49,11 @@ from mpsched.netcfg import NetCfg
 log = logging.getLogger(__name__)
 
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
+# The link shares (every pair's load on every link, `link_shares`) are computed anew once per
+# control step, but no more often than every this many times what computing them took: a
+# small fabric's take well under a millisecond (every step), a fabric of 64 leaves' (16 128
+# paths) tens of ms (every second or so); the goodputs they sum are 5 s windows.
+SHARES_COST_FACTOR = 20.0
 
 PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
 
@@ -107,6 +112,7 @@ class TelemetryIntake:
         # sets it): bounds the other pairs' load on a link (telemetry/sharing.py)
         self.port_rates: Callable[[], PortRates] | None = None
         self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
+        self._shares_s = 0.0  # what computing them took last
         # per direction, how many reports and RTT samples it was handed: a control step may
         # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
@@ -298,14 +304,17 @@ class TelemetryIntake:
 
     def link_shares(self, now: float) -> dict[LinkDir, LinkShare]:
         """Every fabric link direction's load per pair (telemetry/sharing.py), computed once
-        per control step (`now`) and routing: each pair's alive paths' delivered rates, and
+        per control step (`now`) and routing, and no more often than every
+        SHARES_COST_FACTOR times its own cost: each pair's alive paths' delivered rates, and
         the port counters' measured loads ({} with two edges)."""
         routing = self.routes.routing
         if self.routes.fabric is None or routing is None:
             return {}
         cached = self._shares
-        if cached is not None and cached[0] == now and cached[1] is routing:
+        if cached is not None and cached[1] is routing and (
+                cached[0] == now or 0 <= now - cached[0] < SHARES_COST_FACTOR * self._shares_s):
             return cached[2]
+        t0 = time.perf_counter()
         pair_paths: dict[str, dict[int, Path]] = {}
         loads: dict[PathKey, float | None] = {}
         for unit in self.routes.units():
@@ -317,6 +326,7 @@ class TelemetryIntake:
                     loads[(unit.key, pid)] = est.goodput_mbps()
         shares = link_shares(self.routes.fabric, pair_paths, loads, self._measured())
         self._shares = (now, routing, shares)
+        self._shares_s = time.perf_counter() - t0
         return shares
 
     def _measured(self) -> dict[LinkDir, float | None]:

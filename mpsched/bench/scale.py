@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import tempfile
 import threading
@@ -51,6 +52,8 @@ from mpsched.bench.scale_model import (
     result_lines,
     rss_mb,
     spine_links,
+    stat_cpu_s,
+    thread_group,
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
@@ -171,6 +174,22 @@ def entries(ctl: Controller) -> tuple[int, int]:
     return len(ctl.forwarding(leaf)) + len(sched), len(ctl.forwarding(spine))
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of this process's Python threads by group (`thread_group`), and of the
+    rest ("native": gRPC's own threads and the like) as the process's total less theirs."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    groups: dict[str, float] = {}
+    for t in threading.enumerate():
+        try:
+            text = Path(f"/proc/self/task/{t.native_id}/stat").read_text()
+        except (OSError, TypeError):
+            continue  # ended meanwhile
+        group = thread_group(t.name)
+        groups[group] = groups.get(group, 0.0) + stat_cpu_s(text, ticks)
+    groups["native"] = time.process_time() - sum(groups.values())
+    return groups
+
+
 def probes_sent(ctl: Controller) -> int:
     return sum((a.probe_counts() or {}).get("sent", 0) for a in ctl.agents)
 
@@ -183,9 +202,10 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s
     upd0, probes0, sent0, skipped0 = counter.updates, probes_sent(ctl), feeder.sent, feeder.skipped
     steps0, skips0, iters0 = st.pair_steps, st.pair_skips, ctl.loop.iterations
-    deferred0 = st.pair_deferred
+    deferred0, threads0 = st.pair_deferred, thread_cpu()
     time.sleep(seconds)
     wall = time.monotonic() - wall0
+    threads = thread_cpu()
     lat, refresh = list(ctl.loop.latencies_ms), list(st.refresh_ms)
     res.loop_p50_ms = percentile(lat, 50) if lat else None
     res.loop_p99_ms = percentile(lat, 99) if lat else None
@@ -206,6 +226,9 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
           f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
           f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "
           f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms", flush=True)
+    shares = {g: cpu_pct(v - threads0.get(g, 0.0), wall) for g, v in threads.items()}
+    print("  cpu % of a core by thread: " + ", ".join(
+        f"{g} {v:.0f}" for g, v in sorted(shares.items(), key=lambda kv: -kv[1])), flush=True)
 
 
 def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,

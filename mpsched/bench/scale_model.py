@@ -106,6 +106,19 @@ def rss_mb(pid: int | str = "self") -> float:
     return status_rss_mb(Path(f"/proc/{pid}/status").read_text())
 
 
+def stat_cpu_s(text: str, ticks_per_s: float) -> float:
+    """utime + stime of a /proc/<pid>/task/<tid>/stat text, in s (the fields after the
+    command, whose name may hold spaces and parentheses)."""
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / ticks_per_s
+
+
+def thread_group(name: str) -> str:
+    """The part of the controller a thread of that name belongs to (its name up to the
+    first '-': agent, probe, p4rt; the loop is `control`)."""
+    return name.split("-", 1)[0]
+
+
 def cpu_pct(cpu_s: float, wall_s: float) -> float:
     """CPU seconds over wall seconds, as % of one core."""
     return 100.0 * cpu_s / wall_s if wall_s > 0 else 0.0

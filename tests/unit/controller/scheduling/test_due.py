@@ -58,3 +58,13 @@ def test_the_budget_steps_the_most_overdue_first_and_leaves_the_rest_due():
     stepped.clear()
     left = within_budget(due, lambda since, p: stepped.append(p), 0.0)
     assert stepped == ["a"] and len(left) == 3  # at least one, whatever the budget
+
+
+def test_the_budget_counts_from_the_steps_start():
+    from mpsched.controller.scheduling.due import within_budget
+
+    stepped: list[str] = []
+    due = [(1.0, "a"), (2.0, "b")]
+    # finding the due pairs took the whole budget already: one pair, the rest waits
+    left = within_budget(due, lambda since, p: stepped.append(p), 0.5, lambda: 10.0, start=9.0)
+    assert stepped == ["a"] and left == [(2.0, "b")]
