@@ -44,6 +44,7 @@ class Operator:
         self.keeper = keeper
         self.stepper = stepper
         self.write_timeout = write_timeout
+        self.last_reroute_ms: dict[str, float] = {}
 
     def snapshot(self) -> Intent:
         with self.lock:
@@ -164,14 +165,18 @@ class Operator:
         are one job of its agent, the switches' in parallel."""
         self.mastership.require_primary()
         stepper = self.stepper
+        t0 = time.perf_counter()
         with self.lock:
+            t_lock = time.perf_counter()
             changes = change()
+            t_routes = time.perf_counter()
             futures = {
                 a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
                 for a in stepper.agents
                 if changes.get(a.sw.name, ([], []))[0]
             }
         await_all(futures, self.write_timeout)
+        t_new = time.perf_counter()
         extra: Extra = {
             sw: ([], [functools.partial(delete_all, entries=gone)])
             for sw, (_, gone) in changes.items()
@@ -180,5 +185,13 @@ class Operator:
         with self.lock:
             futures = stepper.withdraw(self.keeper.scheduler, time.time(), extra)
         await_all(futures, self.write_timeout)
+        t_end = time.perf_counter()
         self.keeper.persist(self.snapshot)
-        log.info("%s", what)
+        # where a re-route's time went, in ms (logged; make bench-scale prints it)
+        self.last_reroute_ms = {
+            "lock": (t_lock - t0) * 1000, "routes": (t_routes - t_lock) * 1000,
+            "new_entries": (t_new - t_routes) * 1000,
+            "placements_deletions": (t_end - t_new) * 1000,
+        }
+        log.info("%s (%s)", what, ", ".join(f"{k} {v:.0f} ms"
+                                             for k, v in self.last_reroute_ms.items()))

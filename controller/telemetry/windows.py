@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Final
 
 from mpsched.controller.telemetry.config import PROBE_INTERVAL_S, sender_busy
 
@@ -78,7 +79,13 @@ def _signed(delta: int) -> int:
 # collection, which paused the control loop for hundreds of ms at 64 leaves
 # (docs/results/scale.md).
 _Point = tuple[float, int, int, int, int, int, int]
-_T, _PACKETS, _BYTES, _LOST, _REORDERED, _FLOW_OOO, _OWD_US = range(7)
+_T: Final = 0
+_PACKETS: Final = 1
+_BYTES: Final = 2
+_LOST: Final = 3
+_REORDERED: Final = 4
+_FLOW_OOO: Final = 5
+_OWD_US: Final = 6
 
 
 @dataclass

@@ -289,7 +289,10 @@ def reroute_ms(ctl: Controller, leaves: int) -> float | None:
     except UnavailableError as error:
         print(f"  spine failure not acknowledged: {error}", flush=True)
         return None
-    return (time.perf_counter() - t1) * 1000
+    ms = (time.perf_counter() - t1) * 1000
+    print(f"  spine failure: {ms:.0f} ms: " + ", ".join(
+        f"{k} {v:.0f}" for k, v in ctl.operator.last_reroute_ms.items()), flush=True)
+    return ms
 
 
 def check_memory(leaves: int, done: list[SizeResult]) -> str | None:
