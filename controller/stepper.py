@@ -6,8 +6,9 @@ the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the
 placements into table entries (southbound/entries.py); the MPTCP subflow pins
 follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
 agent, in the order of the decisions. In a fabric the control loop steps only the pairs
-whose inputs changed since their last step (scheduling/due.py); an operator's request steps
-every pair. Not thread-safe: the controller calls it under its lock; the jobs run in the
+whose inputs changed since their last step, most overdue first within its time budget
+(scheduling/due.py); an operator's request steps every pair, and a re-route only takes the
+re-routed pairs' weight off their vanished paths (`withdraw`). Not thread-safe: the controller calls it under its lock; the jobs run in the
 agents' threads.
 """
 
