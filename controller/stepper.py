@@ -8,8 +8,8 @@ follow the new placements (scheduling/pins.py). Each switch's writes go as one j
 agent, in the order of the decisions. In a fabric the control loop steps only the pairs
 whose inputs changed since their last step, most overdue first within its time budget
 (scheduling/due.py); an operator's request steps every pair, and a re-route only takes the
-re-routed pairs' weight off their vanished paths (`withdraw`). Not thread-safe: the controller calls it under its lock; the jobs run in the
-agents' threads.
+re-routed pairs' weight off their vanished paths (`withdraw`). Not thread-safe: the
+controller calls it under its lock; the jobs run in the agents' threads.
 """
 
 from __future__ import annotations
