@@ -30,6 +30,7 @@ from mpsched.controller.telemetry.estimators import (
     PROBE_INTERVAL_S,
     REPORT_BATCH_US,
     REPORT_INTERVAL_US,
+    REPORT_MAX_PPS,
     RTT_REPORT_INTERVAL_US,
     TelemetryConfig,
 )
@@ -162,6 +163,15 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "%(default)s)",
     )
     parser.add_argument(
+        "--report-max-pps",
+        type=float,
+        default=REPORT_MAX_PPS,
+        help="at most this many path and RTT reports per second from one switch together: "
+        "where a switch has more (peer edge, path) cells than the cap allows at "
+        "--report-interval-ms and --rtt-interval-ms, both stretch in proportion (a fabric of "
+        "many edges; docs/fabric.md); 0 = no cap (default: %(default)s)",
+    )
+    parser.add_argument(
         "--report-batch-ms",
         type=float,
         default=REPORT_BATCH_US / 1000,
@@ -271,7 +281,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         value = getattr(args, option)
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
-    for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps"):
+    for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps", "report_max_pps"):
         value = getattr(args, option)
         if not value >= 0:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
@@ -283,6 +293,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         report_batch_us=round(args.report_batch_ms * 1000),
         probe_idle_only=not args.probe_every_path,
         probe_max_pps=args.probe_max_pps or None,
+        report_max_pps=args.report_max_pps or None,
     )
 
 

@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 DEFAULT_POLICY = "ecmp"
+STEP_BUDGET = 0.25  # of the control period: a fabric's pair steps per loop step (due.py)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ class ControllerSettings:
     default_policy: str = DEFAULT_POLICY  # the default class's policy at start
     control_period_ms: float = 100.0
     control: bool = True  # run the control loop (False: placements change on request only)
+    # the share of the control period a loop step may spend stepping a fabric's due pairs,
+    # most overdue first; the rest wait for the next step (controller/scheduling/due.py)
+    step_budget: float = STEP_BUDGET
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
 
@@ -268,7 +272,9 @@ class Controller:
 
     def step(self) -> dict[str, Future]:
         with self._lock:
-            return self.stepper.submit(self.scheduler, time.time(), only_ready=True)
+            budget_s = self.settings.step_budget * self.control_period_ms() / 1000
+            return self.stepper.submit(self.scheduler, time.time(), only_ready=True,
+                                       budget_s=budget_s)
 
     def await_step(self, futures: dict[str, Future]) -> None:
         await_all(futures, self.settings.write_timeout)

@@ -27,7 +27,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from mpsched.controller.scheduling.mptcp_placement import path_overlaps
-from mpsched.controller.southbound.forwarding import fabric_entries, forwarding_entries
+from mpsched.controller.southbound.forwarding import (
+    fabric_entries,
+    forwarding_entries,
+    telemetry_entries,
+)
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.controller.tomography import watch_paths
 from mpsched.fabric.paths import Failures, Pair, Path, Routing, bottleneck_mbps, reroute, route
@@ -339,14 +343,22 @@ class Routes:
         """Per switch whose next hops (or, on every edge, the path ids whose telemetry it
         holds) changed since `old` and `old_ids`: the entries to write and to delete."""
         out = {}
-        ids_changed = old_ids != self.installed_ids()
+        new_ids = self.installed_ids()
+        ids_changed = old_ids != new_ids
         for sw in self.net.switches:
-            if self.hops.get(sw.name) == old.get(sw.name) and not ids_changed:
-                continue
-            write, gone = entry_changes(
-                self.forwarding(pipeline, sw, telemetry, old[sw.name], old_ids),
-                self.forwarding(pipeline, sw, telemetry),
-            )
+            if self.hops.get(sw.name) == old.get(sw.name):
+                if not ids_changed or not self.net.is_edge(sw):
+                    continue  # a transit switch's entries are its next hops only
+                # the same next hops: only the edge's per-path-id telemetry can differ
+                tel = (telemetry or TelemetryConfig()).for_targets(
+                    len(self.net.probe_targets(sw)))
+                write, gone = entry_changes(telemetry_entries(pipeline, old_ids, tel),
+                                            telemetry_entries(pipeline, new_ids, tel))
+            else:
+                write, gone = entry_changes(
+                    self.forwarding(pipeline, sw, telemetry, old[sw.name], old_ids),
+                    self.forwarding(pipeline, sw, telemetry),
+                )
             if write or gone:
                 out[sw.name] = (write, gone)
         return out

@@ -6,20 +6,29 @@ the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the
 placements into table entries (southbound/entries.py); the MPTCP subflow pins
 follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
 agent, in the order of the decisions. In a fabric the control loop steps only the pairs
-whose inputs changed since their last step (scheduling/due.py); an operator's request steps
-every pair. Not thread-safe: the controller calls it under its lock; the jobs run in the
-agents' threads.
+whose inputs changed since their last step, most overdue first within its time budget
+(scheduling/due.py); an operator's request steps every pair, and a re-route only takes the
+re-routed pairs' weight off their vanished paths (`withdraw`). Not thread-safe: the
+controller calls it under its lock; the jobs run in the agents' threads.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from mpsched.controller.routes import Unit
-from mpsched.controller.scheduling.due import AGE_STEP_S, Stepped, is_due
+from mpsched.controller.scheduling.due import (
+    AGE_STEP_S,
+    Stepped,
+    is_due,
+    overdue_since,
+    within_budget,
+)
 from mpsched.controller.scheduling.pins import PathStates, PinManager
 from mpsched.controller.scheduling.scheduler import Change, Scheduler
 from mpsched.controller.southbound.agent import SwitchAgent
@@ -34,6 +43,8 @@ from mpsched.p4rt.client import P4RuntimeClient, TableEntry
 from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN, Pipeline
 
 log = logging.getLogger(__name__)
+
+REFRESH_KEPT = 100_000  # pair refresh times kept (Stepper.refresh_ms)
 
 ClientJob = Callable[[P4RuntimeClient], None]
 Extra = dict[str, tuple[list[ClientJob], list[ClientJob]]]  # switch -> (before, after) jobs
@@ -75,6 +86,11 @@ class Stepper:
         self.stepped: dict[str, Stepped] = {}
         self.pair_steps = 0
         self.pair_skips = 0
+        # the control loop's due pairs left for a later step (over the step's time budget),
+        # when each due pair was first found due, and each stepped pair's wait in ms
+        self.pair_deferred = 0
+        self.noticed: dict[str, float] = {}
+        self.refresh_ms: deque[float] = deque(maxlen=REFRESH_KEPT)
 
     def states(self, now: float) -> PathStates:
         """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
@@ -108,26 +124,46 @@ class Stepper:
         extra: Extra | None = None,
         only_ready: bool = False,
         only_changed: bool | None = None,
+        budget_s: float | None = None,
     ) -> dict[str, Future]:
         """One step per switch; submit its changes (plus `extra` jobs). Operator requests go
         to every switch (one that is down fails them: 503); the control loop skips those
         not ready (they get everything when they are reprogrammed). `only_changed` (by
         default the control loop's, `only_ready`): a fabric's pairs are stepped only when
-        their inputs, the configuration or their own paths changed (scheduling/due.py)."""
-        steps = {}
+        their inputs, the configuration or their own paths changed, most overdue first
+        within `budget_s` (scheduling/due.py)."""
         only_changed = only_ready if only_changed is None else only_changed
         incremental = only_changed and self.routes.is_fabric and scheduler.repeats()
         context = self._context(scheduler)
+        agents = [a for a in self.agents if not only_ready or a.status.state == "ready"]
+        steps: dict[SwitchAgent, list[TableEntry]] = {a: [] for a in agents}
+        if incremental:
+            self._step_due(scheduler, agents, steps, context, now, budget_s)
+        else:
+            for agent in agents:
+                for unit in self.routes.units_at(agent.sw.name):
+                    steps[agent] += self._step_unit(scheduler, unit, context, now)
+        return self._submit_jobs(scheduler, steps, extra, now)
+
+    def withdraw(self, scheduler: Scheduler, now: float,
+                 extra: Extra | None = None) -> dict[str, Future]:
+        """Every pair's placements off the paths it no longer has (`Scheduler.withdraw`,
+        after a re-route) on every switch, without a policy step; submit them (plus
+        `extra` jobs). The pairs stay due: the control loop steps them."""
+        steps: dict[SwitchAgent, list[TableEntry]] = {}
         for agent in self.agents:
-            if only_ready and agent.status.state != "ready":
-                continue
-            entries = []
+            steps[agent] = []
             for unit in self.routes.units_at(agent.sw.name):
-                if incremental and not self._due(unit, context, now):
-                    self.pair_skips += 1
+                keep = self.routes.pair_paths(unit) if self.routes.is_fabric else None
+                if keep is None:
                     continue
-                entries += self._step_unit(scheduler, unit, context, now)
-            steps[agent] = entries
+                for ch in scheduler.withdraw(unit.key, keep):
+                    steps[agent] += change_entries(self.pipeline, ch, unit.dst_edge)
+        return self._submit_jobs(scheduler, steps, extra, now)
+
+    def _submit_jobs(self, scheduler: Scheduler, steps: dict[SwitchAgent, list[TableEntry]],
+                     extra: Extra | None, now: float) -> dict[str, Future]:
+        """One job per switch: its entries, then its subflow pins' changes, with `extra`."""
         # subflow pins follow the new placements (re-pinning off paths that left them)
         desired = self.pins.desired(scheduler, self.states(now), now)
         futures = {}
@@ -139,6 +175,32 @@ class Stepper:
             job = functools.partial(_step_job, entries=entries, pins=pins, pre=pre, post=post)
             futures[agent.sw.name] = agent.submit(job)
         return futures
+
+    def _step_due(self, scheduler: Scheduler, agents: list[SwitchAgent],
+                  steps: dict[SwitchAgent, list[TableEntry]], context: tuple, now: float,
+                  budget_s: float | None) -> None:
+        """The due pairs of `agents`, most overdue first within `budget_s` (due.py); the
+        rest stay due. Each step's wait (from when it was due to this step's `now`) goes into
+        `refresh_ms`. The budget counts from here: finding the due pairs is part of it."""
+        start = time.perf_counter()
+        due: list[tuple[float, tuple[SwitchAgent, Unit]]] = []
+        for agent in agents:
+            for unit in self.routes.units_at(agent.sw.name):
+                last = self.stepped.get(unit.key)
+                if not self._due(unit, context, now):
+                    self.pair_skips += 1
+                    continue
+                noticed = self.noticed.setdefault(unit.key, now)
+                since = overdue_since(noticed, self.intake.input_since.get(unit.direction),
+                                      last, now)
+                due.append((since, (agent, unit)))
+
+        def step(since: float, item: tuple[SwitchAgent, Unit]) -> None:
+            agent, unit = item
+            steps[agent] += self._step_unit(scheduler, unit, context, now)
+            self.refresh_ms.append(max(0.0, now - since) * 1000)
+
+        self.pair_deferred += len(within_budget(due, step, budget_s, start=start))
 
     def _context(self, scheduler: Scheduler) -> tuple:
         """What every pair's step depends on besides its view: the scheduler (replaced when
@@ -156,6 +218,8 @@ class Stepper:
         inputs = self.intake.unit_inputs(unit)
         changes = scheduler.step(self.intake.unit_view(unit, now), now)
         if self.routes.is_fabric:
+            self.intake.take_input_since(unit)
+            self.noticed.pop(unit.key, None)
             until = self.intake.changes_at(unit, now, AGE_STEP_S)
             routing = self.routes.unit_routing.get(unit.key, 0)
             self.stepped[unit.key] = Stepped(inputs, (context, routing), until)

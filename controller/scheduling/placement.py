@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mpsched.controller.policies.base import CaCost, Decision, Mode, PathState, quantise
@@ -105,6 +105,20 @@ def place(
     elif gap == 0:
         gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
     return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq, ca)
+
+
+def withdrawn(pl: Placement, keep: Container[int], admin_down: Container[int]) -> Placement | None:
+    """`pl` without weight on the paths not in `keep` (a re-route took them away), the
+    others' weights as they were (quantised again), or equal over the kept paths not
+    administratively down when none of them had any; None: `pl` weights no path outside
+    `keep`. The pair's next step decides anew (docs/fabric.md, "Re-routing")."""
+    old = dict(pl.weights)
+    if all(w == 0 for p, w in old.items() if p not in keep):
+        return None
+    weights = {p: (float(w) if p in keep else 0.0) for p, w in old.items()}
+    if not any(w > 0 for w in weights.values()):
+        weights = {p: (1.0 if p in keep and p not in admin_down else 0.0) for p in old}
+    return replace(pl, weights=tuple(sorted(quantise(weights).items())))
 
 
 def ca_dict(cost: CaCost) -> dict[str, Any]:

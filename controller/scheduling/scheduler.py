@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +49,7 @@ from mpsched.controller.scheduling.placement import (
     auto_gap_us,
     ca_dict,
     place,
+    withdrawn,
 )
 from mpsched.p4profiles import FEATURE_CONGESTION, FEATURE_DEFINES
 
@@ -264,6 +265,22 @@ class Scheduler:
                 st.logged = True
             if placement != st.last:
                 changes.append(Change(view.switch, class_id, placement, st.last))
+                st.last = placement
+        return changes
+
+    def withdraw(self, switch: str, keep: Container[int]) -> list[Change]:
+        """Take the weight of every class of `switch` (a unit) off its paths not in `keep`
+        at once, without a policy step (`withdrawn`): a re-route's vanished paths leave
+        service before their entries go, and the pair's policy steps later, in the control
+        loop (the routing changed: it is due)."""
+        changes = []
+        for class_id in sorted(self.classes):
+            st = self._state[(switch, class_id)]
+            if st.last is None:
+                continue
+            placement = withdrawn(st.last, keep, self.admin_down)
+            if placement is not None:
+                changes.append(Change(switch, class_id, placement, st.last))
                 st.last = placement
         return changes
 

@@ -34,6 +34,12 @@ REPORT_BATCH_MAX = 64  # reports per list at most (a full list goes at once)
 # interval, plus one): then the traffic itself keeps the far edge's liveness and feedback
 # fresh, and the sender's probes onto it may pause (probe_needed).
 BUSY_EXTRA_PACKETS = 2
+# Path and RTT reports per second one switch may export at most (together): a fabric's edge
+# reports every (peer edge, path) cell, both kinds once per interval, and the controller's
+# intake handles each in Python (docs/results/scale.md). 2000/s holds a two-edge switch of up
+# to 10 paths, a 4 x 2 leaf-spine's edges (6 cells) and fabric-wan.yaml's (9) at the default
+# 10 ms; a switch with more cells reports each less often (`for_targets`).
+REPORT_MAX_PPS = 2000.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,10 @@ class TelemetryConfig:
       fabric's edge probes every (destination edge, path): 4 leaves of 2 paths each probe 6,
       and every probe crosses three switches (docs/fabric.md). `for_targets` gives a switch's
       own settings under the cap.
+    report_max_pps: at most this many path and RTT reports per second from one switch
+      together (None: no cap). An edge of a fabric exports both per (peer edge, path) cell;
+      `for_targets` stretches a switch's report_interval_us and rtt_interval_us in proportion
+      until its cells' reports stay within the cap.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -61,6 +71,7 @@ class TelemetryConfig:
     report_batch_us: int = REPORT_BATCH_US
     probe_idle_only: bool = True  # pause a path's probes while its own traffic is busy
     probe_max_pps: float | None = None  # per switch (None: no cap)
+    report_max_pps: float | None = REPORT_MAX_PPS  # per switch, path and RTT reports together
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -74,6 +85,8 @@ class TelemetryConfig:
             raise ValueError(f"probe_interval_s must be > 0, got {self.probe_interval_s!r}")
         if self.probe_max_pps is not None and not self.probe_max_pps > 0:
             raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
+        if self.report_max_pps is not None and not self.report_max_pps > 0:
+            raise ValueError(f"report_max_pps must be > 0, got {self.report_max_pps!r}")
 
     def packet_out_backlog(self, targets: int) -> int:
         """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have
@@ -87,19 +100,39 @@ class TelemetryConfig:
         return max(PACKET_OUT_BACKLOG, 2 * targets, per_second)
 
     def for_targets(self, targets: int) -> TelemetryConfig:
-        """The settings of a switch that probes `targets` (destination edge, path) pairs.
-        Under `probe_max_pps` its probe interval stretches until targets / interval stays
-        within the cap, and dead_after with it in proportion: a silent path is still dead
-        after as many probe intervals as configured (5 by default), so that a capped probe
-        rate never makes an idle path look dead."""
-        if self.probe_interval_s is None or self.probe_max_pps is None or targets <= 0:
+        """The settings of a switch that probes, and reports, `targets` (destination edge,
+        path) pairs. Under `probe_max_pps` its probe interval stretches until targets /
+        interval stays within the cap, and dead_after with it in proportion: a silent path is
+        still dead after as many probe intervals as configured (5 by default), so that a
+        capped probe rate never makes an idle path look dead. Under `report_max_pps` its
+        report and RTT report intervals stretch by one factor until its reports per second
+        stay within the cap (`report_stretch`)."""
+        if targets <= 0:
             return self
+        cfg = self
+        scale = report_stretch(targets, self.report_interval_us, self.rtt_interval_us,
+                               self.report_max_pps)
+        if scale > 1:
+            cfg = replace(cfg, report_interval_us=round(self.report_interval_us * scale),
+                          rtt_interval_us=round(self.rtt_interval_us * scale))
+        if self.probe_interval_s is None or self.probe_max_pps is None:
+            return cfg
         interval = max(self.probe_interval_s, targets / self.probe_max_pps)
         if interval == self.probe_interval_s:
-            return self
+            return cfg
         scale = interval / self.probe_interval_s
-        return replace(self, probe_interval_s=interval,
+        return replace(cfg, probe_interval_s=interval,
                        dead_after_us=round(self.dead_after_us * scale))
+
+
+def report_stretch(targets: int, report_us: int, rtt_us: int, max_pps: float | None) -> float:
+    """By how much a switch exporting path and RTT reports for `targets` cells at `report_us`
+    and `rtt_us` must stretch both intervals to send at most `max_pps` reports a second
+    (1.0: it is within the cap, or there is none)."""
+    if max_pps is None or targets <= 0:
+        return 1.0
+    wanted = targets * (1e6 / report_us + 1e6 / rtt_us)
+    return max(1.0, wanted / max_pps)
 
 
 def sender_busy(tagged: int, elapsed_s: float, probe_interval_s: float | None) -> bool:

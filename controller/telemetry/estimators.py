@@ -56,12 +56,20 @@ from mpsched.controller.telemetry.config import (
     REPORT_BATCH_MAX,
     REPORT_BATCH_US,
     REPORT_INTERVAL_US,
+    REPORT_MAX_PPS,
     RTT_REPORT_INTERVAL_US,
     TelemetryConfig,
     probe_needed,
     sender_busy,
 )
 from mpsched.controller.telemetry.windows import (
+    _BYTES,
+    _FLOW_OOO,
+    _LOST,
+    _OWD_US,
+    _PACKETS,
+    _REORDERED,
+    _T,
     RTTVAR_BETA,
     SRTT_ALPHA,
     WRAP32,
@@ -79,6 +87,7 @@ __all__ = [
     "REPORT_BATCH_MAX",
     "REPORT_BATCH_US",
     "REPORT_INTERVAL_US",
+    "REPORT_MAX_PPS",
     "RTTVAR_BETA",
     "RTT_REPORT_INTERVAL_US",
     "SRTT_ALPHA",
@@ -117,7 +126,7 @@ class PathEstimator(PathWindows):
         if len(self._points) < 2:
             return None
         a, b = self._points[0], self._points[-1]
-        got, lost = b.packets - a.packets, b.lost - a.lost
+        got, lost = b[_PACKETS] - a[_PACKETS], b[_LOST] - a[_LOST]
         total = got + max(0, lost)
         return max(0.0, lost) / total if total > 0 else None
 
@@ -125,9 +134,9 @@ class PathEstimator(PathWindows):
         if len(self._points) < 2:
             return None
         a, b = self._points[0], self._points[-1]
-        if b.t <= a.t:
+        if b[_T] <= a[_T]:
             return None
-        return 8 * (b.bytes - a.bytes) / (b.t - a.t) / 1e6
+        return 8 * (b[_BYTES] - a[_BYTES]) / (b[_T] - a[_T]) / 1e6
 
     def capacity_mbps(self) -> float | None:
         """Highest rate over consecutive stretches of >= 1 s in the window (computed once per
@@ -141,11 +150,11 @@ class PathEstimator(PathWindows):
         pts = list(self._points)
         j = 0
         for i in range(len(pts)):
-            while j < len(pts) and pts[j].t - pts[i].t < 1.0:
+            while j < len(pts) and pts[j][_T] - pts[i][_T] < 1.0:
                 j += 1
             if j == len(pts):
                 break
-            rate = 8 * (pts[j].bytes - pts[i].bytes) / (pts[j].t - pts[i].t) / 1e6
+            rate = 8 * (pts[j][_BYTES] - pts[i][_BYTES]) / (pts[j][_T] - pts[i][_T]) / 1e6
             best = rate if best is None else max(best, rate)
         return best
 
@@ -153,11 +162,11 @@ class PathEstimator(PathWindows):
         """Latest one-way delay above the window's minimum (queueing delay)."""
         if not self._points:
             return None
-        return (self._points[-1].owd_us - self._owd_min[0].owd_us) / 1000
+        return (self._points[-1][_OWD_US] - self._owd_min[0][_OWD_US]) / 1000
 
     def owd_raw_ms(self) -> float | None:
         """Latest rx_ts - tx_ts (ms): one-way delay plus the edges' common clock offset."""
-        return self._points[-1].owd_us / 1000 if self._points else None
+        return self._points[-1][_OWD_US] / 1000 if self._points else None
 
     def rtt_min_max_ms(self) -> tuple[float | None, float | None]:
         if not self._rtts:
@@ -167,13 +176,13 @@ class PathEstimator(PathWindows):
     def reordered(self) -> int | None:
         if len(self._points) < 2:
             return None
-        return self._points[-1].reordered - self._points[0].reordered
+        return self._points[-1][_REORDERED] - self._points[0][_REORDERED]
 
     def flow_ooo(self) -> int | None:
         """Packets of this path overtaken within their flow, over the window."""
         if len(self._points) < 2:
             return None
-        return self._points[-1].flow_ooo - self._points[0].flow_ooo
+        return self._points[-1][_FLOW_OOO] - self._points[0][_FLOW_OOO]
 
     def counters(self) -> tuple[float, int, int, int, int] | None:
         """The latest cumulative counters (egress time s, packets, bytes, lost, flow_ooo),
@@ -182,20 +191,20 @@ class PathEstimator(PathWindows):
         if not self._points:
             return None
         p = self._points[-1]
-        return p.t, p.packets, p.bytes, p.lost, p.flow_ooo
+        return p[_T], p[_PACKETS], p[_BYTES], p[_LOST], p[_FLOW_OOO]
 
     def flow_ooo_total(self) -> int:
         """Cumulative (unwrapped) count since this estimator's first report; restarts
         with the egress switch."""
-        return self._points[-1].flow_ooo if self._points else 0
+        return self._points[-1][_FLOW_OOO] if self._points else 0
 
     def owd_series_ms(self, n: int = 32) -> tuple[float, ...]:
         """The latest n one-way delays above the window minimum (ms), oldest first."""
         if not self._points:
             return ()
-        base = self._owd_min[0].owd_us
+        base = self._owd_min[0][_OWD_US]
         latest = list(islice(reversed(self._points), n))
-        return tuple((p.owd_us - base) / 1000 for p in reversed(latest))
+        return tuple((p[_OWD_US] - base) / 1000 for p in reversed(latest))
 
     def _aging(self, now: float) -> float | None:
         """The factor exp(-(age - stale_after_s) / age_tau_s) of an RTT estimate whose last

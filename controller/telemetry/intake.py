@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
@@ -48,8 +49,27 @@ from mpsched.netcfg import NetCfg
 log = logging.getLogger(__name__)
 
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
+# The link shares (every pair's load on every link, `link_shares`) are computed anew once per
+# control step, but no more often than every this many times what computing them took: a
+# small fabric's take well under a millisecond (every step), a fabric of 64 leaves' (16 128
+# paths) tens of ms (every second or so); the goodputs they sum are 5 s windows.
+SHARES_COST_FACTOR = 20.0
 
 PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
+
+
+# The estimators' dead_after_s and stale_after_s cover at least this many report intervals
+# (path reports, RTT reports) of the slowest switch: stretched by the report cap
+# (TelemetryConfig.for_targets), its reports would otherwise come too seldom for a path to
+# stay alive (docs/fabric.md).
+REPORTS_PER_VERDICT = 4
+
+
+def longest_intervals_s(configs: Iterable[TelemetryConfig]) -> tuple[float, float]:
+    """The longest report and RTT report intervals of the switches' settings, in s."""
+    cfgs = list(configs)
+    report = max((c.report_interval_us for c in cfgs), default=0) / 1e6
+    return report, max((c.rtt_interval_us for c in cfgs), default=0) / 1e6
 
 
 def direction(ingress: str, egress: str) -> str:
@@ -71,9 +91,14 @@ class TelemetryIntake:
         self.switch_telemetry = {
             sw.name: telemetry.for_targets(len(net.probe_targets(sw))) for sw in net.switches
         }
-        # every estimator probes (and so judges liveness) at the switches' probe interval
+        # every estimator probes (and so judges liveness) at the switches' probe interval; a
+        # path goes silent for no longer than REPORTS_PER_VERDICT of its (stretched, the
+        # report cap) report intervals before it counts as dead or its RTT as stale
+        report_s, rtt_s = longest_intervals_s(self.switch_telemetry.values())
         self.settings = dataclasses.replace(
-            estimators, probe_interval_s=telemetry.probe_interval_s
+            estimators, probe_interval_s=telemetry.probe_interval_s,
+            dead_after_s=max(estimators.dead_after_s, REPORTS_PER_VERDICT * report_s),
+            stale_after_s=max(estimators.stale_after_s, REPORTS_PER_VERDICT * rtt_s),
         )
         self.path_ids = sorted(net.path_ids())
         self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
@@ -87,9 +112,13 @@ class TelemetryIntake:
         # sets it): bounds the other pairs' load on a link (telemetry/sharing.py)
         self.port_rates: Callable[[], PortRates] | None = None
         self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
+        self._shares_s = 0.0  # what computing them took last
         # per direction, how many reports and RTT samples it was handed: a control step may
         # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
+        # per direction, when the first input since its pair's last step came (the stepper
+        # takes it: `take_input_since`): how long a pair waited for its step
+        self.input_since: dict[str, float] = {}
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -116,6 +145,8 @@ class TelemetryIntake:
         """The estimator of (path, direction), counted as handed an input
         (`unit_inputs`): callers add a report or a sample to it."""
         self.inputs[where] = self.inputs.get(where, 0) + 1
+        if where not in self.input_since:
+            self.input_since[where] = time.time()
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
@@ -260,6 +291,11 @@ class TelemetryIntake:
         """How many reports and RTT samples the unit's direction was handed so far."""
         return self.inputs.get(unit.direction, 0)
 
+    def take_input_since(self, unit: Unit) -> float | None:
+        """When the first input since the last call for the unit's direction came (None:
+        none since); the next input starts anew."""
+        return self.input_since.pop(unit.direction, None)
+
     def changes_at(self, unit: Unit, now: float, age_step_s: float) -> float:
         """When `unit_view` changes without another input (`PathEstimator.changes_at` of its
         direction's estimators; math.inf: not before one)."""
@@ -268,14 +304,17 @@ class TelemetryIntake:
 
     def link_shares(self, now: float) -> dict[LinkDir, LinkShare]:
         """Every fabric link direction's load per pair (telemetry/sharing.py), computed once
-        per control step (`now`) and routing: each pair's alive paths' delivered rates, and
+        per control step (`now`) and routing, and no more often than every
+        SHARES_COST_FACTOR times its own cost: each pair's alive paths' delivered rates, and
         the port counters' measured loads ({} with two edges)."""
         routing = self.routes.routing
         if self.routes.fabric is None or routing is None:
             return {}
         cached = self._shares
-        if cached is not None and cached[0] == now and cached[1] is routing:
+        if cached is not None and cached[1] is routing and (
+                cached[0] == now or 0 <= now - cached[0] < SHARES_COST_FACTOR * self._shares_s):
             return cached[2]
+        t0 = time.perf_counter()
         pair_paths: dict[str, dict[int, Path]] = {}
         loads: dict[PathKey, float | None] = {}
         for unit in self.routes.units():
@@ -287,6 +326,7 @@ class TelemetryIntake:
                     loads[(unit.key, pid)] = est.goodput_mbps()
         shares = link_shares(self.routes.fabric, pair_paths, loads, self._measured())
         self._shares = (now, routing, shares)
+        self._shares_s = time.perf_counter() - t0
         return shares
 
     def _measured(self) -> dict[LinkDir, float | None]:

@@ -32,6 +32,7 @@ I/O; telemetry/intake.py applies it to a fabric pair's path states once per cont
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -67,8 +68,25 @@ class LinkShare:
     def others(self, pair: str) -> dict[str, float]:
         """The other pairs whose load counts (at least ACTIVE_SHARE of the rate and
         ACTIVE_MIN_MBPS)."""
+        return {q: v for q, v in self.active.items() if q != pair}
+
+    @functools.cached_property
+    def active(self) -> dict[str, float]:
+        """Every pair whose load counts, once per share (a link of a leaf-spine carries
+        2 x (leaves - 1) pairs' paths, each asking for the others)."""
         floor = max(ACTIVE_MIN_MBPS, ACTIVE_SHARE * (self.rate_mbps or 0.0))
-        return {q: v for q, v in self.loads.items() if q != pair and v > 0 and v >= floor}
+        return {q: v for q, v in self.loads.items() if v > 0 and v >= floor}
+
+    @functools.cached_property
+    def active_mbps(self) -> float:
+        return sum(self.active.values())
+
+    def others_load(self, pair: str) -> tuple[float, int]:
+        """The others' summed load that counts and how many they are (`others`, in O(1))."""
+        own = self.active.get(pair)
+        if own is None:
+            return self.active_mbps, len(self.active)
+        return max(0.0, self.active_mbps - own), len(self.active) - 1
 
 
 def available_mbps(share: LinkShare, pair: str) -> float | None:
@@ -76,12 +94,11 @@ def available_mbps(share: LinkShare, pair: str) -> float | None:
     rate = share.rate_mbps
     if rate is None or rate <= 0:
         return None
-    others = share.others(pair)
-    used = sum(others.values())
+    used, n_others = share.others_load(pair)
     if share.measured_mbps is not None:
         used = min(used, max(0.0, share.measured_mbps))
     step = ACTIVE_SHARE * rate  # in steps of ACTIVE_SHARE: load noise rewrites nothing
-    return max(step, round(max(rate - used, rate / (1 + len(others))) / step) * step)
+    return max(step, round(max(rate - used, rate / (1 + n_others)) / step) * step)
 
 
 def link_shares(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Final
 
 from mpsched.controller.telemetry.config import PROBE_INTERVAL_S, sender_busy
 
@@ -71,17 +72,20 @@ def _signed(delta: int) -> int:
     return delta - WRAP32 if delta >= WRAP32 // 2 else delta
 
 
-@dataclass
-class _Point:
-    """Cumulative counters at one report, on the egress clock (seconds)."""
-
-    t: float
-    packets: int  # unwrapped
-    bytes: int
-    lost: int
-    reordered: int
-    flow_ooo: int
-    owd_us: int
+# One report's point: cumulative counters on the egress clock, a plain tuple (egress time s,
+# packets unwrapped, bytes, lost, reordered, flow_ooo, owd_us) read by these indices. A tuple
+# of numbers only is one the garbage collector stops tracking: a fabric's hundreds of
+# thousands of window points (every path's last window_s) would otherwise lengthen every full
+# collection, which paused the control loop for hundreds of ms at 64 leaves
+# (docs/results/scale.md).
+_Point = tuple[float, int, int, int, int, int, int]
+_T: Final = 0
+_PACKETS: Final = 1
+_BYTES: Final = 2
+_LOST: Final = 3
+_REORDERED: Final = 4
+_FLOW_OOO: Final = 5
+_OWD_US: Final = 6
 
 
 @dataclass
@@ -115,15 +119,15 @@ class PathWindows:
             # first report, or the egress switch restarted (its clock went back): start over
             self._points.clear()
             self._owd_min.clear()
-            point = _Point(t, 0, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
+            point: _Point = (t, 0, 0, 0, 0, 0, r.rx_ts - r.tx_ts)
         else:
-            point = _Point(
+            point = (
                 t,
-                prev.packets + wrap_delta(r.rx_packets, last.rx_packets),
-                prev.bytes + wrap_delta(r.rx_bytes, last.rx_bytes),
-                prev.lost + _signed(wrap_delta(r.lost, last.lost)),
-                prev.reordered + wrap_delta(r.reordered, last.reordered),
-                prev.flow_ooo + wrap_delta(r.flow_ooo, last.flow_ooo),
+                prev[_PACKETS] + wrap_delta(r.rx_packets, last.rx_packets),
+                prev[_BYTES] + wrap_delta(r.rx_bytes, last.rx_bytes),
+                prev[_LOST] + _signed(wrap_delta(r.lost, last.lost)),
+                prev[_REORDERED] + wrap_delta(r.reordered, last.reordered),
+                prev[_FLOW_OOO] + wrap_delta(r.flow_ooo, last.flow_ooo),
                 r.rx_ts - r.tx_ts,
             )
         if last is not None and prev is not None and r.rx_ts > last.rx_ts:
@@ -132,15 +136,15 @@ class PathWindows:
                 self.busy_at = r.received_at
         self._points.append(point)
         self._seen += 1
-        while self._owd_min and self._owd_min[-1].owd_us >= point.owd_us:
+        while self._owd_min and self._owd_min[-1][_OWD_US] >= point[_OWD_US]:
             self._owd_min.pop()
         self._owd_min.append(point)
         self._last_raw = r
         self.last_report_at = r.received_at
         cutoff = t - self.settings.window_s
-        while self._points and self._points[0].t < cutoff:
+        while self._points and self._points[0][_T] < cutoff:
             self._points.popleft()
-        while self._owd_min and self._owd_min[0].t < cutoff:
+        while self._owd_min and self._owd_min[0][_T] < cutoff:
             self._owd_min.popleft()
 
     def add_rtt(self, rtt_ms: float, at: float) -> None:

@@ -5,21 +5,25 @@ traffic; a leaf's probe port on a veth whose other end the controller's probers 
 unless `--probes packet-out`) runs the program built for many edges (`make p4-scale`:
 MAX_EDGES 64, p4src/include/sizes.p4), and the real controller (the same `Controller` the
 os-ken app hosts, in this process) programs them from empty. A feeder
-hands over synthetic telemetry for every path of every ordered pair of leaves once per
-control period (a path report as the far leaf sends it, an RTT report as the near one does,
-with values that change every time) and the policy is LLHD with LM3 (as in bench-control),
-so every pair is active, and its weights change, in every round the feeder completes (the
-loop steps the pairs whose inputs changed, controller/scheduling/due.py).
+(mpsched/bench/scale_feed.py) hands over synthetic telemetry for every path of every ordered
+pair of leaves as the leaves would send it: a path report as the far leaf sends it and an RTT
+report as the near one does, each once per the leaf's report interval (stretched by the report
+cap, `--report-max-pps`), spread over time, with values that change every time; the policy is
+LLHD with LM3 (as in bench-control), so every pair is active and its weights change with its
+reports (the loop steps the pairs whose inputs changed, most overdue first within its time
+budget, controller/scheduling/due.py).
 
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
-p50/p99, the process's RSS and CPU (% of one core, less the feeder's own thread), the
-P4Runtime updates per second in the loop, the entries an edge and a transit switch hold,
-the probes each leaf sends per second (the controller's defaults, or the cap of
-`--probe-max-pps`), and the time from a spine's failure (all its links administratively
-down through the controller, one re-route) until every affected pair's new entries are
-acknowledged. Sizes run in order; the run stops early, saying why, when the machine's memory
-or the programming time does not allow the next. Ends with `scale_<figure>_<leaves>=`
+p50/p99, the pairs' refresh time p99 (a pair's first input since its last step -> its next
+step), the process's RSS and CPU (% of one core, less the feeder's own thread), the
+P4Runtime updates per second in the loop, the reports handed over per second, the entries
+an edge and a transit switch hold, the probes each leaf sends per second (the controller's
+defaults, or the cap of `--probe-max-pps`), and the time from a spine's failure (all its
+links administratively down through the controller, one re-route) until every switch
+acknowledged the new forwarding and the affected pairs' placements off the failed paths.
+Sizes run in order; the run stops early, saying why, when the machine's memory or the
+programming time does not allow the next. Ends with `scale_<figure>_<leaves>=`
 lines (docs/targets.md).
 """
 
@@ -27,13 +31,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import random
+import os
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from mpsched.bench.scale_feed import Feeder
 from mpsched.bench.scale_model import (
     SPINES,
     SizeResult,
@@ -47,10 +52,11 @@ from mpsched.bench.scale_model import (
     result_lines,
     rss_mb,
     spine_links,
+    stat_cpu_s,
+    thread_group,
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
+from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
 from mpsched.fabric.netdesc import describe
@@ -105,48 +111,6 @@ class WriteCounter:
         P4RuntimeClient.write = self._orig  # type: ignore[method-assign]
 
 
-class Feeder(threading.Thread):
-    """Every path of every ordered pair's reports, once per `interval` (a round)."""
-
-    def __init__(self, ctl: Controller, leaves: int, interval: float) -> None:
-        super().__init__(name="feeder", daemon=True)
-        self.ctl, self.leaves, self.interval = ctl, leaves, interval
-        self.rng = random.Random(leaves)
-        self.halt = threading.Event()
-        self.rounds = 0
-        self.cpu_s = 0.0  # this thread's CPU time
-        self.paths = ctl.net.path_ids()
-
-    def run(self) -> None:
-        seq: dict[tuple[int, int, int], int] = {}
-        t_us = 1_000_000
-        names = {e: f"leaf{e}" for e in range(1, self.leaves + 1)}
-        while not self.halt.is_set():
-            start = time.monotonic()
-            t_us += int(self.interval * 1e6)
-            now = time.time()
-            for s in range(1, self.leaves + 1):
-                for d in range(1, self.leaves + 1):
-                    if s != d:
-                        self._pair(s, d, names, seq, t_us, now)
-            self.rounds += 1
-            self.cpu_s = time.thread_time()
-            self.halt.wait(max(0.0, self.interval - (time.monotonic() - start)))
-
-    def _pair(self, s: int, d: int, names: dict[int, str], seq: dict, t_us: int,
-              now: float) -> None:
-        for p in self.paths:
-            key = (s, d, p)
-            seq[key] = seq.get(key, 0) + 50
-            rtt_us = int(self.rng.uniform(5_000, 80_000))
-            rx = seq[key] * int(self.rng.uniform(200, 1500))
-            self.ctl.on_report(PathReport(
-                names[d], p, seq[key], t_us - rtt_us // 2 + 7_000_000, t_us, seq[key], rx,
-                self.rng.randrange(0, 3), 0, self.rng.randrange(0, 40), now, src_edge=s))
-            self.ctl.on_rtt(RttReport(names[s], p, d, rtt_us, 0,
-                                      int(self.rng.uniform(0, 200_000)), now))
-
-
 def probe_veths(fabric: Fabric, registry: Registry) -> dict[int, tuple[str, str]]:
     """Per edge switch's device id, a veth (switch end, controller end) for its probe port
     (as the testbed's, topo/bmv2_switch.py): the probers write their frames there."""
@@ -193,7 +157,8 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
                    probe_ifaces=probe_ifaces)
     art = artifacts()
     settings = ControllerSettings(
-        telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps),
+        telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps,
+                                  report_max_pps=args.report_max_pps or None),
         control_period_ms=args.period_ms,
         default_policy=POLICY,
     )
@@ -209,32 +174,61 @@ def entries(ctl: Controller) -> tuple[int, int]:
     return len(ctl.forwarding(leaf)) + len(sched), len(ctl.forwarding(spine))
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of this process's Python threads by group (`thread_group`), and of the
+    rest ("native": gRPC's own threads and the like) as the process's total less theirs."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    groups: dict[str, float] = {}
+    for t in threading.enumerate():
+        try:
+            text = Path(f"/proc/self/task/{t.native_id}/stat").read_text()
+        except (OSError, TypeError):
+            continue  # ended meanwhile
+        group = thread_group(t.name)
+        groups[group] = groups.get(group, 0.0) + stat_cpu_s(text, ticks)
+    groups["native"] = time.process_time() - sum(groups.values())
+    return groups
+
+
 def probes_sent(ctl: Controller) -> int:
     return sum((a.probe_counts() or {}).get("sent", 0) for a in ctl.agents)
 
 
 def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: WriteCounter,
                  seconds: float) -> None:
-    leaves = feeder.leaves
+    leaves, st = feeder.leaves, ctl.stepper
     ctl.loop.latencies_ms.clear()
+    st.refresh_ms.clear()
     cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s
-    upd0, probes0, rounds0 = counter.updates, probes_sent(ctl), feeder.rounds
-    steps0, skips0, iters0 = ctl.stepper.pair_steps, ctl.stepper.pair_skips, ctl.loop.iterations
+    upd0, probes0, sent0, skipped0 = counter.updates, probes_sent(ctl), feeder.sent, feeder.skipped
+    steps0, skips0, iters0 = st.pair_steps, st.pair_skips, ctl.loop.iterations
+    deferred0, threads0 = st.pair_deferred, thread_cpu()
     time.sleep(seconds)
     wall = time.monotonic() - wall0
-    lat = list(ctl.loop.latencies_ms)
+    threads = thread_cpu()
+    lat, refresh = list(ctl.loop.latencies_ms), list(st.refresh_ms)
     res.loop_p50_ms = percentile(lat, 50) if lat else None
     res.loop_p99_ms = percentile(lat, 99) if lat else None
+    res.refresh_p99_ms = percentile(refresh, 99) if refresh else None
     res.cpu_pct = cpu_pct(time.process_time() - cpu0 - (feeder.cpu_s - feed0), wall)
+    res.feeder_cpu_pct = cpu_pct(feeder.cpu_s - feed0, wall)
     res.writes_per_s = (counter.updates - upd0) / wall
     res.probe_pps = (probes_sent(ctl) - probes0) / wall / leaves
-    res.feed_rounds_per_s = (feeder.rounds - rounds0) / wall
+    res.reports_per_s = (feeder.sent - sent0) / wall
     res.rss_mb = rss_mb()
-    steps, skips = ctl.stepper.pair_steps - steps0, ctl.stepper.pair_skips - skips0
+    steps, skips = st.pair_steps - steps0, st.pair_skips - skips0
     iters = max(1, ctl.loop.iterations - iters0)
+    print(f"  reports: every {feeder.report_s * 1000:.0f} ms per cell (path and RTT), "
+          f"{feeder.offered_per_s:.0f}/s offered, {res.reports_per_s:.0f}/s handed over "
+          f"({(feeder.skipped - skipped0) / wall:.0f}/s skipped: the feeder behind) at "
+          f"{res.feeder_cpu_pct:.0f} % of a core", flush=True)
     print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations - iters0}, "
-          f"{steps / iters:.0f} pairs stepped and {skips / iters:.0f} skipped per iteration; "
-          f"feeder {res.feed_rounds_per_s:.1f} rounds/s of {pairs(leaves)} pairs", flush=True)
+          f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
+          f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "
+          f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms", flush=True)
+    shares = {g: cpu_pct(v - threads0.get(g, 0.0), wall) for g, v in threads.items()}
+    print("  cpu % of a core by thread: " + ", ".join(
+        f"{g} {v:.0f}" for g, v in sorted(shares.items(), key=lambda kv: -kv[1])), flush=True)
 
 
 def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,
@@ -248,7 +242,7 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
     names = {i: sw.name for i, sw in enumerate(fabric.switches, start=1)}
     try:
         ctl = controller(leaves, switches, args, {names[i]: e[1] for i, e in veths.items()})
-        feeder = Feeder(ctl, leaves, args.period_ms / 1000)
+        feeder = Feeder(ctl, leaves)
         upd0, t0 = counter.updates, time.perf_counter()
         ctl.start()
         try:
@@ -295,7 +289,10 @@ def reroute_ms(ctl: Controller, leaves: int) -> float | None:
     except UnavailableError as error:
         print(f"  spine failure not acknowledged: {error}", flush=True)
         return None
-    return (time.perf_counter() - t1) * 1000
+    ms = (time.perf_counter() - t1) * 1000
+    print(f"  spine failure: {ms:.0f} ms: " + ", ".join(
+        f"{k} {v:.0f}" for k, v in ctl.operator.last_reroute_ms.items()), flush=True)
+    return ms
 
 
 def check_memory(leaves: int, done: list[SizeResult]) -> str | None:
@@ -332,10 +329,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=float, default=3.0,
                    help="feeding before the measurement (default: %(default)s)")
     p.add_argument("--period-ms", type=float, default=ControllerSettings.control_period_ms,
-                   help="control period, and the feeder's round (default: %(default)s)")
+                   help="control period (default: %(default)s)")
     p.add_argument("--probe-max-pps", type=float, default=None,
                    help="TelemetryConfig.probe_max_pps: probes per second and switch at most "
                         "(default: no cap, the controller's default)")
+    p.add_argument("--report-max-pps", type=float, default=REPORT_MAX_PPS,
+                   help="TelemetryConfig.report_max_pps: path and RTT reports per second and "
+                        "switch at most, the feeder's rate; 0: no cap (default: %(default)s, "
+                        "the controller's)")
     p.add_argument("--probes", choices=("port", "packet-out"), default="port",
                    help="how the controller sends its probes: frames onto each leaf's probe "
                         "port over a veth (as the testbed does; needs root) or P4Runtime "

@@ -9,8 +9,9 @@ from pathlib import Path
 
 SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
-FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "rss_mb", "cpu_pct", "writes_per_s",
-           "entries_edge", "entries_transit", "probe_pps", "reroute_ms")
+FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "rss_mb", "cpu_pct",
+           "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
+           "reroute_ms")
 TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
 PAGE_MB = 1 / 1024  # /proc's kB
 
@@ -46,7 +47,9 @@ class SizeResult:
     entries_transit: int | None = None
     probe_pps: float | None = None
     reroute_ms: float | None = None
-    feed_rounds_per_s: float | None = None  # every pair's reports handed over, per second
+    refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
+    reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
+    feeder_cpu_pct: float | None = None  # the feeder's thread (not in cpu_pct)
     switch_rss_mb: float | None = None  # one BMv2 process, programmed
 
     def figure(self, name: str) -> float | int | None:
@@ -101,6 +104,19 @@ def status_rss_mb(text: str) -> float:
 
 def rss_mb(pid: int | str = "self") -> float:
     return status_rss_mb(Path(f"/proc/{pid}/status").read_text())
+
+
+def stat_cpu_s(text: str, ticks_per_s: float) -> float:
+    """utime + stime of a /proc/<pid>/task/<tid>/stat text, in s (the fields after the
+    command, whose name may hold spaces and parentheses)."""
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / ticks_per_s
+
+
+def thread_group(name: str) -> str:
+    """The part of the controller a thread of that name belongs to (its name up to the
+    first '-': agent, probe, p4rt; the loop is `control`)."""
+    return name.split("-", 1)[0]
 
 
 def cpu_pct(cpu_s: float, wall_s: float) -> float:

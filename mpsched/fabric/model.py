@@ -78,9 +78,11 @@ class Link:
     def params(self, source: str, t: float = 0.0) -> LinkParams:
         """The parameters of the direction leaving `source`, at `t` s (schedules applied)."""
         seg = self.segment
-        if source == self.a:
-            return params_at(seg.forward, seg.forward_events, t)
-        return params_at(seg.reverse, seg.reverse_events, t)
+        base, events = ((seg.forward, seg.forward_events) if source == self.a
+                        else (seg.reverse, seg.reverse_events))
+        # without a schedule the base holds at every t (params_at would build and validate
+        # a copy per call: a fabric's routing asks per path and link, docs/results/scale.md)
+        return params_at(base, events, t) if events else base
 
     def up_at(self, t: float) -> bool:
         """Whether the link carries traffic both ways at `t` (a failure cuts a direction)."""

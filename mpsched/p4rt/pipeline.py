@@ -9,6 +9,7 @@ with the compiled program.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections.abc import Mapping
@@ -199,6 +200,14 @@ def program_features(p4info: P4Info) -> frozenset[str]:
         present.add(feature)
     return frozenset(present)
 
+
+
+@functools.lru_cache(maxsize=4096)
+def _lpm(prefix: str) -> tuple[str, int]:
+    """An IPv4 prefix's LPM match (network address, length), parsed once: a fabric's edge
+    holds a route per remote subnet, built anew on every re-route (docs/results/scale.md)."""
+    net = ipaddress.IPv4Network(prefix)
+    return str(net.network_address), net.prefixlen
 
 class Pipeline:
     """Builders for the program's table entries, checked against one P4Info.
@@ -496,10 +505,9 @@ class Pipeline:
 
     def route_to_paths(self, prefix: str, dst_edge: int) -> TableEntry:
         """A prefix behind edge switch dst_edge, reached over the weighted paths."""
-        net = ipaddress.IPv4Network(prefix)
         return TableEntry(
             TABLE_ROUTE,
-            {self._key[TABLE_ROUTE]: (str(net.network_address), net.prefixlen)},
+            {self._key[TABLE_ROUTE]: _lpm(prefix)},
             ACTION_TO_PATHS,
             {"dst_edge": self._edge(dst_edge)},
         )

@@ -76,3 +76,13 @@ def test_sizes_beyond_the_build_are_refused():
     assert scale.parse_args(["--sizes", "8", "16"]).sizes == [8, 16]
     with pytest.raises(SystemExit):
         scale.parse_args(["--sizes", str(scale.SCALE_EDGES + 1)])
+
+
+def test_a_threads_stat_gives_its_cpu_and_its_name_its_group():
+    from mpsched.bench.scale_model import stat_cpu_s, thread_group
+
+    # pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    text = "4242 (python3 (x) y) S 1 2 3 4 5 6 7 8 9 10 150 50 0 0 20 0 1"
+    assert stat_cpu_s(text, 100) == pytest.approx(2.0)
+    assert thread_group("agent-leaf3") == "agent" and thread_group("control") == "control"
+    assert thread_group("p4rt-stream-7") == "p4rt"

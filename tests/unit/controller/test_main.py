@@ -60,8 +60,15 @@ def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, 
     assert str(raised.value) == f"{a.netcfg}: fabric: 9 edges, the program holds 8"
 
 
-def test_the_probe_cap_option():
+def test_the_probe_and_report_cap_options():
+    from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS
+
     assert check_args(args("--probe-max-pps", "250")).probe_max_pps == 250
     assert check_args(args()).probe_max_pps is None
     with pytest.raises(StartError, match="--probe-max-pps: must be >= 0"):
         check_args(args("--probe-max-pps", "-1"))
+    assert check_args(args("--report-max-pps", "600")).report_max_pps == 600
+    assert check_args(args("--report-max-pps", "0")).report_max_pps is None
+    assert check_args(args()).report_max_pps == REPORT_MAX_PPS
+    with pytest.raises(StartError, match="--report-max-pps: must be >= 0"):
+        check_args(args("--report-max-pps", "-1"))

@@ -132,7 +132,12 @@ def test_a_link_down_writes_the_new_routes_first_then_the_placements_then_delete
     op.set_link_admin("leaf1-spine2", up=True)
     # back up: spine2's entries come first (the one write before any placement changes)
     assert [op for op, *_ in calls["spine2"]] == ["modify"]
+    assert [op for op, *_ in calls["leaf1"]] == ["modify"]  # its next hops, no policy step
+    # the returned path gets its weight from the control loop: the re-routed pairs are due
+    op.stepper.submit(op.keeper.scheduler, 1.0, only_ready=True)
     assert [op for op, *_ in calls["leaf1"]] == ["modify", "modify"]
+    placement = op.keeper.scheduler.placement_of("leaf1->leaf3", DEFAULT_CLASS_ID)
+    assert placement is not None and placement.weight_map()[2] > 0
     with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
         op.set_link_admin("leaf1-leaf2", up=False)
 

@@ -3,6 +3,8 @@ changed; class table swaps; pins pushed to ready switches."""
 
 from __future__ import annotations
 
+import pytest
+
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     Match,
@@ -200,3 +202,30 @@ def test_a_policy_that_keeps_state_is_stepped_every_period():
     st.submit(sched, NOW, only_ready=True)
     st.submit(sched, NOW + 0.1, only_ready=True)
     assert (st.pair_steps, st.pair_skips) == (12, 0)
+
+
+def test_over_its_budget_the_loop_steps_the_most_overdue_pairs_and_defers_the_rest():
+    """A budget of no time steps one pair per step, the longest waiting first; the pairs it
+    did not reach stay due (and first in line), and each step's wait is kept."""
+    st = fabric_stepper()
+    sched = fabric_scheduler(st)
+    st.submit(sched, NOW, only_ready=True)  # every pair's first step
+    st.refresh_ms.clear()
+    st.intake.ingest_report(leaf1_to_leaf3_report(1, NOW + 0.15))
+    st.intake.input_since["leaf1->leaf3"] = NOW + 0.15  # the report came then
+    st.intake.ingest_report(leaf1_to_leaf3_report(2, NOW + 0.16))  # same pair: still 0.15
+    st.intake.estimator(1, "leaf2->leaf1")
+    st.intake.input_since["leaf2->leaf1"] = NOW + 0.05  # an earlier input: stepped first
+    steps = st.pair_steps
+    futures = st.submit(sched, NOW + 0.2, only_ready=True, budget_s=0.0)
+    assert st.pair_steps == steps + 1 and st.pair_deferred == 1
+    assert st.stepped["leaf2->leaf1"].inputs == 1  # the longest waiting
+    assert st.intake.input_since == {"leaf1->leaf3": NOW + 0.15}  # the deferred pair's wait
+    assert set(futures) <= {"leaf2"}  # only the stepped pair's ingress can have writes
+    st.submit(sched, NOW + 0.3, only_ready=True, budget_s=0.0)  # the deferred pair now
+    assert st.pair_steps == steps + 2 and st.pair_deferred == 1
+    assert st.stepped["leaf1->leaf3"].inputs == 2 and st.intake.input_since == {}
+    assert len(st.refresh_ms) == 2
+    assert list(st.refresh_ms) == pytest.approx([150.0, 150.0])  # 0.2 - 0.05, 0.3 - 0.15
+    st.submit(sched, NOW + 0.4, only_ready=True, budget_s=0.0)
+    assert st.pair_steps == steps + 2  # nothing due

@@ -74,3 +74,17 @@ def test_ca_cost_is_quantised_so_that_noise_does_not_rewrite_the_switch():
     assert pl(1000.0, 10.0) != pl(9000.0, 10.0)
     data = ca_dict(pl(1001.0, 10.01).ca)
     assert set(data["paths"]) == {"1"} and set(data["paths"]["1"]) == {"offset_us", "capacity_mbps"}
+
+
+def test_a_reroute_withdraws_the_weight_of_the_vanished_paths_only():
+    from mpsched.controller.scheduling.placement import Placement, withdrawn
+
+    pl = Placement(((1, 255), (2, 128), (3, 64)), "flowlet", 1000)
+    assert withdrawn(pl, {1, 2, 3}, ()) is None  # nothing vanished
+    assert withdrawn(Placement(((1, 255), (2, 0)), "hash", 0), {1}, ()) is None  # unweighted
+    off1 = withdrawn(pl, {2, 3}, ())
+    assert off1 is not None and off1.weights == ((1, 0), (2, 255), (3, 128))  # re-quantised
+    assert (off1.mode, off1.flowlet_gap_us) == ("flowlet", 1000)
+    # the only weighted path vanished: equal over the kept ones not administratively down
+    only = withdrawn(Placement(((1, 255), (2, 0), (3, 0)), "hash", 0), {2, 3}, {3})
+    assert only is not None and only.weights == ((1, 0), (2, 255), (3, 0))

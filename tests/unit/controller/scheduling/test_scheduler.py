@@ -90,6 +90,19 @@ def test_identical_step_writes_nothing_then_a_change_writes_again():
     assert s.step(view(dead2), 4.0) == []
 
 
+def test_withdraw_takes_a_rerouted_units_weight_off_its_vanished_paths_without_a_step():
+    s = sched()
+    assert s.withdraw("s1", {1, 2}) == []  # never placed: nothing to withdraw
+    s.step(view(ALL_UP), 1.0)
+    (change,) = s.withdraw("s1", {1, 2})  # path 3 vanished
+    assert change.previous is not None and change.previous.weights == ALL_255
+    assert change.placement.weight_map() == {1: 255, 2: 255, 3: 0}
+    assert s.placement_of("s1", 0) == change.placement
+    assert s.withdraw("s1", {1, 2}) == []  # already off it
+    assert len(s.log) == 1  # no policy step, no decision logged
+    assert only(s.step(view(ALL_UP), 2.0)).weights == ALL_255  # the next step decides anew
+
+
 def test_ecmp_equal_weights_hash_mode():
     pl = only(sched().step(view(ALL_UP), 0.0))
     assert pl.weights == ALL_255

@@ -42,7 +42,7 @@ def test_the_probe_cap_stretches_interval_and_dead_after_in_proportion():
 
     from mpsched.controller.telemetry.config import TelemetryConfig
 
-    free = TelemetryConfig()  # probes every 10 ms, dead after 50 ms, no cap
+    free = TelemetryConfig(report_max_pps=None)  # probes every 10 ms, dead after 50 ms, no cap
     assert free.for_targets(12) is free
     capped = TelemetryConfig(probe_max_pps=300)
     assert capped.for_targets(2) is capped  # 2 x 100/s stays under 300/s
@@ -68,3 +68,38 @@ def test_packet_out_backlog_fits_a_second_of_probes_and_two_rounds():
     assert TelemetryConfig(probe_max_pps=10.0).packet_out_backlog(6) == PACKET_OUT_BACKLOG
     assert TelemetryConfig(probe_interval_s=None).packet_out_backlog(6) == PACKET_OUT_BACKLOG
     assert TelemetryConfig().packet_out_backlog(0) == PACKET_OUT_BACKLOG
+
+
+def test_the_report_cap_stretches_both_report_intervals_by_one_factor():
+    """A switch whose cells would send more path and RTT reports a second than the cap
+    reports each less often, both kinds by the same factor; the default leaves a two-edge
+    switch, a 4 x 2 leaf-spine's edges (6 cells) and a WAN's of 4 edges with 3 paths a pair
+    (9 cells) as configured."""
+    import pytest
+
+    from mpsched.controller.telemetry.config import (
+        REPORT_MAX_PPS,
+        TelemetryConfig,
+        report_stretch,
+    )
+
+    default = TelemetryConfig()
+    assert default.report_max_pps == REPORT_MAX_PPS
+    assert default.for_targets(2) is default  # two edges, 2 paths: 400 reports/s
+    assert default.for_targets(6) is default  # 4 x 2 leaf-spine: 1200 reports/s
+    assert default.for_targets(9) is default  # fabric-wan.yaml: 1800 reports/s
+    # 64 leaves x 4 spines: 252 cells, 50 400 reports/s wanted at 10 ms: 25.2 x longer
+    big = default.for_targets(252)
+    assert big.report_interval_us == 252_000 and big.rtt_interval_us == 252_000
+    assert big.probe_interval_s == default.probe_interval_s
+    assert big.dead_after_us == default.dead_after_us  # the data plane's liveness: probes
+    # different intervals stretch by one factor: 100/s + 50/s per cell, 10 cells, cap 300
+    assert report_stretch(10, 10_000, 20_000, 300) == pytest.approx(5.0)
+    assert report_stretch(10, 10_000, 20_000, None) == 1.0
+    assert report_stretch(1, 10_000, 10_000, 300) == 1.0  # within the cap: never shorter
+    both = TelemetryConfig(probe_max_pps=100).for_targets(252)  # both caps at once
+    assert both.report_interval_us == 252_000
+    assert both.probe_interval_s == pytest.approx(2.52)
+    assert TelemetryConfig(report_max_pps=None).for_targets(252).report_interval_us == 10_000
+    with pytest.raises(ValueError, match="report_max_pps must be > 0"):
+        TelemetryConfig(report_max_pps=0)

@@ -11,6 +11,7 @@ from mpsched.controller.telemetry.estimators import (
     PathEstimator,
     PathReport,
 )
+from mpsched.controller.telemetry.windows import _OWD_US
 from tests.netdesc import edge_switch
 from tests.unit.controller.telemetry.helpers import report
 
@@ -194,9 +195,9 @@ def test_window_minimum_and_capacity_match_a_scan_of_the_window():
         owd = rng.randint(5_000, 60_000)
         est.add_report(PathReport("s2", 1, i, rx - owd, rx, packets, nbytes, 0, 0, 0, 0.0))
         points = list(est._points)
-        base = min(p.owd_us for p in points)
-        assert est.owd_ms() == (points[-1].owd_us - base) / 1000
-        assert est.owd_series_ms(8) == tuple((p.owd_us - base) / 1000 for p in points[-8:])
+        base = min(p[_OWD_US] for p in points)
+        assert est.owd_ms() == (points[-1][_OWD_US] - base) / 1000
+        assert est.owd_series_ms(8) == tuple((p[_OWD_US] - base) / 1000 for p in points[-8:])
         if i % 50 == 0:
             assert est.capacity_mbps() == est._capacity_scan()
     assert est.capacity_mbps() == est.capacity_mbps() == est._capacity_scan()

@@ -1,0 +1,25 @@
+"""mpsched/bench/scale_feed.py: the feeder's share of the reports per tick."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_each_tick_hands_over_its_share_of_the_cells_carrying_the_fraction():
+    from mpsched.bench.scale_feed import quota
+
+    # 252 cells every 252 ms: one report per ms, 10 per 10 ms tick
+    assert quota(0.0, 252, 0.010, 0.252) == (10, pytest.approx(0.0))
+    # 30 cells every 100 ms over 10 ms ticks: 3 per tick; 7 cells: 0.7, then 1.4
+    n, credit = quota(0.0, 7, 0.010, 0.100)
+    assert (n, credit) == (0, pytest.approx(0.7))
+    n, credit = quota(credit, 7, 0.010, 0.100)
+    assert (n, credit) == (1, pytest.approx(0.4))
+    # a late tick (the feeder was behind) owes the whole elapsed time's reports
+    assert quota(0.0, 100, 0.050, 0.100)[0] == 50
+    # over one interval every cell falls due once
+    total, credit = 0, 0.0
+    for _ in range(25):
+        n, credit = quota(credit, 63, 0.010, 0.250)
+        total += n
+    assert total == 63
