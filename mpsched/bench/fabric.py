@@ -44,7 +44,6 @@ nothing and evaluates the runs under DIR.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import math
 import statistics
@@ -52,7 +51,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpsched.bench import fabric_failover as fo
+from mpsched.bench.fabric_failover import DEFAULT_POLICY, read_failovers, run_failover
 from mpsched.bench.fct import (
     BenchError,
     add_out_options,
@@ -63,7 +62,6 @@ from mpsched.bench.fct import (
     row_mean,
     select_results,
 )
-from mpsched.fabric.model import Fabric
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT
@@ -71,15 +69,12 @@ from mpsched.proc.layout import REPO_ROOT
 log = logging.getLogger(__name__)
 
 SCENARIO = REPO_ROOT / "scenarios" / "fabric-asymmetric.yaml"
-FAILURE_SCENARIO = REPO_ROOT / "scenarios" / "fabric-failure.yaml"
 LOAD_PCT = 70.0
 BASELINES = ("ecmp", "letflow")
-DEFAULT_POLICY = "ca"
 PAPER_CA = ("llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca")  # the papers' congestion-aware variants
 DEFAULT_PAPERS = "llhd-ca"
 SHORT = "fct_lt100k_mean_s"
 BEST_PAPER_KEY = "fabric_fct_short_ratio_best_paper_vs_letflow"
-FAILOVER_FILE = "failover.json"
 
 
 def figures(rows: list[FctRow], policy: str, failover_ms: Sequence[float],
@@ -149,60 +144,6 @@ def pair_table(results: Sequence[RunResult], policies: Sequence[str],
                  for p in policies]
         lines.append("  " + f"{pair:14s}" + "".join(f"{c:10.3f}" for c in cells))
     return "\n".join(lines)
-
-
-def read_failovers(out: Path) -> list[dict]:
-    """The failover phase's records (OUT/failover/.../failover.json), in path order."""
-    return [json.loads(p.read_text()) for p in sorted((out / "failover").rglob(FAILOVER_FILE))]
-
-
-def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
-    """Evaluate one failover run's captures (its directory's tags-*.pcap) and write
-    `failover.json` there."""
-    link, down_s, up_s = fo.failed_link(fabric)
-    keys = fo.crossing_keys(fabric, link)
-    frames = fo.read_tag_frames(sorted(run_dir.glob("tags-*.pcap")))
-    down_t = start_wall + down_s
-    got = fo.failover(frames, keys, down_t, start_wall + up_s)
-    record = {"run": run_dir.name, "link": link, "down_s": down_s, "down_t": down_t,
-              "ms": got.ms,
-              "frames_before": got.frames_before, "frames_after": got.frames_after,
-              "worst": list(got.worst) if got.worst else None,
-              "late": [[ms, list(key)] for ms, key in got.late],
-              "probes_after": sum(1 for f in frames if f.probe and f.key in keys
-                                  and f.ts >= down_t)}
-    (run_dir / FAILOVER_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
-    for pcap in run_dir.glob("tags-*.pcap"):
-        pcap.unlink()
-    return record
-
-
-def run_failover(policy: str, runs: int, out: Path, duration_s: float | None,
-                 inbound: bool = False) -> None:
-    """The failover phase: `runs` runs of FAILURE_SCENARIO under `policy` into OUT/failover
-    (`inbound`: capture what the edges receive too, `fabric_failover.start_captures`)."""
-    import dataclasses
-
-    from mpsched.bench.fabric_run import CapturingRun
-    from mpsched.lab import analysis, report
-    from mpsched.lab.scenario import load
-
-    sc = load(FAILURE_SCENARIO, fabric=True)
-    if duration_s is not None:
-        sc = dataclasses.replace(sc, duration_s=max(duration_s, fo.failed_link(sc.fabric)[1] + 5))
-    for k in range(runs):
-        run_dir = out / "failover" / sc.name / policy / f"run{k}"
-        log.info("failover run %d/%d: %s", k + 1, runs, run_dir)
-        run = CapturingRun(sc, policy, k, run_dir)
-        run.inbound = inbound
-        try:
-            raw = run.execute()
-            result = analysis.analyse(raw)
-        except Exception as exc:  # one failed run must not lose the others
-            log.error("failover run %d failed: %s", k, exc)
-            continue
-        report.write_run(run_dir, result)
-        failover_record(run_dir, sc.fabric, run.schedule_wall)
 
 
 def _parser() -> argparse.ArgumentParser:

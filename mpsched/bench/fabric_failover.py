@@ -26,77 +26,23 @@ ambiguous after the re-route: `crossing_keys` leaves such ids out.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-import struct
-import subprocess
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from mpsched.bench.tagcap import TagFrame, TagKey, read_tag_frames
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, reroute, route
-from mpsched.fabric.ports import port_map
-from mpsched.p4rt.bmv2json import path_tag
-from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
+from mpsched.proc.layout import REPO_ROOT
 
 log = logging.getLogger(__name__)
 
-TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
-SNAPLEN = 64  # Ethernet (14) + the path tag (path_tag_t, mpsched/p4rt/bmv2json.py) + room
-ETH_LEN = 14
-FB_AGE_UNIT_S = 4096e-6  # fb_age's unit (FB_AGE_UNIT_SHIFT, p4src/include/defines.p4)
-_MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
-          b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
-
-
-@dataclass(frozen=True)
-class TagFrame:
-    """A captured tagged frame: its time (s, wall clock), tag and whether it is a probe, and
-    the feedback it carries (`fb_path`, 0: none; its age `fb_age_s`, congestion.p4)."""
-
-    ts: float
-    key: TagKey
-    probe: bool
-    fb_path: int = 0
-    fb_age_s: float = 0.0
-
-
-def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
-    """The path-tagged Ethernet frames of a classic pcap file's bytes (other frames and a
-    truncated last record are skipped), the tag as the compiled program lays it out."""
-    layout = path_tag()
-    if len(data) < 24 or data[:4] not in _MAGIC:
-        raise ValueError("not a classic pcap file")
-    endian, tick = _MAGIC[data[:4]]
-    off = 24
-    while off + 16 <= len(data):
-        sec, frac, caplen, _ = struct.unpack_from(endian + "IIII", data, off)
-        frame = data[off + 16: off + 16 + caplen]
-        off += 16 + caplen
-        if len(frame) < caplen:
-            break
-        if len(frame) < ETH_LEN + layout.size \
-                or int.from_bytes(frame[12:14], "big") != ETHERTYPE_PATH_TAG:
-            continue
-        tag = layout.unpack(frame[ETH_LEN:])
-        yield TagFrame(sec + frac * tick, (tag["src_edge"], tag["dst_edge"], tag["path_id"]),
-                       bool(tag["flags"] & PATH_FLAG_PROBE), tag["fb_path"],
-                       tag["fb_age"] * FB_AGE_UNIT_S)
-
-
-def read_tag_frames(files: Iterable[Path]) -> list[TagFrame]:
-    """Every tagged frame of the capture files, by time."""
-    frames: list[TagFrame] = []
-    for path in files:
-        try:
-            frames += parse_tag_frames(path.read_bytes())
-        except (OSError, ValueError) as exc:
-            log.warning("%s: %s", path, exc)
-    return sorted(frames, key=lambda f: f.ts)
-
+FAILURE_SCENARIO = REPO_ROOT / "scenarios" / "fabric-failure.yaml"
+DEFAULT_POLICY = "ca"  # the policy under test, as bench-fabric's
+FAILOVER_FILE = "failover.json"
 
 def crossing_keys(fabric: Fabric, link: str) -> set[TagKey]:
     """The (source, destination, path id) of the intact fabric whose path crosses `link`,
@@ -168,31 +114,6 @@ def failed_link(fabric: Fabric) -> tuple[str, float, float]:
     return names[0], down, min(ups, default=math.inf)
 
 
-def edge_uplinks(fabric: Fabric, intf_name: Callable[[str, int], str]) -> list[str]:
-    """The interfaces of every edge switch's ports towards other switches."""
-    ports = port_map(fabric)
-    return [intf_name(sw.name, port) for sw in fabric.edges
-            for port in sorted(ports[sw.name].neighbours.values())]
-
-
-def start_captures(ifaces: Iterable[str], out_dir: Path, registry: Any, inbound: bool = False
-                   ) -> list[tuple[str, subprocess.Popen]]:
-    """A `tcpdump -Q out` of the path-tagged frames on each interface (root namespace), into
-    `tags-<iface>.pcap`; with `inbound` also a `-Q in` into `in-<iface>.pcap` (what the edges
-    receive: the feedback their liveness judges by, fabric_liveness.py)."""
-    procs = []
-    for iface in ifaces:
-        for direction, prefix in (("out", "tags"), ("in", "in"))[:2 if inbound else 1]:
-            path = out_dir / f"{prefix}-{iface}.pcap"
-            args = ["tcpdump", "-i", iface, "-Q", direction, "-s", str(SNAPLEN), "-B", "4096",
-                    "-n", "-w", str(path), f"ether proto {ETHERTYPE_PATH_TAG:#x}"]
-            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            registry.add_process(proc.pid, " ".join(args))
-            procs.append((f"tcpdump-{iface}" if prefix == "tags" else f"tcpdump-in-{iface}", proc))
-    time.sleep(0.5)  # the captures listening before the measured time starts
-    return procs
-
-
 def explain(run_dir: Path, record: dict, fabric: Fabric, dead_after_s: float) -> list[str]:
     """With the run's inbound captures (`in-*.pcap`): per late frame, which of its pair's
     paths its sender then judged alive, and the spans in which the sending edges judged the
@@ -220,12 +141,65 @@ def explain(run_dir: Path, record: dict, fabric: Fabric, dead_after_s: float) ->
     return lines
 
 
+def read_failovers(out: Path) -> list[dict]:
+    """The failover phase's records (OUT/failover/.../failover.json), in path order."""
+    return [json.loads(p.read_text()) for p in sorted((out / "failover").rglob(FAILOVER_FILE))]
+
+
+def failover_record(run_dir: Path, fabric: Fabric, start_wall: float) -> dict:
+    """Evaluate one failover run's captures (its directory's tags-*.pcap) and write
+    `failover.json` there."""
+    link, down_s, up_s = failed_link(fabric)
+    keys = crossing_keys(fabric, link)
+    frames = read_tag_frames(sorted(run_dir.glob("tags-*.pcap")))
+    down_t = start_wall + down_s
+    got = failover(frames, keys, down_t, start_wall + up_s)
+    record = {"run": run_dir.name, "link": link, "down_s": down_s, "down_t": down_t,
+              "ms": got.ms,
+              "frames_before": got.frames_before, "frames_after": got.frames_after,
+              "worst": list(got.worst) if got.worst else None,
+              "late": [[ms, list(key)] for ms, key in got.late],
+              "probes_after": sum(1 for f in frames if f.probe and f.key in keys
+                                  and f.ts >= down_t)}
+    (run_dir / FAILOVER_FILE).write_text(json.dumps(record, indent=1, allow_nan=True))
+    for pcap in run_dir.glob("tags-*.pcap"):
+        pcap.unlink()
+    return record
+
+
+def run_failover(policy: str, runs: int, out: Path, duration_s: float | None,
+                 inbound: bool = False) -> None:
+    """The failover phase: `runs` runs of FAILURE_SCENARIO under `policy` into OUT/failover
+    (`inbound`: capture what the edges receive too, `fabric_failover.start_captures`)."""
+    import dataclasses
+
+    from mpsched.bench.fabric_run import CapturingRun
+    from mpsched.lab import analysis, report
+    from mpsched.lab.scenario import load
+
+    sc = load(FAILURE_SCENARIO, fabric=True)
+    if duration_s is not None:
+        sc = dataclasses.replace(sc, duration_s=max(duration_s, failed_link(sc.fabric)[1] + 5))
+    for k in range(runs):
+        run_dir = out / "failover" / sc.name / policy / f"run{k}"
+        log.info("failover run %d/%d: %s", k + 1, runs, run_dir)
+        run = CapturingRun(sc, policy, k, run_dir)
+        run.inbound = inbound
+        try:
+            raw = run.execute()
+            result = analysis.analyse(raw)
+        except Exception as exc:  # one failed run must not lose the others
+            log.error("failover run %d failed: %s", k, exc)
+            continue
+        report.write_run(run_dir, result)
+        failover_record(run_dir, sc.fabric, run.schedule_wall)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Only `make bench-fabric`'s failover phase (mpsched/bench/fabric.py), or its report."""
     import argparse
     import json
 
-    from mpsched.bench import fabric as bench
     from mpsched.bench.fct import add_out_options, check_out_options, fresh_out
     from mpsched.lab.scenario import load
 
@@ -233,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3, help="failover runs (default: %(default)s)")
-    p.add_argument("--policy", default=bench.DEFAULT_POLICY, help="default: %(default)s")
+    p.add_argument("--policy", default=DEFAULT_POLICY, help="default: %(default)s")
     p.add_argument("--duration", type=float, default=None, help="seconds per run (>= down_s + 5)")
     p.add_argument("--inbound", action="store_true",
                    help="capture what the edges receive too, and replay their liveness "
@@ -246,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     source = args.reuse or fresh_out(args.out, "bench-fabric-failover")
     if args.reuse is None:
-        bench.run_failover(args.policy, args.runs, source, args.duration, args.inbound)
-    fabric = load(bench.FAILURE_SCENARIO, fabric=True).fabric
-    for path in sorted((source / "failover").rglob(bench.FAILOVER_FILE)):
+        run_failover(args.policy, args.runs, source, args.duration, args.inbound)
+    fabric = load(FAILURE_SCENARIO, fabric=True).fabric
+    for path in sorted((source / "failover").rglob(FAILOVER_FILE)):
         record = json.loads(path.read_text())
         print(f"{path.parent}: {record['ms']:.0f} ms, {record['frames_before']} / "
               f"{record['frames_after']} frames, last on {record['worst']}, late (ms, key): "

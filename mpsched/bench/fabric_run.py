@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mpsched.bench.fabric_failover import edge_uplinks, start_captures
+from mpsched.bench.tagcap import edge_uplinks, start_captures
 from mpsched.lab.runner import Run
 
 

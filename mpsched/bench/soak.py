@@ -31,101 +31,21 @@ linkem too (mpsched/bench/soak_fabric.py; loop p99 target <= 100 there).
 from __future__ import annotations
 
 import argparse
-import itertools
 import logging
-import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched import addressing as ap
-from mpsched import stats
+from mpsched.bench.soak_plan import policy_changes
+from mpsched.bench.soak_series import Series, largest, proc_sample
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
 
 log = logging.getLogger("mpsched.bench.soak")
 
-GAPS_US = (0, 500, 2000)
 FLOW_PORT = 7101
-
-
-@dataclass(frozen=True)
-class ProcSample:
-    rss_kb: int
-    fds: int
-    threads: int
-
-
-def proc_sample(pid: int) -> ProcSample:
-    """VmRSS, open file descriptors and threads of a live process (from /proc)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    return ProcSample(
-        rss_kb=int(fields["VmRSS"].split()[0]),
-        fds=len(os.listdir(f"/proc/{pid}/fd")),
-        threads=int(fields["Threads"]),
-    )
-
-
-def growth_pct(first: int, last: int) -> float:
-    return 0.0 if first <= 0 else (last - first) * 100.0 / first
-
-
-def policy_changes() -> itertools.cycle:
-    """(name, lm3, flowlet gap) cycling through every registered policy, with LM3 on the
-    papers' policies (as the lab compares them), and gaps."""
-    from mpsched.controller.policies import policy_names
-    from mpsched.lab.scenario import PAPERS
-
-    combos = [
-        {"name": name, "lm3": lm3, "flowlet_gap_us": gap}
-        for name in policy_names()
-        for lm3 in ((False, True) if name in PAPERS else (False,))
-        for gap in GAPS_US
-    ]
-    return itertools.cycle(combos)
-
-
-@dataclass
-class Series:
-    """One process's samples after the warm-up (t in seconds from the run's start); a
-    process started during the run (a restarted switch) is born at `born_s`."""
-
-    name: str
-    pid: int
-    samples: list[tuple[float, ProcSample]]
-    born_s: float = 0.0
-
-    def rss_growth_pct(self) -> float:
-        if len(self.samples) < 2:
-            return 0.0
-        return growth_pct(self.samples[0][1].rss_kb, self.samples[-1][1].rss_kb)
-
-    def rss_slope_kb_per_min(self, after_s: float) -> float:
-        """The RSS's least-squares slope over the samples from `after_s` after the process's
-        birth on (NaN with fewer than three)."""
-        points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= self.born_s + after_s]
-        return stats.slope(points) if len(points) >= 3 else stats.NAN
-
-    def span(self, what: str) -> str:
-        """"min..max" of `what` ("fds", "threads") over the samples: a rise that came back
-        down shows here, not in `growth`."""
-        values = [getattr(s, what) for _, s in self.samples]
-        return f"{min(values)}..{max(values)}" if values else "-"
-
-    def growth(self, what: str) -> int:
-        """The rise of `what` ("fds", "threads") from the first sample to the last."""
-        if not self.samples:
-            return 0
-        return int(getattr(self.samples[-1][1], what) - getattr(self.samples[0][1], what))
-
-
-def largest(values: list[float]) -> float:
-    """The largest value that is not NaN (NaN if none is)."""
-    known = [v for v in values if v == v]
-    return max(known) if known else stats.NAN
 
 
 def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_s: float):

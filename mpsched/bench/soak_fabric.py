@@ -46,8 +46,8 @@ from typing import Any
 
 import requests
 
-from mpsched.bench.soak import ProcSample, policy_changes, proc_sample
-from mpsched.bench.soak_plan import Event, Lives, plan_events
+from mpsched.bench.soak_plan import Event, Lives, plan_events, policy_changes
+from mpsched.bench.soak_series import ProcSample, proc_sample
 from mpsched.lab.scenario import Scenario, ScenarioError, parse
 from mpsched.proc.layout import REPO_ROOT
 from mpsched.validation import read_document

@@ -19,11 +19,13 @@ counts as no growth, and neither does the new process's start-up.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mpsched.bench.soak import Series
+from mpsched.bench.soak_series import Series
 
+GAPS_US = (0, 500, 2000)  # the flowlet gaps the policy changes cycle through
 RESTART_QUIET_S = 30.0  # no flap in the half minute after a restart
 KINDS = ("policy", "linkem_down", "linkem_up", "admin_down", "admin_up", "restart")
 
@@ -93,3 +95,18 @@ class Lives:
     def sampled(self) -> list[Series]:
         """Every life that has samples, in the order they were born."""
         return [s for s in self.all if s.samples]
+
+
+def policy_changes() -> itertools.cycle:
+    """(name, lm3, flowlet gap) cycling through every registered policy, with LM3 on the
+    papers' policies (as the lab compares them), and gaps."""
+    from mpsched.controller.policies import policy_names
+    from mpsched.lab.scenario import PAPERS
+
+    combos = [
+        {"name": name, "lm3": lm3, "flowlet_gap_us": gap}
+        for name in policy_names()
+        for lm3 in ((False, True) if name in PAPERS else (False,))
+        for gap in GAPS_US
+    ]
+    return itertools.cycle(combos)

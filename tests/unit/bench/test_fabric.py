@@ -1,5 +1,5 @@
 """`make bench-fabric` without a testbed: its figures (mpsched/bench/fabric.py) and the failover
-measurement from captured frames (mpsched/bench/fabric_failover.py)."""
+measurement from captured frames (mpsched/bench/fabric_failover.py, tagcap.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from mpsched.bench import fabric as bench
 from mpsched.bench import fabric_failover as fo
+from mpsched.bench import tagcap
 from mpsched.lab.fct import fct_rows
 from mpsched.lab.report import RunResult, write_run
 from mpsched.lab.scenario import load
@@ -89,8 +90,8 @@ def test_the_report_keeps_the_five_keys_then_the_best_papers(tmp_path):
     assert "  best: qos-ca" in "\n".join(lines)
 
 
-def frame(t: float, key: tuple[int, int, int], probe: bool = False) -> fo.TagFrame:
-    return fo.TagFrame(t, key, probe)
+def frame(t: float, key: tuple[int, int, int], probe: bool = False) -> tagcap.TagFrame:
+    return tagcap.TagFrame(t, key, probe)
 
 
 DEAD = {(1, 2, 2), (2, 1, 2)}
@@ -128,19 +129,20 @@ def tagged(path_id: int, flags: int, src: int, dst: int) -> bytes:
 def test_parse_tag_frames_reads_tags_and_skips_other_frames():
     data = pcap([(5.25, tagged(2, 0, 1, 3)), (6.0, b"\x00" * 12 + b"\x08\x00" + b"\x00" * 20),
                  (7.5, tagged(1, PATH_FLAG_PROBE, 4, 1))])
-    got = list(fo.parse_tag_frames(data + b"\x00" * 10))  # a truncated last record
+    got = list(tagcap.parse_tag_frames(data + b"\x00" * 10))  # a truncated last record
     assert [(f.ts, f.key, f.probe) for f in got] == [
         (pytest.approx(5.25), (1, 3, 2), False), (pytest.approx(7.5), (4, 1, 1), True)]
     with pytest.raises(ValueError, match="pcap"):
-        list(fo.parse_tag_frames(b"nope" * 10))
+        list(tagcap.parse_tag_frames(b"nope" * 10))
 
 
 def test_crossing_keys_of_the_failure_scenario():
-    fabric = load(bench.FAILURE_SCENARIO, fabric=True).fabric
+    fabric = load(fo.FAILURE_SCENARIO, fabric=True).fabric
     assert fo.failed_link(fabric) == ("leaf1-spine2", 20.0, 40.0)
     assert fo.crossing_keys(fabric, "leaf1-spine2") == {
         (1, 2, 2), (1, 3, 2), (1, 4, 2), (2, 1, 2), (3, 1, 2), (4, 1, 2)}
-    assert fo.edge_uplinks(fabric, lambda n, p: f"{n}-eth{p}")[:2] == ["leaf1-eth2", "leaf1-eth3"]
+    uplinks = tagcap.edge_uplinks(fabric, lambda n, p: f"{n}-eth{p}")
+    assert uplinks[:2] == ["leaf1-eth2", "leaf1-eth3"]
 
 
 def test_crossing_keys_leave_out_an_id_the_reroute_reuses():
@@ -160,7 +162,7 @@ def test_reuse_reports_every_figure(tmp_path, capsys):
     fail = tmp_path / "failover" / "fabric-failure" / "ca" / "run0"
     fail.mkdir(parents=True)
     write_run(fail, RunResult("fabric-failure", "ca", 0, 1, 60.0, cpu_bound=False))
-    (fail / bench.FAILOVER_FILE).write_text(json.dumps(
+    (fail / fo.FAILOVER_FILE).write_text(json.dumps(
         {"run": "run0", "link": "leaf1-spine2", "down_s": 20, "ms": 150.0, "frames_before": 40,
          "frames_after": 3, "worst": [1, 2, 2], "probes_after": 9}))
     assert bench.main(["--reuse", str(tmp_path)]) == 0
@@ -180,5 +182,5 @@ def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
 def test_parse_tag_frames_reads_the_feedback():
     tag = bytes([2, 0, 4, 1]) + b"\x00" * 10 + bytes([1, 5]) + b"\x00" * 8
     data = pcap([(3.0, b"\x00" * 12 + ETHERTYPE_PATH_TAG.to_bytes(2, "big") + tag)])
-    (got,) = fo.parse_tag_frames(data)
+    (got,) = tagcap.parse_tag_frames(data)
     assert (got.key, got.fb_path, got.fb_age_s) == ((4, 1, 2), 1, pytest.approx(5 * 4096e-6))

@@ -7,7 +7,8 @@ import itertools
 
 from mpsched.bench.framecap import RECORD, read_frames
 from mpsched.bench.reliability import Figures, differences
-from mpsched.bench.soak import growth_pct, policy_changes, proc_sample
+from mpsched.bench.soak_plan import policy_changes
+from mpsched.bench.soak_series import growth_pct, proc_sample
 from mpsched.controller.policies import REGISTRY
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from mpsched.bench.soak import ProcSample, Series, largest, summarise
+from mpsched.bench.soak import summarise
+from mpsched.bench.soak_series import ProcSample, Series, largest
 
 
 def _series(rss: list[int], every_s: float = 60.0, fds: int = 10) -> Series:

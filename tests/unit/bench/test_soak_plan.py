@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from mpsched.bench.soak import ProcSample
 from mpsched.bench.soak_plan import RESTART_QUIET_S, Event, Lives, plan_events
+from mpsched.bench.soak_series import ProcSample
 
 LINKS = ["leaf2-spine1", "leaf1-spine1", "leaf1-spine2"]
 

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from mpsched.bench import fabric_failover, fuzz
+from mpsched.bench import fuzz, tagcap
 from mpsched.lab.fabric_mptcp import frame_bytes
 from mpsched.lab.pcap import PcapPacket
 from mpsched.p4rt import bmv2json
@@ -92,7 +92,7 @@ def test_python_follows_a_changed_tag(grown_build):
     frame = bytes(12) + ETHERTYPE_PATH_TAG.to_bytes(2, "big") + tag
     pcap = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 64, 1) \
         + struct.pack("<IIII", 3, 0, len(frame), len(frame)) + frame
-    (got,) = fabric_failover.parse_tag_frames(pcap)
+    (got,) = tagcap.parse_tag_frames(pcap)
     assert (got.key, got.fb_path, got.fb_age_s) == ((4, 1, 2), 1, pytest.approx(5 * 4096e-6))
     packet = PcapPacket(ts=1.0, src="10.0.1.1", dst="10.0.2.1", proto=6, sport=1, dport=80,
                         ip_id=0, tcp_seq=0, payload_len=60, ip_len=100)
