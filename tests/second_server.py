@@ -9,13 +9,16 @@ emulators and tunnel ends). Everything is generated in a temporary directory: th
 configuration and host key, a client key in its authorized keys (root login by key only,
 ``PermitTunnel ethernet`` for the tunnels), and the ssh client configuration the lab gives to
 every ssh command (`ssh -F`, the scenario's `cluster.ssh_config`) with the host key pinned.
-`SecondServer` is a context manager: the sshd, the namespace and the veth go at its end.
+`SecondServer` is a context manager: at its end, also after a failure or Ctrl-C, the sshd,
+every process of its sessions (what the lab started "there": shells, switches, link
+emulators, tunnel ends), the namespace and the veth go; every command it runs has a deadline.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -24,10 +27,32 @@ from pathlib import Path
 from mpsched.proc.prereqs import SSHD
 
 HERE, THERE, PREFIX = "172.31.254.1", "172.31.254.2", 30  # the veth's two ends
+RUN_TIMEOUT_S = 30.0  # any one command here or over ssh
+LISTEN_TIMEOUT_S = 10.0  # the sshd's start
 
 
-def _run(*args: str) -> str:
-    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+def _run(*args: str, timeout: float = RUN_TIMEOUT_S) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True,
+                          timeout=timeout).stdout
+
+
+def descendants(root: int) -> list[int]:
+    """The PIDs of every live descendant of `root` (from /proc's parent links)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def sshd_config(directory: Path, address: str) -> str:
@@ -118,15 +143,17 @@ class SecondServer:
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + LISTEN_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"sshd exited: {self.log.read_text()}")
             with socket.socket() as sock:
+                sock.settimeout(1)
                 if sock.connect_ex((self.address, 22)) == 0:
                     return
             time.sleep(0.1)
-        raise RuntimeError(f"sshd not listening on {self.address}:22: {self.log.read_text()}")
+        raise RuntimeError(f"sshd not listening on {self.address}:22 within "
+                           f"{LISTEN_TIMEOUT_S:g} s: {self.log.read_text()}")
 
     def ssh(self, *command: str) -> str:
         """`command` on the second server, as the lab reaches it."""
@@ -136,15 +163,50 @@ class SecondServer:
         """The processes in the second server's network namespace (its sshd at least)."""
         return [int(p) for p in _run("ip", "netns", "pids", self.ns).split()]
 
+    def processes(self) -> list[int]:
+        """Every process of the second server: its sshd's descendants (its sessions and what
+        they started) and anything else in its network namespace."""
+        own = self.proc.pid if self.proc is not None else None
+        pids = set(descendants(own)) if own is not None else set()
+        with contextlib.suppress(subprocess.SubprocessError):
+            pids |= set(self.netns_pids())
+        pids.discard(own)
+        return sorted(pids)
+
     def close(self) -> None:
+        """The sshd and every process of the second server (SIGTERM, then SIGKILL), the
+        namespace and the veth: also what a failed or interrupted test left there."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+            _end([self.proc.pid, *self.processes()])
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait()
+                self.proc.wait(timeout=5)
+        with contextlib.suppress(subprocess.SubprocessError):
+            _end(self.netns_pids())
         with contextlib.suppress(subprocess.CalledProcessError):
             _run("ip", "link", "del", self.veth[0])
         with contextlib.suppress(subprocess.CalledProcessError):
             _run("ip", "netns", "del", self.ns)
+
+
+def _end(pids: list[int], wait_s: float = 3.0) -> None:
+    """SIGTERM to each of `pids`, SIGKILL to those alive `wait_s` later."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + wait_s
+        while pids and time.monotonic() < deadline:
+            pids = [p for p in pids if Path(f"/proc/{p}").exists() and not _zombie(p)]
+            time.sleep(0.1)
+        if not pids:
+            return
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True

@@ -42,6 +42,8 @@ from mpsched.proc import firewall
 from mpsched.proc.bmv2 import CPU_PORT, Bmv2Error, Bmv2Switch
 
 from .bmv2_switch import Bmv2MininetSwitch
+from .cluster_shell import Deadlines, ShellError
+from .cluster_sweep import pidfile
 from .emulink import LinkemNode
 
 log = logging.getLogger(__name__)
@@ -54,11 +56,18 @@ FREE_PORTS = ("python3 -c 'import socket; ss = [socket.socket() for _ in range(2
               "[s.bind((\"\", 0)) for s in ss]; print(*[s.getsockname()[1] for s in ss])'")
 
 
-class SshOptions(RemoteMixin):
-    """RemoteMixin with extra ssh client options (module docstring)."""
+# every ssh client of a node: a login that does not answer fails, and a session whose server
+# stopped answering ends (its shell's waits then fail at once: topo/cluster_shell.py)
+KEEPALIVE = ("-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=5",
+             "-o", "ServerAliveCountMax=4")
+
+
+class SshOptions(Deadlines, RemoteMixin):
+    """RemoteMixin with extra ssh client options (module docstring) and deadlines on every
+    wait of its shell (topo/cluster_shell.py)."""
 
     def __init__(self, name: str, ssh_options: tuple[str, ...] = (), **params: Any) -> None:
-        self.ssh_options = list(ssh_options)
+        self.ssh_options = [*KEEPALIVE, *ssh_options]
         self.sshbase = [*RemoteMixin.sshbase, *self.ssh_options]
         super().__init__(name, **params)
 
@@ -91,10 +100,10 @@ class ClusterHost(SshOptions, Host):
             kwargs.setdefault("mncmd", ["mnexec", "-a", str(self.pid)])
             return super().popen(*args, **kwargs)
         cmd = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
-        pidfile = f"/tmp/mpsched-{self.name}-{next(_serial)}-{os.getpid()}.pid"
-        line = f"echo $$ > {pidfile}; exec {shlex.join(str(a) for a in cmd)}"
+        path = pidfile(self.name, next(_serial), os.getpid())
+        line = f"echo $$ > {path}; exec {shlex.join(str(a) for a in cmd)}"
         proc = super().popen(["sh", "-c", shlex.quote(line)], **kwargs)
-        return RemoteProcess(proc, self, pidfile)
+        return RemoteProcess(proc, self, path)
 
 
 class RemoteProcess:
@@ -119,13 +128,22 @@ class RemoteProcess:
     def wait(self, timeout: float | None = None) -> int:
         code = self.proc.wait(timeout)
         if self.pidfile:
-            self.node.rcmd(f"rm -f {self.pidfile}")
+            try:
+                self.node.rcmd(f"rm -f {self.pidfile}")
+            except ShellError as err:  # the server's sweep removes it (cluster_sweep.py)
+                log.warning("%s", err)
             self.pidfile = ""
         return code
 
     def send_signal(self, sig: int) -> None:
+        """`sig` to the process on its server; if the server does not answer, SIGKILL to
+        the ssh client here (the server's sweep ends the process: cluster_sweep.py)."""
         if self.proc.poll() is None and self.pidfile:
-            self.node.rcmd(f"sh -c 'kill -{int(sig)} $(cat {self.pidfile})'")
+            try:
+                self.node.rcmd(f"sh -c 'kill -{int(sig)} $(cat {self.pidfile})'")
+            except ShellError as err:
+                log.warning("%s", err)
+                self.proc.kill()
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -184,7 +202,7 @@ class RemoteBmv2(Bmv2Switch):
 
     def _shell_up(self) -> bool:
         shell = self.node.shell
-        return shell is not None and shell.poll() is None
+        return shell is not None and shell.poll() is None and self.node.shell_failed is None
 
     def start(self, timeout: float = REMOTE_START_TIMEOUT_S) -> None:
         self._sh(f"mkdir -p {shlex.quote(str(self.log_dir))}")
@@ -196,9 +214,12 @@ class RemoteBmv2(Bmv2Switch):
         while time.monotonic() < deadline:
             if not self.alive():
                 tail = self._sh(f"tail -c 2000 {shlex.quote(str(self.log_file))}")
+                why = self.exit_status()
                 self.stop()
-                raise Bmv2Error(f"{self.name} exited at start on {self.node.server}:\n{tail}")
+                raise Bmv2Error(f"{self.name} exited at start on {self.node.server} "
+                                f"({why}):\n{tail}")
             with socket.socket() as sock:
+                sock.settimeout(2)
                 if sock.connect_ex((self.grpc_host, self.grpc_port)) == 0:
                     return
             time.sleep(0.2)
@@ -211,14 +232,33 @@ class RemoteBmv2(Bmv2Switch):
             return False
         return self._sh(f"kill -0 {self.remote_pid} 2>/dev/null && echo up").strip() == "up"
 
+    def exit_status(self) -> str:
+        """How the process ended, as its shell saw it (`wait`: a code, or 128 + the signal
+        that ended it), for the error naming a switch that died."""
+        if self.remote_pid is None or not self._shell_up():
+            return "its shell is gone"
+        out = self._sh(f"wait {self.remote_pid} 2>/dev/null; echo $?").strip().split()
+        code = int(out[-1]) if out and out[-1].isdigit() else None
+        if code is None:
+            return "exit status unknown"
+        return f"signal {code - 128}" if code > 128 else f"exit {code}"
+
     def stop(self) -> None:
-        if self.remote_pid is not None and self._shell_up():
-            steps = int(STOP_WAIT_S / 0.1)
-            self._sh(f"kill {self.remote_pid} 2>/dev/null; for i in $(seq {steps}); do "
-                     f"kill -0 {self.remote_pid} 2>/dev/null || break; sleep 0.1; done; "
-                     f"kill -9 {self.remote_pid} 2>/dev/null; wait {self.remote_pid}")
-        self.remote_pid = None
-        self._unguard()
+        """End the process, and its nftables table. Through a failed shell neither can be
+        done: the PID stays for the testbed's sweep of the server (topo/cluster_sweep.py)."""
+        if not self._shell_up():
+            return
+        steps = int(STOP_WAIT_S / 0.1)
+        pid = self.remote_pid
+        try:
+            if pid is not None:
+                self._sh(f"kill {pid} 2>/dev/null; for i in $(seq {steps}); do "
+                         f"kill -0 {pid} 2>/dev/null || break; sleep 0.1; done; "
+                         f"kill -9 {pid} 2>/dev/null; wait {pid}")
+                self.remote_pid = None
+            self._unguard()
+        except ShellError as err:
+            log.warning("%s: not stopped through its shell: %s", self.name, err)
 
 
 class ClusterLinkem(SshOptions, LinkemNode):

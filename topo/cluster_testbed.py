@@ -5,8 +5,9 @@
 edition's pieces in place of the local ones: `MininetCluster` as the network (it checks
 before anything starts that every server takes `ssh user@server sudo true`), the remote node
 classes of topo/cluster_nodes.py for hosts, BMv2 switches and link emulators, and
-`RemoteSSHLink` for every link, which is a veth pair on one server and an ssh Ethernet tunnel
-(``ssh -w``, a tap device at each end) between two. Where each node runs is `placement`:
+`ClusterLink` (topo/cluster_links.py, the cluster edition's `RemoteSSHLink` with deadlines)
+for every link, which is a veth pair on one server and an ssh Ethernet tunnel (``ssh -w``, a
+tap device at each end) between two. Where each node runs is `placement`:
 the scenario's per-node overrides, else the cluster edition's placer over the switches,
 hosts beside their edge switch, a link's emulator beside the link's first switch.
 
@@ -15,23 +16,30 @@ server's address (BMv2's P4Runtime listens there), and probes that switch with P
 (its probe port would be a veth beside it); with the cluster's `tls`, over TLS with client
 authentication (docs/security.md). Life cycle: as the local testbed's (topo/bed.py),
 stopping is Mininet's `stop()`, which ends every node and deletes every interface on each
-server through the node's own shell; what runs here on behalf of another server (the ssh
-clients of its shells, tunnels and link emulators) is in the cleanup registry, and a remote
-process ends with its ssh session.
+server through the node's own shell (going on past a node that fails to stop), then one ssh
+command per other server removes what a failed shell could not (topo/cluster_sweep.py); what
+runs here on behalf of another server (the ssh clients of its shells, tunnels and link
+emulators) is in the cleanup registry, and a remote process ends with its ssh session. Every
+wait on a server has a deadline (topo/cluster_shell.py): a server that stops answering
+fails the run with its name, it does not hang it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import shlex
+import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from mininet.examples.cluster import (
     MininetCluster,
     RemoteMixin,
-    RemoteSSHLink,
     RoundRobinPlacer,
     SwitchBinPlacer,
+    findUser,
 )
 from mininet.net import Mininet
 
@@ -40,13 +48,23 @@ from mpsched.lab.scenario_cluster import ClusterSpec
 from mpsched.proc.bmv2 import ServerTls
 
 from .bed import PATH_MTU, disable_offloads, on_switch_link
-from .cluster_nodes import ClusterBmv2Switch, ClusterHost, ClusterLinkem, ssh_options
+from .cluster_links import ClusterLink
+from .cluster_nodes import (
+    KEEPALIVE,
+    ClusterBmv2Switch,
+    ClusterHost,
+    ClusterLinkem,
+    RemoteBmv2,
+    ssh_options,
+)
+from .cluster_sweep import sweep_script, sweep_server
 from .fabric_plan import FabricPlan
 from .fabric_testbed import FabricSpec, FabricTestbed
 
 log = logging.getLogger(__name__)
 
 PLACERS = {"switchbin": SwitchBinPlacer, "roundrobin": RoundRobinPlacer}
+PRECHECK_TIMEOUT_S = 30.0  # `ssh user@server sudo true`: a login and sudo
 
 
 class ClusterError(RuntimeError):
@@ -73,20 +91,47 @@ def placement(plan: FabricPlan, cluster: ClusterSpec) -> dict[str, str]:
 
 
 class ClusterNet(MininetCluster):
-    """MininetCluster whose server check uses the cluster's ssh options and raises
-    ClusterError (the cluster edition's exits the process)."""
+    """MininetCluster whose server check has a deadline and raises ClusterError (the
+    cluster edition's waits without one and exits the process), and whose stop goes on past
+    a node or link that fails to stop (each failure logged), so that every other node ends."""
 
     def __init__(self, *args: Any, ssh_options: tuple[str, ...] = (), **params: Any) -> None:
-        self.sshcmd = [*MininetCluster.sshcmd, *ssh_options]
+        self.sshcmd = [*MininetCluster.sshcmd, *KEEPALIVE, *ssh_options]
         super().__init__(*args, **params)
 
     def precheck(self) -> None:
-        try:
-            super().precheck()
-        except SystemExit:
-            raise ClusterError(
-                "a server of the cluster fails `ssh user@server sudo true` (the message "
-                "above names it): docs/scaling.md, Mininet cluster edition") from None
+        for server in self.servers:
+            if server == "localhost":
+                continue
+            cmd = ["sudo", "-E", "-u", self.user, *self.sshcmd, "-n",
+                   f"{self.user}@{self.serverIP[server]}", "sudo", "true"]
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True,
+                                      timeout=PRECHECK_TIMEOUT_S, check=False)
+            except subprocess.TimeoutExpired:
+                raise ClusterError(f"server {server}: `{shlex.join(cmd)}` did not end within "
+                                   f"{PRECHECK_TIMEOUT_S:g} s (docs/scaling.md, Mininet "
+                                   "cluster edition)") from None
+            if done.returncode != 0:
+                raise ClusterError(f"server {server}: `{shlex.join(cmd)}` failed (exit "
+                                   f"{done.returncode}): {done.stderr.strip()[-500:]} "
+                                   "(docs/scaling.md, Mininet cluster edition)")
+
+    def stop(self) -> None:
+        for link in self.links:
+            _each(link.stop, f"stopping link {link}")
+        for switch in self.switches:
+            _each(switch.stop, f"stopping {switch.name}")
+            _each(switch.terminate, f"ending {switch.name}'s shell")
+        for host in self.hosts:
+            _each(host.terminate, f"ending {host.name}'s shell")
+
+
+def _each(step: Callable[[], Any], what: str) -> None:
+    try:
+        step()
+    except Exception:
+        log.exception("%s failed; the cluster's stop goes on", what)
 
 
 class ClusterFabricTestbed(FabricTestbed):
@@ -95,7 +140,7 @@ class ClusterFabricTestbed(FabricTestbed):
     switch_cls = ClusterBmv2Switch
     host_cls = ClusterHost
     linkem_cls = ClusterLinkem
-    link_cls = RemoteSSHLink
+    link_cls = ClusterLink
 
     def __init__(self, spec: FabricSpec, cluster: ClusterSpec) -> None:
         backend = "linkem" if spec.backend == "auto" else spec.backend
@@ -138,6 +183,49 @@ class ClusterFabricTestbed(FabricTestbed):
             params["tls"] = ServerTls(tls / f"{name}.pem", tls / f"{name}.key",
                                       tls / "ca.pem", client_auth=True)
         return params
+
+    def stop(self) -> None:
+        """The local testbed's stop (topo/bed.py), then each other server swept."""
+        switches = self.bmv2_switches()
+        try:
+            super().stop()
+        finally:
+            self.sweep_servers(switches)
+
+    def sweep_servers(self, switches: list) -> dict[str, list[str]]:
+        """What the stop left on each other server removed (topo/cluster_sweep.py): {server:
+        what was removed}."""
+        out: dict[str, list[str]] = {}
+        user = self.cluster.user or findUser()
+        for server in self.cluster.server_names:
+            if server == "localhost":
+                continue
+            names = [n for n in self.plan.interfaces() if self.interface_server(n) == server]
+            pids = [sw.bmv2.remote_pid for sw in switches if self.placement[sw.name] == server
+                    and getattr(sw.bmv2, "remote_pid", None)]
+            ssh = ["sudo", "-E", "-u", user, "ssh", "-o", "BatchMode=yes", *KEEPALIVE,
+                   *self.ssh_options, f"{user}@{self.server_ip[server]}"]
+            out[server] = sweep_server(ssh, sweep_script(os.getpid(), names, pids), server)
+        return out
+
+    def why_dead(self) -> dict[str, str]:
+        """{switch: how its BMv2 ended} for every switch whose BMv2 is not running."""
+        out = {}
+        for sw in self.bmv2_switches():
+            bmv2 = sw.bmv2
+            if bmv2 is None or bmv2.alive():
+                continue
+            if isinstance(bmv2, RemoteBmv2):
+                out[sw.name] = bmv2.exit_status()
+            else:
+                code = bmv2.process.returncode if bmv2.process is not None else None
+                out[sw.name] = f"signal {-code}" if code is not None and code < 0 else \
+                    f"exit {code}"
+        return out
+
+    def interface_server(self, name: str) -> str:
+        """The server of an interface of the layout (`<node>-eth<n>`): its node's."""
+        return self.placement[name.rsplit("-eth", 1)[0]]
 
     def description_extra(self) -> dict[str, Any] | None:
         """With `tls`: the controller's CA and client certificate (docs/security.md)."""

@@ -4,7 +4,9 @@ edition (topo/cluster_testbed.py). The second server is an sshd of its own on th
 are placed on both; the controller programs every switch over P4Runtime (TLS, client
 certificates) at its server's address; ping and a TCP transfer cross the servers (through the
 cluster edition's ssh tunnels); and once the testbed stops nothing of it is left on either
-server."""
+server. Every wait has a deadline and names what did not happen; on a failure or Ctrl-C
+the testbed and the second server come down (the second server's end takes every process
+of its sessions, tests/second_server.py)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 RATE_MBPS = 20  # every link's
 TRANSFER_S = 3
+STOP_S = 10  # a process's end after SIGTERM, then after SIGKILL
 
 
 def certificates(out: Path, server: SecondServer) -> Path:
@@ -66,8 +69,16 @@ def scenario(server: SecondServer, tls: Path) -> dict:
 def second_server(tmp_path):
     require("root", "simple_switch_grpc", "mininet", "linkem", "ethtool", "iperf3", "ssh",
             "sshd", "sudo", "tun")
-    with SecondServer(tmp_path / "rack2") as server:
-        yield server
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `timeout`, a CI's end: unwind
+    try:
+        with SecondServer(tmp_path / "rack2") as server:
+            yield server
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def start_controller(netcfg: Path, tmp_path: Path, artifacts, switches: int):
@@ -94,7 +105,7 @@ def start_controller(netcfg: Path, tmp_path: Path, artifacts, switches: int):
         wait_until(ready, timeout=90, interval=0.5, what="every switch of the cluster ready")
     except BaseException:
         stop(proc)
-        print(log_path.read_text())
+        print(log_path.read_text()[-5000:])
         raise
     return proc
 
@@ -102,15 +113,24 @@ def start_controller(netcfg: Path, tmp_path: Path, artifacts, switches: int):
 def stop(proc: subprocess.Popen) -> None:
     proc.terminate()
     try:
-        proc.wait(timeout=10)
+        proc.wait(timeout=STOP_S)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        proc.wait(timeout=STOP_S)
 
 
 def pings(bed, src: str, dst: str) -> bool:
-    out = bed.host(src).cmd(f"ping -c 1 -W 1 {bed.host_ip(dst)}")
+    out = bed.host(src).cmd(f"ping -c 1 -W 1 {bed.host_ip(dst)}", timeout=10)
     return " 0% packet loss" in out
+
+
+def reaches(bed, src: str, dst: str) -> None:
+    """`src` pings `dst` within 30 s; else the failure says which switches died and how."""
+    try:
+        wait_until(lambda: pings(bed, src, dst), timeout=30, interval=0.5,
+                   what=f"{src} reaching {dst} across servers")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; switches dead: {bed.why_dead() or 'none'}") from None
 
 
 def transfer(bed, src: str, dst: str) -> dict:
@@ -118,7 +138,9 @@ def transfer(bed, src: str, dst: str) -> dict:
     server = bed.host(dst)
     server.cmd("iperf3 -s -1 -D -p 5301")
     wait_until(lambda: "5301" in server.cmd("ss -ltn"), timeout=10, what="iperf3 listening")
-    out = bed.host(src).cmd(f"iperf3 -c {bed.host_ip(dst)} -p 5301 -t {TRANSFER_S} -J")
+    out = bed.host(src).cmd(f"iperf3 -c {bed.host_ip(dst)} -p 5301 -t {TRANSFER_S} -J "
+                            "--connect-timeout 5000", timeout=TRANSFER_S + 30)
+    assert "{" in out, f"iperf3 gave no report: {out[-1000:]}"
     return json.loads(out[out.index("{"):])
 
 
@@ -171,8 +193,7 @@ def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
             assert len(tunnels) == 3
             controller = start_controller(bed.netcfg_path, tmp_path, artifacts, 4)
             for src, dst in (("h1_1", "h2_1"), ("h2_2", "h1_1"), ("h1_2", "h1_1")):
-                wait_until(lambda s=src, d=dst: pings(bed, s, d), timeout=30, interval=0.5,
-                           what=f"{src} reaching {dst} across servers")
+                reaches(bed, src, dst)
             report = transfer(bed, "h1_1", "h2_1")
             received = report["end"]["sum_received"]
             # across both servers at the emulated links' rate: no faster (linkem shapes it
@@ -200,13 +221,36 @@ def run_scenario(server: SecondServer, tmp_path: Path, duration_s: float) -> tup
                   "--runs", "1", "--out", str(tmp_path / "out")]
 
 
+def run_to_end(command: list, log: Path, timeout: float) -> tuple[int, str]:
+    """Run `command` (its stderr in `log`) for at most `timeout` s; past that, Ctrl-C (the run
+    tears its testbed down), then SIGKILL. Its exit code and stderr."""
+    with log.open("wb") as err:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=STOP_S)
+        raise AssertionError(f"`mpsched run` did not end within {timeout:g} s:\n"
+                             f"{log.read_text()[-3000:]}") from None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=STOP_S)
+    return proc.returncode, log.read_text()
+
+
 def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
     """`mpsched run` on a cluster scenario: its controller, its workload's processes on
     hosts of both servers (ended there by the runner's signals), its measurement."""
     _, command = run_scenario(second_server, tmp_path, 6)
     out = tmp_path / "out"
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    code, err = run_to_end(command, tmp_path / "run.log", timeout=200)
+    assert code == 0, err[-3000:]
     (run,) = (out / "cluster-2x2").glob("ecmp/run0/*__run000.json")
     result = json.loads(run.read_text())
     # both transfers crossed the servers (leaf1 here, leaf2 there); TCP through an ssh tunnel
@@ -237,7 +281,7 @@ def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_serve
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(timeout=STOP_S)
     nothing = {"here": [], "there": [], "processes there": []}
     wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
                what="nothing of the interrupted run left on either server")

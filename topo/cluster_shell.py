@@ -1,0 +1,153 @@
+"""Deadlines on every wait of a cluster node's shell (topo/cluster_nodes.py).
+
+Mininet's `Node` waits on its shell without a deadline: `cmd()` reads the shell's pty until
+the prompt comes back, `startShell()` until the first prompt, and the cluster edition's
+`rcmd()` until its ssh command ends. The pty's other end stays open in this process, so a
+shell whose ssh session ended (its server gone, its sshd stopped, the session killed) never
+gives end-of-file: a wait on it blocks for good, and so would a test or a run's teardown.
+
+`Deadlines` bounds each of them: a command fails with `ShellError` naming the node, its
+server and the command once it has run `CMD_TIMEOUT_S` (or the `timeout` given to `cmd`),
+at once when the shell ends under it, and starting a shell fails after
+`SHELL_START_TIMEOUT_S`. A shell that failed is ended (its ssh client here: the remote shell
+and its jobs get SIGHUP) and the node is marked failed: its later commands are skipped with
+a warning and return "" (as Mininet does for a node whose shell exited), so that stopping
+the network goes on over the other nodes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import time
+from typing import Any
+
+from mininet.util import decode
+
+log = logging.getLogger(__name__)
+
+CMD_TIMEOUT_S = 60.0  # any one command of a node's shell
+SHELL_START_TIMEOUT_S = 45.0  # an ssh login, sudo and the first prompt
+RCMD_TIMEOUT_S = 60.0  # a command over ssh on the node's server (rcmd)
+POLL_MS = 200  # how often a wait looks whether the shell still runs
+END_WAIT_S = 3.0  # a failed shell's ssh client: SIGHUP, then SIGKILL after this
+
+
+class ShellError(RuntimeError):
+    """A cluster node's shell or ssh command did not answer in time, or ended."""
+
+
+class Deadlines:
+    """The mix-in (module docstring); before `RemoteMixin` in a node class's bases."""
+
+    _deadline: float | None = None
+    _doing: str = ""
+    shell_failed: str | None = None  # why the shell was given up, once it was
+
+    def where(self) -> str:
+        name = getattr(self, "name", "?")
+        return f"{name} on {getattr(self, 'server', None) or 'localhost'}"
+
+    # ---- the bounded waits --------------------------------------------------
+
+    def startShell(self, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (Mininet's name)
+        with self._bounded(SHELL_START_TIMEOUT_S, "its shell starting (ssh, sudo, bash)"):
+            super().startShell(*args, **kwargs)  # type: ignore[misc]
+
+    def cmd(self, *args: Any, timeout: float | None = None, **kwargs: Any) -> str:
+        if self.shell_failed is not None:
+            log.warning("%s: not run, its shell failed (%s): %s", self.where(),
+                        self.shell_failed, " ".join(str(a) for a in args))
+            return ""
+        line = " ".join(str(a) for a in args)
+        with self._bounded(timeout or CMD_TIMEOUT_S, f"`{line}`"):
+            return super().cmd(*args, **kwargs)  # type: ignore[misc]
+
+    def waitOutput(self, verbose: bool = False, findPid: bool = True) -> str:  # noqa: N802,N803
+        deadline = self._deadline or time.monotonic() + CMD_TIMEOUT_S
+        doing = self._doing or f"`{getattr(self, 'lastCmd', '')}`"
+        output = ""
+        while self.waiting:  # type: ignore[attr-defined]
+            self._check(deadline, doing)
+            output += self.monitor(timeoutms=POLL_MS, findPid=findPid)  # type: ignore[attr-defined]
+        return output
+
+    def read(self, size: int = 1024) -> str:
+        """Node.read, which blocks on the pty: only once it has something to read, and not
+        past the current deadline."""
+        if self._deadline is not None and not self.readbuf:  # type: ignore[attr-defined]
+            while not self.pollOut.poll(POLL_MS):  # type: ignore[attr-defined]
+                self._check(self._deadline, self._doing)
+        return super().read(size)  # type: ignore[misc]
+
+    def rcmd(self, *cmd: Any, timeout: float = RCMD_TIMEOUT_S, **opts: Any) -> str:
+        """A command on the node's server (the cluster edition's rcmd), within `timeout`."""
+        popen = self.rpopen(*cmd, **opts)  # type: ignore[attr-defined]
+        try:
+            out, _ = popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.communicate()
+            raise ShellError(f"{self.where()}: `{' '.join(map(str, cmd))}` did not end within "
+                             f"{timeout:g} s") from None
+        return decode(out) if out else ""
+
+    # ---- failing ------------------------------------------------------------
+
+    def _bounded(self, timeout: float, doing: str) -> _Bound:
+        return _Bound(self, timeout, doing)
+
+    def _check(self, deadline: float, doing: str) -> None:
+        shell = getattr(self, "shell", None)
+        if shell is not None and shell.poll() is not None and not self._readable():
+            self._give_up(f"its shell ended (exit {shell.returncode}) during {doing}")
+        if time.monotonic() >= deadline:
+            self._give_up(f"no answer within the deadline during {doing}")
+
+    def _readable(self) -> bool:
+        return bool(self.readbuf) or bool(self.pollOut.poll(0))  # type: ignore[attr-defined]
+
+    def _give_up(self, why: str) -> None:
+        self.shell_failed = why
+        self.waiting = False
+        self.end_shell()
+        raise ShellError(f"{self.where()}: {why}")
+
+    def end_shell(self) -> None:
+        """End the shell's process here (for a remote node its ssh client, whose end HUPs
+        the shell there and its jobs), SIGHUP to its process group, then SIGKILL."""
+        shell = getattr(self, "shell", None)
+        if shell is None or shell.poll() is not None:
+            return
+        for sig in (signal.SIGHUP, signal.SIGKILL):
+            try:
+                os.killpg(shell.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                shell.wait(timeout=END_WAIT_S)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+class _Bound:
+    """The deadline of one wait (the earlier of the enclosing one's and its own)."""
+
+    def __init__(self, node: Deadlines, timeout: float, doing: str) -> None:
+        self.node, self.timeout, self.doing = node, timeout, doing
+        self.saved: tuple[float | None, str] = (None, "")
+
+    def __enter__(self) -> None:
+        node = self.node
+        self.saved = (node._deadline, node._doing)
+        deadline = time.monotonic() + self.timeout
+        if node._deadline is not None and node._deadline < deadline:
+            return  # within an enclosing wait: its deadline and description stand
+        node._deadline = deadline
+        node._doing = f"{self.doing} ({self.timeout:g} s)"
+
+    def __exit__(self, *exc: object) -> None:
+        self.node._deadline, self.node._doing = self.saved
