@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import subprocess
 import time
@@ -70,16 +71,25 @@ class Deadlines:
         doing = self._doing or f"`{getattr(self, 'lastCmd', '')}`"
         output = ""
         while self.waiting:  # type: ignore[attr-defined]
-            self._check(deadline, doing)
-            output += self.monitor(timeoutms=POLL_MS, findPid=findPid)  # type: ignore[attr-defined]
+            while not self._readable(POLL_MS / 1000):
+                self._check(deadline, doing)
+            output += self.monitor(timeoutms=0, findPid=findPid)  # type: ignore[attr-defined]
         return output
+
+    def monitor(self, timeoutms: float | None = None, findPid: bool = True) -> str:  # noqa: N803
+        """Node.monitor, whose `timeoutms` bounds a wait for output (Mininet's does not: its
+        poll also reports the pty writable)."""
+        if timeoutms is not None and not self._readable(timeoutms / 1000):
+            return ""
+        return super().monitor(timeoutms, findPid)  # type: ignore[misc]
 
     def read(self, size: int = 1024) -> str:
         """Node.read, which blocks on the pty: only once it has something to read, and not
-        past the current deadline."""
-        if self._deadline is not None and not self.readbuf:  # type: ignore[attr-defined]
-            while not self.pollOut.poll(POLL_MS):  # type: ignore[attr-defined]
-                self._check(self._deadline, self._doing)
+        past the current deadline (or CMD_TIMEOUT_S from now)."""
+        if not self.readbuf:  # type: ignore[attr-defined]
+            deadline = self._deadline or time.monotonic() + CMD_TIMEOUT_S
+            while not self._readable(POLL_MS / 1000):
+                self._check(deadline, self._doing or "a read of its output")
         return super().read(size)  # type: ignore[misc]
 
     def rcmd(self, *cmd: Any, timeout: float = RCMD_TIMEOUT_S, **opts: Any) -> str:
@@ -106,8 +116,12 @@ class Deadlines:
         if time.monotonic() >= deadline:
             self._give_up(f"no answer within the deadline during {doing}")
 
-    def _readable(self) -> bool:
-        return bool(self.readbuf) or bool(self.pollOut.poll(0))  # type: ignore[attr-defined]
+    def _readable(self, wait_s: float = 0.0) -> bool:
+        """Output to read (Mininet's `pollOut` also reports the pty writable: not that)."""
+        if self.readbuf:  # type: ignore[attr-defined]
+            return True
+        ready, _, _ = select.select([self.stdout], [], [], wait_s)  # type: ignore[attr-defined]
+        return bool(ready)
 
     def _give_up(self, why: str) -> None:
         self.shell_failed = why
