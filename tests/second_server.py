@@ -127,6 +127,9 @@ class SecondServer:
         self.dir.mkdir(parents=True, exist_ok=True)
         self._keys()
         a, b = self.veth
+        taken = _run("ip", "-o", "addr", "show", "to", f"{HERE}/{PREFIX}").strip()
+        if taken:  # another second server (a test run outside the lock), or a killed one's
+            raise RuntimeError(f"{HERE}/{PREFIX} is in use on this machine: {taken}")
         _run("ip", "netns", "add", self.ns)
         _run("ip", "link", "add", a, "type", "veth", "peer", "name", b, "netns", self.ns)
         _run("ip", "addr", "add", f"{HERE}/{PREFIX}", "dev", a)

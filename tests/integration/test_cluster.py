@@ -27,6 +27,7 @@ from mpsched.controller.__main__ import command as controller_command
 from mpsched.lab.scenario import parse
 from mpsched.lab.testbeds import make_testbed
 from mpsched.proc.bmv2 import free_port
+from mpsched.topo.cluster_links import TAP
 from tests.conftest import require, token_file
 from tests.second_server import SecondServer
 from tests.waiting import wait_until
@@ -145,9 +146,11 @@ def transfer(bed, src: str, dst: str) -> dict:
 
 
 def leftovers(bed, server: SecondServer) -> dict[str, list[str]]:
-    """Interfaces of the testbed still on either server, processes still in the second."""
-    names = set(bed.plan.interfaces())
-    here = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    """Interfaces of the testbed (and a tunnel's tap device) still on either server,
+    processes still in the second."""
+    names = {*bed.plan.interfaces(), TAP}
+    here = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True,
+                          timeout=10).stdout
     there = server.ssh("ip", "-o", "link")
 
     def found(listing: str) -> list[str]:
@@ -174,10 +177,20 @@ def no_traffic_left(tmp_path: Path) -> None:
         raise AssertionError(f"traffic processes left:\n{listing}") from None
 
 
+def names_free(bed) -> None:
+    """No interface of the layout on this machine yet: Mininet would delete another run's
+    (a fabric test running outside the shared lock) and that run would delete ours."""
+    here = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True,
+                          timeout=10).stdout
+    used = sorted(n for n in set(bed.plan.interfaces()) if f" {n}:" in here or f" {n}@" in here)
+    assert not used, f"interfaces of another run on this machine: {used}"
+
+
 def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
     sc = parse(scenario(second_server, certificates(tmp_path / "certs", second_server)),
                fabric=True)
     bed = make_testbed(sc, 1, tmp_path / "logs")
+    names_free(bed)
     placed = bed.servers_of()
     assert {"leaf2", "spine2", "h2_1", "h2_2", "h1_2"} <= set(placed["rack2"])
     assert {"leaf1", "spine1", "h1_1"} <= set(placed["localhost"])
@@ -268,6 +281,7 @@ def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_serve
     """Ctrl-C in the middle of a run: the testbed comes down on both servers."""
     path, command = run_scenario(second_server, tmp_path, 60)
     bed = make_testbed(parse(yaml.safe_load(path.read_text()), fabric=True), 1, tmp_path)
+    names_free(bed)
     log = tmp_path / "run.log"
     with log.open("wb") as err:
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
