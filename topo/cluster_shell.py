@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 CMD_TIMEOUT_S = 60.0  # any one command of a node's shell
 SHELL_START_TIMEOUT_S = 45.0  # an ssh login, sudo and the first prompt
 RCMD_TIMEOUT_S = 60.0  # a command over ssh on the node's server (rcmd)
+SETTLE_S = 3.0  # a command interrupted by Ctrl-C: its prompt
 POLL_MS = 200  # how often a wait looks whether the shell still runs
 END_WAIT_S = 3.0  # a failed shell's ssh client: SIGHUP, then SIGKILL after this
 
@@ -62,9 +63,28 @@ class Deadlines:
             log.warning("%s: not run, its shell failed (%s): %s", self.where(),
                         self.shell_failed, " ".join(str(a) for a in args))
             return ""
+        if self.waiting:  # type: ignore[attr-defined]  # a command cut short by Ctrl-C
+            self._settle()
+            if self.shell_failed is not None:
+                return ""
         line = " ".join(str(a) for a in args)
         with self._bounded(timeout or CMD_TIMEOUT_S, f"`{line}`"):
             return super().cmd(*args, **kwargs)  # type: ignore[misc]
+
+    def _settle(self) -> None:
+        """Interrupt the command still running (Ctrl-C to it), wait SETTLE_S for its prompt;
+        a shell that gives none is given up."""
+        self.sendInt()  # type: ignore[attr-defined]
+        try:
+            with self._bounded(SETTLE_S, "the end of an interrupted command"):
+                self.waitOutput()
+        except ShellError as err:
+            log.warning("%s", err)
+
+    def terminate(self) -> None:
+        """Node.terminate, its shell's end bounded (SIGHUP, then SIGKILL)."""
+        self.end_shell()
+        super().terminate()  # type: ignore[misc]
 
     def waitOutput(self, verbose: bool = False, findPid: bool = True) -> str:  # noqa: N802,N803
         deadline = self._deadline or time.monotonic() + CMD_TIMEOUT_S

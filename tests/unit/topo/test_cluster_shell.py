@@ -69,3 +69,16 @@ def test_rcmd_has_a_deadline(node, monkeypatch) -> None:
     monkeypatch.setattr(node, "rpopen", rpopen, raising=False)
     with pytest.raises(ShellError, match=r"n1 on rack9: `ip link` did not end within 0.5 s"):
         node.rcmd("ip link", timeout=0.5)
+
+
+def test_a_command_cut_short_is_interrupted_before_the_next(node) -> None:
+    node.sendCmd("sleep 30")  # as a cmd() that Ctrl-C left waiting
+    t0 = time.monotonic()
+    assert node.cmd("echo next", timeout=5).strip() == "next"
+    assert time.monotonic() - t0 < 5
+
+
+def test_terminate_ends_the_shell_within_bounds(node) -> None:
+    shell = node.shell
+    node.terminate()
+    assert shell.poll() is not None
