@@ -130,11 +130,34 @@ class Deadlines:
         return _Bound(self, timeout, doing)
 
     def _check(self, deadline: float, doing: str) -> None:
-        shell = getattr(self, "shell", None)
-        if shell is not None and shell.poll() is not None and not self._readable():
-            self._give_up(f"its shell ended (exit {shell.returncode}) during {doing}")
+        ended = self.shell_ended()
+        if ended is not None and not self._readable():
+            self._give_up(f"its shell ended ({ended}) during {doing}")
         if time.monotonic() >= deadline:
             self._give_up(f"no answer within the deadline during {doing}")
+
+    def _local_shell_pid(self) -> int | None:
+        """On this machine the shell's PID is the one it echoed (`pid`), not its Popen's:
+        `mnexec -d` of a process-group leader (RemoteMixin makes every node's one) forks
+        and exits at once. None while unknown, and for a node on another server (there
+        the Popen is the ssh client, which lives as long as the session)."""
+        shell = getattr(self, "shell", None)
+        pid = getattr(self, "pid", None)
+        if getattr(self, "isRemote", True) or shell is None or pid in (None, shell.pid):
+            return None
+        return int(pid)
+
+    def shell_ended(self) -> str | None:
+        """None while the shell runs (or cannot be told), else how it ended."""
+        shell = getattr(self, "shell", None)
+        if shell is None:
+            return "no shell"
+        pid = self._local_shell_pid()
+        if pid is not None:
+            return None if running(pid) else "gone"
+        if getattr(self, "isRemote", True) and shell.poll() is not None:
+            return f"exit {shell.returncode}"
+        return None
 
     def _readable(self, wait_s: float = 0.0) -> bool:
         """Output to read (Mininet's `pollOut` also reports the pty writable: not that)."""
@@ -150,8 +173,22 @@ class Deadlines:
         raise ShellError(f"{self.where()}: {why}")
 
     def end_shell(self) -> None:
-        """End the shell's process here (for a remote node its ssh client, whose end HUPs
-        the shell there and its jobs), SIGHUP to its process group, then SIGKILL."""
+        """End the shell: SIGHUP, then SIGKILL after END_WAIT_S. Here to the shell's own
+        PID; on another server to the ssh client's process group (its end HUPs the shell
+        there and the shell's jobs)."""
+        pid = self._local_shell_pid()
+        if pid is not None:
+            for sig in (signal.SIGHUP, signal.SIGKILL):
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    return
+                deadline = time.monotonic() + END_WAIT_S
+                while running(pid) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if not running(pid):
+                    return
+            return
         shell = getattr(self, "shell", None)
         if shell is None or shell.poll() is not None:
             return
@@ -165,6 +202,15 @@ class Deadlines:
                 return
             except subprocess.TimeoutExpired:
                 continue
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` names a live process (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 class _Bound:

@@ -11,7 +11,7 @@ import time
 import pytest
 from mininet.node import Node
 
-from mpsched.topo.cluster_shell import Deadlines, ShellError
+from mpsched.topo.cluster_shell import Deadlines, ShellError, running
 
 
 class ShellNode(Deadlines, Node):
@@ -82,3 +82,24 @@ def test_terminate_ends_the_shell_within_bounds(node) -> None:
     shell = node.shell
     node.terminate()
     assert shell.poll() is not None
+
+
+class LocalShellNode(ShellNode):
+    """A node on this machine whose shell's Popen ends at once, as `mnexec -d` of a
+    process-group leader does (it forks); the shell's PID is the one it echoes."""
+
+    isRemote = False
+
+    def _popen(self, cmd, **params):
+        return subprocess.Popen(["setsid", "-f", *cmd[2:]], **params)
+
+
+def test_a_local_shell_is_watched_by_its_own_pid() -> None:
+    node = LocalShellNode("n2", inNamespace=False)
+    node.pid = int(node.cmd("echo $$").strip())  # as RemoteMixin.finishInit does
+    assert node.shell.wait(timeout=5) == 0  # the Popen ended; the shell did not
+    assert node.cmd("sleep 1; echo done", timeout=10).strip() == "done"
+    assert node.shell_ended() is None
+    shell_pid = node.pid
+    node.terminate()
+    assert not running(shell_pid)
