@@ -88,7 +88,7 @@ class LocalShellNode(ShellNode):
     """A node on this machine whose shell's Popen ends at once, as `mnexec -d` of a
     process-group leader does (it forks); the shell's PID is the one it echoes."""
 
-    isRemote = False
+    isRemote = False  # noqa: N815 (RemoteMixin's name)
 
     def _popen(self, cmd, **params):
         return subprocess.Popen(["setsid", "-f", *cmd[2:]], **params)
