@@ -63,7 +63,7 @@ class Deadlines:
             log.warning("%s: not run, its shell failed (%s): %s", self.where(),
                         self.shell_failed, " ".join(str(a) for a in args))
             return ""
-        if self.waiting:  # type: ignore[attr-defined]  # a command cut short by Ctrl-C
+        if getattr(self, "waiting", False):  # a command cut short by Ctrl-C
             self._settle()
             if self.shell_failed is not None:
                 return ""
@@ -119,7 +119,10 @@ class Deadlines:
             out, _ = popen.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             popen.kill()
-            popen.communicate()
+            try:
+                popen.communicate(timeout=END_WAIT_S)
+            except subprocess.TimeoutExpired:
+                log.warning("%s: an ssh client did not end on SIGKILL", self.where())
             raise ShellError(f"{self.where()}: `{' '.join(map(str, cmd))}` did not end within "
                              f"{timeout:g} s") from None
         return decode(out) if out else ""
