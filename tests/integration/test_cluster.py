@@ -234,36 +234,48 @@ def run_scenario(server: SecondServer, tmp_path: Path, duration_s: float) -> tup
                   "--runs", "1", "--out", str(tmp_path / "out")]
 
 
+def interrupt(proc: subprocess.Popen) -> None:
+    """Ctrl-C to a `mpsched run` (it tears its testbed down on both servers), SIGKILL only if
+    it has not ended within 60 s."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_S)
+
+
 def run_to_end(command: list, log: Path, timeout: float) -> tuple[int, str]:
-    """Run `command` (its stderr in `log`) for at most `timeout` s; past that, Ctrl-C (the run
-    tears its testbed down), then SIGKILL. Its exit code and stderr."""
+    """Run `command` (its stderr in `log`) for at most `timeout` s; past that, or when the
+    test itself is interrupted, Ctrl-C to it (it tears its testbed down). Its exit code and
+    stderr."""
     with log.open("wb") as err:
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=STOP_S)
+        interrupt(proc)
         raise AssertionError(f"`mpsched run` did not end within {timeout:g} s:\n"
                              f"{log.read_text()[-3000:]}") from None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=STOP_S)
+        interrupt(proc)  # the test's own Ctrl-C or SIGTERM: the run's teardown first
     return proc.returncode, log.read_text()
 
 
 def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
     """`mpsched run` on a cluster scenario: its controller, its workload's processes on
     hosts of both servers (ended there by the runner's signals), its measurement."""
-    _, command = run_scenario(second_server, tmp_path, 6)
+    path, command = run_scenario(second_server, tmp_path, 6)
+    bed = make_testbed(parse(yaml.safe_load(path.read_text()), fabric=True), 1, tmp_path)
+    names_free(bed)
     out = tmp_path / "out"
     code, err = run_to_end(command, tmp_path / "run.log", timeout=200)
     assert code == 0, err[-3000:]
+    nothing = {"here": [], "there": [], "processes there": []}
+    wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
+               what="nothing of the run left on either server")
     (run,) = (out / "cluster-2x2").glob("ecmp/run0/*__run000.json")
     result = json.loads(run.read_text())
     # both transfers crossed the servers (leaf1 here, leaf2 there); TCP through an ssh tunnel
@@ -287,15 +299,17 @@ def test_an_interrupted_cluster_run_leaves_nothing_on_either_server(second_serve
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
     try:
         wait_until(lambda: proc.poll() is not None or list((tmp_path / "out").rglob(
-            "send*.log")), timeout=90, interval=0.5, what="the run's workload started")
+            "send*.log")), timeout=150, interval=0.5, what="the run's workload started")
         assert proc.poll() is None, log.read_text()
         time.sleep(2)  # traffic between the servers
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("`mpsched run` did not end within 60 s of its Ctrl-C:\n"
+                                 f"{log.read_text()[-3000:]}") from None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=STOP_S)
+        interrupt(proc)
     nothing = {"here": [], "there": [], "processes there": []}
     wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
                what="nothing of the interrupted run left on either server")
