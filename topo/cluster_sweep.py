@@ -14,7 +14,9 @@ only that:
 - the processes its hosts started there (`RemoteProcess`, topo/cluster_nodes.py), by the PID
   each wrote to ``/tmp/mpsched-<node>-<n>-<owner>.pid``, unless the PID now names a newer
   process than the file (a reused PID);
-- its BMv2 processes there, by PID, if that PID still runs simple_switch_grpc.
+- its BMv2 processes there, by PID, if that PID still runs simple_switch_grpc;
+- the shells there of nodes whose ssh session was lost here before the stop (SIGHUP, if the
+  PID still runs bash), which ends their sessions and their jobs.
 
 A host's own network namespace goes with its shell's end. `sweep_script` is pure.
 """
@@ -41,11 +43,14 @@ def pidfile(node: str, serial: int, owner: int) -> str:
     return f"/tmp/mpsched-{node}-{serial}-{owner}.pid"
 
 
-def sweep_script(owner: int, interfaces: Iterable[str], bmv2_pids: Iterable[int]) -> str:
+def sweep_script(owner: int, interfaces: Iterable[str], bmv2_pids: Iterable[int],
+                 shell_pids: Iterable[int] = ()) -> str:
     """The sh script removing what run `owner` left on a server (module docstring); it prints
-    one line per thing it removed."""
+    one line per thing it removed. `shell_pids`: the shells there of nodes whose session
+    was lost here (ended with SIGHUP, if still bash: their jobs get it too)."""
     names = " ".join(shlex.quote(n) for n in [*interfaces, TAP])
     pids = " ".join(str(int(p)) for p in bmv2_pids)
+    shells = " ".join(str(int(p)) for p in shell_pids)
     prefix = f"{TABLE_PREFIX}{int(owner)}_"
     lines = [
         f"for p in {PIDFILE_GLOB.format(owner=int(owner))}; do",
@@ -53,6 +58,9 @@ def sweep_script(owner: int, interfaces: Iterable[str], bmv2_pids: Iterable[int]
         '  if [ -n "$pid" ] && [ -d "/proc/$pid" ] && ! [ "/proc/$pid" -nt "$p" ]; then',
         '    kill -9 "$pid" 2>/dev/null && echo "killed process $pid ($p)"; fi',
         '  rm -f "$p"; done',
+        f"for pid in {shells}; do",
+        '  case "$(cat /proc/$pid/comm 2>/dev/null)" in bash)',
+        '    kill -HUP "$pid" 2>/dev/null && echo "ended shell $pid";; esac; done',
         f"for pid in {pids}; do",
         '  case "$(cat /proc/$pid/comm 2>/dev/null)" in simple_switch*)',
         '    kill -9 "$pid" 2>/dev/null && echo "killed BMv2 $pid";; esac; done',

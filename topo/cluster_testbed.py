@@ -187,12 +187,24 @@ class ClusterFabricTestbed(FabricTestbed):
     def stop(self) -> None:
         """The local testbed's stop (topo/bed.py), then each other server swept."""
         switches = self.bmv2_switches()
+        lost = self.lost_shells()
         try:
             super().stop()
         finally:
-            self.sweep_servers(switches)
+            self.sweep_servers(switches, lost)
 
-    def sweep_servers(self, switches: list) -> dict[str, list[str]]:
+    def lost_shells(self) -> dict[str, list[int]]:
+        """{server: the PIDs there of the remote shells whose session ended here}."""
+        out: dict[str, list[int]] = {}
+        nodes = [*self.net.hosts, *self.net.switches] if self.net is not None else []
+        for node in nodes:
+            if getattr(node, "isRemote", False) and node.pid and (
+                    node.shell_failed is not None or node.shell_ended() is not None):
+                out.setdefault(node.server, []).append(int(node.pid))
+        return out
+
+    def sweep_servers(self, switches: list,
+                      lost: dict[str, list[int]] | None = None) -> dict[str, list[str]]:
         """What the stop left on each other server removed (topo/cluster_sweep.py): {server:
         what was removed}."""
         out: dict[str, list[str]] = {}
@@ -205,7 +217,8 @@ class ClusterFabricTestbed(FabricTestbed):
                     and getattr(sw.bmv2, "remote_pid", None)]
             ssh = ["sudo", "-E", "-u", user, "ssh", "-o", "BatchMode=yes", *KEEPALIVE,
                    *self.ssh_options, f"{user}@{self.server_ip[server]}"]
-            out[server] = sweep_server(ssh, sweep_script(os.getpid(), names, pids), server)
+            script = sweep_script(os.getpid(), names, pids, (lost or {}).get(server, []))
+            out[server] = sweep_server(ssh, script, server)
         return out
 
     def why_dead(self) -> dict[str, str]:

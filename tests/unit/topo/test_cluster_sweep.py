@@ -10,12 +10,13 @@ from mpsched.topo.cluster_sweep import pidfile, sweep_script, sweep_server
 
 
 def test_the_script_names_only_the_owners_things() -> None:
-    script = sweep_script(4242, ["leaf2-eth1", "lk3-eth2"], [777])
+    script = sweep_script(4242, ["leaf2-eth1", "lk3-eth2"], [777], [901])
     assert "/tmp/mpsched-*-4242.pid" in script
     assert pidfile("h2_1", 3, 4242) == "/tmp/mpsched-h2_1-3-4242.pid"
     assert "mpsched_thrift_4242_*" in script  # its own tables, not another run's
     assert "for i in leaf2-eth1 lk3-eth2 tap9; do" in script
     assert "for pid in 777; do" in script and "simple_switch*" in script
+    assert "for pid in 901; do" in script and "in bash)" in script  # a lost session's shell
     # a PID newer than its pid file is not the process that wrote it
     assert '! [ "/proc/$pid" -nt "$p" ]' in script
 
