@@ -8,10 +8,11 @@ set -euo pipefail
 # python3-venv for the venv, python3-thrift, python3-protobuf and python3-cryptography (seen by
 # the venv through --system-site-packages), gcc for linkem, linux-perf for bench-dpcost, Chromium
 # for the dashboard's browser tests, nftables to keep BMv2's Thrift port on loopback
-# (docs/security.md).
+# (docs/security.md), openssh-server and sudo for Mininet's cluster edition (every server of a
+# cluster takes `ssh user@server sudo ...`; the test runs a second sshd: docs/scaling.md).
 APT_PACKAGES=(mininet iperf3 iputils-ping ethtool tcpdump iproute2 python3-venv python3-thrift
               gcc libc6-dev linux-perf chromium chromium-driver python3-protobuf
-              python3-cryptography nftables)
+              python3-cryptography nftables openssh-server sudo)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${VENV:-.venv}

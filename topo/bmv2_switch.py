@@ -8,7 +8,7 @@ from typing import Any
 from mininet.node import Switch
 
 from mpsched.p4rt.pipeline import program_cpu_port
-from mpsched.proc.bmv2 import Bmv2Switch
+from mpsched.proc.bmv2 import Bmv2Switch, ServerTls
 from mpsched.proc.cleanup import Registry
 from mpsched.proc.layout import p4_artifacts
 from mpsched.proc.veth import make_veth
@@ -24,6 +24,7 @@ class Bmv2MininetSwitch(Switch):
         registry: Registry,
         log_dir: Path,
         probe_port: int | None = None,
+        tls: ServerTls | None = None,
         **params: Any,
     ) -> None:
         params["inNamespace"] = False
@@ -36,6 +37,7 @@ class Bmv2MininetSwitch(Switch):
         # end is probe_iface once started (None: the controller probes with PacketOuts)
         self.probe_port = probe_port
         self.probe_iface: str | None = None
+        self.tls = tls  # P4Runtime over TLS (docs/security.md); None: plaintext
 
     def ports_by_number(self) -> dict[int, str]:
         return {n: intf.name for intf, n in self.ports.items() if intf.name != "lo"}
@@ -54,6 +56,7 @@ class Bmv2MininetSwitch(Switch):
             log_dir=self.log_dir,
             registry=self.registry,
             cpu_port=program_cpu_port(p4_artifacts().p4info),  # as the probe port (bed.py)
+            tls=self.tls,
         )
         self.bmv2.start()
 

@@ -64,9 +64,10 @@ class FabricSpec:
         return self.fabric if self.fabric is not None else parse_fabric(self.section)
 
     def description(self, grpc_address: Callable[[int], str] = lambda _i: PLACEHOLDER_GRPC,
-                    probe_ifaces: dict[str, str] | None = None) -> NetCfg:
-        return describe(self.section, self.model, grpc_address, probe_ifaces=probe_ifaces,
-                        host_addresses=self.host_addresses)
+                    probe_ifaces: dict[str, str] | None = None,
+                    extra: dict[str, Any] | None = None) -> NetCfg:
+        return describe(self.section, self.model, grpc_address, extra=extra,
+                        probe_ifaces=probe_ifaces, host_addresses=self.host_addresses)
 
     @cached_property
     def plan(self) -> FabricPlan:
@@ -88,14 +89,21 @@ class FabricTestbed(Bed):
 
     # ---- construction -------------------------------------------------
 
+    # the node and link classes (the cluster variant's are remote ones: cluster_testbed.py)
+    switch_cls: type = Bmv2MininetSwitch
+    host_cls: type | None = None  # None: Mininet's Host
+    linkem_cls: type = LinkemNode
+    link_cls: type = Link
+
     def start(self) -> None:
         net = self.new_net()
         probe_port = resolve_probe_port(self.spec.probe_port)
         switches = {
             s.name: net.addSwitch(
-                s.name, cls=Bmv2MininetSwitch, device_id=s.device_id, dpid=f"{s.device_id:x}",
+                s.name, cls=self.switch_cls, device_id=s.device_id, dpid=f"{s.device_id:x}",
                 registry=self.registry, log_dir=self.spec.log_dir,
-                probe_port=probe_port if s.edge_id else None,
+                probe_port=probe_port if s.edge_id and self.probes_beside(s.name) else None,
+                **self.node_params(s.name),
             )
             for s in self.plan.switches
         }  # fmt: skip
@@ -120,12 +128,21 @@ class FabricTestbed(Bed):
         self.netcfg = self._netcfg(switches)
         self.netcfg.dump(self.netcfg_path)
 
-    @staticmethod
-    def _add_host(net: Mininet, h: HostPlan, switch: Any) -> Any:
+    def node_params(self, name: str) -> dict[str, Any]:
+        """Extra parameters of node `name` (the cluster variant's: its server)."""
+        return {}
+
+    def probes_beside(self, switch: str) -> bool:
+        """Whether the edge switch gets a probe port (a veth to the controller)."""
+        return True
+
+    def _add_host(self, net: Mininet, h: HostPlan, switch: Any) -> Any:
+        extra = {"cls": self.host_cls} if self.host_cls is not None else {}
         host = net.addHost(h.name, ip=f"{h.ip}/{ap.PREFIX_LEN}", mac=h.mac,
-                           defaultRoute=f"via {ap.gateway_ip(h.edge_id)}")
+                           defaultRoute=f"via {ap.gateway_ip(h.edge_id)}",
+                           **extra, **self.node_params(h.name))
         net.addLink(host, switch, port1=0, port2=h.port, intfName1=intf_name(h.name, 0),
-                    intfName2=intf_name(h.switch, h.port), cls=Link)
+                    intfName2=intf_name(h.switch, h.port), cls=self.link_cls)
         return host
 
     def _add_link(self, net: Mininet, link: LinkPlan, switches: dict[str, Any]) -> Any:
@@ -137,12 +154,13 @@ class FabricTestbed(Bed):
             return net.addLink(a, b, port1=link.a_port, port2=link.b_port,
                                intfName1=a_intf, intfName2=b_intf)
         index = int(link.emulator.removeprefix("lk"))
-        emu = net.addSwitch(link.emulator, cls=LinkemNode, seed=self.spec.seed * 1000 + index,
-                            registry=self.registry)
+        emu = net.addSwitch(link.emulator, cls=self.linkem_cls,
+                            seed=self.spec.seed * 1000 + index, registry=self.registry,
+                            **self.node_params(link.emulator))
         net.addLink(a, emu, port1=link.a_port, port2=1, intfName1=a_intf,
-                    intfName2=intf_name(link.emulator, 1), cls=Link)
+                    intfName2=intf_name(link.emulator, 1), cls=self.link_cls)
         net.addLink(emu, b, port1=2, port2=link.b_port, intfName1=intf_name(link.emulator, 2),
-                    intfName2=b_intf, cls=Link)
+                    intfName2=b_intf, cls=self.link_cls)
         return emu
 
     def _netcfg(self, switches: dict[str, Bmv2MininetSwitch]) -> NetCfg:
@@ -154,7 +172,12 @@ class FabricTestbed(Bed):
             return bmv2.grpc_address
 
         probes = {name: sw.probe_iface for name, sw in switches.items() if sw.probe_iface}
-        return self.spec.description(grpc, probes)
+        return self.spec.description(grpc, probes, self.description_extra())
+
+    def description_extra(self) -> dict[str, Any] | None:
+        """Top-level keys of the network description beyond the fabric (the cluster
+        variant's: `tls`)."""
+        return None
 
     # ---- run-time -------------------------------------------------------
 

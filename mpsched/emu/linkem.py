@@ -144,6 +144,20 @@ class Linkem:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, bufsize=0,
             start_new_session=True,  # a terminal's Ctrl-C goes to the owner, which tears down
         )
+        em = cls.attach(proc, stderr, registry, timeout)
+        log.debug("linkem %d between %s and %s (seed %d)", proc.pid, iface_a, iface_b, seed)
+        return em
+
+    @classmethod
+    def attach(
+        cls, proc: subprocess.Popen, stderr: IO[bytes], registry: Registry | None = None,
+        timeout: float = START_TIMEOUT_S,
+    ) -> Linkem:
+        """A linkem process `proc` just started with pipes on its stdin and stdout (unbuffered)
+        and `stderr` on a file, here or through ssh on another server (topo/cluster_nodes.py:
+        then `proc` is the ssh client, whose end closes linkem's stdin); wait until it is
+        ready. `proc.args` is what runs here: the registry records it."""
+        argv = [str(a) for a in proc.args] if isinstance(proc.args, list) else [str(proc.args)]
         em = cls(proc, argv, stderr, registry)
         if registry is not None:
             registry.add_process(proc.pid, em.cmdline)
@@ -152,7 +166,6 @@ class Linkem:
         except BaseException:
             em.close()
             raise
-        log.debug("linkem %d between %s and %s (seed %d)", proc.pid, iface_a, iface_b, seed)
         return em
 
     def _stderr_text(self) -> str:

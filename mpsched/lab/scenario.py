@@ -41,6 +41,8 @@ from mpsched.fabric.files import FabricFile
 from mpsched.fabric.model import Fabric
 from mpsched.lab.cpu import CpuRule
 from mpsched.lab.fabric_workload import edge_capacity_mbps
+from mpsched.lab.scenario_cluster import ClusterFile, ClusterSpec
+from mpsched.lab.scenario_cluster import check_against as check_cluster
 from mpsched.lab.scenario_fabric import FabricWorkload, check_against
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, absolute_traces, trace_converters
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
@@ -124,6 +126,7 @@ class Scenario:
     fabric_section: dict | None = None
     fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload (kinds of
     # its own, between the hosts behind its edges: mpsched/lab/scenario_fabric.py)
+    cluster: ClusterSpec | None = None  # a fabric spread over servers (scenario_cluster.py)
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
         """Time-average over [start, end] (s after traffic start) of the up paths' summed
@@ -216,6 +219,7 @@ class ScenarioFile(KeyCheck, BaseModel):
     warmup_s: Annotated[float, number(0, 60)] = 2.0
     paths: list[PathFile] | None = None  # required unless `fabric` is given
     fabric: FabricFile | None = None
+    cluster: ClusterFile | None = None  # only with a fabric (mpsched/lab/scenario_cluster.py)
     host_addresses: Annotated[int, int_in(1, 8)] = 1
     host_interfaces: Annotated[int, int_in(1, 4)] = 1
     # required unless `fabric` is given; a fabric's are FabricWorkloads (scenario_fabric.py)
@@ -279,6 +283,8 @@ class ScenarioFile(KeyCheck, BaseModel):
     def _consistent(self, info: ValidationInfo) -> ScenarioFile:
         if self.fabric is not None:
             return self._fabric_only()
+        if self.cluster is not None:
+            fail("cluster", "spreads a fabric over servers: needs a fabric")
         for key in ("paths", "workload"):
             if getattr(self, key) is None:
                 fail(key, "missing")
@@ -288,6 +294,12 @@ class ScenarioFile(KeyCheck, BaseModel):
         """A fabric scenario: no two-edge paths, nothing that names one of their paths."""
         if self.paths is not None:
             fail("fabric", "either paths (two edge switches) or fabric, not both")
+        assert self.fabric is not None
+        if self.cluster is not None:
+            check_cluster(self.cluster, self.fabric.fabric())
+            if self.backend == "netem":
+                fail("backend", "a cluster emulates links with linkem nodes (netem is no "
+                     "node a server can run)", self.backend)
         if self.workload is not None:
             assert self.fabric is not None
             fabric = self.fabric.fabric()
@@ -358,6 +370,7 @@ class ScenarioFile(KeyCheck, BaseModel):
                                            source.parent if source else Path.cwd())
             if self.fabric else None,
             fabric_workload=tuple(fabric_workload),
+            cluster=self.cluster.spec() if self.cluster else None,
         )
 
 

@@ -1,8 +1,9 @@
 """Which testbed a run of a scenario brings up: the two-edge `Testbed` (h1 - s1 =(paths)= s2 -
 h2, topo/testbed.py) for `paths`, the `FabricTestbed` (topo/fabric_testbed.py) for a
-`fabric`. The runner (runner.py) starts the controller on the testbed's network description
-and launches workloads on its hosts by name (`bed.host(name)`; by edge: `bed.hosts()`, edge id
--> host names; addresses: `bed.host_ip(name)`), whichever it is.
+`fabric`, over servers (topo/cluster_testbed.py) when the scenario has a `cluster`. The
+runner (runner.py) starts the controller on the testbed's network description and launches
+workloads on its hosts by name (`bed.host(name)`; by edge: `bed.hosts()`, edge id -> host
+names; addresses: `bed.host_ip(name)`), whichever it is.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def make_testbed(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTest
     spec = FabricSpec(sc.fabric_section, sc.fabric, backend=sc.topo.backend, seed=seed,
                       log_dir=log_dir,
                       host_addresses=max(1, mptcp_subflows(sc.fabric_workload)))
+    if sc.cluster is not None:
+        from mpsched.topo.cluster_testbed import ClusterFabricTestbed
+
+        return ClusterFabricTestbed(spec, sc.cluster)
     return FabricTestbed(spec)
 
 

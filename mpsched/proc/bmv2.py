@@ -73,6 +73,7 @@ class Bmv2Switch:
     grpc_host: str = "127.0.0.1"
     guard_thrift: bool = True
     guard_table: str | None = None  # the nftables table guarding the Thrift port
+    binary: str | None = None  # None: simple_switch_grpc from PATH, checked here
 
     @property
     def grpc_address(self) -> str:
@@ -83,7 +84,7 @@ class Bmv2Switch:
         return self.log_dir / f"{self.name}.log"
 
     def command(self) -> list[str]:
-        binary = shutil.which("simple_switch_grpc")
+        binary = self.binary or shutil.which("simple_switch_grpc")
         if binary is None:
             raise Bmv2Error("simple_switch_grpc is not on PATH")
         cmd = [binary, "--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port)]

@@ -1,5 +1,6 @@
 """Checks for what the real components need: root, p4c, BMv2, Mininet, iperf3, linkem,
-and for the dashboard's browser tests headless Chromium, chromedriver and Selenium."""
+for the dashboard's browser tests headless Chromium, chromedriver and Selenium, and for
+Mininet's cluster edition ssh, sshd, sudo and the tun device (docs/scaling.md)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,22 @@ def check(*names: str) -> list[Requirement]:
         "chromium": lambda: _tool("chromium", SETUP_HINT.format("chromium")),
         "chromedriver": lambda: _tool("chromedriver", SETUP_HINT.format("chromium-driver")),
         "selenium": _selenium,
+        "ssh": lambda: _tool("ssh", SETUP_HINT.format("openssh-client")),
+        "sshd": _sshd,
+        "sudo": lambda: _tool("sudo", SETUP_HINT.format("sudo")),
+        "tun": lambda: Requirement("tun", os.path.exists(TUN_DEVICE),
+                                   f"{TUN_DEVICE}: the kernel's tun/tap device (module tun)"),
     }
     return [table[n]() for n in names]
+
+
+TUN_DEVICE = "/dev/net/tun"  # ssh's Ethernet tunnels (ssh -w) open tap devices through it
+SSHD = "/usr/sbin/sshd"
+
+
+def _sshd() -> Requirement:
+    ok = os.access(SSHD, os.X_OK) or shutil.which("sshd") is not None
+    return Requirement("sshd", ok, SETUP_HINT.format("openssh-server"))
 
 
 def _mininet() -> Requirement:
