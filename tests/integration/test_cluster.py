@@ -27,7 +27,7 @@ from mpsched.controller.__main__ import command as controller_command
 from mpsched.lab.scenario import parse
 from mpsched.lab.testbeds import make_testbed
 from mpsched.proc.bmv2 import free_port
-from mpsched.topo.cluster_links import TAP
+from mpsched.topo.cluster_links import TAP, end_process
 from tests.conftest import require, token_file
 from tests.second_server import SecondServer
 from tests.waiting import wait_until
@@ -105,19 +105,10 @@ def start_controller(netcfg: Path, tmp_path: Path, artifacts, switches: int):
     try:
         wait_until(ready, timeout=90, interval=0.5, what="every switch of the cluster ready")
     except BaseException:
-        stop(proc)
+        end_process(proc, STOP_S)
         print(log_path.read_text()[-5000:])
         raise
     return proc
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_S)
 
 
 def pings(bed, src: str, dst: str) -> bool:
@@ -215,7 +206,7 @@ def test_a_fabric_runs_over_two_servers(second_server, tmp_path, artifacts):
             assert not bed.dead_switches()
     finally:
         if controller is not None:
-            stop(controller)
+            end_process(controller, STOP_S)
     nothing = {"here": [], "there": [], "processes there": []}
     wait_until(lambda: leftovers(bed, second_server) == nothing, timeout=15, interval=0.5,
                what="nothing of the testbed left on either server")
