@@ -81,7 +81,7 @@ POLICIES = (
 # A scenario's default `compare` list: every policy ("static" only differs from wcmp when
 # the scenario gives weights, so it is compared when asked for).
 COMPARE = tuple(p for p in POLICIES if p != "static")
-DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/scheduler.py auto_gap_us)
+DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/placement.py auto_gap_us)
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 BACKENDS = ("auto", "linkem", "netem")
 FABRIC_NOT_RUNNABLE = (
