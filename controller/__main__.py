@@ -25,6 +25,7 @@ from mpsched.controller.security import (
     rest_tls,
     with_tls_default,
 )
+from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -172,6 +173,15 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "many edges; docs/fabric.md); 0 = no cap (default: %(default)s)",
     )
     parser.add_argument(
+        "--report-budget-pps",
+        type=float,
+        default=REPORT_BUDGET_PPS,
+        help="at most this many path and RTT reports per second from all the edge switches "
+        "together: each edge's --report-max-pps falls to its share where that is lower (16 "
+        "000 keeps 2000 for up to 8 edges, gives 250 to each of 64); 0 = no budget (default: "
+        "%(default)s)",
+    )
+    parser.add_argument(
         "--report-batch-ms",
         type=float,
         default=REPORT_BATCH_US / 1000,
@@ -281,7 +291,8 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         value = getattr(args, option)
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
-    for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps", "report_max_pps"):
+    for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps", "report_max_pps",
+                   "report_budget_pps"):
         value = getattr(args, option)
         if not value >= 0:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
@@ -294,6 +305,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         probe_idle_only=not args.probe_every_path,
         probe_max_pps=args.probe_max_pps or None,
         report_max_pps=args.report_max_pps or None,
+        report_budget_pps=args.report_budget_pps or None,
     )
 
 

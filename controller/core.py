@@ -26,7 +26,7 @@ import functools
 import threading
 import time
 from concurrent.futures import Future, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.fabric_ops import FabricOps
@@ -100,7 +100,9 @@ class Controller:
         (naming the field): a network the program cannot hold (edges, paths per pair)."""
         self.net = net
         self.pipeline = pipeline
-        self.settings = s = settings or ControllerSettings()
+        s = settings or ControllerSettings()
+        # every switch's telemetry under the report budget of all the edges together
+        self.settings = s = replace(s, telemetry=s.telemetry.for_fabric(len(net.edge_switches())))
         net.check_limits(pipeline.max_edges, pipeline.max_paths)
         ids = net.path_ids()
         self.routes = Routes(net, pipeline.max_paths)

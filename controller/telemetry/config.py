@@ -40,6 +40,13 @@ BUSY_EXTRA_PACKETS = 2
 # to 10 paths, a 4 x 2 leaf-spine's edges (6 cells) and fabric-wan.yaml's (9) at the default
 # 10 ms; a switch with more cells reports each less often (`for_targets`).
 REPORT_MAX_PPS = 2000.0
+# The reports of every edge together a controller takes per second by default: each edge's
+# cap is the smaller of REPORT_MAX_PPS and this budget's share (`for_fabric`), so fabrics of
+# up to 8 edges keep REPORT_MAX_PPS each, and 16, 32 and 64 leaves get 1000, 500 and 250.
+# One controller process handed over about 15 000 reports a second at 8 and 16 leaves, and
+# 3 % of the 128 000 that 64 leaves sent under the per-switch cap alone
+# (docs/results/scale.md).
+REPORT_BUDGET_PPS = 16_000.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,8 @@ class TelemetryConfig:
       together (None: no cap). An edge of a fabric exports both per (peer edge, path) cell;
       `for_targets` stretches a switch's report_interval_us and rtt_interval_us in proportion
       until its cells' reports stay within the cap.
+    report_budget_pps: at most this many reports per second from all the edges together
+      (None: no budget); `for_fabric` lowers report_max_pps to each edge's share of it.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -72,6 +81,7 @@ class TelemetryConfig:
     probe_idle_only: bool = True  # pause a path's probes while its own traffic is busy
     probe_max_pps: float | None = None  # per switch (None: no cap)
     report_max_pps: float | None = REPORT_MAX_PPS  # per switch, path and RTT reports together
+    report_budget_pps: float | None = REPORT_BUDGET_PPS  # every edge together
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -87,6 +97,8 @@ class TelemetryConfig:
             raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
         if self.report_max_pps is not None and not self.report_max_pps > 0:
             raise ValueError(f"report_max_pps must be > 0, got {self.report_max_pps!r}")
+        if self.report_budget_pps is not None and not self.report_budget_pps > 0:
+            raise ValueError(f"report_budget_pps must be > 0, got {self.report_budget_pps!r}")
 
     def packet_out_backlog(self, targets: int) -> int:
         """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have
@@ -98,6 +110,17 @@ class TelemetryConfig:
             return PACKET_OUT_BACKLOG
         per_second = math.ceil(targets / own.probe_interval_s)
         return max(PACKET_OUT_BACKLOG, 2 * targets, per_second)
+
+    def for_fabric(self, edges: int) -> TelemetryConfig:
+        """The settings of every switch of a network of `edges` edge switches: under
+        report_budget_pps each edge's report cap is the smaller of report_max_pps and its
+        share of the budget (no cap at all becomes the share)."""
+        if self.report_budget_pps is None or edges <= 0:
+            return self
+        share = self.report_budget_pps / edges
+        if self.report_max_pps is not None and self.report_max_pps <= share:
+            return self
+        return replace(self, report_max_pps=share)
 
     def for_targets(self, targets: int) -> TelemetryConfig:
         """The settings of a switch that probes, and reports, `targets` (destination edge,

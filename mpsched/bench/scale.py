@@ -8,7 +8,8 @@ os-ken app hosts, in this process) programs them from empty. A feeder
 (mpsched/bench/scale_feed.py) hands over synthetic telemetry for every path of every ordered
 pair of leaves as the leaves would send it: a path report as the far leaf sends it and an RTT
 report as the near one does, each once per the leaf's report interval (stretched by the report
-cap, `--report-max-pps`), spread over time, with values that change every time; the policy is
+cap, `--report-max-pps`, and each leaf's share of the budget of all of them,
+`--report-budget-pps`), spread over time, with values that change every time; the policy is
 LLHD with LM3 (as in bench-control), so every pair is active and its weights change with its
 reports (the loop steps the pairs whose inputs changed, most overdue first within its time
 budget, controller/scheduling/due.py).
@@ -56,6 +57,7 @@ from mpsched.bench.scale_model import (
     thread_group,
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
@@ -158,7 +160,8 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
     art = artifacts()
     settings = ControllerSettings(
         telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps,
-                                  report_max_pps=args.report_max_pps or None),
+                                  report_max_pps=args.report_max_pps or None,
+                                  report_budget_pps=args.report_budget_pps or None),
         control_period_ms=args.period_ms,
         default_policy=POLICY,
     )
@@ -337,6 +340,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="TelemetryConfig.report_max_pps: path and RTT reports per second and "
                         "switch at most, the feeder's rate; 0: no cap (default: %(default)s, "
                         "the controller's)")
+    p.add_argument("--report-budget-pps", type=float, default=REPORT_BUDGET_PPS,
+                   help="TelemetryConfig.report_budget_pps: path and RTT reports per second of "
+                        "all the leaves together at most (each leaf's cap falls to its share); "
+                        "0: no budget (default: %(default)s, the controller's)")
     p.add_argument("--probes", choices=("port", "packet-out"), default="port",
                    help="how the controller sends its probes: frames onto each leaf's probe "
                         "port over a veth (as the testbed does; needs root) or P4Runtime "

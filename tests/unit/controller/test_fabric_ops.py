@@ -64,3 +64,21 @@ def test_a_links_load_comes_from_its_ends_port_rates_and_alive_from_the_routing(
     ctl.routes.set_link("leaf1-spine2", False)
     link = ctl.fabric.link("leaf1-spine2")
     assert (link.admin, link.alive, link.paths) == ("down", False, 0)
+
+
+def test_the_report_budget_is_shared_by_the_edges():
+    """A budget of 600 reports a second over 3 leaves caps each at 200: a leaf's 4 cells
+    (2 peers x 2 paths, path and RTT reports every 10 ms: 800 a second) report 4 times
+    less often, in the intake's view and in what its agent installs alike."""
+    from mpsched.controller.telemetry.config import TelemetryConfig
+
+    settings = ControllerSettings(control=False,
+                                  telemetry=TelemetryConfig(report_budget_pps=600))
+    ctl = Controller(fabric(), pipeline(), "x.json", settings)
+    assert ctl.settings.telemetry.report_max_pps == 200
+    leaf = ctl.intake.switch_telemetry["leaf1"]
+    assert leaf.report_interval_us == leaf.rtt_interval_us == 40_000
+    agent = next(a for a in ctl.agents if a.sw.name == "leaf1")
+    assert agent.telemetry == leaf
+    default = Controller(fabric(), pipeline(), "x.json", ControllerSettings(control=False))
+    assert default.intake.switch_telemetry["leaf1"].report_interval_us == 10_000

@@ -72,3 +72,10 @@ def test_the_probe_and_report_cap_options():
     assert check_args(args()).report_max_pps == REPORT_MAX_PPS
     with pytest.raises(StartError, match="--report-max-pps: must be >= 0"):
         check_args(args("--report-max-pps", "-1"))
+    from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
+
+    assert check_args(args()).report_budget_pps == REPORT_BUDGET_PPS
+    assert check_args(args("--report-budget-pps", "8000")).report_budget_pps == 8000
+    assert check_args(args("--report-budget-pps", "0")).report_budget_pps is None
+    with pytest.raises(StartError, match="--report-budget-pps: must be >= 0"):
+        check_args(args("--report-budget-pps", "-1"))

@@ -103,3 +103,31 @@ def test_the_report_cap_stretches_both_report_intervals_by_one_factor():
     assert TelemetryConfig(report_max_pps=None).for_targets(252).report_interval_us == 10_000
     with pytest.raises(ValueError, match="report_max_pps must be > 0"):
         TelemetryConfig(report_max_pps=0)
+
+
+def test_the_report_budget_of_all_the_edges():
+    """Each edge's report cap is the smaller of report_max_pps and its share of the budget:
+    up to 8 edges keep 2000 a second each, 16, 32 and 64 leaves get 1000, 500 and 250, and a
+    64-leaf edge's cells are reported 8 times less often than under the per-switch cap."""
+    import pytest
+
+    from mpsched.controller.telemetry.config import (
+        REPORT_BUDGET_PPS,
+        REPORT_MAX_PPS,
+        TelemetryConfig,
+    )
+
+    default = TelemetryConfig()
+    assert default.report_budget_pps == REPORT_BUDGET_PPS
+    for edges in (2, 4, 8):
+        assert default.for_fabric(edges) is default
+    assert [default.for_fabric(n).report_max_pps for n in (16, 32, 64)] == [1000, 500, 250]
+    assert default.for_fabric(64).for_targets(252).report_interval_us == 2_016_000
+    assert default.for_targets(252).report_interval_us == 252_000  # the cap alone
+    # no per-switch cap: the share is the cap; no budget: the settings as they are
+    assert TelemetryConfig(report_max_pps=None).for_fabric(4).report_max_pps == 4000
+    free = TelemetryConfig(report_budget_pps=None)
+    assert free.for_fabric(64).report_max_pps == REPORT_MAX_PPS
+    assert TelemetryConfig(report_max_pps=100).for_fabric(64).report_max_pps == 100
+    with pytest.raises(ValueError, match="report_budget_pps must be > 0"):
+        TelemetryConfig(report_budget_pps=0)
