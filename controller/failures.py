@@ -35,7 +35,7 @@ from mpsched.fabric.paths import Path
 
 log = logging.getLogger(__name__)
 
-FAILURE_CHECK_S = 0.5  # how often the control loop checks the paths' liveness for failures
+FAILURE_CHECK_S = 0.5  # how often the control loop's failure thread checks for failed links
 
 
 class FailureWatch:

@@ -2,11 +2,14 @@
 writes (telemetry -> estimators -> policy -> LM3 -> weights/active set -> table writes).
 
 The loop runs on a fixed schedule (a step's own time does not stretch the period), keeps the
-latency of each step that wrote something (decision to every switch's acknowledgement), reads
-the MPTCP pins' counters every IDLE_CHECK_S, checks a fabric's paths for failed links every
-FAILURE_CHECK_S (controller/failures.py) and saves what learning policies learned every
-LEARNED_SAVE_S. What a step does is the host's (`LoopHost`, the controller); this module
-only keeps time. `every` runs the telemetry recorder on its own period.
+latency of each step that wrote something (from the step's start, reading the estimates, to
+every switch's acknowledgement of its writes), reads the MPTCP pins' counters every
+IDLE_CHECK_S before a step and saves what learning policies learned every LEARNED_SAVE_S
+after one. A fabric's paths are checked for failed links every FAILURE_CHECK_S
+(controller/failures.py) on a thread of the loop's own, so that the inference over every
+installed path of every pair does not hold back the steps. What a step does
+is the host's (`LoopHost`, the controller); this module only keeps time. `every` runs the
+failure check and the telemetry recorder on their own periods.
 """
 
 from __future__ import annotations
@@ -67,12 +70,13 @@ class ControlLoop:
         self.iterations = 0
         self.writes = 0
         self._next_idle_check = 0.0
-        self._next_failure_check = 0.0
         self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
         self.thread = threading.Thread(target=self.run, name="control", daemon=True)
+        self.failure_thread = every(FAILURE_CHECK_S, host.check_failures, stop, "failures")
 
     def start(self) -> None:
         self.thread.start()
+        self.failure_thread.start()
 
     def run(self) -> None:
         next_at = time.monotonic()
@@ -90,15 +94,12 @@ class ControlLoop:
                 log.exception("control loop step failed")
 
     def tick(self) -> None:
-        """One iteration: idle and failure checks when due, a step and its writes, learned
-        save when due."""
-        t0 = time.perf_counter()
+        """One iteration: the idle check when due, a step and its writes (their latency
+        from the step's start), learned save when due."""
         if time.monotonic() >= self._next_idle_check:
             self._next_idle_check = time.monotonic() + IDLE_CHECK_S
             self.host.check_idle()
-        if time.monotonic() >= self._next_failure_check:
-            self._next_failure_check = time.monotonic() + FAILURE_CHECK_S
-            self.host.check_failures()
+        t0 = time.perf_counter()
         futures = self.host.step()
         if futures:
             self.host.await_step(futures)
@@ -125,10 +126,14 @@ class ControlLoop:
 def every(
     period: float, fn: Callable[[], None], stop: threading.Event, name: str
 ) -> threading.Thread:
-    """A daemon thread (not started) that calls `fn` every `period` seconds until `stop`."""
+    """A daemon thread (not started) that calls `fn` every `period` seconds until `stop`;
+    a call that raises is logged, and the next comes on time."""
 
     def run() -> None:
         while not stop.wait(period):
-            fn()
+            try:
+                fn()
+            except Exception:
+                log.exception("%s failed", name)
 
     return threading.Thread(target=run, name=name, daemon=True)

@@ -1,5 +1,6 @@
 """loop.py: one iteration's bookkeeping (latencies of steps that wrote, idle checks and
-learned saves when due) and the statistics REST shows."""
+learned saves when due), the failure checks on their own thread, and the statistics REST
+shows."""
 
 from __future__ import annotations
 
@@ -50,8 +51,48 @@ def test_a_step_that_wrote_counts_its_latency():
     loop.tick()
     loop.tick()
     assert (loop.iterations, loop.writes, len(loop.latencies_ms)) == (2, 2, 2)
-    # idle check once a second, failure check every half second
-    assert host.calls == ["idle", "failures", "step", "await", "step", "await"]
+    # idle check once a second; the failure check is not the loop thread's
+    assert host.calls == ["idle", "step", "await", "step", "await"]
+
+
+def test_the_latency_counts_from_the_step_not_the_idle_check():
+    """A slow idle check before the step delays it but is not part of its latency (the
+    estimates are read when the step starts)."""
+    import time
+
+    class SlowIdle(Host):
+        def check_idle(self) -> None:
+            time.sleep(0.2)
+
+    loop = ControlLoop(SlowIdle(), threading.Event())
+    loop.tick()
+    assert loop.latencies_ms[0] < 100
+
+
+def test_failures_are_checked_on_their_own_thread_and_outlive_an_error():
+    """The failure check runs every FAILURE_CHECK_S on a thread of its own (named
+    "failures"), which goes on after a check that raised."""
+    calls: list[str] = []
+    again = threading.Event()
+
+    class Failing(Host):
+        def check_failures(self) -> None:
+            calls.append(threading.current_thread().name)
+            if len(calls) == 1:
+                raise RuntimeError("inference broke")
+            again.set()
+
+    stop = threading.Event()
+    loop = ControlLoop(Failing(), stop)
+    loop.start()
+    try:
+        assert again.wait(5), calls
+    finally:
+        stop.set()
+        loop.thread.join(timeout=2)
+        loop.failure_thread.join(timeout=2)
+    assert calls[:2] == ["failures", "failures"]
+    assert not loop.failure_thread.is_alive()
 
 
 def test_a_step_without_writes_counts_no_latency():
@@ -97,7 +138,8 @@ def test_the_loop_thread_stops_with_its_event():
     loop.start()
     stop.set()
     loop.thread.join(timeout=2)
-    assert not loop.thread.is_alive()
+    loop.failure_thread.join(timeout=2)
+    assert not loop.thread.is_alive() and not loop.failure_thread.is_alive()
 
 
 def test_every_calls_until_stopped():
