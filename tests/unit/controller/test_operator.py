@@ -153,6 +153,9 @@ def test_a_spine_down_rewrites_each_switch_once(tmp_path):
     assert [op for op, *_ in calls["spine2"]] == ["delete"]
     for leaf in ("leaf1", "leaf2", "leaf3"):
         assert [op for op, *_ in calls[leaf]] == ["modify", "delete"]  # placements, next hops
+    # the phases' times: the paths are re-installed before the deletions
+    assert list(op.last_reroute_ms) == ["lock", "routes", "new_entries", "placements",
+                                        "deletions"]
     assert load(tmp_path / "state.json").links_down == set(spine2)
     with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
         op.set_links_admin(["leaf1-spine1", "leaf1-leaf2"], up=False)
