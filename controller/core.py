@@ -273,7 +273,8 @@ class Controller:
         return self.scheduler.params.control_period_ms
 
     def step(self) -> dict[str, Future]:
-        with self._lock:
+        # not while a re-route is writing its entries (Operator.rerouting)
+        with self.operator.rerouting, self._lock:
             budget_s = self.settings.step_budget * self.control_period_ms() / 1000
             return self.stepper.submit(self.scheduler, time.time(), only_ready=True,
                                        budget_s=budget_s)

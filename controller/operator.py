@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
@@ -45,6 +46,10 @@ class Operator:
         self.stepper = stepper
         self.write_timeout = write_timeout
         self.last_reroute_ms: dict[str, float] = {}
+        # held for a whole re-route (`_reroute`): the control loop's steps take it too, so
+        # that no step places a pair onto a path while the entries of its hops are still
+        # being written, whether the re-route comes from a request or the failure thread
+        self.rerouting = threading.Lock()
 
     def snapshot(self) -> Intent:
         with self.lock:
@@ -155,6 +160,15 @@ class Operator:
 
         self._reroute(change, f"links held failed -> {sorted(names) or 'none'}")
 
+    def _submit_each(self, write: Callable[..., object],
+                     entries: dict[str, list]) -> dict[str, Future]:
+        """One job per switch with entries: `write(client, entries=...)`."""
+        return {
+            a.sw.name: a.submit(functools.partial(write, entries=entries[a.sw.name]))
+            for a in self.stepper.agents
+            if entries.get(a.sw.name)
+        }
+
     def _reroute(self, change: Callable[[], dict[str, tuple[list, list]]], what: str) -> None:
         """Re-route (`change`, under the lock: the routing's new state and the entries per
         switch to write and delete) in three phases, so that no switch sends onto a path before
@@ -166,31 +180,23 @@ class Operator:
         Each switch's writes of a phase are one job of its agent, the switches' in
         parallel. `last_reroute_ms` keeps each phase's time."""
         self.mastership.require_primary()
-        stepper = self.stepper
-        t0 = time.perf_counter()
-        with self.lock:
-            t_lock = time.perf_counter()
-            changes = change()
-            t_routes = time.perf_counter()
-            futures = {
-                a.sw.name: a.submit(functools.partial(upsert_all, entries=changes[a.sw.name][0]))
-                for a in stepper.agents
-                if changes.get(a.sw.name, ([], []))[0]
-            }
-        await_all(futures, self.write_timeout)
-        t_new = time.perf_counter()
-        with self.lock:
-            futures = stepper.withdraw(self.keeper.scheduler, time.time())
-        await_all(futures, self.write_timeout)
-        t_placed = time.perf_counter()
-        with self.lock:
-            futures = {
-                a.sw.name: a.submit(functools.partial(delete_all, entries=changes[a.sw.name][1]))
-                for a in stepper.agents
-                if changes.get(a.sw.name, ([], []))[1]
-            }
-        await_all(futures, self.write_timeout)
-        t_end = time.perf_counter()
+        with self.rerouting:
+            t0 = time.perf_counter()
+            with self.lock:
+                t_lock = time.perf_counter()
+                changes = change()
+                t_routes = time.perf_counter()
+                futures = self._submit_each(upsert_all, {sw: c[0] for sw, c in changes.items()})
+            await_all(futures, self.write_timeout)
+            t_new = time.perf_counter()
+            with self.lock:
+                futures = self.stepper.withdraw(self.keeper.scheduler, time.time())
+            await_all(futures, self.write_timeout)
+            t_placed = time.perf_counter()
+            with self.lock:
+                futures = self._submit_each(delete_all, {sw: c[1] for sw, c in changes.items()})
+            await_all(futures, self.write_timeout)
+            t_end = time.perf_counter()
         self.keeper.persist(self.snapshot)
         # where a re-route's time went, in ms (logged; make bench-scale prints it): the
         # paths are re-installed after lock + routes + new_entries + placements

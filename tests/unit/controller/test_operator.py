@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.mastership import Mastership
@@ -21,7 +22,7 @@ from mpsched.controller.state import StateStore, load
 from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
-from tests.unit.controller.fakes import FakeAgent, two_edges
+from tests.unit.controller.fakes import FakeAgent, fabric, two_edges
 from tests.unit.controller.helpers import pipeline, scheduler
 
 
@@ -96,8 +97,6 @@ def test_classes_params_and_policies_go_through_the_same_write(tmp_path):
 def fabric_operator(tmp_path) -> Operator:
     from mpsched.controller.scheduling.classes import ClassPolicy
     from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
-    from tests.unit.controller.fakes import fabric
-
     net = fabric()
     agents = [FakeAgent(sw) for sw in net.switches]
     intake = TelemetryIntake(net, EstimatorSettings(), TelemetryConfig())
@@ -160,3 +159,21 @@ def test_a_spine_down_rewrites_each_switch_once(tmp_path):
     with pytest.raises(NotFoundError, match="no link leaf1-leaf2"):
         op.set_links_admin(["leaf1-spine1", "leaf1-leaf2"], up=False)
     assert op.stepper.routes.links_down == set(spine2)  # the refused request changed nothing
+
+
+def test_a_step_waits_for_a_reroute_in_progress(tmp_path):
+    """The control loop's step takes the re-route's lock: while a re-route writes its
+    entries (here: the lock held), a step does not start; it does once the re-route ends."""
+    ctl = Controller(fabric(), pipeline(), "x.json", ControllerSettings(control=False))
+    stepped = threading.Event()
+
+    def step() -> None:
+        ctl.step()
+        stepped.set()
+
+    with ctl.operator.rerouting:
+        thread = threading.Thread(target=step)
+        thread.start()
+        assert not stepped.wait(0.3)
+    assert stepped.wait(5)
+    thread.join(timeout=5)
