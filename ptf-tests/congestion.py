@@ -12,6 +12,7 @@ Run: make ptf    (or: python -m mpsched.ptfrun congestion.LeastCostTest)
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 
 import ptf.testutils as testutils
 from base import (
@@ -37,20 +38,20 @@ from tests.waiting import wait_until
 EQUAL = {1: 1, 2: 1, 3: 1}
 LONG_GAP_US = 10_000_000  # no flowlet ends during a test
 MAX_AGE_US = 2_000_000
-QDELAY_UNIT_US = 16  # path_tag_t.fb_qdelay (defines.p4 FB_QDELAY_UNIT_SHIFT)
-AGE_UNIT_US = 4096  # path_tag_t.fb_age (FB_AGE_UNIT_SHIFT)
-COEF_ONE = 256  # 8.8 fixed point (ca_select.p4 @ca_units coef_one)
 N_FLOWS = 24
 AGING_MAX_AGE_US = 600_000  # below fb_age's largest value (255 x 4096 us)
 
 
-def probe_with_feedback(via: int, seq: int, fb_path: int, qdelay_us: int = 0, loss: int = 0,
-                        rate: int = 0, age_us: int = 0, tx_ts: int = 1000):
-    """A probe from path `via` whose tag carries the far edge's feedback about fb_path."""
+def probe_with_feedback(units: Mapping[str, int], via: int, seq: int, fb_path: int,
+                        qdelay_us: int = 0, loss: int = 0, rate: int = 0, age_us: int = 0,
+                        tx_ts: int = 1000):
+    """A probe from path `via` whose tag carries the far edge's feedback about fb_path, in
+    the tag's units (`units`: the program's, Pipeline.ca_units)."""
     return (Ether(dst="00:00:00:00:00:00", src=PEER_MAC, type=ETHERTYPE_PATH_TAG)
             / PathTag(path_id=via, flags=PATH_FLAG_PROBE, seq=seq, tx_ts=tx_ts, next_type=0,
-                      fb_path=fb_path, fb_age=age_us // AGE_UNIT_US,
-                      fb_qdelay=qdelay_us // QDELAY_UNIT_US, fb_loss=loss, fb_rate=rate)
+                      fb_path=fb_path, fb_age=age_us // units["fb_age_unit_us"],
+                      fb_qdelay=qdelay_us // units["fb_qdelay_unit_us"], fb_loss=loss,
+                      fb_rate=rate)
             / Raw(b"mpsP"))
 
 
@@ -60,6 +61,7 @@ class CongestionTest(EdgeSwitchTest):
     def setUp(self) -> None:
         super().setUp()
         self.set_weights(EQUAL, insert=True, mode="ca", gap_us=LONG_GAP_US)
+        self.coef_one = self.pipeline.ca_units["coef_one"]  # a coefficient of 1 (8.8 fixed point)
         self.seq = 0
         self.sport = 41000
 
@@ -72,7 +74,8 @@ class CongestionTest(EdgeSwitchTest):
         """The far edge's feedback about fb_path arrives (in a probe from path 1; probes
         end at this switch: nothing leaves)."""
         testutils.send_packet(self, PATH_PORTS[1],
-                              probe_with_feedback(1, self.seq, fb_path, **fields))
+                              probe_with_feedback(self.pipeline.ca_units, 1, self.seq, fb_path,
+                                                  **fields))
         self.seq += 1
 
     def stored(self) -> bool:
@@ -109,7 +112,7 @@ class LeastCostTest(CongestionTest):
     path 2 then reports 32 ms, and new ones take path 3, the least cost now."""
 
     def runTest(self) -> None:
-        self.ca(c_qdelay=COEF_ONE, max_age_us=MAX_AGE_US)
+        self.ca(c_qdelay=self.coef_one, max_age_us=MAX_AGE_US)
         for path, q in ((1, 16_000), (2, 160), (3, 8_000)):
             self.feedback(path, qdelay_us=q)
         paths = self.new_flows()
@@ -127,13 +130,13 @@ class CostTermsTest(CongestionTest):
 
     def runTest(self) -> None:
         # loss: 5 % on path 1, 1 % on path 2, 0 on path 3 -> path 3
-        self.ca(c_loss=COEF_ONE, max_age_us=MAX_AGE_US)
+        self.ca(c_loss=self.coef_one, max_age_us=MAX_AGE_US)
         self.feedback(1, loss=3277)
         self.feedback(2, loss=655)
         self.feedback(3, loss=0)
         assert set(self.new_flows(8)) == {3}
         # utilisation: same delivered rate, path 2 has 4x the capacity -> path 2
-        self.ca(insert=False, c_util=COEF_ONE, max_age_us=MAX_AGE_US,
+        self.ca(insert=False, c_util=self.coef_one, max_age_us=MAX_AGE_US,
                 inv_capacity_1=1 << 16, inv_capacity_2=1 << 14, inv_capacity_3=1 << 16)
         for path in (1, 2, 3):
             self.feedback(path, rate=1000)
@@ -166,7 +169,7 @@ class AgingTest(CongestionTest):
 
     def runTest(self) -> None:
         max_age_s = AGING_MAX_AGE_US / 1e6
-        self.ca(c_qdelay=COEF_ONE, max_age_us=AGING_MAX_AGE_US, offset_1=1000, offset_3=1000)
+        self.ca(c_qdelay=self.coef_one, max_age_us=AGING_MAX_AGE_US, offset_1=1000, offset_3=1000)
         stored_by = self.avoided_while_fresh(max_age_s)
         time.sleep(max(0.0, stored_by + max_age_s + 0.15 - time.monotonic()))
         assert set(self.new_flows(8)) == {2}
@@ -197,7 +200,7 @@ class DeadPathNotChosenTest(CongestionTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.ca(c_qdelay=COEF_ONE, max_age_us=MAX_AGE_US)
+        self.ca(c_qdelay=self.coef_one, max_age_us=MAX_AGE_US)
         self.feedback(1, qdelay_us=5_000)
         self.feedback(2, qdelay_us=0)
         self.feedback(3, qdelay_us=5_000)
@@ -207,7 +210,7 @@ class DeadPathNotChosenTest(CongestionTest):
         # timer, then only path 1 sends (feedback probes) for 300 ms; path 3 has no
         # liveness entry: never dead
         self.client.insert(*[p.liveness_config(i, 200_000) for i in (1, 2)])
-        testutils.send_packet(self, PATH_PORTS[2], probe_with_feedback(2, 0, 0))
+        testutils.send_packet(self, PATH_PORTS[2], probe_with_feedback(p.ca_units, 2, 0, 0))
         end = time.monotonic() + 0.3
         while time.monotonic() < end:
             self.feedback(3, qdelay_us=5_000)
@@ -250,8 +253,9 @@ class FeedbackOutTest(CongestionTest):
                 reports[tag.fb_path] = tag
         assert set(reports) == {2}, sorted(reports)
         t = reports[2]
-        qdelay = t.fb_qdelay * QDELAY_UNIT_US
+        units = self.pipeline.ca_units
+        qdelay = t.fb_qdelay * units["fb_qdelay_unit_us"]
         assert 12_000 <= qdelay <= 40_000, qdelay
         assert t.fb_loss > 0, t.fb_loss
         assert t.fb_rate > 0, t.fb_rate
-        assert t.fb_age * AGE_UNIT_US < 1_000_000, t.fb_age
+        assert t.fb_age * units["fb_age_unit_us"] < 1_000_000, t.fb_age

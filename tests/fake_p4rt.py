@@ -45,6 +45,8 @@ CA_UNITS = {
     "loss_one": 65536,
     "util_one": 65536,
     "coef_one": 256,
+    "fb_qdelay_unit_us": 16,
+    "fb_age_unit_us": 4096,
 }
 
 

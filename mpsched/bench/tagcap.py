@@ -5,13 +5,15 @@ switch towards other switches; `-Q out` what the edge sends, with `inbound` `-Q 
 64 bytes a frame, only the path tag's Ether type. `parse_tag_frames` reads a capture back:
 each frame's time, its tag's (source edge, destination edge, path id), whether it is a probe
 (`PATH_FLAG_PROBE`) and the feedback it carries, with the tag laid out as the compiled
-program has it (`mpsched.p4rt.bmv2json.path_tag`). Used by the failover figure
+program has it (`mpsched.p4rt.bmv2json.path_tag`) and the feedback's age in the unit of its
+P4Info (`fb_age_unit_s`). Used by the failover figure
 (fabric_failover.py), the liveness replay (fabric_liveness.py) and the capturing run
 (fabric_run.py).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
 import subprocess
@@ -24,14 +26,15 @@ from typing import Any
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.ports import port_map
 from mpsched.p4rt.bmv2json import path_tag
-from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
+from mpsched.p4rt.p4info import P4Info
+from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE, Pipeline
+from mpsched.proc.layout import p4_artifacts
 
 log = logging.getLogger(__name__)
 
 TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
 SNAPLEN = 64  # Ethernet (14) + the path tag (path_tag_t, mpsched/p4rt/bmv2json.py) + room
 ETH_LEN = 14
-FB_AGE_UNIT_S = 4096e-6  # fb_age's unit (FB_AGE_UNIT_SHIFT, p4src/include/defines.p4)
 _MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
           b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}
 
@@ -48,10 +51,20 @@ class TagFrame:
     fb_age_s: float = 0.0
 
 
+@functools.cache
+def fb_age_unit_s(p4info: Path | None = None) -> float:
+    """The unit of the tag's fb_age in s: `fb_age_unit_us` of the program's @ca_units
+    (Pipeline.ca_units) in `p4info`, by default the compiled program's (build/p4); 0 for a
+    program without the congestion stage, whose tags carry no feedback."""
+    pipeline = Pipeline(P4Info.from_file(p4info or p4_artifacts().p4info))
+    return pipeline.ca_units.get("fb_age_unit_us", 0) / 1e6
+
+
 def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
     """The path-tagged Ethernet frames of a classic pcap file's bytes (other frames and a
     truncated last record are skipped), the tag as the compiled program lays it out."""
     layout = path_tag()
+    age_unit_s = fb_age_unit_s()
     if len(data) < 24 or data[:4] not in _MAGIC:
         raise ValueError("not a classic pcap file")
     endian, tick = _MAGIC[data[:4]]
@@ -68,7 +81,7 @@ def parse_tag_frames(data: bytes) -> Iterator[TagFrame]:
         tag = layout.unpack(frame[ETH_LEN:])
         yield TagFrame(sec + frac * tick, (tag["src_edge"], tag["dst_edge"], tag["path_id"]),
                        bool(tag["flags"] & PATH_FLAG_PROBE), tag["fb_path"],
-                       tag["fb_age"] * FB_AGE_UNIT_S)
+                       tag["fb_age"] * age_unit_s)
 
 
 def read_tag_frames(files: Iterable[Path]) -> list[TagFrame]:

@@ -24,7 +24,8 @@
 #include "congestion.p4"
 
 #define CA_UNITS_KV rate_window_us = RATE_WINDOW_US, rate_unit_bytes = FB_RATE_UNIT_BYTES, \
-    loss_one = 65536, util_one = 65536, coef_one = 256
+    loss_one = 65536, util_one = 65536, coef_one = 256, \
+    fb_qdelay_unit_us = (1 << FB_QDELAY_UNIT_SHIFT), fb_age_unit_us = (1 << FB_AGE_UNIT_SHIFT)
 
 // CaSelect's locals (headers.p4, "Locals in headers"): the class's
 // parameters (set_ca), each path's cost, and the working values.

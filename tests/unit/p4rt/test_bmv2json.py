@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -31,14 +32,17 @@ def write_json(path, fields) -> None:
 
 
 @pytest.fixture
-def grown_build(tmp_path, monkeypatch):
-    """A build directory whose program has the grown tag, as the default (MPSCHED_BUILD_DIR)."""
+def grown_build(tmp_path, monkeypatch, artifacts):
+    """A build directory whose program has the grown tag, as the default (MPSCHED_BUILD_DIR),
+    and the compiled program's P4Info (the tag's units)."""
     write_json(tmp_path / "p4" / "main.json", GROWN_FIELDS)
-    (tmp_path / "p4" / "main.p4info.txt").write_text("")
+    (tmp_path / "p4" / "main.p4info.txt").write_text(Path(artifacts.p4info).read_text())
     monkeypatch.setenv("MPSCHED_BUILD_DIR", str(tmp_path))
     path_tag.cache_clear()
+    tagcap.fb_age_unit_s.cache_clear()
     yield path_tag()
     path_tag.cache_clear()
+    tagcap.fb_age_unit_s.cache_clear()
 
 
 def test_layout_size_offsets_and_round_trip(tmp_path):
