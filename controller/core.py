@@ -37,7 +37,12 @@ from mpsched.controller.mastership import Mastership
 from mpsched.controller.northbound import views
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes
-from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
+from mpsched.controller.scheduling.classes import (
+    DEFAULT_CLASS_ID,
+    MAX_CLASSES,
+    ClassPolicy,
+    TrafficClass,
+)
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
@@ -52,6 +57,7 @@ from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
+from mpsched.p4rt.p4info import P4InfoError
 from mpsched.p4rt.pipeline import Pipeline
 
 __all__ = [
@@ -97,13 +103,21 @@ class Controller:
         """With a `store`, the intent saved there (if any) replaces the settings' start
         values before any switch is programmed, and every acknowledged operator write is
         saved there (StateError: the file cannot be used; it is left as it is). ConfigError
-        (naming the field): a network the program cannot hold (edges, paths per pair)."""
+        (naming the field): a network the program cannot hold (edges, paths per pair).
+        P4InfoError: a program holding fewer traffic classes per edge than MAX_CLASSES."""
         self.net = net
         self.pipeline = pipeline
         s = settings or ControllerSettings()
         # every switch's telemetry under the report budget of all the edges together
         self.settings = s = replace(s, telemetry=s.telemetry.for_fabric(len(net.edge_switches())))
         net.check_limits(pipeline.max_edges, pipeline.max_paths)
+        if pipeline.max_classes < MAX_CLASSES:
+            # the traffic classes' models take ids up to MAX_CLASSES - 1 (classes.py); the
+            # program must hold as many per edge (p4src/include/defines.p4 MAX_CLASSES)
+            raise P4InfoError(
+                f"the program holds {pipeline.max_classes} traffic classes per edge, the "
+                f"controller's class ids go up to {MAX_CLASSES - 1}: compile it with "
+                f"MAX_CLASSES {MAX_CLASSES} (p4src/include/defines.p4)")
         ids = net.path_ids()
         self.routes = Routes(net, pipeline.max_paths)
         self._lock = threading.Lock()

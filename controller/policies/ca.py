@@ -40,12 +40,12 @@ from mpsched.controller.policies.base import (
     no_alive_decision,
 )
 from mpsched.controller.policies.registry import register
-from mpsched.p4rt.pipeline import CA_COEFFICIENTS, CA_PATH_PARAMS, CA_UNITS
+from mpsched.p4rt.pipeline import CA_COEFFICIENTS, CA_COST_UNITS, CA_PATH_PARAMS
 
 log = logging.getLogger(__name__)
 
 U32_MAX = (1 << 32) - 1
-# The units the P4 program declares in its @ca_units annotation (ca_select.p4);
+# The cost's units the P4 program declares in its @ca_units annotation (ca_select.p4);
 # `Pipeline.ca_units` reads the compiled program's, these are for tests and offline use.
 DEFAULT_CA_UNITS: dict[str, int] = {
     "rate_window_us": 16384,
@@ -113,7 +113,7 @@ def ca_fixed_point(
     DEFAULT_CA_UNITS). ValueError for a path id outside 1..max_paths or a missing unit.
     """
     units = DEFAULT_CA_UNITS if units is None else units
-    missing = [k for k in CA_UNITS if not units.get(k)]
+    missing = [k for k in CA_COST_UNITS if not units.get(k)]
     if missing:
         raise ValueError(f"@ca_units lacks (or has 0 for) {missing}")
     unknown = sorted(p for p in cost.paths if not 1 <= p <= max_paths)

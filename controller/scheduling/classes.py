@@ -52,6 +52,8 @@ from mpsched.validation import KeyCheck, fail
 
 __all__ = ["PROTOCOLS", "FrozenParams", "thaw"]
 
+# class ids 0..MAX_CLASSES-1, as p4src/include/defines.p4's MAX_CLASSES: the controller refuses
+# a program that holds fewer per edge (Pipeline.max_classes, from the P4Info; core.py)
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
 MAX_PRIORITY = 1000

@@ -108,8 +108,9 @@ ACTION_NO_CA = "MpIngress.path_select.ca_select.no_ca"
 CA_COEFFICIENTS = ("c_qdelay", "c_loss", "c_util", "epsilon", "max_age_us")
 CA_PATH_PARAMS = ("offset", "inv_capacity")  # each _1.._MAX_PATHS, in this order
 ANNOTATION_CA_UNITS = "ca_units"
-CA_UNITS = ("rate_window_us", "rate_unit_bytes", "loss_one", "util_one", "coef_one",
-            "fb_qdelay_unit_us", "fb_age_unit_us")  # the last two: path_tag_t.fb_qdelay, fb_age
+CA_COST_UNITS = ("rate_window_us", "rate_unit_bytes", "loss_one", "util_one", "coef_one")
+CA_FEEDBACK_UNITS = ("fb_qdelay_unit_us", "fb_age_unit_us")  # path_tag_t.fb_qdelay, fb_age
+CA_UNITS = CA_COST_UNITS + CA_FEEDBACK_UNITS
 REGISTERS_PATH_SELECT = (
     "MpIngress.path_select.flowlet_ts",
     "MpIngress.path_select.flowlet_path",

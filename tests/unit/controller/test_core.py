@@ -9,6 +9,7 @@ from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.northbound import views
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.stats import Sample
+from mpsched.p4rt.p4info import P4InfoError
 from mpsched.p4rt.pipeline import TABLE_WEIGHTS
 from tests.unit.controller.fakes import two_edges
 from tests.unit.controller.helpers import pipeline
@@ -24,6 +25,19 @@ def test_paths_beyond_the_program_are_refused():
     small.max_paths = 1
     with pytest.raises(ValueError, match=r"path ids \[2\] exceed the program's 1 paths"):
         Controller(two_edges(), small, "x.json")
+
+
+def test_a_program_with_fewer_classes_than_the_controller_is_refused():
+    """The traffic classes' ids go up to MAX_CLASSES - 1 (classes.py): a program that holds
+    fewer per edge is refused at start, naming both numbers; one holding more is fine."""
+    small = pipeline()
+    small.max_classes = 32
+    with pytest.raises(P4InfoError, match="holds 32 traffic classes per edge, the "
+                                          "controller's class ids go up to 63"):
+        Controller(two_edges(), small, "x.json")
+    big = pipeline()
+    big.max_classes = 128
+    Controller(two_edges(), big, "x.json", ControllerSettings(control=False))
 
 
 def test_what_agents_hand_over_reaches_the_views():
