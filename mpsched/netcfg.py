@@ -427,3 +427,13 @@ def _check_fabric(switches: tuple[SwitchCfg, ...], fabric: Fabric | None) -> Non
                      f"must be a host port 1..{role.hosts} of the fabric", host.port)
     for name in sorted(set(fabric.by_name) - set(names)):
         fail("switches", f"the fabric's switch {name!r} is missing")
+
+
+def plan_edges(address: str, paths: tuple[PathCfg, ...]) -> NetCfg:
+    """The two edges of the addressing plan (mpsched/addressing.py) for a controller without a
+    testbed (the benchmarks): s1 at `address` with h1 behind port 1, and s2, which only names
+    the direction of s1's traffic (nothing listens at its address); both with `paths`."""
+    s1 = SwitchCfg("s1", 1, address, ap.S1_MAC, (ap.subnet(ap.SENDER_EDGE),),
+                   (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),), paths)
+    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),), (), paths)
+    return NetCfg((s1, s2))

@@ -26,11 +26,10 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched import addressing as ap
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
-from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
+from mpsched.netcfg import NetCfg, PathCfg, plan_edges
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline
 from mpsched.proc import prereqs
@@ -51,19 +50,8 @@ def artifacts_for(n: int) -> P4Artifacts:
 
 
 def netcfg(address: str, n: int) -> NetCfg:
-    paths = tuple(PathCfg(i, i + 1, 10.0 * i) for i in range(1, n + 1))
-    s1 = SwitchCfg(
-        "s1",
-        1,
-        address,
-        ap.S1_MAC,
-        (ap.subnet(ap.SENDER_EDGE),),
-        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
-        paths,
-    )
-    # the far edge only names the direction of s1's traffic; nothing listens there
-    s2 = SwitchCfg("s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),), (), paths)
-    return NetCfg((s1, s2))
+    """s1 at `address` with n paths of 10, 20, ... Mbit/s on ports 2.., and s2."""
+    return plan_edges(address, tuple(PathCfg(i, i + 1, 10.0 * i) for i in range(1, n + 1)))
 
 
 class Feeder(threading.Thread):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mpsched import addressing as ap
-from mpsched.netcfg import HostCfg, NetCfg, PathCfg, SwitchCfg
+from mpsched.netcfg import PathCfg, plan_edges
 from mpsched.p4profiles import REDUCED
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import ALL_TABLES, ETHERTYPE_PATH_TAG, Pipeline
@@ -120,25 +120,13 @@ def full_program_state(pipeline: Pipeline, address: str, mode: str = "hash") -> 
     `mode` (MODES)."""
     from mpsched.controller.southbound.forwarding import forwarding_entries
 
-    s1 = SwitchCfg(
-        "s1",
-        1,
-        address,
-        ap.S1_MAC,
-        (ap.subnet(ap.SENDER_EDGE),),
-        (HostCfg("h1", ap.H1_IP, ap.H1_MAC, 1),),
-        (PathCfg(1, 2, None),),
-    )
-    s2 = SwitchCfg(
-        "s2", 2, "127.0.0.1:1", ap.S2_MAC, (ap.subnet(ap.RECEIVER_EDGE),),
-        (), (PathCfg(1, 2, None),),
-    )
+    net = plan_edges(address, (PathCfg(1, 2, None),))
     full = pipeline
     if pipeline.tables != ALL_TABLES:
         # A profile: the controller's entries for the full program (its P4Info names every
         # table), less those of the stages the profile leaves out.
         full = Pipeline(P4Info.from_file(p4_artifacts().p4info))
-    entries = forwarding_entries(full, NetCfg((s1, s2)), s1)
+    entries = forwarding_entries(full, net, net.switches[0])
     entries.append(full.transit_nexthop(*TRANSIT_EDGES, 1, 1))  # "transit": to the host port
     kept = [e for e in entries if e.table in pipeline.tables]
     if mode not in MODES:

@@ -9,7 +9,7 @@ from mpsched.controller.telemetry.estimators import (
     PROBE_INTERVAL_S,
     REPORT_INTERVAL_US,
 )
-from mpsched.netcfg import ConfigError, NetCfg, PinCfg
+from mpsched.netcfg import ConfigError, NetCfg, PathCfg, PinCfg, plan_edges
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
     ACTION_SET_REPORT_INTERVAL,
@@ -272,3 +272,16 @@ def test_a_fabrics_relative_trace_is_read_from_the_descriptions_directory(tmp_pa
     assert link.params("leaf1", 3.5).rate_mbps == 2  # the trace's rate from 3 s
     with pytest.raises(ConfigError, match="no such file"):
         NetCfg.from_dict(data)  # no file, no base_dir: the working directory's
+
+
+def test_the_plan_edges_of_the_benchmarks():
+    """s1 with h1 behind port 1 at the given address, s2 without hosts, both with the paths:
+    a valid two-edge network (the control and data-plane benchmarks' own)."""
+    net = plan_edges("127.0.0.1:50001", (PathCfg(1, 2, 10.0), PathCfg(2, 3, None)))
+    s1, s2 = net.switches
+    assert (s1.name, s1.grpc_address, [h.name for h in s1.hosts]) == ("s1", "127.0.0.1:50001",
+                                                                        ["h1"])
+    assert (s2.name, s2.hosts, s1.subnets, s2.subnets) == (
+        "s2", (), (ap.subnet(ap.SENDER_EDGE),), (ap.subnet(ap.RECEIVER_EDGE),))
+    assert [p.id for p in s1.paths] == [p.id for p in s2.paths] == [1, 2]
+    assert net.peer_edge(s1) == s2.device_id == 2
