@@ -63,6 +63,7 @@ from mpsched.bench.fct import (
     select_results,
 )
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
+from mpsched.lab.metrics import size_bucket
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT
 
@@ -176,7 +177,7 @@ def report_lines(source: Path, policy: str) -> list[str]:
     failovers = read_failovers(source)
     failover_results = load_results(source / "failover")
     lines = [fct_table(rows), paired_table(results, policy), paper_lines(results),
-             pair_table(results, policies),
+             waits_lines(results, policies), pair_table(results, policies),
              "failover runs (ms from down to the last data frame on a dead path; frames on "
              "those paths in the 5 s before / after):"]
     for f in failovers:
@@ -192,6 +193,37 @@ def report_lines(source: Path, policy: str) -> list[str]:
     for key, value in got.items():
         lines.append(f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}")
     return lines
+
+
+# A short flow that took longer than this has waited for a retransmission timeout (Linux: a
+# lost SYN waits 1 s; a lost tail at least 200 ms, doubling): docs/results/fabric-ca.md.
+TIMEOUT_S = 1.0
+
+
+def waits(results: Sequence[RunResult], policy: str) -> tuple[int, float, int, float, float]:
+    """`policy`'s flows < 100 kB pooled over its runs: (flows, mean FCT s, flows over
+    TIMEOUT_S, their share of the summed FCT, mean FCT s of the others); NaN where none."""
+    fcts = [t for r in results if r.policy == policy
+            for size, t in r.fct if size_bucket(int(size)) == "lt100k"]
+    slow = [t for t in fcts if t > TIMEOUT_S]
+    rest = [t for t in fcts if t <= TIMEOUT_S]
+    total = math.fsum(fcts)
+    return (len(fcts), total / len(fcts) if fcts else math.nan, len(slow),
+            math.fsum(slow) / total if total else math.nan,
+            math.fsum(rest) / len(rest) if rest else math.nan)
+
+
+def waits_lines(results: Sequence[RunResult], policies: Sequence[str]) -> str:
+    """Per policy, how much of the short flows' mean FCT is retransmission timeouts."""
+    lines = [f"short flows (< 100 kB) pooled over the runs; over {TIMEOUT_S:g} s = waited for a "
+             "retransmission timeout:",
+             "  policy     flows  mean s  over 1 s      share of the sum  mean s of the others"]
+    for pol in policies:
+        n, mean, slow, share, rest = waits(results, pol)
+        if n:
+            lines.append(f"  {pol:10s} {n:5d}  {mean:6.3f}  {slow:4d} ({100 * slow / n:3.0f} %)"
+                         f"  {100 * share:3.0f} %              {rest:.3f}")
+    return "\n".join(lines)
 
 
 def paper_lines(results: Sequence[RunResult]) -> str:
