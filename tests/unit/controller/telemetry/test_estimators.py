@@ -126,25 +126,6 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     assert "s1->s2" not in ctl.telemetry(2).directions
 
 
-def test_telemetry_options_of_the_controller_command():
-    from mpsched.controller.__main__ import build_parser, telemetry_config
-    from mpsched.controller.telemetry.estimators import TelemetryConfig
-
-    parse = build_parser().parse_args
-    base = ["--netcfg", "x.json"]
-    assert telemetry_config(parse(base)) == TelemetryConfig()
-    cfg = telemetry_config(parse([*base, "--report-interval-ms", "2.5", "--probe-interval-ms",
-                                  "0", "--dead-after-ms", "100", "--report-batch-ms", "0"]))
-    assert (cfg.report_interval_us, cfg.probe_interval_s, cfg.dead_after_us) == (2500, None,
-                                                                                  100_000)
-    assert cfg.report_batch_us == 0
-    assert telemetry_config(parse([*base, "--report-batch-ms", "20"])).report_batch_us == 20_000
-    for option in ("--report-interval-ms", "--rtt-interval-ms", "--dead-after-ms",
-                   "--probe-interval-ms", "--report-batch-ms"):
-        with pytest.raises(ValueError, match=option):
-            telemetry_config(parse([*base, option, "-1"]))
-
-
 def test_forwarding_entries_carry_the_telemetry_settings():
     from mpsched.controller.southbound.forwarding import forwarding_entries
     from mpsched.controller.telemetry.estimators import TelemetryConfig
