@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from mpsched.lab import cpu
-from mpsched.lab.runner import CpuSampler, read_cpu_sample
+from mpsched.lab.cpu_sampler import CpuSampler, read_cpu_sample
 
 SAMPLE_S = 0.5
 

@@ -2,7 +2,7 @@
 
 The testbed (two BMv2 switches, the link emulators, the controller, the traffic tools) shares
 the machine's few cores; a run taken on a saturated machine measures the machine, not the
-policy. The runner samples two kernel counters (``CpuSampler`` in ``runner.py``); this module
+policy. The runner samples two kernel counters (``CpuSampler`` in ``cpu_sampler.py``); this module
 holds the pure parsing and arithmetic:
 
 - ``/proc/stat`` (proc(5)): the ``cpu`` line sums, over all cores, the time spent in each state

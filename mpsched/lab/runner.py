@@ -7,19 +7,17 @@ times in the hosts, link schedules driven in real time, the switches' per-path c
 polled over REST (a fabric's links' delivered bytes instead), a receiver-side capture of
 h2's TCP traffic (a fabric's workloads and captures: fabric_launch.py, on the testbed's
 hosts), and everything torn down again (also on Ctrl-C or a crash: the testbed's registry
-owns every process and link). A `CpuSampler` thread records the machine's CPU idle and each
-testbed process's CPU time during the run (`cpu.csv` in the run's directory; `cpu.py` does
-the arithmetic). `analysis.py` turns a run's raw reports into metrics; `report.py` keeps
-them, `tables.py` and `plots.py` show them.
+owns every process and link). A `CpuSampler` thread (cpu_sampler.py) records the machine's
+CPU idle and each testbed process's CPU time during the run (`cpu.csv` in the run's
+directory; `cpu.py` does the arithmetic). `analysis.py` turns a run's raw reports into
+metrics; `report.py` keeps them, `tables.py` and `plots.py` show them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import json
 import logging
-import math
 import os
 import subprocess
 import sys
@@ -35,6 +33,7 @@ import requests
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
+from mpsched.lab.cpu_sampler import CpuSampler, write_cpu_csv
 from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
 from mpsched.lab.fabric_workload import mptcp_initiators, mptcp_subflows
 from mpsched.lab.scenario import Scenario, Workload
@@ -45,7 +44,6 @@ log = logging.getLogger(__name__)
 
 BASE_PORT = 5000
 POLL_S = 0.5
-CPU_SAMPLE_S = 0.5
 # libpcap hands a buffered (non-immediate) capture over a TPACKET_V3 block at a time, at the
 # latest after tcpdump's 1 s block timeout: the last packets are in the file only after it
 CAPTURE_DRAIN_S = 1.2
@@ -75,69 +73,6 @@ class RunRaw:
     link_stats: dict[str, dict] = field(default_factory=dict)
     weights: dict[int, int] = field(default_factory=dict)
     cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
-
-
-def measured_cpus() -> frozenset[int] | None:
-    """The cores a run started from this process is measured on (`cpu.allowed_cpus`)."""
-    return cpu.allowed_cpus(os.sched_getaffinity(0), os.cpu_count() or 1)
-
-
-def read_cpu_sample(
-    pids: dict[str, int], proc: Path = Path("/proc"), cpus: frozenset[int] | None = None
-) -> cpu.CpuSample:
-    """/proc/stat (over `cpus`, default all cores) and each role's /proc/<pid>/stat now; a
-    process that is gone is left out."""
-    now = time.time()
-    times = cpu.parse_proc_stat((proc / "stat").read_text(), cpus)
-    procs: dict[str, tuple[int, int]] = {}
-    for role, pid in pids.items():
-        try:
-            procs[role] = (pid, cpu.parse_pid_stat((proc / str(pid) / "stat").read_text()))
-        except (OSError, cpu.ProcParseError):
-            continue  # exited (or a zombie's stat vanished) between listing and reading
-    return cpu.CpuSample(now, times, procs)
-
-
-class CpuSampler(threading.Thread):
-    """Samples /proc every `period` s until `stop()`; `pids()` names the processes by role
-    (asked anew each time: senders start during the run). Samples go to `samples`."""
-
-    def __init__(self, pids: Callable[[], dict[str, int]], period: float = CPU_SAMPLE_S) -> None:
-        super().__init__(name="cpu-sampler", daemon=True)
-        self.pids = pids
-        self.period = period
-        self.samples: list[cpu.CpuSample] = []
-        self.cpus = measured_cpus()
-        self._stop_event = threading.Event()
-
-    def _sample(self) -> None:
-        try:
-            self.samples.append(read_cpu_sample(self.pids(), cpus=self.cpus))
-        except Exception as exc:  # a missed sample must never break the run it measures
-            log.warning("CPU sample: %s", exc)
-
-    def run(self) -> None:
-        self._sample()
-        while not self._stop_event.wait(self.period):
-            self._sample()
-
-    def stop(self) -> list[cpu.CpuSample]:
-        """Stop, take a last sample (so a run shorter than `period` still has an interval)."""
-        self._stop_event.set()
-        self.join(timeout=5)
-        self._sample()
-        return self.samples
-
-
-def write_cpu_csv(path: Path, samples: list[cpu.CpuSample], t0: float) -> None:
-    """Per sampling interval: start_s, end_s (after traffic start), idle_pct, and each role's
-    CPU share in % of all cores (empty while a role had no process)."""
-    roles, rows = cpu.interval_rows(samples, t0)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["start_s", "end_s", "idle_pct", *roles])
-        for row in rows:
-            w.writerow([f"{x:.3f}" if math.isfinite(x) else "" for x in row])
 
 
 def _sink_host(w: Workload) -> tuple[str, str]:

@@ -13,9 +13,9 @@ import pytest
 
 from mpsched.lab import cpu, report, tables
 from mpsched.lab.cpu import CpuRule, CpuSample, CpuTimes
+from mpsched.lab.cpu_sampler import CpuSampler, read_cpu_sample, write_cpu_csv
 from mpsched.lab.experiment import cpu_warning
 from mpsched.lab.report import RunResult
-from mpsched.lab.runner import CpuSampler, read_cpu_sample, write_cpu_csv
 from mpsched.lab.scenario import ScenarioError, parse
 
 PROC_STAT = """\
