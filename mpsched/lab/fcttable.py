@@ -1,6 +1,7 @@
 """The FCT tables of docs/results/congestion.md from results on disk, and their paired ratios.
 
     python -m mpsched.lab.fcttable SOURCE [SOURCE ...] [--paired REF ...] [--no-cpu-bound]
+                                   [--plot DIR]
 
 Each SOURCE is an `mpsched compare` output directory (every run JSON under it,
 `fct.load_results`) or a runs.csv (`report.read_csv`, e.g. docs/results/*-runs.csv); the
@@ -17,7 +18,10 @@ policies) or a published table plus new runs is one table. Printed as Markdown:
 3. the CPU-bound runs by scenario, policy and seed.
 
 `--no-cpu-bound` leaves the CPU-bound runs out of every table (re-run them with
-`mpsched compare ... --resume --rerun-cpu-bound`).
+`mpsched compare ... --resume --rerun-cpu-bound`). `--plot DIR` also draws, per scenario and
+REF, the short flows' paired ratios (`paired_<scenario>_<REF>.png`, blue where the interval
+lies below 1) and, for a scenario run at several loads, FCT against load per size bucket
+(`fct_load_<scenario>_<bucket>.png`).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mpsched.lab import plots
 from mpsched.lab.fct import FctRow, Stat, fct_rows, load_results, paired_ratios, stat_cell
-from mpsched.lab.report import RunResult, read_csv
+from mpsched.lab.report import RunResult, read_csv, slug
 
 NAN_STAT: Stat = (math.nan, math.nan)
 # paired figures: (metric, column title)
@@ -125,6 +130,22 @@ def paired_table(results: Sequence[RunResult], reference: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_plots(directory: Path, results: Sequence[RunResult], references: Sequence[str]
+                ) -> list[Path]:
+    """The `--plot` files (module doc); returns those written."""
+    written = plots.write_load_plots(directory, results)
+    metric, label = PAIRED[0]
+    for ref in references:
+        got = paired_ratios(results, metric, ref)
+        for scenario in dict.fromkeys(s for s, _ in got):
+            ratios = {p: v for (s, p), v in got.items() if s == scenario}
+            out = plots.plot_paired(directory / f"paired_{slug(scenario)}_{slug(ref)}.png",
+                                    ratios, ref, f"{scenario}: {label} / {ref}'s")
+            if out is not None:
+                written.append(out)
+    return written
+
+
 def cpu_bound_runs(results: Sequence[RunResult]) -> list[tuple[str, str, int]]:
     return sorted((r.scenario, r.policy, r.seed) for r in results if r.cpu_bound is True)
 
@@ -140,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="reference policy of the paired ratios (repeatable; default: letflow, "
                    "ecmp)")
     p.add_argument("--no-cpu-bound", action="store_true", help="leave CPU-bound runs out")
+    p.add_argument("--plot", type=Path, metavar="DIR",
+                   help="also draw the paired ratios and FCT against load as PNGs into DIR")
     args = p.parse_args(argv)
     try:
         results = load_sources(args.sources)
@@ -150,9 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_cpu_bound:
         results = [r for r in results if r.cpu_bound is not True]
     print(bucket_table(results))
-    for ref in args.paired or ["letflow", "ecmp"]:
+    refs = args.paired or ["letflow", "ecmp"]
+    for ref in refs:
         text = paired_table(results, ref)
         print(text if text else f"(no run of {ref} pairs with another policy's)\n")
+    if args.plot is not None:
+        for path in write_plots(args.plot, results, refs):
+            print(f"plot: {path}")
     left = " (left out)" if args.no_cpu_bound else ""
     print(f"CPU-bound runs{left}: "
           + (", ".join(f"{s}/{p}/seed {k}" for s, p, k in bound) if bound else "none"))

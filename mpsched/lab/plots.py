@@ -1,5 +1,6 @@
 """PNG plots of run results: throughput over time, FCT by size and against the offered load,
-CDFs of RTT and reordering (``write_plots``, ``write_load_plots``). A plot without data is
+CDFs of RTT and reordering, policies' ratios to a reference paired by seed (``write_plots``,
+``write_load_plots``, ``plot_paired``). A plot without data is
 skipped, never drawn empty. Matplotlib is imported only when a plot is drawn."""
 
 from __future__ import annotations
@@ -171,6 +172,38 @@ def plot_fct_vs_load(
         ax.plot(xs, p99, linestyle="--", color=line[0].get_color(), label=f"{policy} p99")
     ax.set_ylim(bottom=0)
     ax.legend(loc="best", fontsize="small")
+    return _save(fig, Path(path))
+
+
+def plot_paired(
+    path: str | Path,
+    ratios: Mapping[str, tuple[tuple[float, float], int]],
+    reference: str,
+    title: str,
+) -> Path | None:
+    """One horizontal bar per policy: its ratio to ``reference`` paired by seed (mean ± 95 % CI
+    over the seeds, ``fct.paired_ratios`` of one scenario, keyed by policy), sorted best (lowest)
+    first, a line at 1 (level with the reference); None without a finite ratio."""
+    rows = sorted(
+        ((p, m, h, n) for p, ((m, h), n) in ratios.items() if p != reference and math.isfinite(m)),
+        key=lambda row: row[1],
+    )
+    if not rows:
+        return None
+    fig, ax = _figure(title, f"ratio to {reference} (paired by seed)", "")
+    fig.set_size_inches(7, max(2.5, 0.3 * len(rows) + 1.2))
+    ys = list(range(len(rows)))[::-1]
+    ax.barh(
+        ys,
+        [m for _, m, _, _ in rows],
+        xerr=[h if math.isfinite(h) else 0.0 for _, _, h, _ in rows],
+        capsize=3,
+        color=["tab:blue" if m + (h if math.isfinite(h) else 0.0) < 1 else "tab:gray"
+               for _, m, h, _ in rows],
+    )  # fmt: skip
+    ax.set_yticks(ys, [f"{p} ({n})" for p, _, _, n in rows])
+    ax.axvline(1.0, color="black", linewidth=1)
+    ax.set_xlim(left=0)
     return _save(fig, Path(path))
 
 

@@ -84,3 +84,14 @@ def test_a_runs_csv_from_before_the_cpu_mark_reads_as_unknown(tmp_path):
     path.write_text("scenario,policy,run,seed,duration_s,goodput_frac\nsc,ca,0,1,30,0.9\n")
     (r,) = report.read_csv(path)
     assert r.cpu_bound is None and r.metrics == {"goodput_frac": 0.9}
+
+
+def test_main_draws_the_paired_ratios(tmp_path, capsys):
+    report.write_csv(tmp_path, RUNS)
+    plots = tmp_path / "plots"
+    assert fcttable.main([str(tmp_path / "runs.csv"), "--paired", "letflow", "--paired", "ecmp",
+                          "--plot", str(plots)]) == 0
+    assert "plot: " + str(plots / "paired_sc_letflow.png") in capsys.readouterr().out
+    # no ecmp run: nothing to pair with, no empty plot; one load: no FCT-against-load plot
+    assert [p.name for p in plots.iterdir()] == ["paired_sc_letflow.png"]
+    assert (plots / "paired_sc_letflow.png").read_bytes().startswith(b"\x89PNG")

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from mpsched.lab.plots import load_family, mean_series, write_load_plots, write_plots
+from mpsched.lab.plots import (
+    load_family,
+    mean_series,
+    plot_paired,
+    write_load_plots,
+    write_plots,
+)
 from mpsched.lab.report import RunResult
 from tests.unit.lab.sample_runs import load_sweep, sample_results
 
@@ -52,3 +58,11 @@ def test_fct_load_plots_per_bucket_with_two_loads_or_more(tmp_path):
     assert written[0].read_bytes().startswith(b"\x89PNG")
     one_load = [r for r in load_sweep() if r.metrics["offered_load_pct"] == 30]
     assert write_load_plots(tmp_path / "none", one_load) == []
+
+
+def test_paired_plot_leaves_the_reference_and_non_finite_ratios_out(tmp_path):
+    ratios = {"ca": ((0.6, 0.1), 5), "letflow": ((1.0, 0.0), 5), "rr": ((math.nan, math.nan), 0)}
+    out = plot_paired(tmp_path / "p.png", ratios, "letflow", "t")
+    assert out is not None and out.read_bytes().startswith(b"\x89PNG")
+    assert plot_paired(tmp_path / "q.png", {"letflow": ((1.0, 0.0), 5)}, "letflow", "t") is None
+    assert not (tmp_path / "q.png").exists()
