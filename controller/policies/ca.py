@@ -45,17 +45,6 @@ from mpsched.p4rt.pipeline import CA_COEFFICIENTS, CA_COST_UNITS, CA_PATH_PARAMS
 log = logging.getLogger(__name__)
 
 U32_MAX = (1 << 32) - 1
-# The cost's units the P4 program declares in its @ca_units annotation (ca_select.p4);
-# `Pipeline.ca_units` reads the compiled program's, these are for tests and offline use.
-DEFAULT_CA_UNITS: dict[str, int] = {
-    "rate_window_us": 16384,
-    "rate_unit_bytes": 16,
-    "loss_one": 65536,
-    "util_one": 65536,
-    "coef_one": 256,
-}
-
-
 def live_cost(state: PathState, cost: CaCost) -> float:
     """The controller's estimate (µs-equivalent) of the cost the switch computes for a path:
 
@@ -97,9 +86,7 @@ def inv_capacity(capacity_mbps: float | None, units: Mapping[str, int]) -> int:
     return _u32("inv_capacity", (1 << 32) * units["rate_unit_bytes"] / window_bytes)
 
 
-def ca_fixed_point(
-    cost: CaCost, max_paths: int, units: Mapping[str, int] | None = None
-) -> dict[str, int]:
+def ca_fixed_point(cost: CaCost, max_paths: int, units: Mapping[str, int]) -> dict[str, int]:
     """The set_ca action parameters (all bit<32>) for `cost`:
 
     - c_qdelay = coef_one * qdelay_coef (µs per µs of queueing),
@@ -109,10 +96,9 @@ def ca_fixed_point(
     - offset_i = offset_us, inv_capacity_i = `inv_capacity` for i = 1..max_paths (paths not in
       cost.paths: 0, 0),
 
-    each rounded and clamped to 0..2^32-1. `units` are the program's @ca_units (default
-    DEFAULT_CA_UNITS). ValueError for a path id outside 1..max_paths or a missing unit.
+    each rounded and clamped to 0..2^32-1. `units` are the program's @ca_units
+    (`Pipeline.ca_units`). ValueError for a path id outside 1..max_paths or a missing unit.
     """
-    units = DEFAULT_CA_UNITS if units is None else units
     missing = [k for k in CA_COST_UNITS if not units.get(k)]
     if missing:
         raise ValueError(f"@ca_units lacks (or has 0 for) {missing}")

@@ -14,7 +14,6 @@ from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import CaCost, CaPath, Mode, PathState
 from mpsched.controller.policies.ca import (
     CA_OFFSET_STEP_US,
-    DEFAULT_CA_UNITS,
     U32_MAX,
     base_owd_ms,
     ca_fixed_point,
@@ -25,6 +24,7 @@ from mpsched.controller.policies.ca import (
 )
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.scheduler import Scheduler, SwitchView
+from tests.fake_p4rt import CA_UNITS
 
 # -- live_cost -------------------------------------------------------------------
 
@@ -73,7 +73,7 @@ def test_fixed_point_coefficients():
         max_age_ms=500.0,
         paths={2: CaPath(1234.6, 100.0)},
     )
-    fixed = ca_fixed_point(cost, 4, DEFAULT_CA_UNITS)
+    fixed = ca_fixed_point(cost, 4, CA_UNITS)
     assert fixed["c_qdelay"] == 384  # 1.5 * 256
     assert fixed["c_loss"] == round(256 * 20_000 * 100 / 65536)  # 7812.5 -> 7812
     assert fixed["c_util"] == round(256 * 10_000 / 65536)  # 39
@@ -93,7 +93,7 @@ def test_fixed_point_coefficients():
 def test_switch_arithmetic_with_the_fixed_point_matches_live_cost():
     """The switch's integer cost (spec formula) from the fixed-point parameters is the
     controller's estimate within rounding, at the switch's units."""
-    units = DEFAULT_CA_UNITS
+    units = CA_UNITS
     cost = CaCost(paths={1: CaPath(400.0, 40.0)})
     fixed = ca_fixed_point(cost, 4, units)
     qdelay_us, loss_fraction, goodput_mbps = 2500, 0.005, 30.0
@@ -111,7 +111,7 @@ def test_switch_arithmetic_with_the_fixed_point_matches_live_cost():
 
 
 def test_inv_capacity_full_rate_is_util_one():
-    units = DEFAULT_CA_UNITS
+    units = CA_UNITS
     for mbps in (1.0, 10.0, 100.0, 1000.0):
         rate = mbps * 125 * units["rate_window_us"] / 1000 / units["rate_unit_bytes"]
         assert (int(rate) * inv_capacity(mbps, units)) >> 16 == pytest.approx(65536, rel=0.001)
@@ -123,14 +123,14 @@ def test_inv_capacity_full_rate_is_util_one():
 
 def test_fixed_point_clamps_and_refuses():
     huge = CaCost(qdelay_coef=1e12, epsilon_us=-5.0, paths={1: CaPath(1e15, None)})
-    fixed = ca_fixed_point(huge, 2)
+    fixed = ca_fixed_point(huge, 2, CA_UNITS)
     assert fixed["c_qdelay"] == U32_MAX and fixed["epsilon"] == 0 and fixed["offset_1"] == U32_MAX
     with pytest.raises(ValueError, match=r"path ids \[5\] outside 1..4"):
-        ca_fixed_point(CaCost(paths={5: CaPath(0.0, None)}), 4)
+        ca_fixed_point(CaCost(paths={5: CaPath(0.0, None)}), 4, CA_UNITS)
     with pytest.raises(ValueError, match="offset_1 must be finite"):
-        ca_fixed_point(CaCost(paths={1: CaPath(math.nan, None)}), 4)
+        ca_fixed_point(CaCost(paths={1: CaPath(math.nan, None)}), 4, CA_UNITS)
     with pytest.raises(ValueError, match=r"lacks .*\['coef_one'\]"):
-        ca_fixed_point(CaCost(), 4, {**DEFAULT_CA_UNITS, "coef_one": 0})
+        ca_fixed_point(CaCost(), 4, {**CA_UNITS, "coef_one": 0})
 
 
 def test_quantise_ca():

@@ -8,6 +8,7 @@ from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.ca import ca_fixed_point
 from mpsched.controller.policies.llhd import best_path, gammas
+from tests.fake_p4rt import CA_UNITS
 
 # GP (Mbit/s), srtt (ms): GP_max = 10, RTT_max = 40, beta = 0.001
 #   gamma_1 = 10/10 + 0.001 * 40/20 = 1.002
@@ -103,7 +104,7 @@ def test_llhd_ca_coefficients_and_offsets_hand_computed():
     assert c.loss_coef_us == pytest.approx(40.0)
     assert "offset_us 1=2000 2=0" in d.reason and "gamma" in d.reason
     # the switch's parameters are well formed
-    fixed = ca_fixed_point(c, 4)
+    fixed = ca_fixed_point(c, 4, CA_UNITS)
     assert fixed["offset_1"] == 2000 and fixed["offset_3"] == 0 and fixed["c_qdelay"] == 205
 
 
