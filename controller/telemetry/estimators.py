@@ -45,7 +45,6 @@ The export and liveness settings of the data plane and the probe rule (`Telemetr
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -62,6 +61,7 @@ from mpsched.controller.telemetry.config import (
     probe_needed,
     sender_busy,
 )
+from mpsched.controller.telemetry.history import History
 from mpsched.controller.telemetry.windows import (
     _BYTES,
     _FLOW_OOO,
@@ -114,7 +114,7 @@ class PathEstimator(PathWindows):
     (`PathWindows`), read its estimates here."""
 
     _capacity: tuple[int, float | None] | None = None  # (points seen, capacity_mbps) cache
-    history: deque[dict] = field(default_factory=deque)
+    history: History = field(default_factory=History)
 
     def retrans(self) -> int | None:
         """Retransmissions seen within the window (None before two RTT reports)."""
@@ -288,12 +288,12 @@ class PathEstimator(PathWindows):
             "freshness_s": _r(self.freshness_s(now)),
         }
 
-    def record(self, now: float) -> dict:
-        """Take a snapshot into the short history (the controller does this once per period)."""
+    def record(self, now: float, keep: int | None = None) -> dict:
+        """Take a snapshot into the short history (the controller does this once per period),
+        which keeps the last `keep` (default: `settings.history`; the intake passes its share
+        of the budget, `history.history_keep`)."""
         snap = self.snapshot(now)
-        self.history.append(snap)
-        while len(self.history) > self.settings.history:
-            self.history.popleft()
+        self.history.append(snap, self.settings.history if keep is None else keep)
         return snap
 
 

@@ -34,6 +34,7 @@ from mpsched.controller.telemetry.estimators import (
     TelemetryConfig,
     probe_needed,
 )
+from mpsched.controller.telemetry.history import history_keep
 from mpsched.controller.telemetry.ports import PortRate, link_loads
 from mpsched.controller.telemetry.sharing import (
     LinkDir,
@@ -191,8 +192,10 @@ class TelemetryIntake:
 
     def record(self, now: float) -> None:
         """Every estimator's current estimates into its history (each telemetry period)."""
+        keep = history_keep(len(self.estimators), self.settings.history,
+                            self.settings.history_budget)
         for est in self.estimators.values():
-            est.record(now)
+            est.record(now, keep)
 
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while
@@ -362,5 +365,5 @@ class TelemetryIntake:
         for (p, d), est in sorted(self.estimators.items()):
             if direction is not None and d != direction:
                 continue
-            out.setdefault(str(p), {})[d] = [s for s in est.history if s["t"] > since]
+            out.setdefault(str(p), {})[d] = est.history.since(since)
         return out

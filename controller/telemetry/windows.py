@@ -57,7 +57,10 @@ class EstimatorSettings:
     window_s: float = 5.0  # rtt min/max, loss, goodput, capacity, owd minimum
     dead_after_s: float = 1.0  # no report for this long: the path counts as dead
     probe_interval_s: float | None = PROBE_INTERVAL_S  # the senders' probes (sender_busy)
-    history: int = 120  # snapshots kept per path for GET …/telemetry
+    history: int = 120  # snapshots kept per path for GET …/telemetry (at most)
+    # snapshots kept over all paths together: a fabric's many paths each keep a share
+    # (history.history_keep; 500 000 packed snapshots are about 100 MB)
+    history_budget: int = 500_000
     stale_after_s: float = 1.0  # no RTT report for this long: srtt etc. start to age
     age_tau_s: float = 2.0  # time constant of that aging towards the neutral prior
 

@@ -17,8 +17,9 @@ budget, controller/scheduling/due.py).
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
 p50/p99, the pairs' refresh time p99 (a pair's first input since its last step -> its next
-step), the process's RSS and CPU (% of one core, less the feeder's own thread), the
-P4Runtime updates per second in the loop, the reports handed over per second, the entries
+step), the process's RSS (every path's recorded history filled to its steady state first)
+and CPU (% of one core, less the feeder's own thread), the P4Runtime updates per second in
+the loop, the reports handed over per second, the entries
 an edge and a transit switch hold, the probes each leaf sends per second (the controller's
 defaults, or the cap of `--probe-max-pps`), and the time from a spine's failure (all its
 links administratively down through the controller, one re-route) until every switch
@@ -59,6 +60,7 @@ from mpsched.bench.scale_model import (
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
+from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
 from mpsched.fabric.netdesc import describe
@@ -197,6 +199,24 @@ def probes_sent(ctl: Controller) -> int:
     return sum((a.probe_counts() or {}).get("sent", 0) for a in ctl.agents)
 
 
+def fill_histories(ctl: Controller) -> tuple[int, int]:
+    """Every path's recorded history filled to what the recorder holds once it has run as many
+    periods as a path keeps (its share of the budget, controller/telemetry/history.py), dated
+    back a period apart from its oldest: the RSS then counts the steady state, not a few
+    seconds' worth. Returns (snapshots per path, in all)."""
+    intake = ctl.intake
+    with ctl._lock:
+        cfg = intake.settings
+        keep = history_keep(len(intake.estimators), cfg.history, cfg.history_budget)
+        now = time.time()
+        for est in intake.estimators.values():
+            base = est.snapshot(now)
+            first = next(iter(est.history))["t"] if len(est.history) else now
+            est.history.prepend([dict(base, t=first - k * ctl.settings.telemetry_period)
+                                 for k in range(keep - len(est.history), 0, -1)])
+        return keep, sum(len(est.history) for est in intake.estimators.values())
+
+
 def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: WriteCounter,
                  seconds: float) -> None:
     leaves, st = feeder.leaves, ctl.stepper
@@ -260,6 +280,8 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
                   flush=True)
             feeder.start()
             time.sleep(args.warmup)
+            keep, held = fill_histories(ctl)
+            print(f"  histories: {keep} snapshots per path, {held} in all (filled)", flush=True)
             measure_loop(ctl, feeder, res, counter, args.seconds)
             feeder.halt.set()
             feeder.join(timeout=30)

@@ -61,7 +61,7 @@ def backfill(ctl: Any, seconds: int, seed: int) -> int:
                     if key != "t" and isinstance(value, float):
                         snap[key] = round(value * rng.uniform(0.7, 1.3), 3)
                 past.append(snap)
-            est.history.extendleft(reversed(past))
+            est.history.prepend(past)
             total += len(est.history)
     return total
 

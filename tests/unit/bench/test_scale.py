@@ -86,3 +86,22 @@ def test_a_threads_stat_gives_its_cpu_and_its_name_its_group():
     assert stat_cpu_s(text, 100) == pytest.approx(2.0)
     assert thread_group("agent-leaf3") == "agent" and thread_group("control") == "control"
     assert thread_group("p4rt-stream-7") == "p4rt"
+
+
+def test_histories_filled_to_the_recorders_steady_state():
+    """fill_histories: each path holds its share of the budget, a period apart, newest last."""
+    import threading
+    from types import SimpleNamespace
+
+    from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator
+
+    settings = EstimatorSettings(history=120, history_budget=40)
+    ests = {(p, "a->b"): PathEstimator(p, settings) for p in (1, 2)}
+    ests[(1, "a->b")].record(1000.0)  # one already recorded
+    ctl = SimpleNamespace(intake=SimpleNamespace(estimators=ests, settings=settings),
+                          settings=SimpleNamespace(telemetry_period=1.0), _lock=threading.Lock())
+    assert scale.fill_histories(ctl) == (20, 40)
+    times = [s["t"] for s in ests[(2, "a->b")].history]
+    assert len(times) == 20 and times == sorted(times) and times[1] - times[0] == pytest.approx(1)
+    times = [s["t"] for s in ests[(1, "a->b")].history]
+    assert times[-2:] == [999.0, 1000.0] and times == sorted(times)
