@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from concurrent import futures
+from typing import Any
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -58,196 +59,164 @@ MPTCP_MEMBERS = {
 }
 
 
-def synthetic_p4info() -> p4info_pb2.P4Info:
-    info = p4info_pb2.P4Info()
-    next_id = iter(range(1, 1000))
-    actions: dict[str, int] = {}
+_LPM, _EXACT = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
+_TERNARY, _RANGE = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
+# match fields: (name, bit width, match kind)
+Field = tuple[str, int, int]
 
-    def action(name: str, params: list[tuple[str, int]]) -> None:
-        a = info.actions.add()
-        a.preamble.id = actions[name] = 0x01000000 + next(next_id)
-        a.preamble.name = name
+
+class _Builder:
+    """Adds P4Info objects with fresh ids (one sequence, as p4c numbers within each kind)."""
+
+    def __init__(self) -> None:
+        self.info = p4info_pb2.P4Info()
+        self._ids = iter(range(1, 1000))
+        self.actions: dict[str, int] = {}
+
+    def _preamble(self, obj: Any, kind: int, name: str) -> None:
+        obj.preamble.id = kind + next(self._ids)
+        obj.preamble.name = name
+
+    def action(self, name: str, params: list[tuple[str, int]]) -> None:
+        a = self.info.actions.add()
+        self._preamble(a, 0x01000000, name)
+        self.actions[name] = a.preamble.id
         a.preamble.alias = name.rsplit(".", 1)[-1]
         for i, (pname, width) in enumerate(params, start=1):
             p = a.params.add()
             p.id, p.name, p.bitwidth = i, pname, width
 
-    action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
-    action(pl.ACTION_SET_SWITCH_CONFIG, [("edge_id", 8)])
-    action(pl.ACTION_TRANSIT, [("port", 9)])
-    action(pl.ACTION_TO_PATHS, [("dst_edge", 8)])
-    action(pl.ACTION_VIA_PATH, [("dst_edge", 8), ("path_id", 8)])
-    action(
-        pl.ACTION_SET_WEIGHTS,
-        [(f"end_{i}", 17) for i in range(1, MAX_PATHS + 1)]
-        + [("weighted_paths", 8), ("mode", 8), ("flowlet_gap_us", 32)],
-    )
-    action(pl.ACTION_SET_CLASS, [("class_id", 8)])
-    action(
-        pl.ACTION_SET_MVQS,
-        [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS for i in range(1, MAX_PATHS + 1)],
-    )
-    action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
-    action(pl.ACTION_FABRIC_PORT, [])
-    action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
-    action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
-    action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
-    action(pl.ACTION_PIN_SUBFLOW, [("path_id", 8)])
-    action(
-        pl.ACTION_SET_CA,
-        [(n, 32) for n in pl.CA_COEFFICIENTS]
-        + [(f"{n}_{i}", 32) for n in pl.CA_PATH_PARAMS for i in range(1, MAX_PATHS + 1)],
-    )
-    action(pl.ACTION_NO_CA, [])
-    lpm, exact = p4info_pb2.MatchField.LPM, p4info_pb2.MatchField.EXACT
-    ternary, range_ = p4info_pb2.MatchField.TERNARY, p4info_pb2.MatchField.RANGE
-    # tables with several match fields: name, size, [(field, width, kind)], action
-    multi = [
-        (pl.TABLE_SWITCH_CONFIG, 1, [("ingress_port", 9, ternary)], pl.ACTION_SET_SWITCH_CONFIG),
-        (
-            pl.TABLE_TRANSIT,
-            MAX_EDGES * MAX_EDGES * MAX_PATHS,
-            [(k, 8, exact) for k in pl.TRANSIT_KEYS],
-            pl.ACTION_TRANSIT,
-        ),
-        (
-            pl.TABLE_NEXTHOP,
-            MAX_EDGES * MAX_PATHS,
-            [(k, 8, exact) for k in pl.NEXTHOP_KEYS],
-            pl.ACTION_SET_PATH_PORT,
-        ),
-    ]
-    per_class = [(k, 8, exact) for k in pl.CLASS_TABLE_KEYS]
-    multi += [
-        (table, MAX_EDGES * MAX_CLASSES, per_class, act)
-        for table, act in ((pl.TABLE_WEIGHTS, pl.ACTION_SET_WEIGHTS),
-                           (pl.TABLE_MVQS, pl.ACTION_SET_MVQS),
-                           (pl.TABLE_CA, pl.ACTION_SET_CA))
-    ]
-    for name, size, fields, act in multi:
-        t = info.tables.add()
-        t.preamble.id = 0x02000000 + next(next_id)
-        t.preamble.name = name
+    def table(self, name: str, size: int, fields: list[Field], actions: list[str]
+              ) -> p4info_pb2.Table:
+        t = self.info.tables.add()
+        self._preamble(t, 0x02000000, name)
         t.size = size
         for i, (key, width, kind) in enumerate(fields, start=1):
             mf = t.match_fields.add()
             mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
-        t.action_refs.add().id = actions[act]
-        if name == pl.TABLE_CA:  # no_ca, and the units as ca_select.p4 declares them
-            t.action_refs.add().id = actions[pl.ACTION_NO_CA]
-            note = t.preamble.structured_annotations.add()
-            note.name = pl.ANNOTATION_CA_UNITS
-            for key, value in CA_UNITS.items():
-                kv = note.kv_pair_list.kv_pairs.add()
-                kv.key, kv.value.int64_value = key, value
-    tables = [
-        (
-            pl.TABLE_ROUTE,
-            "dst_addr",
-            32,
-            lpm,
-            [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH],
-        ),
-        (pl.TABLE_PATH_INGRESS, "ingress_port", 9, exact, [pl.ACTION_FABRIC_PORT]),
-        (pl.TABLE_REPORT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_REPORT_INTERVAL]),
-        (pl.TABLE_RTT_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_RTT_INTERVAL]),
-        (pl.TABLE_LIVENESS_CONFIG, "path_id", 8, exact, [pl.ACTION_SET_DEAD_AFTER]),
-    ]
-    for name, field, width, kind, acts in tables:
-        t = info.tables.add()
-        t.preamble.id = 0x02000000 + next(next_id)
-        t.preamble.name = name
-        t.size = 64
-        mf = t.match_fields.add()
-        mf.id, mf.name, mf.bitwidth, mf.match_type = 1, field, width, kind
-        for a in acts:
-            t.action_refs.add().id = actions[a]
-    t = info.tables.add()
-    t.preamble.id = 0x02000000 + next(next_id)
-    t.preamble.name = pl.TABLE_TRAFFIC_CLASS
-    t.size = 256
-    for i, (key, width, kind) in enumerate(
-        [
-            ("dscp", 6, ternary),
-            ("src_addr", 32, ternary),
-            ("dst_addr", 32, ternary),
-            ("protocol", 8, ternary),
-            ("src_port", 16, range_),
-            ("dst_port", 16, range_),
-        ],
-        start=1,
-    ):
-        mf = t.match_fields.add()
-        mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, kind
-    t.action_refs.add().id = actions[pl.ACTION_SET_CLASS]
-    t = info.tables.add()
-    t.preamble.id = 0x02000000 + next(next_id)
-    t.preamble.name = pl.TABLE_SUBFLOW_PIN
-    t.size = 1024
-    widths = (32, 32, 16, 16)
-    for i, (key, width) in enumerate(zip(pl.SUBFLOW_PIN_KEYS, widths, strict=True), start=1):
-        mf = t.match_fields.add()
-        mf.id, mf.name, mf.bitwidth, mf.match_type = i, key, width, exact
-    t.action_refs.add().id = actions[pl.ACTION_PIN_SUBFLOW]
-    modes = info.type_info.serializable_enums[pl.ENUM_POLICY_MODE]
-    modes.underlying_type.bitwidth = 8
-    for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ", "CA")):
-        m = modes.members.add()
-        m.name, m.value = name, bytes([value])
-    for name in (pl.COUNTER_TX, pl.COUNTER_RX, pl.COUNTER_PROBE_SKIPPED):
-        c = info.counters.add()
-        c.preamble.id = 0x13000000 + next(next_id)
-        c.preamble.name = name
-        c.size = (MAX_EDGES + 1) * (MAX_PATHS + 1)  # EDGE_PATH cells (sizes.p4)
-    c = info.counters.add()
-    c.preamble.id = 0x13000000 + next(next_id)
-    c.preamble.name = pl.COUNTER_PORT_TX
-    c.size = 64  # PORT_COUNTER_SIZE (sizes.p4)
-    # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
-    # here are a sample; tests/unit/p4rt/test_p4info.py checks the compiled program's).
-    c = info.counters.add()
-    c.preamble.id = 0x13000000 + next(next_id)
-    c.preamble.name = pl.COUNTER_DROP_REASON
-    c.size = 3
-    note = c.preamble.structured_annotations.add()
-    note.name = pl.ANNOTATION_DROP_REASONS
-    for reason, code in (("TRUNCATED", 1), ("IPV4_CHECKSUM", 2)):
-        kv = note.kv_pair_list.kv_pairs.add()
-        kv.key, kv.value.int64_value = reason, code
-    for name in (
-        pl.REGISTER_TX_SEQ,
-        pl.REGISTER_PROBE_SEQ,
-        *pl.REGISTERS_PATH_MONITOR,
-        *pl.REGISTERS_RTT_MONITOR,
-        *pl.REGISTERS_LIVENESS,
-        *pl.REGISTERS_PATH_SELECT,
-    ):
-        r = info.registers.add()
-        r.preamble.id = 0x15000000 + next(next_id)
-        r.preamble.name = name
-        r.size = MAX_PATHS + 1
-    for digest, members in (
-        (pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS),
-        (pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS),
-        *[(name, MPTCP_MEMBERS[name]) for name in pl.DIGESTS_MPTCP],
-    ):
-        d = info.digests.add()
-        d.preamble.id = 0x05000000 + next(next_id)
-        d.preamble.name = digest
-        d.type_spec.struct.name = digest
-        struct = info.type_info.structs[digest]
+        for act in actions:
+            t.action_refs.add().id = self.actions[act]
+        return t
+
+    def counter(self, name: str, size: int) -> p4info_pb2.Counter:
+        c = self.info.counters.add()
+        self._preamble(c, 0x13000000, name)
+        c.size = size
+        return c
+
+    def register(self, name: str, size: int) -> None:
+        r = self.info.registers.add()
+        self._preamble(r, 0x15000000, name)
+        r.size = size
+
+    def digest(self, name: str, members: list[tuple[str, int]]) -> None:
+        d = self.info.digests.add()
+        self._preamble(d, 0x05000000, name)
+        d.type_spec.struct.name = name
+        struct = self.info.type_info.structs[name]
         for mname, width in members:
             m = struct.members.add()
             m.name = mname
             m.type_spec.bitstring.bit.bitwidth = width
-    po = info.controller_packet_metadata.add()
-    po.preamble.id = 0x40000000 + next(next_id)
-    po.preamble.name = pl.PACKET_OUT
-    m = po.metadata.add()
-    m.id, m.name, m.bitwidth = 1, pl.PACKET_OUT_PATH, 8
-    m = po.metadata.add()
-    m.id, m.name, m.bitwidth = 2, pl.PACKET_OUT_EDGE, 8
-    return info
+
+    def packet_out(self, name: str, metadata: list[tuple[str, int]]) -> None:
+        po = self.info.controller_packet_metadata.add()
+        self._preamble(po, 0x40000000, name)
+        for i, (mname, width) in enumerate(metadata, start=1):
+            m = po.metadata.add()
+            m.id, m.name, m.bitwidth = i, mname, width
+
+
+def _annotate(preamble: p4info_pb2.Preamble, name: str, pairs: dict[str, int]) -> None:
+    """A structured annotation @name[key = value, ...] of integers."""
+    note = preamble.structured_annotations.add()
+    note.name = name
+    for key, value in pairs.items():
+        kv = note.kv_pair_list.kv_pairs.add()
+        kv.key, kv.value.int64_value = key, value
+
+
+def _actions(b: _Builder) -> None:
+    per_path = range(1, MAX_PATHS + 1)
+    b.action(pl.ACTION_TO_HOST, [("port", 9), ("smac", 48), ("dmac", 48)])
+    b.action(pl.ACTION_SET_SWITCH_CONFIG, [("edge_id", 8)])
+    b.action(pl.ACTION_TRANSIT, [("port", 9)])
+    b.action(pl.ACTION_TO_PATHS, [("dst_edge", 8)])
+    b.action(pl.ACTION_VIA_PATH, [("dst_edge", 8), ("path_id", 8)])
+    b.action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in per_path]
+             + [("weighted_paths", 8), ("mode", 8), ("flowlet_gap_us", 32)])
+    b.action(pl.ACTION_SET_CLASS, [("class_id", 8)])
+    b.action(pl.ACTION_SET_MVQS, [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS for i in per_path])
+    b.action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
+    b.action(pl.ACTION_FABRIC_PORT, [])
+    b.action(pl.ACTION_SET_REPORT_INTERVAL, [("interval_us", 48)])
+    b.action(pl.ACTION_SET_RTT_INTERVAL, [("interval_us", 48)])
+    b.action(pl.ACTION_SET_DEAD_AFTER, [("dead_after_us", 48)])
+    b.action(pl.ACTION_PIN_SUBFLOW, [("path_id", 8)])
+    b.action(pl.ACTION_SET_CA, [(n, 32) for n in pl.CA_COEFFICIENTS]
+             + [(f"{n}_{i}", 32) for n in pl.CA_PATH_PARAMS for i in per_path])
+    b.action(pl.ACTION_NO_CA, [])
+
+
+def _tables(b: _Builder) -> None:
+    b.table(pl.TABLE_SWITCH_CONFIG, 1, [("ingress_port", 9, _TERNARY)],
+            [pl.ACTION_SET_SWITCH_CONFIG])
+    b.table(pl.TABLE_TRANSIT, MAX_EDGES * MAX_EDGES * MAX_PATHS,
+            [(k, 8, _EXACT) for k in pl.TRANSIT_KEYS], [pl.ACTION_TRANSIT])
+    b.table(pl.TABLE_NEXTHOP, MAX_EDGES * MAX_PATHS, [(k, 8, _EXACT) for k in pl.NEXTHOP_KEYS],
+            [pl.ACTION_SET_PATH_PORT])
+    per_class = [(k, 8, _EXACT) for k in pl.CLASS_TABLE_KEYS]
+    b.table(pl.TABLE_WEIGHTS, MAX_EDGES * MAX_CLASSES, per_class, [pl.ACTION_SET_WEIGHTS])
+    b.table(pl.TABLE_MVQS, MAX_EDGES * MAX_CLASSES, per_class, [pl.ACTION_SET_MVQS])
+    ca = b.table(pl.TABLE_CA, MAX_EDGES * MAX_CLASSES, per_class,
+                 [pl.ACTION_SET_CA, pl.ACTION_NO_CA])
+    _annotate(ca.preamble, pl.ANNOTATION_CA_UNITS, CA_UNITS)  # as ca_select.p4 declares them
+    b.table(pl.TABLE_ROUTE, 64, [("dst_addr", 32, _LPM)],
+            [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH])
+    b.table(pl.TABLE_PATH_INGRESS, 64, [("ingress_port", 9, _EXACT)], [pl.ACTION_FABRIC_PORT])
+    for table, act in ((pl.TABLE_REPORT_CONFIG, pl.ACTION_SET_REPORT_INTERVAL),
+                       (pl.TABLE_RTT_CONFIG, pl.ACTION_SET_RTT_INTERVAL),
+                       (pl.TABLE_LIVENESS_CONFIG, pl.ACTION_SET_DEAD_AFTER)):
+        b.table(table, 64, [("path_id", 8, _EXACT)], [act])
+    b.table(pl.TABLE_TRAFFIC_CLASS, 256,
+            [("dscp", 6, _TERNARY), ("src_addr", 32, _TERNARY), ("dst_addr", 32, _TERNARY),
+             ("protocol", 8, _TERNARY), ("src_port", 16, _RANGE), ("dst_port", 16, _RANGE)],
+            [pl.ACTION_SET_CLASS])
+    b.table(pl.TABLE_SUBFLOW_PIN, 1024,
+            [(k, w, _EXACT) for k, w in zip(pl.SUBFLOW_PIN_KEYS, (32, 32, 16, 16), strict=True)],
+            [pl.ACTION_PIN_SUBFLOW])
+
+
+def _counters_and_registers(b: _Builder) -> None:
+    for name in (pl.COUNTER_TX, pl.COUNTER_RX, pl.COUNTER_PROBE_SKIPPED):
+        b.counter(name, (MAX_EDGES + 1) * (MAX_PATHS + 1))  # EDGE_PATH cells (sizes.p4)
+    b.counter(pl.COUNTER_PORT_TX, 64)  # PORT_COUNTER_SIZE (sizes.p4)
+    # drop_reason with a @drop_reasons annotation of the real program's shape (the reasons
+    # here are a sample; tests/unit/p4rt/test_p4info.py checks the compiled program's).
+    drops = b.counter(pl.COUNTER_DROP_REASON, 3)
+    _annotate(drops.preamble, pl.ANNOTATION_DROP_REASONS, {"TRUNCATED": 1, "IPV4_CHECKSUM": 2})
+    for name in (pl.REGISTER_TX_SEQ, pl.REGISTER_PROBE_SEQ, *pl.REGISTERS_PATH_MONITOR,
+                 *pl.REGISTERS_RTT_MONITOR, *pl.REGISTERS_LIVENESS, *pl.REGISTERS_PATH_SELECT):
+        b.register(name, MAX_PATHS + 1)
+
+
+def synthetic_p4info() -> p4info_pb2.P4Info:
+    """A P4Info with the names of mpsched.p4rt.pipeline and the real program's shapes."""
+    b = _Builder()
+    _actions(b)
+    _tables(b)
+    modes = b.info.type_info.serializable_enums[pl.ENUM_POLICY_MODE]
+    modes.underlying_type.bitwidth = 8
+    for value, name in enumerate(("HASH", "FLOWLET", "RR", "VQ", "CA")):
+        m = modes.members.add()
+        m.name, m.value = name, bytes([value])
+    _counters_and_registers(b)
+    b.digest(pl.DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS)
+    b.digest(pl.DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS)
+    for name in pl.DIGESTS_MPTCP:
+        b.digest(name, MPTCP_MEMBERS[name])
+    b.packet_out(pl.PACKET_OUT, [(pl.PACKET_OUT_PATH, 8), (pl.PACKET_OUT_EDGE, 8)])
+    return b.info
 
 
 def _status(code: int, message: str, details: list[p4runtime_pb2.Error]) -> grpc.Status:
