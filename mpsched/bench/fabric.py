@@ -62,8 +62,8 @@ from mpsched.bench.fct import (
     row_mean,
     select_results,
 )
+from mpsched.lab.fabrictable import TIMEOUT_S, waits
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
-from mpsched.lab.metrics import size_bucket
 from mpsched.lab.report import RunResult
 from mpsched.proc.layout import REPO_ROOT
 
@@ -193,24 +193,6 @@ def report_lines(source: Path, policy: str) -> list[str]:
     for key, value in got.items():
         lines.append(f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}")
     return lines
-
-
-# A short flow that took longer than this has waited for a retransmission timeout (Linux: a
-# lost SYN waits 1 s; a lost tail at least 200 ms, doubling): docs/results/fabric-ca.md.
-TIMEOUT_S = 1.0
-
-
-def waits(results: Sequence[RunResult], policy: str) -> tuple[int, float, int, float, float]:
-    """`policy`'s flows < 100 kB pooled over its runs: (flows, mean FCT s, flows over
-    TIMEOUT_S, their share of the summed FCT, mean FCT s of the others); NaN where none."""
-    fcts = [t for r in results if r.policy == policy
-            for size, t in r.fct if size_bucket(int(size)) == "lt100k"]
-    slow = [t for t in fcts if t > TIMEOUT_S]
-    rest = [t for t in fcts if t <= TIMEOUT_S]
-    total = math.fsum(fcts)
-    return (len(fcts), total / len(fcts) if fcts else math.nan, len(slow),
-            math.fsum(slow) / total if total else math.nan,
-            math.fsum(rest) / len(rest) if rest else math.nan)
 
 
 def waits_lines(results: Sequence[RunResult], policies: Sequence[str]) -> str:
