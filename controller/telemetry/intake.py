@@ -120,6 +120,8 @@ class TelemetryIntake:
         # per direction, when the first input since its pair's last step came (the stepper
         # takes it: `take_input_since`): how long a pair waited for its step
         self.input_since: dict[str, float] = {}
+        # where the next telemetry period's recording starts (`due_records`)
+        self._record_next = 0
 
     def other(self, switch: str) -> str:
         """The far edge of `switch` ("?" unless there are exactly two edges)."""
@@ -191,11 +193,26 @@ class TelemetryIntake:
         est.add_rtt_report(report.retrans, report.inflight_bytes, report.received_at)
 
     def record(self, now: float) -> None:
-        """Every estimator's current estimates into its history (each telemetry period)."""
-        keep = history_keep(len(self.estimators), self.settings.history,
-                            self.settings.history_budget)
-        for est in self.estimators.values():
+        """This period's share of the estimators (`due_records`) into their histories."""
+        due, keep = self.due_records()
+        for est in due:
             est.record(now, keep)
+
+    def due_records(self) -> tuple[list[PathEstimator], int]:
+        """The estimators to record this telemetry period, and how many snapshots each keeps
+        (`history.history_keep`): all of them, or on a fabric of more paths than
+        `history_per_period` that many, in turn (each path about every paths / that periods;
+        estimators are only ever added, so the turn is stable)."""
+        cfg = self.settings
+        ests = list(self.estimators.values())
+        keep = history_keep(len(ests), cfg.history, cfg.history_budget)
+        per = cfg.history_per_period
+        if len(ests) <= per:
+            return ests, keep
+        start = self._record_next % len(ests)
+        due = (ests[start:] + ests[:start])[:per]
+        self._record_next = (start + per) % len(ests)
+        return due, keep
 
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while

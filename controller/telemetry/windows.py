@@ -61,6 +61,10 @@ class EstimatorSettings:
     # snapshots kept over all paths together: a fabric's many paths each keep a share
     # (history.history_keep; 500 000 packed snapshots are about 100 MB)
     history_budget: int = 500_000
+    # snapshots taken per telemetry period at most: with more paths each is recorded in turn,
+    # about every paths / this periods, so the recorder's time under the controller's lock
+    # stays bounded on a large fabric (64 leaves x 4 spines: 16 128 paths, each every 4-5 s)
+    history_per_period: int = 4000
     stale_after_s: float = 1.0  # no RTT report for this long: srtt etc. start to age
     age_tau_s: float = 2.0  # time constant of that aging towards the neutral prior
 

@@ -202,17 +202,20 @@ def probes_sent(ctl: Controller) -> int:
 def fill_histories(ctl: Controller) -> tuple[int, int]:
     """Every path's recorded history filled to what the recorder holds once it has run as many
     periods as a path keeps (its share of the budget, controller/telemetry/history.py), dated
-    back a period apart from its oldest: the RSS then counts the steady state, not a few
-    seconds' worth. Returns (snapshots per path, in all)."""
+    back from its oldest as far apart as the recorder takes them: the RSS then counts the
+    steady state, not a few seconds' worth. Returns (snapshots per path, in all)."""
     intake = ctl.intake
     with ctl._lock:
         cfg = intake.settings
         keep = history_keep(len(intake.estimators), cfg.history, cfg.history_budget)
+        # the recorder takes `history_per_period` paths a period, in turn
+        apart = ctl.settings.telemetry_period * max(1.0, len(intake.estimators)
+                                                    / cfg.history_per_period)
         now = time.time()
         for est in intake.estimators.values():
             base = est.snapshot(now)
             first = next(iter(est.history))["t"] if len(est.history) else now
-            est.history.prepend([dict(base, t=first - k * ctl.settings.telemetry_period)
+            est.history.prepend([dict(base, t=first - k * apart)
                                  for k in range(keep - len(est.history), 0, -1)])
         return keep, sum(len(est.history) for est in intake.estimators.values())
 

@@ -70,3 +70,22 @@ def test_recording_keeps_the_share():
         for e in ests:
             e.record(float(k), keep)
     assert keep == MIN_KEEP and all(len(e.history) == MIN_KEEP for e in ests)
+
+
+def test_a_large_fabric_records_its_paths_in_turn():
+    """With more paths than history_per_period, each period records that many, the next
+    period the next ones, wrapping: every path once per ceil(5 / 2) = 3 periods here."""
+    from mpsched.controller.telemetry.intake import TelemetryIntake
+
+    intake = TelemetryIntake.__new__(TelemetryIntake)  # only the recorder's state
+    intake.settings = EstimatorSettings(history=120, history_budget=1000, history_per_period=2)
+    intake.estimators = {(p, "a->b"): PathEstimator(p, intake.settings) for p in range(1, 6)}
+    intake._record_next = 0
+    turns = []
+    for _ in range(4):
+        due, keep = intake.due_records()
+        turns.append([e.path_id for e in due])
+        assert keep == 120
+    assert turns == [[1, 2], [3, 4], [5, 1], [2, 3]]
+    intake.settings = EstimatorSettings(history_per_period=5)
+    assert [e.path_id for e in intake.due_records()[0]] == [1, 2, 3, 4, 5]
