@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes
@@ -36,6 +37,20 @@ from mpsched.fabric.paths import Path
 log = logging.getLogger(__name__)
 
 FAILURE_CHECK_S = 0.5  # how often the control loop's failure thread checks for failed links
+
+
+@dataclass(eq=False)
+class _Watched:
+    """One installed path of a unit under observation: what the check reads, built once per
+    routing (`Routes.generation`), and since when it has been observable."""
+
+    ingress: str
+    egress: str
+    key: tuple[int, str]  # the estimator's (path id, direction)
+    path: Path
+    alive: Observation
+    dead: Observation
+    since: float | None = None  # installed and its pair observable since (None: not now)
 
 
 class FailureWatch:
@@ -57,7 +72,9 @@ class FailureWatch:
         self.settle_s = intake.settings.dead_after_s if settle_s is None else settle_s
         self.hops: frozenset[Hop] = frozenset()  # the directions held failed
         self.switches: frozenset[str] = frozenset()  # switches all of whose links are
-        self._since: dict[tuple[str, int], tuple[Path, float]] = {}  # installed since
+        self._watched: list[_Watched] = []
+        self._edges: list[str] = []  # the switches at either end of a watched path
+        self._generation: int | None = None  # the routing `_watched` was built for
         self._ready_since: dict[str, float] = {}
 
     def _settled(self, switch: str, now: float) -> bool:
@@ -70,28 +87,48 @@ class FailureWatch:
         interval = self.intake.switch_telemetry[switch].probe_interval_s
         return interval is not None and 2 * interval <= self.settle_s
 
+    def _rebuild(self) -> None:
+        """Every unit's installed paths, after a new routing: a path installed under the same
+        id as before keeps its time; a new one, or another path under an old id, starts
+        again (the estimator of an id a re-route gave to another path still holds the old
+        path's last report)."""
+        before = {(w.key, w.ingress): w for w in self._watched}
+        out = []
+        for unit in self.routes.units():
+            for pid, path in self.routes.installed(unit).items():
+                key = (pid, unit.direction)
+                old = before.get((key, unit.ingress))
+                if old is not None and (old.path is path or old.path == path):
+                    out.append(old)
+                    continue
+                hops = path_hops(path)
+                out.append(_Watched(unit.ingress, unit.egress, key, path,
+                                    Observation(hops, True), Observation(hops, False)))
+        self._watched = out
+        self._edges = sorted({w.ingress for w in out} | {w.egress for w in out})
+        self._generation = self.routes.generation
+
     def observations(self, now: float) -> list[Observation]:
         """The liveness of every installed path worth observing now (module docstring)."""
+        if self._generation != self.routes.generation:
+            self._rebuild()
+        settled = {name: self._settled(name, now) for name in self._edges}
+        often = {name: ok and self._probes_often(name) for name, ok in settled.items()}
+        estimators = self.intake.estimators
         out = []
-        installed = set()
-        for unit in self.routes.units():
-            if not (self._settled(unit.ingress, now) and self._settled(unit.egress, now)
-                    and self._probes_often(unit.ingress)):
+        for w in self._watched:
+            if not (often[w.ingress] and settled[w.egress]):
+                w.since = None  # observed again only after settling again
                 continue
-            for pid, path in self.routes.installed(unit).items():
-                installed.add((unit.key, pid))
-                seen = self._since.get((unit.key, pid))
-                if seen is None or seen[0] != path:
-                    self._since[(unit.key, pid)] = (path, now)
-                    continue
-                if now - seen[1] < self.settle_s:
-                    continue
-                est = self.intake.estimators.get((pid, unit.direction))
-                alive = None if est is None else est.alive(now)
-                if alive is not None:
-                    out.append(Observation(path_hops(path), alive))
-        for gone in set(self._since) - installed:  # a path installed again settles again
-            del self._since[gone]
+            if w.since is None:
+                w.since = now
+                continue
+            if now - w.since < self.settle_s:
+                continue
+            est = estimators.get(w.key)
+            alive = None if est is None else est.alive(now)
+            if alive is not None:
+                out.append(w.alive if alive else w.dead)
         return out
 
     def check(self, now: float) -> bool:

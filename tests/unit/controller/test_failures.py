@@ -5,6 +5,7 @@ k-shortest replacement (sea -> chi's path 2 while den-kc is down, docs/fabric.md
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -134,3 +135,23 @@ def test_pairs_whose_ingress_probes_too_seldom_are_no_evidence(tmp_path):
     w.cut = {"den-kc"}
     w.run(4.0)
     assert w.routes.links_failed == frozenset()
+
+
+def test_a_path_is_evidence_once_installed_and_its_edges_settled(tmp_path):
+    """Every installed path is observed after `settle_s`; an edge going down and back takes
+    its pairs' paths out until they settled again, the others stay observed."""
+    w = Net(tmp_path)
+    w.run(3.0)
+    every = sum(len(w.routes.installed(u)) for u in w.routes.units())
+    assert len(w.watch.observations(w.t)) == every
+    sea = next(a for a in w.agents if a.sw.name == "sea")
+    sea.status = dataclasses.replace(sea.status, state="down")
+    w.tick()
+    own = sum(len(w.routes.installed(u)) for u in w.routes.units() if "sea" in (u.ingress,
+                                                                                u.egress))
+    assert 0 < own < every and len(w.watch.observations(w.t)) == every - own
+    sea.status = dataclasses.replace(sea.status, state="ready")
+    w.tick()  # ready again: settling (dead_after_s, 1 s here)
+    assert len(w.watch.observations(w.t)) == every - own
+    w.run(2.0)
+    assert len(w.watch.observations(w.t)) == every
