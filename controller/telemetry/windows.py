@@ -59,7 +59,7 @@ class EstimatorSettings:
     probe_interval_s: float | None = PROBE_INTERVAL_S  # the senders' probes (sender_busy)
     history: int = 120  # snapshots kept per path for GET …/telemetry (at most)
     # snapshots kept over all paths together: a fabric's many paths each keep a share
-    # (history.history_keep; 500 000 packed snapshots are about 100 MB)
+    # (history.history_keep; 500 000 packed snapshots are about 80 MB)
     history_budget: int = 500_000
     # snapshots taken per telemetry period at most: with more paths each is recorded in turn,
     # about every paths / this periods, so the recorder's time under the controller's lock
