@@ -78,6 +78,9 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         )
     if not args.malloc_trim_s >= 0:
         raise StartError(f"--malloc-trim-s: must be >= 0 (0: never), got {args.malloc_trim_s}")
+    if args.gc_freeze_min_paths < 0:
+        raise StartError("--gc-freeze-min-paths: must be >= 0 (0: never), got "
+                         f"{args.gc_freeze_min_paths}")
     if args.malloc_arenas < 0:
         raise StartError(
             f"--malloc-arenas: must be >= 0 (0: glibc's default), got {args.malloc_arenas}")
@@ -119,6 +122,7 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         control_period_ms=args.control_period_ms,
         election_id=args.election_id,
         peer=args.peer,
+        gc_freeze_min_paths=args.gc_freeze_min_paths,
     )
     try:
         net = with_tls_default(NetCfg.load(args.netcfg), args)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from mpsched.controller import memarenas, memtrim
+from mpsched.controller import gcfreeze, memarenas, memtrim
 from mpsched.controller.core import DEFAULT_POLICY
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
@@ -239,6 +239,15 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         help="at most this many malloc arenas for the controller's threads (glibc's "
         "M_ARENA_MAX, controller/memarenas.py: fewer arenas keep less free memory resident); "
         "0: glibc's default, 8 per core (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--gc-freeze-min-paths",
+        type=int,
+        default=gcfreeze.FREEZE_MIN_PATHS,
+        help="once this many paths have estimates, freeze the long-lived state out of the "
+        "garbage collector's full collections, and again each time they grew by half "
+        "(controller/gcfreeze.py: short pauses on a large fabric); 0: never (default: "
+        "%(default)s)",
     )
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]

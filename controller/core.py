@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.fabric_ops import FabricOps
 from mpsched.controller.failures import FailureWatch
+from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, Freezer
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
@@ -91,6 +92,9 @@ class ControllerSettings:
     step_budget: float = STEP_BUDGET
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
+    # paths with an estimator before the long-lived state is frozen out of the garbage
+    # collector's full collections (controller/gcfreeze.py; 0: never)
+    gc_freeze_min_paths: int = FREEZE_MIN_PATHS
 
 
 class Controller:
@@ -153,6 +157,7 @@ class Controller:
         self.failures = FailureWatch(self._lock, self.routes, self.intake, self.operator,
                                      lambda sw: by_name[sw].status.state == "ready")
         self.loop = ControlLoop(self, self._stop)
+        self._freezer = Freezer(s.gc_freeze_min_paths)
         self._recorder = every(s.telemetry_period, self._record, self._stop, "telemetry")
         if store is not None:
             intent = store.load()
@@ -207,6 +212,7 @@ class Controller:
             agent.stop()
         for agent in self.agents:
             agent.join(timeout=5)
+        self._freezer.release()
 
     # -- mastership and intent -------------------------------------------------
 
@@ -333,6 +339,8 @@ class Controller:
             with self._lock:
                 for est in due[i:i + RECORD_CHUNK]:
                     est.record(now, keep)
+        if not self._stop.is_set():  # stop() unfreezes
+            self._freezer.maybe(len(self.intake.estimators))
 
     # -- views (GET) -----------------------------------------------------------
 

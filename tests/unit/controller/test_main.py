@@ -23,6 +23,7 @@ def args(*extra: str):
         (["--malloc-trim-s", "-1"], "--malloc-trim-s: must be >= 0 (0: never), got -1.0"),
         (["--malloc-trim-s", "nan"], "--malloc-trim-s: must be >= 0 (0: never), got nan"),
         (["--malloc-arenas", "-1"], "--malloc-arenas: must be >= 0 (0: glibc's default), got -1"),
+        (["--gc-freeze-min-paths", "-1"], "--gc-freeze-min-paths: must be >= 0 (0: never), got -1"),
     ],
 )
 def test_out_of_range_options_are_named(option, message):
