@@ -40,6 +40,7 @@ import threading
 import time
 from pathlib import Path
 
+from mpsched.bench.gcpauses import GcPauses
 from mpsched.bench.scale_feed import Feeder
 from mpsched.bench.scale_model import (
     SPINES,
@@ -58,6 +59,7 @@ from mpsched.bench.scale_model import (
     thread_group,
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
 from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.controller.telemetry.history import history_keep
@@ -166,6 +168,7 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
                                   report_budget_pps=args.report_budget_pps or None),
         control_period_ms=args.period_ms,
         default_policy=POLICY,
+        gc_freeze_min_paths=args.gc_freeze_min_paths,
     )
     ctl = Controller(net, Pipeline(P4Info.from_file(art.p4info)), str(art.bmv2_json), settings)
     ctl.scheduler.set_class_policy(0, {"lm3": True})  # as bench-control: weights change
@@ -229,7 +232,8 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     upd0, probes0, sent0, skipped0 = counter.updates, probes_sent(ctl), feeder.sent, feeder.skipped
     steps0, skips0, iters0 = st.pair_steps, st.pair_skips, ctl.loop.iterations
     deferred0, threads0 = st.pair_deferred, thread_cpu()
-    time.sleep(seconds)
+    with GcPauses() as pauses:
+        time.sleep(seconds)
     wall = time.monotonic() - wall0
     threads = thread_cpu()
     lat, refresh = list(ctl.loop.latencies_ms), list(st.refresh_ms)
@@ -252,6 +256,7 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
           f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
           f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "
           f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms", flush=True)
+    print(f"  {pauses.line()}", flush=True)
     shares = {g: cpu_pct(v - threads0.get(g, 0.0), wall) for g, v in threads.items()}
     print("  cpu % of a core by thread: " + ", ".join(
         f"{g} {v:.0f}" for g, v in sorted(shares.items(), key=lambda kv: -kv[1])), flush=True)
@@ -374,6 +379,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="TelemetryConfig.report_budget_pps: path and RTT reports per second of "
                         "all the leaves together at most (each leaf's cap falls to its share); "
                         "0: no budget (default: %(default)s, the controller's)")
+    p.add_argument("--gc-freeze-min-paths", type=int, default=FREEZE_MIN_PATHS,
+                   help="ControllerSettings.gc_freeze_min_paths: paths with estimates before "
+                        "the controller freezes its state out of the garbage collector's full "
+                        "collections; 0: never (default: %(default)s, the controller's)")
     p.add_argument("--probes", choices=("port", "packet-out"), default="port",
                    help="how the controller sends its probes: frames onto each leaf's probe "
                         "port over a veth (as the testbed does; needs root) or P4Runtime "
@@ -381,6 +390,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if any(n < 2 or n > SCALE_EDGES for n in args.sizes):
         p.error(f"--sizes: 2..{SCALE_EDGES} leaves")
+    if args.gc_freeze_min_paths < 0:
+        p.error("--gc-freeze-min-paths: must be >= 0 (0: never)")
     return args
 
 
