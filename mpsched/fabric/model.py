@@ -134,5 +134,10 @@ class Fabric:
 
     def spines(self) -> list[str]:
         """A leaf-spine fabric's spines (its transit switches) in index order."""
+        return list(self._spines)
+
+    @cached_property
+    def _spines(self) -> tuple[str, ...]:
+        # once: the routing asks per pair (4032 times at 64 leaves, docs/results/scale.md)
         transit = [s.name for s in self.switches if not s.is_edge]
-        return sorted(transit, key=lambda n: (len(n), n))
+        return tuple(sorted(transit, key=lambda n: (len(n), n)))
