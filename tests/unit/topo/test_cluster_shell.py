@@ -13,6 +13,10 @@ from mininet.node import Node
 
 from mpsched.topo.cluster_shell import Deadlines, ShellError, running
 
+# Every command that would block here is a `sleep 30`: a call that returns within a third of
+# that did not wait for it (a bound a loaded machine does not break, as a 1 s one did).
+NOT_BLOCKED_S = 10
+
 
 class ShellNode(Deadlines, Node):
     """Mininet's Node with the deadlines; its shell without mnexec (`mnexec -cd env ...`)."""
@@ -40,18 +44,18 @@ def test_a_command_past_its_deadline_fails_naming_it_and_ends_the_shell(node) ->
     t0 = time.monotonic()
     with pytest.raises(ShellError, match=r"n1 on rack9: .*`sleep 30` \(1 s\)"):
         node.cmd("sleep 30", timeout=1)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < NOT_BLOCKED_S
     assert node.shell.poll() is not None  # ended: its remote side would get SIGHUP
     t0 = time.monotonic()
     assert node.cmd("echo again") == ""  # skipped, not blocked
-    assert time.monotonic() - t0 < 1
+    assert time.monotonic() - t0 < NOT_BLOCKED_S
 
 
 def test_a_shell_that_ends_under_a_command_fails_it_at_once(node) -> None:
     t0 = time.monotonic()
     with pytest.raises(ShellError, match=r"its shell ended \(exit 3\) during `exit 3`"):
         node.cmd("exit 3")
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < NOT_BLOCKED_S
     assert "exit 3" in node.shell_failed
 
 
@@ -59,7 +63,7 @@ def test_monitor_waits_no_longer_than_told(node) -> None:
     node.sendCmd("sleep 30")
     t0 = time.monotonic()
     assert node.monitor(timeoutms=300) == ""
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < NOT_BLOCKED_S
 
 
 def test_rcmd_has_a_deadline(node, monkeypatch) -> None:
@@ -75,7 +79,7 @@ def test_a_command_cut_short_is_interrupted_before_the_next(node) -> None:
     node.sendCmd("sleep 30")  # as a cmd() that Ctrl-C left waiting
     t0 = time.monotonic()
     assert node.cmd("echo next", timeout=5).strip() == "next"
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < NOT_BLOCKED_S
 
 
 def test_terminate_ends_the_shell_within_bounds(node) -> None:
