@@ -29,7 +29,7 @@ def test_no_marker_in_time_or_an_error_instead() -> None:
     proc = sh("sleep 30")
     t0 = time.monotonic()
     assert wait_for_marker(proc, 0.3) == ""
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 10  # not the 30 s sleep (loose: a loaded machine)
     end_process(proc, 1)
     failed = sh("echo 'channel 0: open failed'; exit 255")
     assert wait_for_marker(failed, 5).startswith("channel 0: open failed")
