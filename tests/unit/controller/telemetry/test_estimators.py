@@ -100,8 +100,8 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     assert ctl.telemetry(2).directions == {}
     with pytest.raises(NotFoundError):
         ctl.telemetry(9)
-    with ctl._lock:
-        ctl.intake.estimators[(1, "s1->s2")].record(now + 1)
+    ctl._record()  # the recorder's period: every estimator's snapshot (two paths: no freeze)
+    assert ctl._freezer.last == 0
     since = ctl.telemetry_since(now)
     assert len(since.paths["1"]["s1->s2"]) == 1
     assert ctl.telemetry_since(now + 2).paths["1"]["s1->s2"] == []
