@@ -290,6 +290,8 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
             time.sleep(args.warmup)
             keep, held = fill_histories(ctl)
             print(f"  histories: {keep} snapshots per path, {held} in all (filled)", flush=True)
+            # the filling held the lock: the feeder's backlog and the loop settle first
+            time.sleep(args.warmup)
             measure_loop(ctl, feeder, res, counter, args.seconds)
             feeder.halt.set()
             feeder.join(timeout=30)
