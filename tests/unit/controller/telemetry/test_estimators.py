@@ -102,7 +102,7 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
         ctl.telemetry(9)
     ctl._record()  # the recorder's period: every estimator's snapshot (two paths: no freeze)
     assert ctl._freezer.last == 0
-    since = ctl.telemetry_since(now)
+    since = ctl.telemetry_since(now - 0.01)  # a snapshot's time is rounded to the ms
     assert len(since.paths["1"]["s1->s2"]) == 1
     assert ctl.telemetry_since(now + 2).paths["1"]["s1->s2"] == []
     assert set(ctl.telemetry_since(0, "s1->s2").paths["1"]) == {"s1->s2"}
