@@ -71,8 +71,6 @@ __all__ = [
 ]
 
 DEFAULT_POLICY = "ecmp"
-# estimators recorded per hold of the lock (a snapshot takes about 10 µs: 5 ms a hold)
-RECORD_CHUNK = 500
 STEP_BUDGET = 0.25  # of the control period: a fabric's pair steps per loop step (due.py)
 
 
@@ -330,15 +328,9 @@ class Controller:
         self.keeper.save_learned(learned, self.intent)
 
     def _record(self) -> None:
-        """This period's snapshots into the paths' histories, RECORD_CHUNK estimators per hold
-        of the lock, so that a large fabric's recording does not hold up a control step."""
-        now = time.time()
-        with self._lock:
-            due, keep = self.intake.due_records()
-        for i in range(0, len(due), RECORD_CHUNK):
-            with self._lock:
-                for est in due[i:i + RECORD_CHUNK]:
-                    est.record(now, keep)
+        """This period's snapshots into the paths' histories (`TelemetryIntake.record`), then
+        the garbage collector's freeze if the state grew (gcfreeze.py)."""
+        self.intake.record(time.time(), self._lock)
         if not self._stop.is_set():  # stop() unfreezes
             self._freezer.maybe(len(self.intake.estimators))
 
