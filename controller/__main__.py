@@ -67,6 +67,9 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
     """StartError naming the first option out of range; the telemetry settings."""
     if args.poll_interval <= 0:
         raise StartError("--poll-interval: must be positive")
+    if not args.counter_budget_cps >= 0:
+        raise StartError(f"--counter-budget-cps: must be >= 0 (0: no budget), got "
+                         f"{args.counter_budget_cps}")
     if not 1 <= args.rest_threads <= MAX_REST_THREADS:
         raise StartError(f"--rest-threads: must be 1..{MAX_REST_THREADS}")
     check_rest_exposure(args)  # ExposureError
@@ -117,6 +120,7 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
     settings = ControllerSettings(
         poll_interval=args.poll_interval,
+        counter_budget_cps=args.counter_budget_cps or None,
         telemetry=telemetry,
         default_policy=args.policy,
         control_period_ms=args.control_period_ms,

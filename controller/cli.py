@@ -17,6 +17,7 @@ from mpsched.controller.scheduling.scheduler import (
     REGISTRY,
 )
 from mpsched.controller.security import add_security_options
+from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
 from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
@@ -91,6 +92,15 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=1.0,
         help="seconds between counter reads (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--counter-budget-cps",
+        type=float,
+        default=COUNTER_BUDGET_CPS,
+        help="cells of the per-(peer edge, path) counters all the switches' reads may return "
+        "per second together: each read returns every cell, (edges + 1) x (paths + 1) per "
+        "counter, so on a large fabric the edges read them less often than --poll-interval "
+        "(drops and port counters keep it); 0 = no budget (default: %(default)s)",
     )
     parser.add_argument(
         "--report-interval-ms",

@@ -47,7 +47,7 @@ from mpsched.controller.scheduling.classes import (
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
-from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS, AgentSettings, SwitchAgent
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.southbound.writes import await_all
 from mpsched.controller.state import Intent, StateError, StateStore
@@ -77,6 +77,8 @@ STEP_BUDGET = 0.25  # of the control period: a fabric's pair steps per loop step
 @dataclass(frozen=True)
 class ControllerSettings:
     poll_interval: float = 1.0
+    # per-path counter cells all the agents read per second at most (southbound/agent.py)
+    counter_budget_cps: float | None = COUNTER_BUDGET_CPS
     write_timeout: float = 5.0
     default_weight: int = 1
     telemetry_period: float = 1.0  # how often each path's estimates go into its history
@@ -132,7 +134,8 @@ class Controller:
         self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
         self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(
-            poll_interval=s.poll_interval, election_id=(0, s.election_id), telemetry=s.telemetry
+            poll_interval=s.poll_interval, counter_budget_cps=s.counter_budget_cps,
+            election_id=(0, s.election_id), telemetry=s.telemetry
         )
         self.agents = [
             SwitchAgent(sw, net, pipeline, bmv2_json, self, agent_cfg,

@@ -6,8 +6,10 @@ classifier (`AgentHost.sched_entries`). A switch that already runs this program 
 cookie, e.g. after a controller restart) keeps it, with its registers (flowlets, sequence
 numbers, liveness): its tables are read back and only the difference is written. A switch
 without it (new, restarted, or running another program) gets the program pushed and every
-entry. Then the thread polls the per-path and per-port counters. Other threads hand it work through
-`submit()`, which returns a `concurrent.futures.Future`. If the session breaks (e.g. the switch
+entry. Then the thread sleeps on its job queue: other threads hand it work through `submit()`,
+which returns a `concurrent.futures.Future`, and the stream's reader wakes it for each report;
+every poll interval it reads the drop and port counters, and an edge its per-path counters
+(less often on a large fabric: `COUNTER_BUDGET_CPS`). If the session breaks (e.g. the switch
 restarts) the thread reconnects and does the same again, so the switch always converges to the
 controller's state.
 
@@ -64,9 +66,25 @@ log = logging.getLogger(__name__)
 
 Job = Callable[[P4RuntimeClient], object]
 
-JOB_WAIT_S = 0.02  # the agent checks the stream for path reports at least this often
-REPORT_WAIT_S = 0.001
+# The agent sleeps on its job queue; the stream's reader wakes it for every report
+# (Session.on_stream), so this only bounds how late it notices anything else.
+IDLE_WAIT_S = 0.25
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
+# Cells of the per-(peer edge, path) counters (path_tx, path_rx, probe_skipped) that all the
+# agents together read per second at most: each read decodes every cell of the counter, an
+# edge's counters have (MAX_EDGES + 1) x (MAX_PATHS + 1) cells each, so a fabric's reads grow
+# with the square of its edges (64 edges of the 64-edge build: 975 cells each, 62 400 a
+# second at one read a second; docs/results/scale.md). Under the budget an edge reads them
+# less often than --poll-interval (`path_poll_interval`); drops and port counters keep it.
+COUNTER_BUDGET_CPS = 20_000.0
+PATH_COUNTERS = (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED)
+
+
+class _Wake:
+    """A job-queue item that only wakes the agent."""
+
+
+_WAKE = _Wake()
 
 
 class AgentHost(Protocol):
@@ -112,6 +130,8 @@ class AgentHost(Protocol):
 @dataclass(frozen=True)
 class AgentSettings:
     poll_interval: float = 1.0  # seconds between counter reads
+    # cells of the per-path counters all the agents read per second at most (None: no budget)
+    counter_budget_cps: float | None = COUNTER_BUDGET_CPS
     retry_interval: float = 1.0  # seconds between connection attempts to a down switch
     election_id: tuple[int, int] = (0, 1)  # P4Runtime arbitration (high, low)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)  # no probes: None
@@ -165,6 +185,13 @@ class SwitchAgent(threading.Thread):
         self.retry_interval = settings.retry_interval
         self.election_id = settings.election_id
         self.peers, self.path_ids = peers_and_paths(net, sw)
+        # the per-path counters: only an edge has them in use (a transit switch reads none)
+        self.path_poll_interval = path_poll_interval(
+            self.poll_interval, len(net.edge_switches()),
+            sum(pipeline.p4info.counter_size(c) for c in PATH_COUNTERS),
+            settings.counter_budget_cps)
+        self._next_path_poll = 0.0  # time.monotonic() of the next read of them
+        self._wake_pending = False  # a _WAKE is on the job queue
         # this switch's own settings: probe interval and liveness under the probe cap
         self.telemetry = settings.telemetry.for_targets(len(net.probe_targets(sw)))
         self.probe_interval = self.telemetry.probe_interval_s  # None: no probes
@@ -179,7 +206,7 @@ class SwitchAgent(threading.Thread):
         self.probes_gated = 0  # probes the switch's probe gate dropped (probe_gate.p4)
         # each port's transmit rate between the latest two polls (port_counters.p4, GET /links)
         self.ports = PortMeter()
-        self._jobs: queue.Queue[tuple[Job, Future] | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[Job, Future] | _Wake | None] = queue.Queue()
         self._stopping = threading.Event()
         self._ready = threading.Event()
 
@@ -197,6 +224,13 @@ class SwitchAgent(threading.Thread):
     def stop(self) -> None:
         self._stopping.set()
         self._jobs.put(None)
+
+    def _wake(self) -> None:
+        """Something came on the stream (called by its reader thread): wake the agent, once
+        until it looked."""
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._jobs.put(_WAKE)
 
     def _set_status(self, state: str, error: str | None = None) -> None:
         self.status = AgentStatus(state, error, time.time())
@@ -276,7 +310,7 @@ class SwitchAgent(threading.Thread):
         path_id, rtt_id = self.pipeline.path_report_id, self.pipeline.rtt_report_id
         mptcp = self.pipeline.mptcp_digests
         while True:
-            digest_list = client.read_digest_list(timeout=REPORT_WAIT_S)
+            digest_list = client.read_digest_list(timeout=0)
             if digest_list is None:
                 return
             now = time.time()
@@ -317,14 +351,18 @@ class SwitchAgent(threading.Thread):
                 take(v, self.sw.name, now)
 
     def _poll(self, client: P4RuntimeClient) -> None:
+        """The drops and port counters; an edge's per-path counters when they are due."""
+        drops = self.pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))
+        self.drops = {reason: value.packets for reason, value in drops.items()}
+        self.ports.update(*read_at(lambda: client.read_counter(COUNTER_PORT_TX), time.time))
+        if not self.peers or time.monotonic() < self._next_path_poll:
+            return
+        self._next_path_poll = time.monotonic() + self.path_poll_interval
         now = time.time()
         tx = client.read_counter(COUNTER_TX)
         rx = client.read_counter(COUNTER_RX)
-        drops = self.pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))
-        self.drops = {reason: value.packets for reason, value in drops.items()}
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
-        self.ports.update(*read_at(lambda: client.read_counter(COUNTER_PORT_TX), time.time))
         samples = {}
         for path_id in self.path_ids:
             # the counters are per (peer edge, path): a path id's, summed over the peers
@@ -337,7 +375,7 @@ class SwitchAgent(threading.Thread):
                 r.packets,
                 r.bytes,
             )
-        if samples:  # none on a transit switch
+        if samples:
             self.host.on_sample(self.sw.name, samples)
 
     def _fail_pending(self, error: Exception) -> None:
@@ -346,7 +384,7 @@ class SwitchAgent(threading.Thread):
                 item = self._jobs.get_nowait()
             except queue.Empty:
                 return
-            if item is not None:
+            if item is not None and not isinstance(item, _Wake):
                 item[1].set_exception(error)
 
     def run(self) -> None:
@@ -419,21 +457,25 @@ class SwitchAgent(threading.Thread):
         return False
 
     def _serve(self, client: P4RuntimeClient) -> None:
+        """Until the session breaks: hand over the stream's reports, run the submitted jobs,
+        read the counters every poll interval. Between them the thread sleeps on its job
+        queue, woken by a job or by the stream (`_wake`)."""
         next_poll = time.monotonic()
+        client.on_stream = self._wake
         while not self._stopping.is_set():
             if not client.is_primary:
                 raise DemotedError(f"no longer primary: election id {client.highest_election_id}")
+            self._wake_pending = False  # before draining: a report after this wakes again
             self._drain_reports(client)
-            timeout = max(0.0, min(next_poll - time.monotonic(), JOB_WAIT_S))
+            if time.monotonic() >= next_poll:
+                self._poll(client)
+                next_poll = time.monotonic() + self.poll_interval
+            timeout = max(0.0, min(next_poll - time.monotonic(), IDLE_WAIT_S))
             try:
                 item = self._jobs.get(timeout=timeout)
             except queue.Empty:
-                item = None
-                if time.monotonic() >= next_poll:
-                    self._poll(client)
-                    next_poll = time.monotonic() + self.poll_interval
                 continue
-            if item is None:
+            if item is None or isinstance(item, _Wake):
                 continue
             job, future = item
             if not future.set_running_or_notify_cancel():
@@ -447,6 +489,16 @@ class SwitchAgent(threading.Thread):
             except Exception as error:  # a bad job must not kill the session
                 log.exception("%s: job failed", self.sw.name)
                 future.set_exception(error)
+
+
+def path_poll_interval(poll_interval: float, edges: int, cells: int,
+                       budget_cps: float | None) -> float:
+    """Seconds between an edge's reads of its `cells` per-path counter cells: the poll
+    interval, or longer where `edges` edges reading at it would exceed `budget_cps` cells a
+    second together (None: no budget)."""
+    if budget_cps is None or edges <= 0 or cells <= 0:
+        return poll_interval
+    return max(poll_interval, edges * cells / budget_cps)
 
 
 def _summed(values: dict[int, CounterValue], cells: list[int]) -> CounterValue:

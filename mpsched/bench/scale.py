@@ -18,7 +18,8 @@ Per size: the time to program every switch from empty (pipeline and forwarding),
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
 p50/p99, the pairs' refresh time p99 (a pair's first input since its last step -> its next
 step), the process's RSS (every path's recorded history filled to its steady state first)
-and CPU (% of one core, less the feeder's own thread), the P4Runtime updates per second in
+and CPU (% of one core, less what the feeder spends making up the reports; the controller's
+handling of them counts), the P4Runtime updates per second in
 the loop, the reports handed over per second, the entries
 an edge and a transit switch hold, the probes each leaf sends per second (the controller's
 defaults, or the cap of `--probe-max-pps`), and the time from a spine's failure (all its
@@ -228,7 +229,9 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     leaves, st = feeder.leaves, ctl.stepper
     ctl.loop.latencies_ms.clear()
     st.refresh_ms.clear()
-    cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s
+    # the feeder's own CPU, without the controller's handling of what it hands over
+    cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s - feeder.ingest_s
+    ingest0 = feeder.ingest_s
     upd0, probes0, sent0, skipped0 = counter.updates, probes_sent(ctl), feeder.sent, feeder.skipped
     steps0, skips0, iters0 = st.pair_steps, st.pair_skips, ctl.loop.iterations
     deferred0, threads0 = st.pair_deferred, thread_cpu()
@@ -240,8 +243,9 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     res.loop_p50_ms = percentile(lat, 50) if lat else None
     res.loop_p99_ms = percentile(lat, 99) if lat else None
     res.refresh_p99_ms = percentile(refresh, 99) if refresh else None
-    res.cpu_pct = cpu_pct(time.process_time() - cpu0 - (feeder.cpu_s - feed0), wall)
-    res.feeder_cpu_pct = cpu_pct(feeder.cpu_s - feed0, wall)
+    feed_s = feeder.cpu_s - feeder.ingest_s - feed0
+    res.cpu_pct = cpu_pct(time.process_time() - cpu0 - feed_s, wall)
+    res.feeder_cpu_pct = cpu_pct(feed_s, wall)
     res.writes_per_s = (counter.updates - upd0) / wall
     res.probe_pps = (probes_sent(ctl) - probes0) / wall / leaves
     res.reports_per_s = (feeder.sent - sent0) / wall
@@ -250,8 +254,10 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     iters = max(1, ctl.loop.iterations - iters0)
     print(f"  reports: every {feeder.report_s * 1000:.0f} ms per cell (path and RTT), "
           f"{feeder.offered_per_s:.0f}/s offered, {res.reports_per_s:.0f}/s handed over "
-          f"({(feeder.skipped - skipped0) / wall:.0f}/s skipped: the feeder behind) at "
-          f"{res.feeder_cpu_pct:.0f} % of a core", flush=True)
+          f"({(feeder.skipped - skipped0) / wall:.0f}/s skipped: the feeder behind); the "
+          f"feeder made them at {res.feeder_cpu_pct:.0f} % of a core (not counted), the "
+          f"controller took them at {cpu_pct(feeder.ingest_s - ingest0, wall):.0f} (counted)",
+          flush=True)
     print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations - iters0}, "
           f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
           f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "

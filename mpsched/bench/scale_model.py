@@ -49,7 +49,8 @@ class SizeResult:
     reroute_ms: float | None = None
     refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
     reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
-    feeder_cpu_pct: float | None = None  # the feeder's thread (not in cpu_pct)
+    # the feeder's thread making up reports (not in cpu_pct; the hand-over to the controller is)
+    feeder_cpu_pct: float | None = None
     switch_rss_mb: float | None = None  # one BMv2 process, programmed
 
     def figure(self, name: str) -> float | int | None:

@@ -207,15 +207,17 @@ class P4RuntimeClient(Session):
     def read_digest_list(self, timeout: float) -> p4runtime_pb2.DigestList | None:
         """The next DigestList from the stream (acked), or None after `timeout` seconds.
 
-        Needs a primary session (the stream). Other stream messages are skipped.
+        Needs a primary session (the stream). Other stream messages are skipped. A timeout
+        of 0 takes only what is already waiting.
         """
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
             try:
-                response = self._responses.get(timeout=remaining)
+                if remaining > 0:
+                    response = self._responses.get(timeout=remaining)
+                else:
+                    response = self._responses.get_nowait()
             except queue.Empty:
                 return None
             if isinstance(response, Exception):

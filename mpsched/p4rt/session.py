@@ -11,7 +11,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol, Self
 
 import grpc
@@ -74,6 +74,10 @@ class Session:
         self.highest_election_id: tuple[int, int] = (0, 0)
         self._stream: _ResponseStream | None = None
         self._reader: threading.Thread | None = None
+        # called by the stream's reader thread after each message it queued (a response, an
+        # arbitration update, or the stream's end), so that a user can block on its own queue
+        # instead of polling this one (southbound/agent.py)
+        self.on_stream: Callable[[], None] | None = None
 
     # -- session ---------------------------------------------------------
 
@@ -171,11 +175,18 @@ class Session:
                     self._note_arbitration(response.arbitration)
                 else:
                     self._responses.put(response)
+                self._notify()
         except grpc.RpcError as error:
             if error.code() != grpc.StatusCode.CANCELLED:
                 log.warning("P4Runtime stream of device %d ended: %s", self.device_id, error)
                 self._responses.put(error)
                 self._arbitration.put(error)
+                self._notify()
+
+    def _notify(self) -> None:
+        callback = self.on_stream
+        if callback is not None:
+            callback()
 
     def _note_arbitration(self, update: p4runtime_pb2.MasterArbitrationUpdate) -> None:
         """An arbitration answer or update: is this client primary, and the election id the

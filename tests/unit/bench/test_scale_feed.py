@@ -23,3 +23,31 @@ def test_each_tick_hands_over_its_share_of_the_cells_carrying_the_fraction():
         n, credit = quota(credit, 63, 0.010, 0.250)
         total += n
     assert total == 63
+
+
+def test_the_controllers_handling_of_the_reports_is_counted_apart_from_the_feeders():
+    import time
+    from types import SimpleNamespace
+
+    from mpsched.bench.scale_feed import Feeder
+
+    handled: list[object] = []
+
+    def take(report: object) -> None:  # the controller's handling: CPU spent in the call
+        end = time.thread_time() + 0.0005
+        while time.thread_time() < end:
+            pass
+        handled.append(report)
+
+    tel = SimpleNamespace(report_interval_us=20_000, rtt_interval_us=20_000)
+    ctl = SimpleNamespace(net=SimpleNamespace(path_ids=lambda: [1, 2]),
+                          intake=SimpleNamespace(switch_telemetry={"leaf1": tel}),
+                          on_report=take, on_rtt=take)
+    feeder = Feeder(ctl, 3)  # type: ignore[arg-type]
+    feeder.start()
+    time.sleep(0.2)
+    feeder.halt.set()
+    feeder.join()
+    assert feeder.sent == len(handled) > 0
+    # at least the half millisecond of each hand-over, and never more than the thread's CPU
+    assert len(handled) * 0.0005 <= feeder.ingest_s <= feeder.cpu_s

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.agent import (
+    COUNTER_BUDGET_CPS,
+    AgentSettings,
+    SwitchAgent,
+    path_poll_interval,
+)
 from mpsched.controller.telemetry.estimators import PROBE_INTERVAL_S, TelemetryConfig
-from mpsched.p4rt.client import CounterValue
-from mpsched.p4rt.pipeline import COUNTER_PORT_TX, COUNTER_TX
+from mpsched.p4rt.client import CounterValue, P4RuntimeError
+from mpsched.p4rt.pipeline import (
+    COUNTER_DROP_REASON,
+    COUNTER_PORT_TX,
+    COUNTER_PROBE_SKIPPED,
+    COUNTER_RX,
+    COUNTER_TX,
+)
 from tests.unit.controller.fakes import two_edges
 from tests.unit.controller.helpers import pipeline
 
@@ -52,8 +63,10 @@ class Counters:
 
     def __init__(self) -> None:
         self.port_bytes = 0  # port 2's transmitted bytes: 125,000 more at every read
+        self.read: list[str] = []  # the counters read, in order
 
     def read_counter(self, name):
+        self.read.append(name)
         if name == COUNTER_PORT_TX:
             self.port_bytes += 125_000
             return {2: CounterValue(self.port_bytes // 100, self.port_bytes)}
@@ -83,13 +96,14 @@ def test_a_poll_hands_every_path_of_the_switch_towards_its_peer_to_the_host():
 
 def test_polls_turn_the_port_counter_into_each_ports_rate(monkeypatch):
     a, client = agent(Host()), Counters()
-    # each poll: its start, then the port counter read's start and end (timed at its middle)
-    clock = iter([100.0, 100.1, 100.1, 101.0, 101.3, 101.3])
+    # each poll: the port counter read's start and end (timed at its middle), then the path
+    # counters' time (the first poll only: they are due again a poll interval later)
+    clock = iter([100.1, 100.1, 100.0, 101.3, 101.3])
     monkeypatch.setattr("mpsched.controller.southbound.agent.time.time", lambda: next(clock))
     a._poll(client)
     assert a.ports.rates == {}  # one read: no rate yet
     a._poll(client)
-    # 125,000 bytes between reads 1.2 s apart (the polls began 1 s apart)
+    # 125,000 bytes between reads 1.2 s apart
     assert a.ports.rates[2].mbps == pytest.approx(1.0 / 1.2)
 
 
@@ -139,5 +153,48 @@ def test_a_fabrics_edge_serves_every_peer_and_a_transit_switch_none():
                         forwarding=lambda: ["entries"])
     assert spine.peers == [] and spine.path_ids == [] and spine.probe_targets() == []
     assert spine.forwarding_entries() == ["entries"]
-    spine._poll(Counters())
-    assert host.samples == []  # no path counters on a transit switch
+    client = Counters()
+    spine._poll(client)
+    assert host.samples == []  # no path counters on a transit switch: not even read
+    assert client.read == [COUNTER_DROP_REASON, COUNTER_PORT_TX]
+
+
+def test_the_edges_read_their_path_counters_within_the_budget_of_all_of_them():
+    # 8 edges of 975 cells (the 64-edge build's three counters): 7 800 cells a second
+    assert path_poll_interval(1.0, 8, 975, COUNTER_BUDGET_CPS) == 1.0
+    # 64 of them: 62 400 a second at 1 s; under 20 000 a second, every 3.12 s
+    assert path_poll_interval(1.0, 64, 975, 20_000) == pytest.approx(3.12)
+    assert path_poll_interval(1.0, 64, 975, None) == 1.0  # no budget
+    assert path_poll_interval(5.0, 64, 975, 20_000) == 5.0  # never more often than asked
+
+
+def test_an_edge_reads_its_path_counters_when_due_and_the_others_every_poll(monkeypatch):
+    host = Host()
+    # a budget that one edge pair's counters exceed every second: every 3 s or so
+    a = agent(host, counter_budget_cps=1.0)
+    cells = sum(pipeline().p4info.counter_size(c)
+                for c in (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED))
+    assert a.path_poll_interval == 2 * cells  # two edges
+    clock = iter([0.0, 0.0, 1.0, 2.0 * cells, 2.0 * cells])
+    monkeypatch.setattr("mpsched.controller.southbound.agent.time.monotonic", lambda: next(clock))
+    client = Counters()
+    a._poll(client)  # due at once
+    a._poll(client)  # 1 s later: drops and ports only
+    a._poll(client)  # an interval after the first: due again
+    assert client.read.count(COUNTER_TX) == 2 and client.read.count(COUNTER_PORT_TX) == 3
+    assert len(host.samples) == 2
+
+
+def test_the_stream_wakes_the_agent_once_until_it_looked():
+    a = agent(Host())
+    a._wake()
+    a._wake()  # already woken: nothing more queued
+    assert a._jobs.qsize() == 1
+    a._wake_pending = False  # the agent looked (_serve)
+    a._wake()
+    assert a._jobs.qsize() == 2
+    # failing the pending jobs passes over the wake-ups
+    a.submit(lambda client: None)
+    future = a._jobs.queue[-1][1]
+    a._fail_pending(P4RuntimeError("down"))
+    assert a._jobs.empty() and isinstance(future.exception(), P4RuntimeError)
