@@ -18,7 +18,7 @@ from mpsched.controller.scheduling.scheduler import (
 )
 from mpsched.controller.security import add_security_options
 from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
-from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
+from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -151,6 +151,15 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "%(default)s)",
     )
     parser.add_argument(
+        "--probe-budget-pps",
+        type=float,
+        default=PROBE_BUDGET_PPS,
+        help="at most this many probes per second from all the edge switches together: each "
+        "edge's --probe-max-pps falls to its share where that is lower (8000 leaves 4 leaves "
+        "and two edges at --probe-interval-ms, gives 125 to each of 64); 0 = no budget "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--report-batch-ms",
         type=float,
         default=REPORT_BATCH_US / 1000,
@@ -270,7 +279,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
     for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps", "report_max_pps",
-                   "report_budget_pps"):
+                   "report_budget_pps", "probe_budget_pps"):
         value = getattr(args, option)
         if not value >= 0:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
@@ -284,4 +293,5 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         probe_max_pps=args.probe_max_pps or None,
         report_max_pps=args.report_max_pps or None,
         report_budget_pps=args.report_budget_pps or None,
+        probe_budget_pps=args.probe_budget_pps or None,
     )

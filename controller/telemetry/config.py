@@ -47,6 +47,13 @@ REPORT_MAX_PPS = 2000.0
 # 3 % of the 128 000 that 64 leaves sent under the per-switch cap alone
 # (docs/results/scale.md).
 REPORT_BUDGET_PPS = 16_000.0
+# The probes of every switch together per second by default: each switch's probe cap is the
+# smaller of probe_max_pps and this budget's share (`for_fabric`). A probe crosses three or
+# more BMv2 switches at tens of us each, and the controller writes every one: 64 leaves of 4
+# spines probing their 252 (destination, path) cells every 10 ms would be 1.6 million a
+# second. 8000 leaves the lab's fabrics (4 leaves: 6 cells each, 600 a second) and two edges
+# at their 10 ms, and gives each of 64 leaves 125 a second (each cell every 2 s).
+PROBE_BUDGET_PPS = 8_000.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,8 @@ class TelemetryConfig:
       until its cells' reports stay within the cap.
     report_budget_pps: at most this many reports per second from all the edges together
       (None: no budget); `for_fabric` lowers report_max_pps to each edge's share of it.
+    probe_budget_pps: at most this many probes per second from all the edges together
+      (None: no budget); `for_fabric` lowers probe_max_pps to each edge's share of it.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -82,6 +91,7 @@ class TelemetryConfig:
     probe_max_pps: float | None = None  # per switch (None: no cap)
     report_max_pps: float | None = REPORT_MAX_PPS  # per switch, path and RTT reports together
     report_budget_pps: float | None = REPORT_BUDGET_PPS  # every edge together
+    probe_budget_pps: float | None = PROBE_BUDGET_PPS  # every edge together
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -97,8 +107,10 @@ class TelemetryConfig:
             raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
         if self.report_max_pps is not None and not self.report_max_pps > 0:
             raise ValueError(f"report_max_pps must be > 0, got {self.report_max_pps!r}")
-        if self.report_budget_pps is not None and not self.report_budget_pps > 0:
-            raise ValueError(f"report_budget_pps must be > 0, got {self.report_budget_pps!r}")
+        for name in ("report_budget_pps", "probe_budget_pps"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be > 0, got {value!r}")
 
     def packet_out_backlog(self, targets: int) -> int:
         """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have
@@ -114,13 +126,15 @@ class TelemetryConfig:
     def for_fabric(self, edges: int) -> TelemetryConfig:
         """The settings of every switch of a network of `edges` edge switches: under
         report_budget_pps each edge's report cap is the smaller of report_max_pps and its
-        share of the budget (no cap at all becomes the share)."""
-        if self.report_budget_pps is None or edges <= 0:
+        share of the budget, and under probe_budget_pps its probe cap the smaller of
+        probe_max_pps and its share of that (no cap at all becomes the share)."""
+        if edges <= 0:
             return self
-        share = self.report_budget_pps / edges
-        if self.report_max_pps is not None and self.report_max_pps <= share:
-            return self
-        return replace(self, report_max_pps=share)
+        return replace(
+            self,
+            report_max_pps=_capped(self.report_max_pps, self.report_budget_pps, edges),
+            probe_max_pps=_capped(self.probe_max_pps, self.probe_budget_pps, edges),
+        )
 
     def for_targets(self, targets: int) -> TelemetryConfig:
         """The settings of a switch that probes, and reports, `targets` (destination edge,
@@ -146,6 +160,14 @@ class TelemetryConfig:
         scale = interval / self.probe_interval_s
         return replace(cfg, probe_interval_s=interval,
                        dead_after_us=round(self.dead_after_us * scale))
+
+
+def _capped(cap: float | None, budget: float | None, edges: int) -> float | None:
+    """One switch's cap under a budget of `edges` switches together."""
+    if budget is None:
+        return cap
+    share = budget / edges
+    return share if cap is None or cap > share else cap
 
 
 def report_stretch(targets: int, report_us: int, rtt_us: int, max_pps: float | None) -> float:

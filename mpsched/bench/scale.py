@@ -61,7 +61,8 @@ from mpsched.bench.scale_model import (
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
-from mpsched.controller.telemetry.config import REPORT_BUDGET_PPS
+from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
+from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
@@ -166,7 +167,9 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
     settings = ControllerSettings(
         telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps,
                                   report_max_pps=args.report_max_pps or None,
-                                  report_budget_pps=args.report_budget_pps or None),
+                                  report_budget_pps=args.report_budget_pps or None,
+                                  probe_budget_pps=args.probe_budget_pps or None),
+        counter_budget_cps=args.counter_budget_cps or None,
         control_period_ms=args.period_ms,
         default_policy=POLICY,
         gc_freeze_min_paths=args.gc_freeze_min_paths,
@@ -379,6 +382,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--probe-max-pps", type=float, default=None,
                    help="TelemetryConfig.probe_max_pps: probes per second and switch at most "
                         "(default: no cap, the controller's default)")
+    p.add_argument("--probe-budget-pps", type=float, default=PROBE_BUDGET_PPS,
+                   help="TelemetryConfig.probe_budget_pps: probes per second of all the leaves "
+                        "together at most (each leaf's cap falls to its share); 0: no budget "
+                        "(default: %(default)s, the controller's)")
+    p.add_argument("--counter-budget-cps", type=float, default=COUNTER_BUDGET_CPS,
+                   help="ControllerSettings.counter_budget_cps: per-path counter cells all the "
+                        "leaves' reads return per second at most; 0: no budget (default: "
+                        "%(default)s, the controller's)")
     p.add_argument("--report-max-pps", type=float, default=REPORT_MAX_PPS,
                    help="TelemetryConfig.report_max_pps: path and RTT reports per second and "
                         "switch at most, the feeder's rate; 0: no cap (default: %(default)s, "

@@ -80,3 +80,16 @@ def test_the_probe_and_report_cap_options():
     assert check_args(args("--report-budget-pps", "0")).report_budget_pps is None
     with pytest.raises(StartError, match="--report-budget-pps: must be >= 0"):
         check_args(args("--report-budget-pps", "-1"))
+
+
+def test_the_probe_and_counter_budget_options():
+    from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
+    from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS
+
+    assert check_args(args()).probe_budget_pps == PROBE_BUDGET_PPS
+    assert check_args(args("--probe-budget-pps", "0")).probe_budget_pps is None
+    with pytest.raises(StartError, match="--probe-budget-pps: must be >= 0"):
+        check_args(args("--probe-budget-pps", "-1"))
+    assert args().counter_budget_cps == COUNTER_BUDGET_CPS
+    with pytest.raises(StartError, match="--counter-budget-cps: must be >= 0"):
+        check_args(args("--counter-budget-cps", "-1"))

@@ -120,7 +120,7 @@ def test_the_report_budget_of_all_the_edges():
     default = TelemetryConfig()
     assert default.report_budget_pps == REPORT_BUDGET_PPS
     for edges in (2, 4, 8):
-        assert default.for_fabric(edges) is default
+        assert default.for_fabric(edges).report_max_pps == REPORT_MAX_PPS
     assert [default.for_fabric(n).report_max_pps for n in (16, 32, 64)] == [1000, 500, 250]
     assert default.for_fabric(64).for_targets(252).report_interval_us == 2_016_000
     assert default.for_targets(252).report_interval_us == 252_000  # the cap alone
@@ -131,3 +131,25 @@ def test_the_report_budget_of_all_the_edges():
     assert TelemetryConfig(report_max_pps=100).for_fabric(64).report_max_pps == 100
     with pytest.raises(ValueError, match="report_budget_pps must be > 0"):
         TelemetryConfig(report_budget_pps=0)
+
+
+def test_the_probe_budget_of_all_the_edges():
+    """Each switch's probe cap is the smaller of probe_max_pps and its share of the budget:
+    the lab's fabrics and two edges keep their 10 ms, 64 leaves get 125 probes a second each,
+    their 252 cells probed every 2 s and judged dead after 10 s (5 probe intervals)."""
+    import pytest
+
+    from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, TelemetryConfig
+
+    default = TelemetryConfig()
+    assert default.probe_budget_pps == PROBE_BUDGET_PPS
+    assert default.for_fabric(2).for_targets(4).probe_interval_s == 0.010
+    assert default.for_fabric(4).for_targets(6).probe_interval_s == 0.010
+    leaf = default.for_fabric(64)
+    assert leaf.probe_max_pps == 125
+    assert leaf.for_targets(252).probe_interval_s == pytest.approx(2.016)
+    assert leaf.for_targets(252).dead_after_us == 10_080_000
+    assert TelemetryConfig(probe_max_pps=50).for_fabric(64).probe_max_pps == 50  # lower cap
+    assert TelemetryConfig(probe_budget_pps=None).for_fabric(64).probe_max_pps is None
+    with pytest.raises(ValueError, match="probe_budget_pps must be > 0"):
+        TelemetryConfig(probe_budget_pps=0)
