@@ -1,7 +1,7 @@
 """The FCT tables of docs/results/congestion.md from results on disk, and their paired ratios.
 
     python -m mpsched.lab.fcttable SOURCE [SOURCE ...] [--paired REF ...] [--no-cpu-bound]
-                                   [--plot DIR]
+                                   [--plot DIR] [--window A:B]
 
 Each SOURCE is an `mpsched compare` output directory (every run JSON under it,
 `fct.load_results`) or a runs.csv (`report.read_csv`, e.g. docs/results/*-runs.csv); the
@@ -21,7 +21,9 @@ policies) or a published table plus new runs is one table. Printed as Markdown:
 `mpsched compare ... --resume --rerun-cpu-bound`). `--plot DIR` also draws, per scenario and
 REF, the short flows' paired ratios (`paired_<scenario>_<REF>.png`, blue where the interval
 lies below 1) and, for a scenario run at several loads, FCT against load per size bucket
-(`fct_load_<scenario>_<bucket>.png`).
+(`fct_load_<scenario>_<bucket>.png`). `--window A:B` counts only the flows that arrived
+between A and B seconds into each run (e.g. while a link was down; mpsched/lab/fctwindow.py:
+compare output directories only, goodput and slowdown left out).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpsched.lab import plots
+from mpsched.lab import fctwindow, plots
 from mpsched.lab.fct import FctRow, Stat, fct_rows, load_results, paired_ratios, stat_cell
 from mpsched.lab.report import RunResult, read_csv, slug
 
@@ -163,9 +165,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-cpu-bound", action="store_true", help="leave CPU-bound runs out")
     p.add_argument("--plot", type=Path, metavar="DIR",
                    help="also draw the paired ratios and FCT against load as PNGs into DIR")
+    p.add_argument("--window", metavar="A:B",
+                   help="only the flows that arrived between A and B s into each run "
+                   "(compare output directories only; goodput and slowdown left out)")
     args = p.parse_args(argv)
     try:
-        results = load_sources(args.sources)
+        if args.window is None:
+            results = load_sources(args.sources)
+        else:
+            w0, w1 = fctwindow.parse_window(args.window)
+            results = [r for s in args.sources for r in fctwindow.load_windowed(s, w0, w1)]
+            print(f"flows that arrived {w0:g} to {w1:g} s into each run\n")
     except (OSError, ValueError) as exc:
         print(f"fcttable: {exc}", file=sys.stderr)
         return 2

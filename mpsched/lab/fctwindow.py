@@ -1,0 +1,105 @@
+"""The FCT of the flows that arrived in a time window of each run (`fcttable --window A:B`).
+
+A scenario with a link schedule (scenarios/fabric-failure.yaml: leaf1-spine2 down from 20 to
+40 s) is about the flows that meet the failure; a run's FCT figures pool them with those
+before and after. `windowed` recomputes a run's FCT figures over the open-loop (poisson)
+transfers whose arrival fell in [A, B) seconds of the run, from its senders' reports beside
+the run JSON (`send<i>_<host>.json`, role `plan`): the FCT overall and per size bucket
+(`metrics.FCT_BUCKETS`), counted as the run's own figures are (a transfer still running at
+the end at the time it had run, `censored_fct_s`; a failed one as not completed). The time
+of an arrival is taken from its sender's start (the report's `started`), which follows the
+run's t = 0 (the schedules' start) by the time a sender takes to start, a few tenths of a
+second. Goodput and slowdown are of the whole run and have no windowed form here: they become
+NaN, so that a table does not mix the two.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from mpsched.lab import metrics
+from mpsched.lab.fct import BUCKET_FIELDS
+from mpsched.lab.report import RunResult, read_run
+from mpsched.lab.run_window import censored_fct_s
+from mpsched.stats import percentile
+
+Record = tuple[int, float | None, bool]  # (size bytes, FCT s or None, censored)
+# a run's figures that have no windowed form (module doc)
+WHOLE_RUN = ("goodput_mbps", "goodput_frac", "slowdown_mean", "slowdown_p99")
+
+
+def parse_window(text: str) -> tuple[float, float]:
+    """"A:B" as seconds (A < B); ValueError naming the text otherwise."""
+    try:
+        a, b = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise ValueError(f"--window {text!r}: expected A:B in seconds, e.g. 20:40") from None
+    if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b):
+        raise ValueError(f"--window {text!r}: needs 0 <= A < B")
+    return a, b
+
+
+def window_records(reports: Iterable[dict[str, Any]], w0: float, w1: float) -> Iterator[Record]:
+    """The transfers of the `plan` reports that arrived in [w0, w1) s of their sender's
+    start, as (size, FCT, censored) records (module doc)."""
+    for report in reports:
+        if report.get("role") != "plan" or report.get("started") is None:
+            continue
+        started = float(report["started"])
+        for tr in report.get("transfers", []):
+            began = tr.get("arrival", tr.get("start"))
+            if began is None or not w0 <= float(began) - started < w1:
+                continue
+            size = int(tr["size"])
+            if "fct_s" in tr:
+                yield size, float(tr["fct_s"]), False
+            elif "error" in tr:
+                yield size, None, False
+            else:
+                yield size, censored_fct_s(tr, report), True
+
+
+def window_metrics(records: list[Record]) -> dict[str, float]:
+    """The FCT figures of `records` under the run's metric names (`fct_rows` reads them)."""
+    out: dict[str, float] = {name: math.nan for name in WHOLE_RUN}
+    timed = [f for _, f, _ in records if f is not None and math.isfinite(f)]
+    done = sum(1 for _, f, c in records if f is not None and not c)
+    out["transfers"] = float(done)
+    out["completed_frac"] = done / len(records) if records else math.nan
+    out["fct_mean_s"] = math.fsum(timed) / len(timed) if timed else math.nan
+    out["fct_p99_s"] = percentile(timed, 99)
+    buckets = metrics.bucket_stats(records, lambda _size: 1.0)
+    for b, _, _ in metrics.FCT_BUCKETS:
+        for name, _ in BUCKET_FIELDS:
+            out[name.format(b=b)] = math.nan
+        st = buckets.get(b)
+        if st is None:
+            continue
+        out[f"fct_{b}_mean_s"] = st.fct_mean
+        out[f"fct_{b}_p99_s"] = st.fct_p99
+        out[f"completed_frac_{b}"] = st.completed_frac
+        out[f"flows_{b}"] = float(st.completed)
+    return out
+
+
+def windowed(run: RunResult, directory: Path, w0: float, w1: float) -> RunResult:
+    """`run` (written in `directory`) with its FCT figures over the window's arrivals."""
+    reports = [json.loads(p.read_text()) for p in sorted(directory.glob("send*_*.json"))
+               if not p.name.endswith(".flows.json")]
+    records = list(window_records(reports, w0, w1))
+    return replace(run, metrics={**run.metrics, **window_metrics(records)}, pairs={})
+
+
+def load_windowed(source: Path, w0: float, w1: float) -> list[RunResult]:
+    """Every run under an `mpsched compare` output directory, windowed. ValueError when the
+    source is not a directory (a runs.csv has no transfers to window)."""
+    if not source.is_dir():
+        raise ValueError(f"{source}: --window needs a compare output directory (the senders' "
+                         "reports), not a runs.csv")
+    return [windowed(read_run(p), p.parent, w0, w1)
+            for p in sorted(source.rglob("*__run*.json"))]
