@@ -10,8 +10,10 @@ row per policy sorted by the short flows' mean FCT, every flow < 100 kB pooled o
 - flows, their mean FCT, how many took over TIMEOUT_S (they waited for at least one
   retransmission timeout: Linux waits 1 s for a lost SYN and at least 200 ms, doubling, for
   a lost tail), those flows' share of the summed FCT and the mean of the others (`waits`);
-- the packets dropped of all the links carried (both directions, every cause: queue, loss,
-  link down, oversize), and the link direction that dropped the largest share;
+- the packets dropped of all the links carried (both directions: queue, loss, oversize),
+  the link direction that dropped the largest share, and the packets dropped while a link
+  was down (a schedule's failure: mostly the probes that watch its paths until it returns,
+  docs/fabric.md "Numbering"), counted apart so that they do not pass for congestion;
 - per `--link NAME` (e.g. the asymmetric fabric's slow leaf1-spine2): its share of dropped
   packets and its share of all bytes the links sent, both directions together.
 """
@@ -34,7 +36,8 @@ from mpsched.lab.report import RunResult
 
 # A short flow that took longer than this has waited for a retransmission timeout.
 TIMEOUT_S = 1.0
-DROPS = ("drop_queue", "drop_loss", "drop_down", "drop_oversize")
+DROPS = ("drop_queue", "drop_loss", "drop_oversize")
+DOWN = "drop_down"  # dropped while the link was down (counted apart)
 # links.json's directions of link "a-b"
 DIRECTIONS = {"ab": (0, 1), "ba": (1, 0)}
 
@@ -58,11 +61,14 @@ class LinkTotals:
 
     received: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    down: Counter[str] = field(default_factory=Counter)  # dropped while the link was down
+    runs: int = 0
     sent_bytes: Counter[str] = field(default_factory=Counter)
 
     def add(self, links: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> None:
         """One run's links.json. ValueError names a link whose name or counters are not
         those of a link emulator's report."""
+        self.runs += 1
         for name, dirs in links.items():
             ends = name.split("-")
             if len(ends) != 2:
@@ -75,6 +81,7 @@ class LinkTotals:
                 try:
                     self.received[d] += int(counters["rx"])
                     self.dropped[d] += sum(int(counters.get(k, 0)) for k in DROPS)
+                    self.down[d] += int(counters.get(DOWN, 0))
                     self.sent_bytes[d] += int(counters["tx_bytes"])
                 except (KeyError, TypeError, ValueError) as exc:
                     raise ValueError(f"links.json: {name} {key}: {exc!r}") from None
@@ -115,7 +122,7 @@ def table(results: Sequence[RunResult], links: Mapping[tuple[str, str], LinkTota
         policies = sorted({r.policy for r in runs}, key=lambda p: waits(runs, p)[1])
         head = ["policy", "short flows", "mean s", f"over {TIMEOUT_S:g} s",
                 "their share of the summed FCT", "mean s of the others",
-                "links: dropped", "most dropping link"]
+                "links: dropped", "most dropping link", "dropped while down, per run"]
         for name in named:
             head += [f"{name}: dropped", f"{name}: share of bytes"]
         out += [f"### {scenario}", "", "| " + " | ".join(head) + " |",
@@ -127,7 +134,8 @@ def table(results: Sequence[RunResult], links: Mapping[tuple[str, str], LinkTota
                      _pct(share), f"{rest:.3f}"]
             worst = tot.worst() if tot else None
             cells += [_pct(tot.drop_share()) if tot else "\u2013",
-                      f"{worst[0]} {_pct(worst[1])}" if worst else "\u2013"]
+                      f"{worst[0]} {_pct(worst[1])}" if worst else "\u2013",
+                      f"{sum(tot.down.values()) / tot.runs:.0f}" if tot else "\u2013"]
             for name in named:
                 a, b = name.split("-", 1)
                 both = [f"{a}->{b}", f"{b}->{a}"]

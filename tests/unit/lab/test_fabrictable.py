@@ -27,8 +27,8 @@ def test_waits_count_the_short_flows_over_a_second():
     assert math.isnan(waits(results, "letflow")[1])
 
 
-def counters(rx, dropped, tx_bytes):
-    return {"rx": rx, "drop_queue": dropped, "drop_down": 0, "tx_bytes": tx_bytes}
+def counters(rx, dropped, tx_bytes, down=0):
+    return {"rx": rx, "drop_queue": dropped, "drop_down": down, "tx_bytes": tx_bytes}
 
 
 LINKS = {"leaf1-spine2": {"ab": counters(100, 10, 1000), "ba": counters(100, 30, 1000)},
@@ -45,6 +45,14 @@ def test_link_totals_by_direction_and_both_ways():
     assert t.worst() == ("spine2->leaf1", pytest.approx(0.3))
     assert t.byte_share(["leaf1->spine2", "spine2->leaf1"]) == pytest.approx(0.2)
     assert math.isnan(LinkTotals().drop_share())
+
+
+def test_drops_while_a_link_was_down_are_counted_apart():
+    """A failed link's drops (the probes watching its paths) are not congestion."""
+    t = LinkTotals()
+    t.add({"leaf1-spine2": {"ab": counters(100, 10, 1000, down=60)}})
+    assert t.drop_share() == pytest.approx(0.1) and t.down["leaf1->spine2"] == 60
+    assert t.runs == 1
 
 
 @pytest.mark.parametrize(("links", "message"), [
@@ -73,7 +81,7 @@ def test_main_prints_a_row_per_policy_fastest_first(tmp_path, capsys):
     assert rows[0].startswith("| policy |") and "leaf1-spine2: dropped" in rows[0]
     assert rows[2].startswith("| ca | 1 | 0.200 | 0 (0 %) |")
     assert rows[3].startswith("| ecmp | 1 | 3.000 | 1 (100 %) |")
-    assert rows[3].endswith("| spine2->leaf1 30.0 % | 20.0 % | 20.0 % |")
+    assert rows[3].endswith("| spine2->leaf1 30.0 % | 0 | 20.0 % | 20.0 % |")
 
 
 def test_main_refuses_what_is_not_a_comparison(tmp_path, capsys):
