@@ -22,6 +22,7 @@ is replaced whole, never changed in place.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -60,8 +61,9 @@ class Unit:
     egress: str
     dst_edge: int
 
-    @property
+    @functools.cached_property
     def direction(self) -> str:
+        """Its telemetry direction (`pair_key`), made once: asked per pair per step."""
         return pair_key(self.ingress, self.egress)
 
 

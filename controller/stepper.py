@@ -24,6 +24,7 @@ from concurrent.futures import Future
 from mpsched.controller.routes import Unit
 from mpsched.controller.scheduling.due import (
     AGE_STEP_S,
+    DueQueue,
     Stepped,
     is_due,
     overdue_since,
@@ -91,6 +92,10 @@ class Stepper:
         self.pair_deferred = 0
         self.noticed: dict[str, float] = {}
         self.refresh_ms: deque[float] = deque(maxlen=REFRESH_KEPT)
+        # the due pairs between control steps, and the units they were found among (due.py)
+        self.queue = DueQueue()
+        self._units: dict[str, tuple[SwitchAgent, Unit]] | None = None
+        self._by_direction: dict[str, str] = {}
 
     def states(self, now: float) -> PathStates:
         """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
@@ -143,6 +148,7 @@ class Stepper:
             for agent in agents:
                 for unit in self.routes.units_at(agent.sw.name):
                     steps[agent] += self._step_unit(scheduler, unit, context, now)
+            self.queue.basis = None  # their timers changed: the next loop step looks again
         return self._submit_jobs(scheduler, steps, extra, now)
 
     def withdraw(self, scheduler: Scheduler, now: float,
@@ -183,24 +189,55 @@ class Stepper:
         rest stay due. Each step's wait (from when it was due to this step's `now`) goes into
         `refresh_ms`. The budget counts from here: finding the due pairs is part of it."""
         start = time.perf_counter()
-        due: list[tuple[float, tuple[SwitchAgent, Unit]]] = []
-        for agent in agents:
-            for unit in self.routes.units_at(agent.sw.name):
-                last = self.stepped.get(unit.key)
-                if not self._due(unit, context, now):
-                    self.pair_skips += 1
-                    continue
-                noticed = self.noticed.setdefault(unit.key, now)
-                since = overdue_since(noticed, self.intake.input_since.get(unit.direction),
-                                      last, now)
-                due.append((since, (agent, unit)))
+        units = self._find_due(agents, context, now)
+        self.pair_skips += len(units) - len(self.queue)
 
-        def step(since: float, item: tuple[SwitchAgent, Unit]) -> None:
-            agent, unit = item
+        def step(since: float, key: str) -> bool:
+            agent, unit = units[key]
+            if not self._due(unit, context, now):  # stepped meanwhile (an operator's request)
+                return False
             steps[agent] += self._step_unit(scheduler, unit, context, now)
+            self.queue.timer(key, self.stepped[key].until)
             self.refresh_ms.append(max(0.0, now - since) * 1000)
+            return True
 
-        self.pair_deferred += len(within_budget(due, step, budget_s, start=start))
+        within_budget(self.queue, step, budget_s, start=start)
+        self.pair_deferred += len(self.queue)
+
+    def _find_due(self, agents: list[SwitchAgent], context: tuple,
+                  now: float) -> dict[str, tuple[SwitchAgent, Unit]]:
+        """Bring the due queue up to `now`; returns the units of `agents` by key. Every unit
+        is looked at only when the configuration, the routing or `agents` changed since the
+        queue was built; otherwise only those whose direction had an input since the last
+        step (`TelemetryIntake.take_dirty`) and those whose timer came (due.py)."""
+        basis = (context, self.routes.generation, tuple(a.sw.name for a in agents))
+        dirty = self.intake.take_dirty()
+        if self.queue.basis != basis or self._units is None:
+            self.queue.clear(basis)
+            self._units = {u.key: (a, u) for a in agents for u in self.routes.units_at(a.sw.name)}
+            self._by_direction = {u.direction: u.key for _, u in self._units.values()}
+            for key, (_, unit) in self._units.items():
+                last = self.stepped.get(key)
+                if last is not None:
+                    self.queue.timer(key, last.until)
+                self._queue_if_due(unit, context, now)
+            return self._units
+        for direction in dirty:
+            if direction in self._by_direction:
+                self._queue_if_due(self._units[self._by_direction[direction]][1], context, now)
+        for at, timed in self.queue.expire(now):
+            last = self.stepped.get(timed)
+            if last is not None and last.until == at:  # else stepped again since
+                self._queue_if_due(self._units[timed][1], context, now)
+        return self._units
+
+    def _queue_if_due(self, unit: Unit, context: tuple, now: float) -> None:
+        if unit.key in self.queue or not self._due(unit, context, now):
+            return
+        noticed = self.noticed.setdefault(unit.key, now)
+        since = overdue_since(noticed, self.intake.input_since.get(unit.direction),
+                              self.stepped.get(unit.key), now)
+        self.queue.push(unit.key, since)
 
     def _context(self, scheduler: Scheduler) -> tuple:
         """What every pair's step depends on besides its view: the scheduler (replaced when

@@ -17,8 +17,14 @@ repeats on equal inputs (`Policy.repeats`), of nothing else. So a pair is due wh
 
 Otherwise its step would decide what it decided last time, and is skipped.
 
-The due pairs are stepped most overdue first (`by_overdue`: the longest waiting since their
-inputs changed, `overdue_since`) within a time budget per control step (`within_budget`, a
+Finding them does not visit every pair in every step (`DueQueue`): the due pairs wait in a
+queue between steps, and a step adds only those whose direction was handed an input since the
+last (the intake's `take_dirty`) and those whose view's time came (a timer per stepped pair);
+the stepper looks at every pair again only when the configuration, the routing or the ready
+switches changed.
+
+The due pairs are stepped most overdue first (the longest waiting since their inputs
+changed, `overdue_since`) within a time budget per control step (`within_budget`, a
 fraction of the control period, ControllerSettings.step_budget): those not reached stay due
 and wait for the next step, first in line. So a step never outlasts its period and the loop's
 CPU is bounded, whatever the number of active pairs; the price is the pairs' refresh time
@@ -29,12 +35,12 @@ input came, as before (docs/fabric.md, "Scheduling per pair").
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 import time
-from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
 
 # How often an aging estimate (srtt, rttvar: exp(-t / age_tau_s), 2 s by default) is read
 # again while nothing else changes: it moves by at most 1 - e^-0.1, about 10 % of what is
@@ -76,22 +82,76 @@ def overdue_since(noticed: float, input_since: float | None, last: Stepped | Non
     return since
 
 
-def by_overdue(due: Sequence[tuple[float, T]]) -> list[tuple[float, T]]:
-    """The due pairs (since when each waits, the pair) most overdue first; ties in the
-    given order."""
-    return sorted(due, key=lambda item: item[0])
+@dataclass
+class DueQueue:
+    """The due pairs (by key) between control steps, most overdue first, and when each
+    stepped pair's view changes with time alone (its timer). Not thread-safe.
+
+    `push` queues a pair since when it waits (an earlier time replaces a later one); `pop`
+    takes the most overdue, ties in the order they came; `expire` hands back the timers whose
+    time came. `basis` is what the queue's contents were found under (the configuration, the
+    routing and the ready switches): the stepper rebuilds the queue when it changes."""
+
+    basis: Hashable = None
+    _heap: list[tuple[float, int, str]] = field(default_factory=list)
+    _since: dict[str, float] = field(default_factory=dict)  # each queued key's entry
+    _timers: list[tuple[float, str]] = field(default_factory=list)
+    _order: itertools.count[int] = field(default_factory=itertools.count)
+
+    def __len__(self) -> int:
+        return len(self._since)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._since
+
+    def clear(self, basis: Hashable) -> None:
+        self.basis = basis
+        self._heap.clear()
+        self._since.clear()
+        self._timers.clear()
+
+    def push(self, key: str, since: float) -> None:
+        if self._since.get(key, math.inf) <= since:
+            return
+        self._since[key] = since
+        heapq.heappush(self._heap, (since, next(self._order), key))
+
+    def pop(self) -> tuple[float, str] | None:
+        """The most overdue pair (since, key), off the queue; None when none is due."""
+        while self._heap:
+            since, _, key = heapq.heappop(self._heap)
+            if self._since.get(key) == since:  # else replaced by an earlier entry
+                del self._since[key]
+                return since, key
+        return None
+
+    def timer(self, key: str, at: float) -> None:
+        """Hand `key` back from `expire` at `at` (math.inf: never)."""
+        if math.isfinite(at):
+            heapq.heappush(self._timers, (at, key))
+
+    def expire(self, now: float) -> list[tuple[float, str]]:
+        """The timers due at `now` (at, key), off the queue of timers."""
+        out = []
+        while self._timers and self._timers[0][0] <= now:
+            out.append(heapq.heappop(self._timers))
+        return out
 
 
-def within_budget(due: Sequence[tuple[float, T]], step: Callable[[float, T], None],
+def within_budget(queue: DueQueue, step: Callable[[float, str], bool],
                   budget_s: float | None, clock: Callable[[], float] = time.perf_counter,
-                  start: float | None = None) -> list[tuple[float, T]]:
-    """Step the due pairs most overdue first until `budget_s` of `clock` since `start` (by
-    default: now) is spent (None: no budget); at least one is stepped. Returns those not
-    reached, most overdue first."""
-    ordered = by_overdue(due)
+                  start: float | None = None) -> int:
+    """Take the due pairs off `queue` most overdue first and `step` each (since, key) until
+    `budget_s` of `clock` since `start` (by default: now) is spent (None: no budget); at
+    least one is stepped. `step` says whether it stepped the pair (False: it was no longer
+    due, and does not count). Those not reached stay queued. Returns how many were stepped."""
     start = clock() if start is None else start
-    for i, (since, item) in enumerate(ordered):
-        if budget_s is not None and i > 0 and clock() - start >= budget_s:
-            return ordered[i:]
-        step(since, item)
-    return []
+    stepped = 0
+    while queue:
+        if budget_s is not None and stepped and clock() - start >= budget_s:
+            break
+        item = queue.pop()
+        if item is None:
+            break
+        stepped += step(*item)
+    return stepped

@@ -124,6 +124,8 @@ class TelemetryIntake:
         # per direction, when the first input since its pair's last step came (the stepper
         # takes it: `take_input_since`): how long a pair waited for its step
         self.input_since: dict[str, float] = {}
+        # the directions handed an input since the stepper last took them (`take_dirty`)
+        self.dirty: set[str] = set()
         # where the next telemetry period's recording starts (`due_records`)
         self._record_next = 0
 
@@ -152,6 +154,7 @@ class TelemetryIntake:
         """The estimator of (path, direction), counted as handed an input
         (`unit_inputs`): callers add a report or a sample to it."""
         self.inputs[where] = self.inputs.get(where, 0) + 1
+        self.dirty.add(where)
         if where not in self.input_since:
             self.input_since[where] = time.time()
         key = (path_id, where)
@@ -320,6 +323,11 @@ class TelemetryIntake:
     def unit_inputs(self, unit: Unit) -> int:
         """How many reports and RTT samples the unit's direction was handed so far."""
         return self.inputs.get(unit.direction, 0)
+
+    def take_dirty(self) -> set[str]:
+        """The directions handed an input since the last call (scheduling/due.py)."""
+        dirty, self.dirty = self.dirty, set()
+        return dirty
 
     def take_input_since(self, unit: Unit) -> float | None:
         """When the first input since the last call for the unit's direction came (None:

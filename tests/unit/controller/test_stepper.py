@@ -229,3 +229,18 @@ def test_over_its_budget_the_loop_steps_the_most_overdue_pairs_and_defers_the_re
     assert list(st.refresh_ms) == pytest.approx([150.0, 150.0])  # 0.2 - 0.05, 0.3 - 0.15
     st.submit(sched, NOW + 0.4, only_ready=True, budget_s=0.0)
     assert st.pair_steps == steps + 2  # nothing due
+
+
+def test_after_an_operators_step_of_every_pair_the_loop_still_sees_views_age():
+    """An operator's request steps every pair outside the loop's queue; a pair whose path
+    then dies without input is still stepped when its time comes."""
+    st = fabric_stepper()
+    sched = fabric_scheduler(st)
+    st.submit(sched, NOW, only_ready=True)
+    st.intake.ingest_report(leaf1_to_leaf3_report(1, NOW + 0.15))
+    st.submit(sched, NOW + 0.2)  # the operator's: every pair, their timers anew
+    steps = st.pair_steps
+    dead_at = NOW + 0.15 + EstimatorSettings().dead_after_s
+    assert st.submit(sched, dead_at - 0.01, only_ready=True) == {}
+    futures = st.submit(sched, dead_at, only_ready=True)
+    assert st.pair_steps == steps + 1 and list(futures) == ["leaf1"]

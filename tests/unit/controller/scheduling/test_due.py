@@ -43,28 +43,74 @@ def test_a_due_pair_waits_since_its_earliest_reason():
     assert overdue_since(13.0, None, Stepped(5, CTX, math.inf), 13.0) == 13.0
 
 
+def queue_of(*due: tuple[float, str]):
+    from mpsched.controller.scheduling.due import DueQueue
+
+    q = DueQueue()
+    for since, key in due:
+        q.push(key, since)
+    return q
+
+
 def test_the_budget_steps_the_most_overdue_first_and_leaves_the_rest_due():
-    from mpsched.controller.scheduling.due import by_overdue, within_budget
+    from mpsched.controller.scheduling.due import within_budget
 
     due = [(3.0, "c"), (1.0, "a"), (2.0, "b"), (1.0, "a2")]
-    assert [p for _, p in by_overdue(due)] == ["a", "a2", "b", "c"]  # ties keep their order
     ticks = iter(range(100))  # a clock that advances 1 s per reading
     stepped: list[str] = []
-    left = within_budget(due, lambda since, p: stepped.append(p), 2.0, lambda: next(ticks))
-    assert stepped == ["a", "a2"] and left == [(2.0, "b"), (3.0, "c")]
+    q = queue_of(*due)
+    assert within_budget(q, lambda since, p: stepped.append(p) is None, 2.0,
+                         lambda: next(ticks)) == 2
+    assert stepped == ["a", "a2"] and len(q) == 2  # ties keep their order; b and c wait
     stepped.clear()
-    assert within_budget(due, lambda since, p: stepped.append(p), None) == []
+    assert within_budget(queue_of(*due), lambda since, p: stepped.append(p) is None, None) == 4
     assert stepped == ["a", "a2", "b", "c"]  # no budget: every due pair
     stepped.clear()
-    left = within_budget(due, lambda since, p: stepped.append(p), 0.0)
-    assert stepped == ["a"] and len(left) == 3  # at least one, whatever the budget
+    q = queue_of(*due)
+    assert within_budget(q, lambda since, p: stepped.append(p) is None, 0.0) == 1
+    assert stepped == ["a"] and len(q) == 3  # at least one, whatever the budget
+
+
+def test_a_pair_no_longer_due_does_not_count_against_the_at_least_one():
+    from mpsched.controller.scheduling.due import within_budget
+
+    stepped: list[str] = []
+    q = queue_of((1.0, "gone"), (2.0, "b"), (3.0, "c"))
+    assert within_budget(q, lambda since, p: p != "gone" and stepped.append(p) is None,
+                         0.0) == 1
+    assert stepped == ["b"] and len(q) == 1
 
 
 def test_the_budget_counts_from_the_steps_start():
     from mpsched.controller.scheduling.due import within_budget
 
     stepped: list[str] = []
-    due = [(1.0, "a"), (2.0, "b")]
+    q = queue_of((1.0, "a"), (2.0, "b"))
     # finding the due pairs took the whole budget already: one pair, the rest waits
-    left = within_budget(due, lambda since, p: stepped.append(p), 0.5, lambda: 10.0, start=9.0)
-    assert stepped == ["a"] and left == [(2.0, "b")]
+    assert within_budget(q, lambda since, p: stepped.append(p) is None, 0.5, lambda: 10.0,
+                         start=9.0) == 1
+    assert stepped == ["a"] and q.pop() == (2.0, "b")
+
+
+def test_the_queue_keeps_each_pair_once_at_its_earliest_wait():
+    q = queue_of((5.0, "a"), (3.0, "b"))
+    q.push("a", 6.0)  # later: a waits since 5 still
+    q.push("b", 1.0)  # earlier: b waits since 1
+    assert len(q) == 2 and "a" in q
+    assert (q.pop(), q.pop(), q.pop()) == ((1.0, "b"), (5.0, "a"), None)
+
+
+def test_timers_come_back_when_their_time_comes():
+    from mpsched.controller.scheduling.due import DueQueue
+
+    q = DueQueue()
+    q.timer("a", 12.0)
+    q.timer("b", 11.0)
+    q.timer("never", math.inf)
+    assert q.expire(10.9) == []
+    assert q.expire(12.0) == [(11.0, "b"), (12.0, "a")]
+    assert q.expire(1e12) == []  # the infinite one was never kept
+    q.push("x", 1.0)
+    q.timer("y", 1.0)
+    q.clear("new basis")
+    assert (len(q), q.expire(2.0), q.basis) == (0, [], "new basis")
