@@ -1,7 +1,8 @@
 """The FCT tables of docs/results/congestion.md from results on disk, and their paired ratios.
 
     python -m mpsched.lab.fcttable SOURCE [SOURCE ...] [--paired REF ...] [--no-cpu-bound]
-                                   [--plot DIR] [--window A:B]
+                                   [--plot DIR] [--window A:B] [--timeline BIN]
+                                   [--policy P ...]
 
 Each SOURCE is an `mpsched compare` output directory (every run JSON under it,
 `fct.load_results`) or a runs.csv (`report.read_csv`, e.g. docs/results/*-runs.csv); the
@@ -23,7 +24,10 @@ REF, the short flows' paired ratios (`paired_<scenario>_<REF>.png`, blue where t
 lies below 1) and, for a scenario run at several loads, FCT against load per size bucket
 (`fct_load_<scenario>_<bucket>.png`). `--window A:B` counts only the flows that arrived
 between A and B seconds into each run (e.g. while a link was down; mpsched/lab/fctwindow.py:
-compare output directories only, goodput and slowdown left out).
+compare output directories only, goodput and slowdown left out). `--timeline BIN` with
+`--plot` also draws the short flows' mean FCT per BIN seconds of arrival time, one line per
+policy (`timeline_<scenario>.png`, the `--window` shaded). `--policy P` (repeatable) keeps
+only those policies and the references.
 """
 
 from __future__ import annotations
@@ -168,28 +172,50 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--window", metavar="A:B",
                    help="only the flows that arrived between A and B s into each run "
                    "(compare output directories only; goodput and slowdown left out)")
+    p.add_argument("--timeline", type=float, metavar="BIN",
+                   help="with --plot: the short flows' mean FCT per BIN s of arrival time")
+    p.add_argument("--policy", action="append", metavar="P",
+                   help="only this policy (repeatable; the references are kept)")
     args = p.parse_args(argv)
+    refs = args.paired or ["letflow", "ecmp"]
+    keep = None if args.policy is None else set(args.policy) | set(refs)
     try:
-        if args.window is None:
+        window = None if args.window is None else fctwindow.parse_window(args.window)
+        if args.timeline is not None and not (args.timeline > 0 and args.plot is not None):
+            raise ValueError("--timeline needs a bin > 0 s and --plot")
+        if window is None:
             results = load_sources(args.sources)
         else:
-            w0, w1 = fctwindow.parse_window(args.window)
-            results = [r for s in args.sources for r in fctwindow.load_windowed(s, w0, w1)]
-            print(f"flows that arrived {w0:g} to {w1:g} s into each run\n")
+            results = [r for s in args.sources for r in fctwindow.load_windowed(s, *window)]
+            print(f"flows that arrived {window[0]:g} to {window[1]:g} s into each run\n")
+        if args.timeline is not None:
+            runs = [(r, d) for s in args.sources for r, d in fctwindow.runs_with_dirs(s)
+                    if (keep is None or r.policy in keep)
+                    and not (args.no_cpu_bound and r.cpu_bound is True)]
+            lines = fctwindow.timelines(runs, args.timeline)
     except (OSError, ValueError) as exc:
         print(f"fcttable: {exc}", file=sys.stderr)
         return 2
+    if keep is not None:
+        results = [r for r in results if r.policy in keep]
     bound = cpu_bound_runs(results)
     if args.no_cpu_bound:
         results = [r for r in results if r.cpu_bound is not True]
     print(bucket_table(results))
-    refs = args.paired or ["letflow", "ecmp"]
     for ref in refs:
         text = paired_table(results, ref)
         print(text if text else f"(no run of {ref} pairs with another policy's)\n")
     if args.plot is not None:
         for path in write_plots(args.plot, results, refs):
             print(f"plot: {path}")
+    if args.timeline is not None:
+        for scenario in dict.fromkeys(s for s, _ in lines):
+            out = plots.plot_timeline(
+                args.plot / f"timeline_{slug(scenario)}.png",
+                {pol: pts for (s, pol), pts in lines.items() if s == scenario},
+                f"{scenario}: mean FCT of flows < 100 kB by arrival time", window)
+            if out is not None:
+                print(f"plot: {out}")
     left = " (left out)" if args.no_cpu_bound else ""
     print(f"CPU-bound runs{left}: "
           + (", ".join(f"{s}/{p}/seed {k}" for s, p, k in bound) if bound else "none"))

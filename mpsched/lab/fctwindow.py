@@ -26,7 +26,7 @@ from mpsched.lab import metrics
 from mpsched.lab.fct import BUCKET_FIELDS
 from mpsched.lab.report import RunResult, read_run
 from mpsched.lab.run_window import censored_fct_s
-from mpsched.stats import percentile
+from mpsched.stats import mean_ci95, percentile
 
 Record = tuple[int, float | None, bool]  # (size bytes, FCT s or None, censored)
 # a run's figures that have no windowed form (module doc)
@@ -44,24 +44,31 @@ def parse_window(text: str) -> tuple[float, float]:
     return a, b
 
 
-def window_records(reports: Iterable[dict[str, Any]], w0: float, w1: float) -> Iterator[Record]:
-    """The transfers of the `plan` reports that arrived in [w0, w1) s of their sender's
-    start, as (size, FCT, censored) records (module doc)."""
+def arrivals(reports: Iterable[dict[str, Any]]) -> Iterator[tuple[float, Record]]:
+    """Every transfer of the `plan` reports: when it arrived (s after its sender's start)
+    and its (size, FCT, censored) record, counted as the run counts it (module doc)."""
     for report in reports:
         if report.get("role") != "plan" or report.get("started") is None:
             continue
         started = float(report["started"])
         for tr in report.get("transfers", []):
             began = tr.get("arrival", tr.get("start"))
-            if began is None or not w0 <= float(began) - started < w1:
+            if began is None:
                 continue
             size = int(tr["size"])
             if "fct_s" in tr:
-                yield size, float(tr["fct_s"]), False
+                record: Record = (size, float(tr["fct_s"]), False)
             elif "error" in tr:
-                yield size, None, False
+                record = (size, None, False)
             else:
-                yield size, censored_fct_s(tr, report), True
+                record = (size, censored_fct_s(tr, report), True)
+            yield float(began) - started, record
+
+
+def window_records(reports: Iterable[dict[str, Any]], w0: float, w1: float) -> Iterator[Record]:
+    """The transfers of the `plan` reports that arrived in [w0, w1) s of their sender's
+    start (`arrivals`)."""
+    return (record for t, record in arrivals(reports) if w0 <= t < w1)
 
 
 def window_metrics(records: list[Record]) -> dict[str, float]:
@@ -87,19 +94,55 @@ def window_metrics(records: list[Record]) -> dict[str, float]:
     return out
 
 
+def sender_reports(directory: Path) -> list[dict[str, Any]]:
+    """The senders' reports written beside a run's JSON."""
+    return [json.loads(p.read_text()) for p in sorted(directory.glob("send*_*.json"))
+            if not p.name.endswith(".flows.json")]
+
+
 def windowed(run: RunResult, directory: Path, w0: float, w1: float) -> RunResult:
     """`run` (written in `directory`) with its FCT figures over the window's arrivals."""
-    reports = [json.loads(p.read_text()) for p in sorted(directory.glob("send*_*.json"))
-               if not p.name.endswith(".flows.json")]
-    records = list(window_records(reports, w0, w1))
+    records = list(window_records(sender_reports(directory), w0, w1))
     return replace(run, metrics={**run.metrics, **window_metrics(records)}, pairs={})
 
 
-def load_windowed(source: Path, w0: float, w1: float) -> list[RunResult]:
-    """Every run under an `mpsched compare` output directory, windowed. ValueError when the
-    source is not a directory (a runs.csv has no transfers to window)."""
+def runs_with_dirs(source: Path) -> list[tuple[RunResult, Path]]:
+    """Every run under an `mpsched compare` output directory and the directory it was
+    written in. ValueError when the source is not a directory (a runs.csv has no
+    transfers)."""
     if not source.is_dir():
-        raise ValueError(f"{source}: --window needs a compare output directory (the senders' "
+        raise ValueError(f"{source}: needs a compare output directory (the senders' "
                          "reports), not a runs.csv")
-    return [windowed(read_run(p), p.parent, w0, w1)
-            for p in sorted(source.rglob("*__run*.json"))]
+    return [(read_run(p), p.parent) for p in sorted(source.rglob("*__run*.json"))]
+
+
+def load_windowed(source: Path, w0: float, w1: float) -> list[RunResult]:
+    """Every run under an `mpsched compare` output directory, windowed (`runs_with_dirs`)."""
+    return [windowed(run, directory, w0, w1) for run, directory in runs_with_dirs(source)]
+
+
+def run_timeline(reports: Iterable[dict[str, Any]], bin_s: float,
+                 bucket: str = "lt100k") -> dict[int, float]:
+    """Per bin of `bin_s` s of arrival time (its index from 0), the mean FCT of the run's
+    flows of `bucket` that arrived in it (`arrivals`; failed ones left out)."""
+    fcts: dict[int, list[float]] = {}
+    for t, (size, fct, _) in arrivals(reports):
+        if fct is not None and math.isfinite(fct) and metrics.size_bucket(size) == bucket:
+            fcts.setdefault(int(t // bin_s), []).append(fct)
+    return {k: math.fsum(v) / len(v) for k, v in fcts.items()}
+
+
+Timeline = list[tuple[float, float, float]]  # (bin's middle s, mean over the runs, CI half)
+
+
+def timelines(runs: Iterable[tuple[RunResult, Path]], bin_s: float,
+              bucket: str = "lt100k") -> dict[tuple[str, str], Timeline]:
+    """Per (scenario, policy): per arrival bin the mean over its runs of each run's mean FCT
+    of `bucket` in that bin (`run_timeline`), ± the 95 % interval over the runs."""
+    per_bin: dict[tuple[str, str], dict[int, list[float]]] = {}
+    for run, directory in runs:
+        got = per_bin.setdefault((run.scenario, run.policy), {})
+        for k, mean in run_timeline(sender_reports(directory), bin_s, bucket).items():
+            got.setdefault(k, []).append(mean)
+    return {key: [(bin_s * (k + 0.5), *mean_ci95(v)) for k, v in sorted(bins.items())]
+            for key, bins in per_bin.items()}

@@ -175,6 +175,29 @@ def plot_fct_vs_load(
     return _save(fig, Path(path))
 
 
+def plot_timeline(
+    path: str | Path,
+    series: Mapping[str, Sequence[tuple[float, float, float]]],
+    title: str,
+    shade: tuple[float, float] | None = None,
+) -> Path | None:
+    """One line per policy: the short flows' mean FCT per arrival bin (the bin's middle, the
+    mean over the runs ± 95 % CI: ``fctwindow.timelines``), the window ``shade`` (e.g. a
+    link's failure) shaded; None without two bins of any policy."""
+    if not any(len(points) >= 2 for points in series.values()):
+        return None
+    fig, ax = _figure(title, "arrival time in the run (s)", "mean FCT (s)")
+    if shade is not None:
+        ax.axvspan(*shade, color="tab:red", alpha=0.12, linewidth=0)
+    for policy, points in series.items():
+        ax.errorbar([t for t, _, _ in points], [m for _, m, _ in points],
+                    yerr=[h if math.isfinite(h) else 0.0 for _, _, h in points],
+                    marker="o", capsize=3, label=policy)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", fontsize="small")
+    return _save(fig, Path(path))
+
+
 def plot_paired(
     path: str | Path,
     ratios: Mapping[str, tuple[tuple[float, float], int]],

@@ -62,3 +62,36 @@ def test_a_compare_directory_is_windowed_run_by_run(tmp_path):
     assert math.isnan(got.metrics["goodput_mbps"])
     with pytest.raises(ValueError, match="runs.csv"):
         load_windowed(tmp_path / "runs.csv", 20, 40)
+
+
+def test_a_runs_timeline_is_its_short_flows_mean_fct_per_arrival_bin():
+    from mpsched.lab.fctwindow import run_timeline
+
+    report = plan({"arrival": STARTED + 1, "size": 10_000, "fct_s": 0.2},
+                  {"arrival": STARTED + 4, "size": 20_000, "fct_s": 0.4},
+                  {"arrival": STARTED + 6, "size": 2_000_000, "fct_s": 9.0},  # not short
+                  {"arrival": STARTED + 7, "size": 30_000, "error": "refused"},  # no FCT
+                  {"arrival": STARTED + 12, "size": 30_000, "fct_s": 1.0})
+    assert run_timeline([report], 5.0) == {0: pytest.approx(0.3), 2: 1.0}
+
+
+def test_timelines_average_each_bin_over_the_runs(tmp_path):
+    from mpsched.lab.fctwindow import runs_with_dirs, timelines
+
+    for k, fct in enumerate((0.2, 0.4)):
+        d = tmp_path / "fab" / "ecmp" / f"run{k}"
+        d.mkdir(parents=True)
+        write_run(d, RunResult("fab", "ecmp", k, k + 1, 60.0))
+        (d / "send0_h1_1.json").write_text(json.dumps(
+            plan({"arrival": STARTED + 21, "size": 10_000, "fct_s": fct})))
+    ((key, points),) = timelines(runs_with_dirs(tmp_path), 10.0).items()
+    assert key == ("fab", "ecmp")
+    ((t, mean, ci),) = points
+    assert (t, mean) == (25.0, pytest.approx(0.3)) and ci > 0
+
+
+def test_fcttable_draws_the_timeline_only_into_a_plot_directory(tmp_path, capsys):
+    from mpsched.lab import fcttable
+
+    assert fcttable.main([str(tmp_path), "--timeline", "5"]) == 2
+    assert "--plot" in capsys.readouterr().err

@@ -10,6 +10,7 @@ from mpsched.lab.plots import (
     load_family,
     mean_series,
     plot_paired,
+    plot_timeline,
     write_load_plots,
     write_plots,
 )
@@ -66,3 +67,11 @@ def test_paired_plot_leaves_the_reference_and_non_finite_ratios_out(tmp_path):
     assert out is not None and out.read_bytes().startswith(b"\x89PNG")
     assert plot_paired(tmp_path / "q.png", {"letflow": ((1.0, 0.0), 5)}, "letflow", "t") is None
     assert not (tmp_path / "q.png").exists()
+
+
+def test_a_timeline_needs_two_bins_and_shades_the_window(tmp_path):
+    points = {"ecmp": [(2.5, 0.3, 0.1), (7.5, 0.9, math.nan)], "ca": [(2.5, 0.2, 0.1)]}
+    out = plot_timeline(tmp_path / "t.png", points, "t", shade=(5.0, 10.0))
+    assert out is not None and out.read_bytes().startswith(b"\x89PNG")
+    assert plot_timeline(tmp_path / "u.png", {"ca": [(2.5, 0.2, 0.1)]}, "t") is None
+    assert not (tmp_path / "u.png").exists()
