@@ -10,7 +10,6 @@ import socket
 import struct
 import subprocess
 import threading
-import time
 
 import pytest
 from scapy import all as scapy
@@ -18,6 +17,7 @@ from scapy import all as scapy
 from mpsched.lab import metrics as m
 from mpsched.lab import pcap as pc
 from mpsched.lab import tcpstats as ts
+from tests.waiting import wait_until
 
 # --------------------------------------------------------------------------------------------
 # rates
@@ -280,7 +280,9 @@ def loopback_transfer():
     reader.start()
     cli.sendall(b"x" * size)
     reader.join(10)
-    time.sleep(0.2)  # let the last ACK arrive
+    # the last ACK arrives after the data (+ 1: the SYN)
+    wait_until(lambda: ts.tcp_info(cli).bytes_acked == size + 1, timeout=10,
+               what="every byte acknowledged")
     yield cli, acc, size
     for s in (cli, acc, srv):
         s.close()
