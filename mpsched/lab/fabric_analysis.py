@@ -46,7 +46,7 @@ from mpsched.lab.fabric_workload import (
 )
 from mpsched.lab.fabric_workload import sender_plans as make_plans
 from mpsched.lab.report import RunResult, format_mean_ci
-from mpsched.lab.run_window import censored_fct_s, cpu_load, interp
+from mpsched.lab.run_window import cpu_load, interp, transfer_fct
 from mpsched.lab.runner import BASE_PORT
 from mpsched.stats import mean_ci95, percentile
 
@@ -79,12 +79,7 @@ def flow_records(reports: Mapping[str, dict[str, Any]], plans: Sequence[SenderPl
             log.warning("%s: %s", plan.name, report["error"])
         for tr in report.get("transfers", []):
             pair = (plan.host.edge, edges[tr["dst"]])
-            if "fct_s" in tr:
-                out.append(FlowRecord(pair, int(tr["size"]), float(tr["fct_s"])))
-            elif "error" in tr:
-                out.append(FlowRecord(pair, int(tr["size"]), None))
-            else:
-                out.append(FlowRecord(pair, int(tr["size"]), censored_fct_s(tr, report), True))
+            out.append(FlowRecord(pair, int(tr["size"]), *transfer_fct(tr, report)))
     return out
 
 

@@ -6,7 +6,8 @@ before and after. `windowed` recomputes a run's FCT figures over the open-loop (
 transfers whose arrival fell in [A, B) seconds of the run, from its senders' reports beside
 the run JSON (`send<i>_<host>.json`, role `plan`): the FCT overall and per size bucket
 (`metrics.FCT_BUCKETS`), counted as the run's own figures are (a transfer still running at
-the end at the time it had run, `censored_fct_s`; a failed one as not completed). The time
+the end at the time it had run, a failed one as not completed: `transfer_fct`,
+`fabric_analysis.fct_metrics`). The time
 of an arrival is taken from its sender's start (the report's `started`), which follows the
 run's t = 0 (the schedules' start) by the time a sender takes to start, a few tenths of a
 second. Goodput and slowdown are of the whole run and have no windowed form here: they become
@@ -23,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from mpsched.lab import metrics
+from mpsched.lab.fabric_analysis import FlowRecord, fct_metrics
 from mpsched.lab.fct import BUCKET_FIELDS
 from mpsched.lab.report import RunResult, read_run
-from mpsched.lab.run_window import censored_fct_s
-from mpsched.stats import mean_ci95, percentile
+from mpsched.lab.run_window import transfer_fct
+from mpsched.stats import mean_ci95
 
 Record = tuple[int, float | None, bool]  # (size bytes, FCT s or None, censored)
 # a run's figures that have no windowed form (module doc)
@@ -55,14 +57,7 @@ def arrivals(reports: Iterable[dict[str, Any]]) -> Iterator[tuple[float, Record]
             began = tr.get("arrival", tr.get("start"))
             if began is None:
                 continue
-            size = int(tr["size"])
-            if "fct_s" in tr:
-                record: Record = (size, float(tr["fct_s"]), False)
-            elif "error" in tr:
-                record = (size, None, False)
-            else:
-                record = (size, censored_fct_s(tr, report), True)
-            yield float(began) - started, record
+            yield float(began) - started, (int(tr["size"]), *transfer_fct(tr, report))
 
 
 def window_records(reports: Iterable[dict[str, Any]], w0: float, w1: float) -> Iterator[Record]:
@@ -72,25 +67,17 @@ def window_records(reports: Iterable[dict[str, Any]], w0: float, w1: float) -> I
 
 
 def window_metrics(records: list[Record]) -> dict[str, float]:
-    """The FCT figures of `records` under the run's metric names (`fct_rows` reads them)."""
+    """The FCT figures of `records` under the run's metric names (`fct_rows` reads them), as
+    a fabric run counts its flows (`fabric_analysis.fct_metrics`); every FCT figure the
+    window has no flow for, and the whole run's (`WHOLE_RUN`), NaN."""
     out: dict[str, float] = {name: math.nan for name in WHOLE_RUN}
-    timed = [f for _, f, _ in records if f is not None and math.isfinite(f)]
-    done = sum(1 for _, f, c in records if f is not None and not c)
-    out["transfers"] = float(done)
-    out["completed_frac"] = done / len(records) if records else math.nan
-    out["fct_mean_s"] = math.fsum(timed) / len(timed) if timed else math.nan
-    out["fct_p99_s"] = percentile(timed, 99)
-    buckets = metrics.bucket_stats(records, lambda _size: 1.0)
+    out.update({name: math.nan for name in ("transfers", "completed_frac", "fct_mean_s",
+                                            "fct_p99_s")})
     for b, _, _ in metrics.FCT_BUCKETS:
-        for name, _ in BUCKET_FIELDS:
-            out[name.format(b=b)] = math.nan
-        st = buckets.get(b)
-        if st is None:
-            continue
-        out[f"fct_{b}_mean_s"] = st.fct_mean
-        out[f"fct_{b}_p99_s"] = st.fct_p99
-        out[f"completed_frac_{b}"] = st.completed_frac
-        out[f"flows_{b}"] = float(st.completed)
+        out.update({name.format(b=b): math.nan for name, _ in BUCKET_FIELDS})
+    flows = [FlowRecord((0, 0), size, fct, censored) for size, fct, censored in records]
+    got = fct_metrics(flows, lambda _pair, _size: math.nan)  # no ideal: no slowdown
+    out.update({k: v for k, v in got.items() if not k.startswith("slowdown")})
     return out
 
 

@@ -25,6 +25,17 @@ def interp(series: list[tuple[float, float]], t: float) -> float:
     return series[-1][1]
 
 
+def transfer_fct(transfer: dict[str, Any], report: dict[str, Any]) -> tuple[float | None, bool]:
+    """A sender's transfer as the FCT figures count it: (its FCT, False) when it completed,
+    (None, False) when it failed, (the time it had run, True) when it was still running at
+    the end (`censored_fct_s`, None when that is not known)."""
+    if "fct_s" in transfer:
+        return float(transfer["fct_s"]), False
+    if "error" in transfer:
+        return None, False
+    return censored_fct_s(transfer, report), True
+
+
 def censored_fct_s(transfer: dict[str, Any], report: dict[str, Any]) -> float | None:
     """How long a transfer still running when its sender ended had run: the report's end
     minus the transfer's arrival (or start); None when either is missing."""
