@@ -156,7 +156,7 @@ def cpu_bound_runs(results: Sequence[RunResult]) -> list[tuple[str, str, int]]:
     return sorted((r.scenario, r.policy, r.seed) for r in results if r.cpu_bound is True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m mpsched.lab.fcttable",
         description=__doc__,
@@ -176,46 +176,68 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --plot: the short flows' mean FCT per BIN s of arrival time")
     p.add_argument("--policy", action="append", metavar="P",
                    help="only this policy (repeatable; the references are kept)")
-    args = p.parse_args(argv)
+    return p
+
+
+def _load(args: argparse.Namespace, window: tuple[float, float] | None
+          ) -> tuple[list[RunResult], list[tuple[RunResult, Path]]]:
+    """The runs of the sources, windowed if asked, and with --window or --timeline each
+    run's directory too (read once: compare output directories only)."""
+    if window is None and args.timeline is None:
+        return load_sources(args.sources), []
+    runs = [rd for source in args.sources for rd in fctwindow.runs_with_dirs(source)]
+    if window is None:
+        return [r for r, _ in runs], runs
+    return [fctwindow.windowed(r, d, *window) for r, d in runs], runs
+
+
+def _timeline_plots(directory: Path, runs: Sequence[tuple[RunResult, Path]], bin_s: float,
+                    window: tuple[float, float] | None) -> list[Path]:
+    """The `--timeline` plots, one per scenario; returns those written."""
+    lines = fctwindow.timelines(runs, bin_s)
+    written = []
+    for scenario in dict.fromkeys(s for s, _ in lines):
+        out = plots.plot_timeline(
+            directory / f"timeline_{slug(scenario)}.png",
+            {pol: pts for (s, pol), pts in lines.items() if s == scenario},
+            f"{scenario}: mean FCT of flows < 100 kB by arrival time", window)
+        if out is not None:
+            written.append(out)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     refs = args.paired or ["letflow", "ecmp"]
     keep = None if args.policy is None else set(args.policy) | set(refs)
     try:
         window = None if args.window is None else fctwindow.parse_window(args.window)
         if args.timeline is not None and not (args.timeline > 0 and args.plot is not None):
             raise ValueError("--timeline needs a bin > 0 s and --plot")
-        if window is None:
-            results = load_sources(args.sources)
-        else:
-            results = [r for s in args.sources for r in fctwindow.load_windowed(s, *window)]
-            print(f"flows that arrived {window[0]:g} to {window[1]:g} s into each run\n")
-        if args.timeline is not None:
-            runs = [(r, d) for s in args.sources for r, d in fctwindow.runs_with_dirs(s)
-                    if (keep is None or r.policy in keep)
-                    and not (args.no_cpu_bound and r.cpu_bound is True)]
-            lines = fctwindow.timelines(runs, args.timeline)
+        results, runs = _load(args, window)
     except (OSError, ValueError) as exc:
         print(f"fcttable: {exc}", file=sys.stderr)
         return 2
-    if keep is not None:
-        results = [r for r in results if r.policy in keep]
-    bound = cpu_bound_runs(results)
-    if args.no_cpu_bound:
-        results = [r for r in results if r.cpu_bound is not True]
+    if window is not None:
+        print(f"flows that arrived {window[0]:g} to {window[1]:g} s into each run\n")
+
+    def wanted(r: RunResult) -> bool:
+        return (keep is None or r.policy in keep) and not (
+            args.no_cpu_bound and r.cpu_bound is True)
+
+    bound = cpu_bound_runs([r for r in results if keep is None or r.policy in keep])
+    results = [r for r in results if wanted(r)]
     print(bucket_table(results))
     for ref in refs:
         text = paired_table(results, ref)
         print(text if text else f"(no run of {ref} pairs with another policy's)\n")
     if args.plot is not None:
-        for path in write_plots(args.plot, results, refs):
+        written = write_plots(args.plot, results, refs)
+        if args.timeline is not None:
+            written += _timeline_plots(args.plot, [(r, d) for r, d in runs if wanted(r)],
+                                       args.timeline, window)
+        for path in written:
             print(f"plot: {path}")
-    if args.timeline is not None:
-        for scenario in dict.fromkeys(s for s, _ in lines):
-            out = plots.plot_timeline(
-                args.plot / f"timeline_{slug(scenario)}.png",
-                {pol: pts for (s, pol), pts in lines.items() if s == scenario},
-                f"{scenario}: mean FCT of flows < 100 kB by arrival time", window)
-            if out is not None:
-                print(f"plot: {out}")
     left = " (left out)" if args.no_cpu_bound else ""
     print(f"CPU-bound runs{left}: "
           + (", ".join(f"{s}/{p}/seed {k}" for s, p, k in bound) if bound else "none"))
