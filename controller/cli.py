@@ -17,7 +17,7 @@ from mpsched.controller.scheduling.scheduler import (
     REGISTRY,
 )
 from mpsched.controller.security import add_security_options
-from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
+from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,

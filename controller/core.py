@@ -47,7 +47,8 @@ from mpsched.controller.scheduling.classes import (
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
-from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS, AgentSettings, SwitchAgent
+from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.southbound.writes import await_all
 from mpsched.controller.state import Intent, StateError, StateStore

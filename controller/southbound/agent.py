@@ -9,7 +9,7 @@ without it (new, restarted, or running another program) gets the program pushed 
 entry. Then the thread sleeps on its job queue: other threads hand it work through `submit()`,
 which returns a `concurrent.futures.Future`, and the stream's reader wakes it for each report;
 every poll interval it reads the drop and port counters, and an edge its per-path counters
-(less often on a large fabric: `COUNTER_BUDGET_CPS`). If the session breaks (e.g. the switch
+(less often on a large fabric: southbound/counters.py). If the session breaks (e.g. the switch
 restarts) the thread reconnects and does the same again, so the switch always converges to the
 controller's state.
 
@@ -32,6 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
+from mpsched.controller.southbound.counters import (
+    COUNTER_BUDGET_CPS,
+    PATH_COUNTERS,
+    path_poll_interval,
+    path_samples,
+)
 from mpsched.controller.southbound.forwarding import forwarding_entries, peers_and_paths
 from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import (
@@ -50,7 +56,7 @@ from mpsched.controller.telemetry.estimators import (
 from mpsched.controller.telemetry.ports import PortMeter, read_at
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
-from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
     COUNTER_PORT_TX,
@@ -70,14 +76,6 @@ Job = Callable[[P4RuntimeClient], object]
 # (Session.on_stream), so this only bounds how late it notices anything else.
 IDLE_WAIT_S = 0.25
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
-# Cells of the per-(peer edge, path) counters (path_tx, path_rx, probe_skipped) that all the
-# agents together read per second at most: each read decodes every cell of the counter, an
-# edge's counters have (MAX_EDGES + 1) x (MAX_PATHS + 1) cells each, so a fabric's reads grow
-# with the square of its edges (64 edges of the 64-edge build: 975 cells each, 62 400 a
-# second at one read a second; docs/results/scale.md). Under the budget an edge reads them
-# less often than --poll-interval (`path_poll_interval`); drops and port counters keep it.
-COUNTER_BUDGET_CPS = 20_000.0
-PATH_COUNTERS = (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED)
 
 
 class _Wake:
@@ -363,18 +361,7 @@ class SwitchAgent(threading.Thread):
         rx = client.read_counter(COUNTER_RX)
         gated = client.read_counter(COUNTER_PROBE_SKIPPED)
         self.probes_gated = sum(value.packets for value in gated.values())
-        samples = {}
-        for path_id in self.path_ids:
-            # the counters are per (peer edge, path): a path id's, summed over the peers
-            cells = [self.pipeline.edge_path_index(e, path_id) for e in self.peers]
-            t, r = _summed(tx, cells), _summed(rx, cells)
-            samples[path_id] = Sample(
-                now,
-                t.packets,
-                t.bytes,
-                r.packets,
-                r.bytes,
-            )
+        samples = path_samples(self.pipeline, self.peers, self.path_ids, tx, rx, now)
         if samples:
             self.host.on_sample(self.sw.name, samples)
 
@@ -489,19 +476,3 @@ class SwitchAgent(threading.Thread):
             except Exception as error:  # a bad job must not kill the session
                 log.exception("%s: job failed", self.sw.name)
                 future.set_exception(error)
-
-
-def path_poll_interval(poll_interval: float, edges: int, cells: int,
-                       budget_cps: float | None) -> float:
-    """Seconds between an edge's reads of its `cells` per-path counter cells: the poll
-    interval, or longer where `edges` edges reading at it would exceed `budget_cps` cells a
-    second together (None: no budget)."""
-    if budget_cps is None or edges <= 0 or cells <= 0:
-        return poll_interval
-    return max(poll_interval, edges * cells / budget_cps)
-
-
-def _summed(values: dict[int, CounterValue], cells: list[int]) -> CounterValue:
-    """The cells' counters added up (a cell not read counts 0)."""
-    found = [values[c] for c in cells if c in values]
-    return CounterValue(sum(v.packets for v in found), sum(v.bytes for v in found))

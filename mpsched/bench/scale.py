@@ -61,7 +61,7 @@ from mpsched.bench.scale_model import (
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
-from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
+from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
 from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.controller.telemetry.history import history_keep

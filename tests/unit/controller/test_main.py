@@ -83,7 +83,7 @@ def test_the_probe_and_report_cap_options():
 
 
 def test_the_probe_and_counter_budget_options():
-    from mpsched.controller.southbound.agent import COUNTER_BUDGET_CPS
+    from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
     from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS
 
     assert check_args(args()).probe_budget_pps == PROBE_BUDGET_PPS

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.southbound.agent import (
-    COUNTER_BUDGET_CPS,
-    AgentSettings,
-    SwitchAgent,
-    path_poll_interval,
-)
+from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.counters import PATH_COUNTERS
 from mpsched.controller.telemetry.estimators import PROBE_INTERVAL_S, TelemetryConfig
 from mpsched.p4rt.client import CounterValue, P4RuntimeError
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
     COUNTER_PORT_TX,
-    COUNTER_PROBE_SKIPPED,
-    COUNTER_RX,
     COUNTER_TX,
 )
 from tests.unit.controller.fakes import two_edges
@@ -159,21 +153,11 @@ def test_a_fabrics_edge_serves_every_peer_and_a_transit_switch_none():
     assert client.read == [COUNTER_DROP_REASON, COUNTER_PORT_TX]
 
 
-def test_the_edges_read_their_path_counters_within_the_budget_of_all_of_them():
-    # 8 edges of 975 cells (the 64-edge build's three counters): 7 800 cells a second
-    assert path_poll_interval(1.0, 8, 975, COUNTER_BUDGET_CPS) == 1.0
-    # 64 of them: 62 400 a second at 1 s; under 20 000 a second, every 3.12 s
-    assert path_poll_interval(1.0, 64, 975, 20_000) == pytest.approx(3.12)
-    assert path_poll_interval(1.0, 64, 975, None) == 1.0  # no budget
-    assert path_poll_interval(5.0, 64, 975, 20_000) == 5.0  # never more often than asked
-
-
 def test_an_edge_reads_its_path_counters_when_due_and_the_others_every_poll(monkeypatch):
     host = Host()
     # a budget that one edge pair's counters exceed every second: every 3 s or so
     a = agent(host, counter_budget_cps=1.0)
-    cells = sum(pipeline().p4info.counter_size(c)
-                for c in (COUNTER_TX, COUNTER_RX, COUNTER_PROBE_SKIPPED))
+    cells = sum(pipeline().p4info.counter_size(c) for c in PATH_COUNTERS)
     assert a.path_poll_interval == 2 * cells  # two edges
     clock = iter([0.0, 0.0, 1.0, 2.0 * cells, 2.0 * cells])
     monkeypatch.setattr("mpsched.controller.southbound.agent.time.monotonic", lambda: next(clock))
