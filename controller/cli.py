@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_switch_options(parser, art)
     add_telemetry_options(parser)
+    add_budget_options(parser)
     add_liveness_options(parser)
     add_state_options(parser)
     add_control_options(parser)
@@ -94,15 +95,6 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         help="seconds between counter reads (default: %(default)s)",
     )
     parser.add_argument(
-        "--counter-budget-cps",
-        type=float,
-        default=COUNTER_BUDGET_CPS,
-        help="cells of the per-(peer edge, path) counters all the switches' reads may return "
-        "per second together: each read returns every cell, (edges + 1) x (paths + 1) per "
-        "counter, so on a large fabric the edges read them less often than --poll-interval "
-        "(drops and port counters keep it); 0 = no budget (default: %(default)s)",
-    )
-    parser.add_argument(
         "--report-interval-ms",
         type=float,
         default=REPORT_INTERVAL_US / 1000,
@@ -142,6 +134,19 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "many edges; docs/fabric.md); 0 = no cap (default: %(default)s)",
     )
     parser.add_argument(
+        "--report-batch-ms",
+        type=float,
+        default=REPORT_BATCH_US / 1000,
+        help="the switches send the path and RTT reports of this long together, in one "
+        "P4Runtime DigestList (BMv2 counts whole ms); 0 = each report at once, on its own "
+        "(default: %(default)s)",
+    )
+
+
+def add_budget_options(parser: argparse.ArgumentParser) -> None:
+    """What all the switches together may send or return the controller per second (a large
+    fabric's edges each get their share)."""
+    parser.add_argument(
         "--report-budget-pps",
         type=float,
         default=REPORT_BUDGET_PPS,
@@ -160,12 +165,13 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "(default: %(default)s)",
     )
     parser.add_argument(
-        "--report-batch-ms",
+        "--counter-budget-cps",
         type=float,
-        default=REPORT_BATCH_US / 1000,
-        help="the switches send the path and RTT reports of this long together, in one "
-        "P4Runtime DigestList (BMv2 counts whole ms); 0 = each report at once, on its own "
-        "(default: %(default)s)",
+        default=COUNTER_BUDGET_CPS,
+        help="cells of the per-(peer edge, path) counters all the switches' reads may return "
+        "per second together: each read returns every cell, (edges + 1) x (paths + 1) per "
+        "counter, so on a large fabric the edges read them less often than --poll-interval "
+        "(drops and port counters keep it); 0 = no budget (default: %(default)s)",
     )
 
 
