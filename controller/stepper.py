@@ -95,7 +95,6 @@ class Stepper:
         # the due pairs between control steps, and the units they were found among (due.py)
         self.queue = DueQueue()
         self._units: dict[str, tuple[SwitchAgent, Unit]] | None = None
-        self._by_direction: dict[str, str] = {}
 
     def states(self, now: float) -> PathStates:
         """A unit's paths' states (MPTCP pins, scheduling/pins.py)."""
@@ -215,16 +214,15 @@ class Stepper:
         if self.queue.basis != basis or self._units is None:
             self.queue.clear(basis)
             self._units = {u.key: (a, u) for a in agents for u in self.routes.units_at(a.sw.name)}
-            self._by_direction = {u.direction: u.key for _, u in self._units.values()}
             for key, (_, unit) in self._units.items():
                 last = self.stepped.get(key)
                 if last is not None:
                     self.queue.timer(key, last.until)
                 self._queue_if_due(unit, context, now)
             return self._units
-        for direction in dirty:
-            if direction in self._by_direction:
-                self._queue_if_due(self._units[self._by_direction[direction]][1], context, now)
+        for direction in dirty:  # a fabric pair's key is its direction (routes.py)
+            if direction in self._units:
+                self._queue_if_due(self._units[direction][1], context, now)
         for at, timed in self.queue.expire(now):
             last = self.stepped.get(timed)
             if last is not None and last.until == at:  # else stepped again since
