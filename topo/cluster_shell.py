@@ -17,6 +17,7 @@ the network goes on over the other nodes.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import select
@@ -28,11 +29,13 @@ from typing import Any
 from mininet.util import decode
 
 log = logging.getLogger(__name__)
+_MARKERS = itertools.count(1)  # the output of the commands that see a shell settled
 
 CMD_TIMEOUT_S = 60.0  # any one command of a node's shell
 SHELL_START_TIMEOUT_S = 45.0  # an ssh login, sudo and the first prompt
 RCMD_TIMEOUT_S = 60.0  # a command over ssh on the node's server (rcmd)
-SETTLE_S = 3.0  # a command interrupted by Ctrl-C: its prompt
+SETTLE_S = 3.0  # a command interrupted by Ctrl-C: the shell back at its prompt
+SETTLE_RETRY_S = 0.5  # one more Ctrl-C while the shell gives no answer
 POLL_MS = 200  # how often a wait looks whether the shell still runs
 END_WAIT_S = 3.0  # a failed shell's ssh client: SIGHUP, then SIGKILL after this
 
@@ -72,14 +75,40 @@ class Deadlines:
             return super().cmd(*args, **kwargs)  # type: ignore[misc]
 
     def _settle(self) -> None:
-        """Interrupt the command still running (Ctrl-C to it), wait SETTLE_S for its prompt;
-        a shell that gives none is given up."""
-        self.sendInt()  # type: ignore[attr-defined]
+        """Interrupt the command still running and see the shell back at its prompt: Ctrl-C,
+        then a marker command whose answer must come, within SETTLE_S; else the shell is
+        given up. The prompt alone does not tell: bash reads a terminal byte by byte and a
+        Ctrl-C can come while it forks, so after that prompt the rest of a cut line may run
+        (the pty's flush on Ctrl-C can drop a byte or a line) or the shell may still wait
+        for its child. Without an answer, one more Ctrl-C and a new marker go every
+        SETTLE_RETRY_S; only the last marker's answer counts, as the shell answers in order."""
+        seen, answer = "", ""
         try:
             with self._bounded(SETTLE_S, "the end of an interrupted command"):
-                self.waitOutput()
+                deadline = self._deadline or time.monotonic() + SETTLE_S
+                while not answer or answer not in seen:
+                    marker = f"mpsched-settled-{next(_MARKERS)}"
+                    answer = f"{marker}\r\n{chr(127)}"  # its output, then Mininet's prompt
+                    self.sendInt()  # type: ignore[attr-defined]
+                    # The leading space is for the byte the pty may drop as it flushes
+                    # its input on the Ctrl-C (seen: `cho: command not found`).
+                    self.write(f" echo {marker}\n")  # type: ignore[attr-defined]
+                    seen += self._read_for(SETTLE_RETRY_S, answer, deadline)
         except ShellError as err:
             log.warning("%s", err)
+            return
+        self.readbuf = seen.split(answer, 1)[1] + self.readbuf  # type: ignore[attr-defined]
+        self.waiting = False
+
+    def _read_for(self, wait_s: float, until: str, deadline: float) -> str:
+        """The shell's output for at most `wait_s`, or until `until` is in it."""
+        out, end = "", time.monotonic() + wait_s
+        while until not in out and time.monotonic() < end:
+            if self._readable(POLL_MS / 1000):
+                out += self.read(1024)
+            else:
+                self._check(deadline, self._doing)
+        return out
 
     def terminate(self) -> None:
         """Node.terminate, its shell's end bounded (SIGHUP, then SIGKILL)."""

@@ -75,10 +75,17 @@ def test_rcmd_has_a_deadline(node, monkeypatch) -> None:
         node.rcmd("ip link", timeout=0.5)
 
 
-def test_a_command_cut_short_is_interrupted_before_the_next(node) -> None:
-    node.sendCmd("sleep 30")  # as a cmd() that Ctrl-C left waiting
+@pytest.mark.parametrize("started", [True, False], ids=["running", "line-not-yet-read"])
+def test_a_command_cut_short_is_interrupted_before_the_next(node, started) -> None:
+    """As a cmd() that Ctrl-C left waiting: once its command runs, and at once, when bash may
+    not have read its line whole or be forking (a Ctrl-C after `s` once ran `leep 30`)."""
+    node.sendCmd("echo started; sleep 30")
+    seen, deadline = "", time.monotonic() + NOT_BLOCKED_S
+    while started and "started" not in seen and time.monotonic() < deadline:
+        seen += node.monitor(timeoutms=200)
     t0 = time.monotonic()
     assert node.cmd("echo next", timeout=5).strip() == "next"
+    assert node.cmd("echo after", timeout=5).strip() == "after"
     assert time.monotonic() - t0 < NOT_BLOCKED_S
 
 
