@@ -211,7 +211,8 @@ class Run:
 
     def _start_controller(self) -> RestClient:
         proc, rest = start_controller(
-            self.bed.netcfg_path, self.raw.dir / "controller.log", self.bed.registry, POLL_S
+            self.bed.netcfg_path, self.raw.dir / "controller.log", self.bed.registry, POLL_S,
+            extra_args=self.scenario.controller_args,
         )
         with self.lock:
             self.procs.append(("controller", proc))

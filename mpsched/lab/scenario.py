@@ -45,6 +45,7 @@ from mpsched.lab.scenario_cluster import ClusterFile, ClusterSpec
 from mpsched.lab.scenario_cluster import check_against as check_cluster
 from mpsched.lab.scenario_fabric import FabricWorkload, check_against
 from mpsched.lab.scenario_links import DIRECTIONS, PathFile, absolute_traces, trace_converters
+from mpsched.lab.scenario_telemetry import controller_args
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
 from mpsched.topo.testbed import TopoSpec
 from mpsched.validation import (
@@ -120,6 +121,8 @@ class Scenario:
     warmup_s: float = 2.0
     source: Path | None = None
     params: dict = field(default_factory=dict)  # the controller's PUT /params body at start
+    # the controller's command-line options from the file's `telemetry` (scenario_telemetry.py)
+    controller_args: tuple[str, ...] = ()
     cpu_rule: CpuRule = field(default_factory=CpuRule)  # when a run counts as CPU-bound
     fabric: Fabric | None = None  # a fabric scenario (then `topo` has no paths, no workload)
     # the scenario's fabric section as written: the network description's `fabric`
@@ -228,6 +231,7 @@ class ScenarioFile(KeyCheck, BaseModel):
     compare: tuple[Annotated[str, one_of(POLICIES)], ...] = COMPARE
     backend: Annotated[str, one_of(BACKENDS)] = "auto"
     params: dict = {}  # the controller's PUT /params body at start
+    telemetry: dict = {}  # the controller's telemetry options (scenario_telemetry.py)
     cpu_bound: CpuRule = CpuRule()
 
     @field_validator("paths", mode="before")
@@ -277,6 +281,12 @@ class ScenarioFile(KeyCheck, BaseModel):
             GlobalParams().updated(value)
         except FieldError as error:
             fail(error.field, error.message)
+        return value
+
+    @field_validator("telemetry", mode="before")
+    @classmethod
+    def _telemetry_options(cls, value: Any) -> Any:
+        controller_args(value)  # checked with the controller's parser and checks
         return value
 
     @model_validator(mode="after")
@@ -364,6 +374,7 @@ class ScenarioFile(KeyCheck, BaseModel):
             warmup_s=self.warmup_s,
             source=source,
             params=self.params,
+            controller_args=controller_args(self.telemetry),
             cpu_rule=self.cpu_bound,
             fabric=self.fabric.fabric() if self.fabric else None,
             fabric_section=absolute_traces(self.fabric.model_dump(exclude_unset=True),
