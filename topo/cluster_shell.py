@@ -34,10 +34,11 @@ _MARKERS = itertools.count(1)  # the output of the commands that see a shell set
 CMD_TIMEOUT_S = 60.0  # any one command of a node's shell
 SHELL_START_TIMEOUT_S = 45.0  # an ssh login, sudo and the first prompt
 RCMD_TIMEOUT_S = 60.0  # a command over ssh on the node's server (rcmd)
-SETTLE_S = 3.0  # a command interrupted by Ctrl-C: the shell back at its prompt
-SETTLE_RETRY_S = 0.5  # one more Ctrl-C while the shell gives no answer
+SETTLE_S = 5.0  # a command interrupted by Ctrl-C: the shell back at its prompt
+SETTLE_RETRY_S = 1.0  # one more Ctrl-C while the shell gives no answer
 POLL_MS = 200  # how often a wait looks whether the shell still runs
 END_WAIT_S = 3.0  # a failed shell's ssh client: SIGHUP, then SIGKILL after this
+PROMPT = chr(127)  # Mininet's PS1: the end of every command's output
 
 
 class ShellError(RuntimeError):
@@ -80,18 +81,21 @@ class Deadlines:
         given up. The prompt alone does not tell: bash reads a terminal byte by byte and a
         Ctrl-C can come while it forks, so after that prompt the rest of a cut line may run
         (the pty's flush on Ctrl-C can drop a byte or a line) or the shell may still wait
-        for its child. Without an answer, one more Ctrl-C and a new marker go every
-        SETTLE_RETRY_S; only the last marker's answer counts, as the shell answers in order."""
+        for its child. The marker goes once the Ctrl-C's prompt came (or SETTLE_RETRY_S
+        passed); without its answer within SETTLE_RETRY_S, one more Ctrl-C and a new marker
+        go. Only the last marker's answer counts: the shell answers in order."""
         seen, answer = "", ""
         try:
             with self._bounded(SETTLE_S, "the end of an interrupted command"):
                 deadline = self._deadline or time.monotonic() + SETTLE_S
                 while not answer or answer not in seen:
-                    marker = f"mpsched-settled-{next(_MARKERS)}"
-                    answer = f"{marker}\r\n{chr(127)}"  # its output, then Mininet's prompt
                     self.sendInt()  # type: ignore[attr-defined]
-                    # The leading space is for the byte the pty may drop as it flushes
-                    # its input on the Ctrl-C (seen: `cho: command not found`).
+                    # Its prompt first: the pty flushes its input on the Ctrl-C, so a marker
+                    # written before that may be lost whole, or its first byte (seen: `cho:
+                    # command not found`, hence the leading space).
+                    seen += self._read_for(SETTLE_RETRY_S, PROMPT, deadline)
+                    marker = f"mpsched-settled-{next(_MARKERS)}"
+                    answer = f"{marker}\r\n{PROMPT}"  # its output, then the prompt
                     self.write(f" echo {marker}\n")  # type: ignore[attr-defined]
                     seen += self._read_for(SETTLE_RETRY_S, answer, deadline)
         except ShellError as err:
@@ -101,7 +105,8 @@ class Deadlines:
         self.waiting = False
 
     def _read_for(self, wait_s: float, until: str, deadline: float) -> str:
-        """The shell's output for at most `wait_s`, or until `until` is in it."""
+        """The shell's output for at most `wait_s`, or until `until` is in it (in what this
+        call read)."""
         out, end = "", time.monotonic() + wait_s
         while until not in out and time.monotonic() < end:
             if self._readable(POLL_MS / 1000):

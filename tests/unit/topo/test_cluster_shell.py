@@ -5,6 +5,7 @@ node's later commands are skipped instead of blocking."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 
@@ -18,13 +19,21 @@ from mpsched.topo.cluster_shell import Deadlines, ShellError, running
 NOT_BLOCKED_S = 10
 
 
+def default_signals() -> None:
+    """Ctrl-C reaches the shell's commands however pytest was started: a shell started in
+    the background (`pytest &`) hands on SIGINT and SIGQUIT ignored, as a login's do not."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 class ShellNode(Deadlines, Node):
     """Mininet's Node with the deadlines; its shell without mnexec (`mnexec -cd env ...`)."""
 
     server = "rack9"
 
     def _popen(self, cmd, **params):
-        return subprocess.Popen(cmd[2:], start_new_session=True, **params)
+        return subprocess.Popen(cmd[2:], start_new_session=True, preexec_fn=default_signals,
+                                **params)
 
 
 @pytest.fixture
