@@ -59,11 +59,14 @@ from mpsched.bench.scale_model import (
     stat_cpu_s,
     thread_group,
 )
+from mpsched.controller.cli import (
+    add_budget_options,
+    add_liveness_options,
+    add_telemetry_options,
+    telemetry_config,
+)
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
-from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
-from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
-from mpsched.controller.telemetry.estimators import REPORT_MAX_PPS, TelemetryConfig
 from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
@@ -165,10 +168,8 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
                    probe_ifaces=probe_ifaces)
     art = artifacts()
     settings = ControllerSettings(
-        telemetry=TelemetryConfig(probe_max_pps=args.probe_max_pps,
-                                  report_max_pps=args.report_max_pps or None,
-                                  report_budget_pps=args.report_budget_pps or None,
-                                  probe_budget_pps=args.probe_budget_pps or None),
+        telemetry=args.telemetry,
+        poll_interval=args.poll_interval,
         counter_budget_cps=args.counter_budget_cps or None,
         control_period_ms=args.period_ms,
         default_policy=POLICY,
@@ -379,25 +380,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="feeding before the measurement (default: %(default)s)")
     p.add_argument("--period-ms", type=float, default=ControllerSettings.control_period_ms,
                    help="control period (default: %(default)s)")
-    p.add_argument("--probe-max-pps", type=float, default=None,
-                   help="TelemetryConfig.probe_max_pps: probes per second and switch at most "
-                        "(default: no cap, the controller's default)")
-    p.add_argument("--probe-budget-pps", type=float, default=PROBE_BUDGET_PPS,
-                   help="TelemetryConfig.probe_budget_pps: probes per second of all the leaves "
-                        "together at most (each leaf's cap falls to its share); 0: no budget "
-                        "(default: %(default)s, the controller's)")
-    p.add_argument("--counter-budget-cps", type=float, default=COUNTER_BUDGET_CPS,
-                   help="ControllerSettings.counter_budget_cps: per-path counter cells all the "
-                        "leaves' reads return per second at most; 0: no budget (default: "
-                        "%(default)s, the controller's)")
-    p.add_argument("--report-max-pps", type=float, default=REPORT_MAX_PPS,
-                   help="TelemetryConfig.report_max_pps: path and RTT reports per second and "
-                        "switch at most, the feeder's rate; 0: no cap (default: %(default)s, "
-                        "the controller's)")
-    p.add_argument("--report-budget-pps", type=float, default=REPORT_BUDGET_PPS,
-                   help="TelemetryConfig.report_budget_pps: path and RTT reports per second of "
-                        "all the leaves together at most (each leaf's cap falls to its share); "
-                        "0: no budget (default: %(default)s, the controller's)")
+    # the controller's own options of how often the switches probe, report and are read
+    # (its defaults, checks and help: `mpsched controller --help`)
+    add_telemetry_options(p)
+    add_budget_options(p)
+    add_liveness_options(p)
     p.add_argument("--gc-freeze-min-paths", type=int, default=FREEZE_MIN_PATHS,
                    help="ControllerSettings.gc_freeze_min_paths: paths with estimates before "
                         "the controller freezes its state out of the garbage collector's full "
@@ -411,6 +398,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--sizes: 2..{SCALE_EDGES} leaves")
     if args.gc_freeze_min_paths < 0:
         p.error("--gc-freeze-min-paths: must be >= 0 (0: never)")
+    if not args.counter_budget_cps >= 0:
+        p.error(f"--counter-budget-cps: must be >= 0 (0: no budget), got "
+                f"{args.counter_budget_cps}")
+    try:
+        args.telemetry = telemetry_config(args)
+    except ValueError as error:
+        p.error(str(error))
     return args
 
 

@@ -20,6 +20,7 @@ from mpsched.bench.scale_model import (
     spine_links,
     status_rss_mb,
 )
+from mpsched.controller.telemetry.config import TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
 
@@ -76,6 +77,20 @@ def test_sizes_beyond_the_build_are_refused():
     assert scale.parse_args(["--sizes", "8", "16"]).sizes == [8, 16]
     with pytest.raises(SystemExit):
         scale.parse_args(["--sizes", str(scale.SCALE_EDGES + 1)])
+
+
+def test_the_controllers_telemetry_options_are_its_own(capsys):
+    """The bench takes the controller's telemetry, budget and liveness options, with its
+    defaults and its checks (errors name the option)."""
+    args = scale.parse_args(["--probe-max-pps", "100", "--dead-after-ms", "200"])
+    assert (args.telemetry.probe_max_pps, args.telemetry.dead_after_us) == (100, 200_000)
+    assert scale.parse_args([]).telemetry == TelemetryConfig()
+    for bad, message in ((["--dead-after-ms", "0"], "--dead-after-ms: must be >= 0.001"),
+                         (["--probe-budget-pps", "-1"], "--probe-budget-pps: must be >= 0"),
+                         (["--counter-budget-cps", "-1"], "--counter-budget-cps: must be >= 0")):
+        with pytest.raises(SystemExit):
+            scale.parse_args(bad)
+        assert message in capsys.readouterr().err
 
 
 def test_a_threads_stat_gives_its_cpu_and_its_name_its_group():
