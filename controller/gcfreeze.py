@@ -15,7 +15,7 @@ whenever they have grown by FREEZE_GROWTH since, each time after a `gc.collect()
 garbage is frozen with the state. Frozen objects are still freed by their reference counts
 when dropped (a re-route's old paths); only a reference cycle among frozen objects would stay
 until `release` (the controller's stop) unfreezes them. Testbeds with fewer paths (two edges,
-a 4 x 2 leaf-spine: tens of paths) never freeze.
+a 4 x 2 leaf-spine: tens of paths) never freeze; a leaf-spine of 8 leaves and 4 spines does.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import time
 
 log = logging.getLogger(__name__)
 
-FREEZE_MIN_PATHS = 2000  # paths with an estimator before the first freeze (0: never freeze)
+# paths with an estimator before the first freeze (0: never freeze): 8 leaves of 4 spines have
+# 224, and their full collections took 65-100 ms each, several a run (docs/results/scale.md)
+FREEZE_MIN_PATHS = 200
 FREEZE_GROWTH = 0.5  # grown by this share of the last freeze's paths: freeze again
 
 

@@ -52,8 +52,8 @@ def test_graph_normalises_the_wan_example():
     assert fabric.edge(3).subnets == (ap.subnet(3),) and fabric.edge(3).hosts == 2
     assert fabric.paths_per_pair == 3
     link = fabric.link_by_name["sea-kc"]  # the default name: a-b
-    assert (link.params("sea").rate_mbps, link.params("kc").delay_ms) == (5, 12)
-    assert fabric.link_by_name["den-dal"].params("den").rate_mbps == 10  # from `link`
+    assert (link.params("sea").rate_mbps, link.params("kc").delay_ms) == (2.5, 12)
+    assert fabric.link_by_name["den-dal"].params("den").rate_mbps == 5  # from `link`
     assert not fabric.link_by_name["den-kc"].up_at(20)
 
 

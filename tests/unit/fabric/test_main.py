@@ -29,8 +29,8 @@ def test_wan_at_a_time_and_next_hops(capsys):
     assert main([WAN, "--at", "20", "--next-hops"]) == 0
     out = capsys.readouterr().out
     assert "paths with den-kc down (at 20 s):" in out
-    assert "  den-kc   den  kc   10      3         0       100    down   4\n" in out
-    assert "  sea->chi  2   3     18        5       sea kc atl chi       new\n" in out
+    assert "  den-kc   den  kc   5       3         0       100    down   4\n" in out
+    assert "  sea->chi  2   3     18        2.5     sea kc atl chi       new\n" in out
     assert "next hops:\n  switch  edges  path  port\n  sea     1->2   1     2\n" in out
 
 
