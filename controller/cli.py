@@ -47,9 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         "REST off loopback needs HTTPS (docs/security.md).",
     )
     add_switch_options(parser, art)
-    add_telemetry_options(parser)
-    add_budget_options(parser)
-    add_liveness_options(parser)
+    add_measurement_options(parser)
     add_state_options(parser)
     add_control_options(parser)
     add_security_options(parser)
@@ -84,6 +82,14 @@ def add_switch_options(parser: argparse.ArgumentParser, art: P4Artifacts) -> Non
         help="REST worker threads: requests served at once; more connections wait their "
         f"turn (1..{MAX_REST_THREADS}; default: %(default)s)",
     )
+
+
+def add_measurement_options(parser: argparse.ArgumentParser) -> None:
+    """The telemetry, budget and liveness options: what a scenario's `telemetry:` section and
+    bench-scale take from the controller (mpsched/lab/scenario_telemetry.py)."""
+    add_telemetry_options(parser)
+    add_budget_options(parser)
+    add_liveness_options(parser)
 
 
 def add_telemetry_options(parser: argparse.ArgumentParser) -> None:

@@ -59,12 +59,7 @@ from mpsched.bench.scale_model import (
     stat_cpu_s,
     thread_group,
 )
-from mpsched.controller.cli import (
-    add_budget_options,
-    add_liveness_options,
-    add_telemetry_options,
-    telemetry_config,
-)
+from mpsched.controller.cli import add_measurement_options, telemetry_config
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
 from mpsched.controller.telemetry.history import history_keep
@@ -382,9 +377,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="control period (default: %(default)s)")
     # the controller's own options of how often the switches probe, report and are read
     # (its defaults, checks and help: `mpsched controller --help`)
-    add_telemetry_options(p)
-    add_budget_options(p)
-    add_liveness_options(p)
+    add_measurement_options(p)
     p.add_argument("--gc-freeze-min-paths", type=int, default=FREEZE_MIN_PATHS,
                    help="ControllerSettings.gc_freeze_min_paths: paths with estimates before "
                         "the controller freezes its state out of the garbage collector's full "

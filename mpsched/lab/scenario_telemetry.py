@@ -22,12 +22,7 @@ import math
 from functools import cache
 from typing import Any
 
-from mpsched.controller.cli import (
-    add_budget_options,
-    add_liveness_options,
-    add_telemetry_options,
-    telemetry_config,
-)
+from mpsched.controller.cli import add_measurement_options, telemetry_config
 from mpsched.validation import fail
 
 RUNNER_OWNED = frozenset({"poll_interval"})  # lab/runner.py sets it for every run
@@ -37,9 +32,7 @@ RUNNER_OWNED = frozenset({"poll_interval"})  # lab/runner.py sets it for every r
 def _options() -> dict[str, argparse.Action]:
     """The section's keys: the controller's options of the three groups, by `dest`."""
     parser = argparse.ArgumentParser(add_help=False)
-    add_telemetry_options(parser)
-    add_budget_options(parser)
-    add_liveness_options(parser)
+    add_measurement_options(parser)
     return {a.dest: a for a in parser._actions if a.option_strings and a.dest not in RUNNER_OWNED}
 
 

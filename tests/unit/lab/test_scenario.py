@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -11,7 +10,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mpsched.controller.cli import add_budget_options, add_liveness_options, add_telemetry_options
 from mpsched.emu.netem import netem_args
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.emu.schedule import Ramp, Step
@@ -100,35 +98,6 @@ def test_controller_params_are_checked_with_the_controllers_validation():
                        ({"nope": 1}, "params.nope"), ([1], "params")):
         doc["params"] = bad
         with pytest.raises(ScenarioError) as err:
-            parse(doc)
-        assert err.value.field == field, (bad, err.value.field)
-
-
-def test_telemetry_options_are_the_controllers_and_reach_its_command_line():
-    """`telemetry:` keys are the controller's options (underscores for dashes), checked with
-    its own checks; a run's controller gets them as arguments."""
-    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
-    assert parse(doc).controller_args == ()
-    doc["telemetry"] = {"probe_max_pps": 250, "dead_after_ms": 200, "probe_every_path": True}
-    assert parse(doc).controller_args == (
-        "--probe-max-pps", "250", "--dead-after-ms", "200", "--probe-every-path")
-    parser = argparse.ArgumentParser()
-    add_telemetry_options(parser)
-    add_budget_options(parser)
-    add_liveness_options(parser)
-    args = parser.parse_args(parse(doc).controller_args)
-    assert (args.probe_max_pps, args.dead_after_ms, args.probe_every_path) == (250, 200, True)
-    for bad, field, message in (
-        ({"probe_max_ppx": 1}, "telemetry.probe_max_ppx", "unknown key"),
-        ({"poll_interval": 2}, "telemetry.poll_interval", "unknown key"),  # the runner's
-        ({"probe_max_pps": -1}, "telemetry.probe_max_pps", ">= 0"),
-        ({"dead_after_ms": 0}, "telemetry.dead_after_ms", ">= 0.001"),  # the controller's
-        ({"probe_every_path": 1}, "telemetry.probe_every_path", "true or false"),
-        ({"probe_interval_ms": "10"}, "telemetry.probe_interval_ms", "a number"),
-        ([1], "telemetry", "a mapping"),
-    ):
-        doc["telemetry"] = bad
-        with pytest.raises(ScenarioError, match=message) as err:
             parse(doc)
         assert err.value.field == field, (bad, err.value.field)
 
