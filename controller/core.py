@@ -298,7 +298,9 @@ class Controller:
 
     def step(self) -> dict[str, Future]:
         # not while a re-route is writing its entries (Operator.rerouting)
+        start = time.perf_counter()
         with self.operator.rerouting, self._lock:
+            self.loop.lock_waited(time.perf_counter() - start)
             budget_s = self.settings.step_budget * self.control_period_ms() / 1000
             return self.stepper.submit(self.scheduler, time.time(), only_ready=True,
                                        budget_s=budget_s)

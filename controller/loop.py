@@ -8,8 +8,10 @@ IDLE_CHECK_S before a step and saves what learning policies learned every LEARNE
 after one. A fabric's paths are checked for failed links every FAILURE_CHECK_S
 (controller/failures.py) on a thread of the loop's own, so that the inference over every
 installed path of every pair does not hold back the steps. What a step does
-is the host's (`LoopHost`, the controller); this module only keeps time. `every` runs the
-failure check and the telemetry recorder on their own periods.
+is the host's (`LoopHost`, the controller); this module only keeps time, and where a writing
+step's latency went (`Phases`: waiting for the controller's lock, until its writes were
+submitted, until they were acknowledged). `every` runs the failure check and the telemetry
+recorder on their own periods.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from mpsched.controller.errors import UnavailableError
 from mpsched.controller.failures import FAILURE_CHECK_S
@@ -33,6 +35,15 @@ LATENCIES_KEPT = 10_000
 IDLE_CHECK_S = 1.0  # how often the control loop reads the subflow pins' counters
 LEARNED_SAVE_S = 10.0  # how often the loop saves what learning policies learned, if it changed
 CATCH_UP_S = 1.0  # a loop further behind than this skips the missed periods
+
+
+class Phases(NamedTuple):
+    """Where one writing step's latency went, in ms from the step's start: the host's lock
+    acquired (`ControlLoop.lock_waited`), the writes submitted, every one acknowledged."""
+
+    locked_ms: float
+    submitted_ms: float
+    acknowledged_ms: float
 
 
 class LoopHost(Protocol):
@@ -67,6 +78,8 @@ class ControlLoop:
         self.host = host
         self.stop = stop
         self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
+        self.phases: deque[Phases] = deque(maxlen=LATENCIES_KEPT)
+        self._locked_s = 0.0
         self.iterations = 0
         self.writes = 0
         self._next_idle_check = 0.0
@@ -100,15 +113,23 @@ class ControlLoop:
             self._next_idle_check = time.monotonic() + IDLE_CHECK_S
             self.host.check_idle()
         t0 = time.perf_counter()
+        self._locked_s = 0.0
         futures = self.host.step()
         if futures:
+            submitted = time.perf_counter() - t0
             self.host.await_step(futures)
-            self.latencies_ms.append((time.perf_counter() - t0) * 1000)
+            latency_ms = (time.perf_counter() - t0) * 1000
+            self.latencies_ms.append(latency_ms)
+            self.phases.append(Phases(self._locked_s * 1000, submitted * 1000, latency_ms))
             self.writes += 1
         self.iterations += 1
         if time.monotonic() >= self._next_learned_save:
             self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
             self.host.save_learned()
+
+    def lock_waited(self, seconds: float) -> None:
+        """The host's step waited `seconds` for its lock (in this tick's `Phases`)."""
+        self._locked_s = seconds
 
     def stats(self) -> LoopStats:
         """Iterations, steps that wrote, and the latency percentiles of those (None before

@@ -26,10 +26,11 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
 from mpsched.controller.southbound.counters import (
@@ -75,6 +76,7 @@ Job = Callable[[P4RuntimeClient], object]
 # The agent sleeps on its job queue; the stream's reader wakes it for every report
 # (Session.on_stream), so this only bounds how late it notices anything else.
 IDLE_WAIT_S = 0.25
+JOB_TIMES_KEPT = 1000  # each agent's latest jobs' times (`SwitchAgent.job_times`)
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
 
 
@@ -154,6 +156,14 @@ class AgentStatus:
     since: float = 0.0
 
 
+class JobTime(NamedTuple):
+    """One job's time in the agent: waiting in its queue (behind other jobs, the stream's
+    reports and the counters' reads), then running (its P4Runtime calls)."""
+
+    waited_s: float
+    ran_s: float
+
+
 class DemotedError(P4RuntimeError):
     """Another client with a higher election id became the switch's primary."""
 
@@ -204,7 +214,8 @@ class SwitchAgent(threading.Thread):
         self.probes_gated = 0  # probes the switch's probe gate dropped (probe_gate.p4)
         # each port's transmit rate between the latest two polls (port_counters.p4, GET /links)
         self.ports = PortMeter()
-        self._jobs: queue.Queue[tuple[Job, Future] | _Wake | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[Job, Future, float] | _Wake | None] = queue.Queue()
+        self.job_times: deque[JobTime] = deque(maxlen=JOB_TIMES_KEPT)
         self._stopping = threading.Event()
         self._ready = threading.Event()
 
@@ -213,7 +224,7 @@ class SwitchAgent(threading.Thread):
         if self._stopping.is_set():
             future.set_exception(P4RuntimeError(f"{self.sw.name}: controller is stopping"))
         else:
-            self._jobs.put((job, future))
+            self._jobs.put((job, future, time.perf_counter()))
         return future
 
     def wait_ready(self, timeout: float) -> bool:
@@ -464,9 +475,10 @@ class SwitchAgent(threading.Thread):
                 continue
             if item is None or isinstance(item, _Wake):
                 continue
-            job, future = item
+            job, future, submitted = item
             if not future.set_running_or_notify_cancel():
                 continue
+            started = time.perf_counter()
             try:
                 future.set_result(job(client))
             except P4RuntimeError as error:
@@ -476,3 +488,6 @@ class SwitchAgent(threading.Thread):
             except Exception as error:  # a bad job must not kill the session
                 log.exception("%s: job failed", self.sw.name)
                 future.set_exception(error)
+            finally:
+                self.job_times.append(JobTime(started - submitted,
+                                              time.perf_counter() - started))

@@ -48,10 +48,12 @@ from mpsched.bench.scale_model import (
     SizeResult,
     cpu_pct,
     fabric_section,
+    jobs_line,
     meminfo_available_mb,
     memory_fits,
     misses,
     pairs,
+    phases_line,
     plot,
     result_lines,
     rss_mb,
@@ -227,6 +229,9 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
                  seconds: float) -> None:
     leaves, st = feeder.leaves, ctl.stepper
     ctl.loop.latencies_ms.clear()
+    ctl.loop.phases.clear()
+    for agent in ctl.agents:
+        agent.job_times.clear()
     st.refresh_ms.clear()
     # the feeder's own CPU, without the controller's handling of what it hands over
     cpu0, wall0, feed0 = time.process_time(), time.monotonic(), feeder.cpu_s - feeder.ingest_s
@@ -261,6 +266,8 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
           f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
           f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "
           f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms", flush=True)
+    print(f"  {phases_line(list(ctl.loop.phases))}", flush=True)
+    print(f"  {jobs_line([t for agent in ctl.agents for t in list(agent.job_times)])}", flush=True)
     print(f"  {pauses.line()}", flush=True)
     shares = {g: cpu_pct(v - threads0.get(g, 0.0), wall) for g, v in threads.items()}
     print("  cpu % of a core by thread: " + ", ".join(

@@ -1,11 +1,16 @@
 """The pure parts of `make bench-scale` (mpsched/bench/scale.py): the fabric of a size,
-the figures of one size, the memory check, process accounting and the report lines.
+the figures of one size, the memory check, process accounting and the report lines (the
+loop's phases among them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from mpsched.controller.loop import Phases
+from mpsched.controller.southbound.agent import JobTime
+from mpsched.stats import percentile
 
 SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
@@ -145,3 +150,28 @@ def plot(results: list[SizeResult], figures: tuple[str, ...] = FIGURES) -> list[
             lines.append(f"  {n:3d} leaves {v:10.1f} {_bar(v, top)}")
         lines.append("")
     return lines
+
+
+def phases_line(phases: list[Phases]) -> str:
+    """Where the writing steps' latency went, p50 / p99 of each phase (loop.py `Phases`)."""
+    if not phases:
+        return "loop phases: no writing step"
+    parts = {
+        "the lock": [p.locked_ms for p in phases],
+        "the pairs' steps and entries": [p.submitted_ms - p.locked_ms for p in phases],
+        "the writes until acknowledged": [p.acknowledged_ms - p.submitted_ms for p in phases],
+    }
+    return "loop phases, p50 / p99 ms: " + ", ".join(
+        f"{name} {percentile(v, 50):.1f} / {percentile(v, 99):.1f}" for name, v in parts.items())
+
+
+def jobs_line(times: list[JobTime]) -> str:
+    """The agents' jobs (the steps' writes among them): their wait in the agent's queue and
+    their run, p50 / p99 (southbound/agent.py `JobTime`)."""
+    if not times:
+        return "agents' jobs: none"
+    waited = [t.waited_s * 1000 for t in times]
+    ran = [t.ran_s * 1000 for t in times]
+    return (f"agents' jobs ({len(times)}), p50 / p99 ms: waited in the queue "
+            f"{percentile(waited, 50):.1f} / {percentile(waited, 99):.1f}, ran "
+            f"{percentile(ran, 50):.1f} / {percentile(ran, 99):.1f}")

@@ -11,15 +11,19 @@ from mpsched.bench.scale_model import (
     SizeResult,
     cpu_pct,
     fabric_section,
+    jobs_line,
     meminfo_available_mb,
     memory_fits,
     misses,
     pairs,
+    phases_line,
     plot,
     result_lines,
     spine_links,
     status_rss_mb,
 )
+from mpsched.controller.loop import Phases
+from mpsched.controller.southbound.agent import JobTime
 from mpsched.controller.telemetry.config import TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
@@ -50,6 +54,23 @@ def test_misses_name_the_figures_over_their_targets():
     assert misses([ok]) == []
     assert misses([ok, bad]) == ["loop_p99_ms at 48 leaves: 250.0 > 100",
                                  "cpu_pct at 48 leaves: 80.0 > 50"]
+
+
+def test_the_loop_phases_line_gives_each_phase_its_own_share():
+    phases = [Phases(1.0, 11.0, 41.0)] * 98 + [Phases(100.0, 150.0, 450.0)] * 2
+    line = phases_line(phases)
+    assert line.startswith("loop phases, p50 / p99 ms: ")
+    assert "the lock 1.0 / 100.0" in line
+    assert "the pairs' steps and entries 10.0 / 50.0" in line
+    assert "the writes until acknowledged 30.0 / 300.0" in line
+    assert phases_line([]) == "loop phases: no writing step"
+
+
+def test_the_jobs_line_gives_their_waits_and_runs():
+    times = [JobTime(0.001, 0.004)] * 98 + [JobTime(0.2, 0.05)] * 2
+    assert jobs_line(times) == ("agents' jobs (100), p50 / p99 ms: waited in the queue "
+                                "1.0 / 200.0, ran 4.0 / 50.0")
+    assert jobs_line([]) == "agents' jobs: none"
 
 
 def test_memory_fits_within_the_margin_of_the_available_memory():

@@ -69,6 +69,38 @@ def test_the_latency_counts_from_the_step_not_the_idle_check():
     assert loop.latencies_ms[0] < 100
 
 
+def test_a_writing_steps_phases_split_its_latency():
+    """Each writing step keeps where its latency went: the lock wait the host reported,
+    until its writes were submitted, until they were acknowledged (in that order, the last
+    its latency)."""
+    import time
+
+    class Slow(Host):
+        loop: ControlLoop
+        wait: float | None = 0.03
+
+        def step(self) -> dict[str, Future]:
+            if self.wait is not None:
+                self.loop.lock_waited(self.wait)
+            time.sleep(0.05)
+            return super().step()
+
+        def await_step(self, futures: dict[str, Future]) -> None:
+            time.sleep(0.05)
+
+    host = Slow()
+    loop = host.loop = ControlLoop(host, threading.Event())
+    loop.tick()
+    (phases,) = loop.phases
+    assert phases.locked_ms == pytest.approx(30)
+    assert 50 <= phases.submitted_ms < phases.acknowledged_ms == loop.latencies_ms[0]
+    assert phases.acknowledged_ms - phases.submitted_ms >= 50
+    # a later step whose host reports no wait counts none
+    host.wait = None
+    loop.tick()
+    assert [p.locked_ms for p in loop.phases] == [pytest.approx(30), 0.0]
+
+
 def test_failures_are_checked_on_their_own_thread_and_outlive_an_error():
     """The failure check runs every FAILURE_CHECK_S on a thread of its own (named
     "failures"), which goes on after a check that raised."""

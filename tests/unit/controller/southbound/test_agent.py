@@ -169,6 +169,26 @@ def test_an_edge_reads_its_path_counters_when_due_and_the_others_every_poll(monk
     assert len(host.samples) == 2
 
 
+def test_each_job_keeps_its_wait_in_the_queue_and_its_run():
+    """A job submitted behind a slow one waited at least that one's run (`job_times`)."""
+    import time
+
+    class Serving(Counters):
+        is_primary = True
+        on_stream = None
+
+        def read_digest_list(self, timeout):
+            return None
+
+    a = agent(Host())
+    a.submit(lambda client: time.sleep(0.05))
+    last = a.submit(lambda client: a._stopping.set())
+    a._serve(Serving())
+    assert last.done()
+    first, second = a.job_times
+    assert first.ran_s >= 0.05 and second.waited_s >= first.ran_s
+
+
 def test_the_stream_wakes_the_agent_once_until_it_looked():
     a = agent(Host())
     a._wake()
