@@ -8,7 +8,8 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - mastership.py (`Mastership`): primary or backup, and taking over when promoted;
 - routes.py (`Routes`): the routing: each switch's forwarding, the scheduler's units (a
   switch of two edges, a pair of a fabric's edges); fabric_ops.py: its links and pairs;
-- telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out;
+- telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out; the
+  switches' reports reach it a batch per hold of the lock (telemetry/inbox.py);
 - scheduling/pins.py (`PinManager`): MPTCP subflow pins, wanted and sent;
 - stepper.py (`Stepper`): a scheduler step per switch and its writes
   (southbound/entries.py, southbound/writes.py);
@@ -54,6 +55,7 @@ from mpsched.controller.southbound.writes import await_all
 from mpsched.controller.state import Intent, StateError, StateStore
 from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.inbox import Inbox
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.stats import Sample
@@ -133,6 +135,8 @@ class Controller:
         weights = {p: s.default_weight for p in ids}
         self.keeper = IntentKeeper(self._scheduler(), weights, store, self.routes)
         self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
+        # path and RTT reports, taken in a batch per hold of the lock
+        self.reports: Inbox[PathReport | RttReport] = Inbox(self._lock, self._take_report)
         self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(
             poll_interval=s.poll_interval, counter_budget_cps=s.counter_budget_cps,
@@ -269,12 +273,17 @@ class Controller:
             self.intake.on_sample(switch, samples)
 
     def on_report(self, report: PathReport) -> None:
-        with self._lock:
-            self.intake.ingest_report(report)
+        self.reports.put(report)
 
     def on_rtt(self, report: RttReport) -> None:
-        with self._lock:
+        self.reports.put(report)
+
+    def _take_report(self, report: PathReport | RttReport) -> None:
+        """A report into the intake (under the lock: telemetry/inbox.py)."""
+        if isinstance(report, RttReport):
             self.intake.ingest_rtt_report(report)
+        else:
+            self.intake.ingest_report(report)
 
     def on_mptcp(self, report: MptcpReport) -> None:
         """An MPTCP digest: track it, and pin new subflows at once."""

@@ -1,0 +1,69 @@
+"""The switches' path and RTT reports, taken in under the controller's lock a batch at a time.
+
+Every agent's thread (and a benchmark's feeder) hands its switch's reports over as they
+arrive, tens of thousands a second on a large fabric. Taking the controller's lock for each
+one made every report handler queue on it while a control step held it, and made the step
+wait for the lock behind a stream of short holders. Here a report is appended to a queue; the
+thread that finds no one taking reports in becomes the taker: it takes the lock and the
+reports queued so far (at most `BATCH` per hold, so that a step waiting for the lock gets it
+between batches) until the queue is empty, while the other threads return at once (flat
+combining). A report is taken in by the thread that handed it over or by the taker of the
+moment, in the order handed over; a report handed over with no taker at work is taken in
+before `put` returns, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+BATCH = 500  # reports taken in per hold of the controller's lock
+Report = TypeVar("Report")
+
+
+class Inbox(Generic[Report]):
+    """Reports handed over by many threads (`put`), each taken in by `take` under `lock`, a
+    batch at a time. A report that `take` raises on is logged and the others go on."""
+
+    def __init__(self, lock: threading.Lock, take: Callable[[Report], None]) -> None:
+        self.lock = lock
+        self.take = take
+        self._queued: deque[Report] = deque()
+        self._guard = threading.Lock()  # the queue's end and the taker's flag together
+        self._taking = False
+        self.batches = 0  # holds of the lock so far (one per batch)
+
+    def put(self, report: Report) -> None:
+        with self._guard:
+            self._queued.append(report)
+            if self._taking:
+                return
+            self._taking = True
+        try:
+            self._take_all()
+        except BaseException:
+            with self._guard:
+                self._taking = False
+            raise
+
+    def _take_all(self) -> None:
+        """Batches until the queue is empty; the taker's flag falls with the last look at it
+        (under the guard), so no report is left behind."""
+        while True:
+            with self._guard:
+                if not self._queued:
+                    self._taking = False
+                    return
+                batch = [self._queued.popleft() for _ in range(min(BATCH, len(self._queued)))]
+            with self.lock:
+                self.batches += 1
+                for report in batch:
+                    try:
+                        self.take(report)
+                    except Exception:
+                        log.exception("report not taken in: %r", report)
