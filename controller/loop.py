@@ -32,6 +32,7 @@ from mpsched.stats import percentile
 log = logging.getLogger(__name__)
 
 LATENCIES_KEPT = 10_000
+PHASES_KEPT = 1_000  # the latest writing steps' phases (a benchmark's window of them)
 IDLE_CHECK_S = 1.0  # how often the control loop reads the subflow pins' counters
 LEARNED_SAVE_S = 10.0  # how often the loop saves what learning policies learned, if it changed
 CATCH_UP_S = 1.0  # a loop further behind than this skips the missed periods
@@ -78,7 +79,7 @@ class ControlLoop:
         self.host = host
         self.stop = stop
         self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
-        self.phases: deque[Phases] = deque(maxlen=LATENCIES_KEPT)
+        self.phases: deque[Phases] = deque(maxlen=PHASES_KEPT)
         self._locked_s = 0.0
         self.iterations = 0
         self.writes = 0

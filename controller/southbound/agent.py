@@ -76,7 +76,7 @@ Job = Callable[[P4RuntimeClient], object]
 # The agent sleeps on its job queue; the stream's reader wakes it for every report
 # (Session.on_stream), so this only bounds how late it notices anything else.
 IDLE_WAIT_S = 0.25
-JOB_TIMES_KEPT = 1000  # each agent's latest jobs' times (`SwitchAgent.job_times`)
+JOB_TIMES_KEPT = 200  # each agent's latest jobs' times (`SwitchAgent.job_times`)
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
 
 
