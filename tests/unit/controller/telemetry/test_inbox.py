@@ -19,9 +19,10 @@ def test_a_report_with_no_taker_at_work_is_taken_in_before_put_returns():
     assert taken == [(1, True), (2, True)] and inbox.batches == 2
 
 
-def test_reports_put_while_the_lock_is_held_wait_for_one_taker_and_keep_their_order():
-    """While a step holds the lock, the first thread to put becomes the taker and waits for
-    it; the others return at once; all is taken in, in order, in one batch."""
+def put_while_locked(reports: int) -> tuple[Inbox[int], list[int]]:
+    """`reports` reports put while the lock is held: the first by a thread of its own, which
+    becomes the taker and waits for the lock; the others from here, each returning at once.
+    Then the lock is released and the taker joined."""
     lock = threading.Lock()
     taken: list[int] = []
     inbox: Inbox[int] = Inbox(lock, taken.append)
@@ -30,11 +31,18 @@ def test_reports_put_while_the_lock_is_held_wait_for_one_taker_and_keep_their_or
     taker.start()
     while not inbox._taking:
         pass
-    for r in range(1, 100):
-        inbox.put(r)  # returns at once: the lock is held, a taker is at work
+    for r in range(1, reports):
+        inbox.put(r)
     assert taken == []
     lock.release()
     taker.join(timeout=5)
+    return inbox, taken
+
+
+def test_reports_put_while_the_lock_is_held_wait_for_one_taker_and_keep_their_order():
+    """While a step holds the lock, the first thread to put becomes the taker and waits for
+    it; the others return at once; all is taken in, in order."""
+    inbox, taken = put_while_locked(100)
     # one batch, or the taker's own report alone and then the 99 together
     assert taken == list(range(100))
     assert inbox.batches in (1, 2) and not inbox._taking
@@ -42,18 +50,7 @@ def test_reports_put_while_the_lock_is_held_wait_for_one_taker_and_keep_their_or
 
 def test_a_batch_is_at_most_batch_reports(monkeypatch):
     monkeypatch.setattr(inbox_module, "BATCH", 10)
-    lock = threading.Lock()
-    taken: list[int] = []
-    inbox: Inbox[int] = Inbox(lock, taken.append)
-    lock.acquire()
-    taker = threading.Thread(target=inbox.put, args=(0,))
-    taker.start()
-    while not inbox._taking:
-        pass
-    for r in range(1, 25):
-        inbox.put(r)
-    lock.release()
-    taker.join(timeout=5)
+    inbox, taken = put_while_locked(25)
     # 10, 10 and 5; or the taker's own report alone (if it took its batch before the others
     # were put), then 10, 10 and 4
     assert taken == list(range(25)) and inbox.batches in (3, 4)
