@@ -30,30 +30,19 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
-from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
 from mpsched.controller.southbound.counters import (
     COUNTER_BUDGET_CPS,
     PATH_COUNTERS,
     path_poll_interval,
     path_samples,
 )
+from mpsched.controller.southbound.digests import ReportHost, drain_reports
 from mpsched.controller.southbound.forwarding import forwarding_entries, peers_and_paths
 from mpsched.controller.southbound.prober import Prober
-from mpsched.controller.southbound.reports import (
-    RttReport,
-    check_members,
-    check_rtt_members,
-    path_report,
-    reports_from,
-    rtt_report,
-)
-from mpsched.controller.telemetry.estimators import (
-    REPORT_BATCH_MAX,
-    PathReport,
-    TelemetryConfig,
-)
+from mpsched.controller.southbound.reports import check_members, check_rtt_members
+from mpsched.controller.telemetry.estimators import REPORT_BATCH_MAX, TelemetryConfig
 from mpsched.controller.telemetry.ports import PortMeter, read_at
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
@@ -87,9 +76,9 @@ class _Wake:
 _WAKE = _Wake()
 
 
-class AgentHost(Protocol):
-    """What an agent needs of the controller. Every call comes from the agent's own thread
-    (probe_wanted from its prober's)."""
+class AgentHost(ReportHost, Protocol):
+    """What an agent needs of the controller besides taking its reports (digests.py). Every
+    call comes from the agent's own thread (probe_wanted from its prober's)."""
 
     def sched_entries(self, switch: str) -> list[TableEntry]:
         """Every class's placement, the classifier and the subflow pins of a (re)programmed
@@ -98,18 +87,6 @@ class AgentHost(Protocol):
 
     def on_sample(self, switch: str, samples: dict[int, Sample]) -> None:
         """The per-path counters read by a poll."""
-        ...
-
-    def on_report(self, report: PathReport) -> None:
-        """A path report of the egress edge (`report.src_edge`: the ingress)."""
-        ...
-
-    def on_rtt(self, report: RttReport) -> None:
-        """An RTT report of the ingress edge."""
-        ...
-
-    def on_mptcp(self, report: MptcpReport) -> None:
-        """An MPTCP handshake or close of a subflow."""
         ...
 
     def on_promoted(self, switch: str) -> None:
@@ -314,51 +291,6 @@ class SwitchAgent(threading.Thread):
         for name, _ in self.pipeline.mptcp_digests.values():
             client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
 
-    def _drain_reports(self, client: P4RuntimeClient) -> None:
-        """Hand every path, RTT and MPTCP report waiting on the stream to the controller."""
-        path_id, rtt_id = self.pipeline.path_report_id, self.pipeline.rtt_report_id
-        mptcp = self.pipeline.mptcp_digests
-        while True:
-            digest_list = client.read_digest_list(timeout=0)
-            if digest_list is None:
-                return
-            now = time.time()
-            # each digest kind: its name, and what turns a decoded digest into the host's report
-            take: Callable[[Any, str, float], None]
-            if digest_list.digest_id == path_id:
-                name = DIGEST_PATH_REPORT
-
-                def take(v: Any, sw: str, at: float) -> None:
-                    # path ids are per pair of edges: only paths from the peers are ours
-                    if any(reports_from(v, e) for e in self.peers):
-                        self.host.on_report(path_report(v, sw, at))
-                    else:
-                        log.debug("%s: report from edge %s ignored", sw, v.get("src_edge"))
-            elif digest_list.digest_id == rtt_id:
-                name = DIGEST_RTT_REPORT
-
-                def take(v: Any, sw: str, at: float) -> None:
-                    report = rtt_report(v, sw, at)
-                    if report.peer_edge in self.peers:
-                        self.host.on_rtt(report)
-                    else:
-                        log.debug("%s: RTT report towards edge %s ignored", sw, report.peer_edge)
-            elif digest_list.digest_id in mptcp:
-                name = mptcp[digest_list.digest_id][0]
-
-                def take(v: Any, sw: str, at: float, name: str = name) -> None:
-                    self.host.on_mptcp(mptcp_report(name, v, sw, at))
-            else:
-                log.warning("%s: unknown digest id %d", self.sw.name, digest_list.digest_id)
-                continue
-            try:
-                values = client.decode_digest_list(name, digest_list)
-            except P4RuntimeError as error:
-                log.warning("%s: undecodable digest: %s", self.sw.name, error)
-                continue
-            for v in values:
-                take(v, self.sw.name, now)
-
     def _poll(self, client: P4RuntimeClient) -> None:
         """The drops and port counters; an edge's per-path counters when they are due."""
         drops = self.pipeline.drop_counts(client.read_counter(COUNTER_DROP_REASON))
@@ -464,7 +396,7 @@ class SwitchAgent(threading.Thread):
             if not client.is_primary:
                 raise DemotedError(f"no longer primary: election id {client.highest_election_id}")
             self._wake_pending = False  # before draining: a report after this wakes again
-            self._drain_reports(client)
+            drain_reports(client, self.pipeline, self.sw.name, self.peers, self.host)
             if time.monotonic() >= next_poll:
                 self._poll(client)
                 next_poll = time.monotonic() + self.poll_interval

@@ -268,6 +268,7 @@ def test_agent_dispatches_digests_by_id(p4info):
     from p4.v1 import p4runtime_pb2
 
     from mpsched.controller.southbound.agent import SwitchAgent
+    from mpsched.controller.southbound.digests import drain_reports
     from mpsched.p4rt.p4info import encode_uint
     from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
     from tests.fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
@@ -301,7 +302,7 @@ def test_agent_dispatches_digests_by_id(p4info):
 
     net = _net("127.0.0.1:1")
     agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", Host())
-    agent._drain_reports(client)
+    drain_reports(client, agent.pipeline, agent.sw.name, agent.peers, agent.host)
     assert [(r.path_id, r.peer_edge, r.rtt_us, r.retrans, r.inflight_bytes, r.switch)
             for r in rtts] == [(2, 2, 30_000, 4, 1_500, "s1")]
     assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
