@@ -262,55 +262,6 @@ def test_controller_process_serves_rest(server, p4info, tmp_path, hub_type):
         proc.wait()
 
 
-def test_agent_dispatches_digests_by_id(p4info):
-    """Path reports go to on_report, RTT reports to on_rtt, MPTCP reports to on_mptcp;
-    unknown ids are skipped."""
-    from p4.v1 import p4runtime_pb2
-
-    from mpsched.controller.southbound.agent import SwitchAgent
-    from mpsched.controller.southbound.digests import drain_reports
-    from mpsched.p4rt.p4info import encode_uint
-    from mpsched.p4rt.pipeline import DIGEST_MPTCP_JOIN, DIGEST_PATH_REPORT, DIGEST_RTT_REPORT
-    from tests.fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
-
-    def digest_list(name, members, values):
-        dl = p4runtime_pb2.DigestList(digest_id=p4info.digest_id(name))
-        struct = dl.data.add().struct
-        for (_, width), v in zip(members, values, strict=True):
-            struct.members.add().bitstring = encode_uint(v, width)
-        return dl
-
-    pending = [
-        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 2, 30_000, 4, 1_500]),
-        # an RTT sample towards another edge (3): not s1's path 2 to its peer, so not taken
-        digest_list(DIGEST_RTT_REPORT, RTT_REPORT_MEMBERS, [2, 3, 60_000, 0, 0]),
-        p4runtime_pb2.DigestList(digest_id=12345),
-        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 2, 7, 10, 20, 1, 100, 0, 0, 0]),
-        # path 1 of another edge (3): not s1's path 1 from its peer s2, so not taken
-        digest_list(DIGEST_PATH_REPORT, PATH_REPORT_MEMBERS, [1, 3, 8, 10, 20, 1, 100, 0, 0, 0]),
-        digest_list(DIGEST_MPTCP_JOIN, MPTCP_MEMBERS[DIGEST_MPTCP_JOIN],
-                    [_u32(JOIN_SRC), _u32(ap.H2_IP), 40001, 5201, 0xCAFE, 2]),
-    ]
-    client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
-    client.read_digest_list = lambda timeout: pending.pop(0) if pending else None
-    paths, rtts, mptcp = [], [], []
-
-    class Host:  # an AgentHost that records the reports
-        on_report = paths.append
-        on_rtt = rtts.append
-        on_mptcp = mptcp.append
-
-    net = _net("127.0.0.1:1")
-    agent = SwitchAgent(net.switches[0], net, Pipeline(p4info), "x.json", Host())
-    drain_reports(client, agent.pipeline, agent.sw.name, agent.peers, agent.host)
-    assert [(r.path_id, r.peer_edge, r.rtt_us, r.retrans, r.inflight_bytes, r.switch)
-            for r in rtts] == [(2, 2, 30_000, 4, 1_500, "s1")]
-    assert [(r.path_id, r.seq, r.rx_bytes) for r in paths] == [(1, 7, 100)]
-    assert [(r.kind, str(r.flow), r.token, r.addr_id) for r in mptcp] == [
-        ("join", f"{JOIN_SRC}:40001->{ap.H2_IP}:5201", 0xCAFE, 2)
-    ]
-
-
 def test_client_builds_packet_out_from_the_p4info(p4info):
     client = P4RuntimeClient("127.0.0.1:1", 1, p4info)
     request = client.build_packet_out(b"abc", {"path_id": 3, "dst_edge": 2})
