@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 
@@ -24,12 +23,7 @@ from mpsched.p4rt.pipeline import (
 from tests import waiting
 from tests.conftest import AUTH, token_file
 from tests.netdesc import edge_switch
-
-JOIN_SRC = ap.host_ip(ap.SENDER_EDGE, 2)  # h1's second address: an MPTCP join's source
-
-
-def _u32(ip: str) -> int:
-    return int(ipaddress.IPv4Address(ip))
+from tests.unit.controller.helpers import JOIN_SRC
 
 
 def wait_until(predicate, timeout=30.0):

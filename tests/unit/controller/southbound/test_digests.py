@@ -17,8 +17,7 @@ from mpsched.p4rt.pipeline import (
     Pipeline,
 )
 from tests.fake_p4rt import MPTCP_MEMBERS, PATH_REPORT_MEMBERS, RTT_REPORT_MEMBERS
-
-JOIN_SRC = ap.host_ip(ap.SENDER_EDGE, 2)  # h1's second address: an MPTCP join's source
+from tests.unit.controller.helpers import JOIN_SRC
 
 
 def u32(ip: str) -> int:
