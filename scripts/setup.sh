@@ -50,7 +50,7 @@ missing_packages() {
     local p
     command -v dpkg-query >/dev/null || { printf '%s\n' "$@"; return; }
     for p in "$@"; do
-        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || echo "$p"
+        [[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == 'install ok installed' ]] || echo "$p"
     done
 }
 
@@ -58,7 +58,8 @@ missing_packages() {
 installable_packages() {
     local p
     for p in "$@"; do
-        apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]' && echo "$p"
+        # Not `| grep -q`: grep's early exit kills apt-cache with SIGPIPE, which pipefail reports.
+        [[ $(apt-cache policy "$p" 2>/dev/null) =~ Candidate:\ [^\(] ]] && echo "$p"
     done
 }
 
@@ -174,4 +175,5 @@ main() {
     fi
 }
 
-main "$@"
+# Sourced (by its unit tests), it only defines the functions.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || main "$@"

@@ -47,3 +47,25 @@ def test_setup_doc_names_every_debian_package():
     named = set(re.findall(r"[a-z0-9][a-z0-9.+-]*", prerequisites))
     missing = [p for p in packages if p not in named]
     assert not missing, f"docs/setup.md, Prerequisites does not name: {missing}"
+
+
+def test_package_checks_survive_a_long_answer(tmp_path):
+    """apt-cache's answer is long: a `| grep -q` would end it with SIGPIPE, which pipefail
+    turned into "apt knows no mininet ..." on a fresh machine."""
+    fake = tmp_path / "apt-cache"
+    fake.write_text('#!/bin/sh\necho "  Candidate: 1.0-1"\nseq 1 200000\n')
+    fake.chmod(0o755)
+    gone = tmp_path / "dpkg-query"
+    gone.write_text('#!/bin/sh\necho "unknown ok not-installed"\nseq 1 200000\n')
+    gone.chmod(0o755)
+    script = f'source "{SCRIPT}"; installable_packages a b; missing_packages c'
+    out = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["a", "b", "c"]
