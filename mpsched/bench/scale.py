@@ -204,18 +204,21 @@ def probes_sent(ctl: Controller) -> int:
     return sum((a.probe_counts() or {}).get("sent", 0) for a in ctl.agents)
 
 
-def fill_histories(ctl: Controller) -> tuple[int, int]:
+def fill_histories(ctl: Controller, paths: int) -> tuple[int, int]:
     """Every path's recorded history filled to what the recorder holds once it has run as many
-    periods as a path keeps (its share of the budget, controller/telemetry/history.py), dated
-    back from its oldest as far apart as the recorder takes them: the RSS then counts the
-    steady state, not a few seconds' worth. Returns (snapshots per path, in all)."""
+    periods as a path keeps (its share of the budget among the fabric's `paths`,
+    controller/telemetry/history.py), dated back from its oldest as far apart as the recorder
+    takes them: the RSS then counts the steady state, not a few seconds' worth. The share is
+    of every path, not of those with an estimator yet: on a loaded machine the feeder may not
+    have reached them all, and the paths filled to a larger share would hold more than the
+    steady state until the recorder trimmed them. Returns (snapshots per path, in all)."""
     intake = ctl.intake
     with ctl._lock:
         cfg = intake.settings
-        keep = history_keep(len(intake.estimators), cfg.history, cfg.history_budget)
+        paths = max(paths, len(intake.estimators))
+        keep = history_keep(paths, cfg.history, cfg.history_budget)
         # the recorder takes `history_per_period` paths a period, in turn
-        apart = ctl.settings.telemetry_period * max(1.0, len(intake.estimators)
-                                                    / cfg.history_per_period)
+        apart = ctl.settings.telemetry_period * max(1.0, paths / cfg.history_per_period)
         now = time.time()
         for est in intake.estimators.values():
             base = est.snapshot(now)
@@ -300,8 +303,10 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
                   flush=True)
             feeder.start()
             time.sleep(args.warmup)
-            keep, held = fill_histories(ctl)
-            print(f"  histories: {keep} snapshots per path, {held} in all (filled)", flush=True)
+            keep, held = fill_histories(ctl, pairs(leaves) * SPINES)
+            print(f"  histories: {keep} snapshots per path, {held} in all (filled; "
+                  f"{len(ctl.intake.estimators)} of {pairs(leaves) * SPINES} paths reported)",
+                  flush=True)
             # the filling held the lock: the feeder's backlog and the loop settle first
             time.sleep(args.warmup)
             measure_loop(ctl, feeder, res, counter, args.seconds)
