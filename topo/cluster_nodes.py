@@ -40,7 +40,7 @@ from mininet.node import Host
 from mpsched.emu.linkem import Linkem, command_line
 from mpsched.p4rt.pipeline import program_cpu_port
 from mpsched.proc import firewall
-from mpsched.proc.bmv2 import Bmv2Error, Bmv2Switch
+from mpsched.proc.bmv2 import Bmv2Error, Bmv2Switch, switch_environment
 from mpsched.proc.layout import p4_artifacts
 
 from .bmv2_switch import Bmv2MininetSwitch
@@ -210,7 +210,8 @@ class RemoteBmv2(Bmv2Switch):
     def start(self, timeout: float = REMOTE_START_TIMEOUT_S) -> None:
         self._sh(f"mkdir -p {shlex.quote(str(self.log_dir))}")
         self._guard()
-        line = shlex.join(self.command())
+        line = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in switch_environment().items()),
+                         shlex.join(self.command())])
         self._sh(f"{line} > {shlex.quote(str(self.log_file))} 2>&1 &")
         self.remote_pid = self.node.lastPid
         deadline = time.monotonic() + timeout

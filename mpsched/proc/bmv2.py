@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -25,6 +26,20 @@ def free_port() -> int:
 
 class Bmv2Error(RuntimeError):
     pass
+
+
+# glibc's malloc arenas a switch's threads share (MALLOC_ARENA_MAX, mallopt(3)); glibc's own
+# default is 8 per core. BMv2's gRPC, digest and packet threads each came to an arena of their
+# own, and every arena kept the high-water mark of the bursts it served (a re-route's writes,
+# a restart's digests): on the hour's fabric soak the switches grew in steps of 20-55 MB, flat
+# between (docs/fabric.md, "The soak on a fabric"). The controller limits its own likewise
+# (controller/memarenas.py). A MALLOC_ARENA_MAX already in the environment is kept.
+SWITCH_MALLOC_ARENAS = 2
+
+
+def switch_environment() -> dict[str, str]:
+    """The environment variables a switch process starts with beyond its parent's."""
+    return {"MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", str(SWITCH_MALLOC_ARENAS))}
 
 
 @dataclass(frozen=True)
@@ -72,7 +87,7 @@ class Bmv2Switch:
     tls: ServerTls | None = None
     grpc_host: str = "127.0.0.1"
     guard_thrift: bool = True
-    guard_table: str | None = None  # the nftables table guarding the Thrift port
+    guard_table: str | None = None  # the nftables table guarding the Thrift port (shared)
     binary: str | None = None  # None: simple_switch_grpc from PATH, checked here
 
     @property
@@ -107,8 +122,7 @@ class Bmv2Switch:
     def _unguard(self) -> None:
         if self.guard_table is None:
             return
-        firewall.remove_table(self.guard_table)
-        if self.registry is not None:
+        if firewall.unguard_port(self.thrift_port) and self.registry is not None:
             self.registry.forget_table(self.guard_table)
         self.guard_table = None
 
@@ -124,6 +138,7 @@ class Bmv2Switch:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env=os.environ | switch_environment(),
             )
         if self.registry is not None:
             self.registry.add_process(self.process.pid, " ".join(cmd))

@@ -2,12 +2,20 @@
 
 simple_switch_grpc (BMv2 1.15.5) has no option for the Thrift server's address: it listens
 on every address of the machine, and anyone who reaches it can rewrite the switch's tables.
-Each switch the lab starts therefore gets a table ``inet mpsched_thrift_<pid>_<port>`` (pid:
-the process that started the switch, so a killed run's table never names a later run's) whose
-input chain drops TCP to that port arriving on any interface but ``lo``. The table is added before
-the switch starts, deleted when it stops, and recorded in the run's registry
-(mpsched/proc/cleanup.py) so that `mpsched cleanup` removes it after a killed run
-(docs/security.md).
+The switches a process starts therefore share one table ``inet mpsched_thrift_<pid>_guard``
+(pid: the process that started them, so a killed run's table never names a later run's): a
+set of their Thrift ports and one input chain that drops TCP to a port of the set arriving on
+any interface but ``lo``. The first guarded switch creates the table, each switch adds its
+port before it starts and removes it when it stops, and the last one's stop deletes the table;
+the table is recorded in the run's registry (mpsched/proc/cleanup.py) so that `mpsched
+cleanup` removes it after a killed run (docs/security.md).
+
+One table, not one per switch: every packet the machine receives, loopback's included,
+traverses every base chain hooked at input, and 68 tables (a 64-leaf fabric) cost a loopback
+TCP round trip about 9 us of kernel time more than none (20 % more, docs/results/scale.md),
+where one set lookup costs the same for any number of switches. A switch started on another
+server (topo/cluster_nodes.py) gets a table of its own there (`ruleset`,
+``mpsched_thrift_<pid>_<port>``).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import logging
 import os
 import shutil
 import subprocess
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +32,31 @@ TABLE_PREFIX = "mpsched_thrift_"
 FAMILY = "inet"  # IPv4 and IPv6
 
 
-def table_name(port: int, owner: int | None = None) -> str:
+GUARD_SET = "ports"
+
+_lock = threading.Lock()
+_guarded: set[int] = set()  # the ports in this process's shared table
+
+
+def table_name(port: int | str, owner: int | None = None) -> str:
+    """The table `owner`'s (default: this process's) switches share (`port` "guard"), or a
+    remote switch's own table (its port)."""
     return f"{TABLE_PREFIX}{owner if owner is not None else os.getpid()}_{port}"
+
+
+def shared_table() -> str:
+    return table_name("guard")
+
+
+def shared_ruleset(name: str) -> str:
+    """The nft script creating the shared table `name` with an empty set of ports."""
+    return (
+        f"add table {FAMILY} {name}\n"
+        f"add set {FAMILY} {name} {GUARD_SET} {{ type inet_service; }}\n"
+        f"add chain {FAMILY} {name} input "
+        "{ type filter hook input priority filter; policy accept; }\n"
+        f'add rule {FAMILY} {name} input iifname != "lo" tcp dport @{GUARD_SET} drop\n'
+    )
 
 
 def ruleset(port: int, name: str) -> str:
@@ -48,19 +80,40 @@ def _nft(*args: str, script: str | None = None) -> subprocess.CompletedProcess:
 
 
 def guard_port(port: int) -> str | None:
-    """Drop TCP to `port` from anything but loopback; the table's name, or None (logged as
-    a warning: the port stays reachable) when nft is missing or refuses."""
-    name = table_name(port)
-    try:
-        result = _nft("-f", "-", script=ruleset(port, name))
-    except (OSError, subprocess.TimeoutExpired) as error:
-        log.warning("port %d stays reachable from other hosts: %s", port, error)
-        return None
-    if result.returncode != 0:
-        log.warning("port %d stays reachable from other hosts: nft: %s", port,
-                    result.stderr.strip())
-        return None
+    """Drop TCP to `port` from anything but loopback (in the shared table, created if this
+    process has none yet); the table's name, or None (logged as a warning: the port stays
+    reachable) when nft is missing or refuses."""
+    name = shared_table()
+    with _lock:
+        script = "" if _guarded else shared_ruleset(name)
+        script += f"add element {FAMILY} {name} {GUARD_SET} {{ {port} }}\n"
+        try:
+            result = _nft("-f", "-", script=script)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            log.warning("port %d stays reachable from other hosts: %s", port, error)
+            return None
+        if result.returncode != 0:
+            log.warning("port %d stays reachable from other hosts: nft: %s", port,
+                        result.stderr.strip())
+            return None
+        _guarded.add(port)
     return name
+
+
+def unguard_port(port: int) -> bool:
+    """Take `port` out of the shared table; the last port's removal deletes the table.
+    Whether the table went (the caller's registry can forget it then)."""
+    name = shared_table()
+    with _lock:
+        _guarded.discard(port)
+        if not _guarded:
+            remove_table(name)
+            return True
+        try:
+            _nft("delete", "element", FAMILY, name, GUARD_SET, f"{{ {port} }}")
+        except (OSError, subprocess.TimeoutExpired) as error:
+            log.warning("port %d left in %s: %s", port, name, error)
+        return False
 
 
 def remove_table(name: str) -> bool:

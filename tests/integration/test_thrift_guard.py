@@ -87,4 +87,30 @@ def test_thrift_and_grpc_are_unreachable_from_outside(outside, tmp_path):
         guarded.stop()
         open_sw.stop()
     assert guarded.guard_table is None
-    assert not [t for t in firewall.tables() if t.endswith(f"_{guarded.thrift_port}")]
+    assert firewall.shared_table() not in firewall.tables()
+
+
+def test_switches_share_one_table_until_the_last_stops(outside, tmp_path):
+    """Two guarded switches: one table, both ports dropped from outside; the first one's stop
+    opens its port alone (nothing listens there now: refused, not dropped, is what tells)
+    and keeps the other's guard; the last one's stop deletes the table."""
+    require("nft")
+    first = Bmv2Switch("itest-g1", 1, {}, tmp_path, registry=outside)
+    second = Bmv2Switch("itest-g2", 2, {}, tmp_path, registry=outside)
+    try:
+        first.start()
+        second.start()
+        mine = [t for t in firewall.tables() if t.startswith(firewall.table_name(""))]
+        assert mine == [firewall.shared_table()] == [first.guard_table]
+        assert second.guard_table == first.guard_table
+        assert not from_outside(first.thrift_port) and not from_outside(second.thrift_port)
+        first.stop()
+        assert firewall.shared_table() in firewall.tables()
+        assert outside.tables == [firewall.shared_table()]
+        assert not from_outside(second.thrift_port)
+        assert on_loopback(second.thrift_port)
+    finally:
+        first.stop()
+        second.stop()
+    assert firewall.shared_table() not in firewall.tables()
+    assert outside.tables == []

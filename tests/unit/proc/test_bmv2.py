@@ -3,6 +3,7 @@ nftables table (mpsched/proc/firewall.py) that keeps its Thrift port on loopback
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -45,3 +46,23 @@ def test_the_guard_drops_the_port_off_loopback_only():
 def test_only_the_projects_tables_are_removed():
     with pytest.raises(ValueError, match="not a table of the project"):
         firewall.remove_table("filter")
+
+
+def test_switches_start_with_few_malloc_arenas(monkeypatch):
+    """BMv2 starts with MALLOC_ARENA_MAX (its threads' arenas kept their bursts' high-water
+    marks); a value the user set is kept."""
+    from mpsched.proc import bmv2
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    assert bmv2.switch_environment() == {"MALLOC_ARENA_MAX": str(bmv2.SWITCH_MALLOC_ARENAS)}
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "8")
+    assert bmv2.switch_environment() == {"MALLOC_ARENA_MAX": "8"}
+
+
+def test_the_shared_guard_drops_the_sets_ports_off_loopback_only():
+    name = firewall.shared_table()
+    assert name == f"mpsched_thrift_{os.getpid()}_guard"
+    script = firewall.shared_ruleset(name)
+    assert f"add set inet {name} ports {{ type inet_service; }}" in script
+    assert "type filter hook input priority filter; policy accept;" in script
+    assert f'add rule inet {name} input iifname != "lo" tcp dport @ports drop' in script
