@@ -229,13 +229,11 @@ class TelemetryIntake:
 
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while
-        its own traffic on the path keeps the far edge measured (`probe_needed`), nor a
-        fabric pair's path id it does not have installed now (`probe_installed`). Called
-        from the probers' threads without the controller's lock (a race only costs a
-        probe)."""
+        its own traffic on the path keeps the far edge measured (`probe_needed`). Whether a
+        fabric pair has the path id installed now is `probe_installed`'s, which the prober
+        asks first (controller/southbound/prober.py). Called from the probers' threads
+        without the controller's lock (a race only costs a probe)."""
         where = self.towards(switch, dst_edge)
-        if not self.probe_installed(switch, dst_edge, path_id):
-            return False
         est = self.estimators.get((path_id, where))
         if est is None:
             return True

@@ -96,7 +96,8 @@ def test_a_fabric_is_driven_per_pair_of_edges():
     ctl.on_rtt(RttReport("leaf2", 1, 7, 30_000, 0, 0, 1.0))  # no such edge
     assert set(ctl.telemetry(1).directions) == {"leaf2->leaf3"}
     assert ctl.forwarding(net.switch("spine1"))[0].table == "MpIngress.edge_config.transit_nexthop"
+    assert ctl.probe_installed("leaf1", 3, 2) is True
     assert ctl.probe_wanted("leaf1", 3, 2) is True
     ctl.routes.set_link("leaf1-spine2", up=False)
-    assert ctl.probe_wanted("leaf1", 3, 2) is False  # leaf1 -> leaf3 has no path 2 now
-    assert ctl.probe_wanted("leaf2", 3, 2) is True
+    assert ctl.probe_installed("leaf1", 3, 2) is False  # leaf1 -> leaf3 has no path 2 now
+    assert ctl.probe_installed("leaf2", 3, 2) is True
