@@ -68,6 +68,8 @@ from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
 from mpsched.fabric.netdesc import describe
+from mpsched.lab import cpu
+from mpsched.lab.cpu_sampler import CpuSampler
 from mpsched.p4profiles import SCALE_EDGES
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
@@ -242,9 +244,12 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     upd0, probes0, sent0, skipped0 = counter.updates, probes_sent(ctl), feeder.sent, feeder.skipped
     steps0, skips0, iters0 = st.pair_steps, st.pair_skips, ctl.loop.iterations
     deferred0, threads0 = st.pair_deferred, thread_cpu()
+    sampler = CpuSampler(dict)
+    sampler.start()
     with GcPauses() as pauses:
         time.sleep(seconds)
     wall = time.monotonic() - wall0
+    machine_mark(res, sampler.stop())
     threads = thread_cpu()
     lat, refresh = list(ctl.loop.latencies_ms), list(st.refresh_ms)
     res.loop_p50_ms = percentile(lat, 50) if lat else None
@@ -275,6 +280,20 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     shares = {g: cpu_pct(v - threads0.get(g, 0.0), wall) for g, v in threads.items()}
     print("  cpu % of a core by thread: " + ", ".join(
         f"{g} {v:.0f}" for g, v in sorted(shares.items(), key=lambda kv: -kv[1])), flush=True)
+    mark = {None: "unknown", 0: "no", 1: "YES: the figures measure the machine"}[res.cpu_bound]
+    idle = "n/a" if res.machine_idle_pct is None else f"{res.machine_idle_pct:.0f} %"
+    print(f"  the machine: idle {idle} of its cores over the measurement; cpu_bound (idle "
+          f"< 10 % for over 20 % of it): {mark}", flush=True)
+
+
+def machine_mark(res: SizeResult, samples: list[cpu.CpuSample]) -> None:
+    """The machine's idle share over `samples` (/proc/stat, every 0.5 s) and the lab's
+    `cpu_bound` rule on them, into `res`."""
+    if len(samples) < 2:
+        return
+    res.machine_idle_pct = cpu.idle_pct(samples[0].cpu, samples[-1].cpu)
+    bound = cpu.is_cpu_bound(cpu.idle_series(samples), cpu.CpuRule())
+    res.cpu_bound = None if bound is None else int(bound)
 
 
 def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,

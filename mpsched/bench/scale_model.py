@@ -16,7 +16,7 @@ SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
 FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "rss_mb", "cpu_pct",
            "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
-           "reroute_ms")
+           "reroute_ms", "machine_idle_pct", "cpu_bound")
 TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
 PAGE_MB = 1 / 1024  # /proc's kB
 
@@ -57,6 +57,11 @@ class SizeResult:
     # the feeder's thread making up reports (not in cpu_pct; the hand-over to the controller is)
     feeder_cpu_pct: float | None = None
     switch_rss_mb: float | None = None  # one BMv2 process, programmed
+    # the machine's cores idle over the loop's measurement (% of all cores), and whether it
+    # was the bottleneck then (1: idle < 10 % for over 20 % of the time, the lab's
+    # `cpu_bound` rule, mpsched/lab/cpu.py; 0: not; None: unknown)
+    machine_idle_pct: float | None = None
+    cpu_bound: int | None = None
 
     def figure(self, name: str) -> float | int | None:
         return getattr(self, name)
@@ -134,7 +139,10 @@ def _bar(value: float, top: float, width: int = 40) -> str:
     return "#" * max(1, round(width * value / top)) if top > 0 else ""
 
 
-def plot(results: list[SizeResult], figures: tuple[str, ...] = FIGURES) -> list[str]:
+PLOTTED = tuple(f for f in FIGURES if f != "cpu_bound")  # a mark, not a quantity
+
+
+def plot(results: list[SizeResult], figures: tuple[str, ...] = PLOTTED) -> list[str]:
     """A text plot per figure against the number of leaves (one bar per size, scaled to the
     largest), for docs/results/scale.md."""
     lines: list[str] = []

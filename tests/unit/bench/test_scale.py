@@ -155,3 +155,32 @@ def test_histories_filled_to_the_share_of_every_path():
     ctl = SimpleNamespace(intake=SimpleNamespace(estimators=ests, settings=settings),
                           settings=SimpleNamespace(telemetry_period=1.0), _lock=threading.Lock())
     assert scale.fill_histories(ctl, 4) == (10, 20)
+
+
+def test_the_machine_marks_a_size_cpu_bound():
+    """/proc/stat samples 0.5 s apart: idle below 10 % for 3 of 4 intervals marks the size
+    cpu_bound (the lab's rule); its idle share is over the whole measurement."""
+    from mpsched.bench.scale_model import SizeResult, plot, result_lines
+    from mpsched.lab.cpu import CpuSample, CpuTimes
+
+    def samples(idles):
+        out, idle, total = [CpuSample(0.0, CpuTimes(0, 0), {})], 0, 0
+        for k, share in enumerate(idles, start=1):
+            idle, total = idle + share, total + 100
+            out.append(CpuSample(k * 0.5, CpuTimes(idle, total), {}))
+        return out
+
+    busy, calm = SizeResult(8), SizeResult(16)
+    scale.machine_mark(busy, samples([5, 5, 5, 50]))
+    scale.machine_mark(calm, samples([40, 30, 5, 50]))
+    assert (busy.cpu_bound, busy.machine_idle_pct) == (1, pytest.approx(16.25))
+    assert (calm.cpu_bound, calm.machine_idle_pct) == (1, pytest.approx(31.25))
+    scale.machine_mark(calm, samples([40, 30, 50, 50]))
+    assert calm.cpu_bound == 0
+    unknown = SizeResult(32)
+    scale.machine_mark(unknown, samples([]))
+    assert unknown.cpu_bound is None and unknown.machine_idle_pct is None
+    lines = result_lines([busy, calm, unknown])
+    assert "scale_cpu_bound_8=1" in lines and "scale_cpu_bound_16=0" in lines
+    assert "scale_cpu_bound_32=n/a" in lines and "scale_machine_idle_pct_8=16.2" in lines
+    assert not [line for line in plot([busy, calm]) if line.startswith("cpu_bound")]
