@@ -39,6 +39,7 @@ from pathlib import Path
 from mpsched import addressing as ap
 from mpsched.bench.soak_plan import policy_changes
 from mpsched.bench.soak_series import Series, largest, proc_sample
+from mpsched.bench.soak_warm import WARM_FRAMES
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -128,7 +129,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="kill a spine's BMv2 and start it again at this time (< 0: never)")
     f.add_argument("--restart", metavar="SWITCH", default=None,
                    help="the switch restarted (default: the first spine)")
+    f.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
+                   help="before the first sample (and after the restart), bursts of N frames "
+                        "each switch drops until its RSS stops growing: its pool of packet "
+                        "header vectors filled, whose high-water mark would read as growth "
+                        f"(mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
     args = p.parse_args(argv)
+    if args.warm_frames < 0:
+        p.error("--warm-frames must be >= 0")
     for name in ("minutes", "change_every_s", "sample_every_s", "flap_every_s", "flap_down_s"):
         if getattr(args, name) <= 0:
             p.error(f"--{name.replace('_', '-')} must be > 0")
@@ -168,6 +176,7 @@ def run_fabric(args: argparse.Namespace, out_dir: Path) -> int:
             args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s,
             args.flap_every_s, args.flap_down_s,
             args.restart_at_s if args.restart_at_s >= 0 else None, args.restart,
+            args.warm_frames,
         )
         soak = FabricSoak(sc, out_dir, opts)
     except (InputError, ValueError) as exc:

@@ -39,6 +39,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,6 +49,7 @@ import requests
 
 from mpsched.bench.soak_plan import Event, Lives, plan_events, policy_changes
 from mpsched.bench.soak_series import ProcSample, proc_sample
+from mpsched.bench.soak_warm import WARM_FRAMES, far_ends, warm
 from mpsched.lab.scenario import Scenario, ScenarioError, parse
 from mpsched.proc.layout import REPO_ROOT
 from mpsched.validation import read_document
@@ -88,6 +90,7 @@ class FabricOptions:
     flap_down_s: float = 5.0
     restart_at_s: float | None = 120.0
     restart: str | None = None  # default: the fabric's first spine
+    warm_frames: int = WARM_FRAMES  # per burst into each switch first (soak_warm.py); 0: none
 
 
 @dataclass
@@ -174,6 +177,7 @@ class FabricSoak:
             ctl, rest = start_controller(bed.netcfg_path, self.out_dir / "controller.log",
                                          bed.registry)
             try:
+                self._warm([s.name for s in bed.plan.switches])
                 pending = self._start_traffic()
                 self._loop(ctl, rest, pending)
             finally:
@@ -204,6 +208,28 @@ class FabricSoak:
                 time.sleep(0.05)
         finally:
             samples.close()
+
+    def _warm(self, switches: list[str]) -> None:
+        """Each of `switches`' pools of packet header vectors filled (soak_warm.py)."""
+        if self.opts.warm_frames <= 0:
+            return
+        from mpsched.topo.fabric_plan import intf_name
+
+        links = [(lk.a, lk.b, intf_name(lk.emulator, 1), intf_name(lk.emulator, 2))
+                 for lk in self.bed.plan.links]
+        for name in switches:
+            ends = far_ends(links, name)
+            bmv2 = self.bed.host(name).bmv2
+            if not ends or bmv2 is None or bmv2.process is None:
+                continue
+            pid = bmv2.process.pid
+            t0 = time.monotonic()
+            grown = warm(ends[0], lambda pid=pid: proc_sample(pid).rss_kb,
+                         self.opts.warm_frames)
+            print(f"warmed {name}: {len(grown)} bursts of {self.opts.warm_frames} frames "
+                  f"dropped at its ingress, its RSS +{sum(grown) / 1024:.1f} MB "
+                  f"({', '.join(f'{g / 1024:+.1f}' for g in grown)}) in "
+                  f"{time.monotonic() - t0:.0f} s", flush=True)
 
     # -- events --------------------------------------------------------------------
 
@@ -240,10 +266,15 @@ class FabricSoak:
     def _check_restart(self, rest: Any) -> None:
         watch = self.watch
         assert watch is not None
+        programmed = not math.isnan(watch.reprogrammed_s)
         try:
             watch.check(rest, self.bed.link_stats())
         except requests.RequestException as exc:
             log.debug("restart check: %s", exc)
+        if not programmed and not math.isnan(watch.reprogrammed_s):
+            # its new life's pool starts empty; beside the loop, which times the restart
+            threading.Thread(target=self._warm, args=([watch.name],), name="warm",
+                             daemon=True).start()
         if math.isnan(watch.reprogrammed_s) and time.time() - watch.wall > REPROGRAM_TIMEOUT_S:
             raise RuntimeError(f"{watch.name}: not programmed again "
                                f"{REPROGRAM_TIMEOUT_S:g} s after its restart")
