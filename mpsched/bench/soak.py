@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the switch restarted (default: the first spine)")
     f.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
                    help="before the first sample (and after the restart), bursts of N frames "
-                        "each switch drops until its RSS stops growing: its pool of packet "
-                        "header vectors filled, whose high-water mark would read as growth "
+                        "each switch drops until two in a row barely grow its RSS: its pool of "
+                        "packet header vectors filled, whose high-water mark would read as growth "
                         f"(mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
     args = p.parse_args(argv)
     if args.warm_frames < 0:
