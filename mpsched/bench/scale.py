@@ -49,6 +49,7 @@ from mpsched.bench.scale_model import (
     cpu_pct,
     fabric_section,
     jobs_line,
+    machine_mark,
     meminfo_available_mb,
     memory_fits,
     misses,
@@ -61,14 +62,20 @@ from mpsched.bench.scale_model import (
     stat_cpu_s,
     thread_group,
 )
+from mpsched.bench.scale_switches import (
+    artifacts,
+    probe_veths,
+    start_switches,
+    stop_switches,
+    switch_rss_mb,
+)
 from mpsched.controller.cli import add_measurement_options, telemetry_config
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
 from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
-from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, Fabric
+from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
 from mpsched.fabric.netdesc import describe
-from mpsched.lab import cpu
 from mpsched.lab.cpu_sampler import CpuSampler
 from mpsched.p4profiles import SCALE_EDGES
 from mpsched.p4rt.client import P4RuntimeClient
@@ -77,8 +84,6 @@ from mpsched.p4rt.pipeline import Pipeline, program_probe_port
 from mpsched.proc import prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, delete_link, sweep
-from mpsched.proc.layout import P4Artifacts, build_dir
-from mpsched.proc.veth import make_veth
 from mpsched.stats import percentile
 
 log = logging.getLogger("mpsched.bench.scale")
@@ -89,11 +94,6 @@ READY_TIMEOUT_S = 600.0
 # writes in every period
 POLICY = "llhd"
 CONTROLLER_MB_GUESS = 300.0  # before the first size has measured it
-
-
-def artifacts() -> P4Artifacts:
-    base = build_dir() / f"p4-{SCALE_EDGES}edges"
-    return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")
 
 
 class WriteCounter:
@@ -119,42 +119,6 @@ class WriteCounter:
 
     def uninstall(self) -> None:
         P4RuntimeClient.write = self._orig  # type: ignore[method-assign]
-
-
-def probe_veths(fabric: Fabric, registry: Registry) -> dict[int, tuple[str, str]]:
-    """Per edge switch's device id, a veth (switch end, controller end) for its probe port
-    (as the testbed's, topo/bmv2_switch.py): the probers write their frames there."""
-    return {
-        i: make_veth(registry, f"scale{i}-prb", f"scale{i}-prbc")
-        for i, sw in enumerate(fabric.switches, start=1)
-        if sw.is_edge
-    }
-
-
-def start_switches(count: int, log_dir: Path, registry: Registry,
-                   probe_ports: dict[int, dict[int, str]] | None = None) -> list[Bmv2Switch]:
-    """`count` switches without ports but, by device id, `probe_ports` (port -> iface)."""
-    switches: list[Bmv2Switch] = []
-    try:
-        for i in range(1, count + 1):
-            sw = Bmv2Switch(name=f"scale{i}", device_id=i, ports=(probe_ports or {}).get(i, {}),
-                            log_dir=log_dir, registry=registry)
-            sw.start()
-            switches.append(sw)
-    except BaseException:
-        stop_switches(switches)
-        raise
-    return switches
-
-
-def stop_switches(switches: list[Bmv2Switch]) -> None:
-    for sw in switches:
-        sw.stop()
-
-
-def switch_rss_mb(switches: list[Bmv2Switch]) -> float:
-    """The largest RSS of the switches' processes."""
-    return max(rss_mb(sw.process.pid) for sw in switches if sw.process is not None)
 
 
 def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace,
@@ -284,16 +248,6 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     idle = "n/a" if res.machine_idle_pct is None else f"{res.machine_idle_pct:.0f} %"
     print(f"  the machine: idle {idle} of its cores over the measurement; cpu_bound (idle "
           f"< 10 % for over 20 % of it): {mark}", flush=True)
-
-
-def machine_mark(res: SizeResult, samples: list[cpu.CpuSample]) -> None:
-    """The machine's idle share over `samples` (/proc/stat, every 0.5 s) and the lab's
-    `cpu_bound` rule on them, into `res`."""
-    if len(samples) < 2:
-        return
-    res.machine_idle_pct = cpu.idle_pct(samples[0].cpu, samples[-1].cpu)
-    bound = cpu.is_cpu_bound(cpu.idle_series(samples), cpu.CpuRule())
-    res.cpu_bound = None if bound is None else int(bound)
 
 
 def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Registry,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mpsched.controller.loop import Phases
 from mpsched.controller.southbound.agent import JobTime
+from mpsched.lab import cpu
 from mpsched.stats import percentile
 
 SPINES = 4
@@ -183,3 +184,13 @@ def jobs_line(times: list[JobTime]) -> str:
     return (f"agents' jobs ({len(times)}), p50 / p99 ms: waited in the queue "
             f"{percentile(waited, 50):.1f} / {percentile(waited, 99):.1f}, ran "
             f"{percentile(ran, 50):.1f} / {percentile(ran, 99):.1f}")
+
+
+def machine_mark(res: SizeResult, samples: list[cpu.CpuSample]) -> None:
+    """The machine's idle share over `samples` (/proc/stat, every 0.5 s) and the lab's
+    `cpu_bound` rule on them, into `res`."""
+    if len(samples) < 2:
+        return
+    res.machine_idle_pct = cpu.idle_pct(samples[0].cpu, samples[-1].cpu)
+    bound = cpu.is_cpu_bound(cpu.idle_series(samples), cpu.CpuRule())
+    res.cpu_bound = None if bound is None else int(bound)

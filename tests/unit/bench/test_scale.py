@@ -160,7 +160,7 @@ def test_histories_filled_to_the_share_of_every_path():
 def test_the_machine_marks_a_size_cpu_bound():
     """/proc/stat samples 0.5 s apart: idle below 10 % for 3 of 4 intervals marks the size
     cpu_bound (the lab's rule); its idle share is over the whole measurement."""
-    from mpsched.bench.scale_model import SizeResult, plot, result_lines
+    from mpsched.bench.scale_model import SizeResult, machine_mark, plot, result_lines
     from mpsched.lab.cpu import CpuSample, CpuTimes
 
     def samples(idles):
@@ -171,14 +171,14 @@ def test_the_machine_marks_a_size_cpu_bound():
         return out
 
     busy, calm = SizeResult(8), SizeResult(16)
-    scale.machine_mark(busy, samples([5, 5, 5, 50]))
-    scale.machine_mark(calm, samples([40, 30, 5, 50]))
+    machine_mark(busy, samples([5, 5, 5, 50]))
+    machine_mark(calm, samples([40, 30, 5, 50]))
     assert (busy.cpu_bound, busy.machine_idle_pct) == (1, pytest.approx(16.25))
     assert (calm.cpu_bound, calm.machine_idle_pct) == (1, pytest.approx(31.25))
-    scale.machine_mark(calm, samples([40, 30, 50, 50]))
+    machine_mark(calm, samples([40, 30, 50, 50]))
     assert calm.cpu_bound == 0
     unknown = SizeResult(32)
-    scale.machine_mark(unknown, samples([]))
+    machine_mark(unknown, samples([]))
     assert unknown.cpu_bound is None and unknown.machine_idle_pct is None
     lines = result_lines([busy, calm, unknown])
     assert "scale_cpu_bound_8=1" in lines and "scale_cpu_bound_16=0" in lines
