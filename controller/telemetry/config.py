@@ -204,13 +204,20 @@ def probe_needed(
     interval, the switch's probe gate skips that first probe (its traffic went onto the path
     since its previous probe there, probe_gate.p4), the next goes one probe interval later and
     takes at most the path's RTT to arrive, with one more probe interval of margin (a lost
-    probe). Paths whose least RTT is unknown are always probed."""
+    probe). Paths whose least RTT is unknown are always probed.
+
+    The hold is one report interval plus a grace for a busy report late on its way (the
+    stream, the agent's queue, a controller behind): what dead_after leaves spare beyond that
+    worst silence, at most one more report interval. Without it every busy path whose report
+    arrived a little late was probed (at 64 leaves, reports every 2 s with 2 s to spare: most
+    of a leaf's probes, docs/results/scale.md); at two edges' defaults the spare is 1 ms."""
     if busy_at is None or rtt_min_ms is None or cfg.probe_interval_s is None:
         return True
     hold_s = cfg.report_interval_us / 1e6
     worst_silence_s = (
         cfg.report_batch_us / 1e6 + hold_s + 3 * cfg.probe_interval_s + rtt_min_ms / 1000
     )
-    if worst_silence_s > cfg.dead_after_us / 1e6:
+    spare_s = cfg.dead_after_us / 1e6 - worst_silence_s
+    if spare_s < 0:
         return True
-    return now - busy_at > hold_s
+    return now - busy_at > hold_s + min(spare_s, hold_s)

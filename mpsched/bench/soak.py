@@ -7,7 +7,9 @@ seconds, cycling through every policy (LM3 on and off) and flowlet gaps. Every
 `--sample-every-s` seconds the bench samples each process (the controller, each BMv2): its
 resident memory (VmRSS), open file descriptors and threads, and the controller's control-loop
 latency p99 (`GET /decisions`: reading the estimates -> every switch acknowledged). The first
-`--warmup-s` seconds are the baseline.
+`--warmup-s` seconds are the baseline. Before the flows start, each switch's pool of packet
+header vectors is filled (`--warm-frames`, mpsched/bench/soak_warm.py): its high-water mark
+would otherwise read as growth.
 
 Growth from the first sample to the last cannot tell a leak from a warm-up: a process that
 allocates once (a BMv2 stepping up 9 MB when a table first fills) shows the same growth as one
@@ -39,7 +41,7 @@ from pathlib import Path
 from mpsched import addressing as ap
 from mpsched.bench.soak_plan import policy_changes
 from mpsched.bench.soak_series import Series, largest, proc_sample
-from mpsched.bench.soak_warm import WARM_FRAMES
+from mpsched.bench.soak_warm import WARM_FRAMES, warm_switch
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -49,7 +51,18 @@ log = logging.getLogger("mpsched.bench.soak")
 FLOW_PORT = 7101
 
 
-def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_s: float):
+def warm_edges(procs: dict[str, int], frames: int) -> None:
+    """s1's and s2's pools of packet header vectors filled before the flows start
+    (soak_warm.py): through path 0's link emulator e0, whose port 1 faces s1 and port 2 s2."""
+    if frames <= 0:
+        return
+    for name, iface in (("s1", "e0-eth1"), ("s2", "e0-eth2")):
+        pid = procs[name]
+        warm_switch(name, iface, lambda pid=pid: proc_sample(pid).rss_kb, frames)
+
+
+def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_s: float,
+        warm_frames: int = WARM_FRAMES):
     from mpsched.proc.controller import start_controller, stop_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
@@ -63,6 +76,7 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
             procs = {"controller": ctl.pid}
             procs |= {s.name: s.bmv2.process.pid for s in bed.net.switches if hasattr(s, "bmv2")}
             series = {name: Series(name, pid, []) for name, pid in procs.items()}
+            warm_edges(procs, warm_frames)
             port = str(FLOW_PORT)
             sink = bed.host("h2").popen([*gen, "sink", "--port", port,
                                          "--out", str(out_dir / "sink.json")])  # fmt: skip
@@ -117,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slope-after-s", type=float, default=600.0,
                    help="fit the RSS slope to the samples from this time on (after a "
                         "restarted process's restart)")
+    p.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
+                   help="before the first sample (and on a fabric after the restart), bursts of "
+                        "N frames each switch drops until two in a row barely grow its RSS: its "
+                        "pool of packet header vectors filled, whose high-water mark would read "
+                        f"as growth (mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
     f = p.add_argument_group("on a fabric (mpsched/bench/soak_fabric.py)")
     f.add_argument("--fabric", metavar="FILE|LxS|1", default=None,
                    help="soak a fabric: a fabric scenario file, a leaf-spine shape (4x2: "
@@ -129,11 +148,6 @@ def main(argv: list[str] | None = None) -> int:
                    help="kill a spine's BMv2 and start it again at this time (< 0: never)")
     f.add_argument("--restart", metavar="SWITCH", default=None,
                    help="the switch restarted (default: the first spine)")
-    f.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
-                   help="before the first sample (and after the restart), bursts of N frames "
-                        "each switch drops until two in a row barely grow its RSS: its pool of "
-                        "packet header vectors filled, whose high-water mark would read as growth "
-                        f"(mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
     args = p.parse_args(argv)
     if args.warm_frames < 0:
         p.error("--warm-frames must be >= 0")
@@ -155,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.fabric:
             return run_fabric(args, out_dir)
         series, loop_p99 = run(
-            out_dir, args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s
+            out_dir, args.minutes, args.change_every_s, args.sample_every_s, args.warmup_s,
+            args.warm_frames,
         )
     except KeyboardInterrupt:
         print("soak: interrupted; cleaned up", file=sys.stderr)

@@ -49,7 +49,7 @@ import requests
 
 from mpsched.bench.soak_plan import Event, Lives, plan_events, policy_changes
 from mpsched.bench.soak_series import ProcSample, proc_sample
-from mpsched.bench.soak_warm import WARM_FRAMES, far_ends, warm
+from mpsched.bench.soak_warm import WARM_FRAMES, far_ends, warm_switch
 from mpsched.lab.scenario import Scenario, ScenarioError, parse
 from mpsched.proc.layout import REPO_ROOT
 from mpsched.validation import read_document
@@ -223,13 +223,8 @@ class FabricSoak:
             if not ends or bmv2 is None or bmv2.process is None:
                 continue
             pid = bmv2.process.pid
-            t0 = time.monotonic()
-            grown = warm(ends[0], lambda pid=pid: proc_sample(pid).rss_kb,
-                         self.opts.warm_frames)
-            print(f"warmed {name}: {len(grown)} bursts of {self.opts.warm_frames} frames "
-                  f"dropped at its ingress, its RSS +{sum(grown) / 1024:.1f} MB "
-                  f"({', '.join(f'{g / 1024:+.1f}' for g in grown)}) in "
-                  f"{time.monotonic() - t0:.0f} s", flush=True)
+            warm_switch(name, ends[0], lambda pid=pid: proc_sample(pid).rss_kb,
+                        self.opts.warm_frames)
 
     # -- events --------------------------------------------------------------------
 

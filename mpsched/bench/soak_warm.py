@@ -6,9 +6,10 @@ each packet it receives and gives it back when the packet leaves; the pool never
 therefore grows to the most packets it ever held at once, in steps when a burst queues more
 than any before, and stays there: a high-water mark bounded by its queues (an input buffer of
 1024 packets, 64 per egress queue), not a leak, but over an hour's soak it reads as one
-(docs/fabric.md, "The soak on a fabric"). So before the soak's first sample, and after the
-restarted switch is programmed again, every switch gets bursts of `frames` frames written
-faster than it takes them onto the far end of one of its links (the link emulator's
+(docs/fabric.md, "The soak on a fabric"). So before the soak's first sample (the two-edge
+soak's and the fabric's), and after the restarted switch is programmed again, every switch
+gets bursts of `frames` frames written faster than it takes them onto the far end of one of
+its links (the link emulator's
 interface, which linkem does not read its own transmissions from, csrc/linkem.c), until two
 bursts in a row add less than FLAT_KB each to its RSS (at most MAX_BURSTS): its input buffer
 fills, and how deep each burst gets it depends on the machine, so the RSS says when the pool
@@ -86,5 +87,15 @@ def warm(iface: str, rss_kb: Callable[[], int], frames: int = WARM_FRAMES,
     return grown
 
 
+def warm_switch(name: str, iface: str, rss_kb: Callable[[], int], frames: int) -> list[int]:
+    """`warm` the switch `name` through `iface` and print what it took."""
+    t0 = time.monotonic()
+    grown = warm(iface, rss_kb, frames)
+    print(f"warmed {name}: {len(grown)} bursts of {frames} frames dropped at its ingress, "
+          f"its RSS +{sum(grown) / 1024:.1f} MB ({', '.join(f'{g / 1024:+.1f}' for g in grown)})"
+          f" in {time.monotonic() - t0:.0f} s", flush=True)
+    return grown
+
+
 __all__ = ["FLAT_BURSTS", "FLAT_KB", "MAX_BURSTS", "WARM_ETHERTYPE", "WARM_FRAMES",
-           "bursts_until_flat", "far_ends", "warm", "warm_frame"]
+           "bursts_until_flat", "far_ends", "warm", "warm_frame", "warm_switch"]

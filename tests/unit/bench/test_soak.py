@@ -67,3 +67,19 @@ def test_the_span_shows_a_rise_that_came_back() -> None:
     s = Series("p", 1, [(t, ProcSample(1, fds, 4)) for t, fds in enumerate([10, 14, 10])])
     assert (s.growth("fds"), s.span("fds"), s.span("threads")) == (0, "10..14", "4..4")
     assert Series("p", 1, []).span("fds") == "-"
+
+
+def test_the_two_edges_are_warmed_through_path_0s_link_emulator(monkeypatch) -> None:
+    """s1 faces port 1 of path 0's linkem (e0), s2 its port 2 (topo/testbed.py); 0 frames:
+    no warm-up."""
+    from mpsched.bench import soak
+
+    calls: list[tuple[str, str, int, int]] = []
+    monkeypatch.setattr(soak, "proc_sample", lambda pid: ProcSample(pid * 10, 0, 0))
+    monkeypatch.setattr(soak, "warm_switch", lambda name, iface, rss_kb, frames: calls.append(
+        (name, iface, rss_kb(), frames)))
+    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 500)
+    assert calls == [("s1", "e0-eth1", 20, 500), ("s2", "e0-eth2", 30, 500)]
+    calls.clear()
+    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 0)
+    assert calls == []

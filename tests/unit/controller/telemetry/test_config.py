@@ -15,13 +15,13 @@ def test_sender_busy_counts_packets_beyond_the_probes():
 
 def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     """A probe is skipped while the sender's traffic was seen busy within the hold (one report
-    interval), and only on paths whose least RTT leaves the far edge no chance to go silent
+    interval and a grace), and only on paths whose least RTT leaves the far edge no chance to go silent
     for dead_after before the probes resume."""
     from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
 
     cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
     assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
-    assert probe_needed(100.011, 100.0, 4.0, cfg)  # the hold (10 ms) is over
+    assert probe_needed(100.012, 100.0, 4.0, cfg)  # the hold (10 ms, 1 ms grace) is over
     assert probe_needed(100.004, None, 4.0, cfg)  # never busy
     assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
     # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
@@ -32,6 +32,26 @@ def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     assert not probe_needed(100.004, 100.0, 55.0, slow)
     assert probe_needed(100.004, 100.0, 55.5, slow)
     assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
+
+
+def test_a_late_busy_report_gets_the_spare_silence_as_grace():
+    """The hold stretches by what dead_after leaves spare beyond the worst silence, at most
+    one more report interval: a busy path whose report is late on its way is not probed, and
+    the far edge still cannot go silent for dead_after."""
+    from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
+
+    cfg = TelemetryConfig()  # worst silence 5 + 10 + 30 + 4 = 49 ms of 50: 1 ms spare
+    assert not probe_needed(100.0105, 100.0, 4.0, cfg)
+    assert probe_needed(100.0115, 100.0, 4.0, cfg)
+    # a 64-leaf edge (for_targets of 252 cells under 125 probes and 250 reports a second):
+    # reports and probes every 2.016 s, dead after 10.08 s, so 2 s spare, capped at 2.016
+    wide = TelemetryConfig(report_interval_us=2_016_000, rtt_interval_us=2_016_000,
+                           probe_interval_s=2.016, dead_after_us=10_080_000)
+    assert not probe_needed(103.5, 100.0, 20.0, wide)  # 1.5 s late: the grace holds
+    assert probe_needed(104.1, 100.0, 20.0, wide)  # beyond 2.016 + 2.014 s: probe
+    roomy = TelemetryConfig(dead_after_us=1_000_000)  # 951 ms spare, capped at one interval
+    assert not probe_needed(100.019, 100.0, 4.0, roomy)
+    assert probe_needed(100.021, 100.0, 4.0, roomy)
 
 
 def test_the_probe_cap_stretches_interval_and_dead_after_in_proportion():
