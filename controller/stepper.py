@@ -235,7 +235,7 @@ class Stepper:
         noticed = self.noticed.setdefault(unit.key, now)
         since = overdue_since(noticed, self.intake.input_since.get(unit.direction),
                               self.stepped.get(unit.key), now)
-        self.queue.push(unit.key, since)
+        self.queue.push(unit.key, since, unit.ingress)
 
     def _context(self, scheduler: Scheduler) -> tuple:
         """What every pair's step depends on besides its view: the scheduler (replaced when

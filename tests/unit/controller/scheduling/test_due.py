@@ -114,3 +114,42 @@ def test_timers_come_back_when_their_time_comes():
     q.timer("y", 1.0)
     q.clear("new basis")
     assert (len(q), q.expire(2.0), q.basis) == (0, [], "new basis")
+
+
+def test_a_pair_brings_its_groups_due_pairs_before_another_groups():
+    """The most overdue pair first, then the rest of its ingress switch's (most overdue
+    first), then the next most overdue pair's switch: a step writes to as few switches as
+    its budget allows."""
+    from mpsched.controller.scheduling.due import DueQueue, within_budget
+
+    q = DueQueue()
+    for since, key, group in [(1.0, "a1", "leafA"), (2.0, "b1", "leafB"), (3.0, "b2", "leafB"),
+                              (4.0, "a2", "leafA"), (5.0, "c1", "leafC"), (9.0, "a3", "leafA")]:
+        q.push(key, since, group)
+    stepped: list[str] = []
+    assert within_budget(q, lambda since, p: stepped.append(p) is None, None) == 6
+    assert stepped == ["a1", "a2", "a3", "b1", "b2", "c1"]
+    ticks = iter(range(100))
+    for since, key, group in [(1.0, "a1", "leafA"), (2.0, "b1", "leafB"), (4.0, "a2", "leafA")]:
+        q.push(key, since, group)
+    stepped.clear()
+    assert within_budget(q, lambda since, p: stepped.append(p) is None, 1.5,
+                         lambda: next(ticks)) == 2
+    assert stepped == ["a1", "a2"] and q.pop() == (2.0, "b1")  # b1 waits, first in line
+
+
+def test_popped_and_replaced_entries_neither_come_back_nor_pile_up():
+    from mpsched.controller.scheduling.due import COMPACT_SLACK, DueQueue
+
+    q = DueQueue()
+    q.push("a", 5.0, "g")
+    q.push("a", 3.0, "g")  # replaces: the entry at 5.0 is left behind in both heaps
+    assert q.pop_grouped("g") == (3.0, "a", "g")
+    assert q.pop() is None and q.pop_grouped("g") is None
+    q.push("a", 5.0, "g")  # queued again at the time of an entry left behind
+    assert (q.pop(), q.pop_grouped("g")) == ((5.0, "a"), None)
+    for i in range(10 * COMPACT_SLACK):  # pushed and popped through the other heap
+        q.push(f"k{i}", float(i), f"g{i % 7}")
+        assert q.pop() == (float(i), f"k{i}")
+    assert len(q) == 0 and len(q._heap) <= COMPACT_SLACK + 1
+    assert sum(len(h) for h in q._groups.values()) <= COMPACT_SLACK + 1

@@ -15,8 +15,8 @@ def test_sender_busy_counts_packets_beyond_the_probes():
 
 def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     """A probe is skipped while the sender's traffic was seen busy within the hold (one report
-    interval and a grace), and only on paths whose least RTT leaves the far edge no chance to go silent
-    for dead_after before the probes resume."""
+    interval and a grace), and only on paths whose least RTT leaves the far edge no chance to
+    go silent for dead_after before the probes resume."""
     from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
 
     cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
