@@ -132,13 +132,17 @@ class FailureWatch:
         return out
 
     def check(self, now: float) -> bool:
-        """Infer the failed links now and re-route if they changed (True then)."""
+        """Infer the failed links now and re-route if they changed (True then). The
+        observations are read under the controller's lock, the inference (pure) is made
+        without it: only this check's thread writes `hops` and `switches`."""
         fabric = self.routes.fabric
         if fabric is None:
             return False
         with self.lock:
-            got = infer(fabric, self.observations(now), self.hops)
-            self.hops, self.switches = got.hops, got.switches
+            observed = self.observations(now)
+        got = infer(fabric, observed, self.hops)
+        self.hops, self.switches = got.hops, got.switches
+        with self.lock:
             before = self.routes.links_failed
         if got.links == before:
             return False
