@@ -121,6 +121,26 @@ def summarize(xs: Iterable[float]) -> Summary:
     return Summary(len(vals), mean, h, min(vals), max(vals), _std(vals, mean))
 
 
+def theil_sen_slope(points: Iterable[tuple[float, float]]) -> float:
+    """The Theil-Sen slope of the (x, y) points: the median of the slopes between every two
+    points of distinct x (NaN without such a pair). A line fitted so is robust to a step:
+    one jump at a fraction f of the span moves only the 2 f (1 - f) <= 1/2 of the pairs
+    that straddle it, so the median stays with the slope on either side, while a steady rise,
+    or steps that keep coming, move every pair (Sen 1968, JASA 63:1379)."""
+    pts = sorted((float(x), float(y)) for x, y in points)
+    slopes = [
+        (y2 - y1) / (x2 - x1)
+        for i, (x1, y1) in enumerate(pts)
+        for x2, y2 in pts[i + 1:]
+        if x2 != x1
+    ]
+    if not slopes:
+        return NAN
+    slopes.sort()
+    mid = len(slopes) // 2
+    return slopes[mid] if len(slopes) % 2 else (slopes[mid - 1] + slopes[mid]) / 2
+
+
 def slope(points: Iterable[tuple[float, float]]) -> float:
     """The least-squares slope of the (x, y) points (NaN with fewer than two distinct x)."""
     pts = [(float(x), float(y)) for x, y in points]

@@ -15,12 +15,16 @@ Growth from the first sample to the last cannot tell a leak from a warm-up: a pr
 allocates once (a BMv2 stepping up 9 MB when a table first fills) shows the same growth as one
 that leaks. So the bench also fits a line to each process's RSS from `--slope-after-s`
 seconds on (default 600: after the first 10 minutes) and reports its slope: a leak keeps a
-slope, a warm-up does not.
+slope, a warm-up does not. The line is Theil-Sen's (the median of the slopes between every
+two samples), which one step later than 10 minutes does not tilt (a switch's pool of packet
+header vectors reaching a new high-water mark in a burst) and steps that keep coming do; the
+least-squares slope, which one such step tilts for the whole window, is printed beside it.
 
 Ends with `soak_rss_growth_pct=` (the largest growth of any process's RSS from its first
 sample after the warm-up to its last, in %), `soak_rss_slope_kb_per_min=` (the largest
-per-process RSS slope after `--slope-after-s`, kB per minute; NaN when the run ends before
-three samples were taken there; target <= 50), `soak_fds_growth=` and
+per-process Theil-Sen RSS slope after `--slope-after-s`, kB per minute; NaN when the run ends
+before three samples were taken there; target <= 50), `soak_rss_ls_slope_kb_per_min=` (the
+largest least-squares slope over the same samples), `soak_fds_growth=` and
 `soak_threads_growth=` (the largest rise of any process's open file descriptors and threads
 from the first sample after the warm-up to the last; flat is 0) and `soak_loop_p99_ms=` (the
 largest control-loop p99 sampled after the warm-up; target <= 20).
@@ -40,7 +44,14 @@ from pathlib import Path
 
 from mpsched import addressing as ap
 from mpsched.bench.soak_plan import policy_changes
-from mpsched.bench.soak_series import Series, largest, proc_sample
+from mpsched.bench.soak_series import (
+    SAMPLES_HEADER,
+    Series,
+    largest,
+    proc_sample,
+    read_samples,
+    sample_row,
+)
 from mpsched.bench.soak_warm import WARM_FRAMES, warm_switch
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
@@ -87,6 +98,8 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
                 "--out", str(out_dir / "flows.json"),
             ])  # fmt: skip
             changes = policy_changes()
+            samples = (out_dir / "samples.csv").open("w")
+            samples.write(SAMPLES_HEADER + "\n")
             start = time.monotonic()
             next_change, next_sample = start, start + warmup_s
             print(f"{'t_s':>6} {'process':<11} {'rss_kb':>8} {'fds':>5} {'threads':>7} "
@@ -102,14 +115,17 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
                     for s in series.values():
                         sample = proc_sample(s.pid)
                         s.samples.append((now - start, sample))
+                        samples.write(sample_row(now - start, s.name, s.pid, sample, p99))
                         print(f"{now - start:6.0f} {s.name:<11} {sample.rss_kb:8d} "
                               f"{sample.fds:5d} {sample.threads:7d} "
                               f"{'' if s.name != 'controller' else p99!s:>11}")  # fmt: skip
+                    samples.flush()
                     next_sample += sample_s
                 dead = bed.dead_switches()
                 if dead or ctl.poll() is not None:
                     raise RuntimeError(f"died during the soak: {dead or ['controller']}")
                 time.sleep(0.05)
+            samples.close()
             flows.wait(timeout=30)
             sink.terminate()
             sink.wait(timeout=10)
@@ -131,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--slope-after-s", type=float, default=600.0,
                    help="fit the RSS slope to the samples from this time on (after a "
                         "restarted process's restart)")
+    p.add_argument("--summarise", metavar="CSV", type=Path, default=None,
+                   help="run nothing: the figures and key=value lines of a finished soak's "
+                        "samples.csv (build/logs/soak*/samples.csv), with --slope-after-s and "
+                        "--warmup-s as it ran")
     p.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
                    help="before the first sample (and on a fabric after the restart), bursts of "
                         "N frames each switch drops until two in a row barely grow its RSS: its "
@@ -156,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--{name.replace('_', '-')} must be > 0")
     if not 0 <= args.warmup_s < args.minutes * 60:
         p.error("--warmup-s must be >= 0 and shorter than the run")
+    if args.summarise is not None:
+        return summarise_file(args.summarise, args.warmup_s, args.slope_after_s)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
     problems += [f"{m}: missing; run `make p4`" for m in p4_artifacts().missing()]
@@ -205,6 +227,20 @@ def run_fabric(args: argparse.Namespace, out_dir: Path) -> int:
     return 0 if reprogrammed else 1
 
 
+def summarise_file(path: Path, warmup_s: float, slope_after_s: float) -> int:
+    """`summarise` a finished soak's samples.csv; 2 if it cannot be read."""
+    try:
+        series, loop_p99 = read_samples(path, warmup_s)
+    except (OSError, ValueError) as exc:
+        print(f"soak: {exc}", file=sys.stderr)
+        return 2
+    if not any(s.samples for s in series):
+        print(f"soak: {path}: no samples", file=sys.stderr)
+        return 2
+    summarise(series, loop_p99, slope_after_s)
+    return 0
+
+
 def summarise(series: list[Series], loop_p99: list[float], slope_after_s: float) -> None:
     """Per process its RSS growth and slope, fds and threads; then the key=value lines."""
     series = [s for s in series if s.samples]
@@ -213,14 +249,17 @@ def summarise(series: list[Series], loop_p99: list[float], slope_after_s: float)
         print(
             f"{s.name}: rss {first.rss_kb} -> {last.rss_kb} kB ({s.rss_growth_pct():+.1f} %, "
             f"{s.rss_slope_kb_per_min(slope_after_s):.1f} kB/min from "
-            f"{s.born_s + slope_after_s:g} s), "
+            f"{s.born_s + slope_after_s:g} s, least squares "
+            f"{s.rss_ls_slope_kb_per_min(slope_after_s):.1f}), "
             f"fds {first.fds} -> {last.fds} ({s.span('fds')}), "
             f"threads {first.threads} -> {last.threads} ({s.span('threads')})"
         )
     growth = max(s.rss_growth_pct() for s in series)
     slope = largest([s.rss_slope_kb_per_min(slope_after_s) for s in series])
+    ls_slope = largest([s.rss_ls_slope_kb_per_min(slope_after_s) for s in series])
     print(f"soak_rss_growth_pct={growth:.1f}")
     print(f"soak_rss_slope_kb_per_min={slope:.1f}")
+    print(f"soak_rss_ls_slope_kb_per_min={ls_slope:.1f}")
     print(f"soak_fds_growth={max(s.growth('fds') for s in series)}")
     print(f"soak_threads_growth={max(s.growth('threads') for s in series)}")
     print(f"soak_loop_p99_ms={max(loop_p99) if loop_p99 else float('nan')}")

@@ -48,7 +48,7 @@ from typing import Any
 import requests
 
 from mpsched.bench.soak_plan import Event, Lives, plan_events, policy_changes
-from mpsched.bench.soak_series import ProcSample, proc_sample
+from mpsched.bench.soak_series import SAMPLES_HEADER, ProcSample, proc_sample, sample_row
 from mpsched.bench.soak_warm import WARM_FRAMES, far_ends, warm_switch
 from mpsched.lab.scenario import Scenario, ScenarioError, parse
 from mpsched.proc.layout import REPO_ROOT
@@ -189,7 +189,7 @@ class FabricSoak:
         start = time.monotonic()
         next_sample, next_watch = start + self.opts.warmup_s, start
         samples = (self.out_dir / "samples.csv").open("w")
-        samples.write("t_s,process,pid,rss_kb,fds,threads,loop_p99_ms\n")
+        samples.write(SAMPLES_HEADER + "\n")
         try:
             while (now := time.monotonic()) - start < self.duration:
                 t = now - start
@@ -302,8 +302,7 @@ class FabricSoak:
             except (FileNotFoundError, ProcessLookupError):
                 continue  # gone since: the dead check says so
             series.samples.append((t, sample))
-            out.write(f"{t:.1f},{series.name},{pid},{sample.rss_kb},{sample.fds},"
-                      f"{sample.threads},{'' if p99 is None else p99}\n")
+            out.write(sample_row(t, series.name, pid, sample, p99))
         out.flush()
         if int(t // 60) != int((t - self.opts.sample_s) // 60):
             print(f"t={t:4.0f}s/{self.duration:g}s loop_p99_ms={p99} "

@@ -1,6 +1,7 @@
 """A soak's samples of one process (RSS, file descriptors, threads from /proc) and their
-series: growth from the first sample to the last, the RSS's least-squares slope after a
-warm-up, the span of fds and threads (mpsched/bench/soak.py, soak_fabric.py)."""
+series: growth from the first sample to the last, the RSS's slope after a warm-up (Theil-Sen,
+and least squares beside it), the span of fds and threads (mpsched/bench/soak.py,
+soak_fabric.py)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,22 @@ class Series:
         return growth_pct(self.samples[0][1].rss_kb, self.samples[-1][1].rss_kb)
 
     def rss_slope_kb_per_min(self, after_s: float) -> float:
-        """The RSS's least-squares slope over the samples from `after_s` after the process's
-        birth on (NaN with fewer than three)."""
-        points = [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= self.born_s + after_s]
+        """The RSS's Theil-Sen slope over the samples from `after_s` after the process's
+        birth on (NaN with fewer than three): a line fitted so follows a steady rise, or
+        steps that keep coming, and not one step (a switch's pool of packet header vectors
+        reaching a new high-water mark, soak_warm.py), which the least-squares line reads
+        as a slope for the whole window (`rss_ls_slope_kb_per_min`)."""
+        points = self._rss_points(after_s)
+        return stats.theil_sen_slope(points) if len(points) >= 3 else stats.NAN
+
+    def rss_ls_slope_kb_per_min(self, after_s: float) -> float:
+        """The RSS's least-squares slope over the same samples (NaN with fewer than three)."""
+        points = self._rss_points(after_s)
         return stats.slope(points) if len(points) >= 3 else stats.NAN
+
+    def _rss_points(self, after_s: float) -> list[tuple[float, int]]:
+        """(minutes, RSS kB) of the samples from `after_s` after the process's birth on."""
+        return [(t / 60.0, s.rss_kb) for t, s in self.samples if t >= self.born_s + after_s]
 
     def span(self, what: str) -> str:
         """"min..max" of `what` ("fds", "threads") over the samples: a rise that came back
@@ -65,6 +78,41 @@ class Series:
         if not self.samples:
             return 0
         return int(getattr(self.samples[-1][1], what) - getattr(self.samples[0][1], what))
+
+
+SAMPLES_HEADER = "t_s,process,pid,rss_kb,fds,threads,loop_p99_ms"
+
+
+def sample_row(t: float, name: str, pid: int, sample: ProcSample, p99: float | None) -> str:
+    """One line of a soak's samples.csv (SAMPLES_HEADER)."""
+    return (f"{t:.1f},{name},{pid},{sample.rss_kb},{sample.fds},{sample.threads},"
+            f"{'' if p99 is None else p99}\n")
+
+
+def read_samples(path: Path, warmup_s: float) -> tuple[list[Series], list[float]]:
+    """A finished soak's samples.csv back as its series (in the order their processes first
+    appear) and the controller's loop p99s. A later life (`spine1#2`) was born `warmup_s`
+    before its first sample (soak_fabric.py samples a life from its warm-up's end on).
+    ValueError names the line of a malformed file."""
+    lines = path.read_text().splitlines()
+    if not lines or lines[0].strip() != SAMPLES_HEADER:
+        raise ValueError(f"{path}: not a soak's samples (first line must be {SAMPLES_HEADER})")
+    series: dict[str, Series] = {}
+    loop_p99: list[float] = []
+    for n, line in enumerate(lines[1:], start=2):
+        try:
+            t_s, name, pid, rss, fds, threads, p99 = line.split(",")
+            t, sample = float(t_s), ProcSample(int(rss), int(fds), int(threads))
+            s = series.get(name)
+            if s is None:
+                born = t - warmup_s if "#" in name else 0.0
+                s = series[name] = Series(name, int(pid), [], born_s=born)
+            s.samples.append((t, sample))
+            if name == "controller" and p99:
+                loop_p99.append(float(p99))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: {exc}") from None
+    return list(series.values()), loop_p99
 
 
 def largest(values: list[float]) -> float:

@@ -98,3 +98,18 @@ def test_slope_least_squares() -> None:
     assert math.isclose(stats.slope([(0, 0), (1, 1), (2, 1), (3, 2)]), 0.6)
     assert math.isnan(stats.slope([(1, 1), (1, 2)]))
     assert math.isnan(stats.slope([]))
+
+
+def test_theil_sen_slope_follows_a_steady_rise_and_not_one_step() -> None:
+    rise = [(t, 100 + 2 * t) for t in range(50)]
+    assert stats.theil_sen_slope(rise) == 2.0
+    # one step of +50 a fifth into the span: least squares reads a slope, Theil-Sen none
+    step = [(t, 100 + (50 if t >= 10 else 0)) for t in range(50)]
+    assert stats.slope(step) > 0.9
+    assert stats.theil_sen_slope(step) == 0.0
+    # steps that keep coming (+5 every 5): a leak in steps keeps its slope
+    stairs = [(t, 100 + 5 * (t // 5)) for t in range(50)]
+    assert 0.8 <= stats.theil_sen_slope(stairs) <= 1.2
+    assert stats.theil_sen_slope([(0, 1), (2, 5), (1, 3)]) == 2.0  # in any order
+    assert math.isnan(stats.theil_sen_slope([(1, 1), (1, 2)]))
+    assert math.isnan(stats.theil_sen_slope([]))

@@ -41,8 +41,9 @@ def test_summary_ends_with_the_keys(capsys) -> None:
     summarise([_series([100_000 + 10 * i for i in range(20)])], [4.0, 6.5], 600)
     lines = capsys.readouterr().out.splitlines()
     keys = [line.split("=")[0] for line in lines if "=" in line]
-    assert keys == ["soak_rss_growth_pct", "soak_rss_slope_kb_per_min", "soak_fds_growth",
-                    "soak_threads_growth", "soak_loop_p99_ms"]
+    assert keys == ["soak_rss_growth_pct", "soak_rss_slope_kb_per_min",
+                    "soak_rss_ls_slope_kb_per_min", "soak_fds_growth", "soak_threads_growth",
+                    "soak_loop_p99_ms"]
     assert "soak_rss_slope_kb_per_min=10.0" in lines
     assert "soak_loop_p99_ms=6.5" in lines
 
@@ -54,7 +55,7 @@ def test_a_later_life_fits_its_slope_from_its_own_birth() -> None:
                for t in range(300, 1500, 10)]
     s = Series("spine1#2", 2, samples, born_s=300)
     assert math.isclose(s.rss_slope_kb_per_min(600), 20.0, rel_tol=0.01)
-    assert Series("p", 1, samples).rss_slope_kb_per_min(0) > 100  # the step, unshifted
+    assert Series("p", 1, samples).rss_ls_slope_kb_per_min(0) > 100  # the step, unshifted
 
 
 def test_a_life_without_samples_is_left_out_of_the_summary(capsys) -> None:
@@ -83,3 +84,43 @@ def test_the_two_edges_are_warmed_through_path_0s_link_emulator(monkeypatch) -> 
     calls.clear()
     soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 0)
     assert calls == []
+
+
+def test_one_late_step_tilts_the_least_squares_line_and_not_the_slope() -> None:
+    """A switch's pool reaching a new high-water mark 20 minutes in (the hour's soak: +4.7
+    MB): least squares reads some 90 kB/min over the hour's last 50 minutes, Theil-Sen the
+    flat either side; a leak in steps every 5 minutes keeps its slope in both."""
+    step = _series([130_000 + (4_700 if i >= 20 else 0) for i in range(60)])
+    assert step.rss_ls_slope_kb_per_min(600) > 80
+    assert step.rss_slope_kb_per_min(600) == 0.0
+    stairs = _series([130_000 + 500 * (i // 5) for i in range(60)])
+    assert 90 <= stairs.rss_slope_kb_per_min(600) <= 110
+    assert 90 <= stairs.rss_ls_slope_kb_per_min(600) <= 110
+
+
+def test_a_finished_soaks_samples_summarise_as_they_ran(tmp_path, capsys) -> None:
+    from mpsched.bench.soak import main
+    from mpsched.bench.soak_series import SAMPLES_HEADER, read_samples, sample_row
+
+    csv = tmp_path / "samples.csv"
+    rows = [SAMPLES_HEADER + "\n"]
+    for i in range(20):
+        t = 60.0 + 60 * i
+        rows.append(sample_row(t, "controller", 7, ProcSample(100_000 + 30 * i, 19, 50), 40.0 + i))
+        rows.append(sample_row(t, "spine1", 8, ProcSample(170_000, 25, 30), 40.0 + i))
+        if t >= 300:  # restarted at 240 s, sampled from its warm-up's end (60 s) on
+            rows.append(sample_row(t, "spine1#2", 9, ProcSample(220_000, 25, 30), 40.0 + i))
+    csv.write_text("".join(rows))
+    series, p99 = read_samples(csv, warmup_s=60)
+    assert [s.name for s in series] == ["controller", "spine1", "spine1#2"]
+    assert series[2].born_s == 240.0 and series[2].pid == 9 and len(series[0].samples) == 20
+    assert p99 == [40.0 + i for i in range(20)]  # the controller's rows only
+    assert main(["--summarise", str(csv)]) == 0
+    out = capsys.readouterr().out
+    assert "soak_rss_slope_kb_per_min=30.0" in out and "soak_loop_p99_ms=59.0" in out
+    csv.write_text(SAMPLES_HEADER + "\n" + "60.0,controller,7,lots,19,50,\n")
+    assert main(["--summarise", str(csv)]) == 2
+    assert "samples.csv:2:" in capsys.readouterr().err
+    csv.write_text("t,rss\n")
+    assert main(["--summarise", str(csv)]) == 2
+    assert "not a soak's samples" in capsys.readouterr().err
