@@ -29,9 +29,10 @@ def test_bursts_reach_the_far_end_until_the_rss_is_flat():
         sink.bind((B, 0))
         sink.settimeout(2)
         rss = iter([100_000, 110_000, 110_000, 115_000, 115_000, 115_000 + FLAT_KB // 2,
-                    115_000 + FLAT_KB // 2, 115_000 + FLAT_KB])
+                    115_000 + FLAT_KB // 2, 115_000 + FLAT_KB, 115_000 + FLAT_KB,
+                    115_000 + FLAT_KB])
         grown = warm(A, lambda: next(rss), frames=50, pause_s=0.01)
-        assert grown == [10_000, 5_000, FLAT_KB // 2, FLAT_KB // 2]
+        assert grown == [10_000, 5_000, FLAT_KB // 2, FLAT_KB // 2, 0]  # three flat in a row
         frame = sink.recv(2048)
         assert int.from_bytes(frame[12:14], "big") == WARM_ETHERTYPE
         sink.close()

@@ -32,6 +32,7 @@ def test_bursts_go_on_until_one_barely_grows_the_switch():
     assert not bursts_until_flat([])
     assert not bursts_until_flat([13_000, 7_000])
     assert not bursts_until_flat([11_200, 0])  # one flat burst: the hour's leaf4 stepped later
-    assert bursts_until_flat([13_000, 7_000, FLAT_KB - 1, 0])
-    assert not bursts_until_flat([13_000, FLAT_KB - 1, 2_000, FLAT_KB - 1])
+    assert not bursts_until_flat([13_000, 7_000, FLAT_KB - 1, 0])  # two: the second hour's
+    assert bursts_until_flat([13_000, 7_000, FLAT_KB - 1, 0, 10])
+    assert not bursts_until_flat([13_000, FLAT_KB - 1, 0, 2_000, FLAT_KB - 1, 0])
     assert bursts_until_flat([FLAT_KB * 2] * MAX_BURSTS)
