@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from mpsched.controller.policies.base import PathCounters, PathState
-from mpsched.controller.routes import Routes, Unit
+from mpsched.controller.routes import PAIR_JOIN, Routes, Unit, pair_key
 from mpsched.controller.scheduling.scheduler import SwitchView
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import (
@@ -78,7 +78,7 @@ def longest_intervals_s(configs: Iterable[TelemetryConfig]) -> tuple[float, floa
 
 
 def direction(ingress: str, egress: str) -> str:
-    return f"{ingress}->{egress}"
+    return pair_key(ingress, egress)
 
 
 class TelemetryIntake:
@@ -96,8 +96,7 @@ class TelemetryIntake:
         self.switch_telemetry = {
             sw.name: telemetry.for_targets(len(net.probe_targets(sw))) for sw in net.switches
         }
-        # every estimator probes (and so judges liveness) at the switches' probe interval; a
-        # path goes silent for no longer than REPORTS_PER_VERDICT of its (stretched, the
+        # a path goes silent for no longer than REPORTS_PER_VERDICT of its (stretched, the
         # report cap) report intervals before it counts as dead or its RTT as stale
         report_s, rtt_s = longest_intervals_s(self.switch_telemetry.values())
         self.settings = dataclasses.replace(
@@ -105,6 +104,15 @@ class TelemetryIntake:
             dead_after_s=max(estimators.dead_after_s, REPORTS_PER_VERDICT * report_s),
             stale_after_s=max(estimators.stale_after_s, REPORTS_PER_VERDICT * rtt_s),
         )
+        # an estimator tells its sender's traffic from its probes (`sender_busy`) by the
+        # sender's own probe interval, stretched under the probe cap: at 64 leaves a leaf
+        # probes each cell every 2 s, and judged by the unstretched 10 ms no path carrying
+        # fewer than 200 packets per report was busy, so every one was probed
+        # (docs/results/scale.md)
+        self._sender_settings = {
+            name: dataclasses.replace(self.settings, probe_interval_s=own.probe_interval_s)
+            for name, own in self.switch_telemetry.items()
+        }
         self.path_ids = sorted(net.path_ids())
         self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
         self.stats = {p: PathStats(p) for p in self.path_ids}
@@ -160,7 +168,9 @@ class TelemetryIntake:
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
-            est = self.estimators[key] = PathEstimator(path_id, self.settings)
+            sender = where.split(PAIR_JOIN, 1)[0]  # a direction is a pair's key (routes.py)
+            settings = self._sender_settings.get(sender, self.settings)
+            est = self.estimators[key] = PathEstimator(path_id, settings)
             self.by_direction.setdefault(where, {})[path_id] = est
         return est
 

@@ -40,6 +40,32 @@ def test_estimators_take_the_probe_interval_of_the_switches():
     assert intake(None).settings.probe_interval_s is None
 
 
+def test_a_senders_probes_are_counted_at_its_own_stretched_interval():
+    """Under a probe cap a fabric's edge probes each (destination, path) less often
+    (`for_targets`); its traffic on a path is busy when it tagged more packets than those
+    probes account for between two reports, so the estimator counts them at that interval:
+    judged by the unstretched one, a path carrying 50 packets a report was never busy and
+    was always probed (docs/results/scale.md)."""
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    capped = TelemetryConfig(probe_max_pps=10.0, report_max_pps=None)
+    i = TelemetryIntake(net, EstimatorSettings(), capped)
+    own = i.switch_telemetry["leaf1"].probe_interval_s
+    assert own is not None and own > capped.probe_interval_s  # stretched by the cap
+    leaf2 = net.edge_id(net.switch("leaf2"))
+    rx = int(NOW * 1e6)
+    for k, seq in enumerate((1, 51)):  # 50 packets tagged in one stretched interval
+        at = NOW + k * own
+        i.ingest_report(PathReport("leaf2", 1, seq, rx - 10_000 + int(k * own * 1e6),
+                                   rx + int(k * own * 1e6), seq, seq * 1500, 0, 0, 0, at, 1))
+    est = i.estimators[(1, direction("leaf1", "leaf2"))]
+    assert est.settings.probe_interval_s == own
+    assert est.busy_at == NOW + own
+    i.ingest_rtt_report(RttReport("leaf1", 1, leaf2, 4_000, 0, 0, NOW + own))
+    assert not i.probe_wanted("leaf1", leaf2, 1, NOW + own + 0.001)
+
+
 def test_a_path_report_goes_to_the_direction_towards_its_egress_edge():
     i = intake()
     i.ingest_report(path_report("s2", 1, 1, NOW))
