@@ -16,9 +16,10 @@ allocates once (a BMv2 stepping up 9 MB when a table first fills) shows the same
 that leaks. So the bench also fits a line to each process's RSS from `--slope-after-s`
 seconds on (default 600: after the first 10 minutes) and reports its slope: a leak keeps a
 slope, a warm-up does not. The line is Theil-Sen's (the median of the slopes between every
-two samples), which one step later than 10 minutes does not tilt (a switch's pool of packet
-header vectors reaching a new high-water mark in a burst) and steps that keep coming do; the
-least-squares slope, which one such step tilts for the whole window, is printed beside it.
+two samples), which one step after 10 minutes (a switch reaching a new high-water mark in a
+burst) does not tilt unless it falls in the middle third of the window, and steps that keep
+coming do; the least-squares slope, which one such step tilts wherever it falls, is printed
+beside it.
 
 Ends with `soak_rss_growth_pct=` (the largest growth of any process's RSS from its first
 sample after the warm-up to its last, in %), `soak_rss_slope_kb_per_min=` (the largest
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                         "--warmup-s as it ran")
     p.add_argument("--warm-frames", type=int, default=WARM_FRAMES, metavar="N",
                    help="before the first sample (and on a fabric after the restart), bursts of "
-                        "N frames each switch drops until two in a row barely grow its RSS: its "
+                        "N frames each switch drops until three in a row barely grow its RSS: its "
                         "pool of packet header vectors filled, whose high-water mark would read "
                         f"as growth (mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
     f = p.add_argument_group("on a fabric (mpsched/bench/soak_fabric.py)")

@@ -52,9 +52,10 @@ class Series:
     def rss_slope_kb_per_min(self, after_s: float) -> float:
         """The RSS's Theil-Sen slope over the samples from `after_s` after the process's
         birth on (NaN with fewer than three): a line fitted so follows a steady rise, or
-        steps that keep coming, and not one step (a switch's pool of packet header vectors
-        reaching a new high-water mark, soak_warm.py), which the least-squares line reads
-        as a slope for the whole window (`rss_ls_slope_kb_per_min`)."""
+        steps that keep coming, and not one step (a switch reaching a new high-water mark,
+        soak_warm.py) unless it falls in the middle third of the window; the least-squares
+        line reads any such step as a slope for the whole window
+        (`rss_ls_slope_kb_per_min`)."""
         points = self._rss_points(after_s)
         return stats.theil_sen_slope(points) if len(points) >= 3 else stats.NAN
 
