@@ -87,8 +87,9 @@ def test_a_short_fabric_soak_ends_with_its_keys(prerequisites, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     keys = dict(line.split("=", 1) for line in lines if line.startswith("soak_"))
-    assert list(keys)[-5:] == ["soak_rss_growth_pct", "soak_rss_slope_kb_per_min",
-                               "soak_fds_growth", "soak_threads_growth", "soak_loop_p99_ms"]
+    assert list(keys)[-6:] == ["soak_rss_growth_pct", "soak_rss_slope_kb_per_min",
+                               "soak_rss_ls_slope_kb_per_min", "soak_fds_growth",
+                               "soak_threads_growth", "soak_loop_p99_ms"]
     assert 0 < float(keys["soak_restart_reprogrammed_s"]) < 30
     assert float(keys["soak_restart_reprogrammed_s"]) <= float(keys["soak_restart_traffic_s"])
     assert keys["soak_rest_errors"] == "0"
