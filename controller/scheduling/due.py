@@ -158,7 +158,8 @@ class DueQueue:
         self._held = len(self._heap) + sum(len(heap) for heap in self._groups.values())
 
     def pop(self, prefer: Hashable = None) -> tuple[float, str] | None:
-        """The most overdue pair (since, key), off the queue; None when none is due."""
+        """The most overdue pair (since, key) (with `prefer`: of that group while it has
+        one, `pop_grouped`), off the queue; None when none is due."""
         item = self.pop_grouped(prefer)
         return None if item is None else (item[0], item[1])
 
