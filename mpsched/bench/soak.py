@@ -63,12 +63,13 @@ log = logging.getLogger("mpsched.bench.soak")
 FLOW_PORT = 7101
 
 
-def warm_edges(procs: dict[str, int], frames: int) -> None:
+def warm_edges(procs: dict[str, int], frames: int, emulator: str) -> None:
     """s1's and s2's pools of packet header vectors filled before the flows start
-    (soak_warm.py): through path 0's link emulator e0, whose port 1 faces s1 and port 2 s2."""
+    (soak_warm.py): through the first path's link emulator `emulator` (topo/testbed.py:
+    `e1`), whose port 1 faces s1 and port 2 s2."""
     if frames <= 0:
         return
-    for name, iface in (("s1", "e0-eth1"), ("s2", "e0-eth2")):
+    for name, iface in (("s1", f"{emulator}-eth1"), ("s2", f"{emulator}-eth2")):
         pid = procs[name]
         warm_switch(name, iface, lambda pid=pid: proc_sample(pid).rss_kb, frames)
 
@@ -82,13 +83,13 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
     gen = [sys.executable, "-m", "mpsched.traffic.gen"]
     spec = TopoSpec.from_rates((10.0, 10.0, 5.0), backend="linkem", log_dir=out_dir)
     loop_p99: list[float] = []
-    with Testbed(spec) as bed:
+    with (out_dir / "samples.csv").open("w") as samples, Testbed(spec) as bed:
         ctl, rest = start_controller(bed.netcfg_path, out_dir / "controller.log", bed.registry)
         try:
             procs = {"controller": ctl.pid}
             procs |= {s.name: s.bmv2.process.pid for s in bed.net.switches if hasattr(s, "bmv2")}
             series = {name: Series(name, pid, []) for name, pid in procs.items()}
-            warm_edges(procs, warm_frames)
+            warm_edges(procs, warm_frames, bed.links[min(bed.links)].name)
             port = str(FLOW_PORT)
             sink = bed.host("h2").popen([*gen, "sink", "--port", port,
                                          "--out", str(out_dir / "sink.json")])  # fmt: skip
@@ -99,7 +100,6 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
                 "--out", str(out_dir / "flows.json"),
             ])  # fmt: skip
             changes = policy_changes()
-            samples = (out_dir / "samples.csv").open("w")
             samples.write(SAMPLES_HEADER + "\n")
             start = time.monotonic()
             next_change, next_sample = start, start + warmup_s
@@ -126,7 +126,6 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
                 if dead or ctl.poll() is not None:
                     raise RuntimeError(f"died during the soak: {dead or ['controller']}")
                 time.sleep(0.05)
-            samples.close()
             flows.wait(timeout=30)
             sink.terminate()
             sink.wait(timeout=10)

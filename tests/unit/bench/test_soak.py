@@ -70,19 +70,19 @@ def test_the_span_shows_a_rise_that_came_back() -> None:
     assert Series("p", 1, []).span("fds") == "-"
 
 
-def test_the_two_edges_are_warmed_through_path_0s_link_emulator(monkeypatch) -> None:
-    """s1 faces port 1 of path 0's linkem (e0), s2 its port 2 (topo/testbed.py); 0 frames:
-    no warm-up."""
+def test_the_two_edges_are_warmed_through_the_first_paths_link_emulator(monkeypatch) -> None:
+    """s1 faces port 1 of the first path's linkem (e1), s2 its port 2 (topo/testbed.py); 0
+    frames: no warm-up."""
     from mpsched.bench import soak
 
     calls: list[tuple[str, str, int, int]] = []
     monkeypatch.setattr(soak, "proc_sample", lambda pid: ProcSample(pid * 10, 0, 0))
     monkeypatch.setattr(soak, "warm_switch", lambda name, iface, rss_kb, frames: calls.append(
         (name, iface, rss_kb(), frames)))
-    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 500)
-    assert calls == [("s1", "e0-eth1", 20, 500), ("s2", "e0-eth2", 30, 500)]
+    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 500, "e1")
+    assert calls == [("s1", "e1-eth1", 20, 500), ("s2", "e1-eth2", 30, 500)]
     calls.clear()
-    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 0)
+    soak.warm_edges({"controller": 1, "s1": 2, "s2": 3}, 0, "e1")
     assert calls == []
 
 
