@@ -31,6 +31,7 @@ from mpsched.controller.scheduling.mptcp_placement import path_overlaps
 from mpsched.controller.southbound.forwarding import (
     fabric_entries,
     forwarding_entries,
+    hop_changes,
     telemetry_entries,
 )
 from mpsched.controller.telemetry.estimators import TelemetryConfig
@@ -343,24 +344,24 @@ class Routes:
         telemetry: TelemetryConfig | None,
     ) -> dict[str, tuple[list[TableEntry], list[TableEntry]]]:
         """Per switch whose next hops (or, on every edge, the path ids whose telemetry it
-        holds) changed since `old` and `old_ids`: the entries to write and to delete."""
+        holds) changed since `old` and `old_ids`: the entries to write and to delete. Of a
+        switch's forwarding (`forwarding`) only these depend on the routing: the entries of
+        its changed next hops (`hop_changes`) and an edge's per-path-id telemetry."""
         out = {}
         new_ids = self.installed_ids()
         ids_changed = old_ids != new_ids
         for sw in self.net.switches:
-            if self.hops.get(sw.name) == old.get(sw.name):
-                if not ids_changed or not self.net.is_edge(sw):
-                    continue  # a transit switch's entries are its next hops only
-                # the same next hops: only the edge's per-path-id telemetry can differ
+            write: list[TableEntry] = []
+            gone: list[TableEntry] = []
+            if self.hops.get(sw.name) != old.get(sw.name):
+                write, gone = hop_changes(pipeline, self.net.edge_id(sw), old.get(sw.name, {}),
+                                          self.hops.get(sw.name, {}))
+            if ids_changed and self.net.is_edge(sw):
                 tel = (telemetry or TelemetryConfig()).for_targets(
                     len(self.net.probe_targets(sw)))
-                write, gone = entry_changes(telemetry_entries(pipeline, old_ids, tel),
-                                            telemetry_entries(pipeline, new_ids, tel))
-            else:
-                write, gone = entry_changes(
-                    self.forwarding(pipeline, sw, telemetry, old[sw.name], old_ids),
-                    self.forwarding(pipeline, sw, telemetry),
-                )
+                more, less = entry_changes(telemetry_entries(pipeline, old_ids, tel),
+                                           telemetry_entries(pipeline, new_ids, tel))
+                write, gone = write + more, gone + less
             if write or gone:
                 out[sw.name] = (write, gone)
         return out

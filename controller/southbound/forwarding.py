@@ -92,11 +92,8 @@ def fabric_entries(
     the ids of watched paths, controller/routes.py); a transit switch its transit_nexthop
     entries only."""
     me = net.edge_id(sw)
-    transit = [
-        pipeline.transit_nexthop(src, dst, pid, port)
-        for (src, dst, pid), port in sorted(hops.items())
-        if src != me
-    ]
+    transit = [hop_entry(pipeline, me, key, port) for key, port in sorted(hops.items())
+               if key[0] != me]
     if me == 0:
         return transit
     entries = [pipeline.switch_config(me)]
@@ -106,12 +103,34 @@ def fabric_entries(
         for dst in net.peer_edges(sw)
         for prefix in net.subnets_of(dst)
     ]
-    entries += [
-        pipeline.path_nexthop(dst, pid, port)
-        for (src, dst, pid), port in sorted(hops.items())
-        if src == me
-    ]
+    entries += [hop_entry(pipeline, me, key, port) for key, port in sorted(hops.items())
+                if key[0] == me]
     entries += transit
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
     ids = list(path_ids) if path_ids is not None else net.path_ids()
     return entries + telemetry_entries(pipeline, ids, telemetry)
+
+
+def hop_entry(pipeline: Pipeline, me: int, key: HopKey, port: int) -> TableEntry:
+    """The entry of one next hop of switch `me` (its edge id, 0: a transit switch):
+    `path_nexthop` on the source edge of the path, `transit_nexthop` elsewhere."""
+    src, dst, pid = key
+    if src == me:
+        return pipeline.path_nexthop(dst, pid, port)
+    return pipeline.transit_nexthop(src, dst, pid, port)
+
+
+def hop_changes(pipeline: Pipeline, me: int, old: Mapping[HopKey, int],
+                new: Mapping[HopKey, int]) -> tuple[list[TableEntry], list[TableEntry]]:
+    """The entries that turn switch `me`'s next hops `old` into `new` (to write: new or
+    moved to another port; to delete: gone), built for those hops only: a re-route's cost
+    is the hops it changes, not every entry of the switches they are on. In
+    `fabric_entries`' order: the switch's own paths' first, then those in transit."""
+    def order(item: tuple[HopKey, int]) -> tuple[bool, HopKey]:
+        return item[0][0] != me, item[0]
+
+    write = [hop_entry(pipeline, me, key, port) for key, port in sorted(new.items(), key=order)
+             if old.get(key) != port]
+    gone = [hop_entry(pipeline, me, key, port) for key, port in sorted(old.items(), key=order)
+            if key not in new]
+    return write, gone

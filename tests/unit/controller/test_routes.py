@@ -178,6 +178,41 @@ def test_set_links_changes_compares_only_the_switches_whose_hops_changed(section
     assert {sw: (gone, write) for sw, (write, gone) in back.items()} == changes
 
 
+# Edges a and c joined by three transit switches, two paths a pair: a failed link's path is
+# replaced by the third and watched under a spare id (the edges' telemetry ids change)
+SPARE = {"graph": {
+    "paths_per_pair": 2,
+    "switches": [{"name": "a", "role": "edge"}, {"name": "c", "role": "edge"},
+                 *({"name": n, "role": "transit"} for n in ("t1", "t2", "t3"))],
+    "link": {"rate_mbps": 10, "delay_ms": 1},
+    "links": [{"a": "a", "b": t} for t in ("t1", "t2", "t3")]
+    + [{"a": t, "b": "c"} for t in ("t1", "t2", "t3")],
+}}
+
+
+@pytest.mark.parametrize("section", [None, LINE, SHARED, THREE_SPINES, SPARE])
+def test_a_sequence_of_failures_changes_what_comparing_every_entry_changes(section):
+    """Links down, failed (their paths watched under spare ids: the edges' telemetry ids
+    change) and back, one after the other: each step's changes are those of comparing every
+    switch's entries before and after it (forwarding_changes)."""
+    pl = pipeline()
+    routes = Routes(fabric(section), max_paths=pl.max_paths)
+    links = [name for name, *_ in routes.links()]
+    steps = [("failed", links[:1]), ("down", links[:1]), ("failed", links[1:3]),
+             ("down", links[:2]),
+             ("failed", []), ("up", links[:2]), ("failed", links[-1:]), ("failed", [])]
+    seen = 0
+    for what, names in steps:
+        before = routes.all_forwarding(pl)
+        if what == "failed":
+            changes = routes.set_links_failed_changes(pl, names)
+        else:
+            changes = routes.set_links_changes(pl, names, up=what == "up")
+        assert changes == routes.forwarding_changes(pl, before)
+        seen += bool(changes)
+    assert seen >= 2
+
+
 def test_a_graph_path_cut_vanishes_and_the_others_keep_their_ids():
     routes = Routes(fabric(LINE))
     unit = routes.unit("a->c")
