@@ -169,9 +169,7 @@ class PathEstimator(PathWindows):
         return self._points[-1][_OWD_US] / 1000 if self._points else None
 
     def rtt_min_max_ms(self) -> tuple[float | None, float | None]:
-        if not self._rtts:
-            return None, None
-        return self.rtt_min_ms(), max(r for _, r in self._rtts)
+        return self.rtt_min_ms(), self.rtt_max_ms()
 
     def reordered(self) -> int | None:
         if len(self._points) < 2:
@@ -204,7 +202,8 @@ class PathEstimator(PathWindows):
             return ()
         base = self._owd_min[0][_OWD_US]
         latest = list(islice(reversed(self._points), n))
-        return tuple((p[_OWD_US] - base) / 1000 for p in reversed(latest))
+        latest.reverse()
+        return tuple([(p[_OWD_US] - base) / 1000 for p in latest])
 
     def _aging(self, now: float) -> float | None:
         """The factor exp(-(age - stale_after_s) / age_tau_s) of an RTT estimate whose last

@@ -112,6 +112,7 @@ class PathWindows:
     _seen: int = 0  # points added since the start (the key of PathEstimator's capacity cache)
     _rtts: deque[tuple[float, float]] = field(default_factory=deque)
     _rtt_min: deque[tuple[float, float]] = field(default_factory=deque)  # as _owd_min
+    _rtt_max: deque[tuple[float, float]] = field(default_factory=deque)  # likewise, the most
     busy_at: float | None = None  # received_at of the last report that showed the path busy
     _retrans: deque[tuple[float, int]] = field(default_factory=deque)  # (at, unwrapped)
     _last_retrans_raw: int | None = None
@@ -169,16 +170,24 @@ class PathWindows:
         while self._rtt_min and self._rtt_min[-1][1] >= rtt_ms:
             self._rtt_min.pop()
         self._rtt_min.append((at, rtt_ms))
+        while self._rtt_max and self._rtt_max[-1][1] <= rtt_ms:
+            self._rtt_max.pop()
+        self._rtt_max.append((at, rtt_ms))
         self.last_rtt_at = at
         cutoff = at - self.settings.window_s
         while self._rtts and self._rtts[0][0] < cutoff:
             self._rtts.popleft()
-        while self._rtt_min and self._rtt_min[0][0] < cutoff:
-            self._rtt_min.popleft()
+        for extreme in (self._rtt_min, self._rtt_max):
+            while extreme and extreme[0][0] < cutoff:
+                extreme.popleft()
 
     def rtt_min_ms(self) -> float | None:
         """The window's least RTT sample (O(1))."""
         return self._rtt_min[0][1] if self._rtt_min else None
+
+    def rtt_max_ms(self) -> float | None:
+        """The window's greatest RTT sample (O(1): every control step reads it)."""
+        return self._rtt_max[0][1] if self._rtt_max else None
 
     def add_rtt_report(self, retrans: int, inflight_bytes: int, at: float) -> None:
         """The TCP state of one RTT report: cumulative retransmissions (32-bit, wraps) and

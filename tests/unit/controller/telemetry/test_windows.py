@@ -4,6 +4,8 @@ busy from the far edge's reports."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mpsched.controller.telemetry.estimators import PathEstimator
@@ -85,3 +87,19 @@ def test_estimator_marks_the_path_busy_from_the_far_edges_reports():
     est.add_rtt(9.0, 4.1)
     est.add_rtt(11.0, 4.2)
     assert est.rtt_min_ms() == 9.0 and est.rtt_min_max_ms() == (9.0, 12.0)
+
+
+def test_the_windows_least_and_greatest_rtt_are_those_of_a_scan_of_it():
+    """The monotonic deques give the extremes of the RTT samples within window_s of the
+    latest, as scanning every sample would, while samples come and expire in any order."""
+    rng = random.Random(7)
+    est = PathEstimator(1, EstimatorSettings(window_s=0.5))
+    samples: list[tuple[float, float]] = []
+    at = 0.0
+    for _ in range(2000):
+        at += rng.choice((0.001, 0.01, 0.05, 0.3))
+        rtt = rng.choice((rng.uniform(1, 100), 50.0))  # ties too
+        est.add_rtt(rtt, at)
+        samples.append((at, rtt))
+        window = [r for t, r in samples if t >= at - 0.5]
+        assert est.rtt_min_max_ms() == (min(window), max(window))
