@@ -53,6 +53,7 @@ from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.southbound.writes import await_all
 from mpsched.controller.state import Intent, StateError, StateStore
+from mpsched.controller.steplock import StepFirstLock
 from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.inbox import Inbox
@@ -129,7 +130,7 @@ class Controller:
                 f"MAX_CLASSES {MAX_CLASSES} (p4src/include/defines.p4)")
         ids = net.path_ids()
         self.routes = Routes(net, pipeline.max_paths)
-        self._lock = threading.Lock()
+        self._lock = StepFirstLock()
         self._stop = threading.Event()
         self._started = False
         weights = {p: s.default_weight for p in ids}
@@ -308,7 +309,7 @@ class Controller:
     def step(self) -> dict[str, Future]:
         # not while a re-route is writing its entries (Operator.rerouting)
         start = time.perf_counter()
-        with self.operator.rerouting, self._lock:
+        with self.operator.rerouting, self._lock.first():
             self.loop.lock_waited(time.perf_counter() - start)
             budget_s = self.settings.step_budget * self.control_period_ms() / 1000
             return self.stepper.submit(self.scheduler, time.time(), only_ready=True,
@@ -345,7 +346,7 @@ class Controller:
     def _record(self) -> None:
         """This period's snapshots into the paths' histories (`TelemetryIntake.record`), then
         the garbage collector's freeze if the state grew (gcfreeze.py)."""
-        self.intake.record(time.time(), self._lock)
+        self.intake.record(time.time(), self._lock.after_step)
         if not self._stop.is_set():  # stop() unfreezes
             self._freezer.maybe(len(self.intake.estimators))
 

@@ -10,9 +10,10 @@ current estimates of its paths in its direction (docs/rest.md).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
@@ -36,7 +37,7 @@ def direction_view(load: DirectionLoad) -> views.LinkDirectionView:
 class FabricOps:
     def __init__(
         self,
-        lock: threading.Lock,
+        lock: AbstractContextManager[Any],
         routes: Routes,
         keeper: IntentKeeper,
         intake: TelemetryIntake,

@@ -24,9 +24,10 @@ controller acts.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import Any
 
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes
@@ -56,7 +57,7 @@ class _Watched:
 class FailureWatch:
     def __init__(
         self,
-        lock: threading.Lock,
+        lock: AbstractContextManager[Any],
         routes: Routes,
         intake: TelemetryIntake,
         operator: Operator,

@@ -15,6 +15,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import AbstractContextManager
+from typing import Any
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
@@ -34,7 +36,7 @@ Mutation = Callable[[Scheduler], Extra | None]  # changes the intent; extra jobs
 class Operator:
     def __init__(
         self,
-        lock: threading.Lock,
+        lock: AbstractContextManager[Any],
         mastership: Mastership,
         keeper: IntentKeeper,
         stepper: Stepper,

@@ -5,8 +5,8 @@ arrive, tens of thousands a second on a large fabric. Taking the controller's lo
 one made every report handler queue on it while a control step held it, and made the step
 wait for the lock behind a stream of short holders. Here a report is appended to a queue; the
 thread that finds no one taking reports in becomes the taker: it takes the lock and the
-reports queued so far (at most `BATCH` per hold, so that a step waiting for the lock gets it
-between batches) until the queue is empty, while the other threads return at once (flat
+reports queued so far (at most `BATCH` per hold, and none while a control step waits for the
+lock: controller/steplock.py) until the queue is empty, while the other threads return at once (flat
 combining). A report is taken in by the thread that handed it over or by the taker of the
 moment, in the order handed over; a report handed over with no taker at work is taken in
 before `put` returns, as before.
@@ -18,7 +18,10 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from contextlib import AbstractContextManager
+from typing import Any, Generic, TypeVar
+
+from mpsched.controller.steplock import StepFirstLock
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +33,8 @@ class Inbox(Generic[Report]):
     """Reports handed over by many threads (`put`), each taken in by `take` under `lock`, a
     batch at a time. A report that `take` raises on is logged and the others go on."""
 
-    def __init__(self, lock: threading.Lock, take: Callable[[Report], None]) -> None:
+    def __init__(self, lock: threading.Lock | StepFirstLock,
+                 take: Callable[[Report], None]) -> None:
         self.lock = lock
         self.take = take
         self._queued: deque[Report] = deque()
@@ -51,6 +55,12 @@ class Inbox(Generic[Report]):
                 self._taking = False
             raise
 
+    def _hold(self) -> AbstractContextManager[Any]:
+        """The lock for one batch: after a waiting control step (controller/steplock.py)."""
+        if isinstance(self.lock, StepFirstLock):
+            return self.lock.after_step()
+        return self.lock
+
     def _take_all(self) -> None:
         """Batches until the queue is empty; the taker's flag falls with the last look at it
         (under the guard), so no report is left behind."""
@@ -60,7 +70,7 @@ class Inbox(Generic[Report]):
                     self._taking = False
                     return
                 batch = [self._queued.popleft() for _ in range(min(BATCH, len(self._queued)))]
-            with self.lock:
+            with self._hold():
                 self.batches += 1
                 for report in batch:
                     try:

@@ -209,15 +209,17 @@ class TelemetryIntake:
         est.add_rtt(report.rtt_us / 1000, report.received_at)
         est.add_rtt_report(report.retrans, report.inflight_bytes, report.received_at)
 
-    def record(self, now: float, lock: AbstractContextManager[Any] | None = None) -> None:
+    def record(self, now: float,
+               hold: Callable[[], AbstractContextManager[Any]] | None = None) -> None:
         """This period's share of the estimators (`due_records`) into their histories,
-        holding `lock` (the controller's) for RECORD_CHUNK estimators at a time, so that a
-        large fabric's recording does not hold up a control step."""
-        hold = lock if lock is not None else contextlib.nullcontext()
-        with hold:
+        each `hold()` (the controller's lock, after a waiting control step) for
+        RECORD_CHUNK estimators, so that a large fabric's recording does not hold up a
+        control step."""
+        hold = hold or contextlib.nullcontext
+        with hold():
             due, keep = self.due_records()
         for i in range(0, len(due), RECORD_CHUNK):
-            with hold:
+            with hold():
                 for est in due[i:i + RECORD_CHUNK]:
                     est.record(now, keep)
 
