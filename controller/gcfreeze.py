@@ -12,10 +12,12 @@ collections skip.
 The controller freezes when its state has grown (`Freezer.maybe`, from the telemetry recorder's
 thread once a period): when the paths with an estimator first reach `min_paths`, and again
 whenever they have grown by FREEZE_GROWTH since, each time after a `gc.collect()` so that no
-garbage is frozen with the state. Frozen objects are still freed by their reference counts
-when dropped (a re-route's old paths); only a reference cycle among frozen objects would stay
-until `release` (the controller's stop) unfreezes them. Testbeds with fewer paths (two edges,
-a 4 x 2 leaf-spine: tens of paths) never freeze; a leaf-spine of 8 leaves and 4 spines does.
+garbage is frozen with the state; from the first freeze on, full collections come
+FROZEN_FULL_EVERY middle-generation passes apart instead of 10 (until `release`). Frozen
+objects are still freed by their reference counts when dropped (a re-route's old paths); only
+a reference cycle among frozen objects would stay until `release` (the controller's stop)
+unfreezes them. Testbeds with fewer paths (two edges, a 4 x 2 leaf-spine: tens of paths) never
+freeze; a leaf-spine of 8 leaves and 4 spines does.
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ log = logging.getLogger(__name__)
 # 224, and their full collections took 65-100 ms each, several a run (docs/results/scale.md)
 FREEZE_MIN_PATHS = 200
 FREEZE_GROWTH = 0.5  # grown by this share of the last freeze's paths: freeze again
+# Once frozen, a full collection every this many collections of the middle generation
+# (CPython's default: 10). What a full pass walks then is what outlived two young passes
+# since the freeze: at 64 leaves, most likely each pair's newest step state and the reports
+# in flight; 40-90 ms a pass, 9-12 passes in 10 s, a pass within about one control step in
+# ten (docs/results/scale.md). Ten times rarer, they cost the same each; a reference cycle
+# waits that much longer to be freed.
+FROZEN_FULL_EVERY = 100
 
 
 def freeze_due(paths: int, last: int, min_paths: int) -> bool:
@@ -46,6 +55,7 @@ class Freezer:
         self.min_paths = min_paths
         self.last = 0  # paths at the last freeze
         self.frozen = 0  # objects in the permanent generation after it
+        self._thresholds: tuple[int, int, int] | None = None  # the collector's before the first
 
     def maybe(self, paths: int) -> bool:
         """Collect and freeze if `freeze_due`; True if it did."""
@@ -54,6 +64,9 @@ class Freezer:
         t0 = time.perf_counter()
         gc.collect()
         gc.freeze()
+        if self._thresholds is None:
+            self._thresholds = gc.get_threshold()
+            gc.set_threshold(self._thresholds[0], self._thresholds[1], FROZEN_FULL_EVERY)
         self.last, self.frozen = paths, gc.get_freeze_count()
         log.info("gc: %d objects frozen at %d paths (collect and freeze: %.0f ms)",
                  self.frozen, paths, (time.perf_counter() - t0) * 1000)
@@ -66,6 +79,9 @@ class Freezer:
         if self.last:
             gc.unfreeze()
             self.last = self.frozen = 0
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            self._thresholds = None
 
 
-__all__ = ["FREEZE_GROWTH", "FREEZE_MIN_PATHS", "Freezer", "freeze_due"]
+__all__ = ["FREEZE_GROWTH", "FREEZE_MIN_PATHS", "FROZEN_FULL_EVERY", "Freezer", "freeze_due"]

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, Freezer, freeze_due
+from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, FROZEN_FULL_EVERY, Freezer, freeze_due
 
 
 def test_freezes_at_the_minimum_then_when_grown_by_half():
@@ -33,3 +33,13 @@ def test_a_freeze_moves_the_tracked_objects_out_and_release_brings_them_back(unf
     f.release()
     assert gc.get_freeze_count() == 0 and f.last == 0
     f.release()  # nothing frozen: nothing to do
+
+
+def test_full_collections_are_rarer_while_frozen_and_as_before_after_release(unfrozen):
+    before = gc.get_threshold()
+    f = Freezer(min_paths=10)
+    f.maybe(10)
+    assert gc.get_threshold() == (before[0], before[1], FROZEN_FULL_EVERY)
+    f.maybe(20)  # a second freeze keeps the collector's thresholds of before the first
+    f.release()
+    assert gc.get_threshold() == before
