@@ -276,8 +276,9 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=gcfreeze.FREEZE_MIN_PATHS,
         help="once this many paths have estimates, freeze the long-lived state out of the "
-        "garbage collector's full collections, and again each time they grew by half "
-        "(controller/gcfreeze.py: short pauses on a large fabric); 0: never (default: "
+        "garbage collector's full collections, and again each time they grew by half, "
+        "and from then on collect in full ten times less often (controller/gcfreeze.py: "
+        "short and rare pauses on a large fabric); 0: never (default: "
         "%(default)s)",
     )
     parser.add_argument(
