@@ -27,7 +27,8 @@ per-process Theil-Sen RSS slope after `--slope-after-s`, kB per minute; NaN when
 before three samples were taken there; target <= 50), `soak_rss_ls_slope_kb_per_min=` (the
 largest least-squares slope over the same samples), `soak_fds_growth=` and
 `soak_threads_growth=` (the largest rise of any process's open file descriptors and threads
-from the first sample after the warm-up to the last; flat is 0) and `soak_loop_p99_ms=` (the
+from the most in the first quarter of the samples after the warm-up to the most in the last
+quarter; flat is 0) and `soak_loop_p99_ms=` (the
 largest control-loop p99 sampled after the warm-up; target <= 20).
 
 With `--fabric` (`make soak FABRIC=4x2`) the same runs on a leaf-spine under all-to-all

@@ -75,10 +75,15 @@ class Series:
         return f"{min(values)}..{max(values)}" if values else "-"
 
     def growth(self, what: str) -> int:
-        """The rise of `what` ("fds", "threads") from the first sample to the last."""
+        """The rise of `what` ("fds", "threads") from the most in the first quarter of the
+        samples to the most in the last quarter (one sample each with fewer than eight): a
+        descriptor open at one sample and not the next (a request in flight, the controller's
+        fds 19, 20, 19, ... through a fabric soak) is no rise, one that stays open is."""
         if not self.samples:
             return 0
-        return int(getattr(self.samples[-1][1], what) - getattr(self.samples[0][1], what))
+        values = [getattr(s, what) for _, s in self.samples]
+        quarter = max(1, len(values) // 4)
+        return int(max(values[-quarter:]) - max(values[:quarter]))
 
 
 SAMPLES_HEADER = "t_s,process,pid,rss_kb,fds,threads,loop_p99_ms"
