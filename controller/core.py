@@ -136,8 +136,9 @@ class Controller:
         weights = {p: s.default_weight for p in ids}
         self.keeper = IntentKeeper(self._scheduler(), weights, store, self.routes)
         self.intake = TelemetryIntake(net, s.estimators, s.telemetry, self.routes)
-        # path and RTT reports, taken in a batch per hold of the lock
-        self.reports: Inbox[PathReport | RttReport] = Inbox(self._lock, self._take_report)
+        # path and RTT reports, taken in a batch per hold of the lock (after a waiting step)
+        self.reports: Inbox[PathReport | RttReport] = Inbox(self._lock.after_step,
+                                                             self._take_report)
         self.pins = PinManager(net, pipeline, self.routes)
         agent_cfg = AgentSettings(
             poll_interval=s.poll_interval, counter_budget_cps=s.counter_budget_cps,

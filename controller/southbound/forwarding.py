@@ -92,10 +92,9 @@ def fabric_entries(
     the ids of watched paths, controller/routes.py); a transit switch its transit_nexthop
     entries only."""
     me = net.edge_id(sw)
-    transit = [hop_entry(pipeline, me, key, port) for key, port in sorted(hops.items())
-               if key[0] != me]
+    nexthops = hop_entries(pipeline, me, hops)
     if me == 0:
-        return transit
+        return nexthops
     entries = [pipeline.switch_config(me)]
     entries += [pipeline.route_to_host(h.ip, h.port, sw.mac, h.mac) for h in sw.hosts]
     entries += [
@@ -103,9 +102,7 @@ def fabric_entries(
         for dst in net.peer_edges(sw)
         for prefix in net.subnets_of(dst)
     ]
-    entries += [hop_entry(pipeline, me, key, port) for key, port in sorted(hops.items())
-                if key[0] == me]
-    entries += transit
+    entries += nexthops
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
     ids = list(path_ids) if path_ids is not None else net.path_ids()
     return entries + telemetry_entries(pipeline, ids, telemetry)
@@ -120,17 +117,19 @@ def hop_entry(pipeline: Pipeline, me: int, key: HopKey, port: int) -> TableEntry
     return pipeline.transit_nexthop(src, dst, pid, port)
 
 
+def hop_entries(pipeline: Pipeline, me: int, hops: Mapping[HopKey, int]) -> list[TableEntry]:
+    """The entries of switch `me`'s next `hops`: its own paths' first, then those in transit,
+    each by key."""
+    ordered = sorted(hops.items(), key=lambda item: (item[0][0] != me, item[0]))
+    return [hop_entry(pipeline, me, key, port) for key, port in ordered]
+
+
 def hop_changes(pipeline: Pipeline, me: int, old: Mapping[HopKey, int],
                 new: Mapping[HopKey, int]) -> tuple[list[TableEntry], list[TableEntry]]:
     """The entries that turn switch `me`'s next hops `old` into `new` (to write: new or
-    moved to another port; to delete: gone), built for those hops only: a re-route's cost
-    is the hops it changes, not every entry of the switches they are on. In
-    `fabric_entries`' order: the switch's own paths' first, then those in transit."""
-    def order(item: tuple[HopKey, int]) -> tuple[bool, HopKey]:
-        return item[0][0] != me, item[0]
-
-    write = [hop_entry(pipeline, me, key, port) for key, port in sorted(new.items(), key=order)
-             if old.get(key) != port]
-    gone = [hop_entry(pipeline, me, key, port) for key, port in sorted(old.items(), key=order)
-            if key not in new]
-    return write, gone
+    moved to another port; to delete: gone, each in `hop_entries`' order), built for those
+    hops only: a re-route's cost is the hops it changes, not every entry of the switches
+    they are on."""
+    write = {key: port for key, port in new.items() if old.get(key) != port}
+    gone = {key: port for key, port in old.items() if key not in new}
+    return hop_entries(pipeline, me, write), hop_entries(pipeline, me, gone)

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Generic, TypeVar
 
-from mpsched.controller.steplock import StepFirstLock
-
 log = logging.getLogger(__name__)
 
 BATCH = 500  # reports taken in per hold of the controller's lock
@@ -30,12 +28,12 @@ Report = TypeVar("Report")
 
 
 class Inbox(Generic[Report]):
-    """Reports handed over by many threads (`put`), each taken in by `take` under `lock`, a
+    """Reports handed over by many threads (`put`), each taken in by `take` under `hold()`, a
     batch at a time. A report that `take` raises on is logged and the others go on."""
 
-    def __init__(self, lock: threading.Lock | StepFirstLock,
+    def __init__(self, hold: Callable[[], AbstractContextManager[Any]],
                  take: Callable[[Report], None]) -> None:
-        self.lock = lock
+        self.hold = hold  # the lock for one batch (the controller's: after a waiting step)
         self.take = take
         self._queued: deque[Report] = deque()
         self._guard = threading.Lock()  # the queue's end and the taker's flag together
@@ -55,12 +53,6 @@ class Inbox(Generic[Report]):
                 self._taking = False
             raise
 
-    def _hold(self) -> AbstractContextManager[Any]:
-        """The lock for one batch: after a waiting control step (controller/steplock.py)."""
-        if isinstance(self.lock, StepFirstLock):
-            return self.lock.after_step()
-        return self.lock
-
     def _take_all(self) -> None:
         """Batches until the queue is empty; the taker's flag falls with the last look at it
         (under the guard), so no report is left behind."""
@@ -70,7 +62,7 @@ class Inbox(Generic[Report]):
                     self._taking = False
                     return
                 batch = [self._queued.popleft() for _ in range(min(BATCH, len(self._queued)))]
-            with self._hold():
+            with self.hold():
                 self.batches += 1
                 for report in batch:
                     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -13,7 +14,7 @@ from mpsched.controller.telemetry.inbox import Inbox
 def test_a_report_with_no_taker_at_work_is_taken_in_before_put_returns():
     lock = threading.Lock()
     taken: list[tuple[int, bool]] = []
-    inbox = Inbox(lock, lambda r: taken.append((r, lock.locked())))
+    inbox = Inbox(lambda: lock, lambda r: taken.append((r, lock.locked())))
     inbox.put(1)
     inbox.put(2)
     assert taken == [(1, True), (2, True)] and inbox.batches == 2
@@ -25,7 +26,7 @@ def put_while_locked(reports: int) -> tuple[Inbox[int], list[int]]:
     Then the lock is released and the taker joined."""
     lock = threading.Lock()
     taken: list[int] = []
-    inbox: Inbox[int] = Inbox(lock, taken.append)
+    inbox: Inbox[int] = Inbox(lambda: lock, taken.append)
     lock.acquire()
     taker = threading.Thread(target=inbox.put, args=(0,))
     taker.start()
@@ -64,7 +65,7 @@ def test_a_report_that_raises_is_logged_and_the_others_go_on(caplog):
             raise ValueError("bad report")
         taken.append(r)
 
-    inbox = Inbox(threading.Lock(), take)
+    inbox = Inbox(contextlib.nullcontext, take)
     for r in (1, 2, 3):
         inbox.put(r)
     assert taken == [1, 3] and "report not taken in: 2" in caplog.text
@@ -74,7 +75,7 @@ def test_the_taker_flag_falls_when_the_taker_is_interrupted():
     def take(r: int) -> None:
         raise KeyboardInterrupt
 
-    inbox = Inbox(threading.Lock(), take)
+    inbox = Inbox(contextlib.nullcontext, take)
     with pytest.raises(KeyboardInterrupt):
         inbox.put(1)
     assert not inbox._taking
@@ -83,7 +84,7 @@ def test_the_taker_flag_falls_when_the_taker_is_interrupted():
 def test_many_threads_lose_nothing():
     lock = threading.Lock()
     taken: list[tuple[int, int]] = []
-    inbox: Inbox[tuple[int, int]] = Inbox(lock, taken.append)
+    inbox: Inbox[tuple[int, int]] = Inbox(lambda: lock, taken.append)
 
     def feed(t: int) -> None:
         for i in range(2000):
