@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import grpc
 from p4.v1 import p4runtime_pb2
@@ -243,6 +243,9 @@ class P4RuntimeClient(Session):
         request = p4runtime_pb2.ReadRequest()
         request.device_id = self.device_id
         request.entities.add().CopyFrom(entity)
+        return self._read_request(request)
+
+    def _read_request(self, request: p4runtime_pb2.ReadRequest) -> Iterator[p4runtime_pb2.Entity]:
         try:
             for response in self.stub.Read(request, timeout=self.timeout):
                 yield from response.entities
@@ -289,8 +292,26 @@ class P4RuntimeClient(Session):
         entity.counter_entry.counter_id = self.p4info.counter_id(counter)
         if index is not None:
             entity.counter_entry.index.index = index
-        result: dict[int, CounterValue] = {}
-        for e in self._read(entity):
-            cell = e.counter_entry
-            result[cell.index.index] = CounterValue(cell.data.packet_count, cell.data.byte_count)
-        return result
+        return _counter_cells(self._read(entity)).get(entity.counter_entry.counter_id, {})
+
+    def read_counters(self, counters: Sequence[str]) -> dict[str, dict[int, CounterValue]]:
+        """Every cell of each of `counters`, in one Read: a Read's own cost (some 170 µs of
+        CPU in gRPC's Python binding) is paid once, not once per counter."""
+        ids = {self.p4info.counter_id(name): name for name in counters}
+        request = p4runtime_pb2.ReadRequest()
+        request.device_id = self.device_id
+        for counter_id in ids:
+            request.entities.add().counter_entry.counter_id = counter_id
+        cells = _counter_cells(self._read_request(request))
+        return {name: cells.get(counter_id, {}) for counter_id, name in ids.items()}
+
+
+def _counter_cells(entities: Iterable[p4runtime_pb2.Entity]) -> dict[int, dict[int, CounterValue]]:
+    """Counter entities' values by counter id and index."""
+    cells: dict[int, dict[int, CounterValue]] = {}
+    for e in entities:
+        cell = e.counter_entry
+        data = cell.data
+        cells.setdefault(cell.counter_id, {})[cell.index.index] = CounterValue(
+            data.packet_count, data.byte_count)
+    return cells

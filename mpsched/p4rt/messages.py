@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import grpc
 from google.rpc import code_pb2, status_pb2
@@ -81,8 +82,9 @@ class TableEntry:
     is_default: bool = False
 
 
-@dataclass(frozen=True)
-class CounterValue:
+class CounterValue(NamedTuple):
+    """A counter cell's packets and bytes (a tuple: a fabric's poll builds thousands)."""
+
     packets: int
     bytes: int
 

@@ -10,9 +10,11 @@ import pytest
 from mpsched import addressing as ap
 from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
 from mpsched.netcfg import NetCfg
-from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, param_value
 from mpsched.p4rt.pipeline import (
     ACTION_SET_WEIGHTS,
+    COUNTER_DROP_REASON,
+    COUNTER_RX,
     COUNTER_TX,
     TABLE_LIVENESS_CONFIG,
     TABLE_NEXTHOP,
@@ -48,6 +50,15 @@ def test_client_writes_reads_and_reports_per_update_errors(server, p4info, tmp_p
         assert client.clear_table(TABLE_NEXTHOP) == 3
         server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (10, 1500)}
         assert client.read_counter(COUNTER_TX)[1].bytes == 1500
+
+
+def test_client_reads_several_counters_in_one_read(server, p4info):
+    server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {1: (10, 1500), 7: (1, 64)}
+    server.servicer.counters[p4info.counter_id(COUNTER_RX)] = {3: (2, 128)}
+    with P4RuntimeClient(server.address, 1, p4info) as client:
+        values = client.read_counters([COUNTER_TX, COUNTER_RX, COUNTER_DROP_REASON])
+    assert values == {COUNTER_TX: {1: CounterValue(10, 1500), 7: CounterValue(1, 64)},
+                      COUNTER_RX: {3: CounterValue(2, 128)}, COUNTER_DROP_REASON: {}}
 
 
 def test_client_names_missing_parameters(p4info):
