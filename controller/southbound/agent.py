@@ -62,9 +62,6 @@ log = logging.getLogger(__name__)
 
 Job = Callable[[P4RuntimeClient], object]
 
-# The agent sleeps on its job queue; the stream's reader wakes it for every report
-# (Session.on_stream), so this only bounds how late it notices anything else.
-IDLE_WAIT_S = 0.25
 JOB_TIMES_KEPT = 200  # each agent's latest jobs' times (`SwitchAgent.job_times`)
 BACKUP_WAIT_S = 0.2  # a backup checks for writes to refuse and for counters to read this often
 
@@ -405,7 +402,10 @@ class SwitchAgent(threading.Thread):
             if time.monotonic() >= next_poll:
                 self._poll(client)
                 next_poll = time.monotonic() + self.poll_interval
-            timeout = max(0.0, min(next_poll - time.monotonic(), IDLE_WAIT_S))
+            # the stream's reader wakes it for every report, arbitration update and error
+            # (Session.on_stream), `stop` with None: it sleeps until the next poll (68
+            # agents waking four times a second cost 1-2 % of a core, docs/results/scale.md)
+            timeout = max(0.0, next_poll - time.monotonic())
             try:
                 item = self._jobs.get(timeout=timeout)
             except queue.Empty:

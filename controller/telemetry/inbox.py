@@ -42,11 +42,14 @@ class Inbox(Generic[Report]):
 
     def put(self, report: Report) -> None:
         with self._guard:
-            self._queued.append(report)
             if self._taking:
+                self._queued.append(report)
                 return
-            self._taking = True
+            self._taking = True  # and the queue is empty: its taker left none behind
         try:
+            with self.hold():
+                self.batches += 1
+                self._take_one(report)
             self._take_all()
         except BaseException:
             with self._guard:
@@ -65,7 +68,10 @@ class Inbox(Generic[Report]):
             with self.hold():
                 self.batches += 1
                 for report in batch:
-                    try:
-                        self.take(report)
-                    except Exception:
-                        log.exception("report not taken in: %r", report)
+                    self._take_one(report)
+
+    def _take_one(self, report: Report) -> None:
+        try:
+            self.take(report)
+        except Exception:
+            log.exception("report not taken in: %r", report)
