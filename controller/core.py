@@ -319,6 +319,11 @@ class Controller:
     def await_step(self, futures: dict[str, Future]) -> None:
         await_all(futures, self.settings.write_timeout)
 
+    def prepare_step(self) -> None:
+        """Compute ahead what the next step would (a large fabric's link shares)."""
+        with self._lock.first():
+            self.intake.refresh_link_shares(time.time(), self.control_period_ms() / 1000)
+
     def check_idle(self) -> None:
         """Read the pins' counters; subflows whose count did not move for the idle
         timeout are dropped (their pins go with the next step)."""

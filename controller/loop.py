@@ -60,6 +60,11 @@ class LoopHost(Protocol):
         """Wait for the writes; UnavailableError names the switches that failed."""
         ...
 
+    def prepare_step(self) -> None:
+        """After a step's writes, compute ahead what the next step would otherwise compute
+        inside its latency."""
+        ...
+
     def check_idle(self) -> None:
         """Read the subflow pins' counters and drop idle subflows."""
         ...
@@ -109,7 +114,8 @@ class ControlLoop:
 
     def tick(self) -> None:
         """One iteration: the idle check when due, a step and its writes (their latency
-        from the step's start), learned save when due."""
+        from the step's start), learned save when due, what the next step reads prepared
+        (`LoopHost.prepare_step`)."""
         if time.monotonic() >= self._next_idle_check:
             self._next_idle_check = time.monotonic() + IDLE_CHECK_S
             self.host.check_idle()
@@ -127,6 +133,7 @@ class ControlLoop:
         if time.monotonic() >= self._next_learned_save:
             self._next_learned_save = time.monotonic() + LEARNED_SAVE_S
             self.host.save_learned()
+        self.host.prepare_step()
 
     def lock_waited(self, seconds: float) -> None:
         """The host's step waited `seconds` for its lock (in this tick's `Phases`)."""

@@ -126,6 +126,8 @@ class TelemetryIntake:
         self.port_rates: Callable[[], PortRates] | None = None
         self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
         self._shares_s = 0.0  # what computing them took last
+        # per routing, each pair's key, direction and paths (what the shares walk)
+        self._share_pairs: tuple[object, list[tuple[str, str, dict[int, Path]]]] | None = None
         # per direction, how many reports and RTT samples it was handed: a control step may
         # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
@@ -355,23 +357,49 @@ class TelemetryIntake:
         per control step (`now`) and routing, and no more often than every
         SHARES_COST_FACTOR times its own cost: each pair's alive paths' delivered rates, and
         the port counters' measured loads ({} with two edges)."""
-        routing = self.routes.routing
-        if self.routes.fabric is None or routing is None:
+        if self.routes.fabric is None or self.routes.routing is None:
             return {}
         cached = self._shares
-        if cached is not None and cached[1] is routing and (
+        if cached is not None and cached[1] is self.routes.routing and (
                 cached[0] == now or 0 <= now - cached[0] < SHARES_COST_FACTOR * self._shares_s):
             return cached[2]
+        return self._compute_shares(now)
+
+    def refresh_link_shares(self, now: float, ahead_s: float) -> bool:
+        """Compute the link shares now if a step `ahead_s` from now would have to (they
+        would be stale by then) and they outlive `ahead_s` once computed: the control loop
+        calls it after a step's writes, so that the step after it does not spend the
+        computation inside its own latency (64 leaves: 20-65 ms in one step of seven, docs/
+        results/scale.md). A small fabric's shares, cheaper than `ahead_s` /
+        SHARES_COST_FACTOR, stay each step's own. True if computed."""
+        routing = self.routes.routing
+        if self.routes.fabric is None or routing is None:
+            return False
+        if SHARES_COST_FACTOR * self._shares_s < ahead_s:
+            return False
+        cached = self._shares
+        if cached is not None and cached[1] is routing and (
+                now + ahead_s - cached[0] < SHARES_COST_FACTOR * self._shares_s):
+            return False
+        self._compute_shares(now)
+        return True
+
+    def _compute_shares(self, now: float) -> dict[LinkDir, LinkShare]:
+        assert self.routes.fabric is not None
         t0 = time.perf_counter()
+        routing = self.routes.routing
+        if self._share_pairs is None or self._share_pairs[0] is not routing:
+            self._share_pairs = (routing, [(u.key, u.direction, self.routes.pair_paths(u))
+                                           for u in self.routes.units()])
         pair_paths: dict[str, dict[int, Path]] = {}
         loads: dict[PathKey, float | None] = {}
-        for unit in self.routes.units():
-            pair_paths[unit.key] = paths = self.routes.pair_paths(unit)
-            ests = self.by_direction.get(unit.direction, {})
+        for key, where, paths in self._share_pairs[1]:
+            pair_paths[key] = paths
+            ests = self.by_direction.get(where, {})
             for pid in paths:
                 est = ests.get(pid)
                 if est is not None and est.alive(now) is not False:  # a dead path carries 0
-                    loads[(unit.key, pid)] = est.goodput_mbps()
+                    loads[(key, pid)] = est.goodput_mbps()
         shares = link_shares(self.routes.fabric, pair_paths, loads, self._measured())
         self._shares = (now, routing, shares)
         self._shares_s = time.perf_counter() - t0

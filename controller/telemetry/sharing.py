@@ -53,7 +53,7 @@ PathKey = tuple[str, int]  # (pair key, path id)
 
 def link_directions(path: Path) -> list[LinkDir]:
     """The link directions `path` crosses, from its source edge on."""
-    return [(name, src) for name, src in zip(path.links, path.switches, strict=False)]
+    return list(path.directions)
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,12 @@ def link_shares(
     for pair, paths in pair_paths.items():
         for pid, path in paths.items():
             load = loads.get((pair, pid))
-            for d in link_directions(path):
-                cell = per.setdefault(d, {})
-                cell[pair] = cell.get(pair, 0.0) + max(0.0, load or 0.0)
+            load = load if load is not None and load > 0.0 else 0.0
+            for d in path.directions:
+                cell = per.get(d)
+                if cell is None:
+                    cell = per[d] = {}
+                cell[pair] = cell.get(pair, 0.0) + load
     measured = measured or {}
     return {
         d: LinkShare(fabric.link_by_name[d[0]].params(d[1]).rate_mbps, by_pair, measured.get(d))
@@ -127,7 +130,7 @@ def link_shares(
 def path_available_mbps(shares: Mapping[LinkDir, LinkShare], pair: str,
                         path: Path) -> float | None:
     """The least `available_mbps` over the path's links (None: no link limits it)."""
-    values = [available_mbps(shares[d], pair) for d in link_directions(path) if d in shares]
+    values = [available_mbps(shares[d], pair) for d in path.directions if d in shares]
     limited = [v for v in values if v is not None]
     return min(limited) if limited else None
 

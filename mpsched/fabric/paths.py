@@ -25,6 +25,7 @@ failure does not touch keep their ids, and once everything is back the baseline 
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -47,6 +48,13 @@ class Path:
     @property
     def hops(self) -> int:
         return len(self.links)
+
+    @functools.cached_property
+    def directions(self) -> tuple[tuple[str, str], ...]:
+        """The link directions it crosses, from its source edge on: (link, the switch the
+        direction leaves); kept, since the link shares walk every path of every pair
+        (controller/telemetry/sharing.py)."""
+        return tuple(zip(self.links, self.switches, strict=False))
 
 
 @dataclass(frozen=True)

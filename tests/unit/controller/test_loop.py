@@ -38,6 +38,9 @@ class Host:
     def check_idle(self) -> None:
         self.calls.append("idle")
 
+    def prepare_step(self) -> None:
+        self.calls.append("prepare")
+
     def save_learned(self) -> None:
         self.calls.append("learned")
 
@@ -52,7 +55,7 @@ def test_a_step_that_wrote_counts_its_latency():
     loop.tick()
     assert (loop.iterations, loop.writes, len(loop.latencies_ms)) == (2, 2, 2)
     # idle check once a second; the failure check is not the loop thread's
-    assert host.calls == ["idle", "step", "await", "step", "await"]
+    assert host.calls == ["idle", "step", "await", "prepare", "step", "await", "prepare"]
 
 
 def test_the_latency_counts_from_the_step_not_the_idle_check():

@@ -128,3 +128,33 @@ def test_two_edges_are_as_before():
     assert [(p.capacity_mbps, p.bottleneck_mbps) for p in view.paths] == [(10, None),
                                                                            (None, None)]
     assert intake.link_shares(NOW) == {}
+
+
+def test_shares_that_outlive_a_period_are_computed_ahead_and_read_by_the_next_step(
+        monkeypatch):
+    """`refresh_link_shares` (called by the loop after a step's writes) computes the shares
+    a step `ahead_s` later would compute, so that step only reads them; shares cheaper than
+    a period's worth (each step's own, as before) and two edges are left alone."""
+    assert TelemetryIntake(two_edges(), EstimatorSettings(),
+                           TelemetryConfig()).refresh_link_shares(NOW, 0.1) is False
+    intake = fabric_intake()
+    feed(intake, 2, 1, 3.0, NOW)
+    capacities(intake, A)  # a step computes them: cheap, not worth computing ahead
+    assert intake.refresh_link_shares(NOW + 0.01, 0.1) is False
+    # costly enough to outlive the period (any cost times a huge factor)
+    monkeypatch.setattr("mpsched.controller.telemetry.intake.SHARES_COST_FACTOR", 1e9)
+    routing_before = intake.routes.routing
+    intake.routes.set_links_down({"leaf2-spine1"})  # a new routing: the cached ones are stale
+    assert intake.routes.routing is not routing_before
+    computed: list[float] = []
+
+    def counted(*args, **kwargs):
+        computed.append(1.0)
+        return link_shares(*args, **kwargs)
+
+    monkeypatch.setattr("mpsched.controller.telemetry.intake.link_shares", counted)
+    assert intake.refresh_link_shares(NOW + 0.02, 0.1) is True and len(computed) == 1
+    capacities(intake, A, NOW + 0.1)  # the next step reads them
+    assert len(computed) == 1
+    assert intake.refresh_link_shares(NOW + 0.12, 0.1) is False  # still fresh next time
+    assert len(computed) == 1
