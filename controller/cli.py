@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from mpsched.controller import gcfreeze, memarenas, memtrim
-from mpsched.controller.core import DEFAULT_POLICY
+from mpsched.controller.core import DEFAULT_POLICY, STEP_BUDGET
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
@@ -242,6 +242,7 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         help="control loop period: telemetry -> policy -> table writes "
         f"({MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}; default: %(default)s)",
     )
+    add_step_budget_option(parser)
     parser.add_argument(
         "--election-id",
         type=int,
@@ -284,6 +285,30 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
     )
+
+def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
+    """How much of each control period a fabric's pair steps may take (the controller's and
+    bench-scale's)."""
+    parser.add_argument(
+        "--step-budget-pct",
+        type=float,
+        default=STEP_BUDGET * 100,
+        help="a control step steps a fabric's pairs whose inputs changed, most overdue first, "
+        "until this share of the control period is spent; the rest wait for the next step. "
+        "Once a fabric has more active pairs than fit, the loop uses this share of a core and "
+        "a pair's refresh time grows: the trade-off between the controller's CPU and the "
+        "freshness of the pairs' weights (docs/results/scale.md; 0 < pct <= 100, default: "
+        "%(default)s)",
+    )
+
+
+def step_budget(args: argparse.Namespace) -> float:
+    """`--step-budget-pct` as a fraction of the period; ValueError naming the option."""
+    pct = args.step_budget_pct
+    if not 0 < pct <= 100:
+        raise ValueError(f"--step-budget-pct: must be > 0 and <= 100, got {pct}")
+    return pct / 100
+
 
 def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
     """The data plane's telemetry settings from the command line; errors name the option."""

@@ -69,7 +69,12 @@ from mpsched.bench.scale_switches import (
     stop_switches,
     switch_rss_mb,
 )
-from mpsched.controller.cli import add_measurement_options, telemetry_config
+from mpsched.controller.cli import (
+    add_measurement_options,
+    add_step_budget_option,
+    step_budget,
+    telemetry_config,
+)
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
 from mpsched.controller.telemetry.history import history_keep
@@ -135,6 +140,7 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
         poll_interval=args.poll_interval,
         counter_budget_cps=args.counter_budget_cps or None,
         control_period_ms=args.period_ms,
+        step_budget=args.step_budget,
         default_policy=POLICY,
         gc_freeze_min_paths=args.gc_freeze_min_paths,
     )
@@ -360,6 +366,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="feeding before the measurement (default: %(default)s)")
     p.add_argument("--period-ms", type=float, default=ControllerSettings.control_period_ms,
                    help="control period (default: %(default)s)")
+    add_step_budget_option(p)
     # the controller's own options of how often the switches probe, report and are read
     # (its defaults, checks and help: `mpsched controller --help`)
     add_measurement_options(p)
@@ -380,6 +387,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--counter-budget-cps: must be >= 0 (0: no budget), got "
                 f"{args.counter_budget_cps}")
     try:
+        args.step_budget = step_budget(args)
         args.telemetry = telemetry_config(args)
     except ValueError as error:
         p.error(str(error))

@@ -19,6 +19,8 @@ def args(*extra: str):
         (["--rest-threads", "0"], "--rest-threads: must be 1..64"),
         (["--election-id", "0"], "--election-id: must be 1..2^63-1, got 0"),
         (["--control-period-ms", "0"], "--control-period-ms: must be "),
+        (["--step-budget-pct", "0"], "--step-budget-pct: must be > 0 and <= 100, got 0.0"),
+        (["--step-budget-pct", "101"], "--step-budget-pct: must be > 0 and <= 100, got 101.0"),
         (["--dead-after-ms", "0"], "--dead-after-ms: must be >= 0.001, got 0.0"),
         (["--malloc-trim-s", "-1"], "--malloc-trim-s: must be >= 0 (0: never), got -1.0"),
         (["--malloc-trim-s", "nan"], "--malloc-trim-s: must be >= 0 (0: never), got nan"),
@@ -59,6 +61,20 @@ def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, 
     with pytest.raises(StartError) as raised:
         build_controller(a, check_args(a))
     assert str(raised.value) == f"{a.netcfg}: fabric: 9 edges, the program holds 8"
+
+
+def test_the_step_budget_reaches_the_controller(tmp_path, artifacts):
+    from mpsched.fabric.files import parse_fabric
+    from mpsched.fabric.netdesc import describe
+
+    section = {"leaf_spine": {"leaves": 4, "spines": 2, "link": {"rate_mbps": 10}}}
+    describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{9000 + i}").dump(
+        tmp_path / "fabric.json")
+    a = args("--no-state", "--p4info", str(artifacts.p4info), "--bmv2-json",
+             str(artifacts.bmv2_json), "--step-budget-pct", "10")
+    a.netcfg = str(tmp_path / "fabric.json")
+    assert build_controller(a, check_args(a)).settings.step_budget == pytest.approx(0.1)
+    assert args().step_budget_pct == 25.0  # STEP_BUDGET
 
 
 def test_the_probe_and_report_cap_options():
