@@ -126,6 +126,9 @@ class TelemetryIntake:
         self.port_rates: Callable[[], PortRates] | None = None
         self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
         self._shares_s = 0.0  # what computing them took last
+        # a fabric's directions by (edge switch, its peer edge) and (edge, switch), as asked
+        self._towards: dict[tuple[str, int], str] = {}
+        self._from_edge: dict[tuple[int, str], str] = {}
         # per routing, each pair's key, direction and paths (what the shares walk)
         self._share_pairs: tuple[object, list[tuple[str, str, dict[int, Path]]]] | None = None
         # per direction, how many reports and RTT samples it was handed: a control step may
@@ -152,13 +155,22 @@ class TelemetryIntake:
         """The direction of `switch`'s traffic towards edge `edge` (two edges: its one)."""
         if not self.routes.is_fabric:
             return self.outgoing(switch)
-        return direction(switch, self.net.edge_switch(edge).name)
+        where = self._towards.get((switch, edge))
+        if where is None:
+            where = direction(switch, self.net.edge_switch(edge).name)
+            if self.net.is_peer_edge(self.net.switch(switch), edge):
+                self._towards[(switch, edge)] = where  # asked per report: 16 000/s at 64 leaves
+        return where
 
     def _from(self, edge: int, switch: str) -> str:
         """The direction of the traffic from edge `edge` to `switch` (two edges: its one)."""
         if not self.routes.is_fabric:
             return direction(self.other(switch), switch)
-        return direction(self.net.edge_switch(edge).name, switch)
+        where = self._from_edge.get((edge, switch))
+        if where is None:
+            where = self._from_edge[(edge, switch)] = direction(
+                self.net.edge_switch(edge).name, switch)
+        return where
 
     def estimator(self, path_id: int, where: str) -> PathEstimator:
         """The estimator of (path, direction), counted as handed an input
@@ -201,9 +213,8 @@ class TelemetryIntake:
         RTT sample, the path's retransmission count and bytes in flight."""
         if report.path_id not in self.stats:
             return
-        if self.routes.is_fabric and not self.net.is_peer_edge(
-            self.net.switch(report.switch), report.peer_edge
-        ):
+        if self.routes.is_fabric and (report.switch, report.peer_edge) not in self._towards \
+                and not self.net.is_peer_edge(self.net.switch(report.switch), report.peer_edge):
             log.debug("%s: RTT report towards edge %d ignored (no peer edge)",
                       report.switch, report.peer_edge)
             return

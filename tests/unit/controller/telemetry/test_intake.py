@@ -136,3 +136,19 @@ def test_history_since_keeps_only_newer_snapshots():
     assert [s["t"] for s in i.history_since(NOW)["1"]["s1->s2"]] == [NOW + 1]
     assert [s["t"] for s in i.histories(1)["s1->s2"]] == [NOW, NOW + 1]
     assert set(i.snapshots(1, NOW)) == {"s1->s2"} and i.snapshots(2, NOW) == {}
+
+
+def test_a_fabrics_rtt_report_towards_no_peer_edge_is_ignored_after_any_question():
+    """The directions a fabric's reports name are kept per (switch, edge); only a peer edge's:
+    a report towards the switch's own edge is ignored even after its direction was asked."""
+    from mpsched.controller.routes import Routes
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    i = TelemetryIntake(net, EstimatorSettings(), TelemetryConfig(), Routes(net))
+    assert i.towards("leaf1", 1) == direction("leaf1", "leaf1")  # asked, not a peer
+    i.ingest_rtt_report(RttReport("leaf1", 1, 1, 30_000, 0, 1_500, NOW))  # its own edge
+    assert not i.estimators
+    i.ingest_rtt_report(RttReport("leaf1", 1, 3, 30_000, 0, 1_500, NOW))
+    i.ingest_rtt_report(RttReport("leaf1", 1, 3, 40_000, 0, 1_500, NOW + 1))
+    assert list(i.estimators) == [(1, direction("leaf1", "leaf3"))]
