@@ -3,13 +3,13 @@
 Every agent's thread (and a benchmark's feeder) hands its switch's reports over as they
 arrive, tens of thousands a second on a large fabric. Taking the controller's lock for each
 one made every report handler queue on it while a control step held it, and made the step
-wait for the lock behind a stream of short holders. Here a report is appended to a queue; the
-thread that finds no one taking reports in becomes the taker: it takes the lock and the
-reports queued so far (at most `BATCH` per hold, and none while a control step waits for the
-lock: controller/steplock.py) until the queue is empty, while the other threads return at once (flat
-combining). A report is taken in by the thread that handed it over or by the taker of the
-moment, in the order handed over; a report handed over with no taker at work is taken in
-before `put` returns, as before.
+wait for the lock behind a stream of short holders. Here the thread that finds no one taking
+reports in becomes the taker: it takes the lock and its own report in, then the reports the
+other threads queued meanwhile (at most `BATCH` per hold, and none while a control step waits
+for the lock: controller/steplock.py) until the queue is empty, while the other threads
+append theirs to the queue and return at once (flat combining). A report is taken in by the
+thread that handed it over or by the taker of the moment, in the order handed over; a report
+handed over with no taker at work is taken in before `put` returns, as before.
 """
 
 from __future__ import annotations
