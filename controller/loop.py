@@ -27,6 +27,7 @@ from typing import NamedTuple, Protocol
 from mpsched.controller.errors import UnavailableError
 from mpsched.controller.failures import FAILURE_CHECK_S
 from mpsched.controller.northbound.views import LoopStats
+from mpsched.controller.samples import Samples
 from mpsched.stats import percentile
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class ControlLoop:
     def __init__(self, host: LoopHost, stop: threading.Event) -> None:
         self.host = host
         self.stop = stop
-        self.latencies_ms: deque[float] = deque(maxlen=LATENCIES_KEPT)
+        self.latencies_ms = Samples(LATENCIES_KEPT)
         self.phases: deque[Phases] = deque(maxlen=PHASES_KEPT)
         self._locked_s = 0.0
         self.iterations = 0

@@ -17,11 +17,11 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from mpsched.controller.routes import Unit
+from mpsched.controller.samples import Samples
 from mpsched.controller.scheduling.due import (
     AGE_STEP_S,
     DueQueue,
@@ -91,7 +91,7 @@ class Stepper:
         # when each due pair was first found due, and each stepped pair's wait in ms
         self.pair_deferred = 0
         self.noticed: dict[str, float] = {}
-        self.refresh_ms: deque[float] = deque(maxlen=REFRESH_KEPT)
+        self.refresh_ms = Samples(REFRESH_KEPT)
         # the due pairs between control steps, and the units they were found among (due.py)
         self.queue = DueQueue()
         self._units: dict[str, tuple[SwitchAgent, Unit]] | None = None
