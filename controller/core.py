@@ -158,7 +158,7 @@ class Controller:
         port_rates = self._port_rates
         self.fabric = FabricOps(self._lock, self.routes, self.keeper, self.intake, self.operator,
                                 port_rates)
-        self.intake.port_rates = port_rates  # other pairs' load on a link (telemetry/sharing.py)
+        self.intake.shares.port_rates = port_rates  # other pairs' load on a link (sharing.py)
         self.links, self.set_link_admin = self.fabric.links, self.fabric.set_link_admin
         self.pairs, self.pair = self.fabric.pairs, self.fabric.pair
         by_name = {a.sw.name: a for a in self.agents}
@@ -322,7 +322,7 @@ class Controller:
     def prepare_step(self) -> None:
         """Compute ahead what the next step would (a large fabric's link shares)."""
         with self._lock.first():
-            self.intake.refresh_link_shares(time.time(), self.control_period_ms() / 1000)
+            self.intake.shares.refresh(time.time(), self.control_period_ms() / 1000)
 
     def check_idle(self) -> None:
         """Read the pins' counters; subflows whose count did not move for the idle

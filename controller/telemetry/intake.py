@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -37,28 +37,14 @@ from mpsched.controller.telemetry.estimators import (
     probe_needed,
 )
 from mpsched.controller.telemetry.history import history_keep
-from mpsched.controller.telemetry.ports import PortRate, link_loads
-from mpsched.controller.telemetry.sharing import (
-    LinkDir,
-    LinkShare,
-    PathKey,
-    link_shares,
-    path_available_mbps,
-)
+from mpsched.controller.telemetry.share_cache import LinkShareCache
+from mpsched.controller.telemetry.sharing import path_available_mbps
 from mpsched.controller.telemetry.stats import PathStats, Sample
-from mpsched.fabric.paths import Path
 from mpsched.netcfg import NetCfg
 
 log = logging.getLogger(__name__)
 
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
-# The link shares (every pair's load on every link, `link_shares`) are computed anew once per
-# control step, but no more often than every this many times what computing them took: a
-# small fabric's take well under a millisecond (every step), a fabric of 64 leaves' (16 128
-# paths) tens of ms (every second or so); the goodputs they sum are 5 s windows.
-SHARES_COST_FACTOR = 20.0
-
-PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
 
 
 # The estimators' dead_after_s and stale_after_s cover at least this many report intervals
@@ -121,16 +107,12 @@ class TelemetryIntake:
         # only (a fabric of E edges has E * (E - 1) directions; scanning every estimator per
         # unit made a control step quadratic in the pairs, docs/results/scale.md)
         self.by_direction: dict[str, dict[int, PathEstimator]] = {}
-        # each switch's ports' latest transmit rates (the agents' PortMeters; the controller
-        # sets it): bounds the other pairs' load on a link (telemetry/sharing.py)
-        self.port_rates: Callable[[], PortRates] | None = None
-        self._shares: tuple[float, object, dict[LinkDir, LinkShare]] | None = None
-        self._shares_s = 0.0  # what computing them took last
+        # the fabric's link shares (what the other pairs leave of each path's links), kept
+        # between steps; the controller sets its port_rates
+        self.shares = LinkShareCache(self.routes, self.by_direction)
         # a fabric's directions by (edge switch, its peer edge) and (edge, switch), as asked
         self._towards: dict[tuple[str, int], str] = {}
         self._from_edge: dict[tuple[int, str], str] = {}
-        # per routing, each pair's key, direction and paths (what the shares walk)
-        self._share_pairs: tuple[object, list[tuple[str, str, dict[int, Path]]]] | None = None
         # per direction, how many reports and RTT samples it was handed: a control step may
         # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
@@ -339,7 +321,7 @@ class TelemetryIntake:
         if not self.routes.is_fabric:
             return SwitchView(unit.key, self.path_states(unit.ingress, now), ooo)
         rates = self.routes.rates(unit)
-        shares = self.link_shares(now)
+        shares = self.shares.get(now)
         paths = self.routes.pair_paths(unit)
         states = []
         for pid in self.path_ids:
@@ -370,66 +352,6 @@ class TelemetryIntake:
         direction's estimators; math.inf: not before one)."""
         ests = self.by_direction.get(unit.direction, {})
         return min((e.changes_at(now, age_step_s) for e in ests.values()), default=math.inf)
-
-    def link_shares(self, now: float) -> dict[LinkDir, LinkShare]:
-        """Every fabric link direction's load per pair (telemetry/sharing.py), computed once
-        per control step (`now`) and routing, and no more often than every
-        SHARES_COST_FACTOR times its own cost: each pair's alive paths' delivered rates, and
-        the port counters' measured loads ({} with two edges)."""
-        if self.routes.fabric is None or self.routes.routing is None:
-            return {}
-        cached = self._shares
-        if cached is not None and cached[1] is self.routes.routing and (
-                cached[0] == now or 0 <= now - cached[0] < SHARES_COST_FACTOR * self._shares_s):
-            return cached[2]
-        return self._compute_shares(now)
-
-    def refresh_link_shares(self, now: float, ahead_s: float) -> bool:
-        """Compute the link shares now if a step `ahead_s` from now would have to (they
-        would be stale by then) and they outlive `ahead_s` once computed: the control loop
-        calls it after a step's writes, so that the step after it does not spend the
-        computation inside its own latency (64 leaves: 20-65 ms in one step of seven, docs/
-        results/scale.md). A small fabric's shares, cheaper than `ahead_s` /
-        SHARES_COST_FACTOR, stay each step's own. True if computed."""
-        routing = self.routes.routing
-        if self.routes.fabric is None or routing is None:
-            return False
-        if SHARES_COST_FACTOR * self._shares_s < ahead_s:
-            return False
-        cached = self._shares
-        if cached is not None and cached[1] is routing and (
-                now + ahead_s - cached[0] < SHARES_COST_FACTOR * self._shares_s):
-            return False
-        self._compute_shares(now)
-        return True
-
-    def _compute_shares(self, now: float) -> dict[LinkDir, LinkShare]:
-        assert self.routes.fabric is not None
-        t0 = time.perf_counter()
-        routing = self.routes.routing
-        if self._share_pairs is None or self._share_pairs[0] is not routing:
-            self._share_pairs = (routing, [(u.key, u.direction, self.routes.pair_paths(u))
-                                           for u in self.routes.units()])
-        pair_paths: dict[str, dict[int, Path]] = {}
-        loads: dict[PathKey, float | None] = {}
-        for key, where, paths in self._share_pairs[1]:
-            pair_paths[key] = paths
-            ests = self.by_direction.get(where, {})
-            for pid in paths:
-                est = ests.get(pid)
-                if est is not None and est.alive(now) is not False:  # a dead path carries 0
-                    loads[(key, pid)] = est.goodput_mbps()
-        shares = link_shares(self.routes.fabric, pair_paths, loads, self._measured())
-        self._shares = (now, routing, shares)
-        self._shares_s = time.perf_counter() - t0
-        return shares
-
-    def _measured(self) -> dict[LinkDir, float | None]:
-        """Each link direction's load by the port counters ({} when not known)."""
-        if self.routes.fabric is None or self.port_rates is None:
-            return {}
-        loads = link_loads(self.routes.fabric, self.routes.ports, self.port_rates())
-        return {(name, d.src): d.mbps for name, pair in loads.items() for d in pair}
 
     def switch_view(self, switch: str, now: float) -> SwitchView:
         """The view of a two-edge switch's one unit (`unit_view`)."""

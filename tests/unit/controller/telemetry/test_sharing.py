@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.routes import Routes
-from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.sharing import (
@@ -20,7 +19,9 @@ from mpsched.controller.telemetry.sharing import (
 )
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.paths import route
-from tests.unit.controller.fakes import LEAF_SPINE, fabric, two_edges
+from tests.unit.controller.fakes import LEAF_SPINE, two_edges
+from tests.unit.controller.telemetry.helpers import capacities as view_capacities
+from tests.unit.controller.telemetry.helpers import fabric_intake, feed
 
 NOW = 1_000.0
 A, B, C = "leaf1->leaf3", "leaf2->leaf3", "leaf1->leaf2"
@@ -79,22 +80,8 @@ def test_a_path_gets_the_least_over_its_links_each_direction_on_its_own():
 # -- the intake ----------------------------------------------------------------------------
 
 
-def feed(intake: TelemetryIntake, src_edge: int, path: int, mbps: float, until: float) -> None:
-    for k in range(31):
-        t = until - 3 + k * 0.1
-        rx = int(t * 1e6)
-        intake.ingest_report(PathReport("leaf3", path, k + 1, rx - 1_000, rx, 20 * (k + 1),
-                                        int(mbps * 12_500 * (k + 1)), 0, 0, 0, t, src_edge))
-
-
-def fabric_intake() -> TelemetryIntake:
-    net = fabric()
-    return TelemetryIntake(net, EstimatorSettings(), TelemetryConfig(), Routes(net))
-
-
 def capacities(intake: TelemetryIntake, pair: str, now: float = NOW) -> dict[int, tuple]:
-    view = intake.unit_view(intake.routes.unit(pair), now)
-    return {p.path_id: (p.capacity_mbps, p.bottleneck_mbps) for p in view.paths}
+    return view_capacities(intake, pair, now)
 
 
 def test_an_idle_fabric_keeps_every_paths_configured_rate():
@@ -118,7 +105,7 @@ def test_a_dead_paths_last_goodput_and_a_quiet_port_count_nothing():
     intake = fabric_intake()
     feed(intake, 2, 1, 3.0, NOW)
     spine1 = intake.routes.ports["spine1"].neighbours["leaf3"]
-    intake.port_rates = lambda: {"spine1": {spine1: PortRate(mbps=0.5, pps=50)}}
+    intake.shares.port_rates = lambda: {"spine1": {spine1: PortRate(mbps=0.5, pps=50)}}
     assert capacities(intake, A, NOW + 0.1)[1][0] == pytest.approx(9.5)
 
 
@@ -127,34 +114,4 @@ def test_two_edges_are_as_before():
     view = intake.switch_view("s1", NOW)
     assert [(p.capacity_mbps, p.bottleneck_mbps) for p in view.paths] == [(10, None),
                                                                            (None, None)]
-    assert intake.link_shares(NOW) == {}
-
-
-def test_shares_that_outlive_a_period_are_computed_ahead_and_read_by_the_next_step(
-        monkeypatch):
-    """`refresh_link_shares` (called by the loop after a step's writes) computes the shares
-    a step `ahead_s` later would compute, so that step only reads them; shares cheaper than
-    a period's worth (each step's own, as before) and two edges are left alone."""
-    assert TelemetryIntake(two_edges(), EstimatorSettings(),
-                           TelemetryConfig()).refresh_link_shares(NOW, 0.1) is False
-    intake = fabric_intake()
-    feed(intake, 2, 1, 3.0, NOW)
-    capacities(intake, A)  # a step computes them: cheap, not worth computing ahead
-    assert intake.refresh_link_shares(NOW + 0.01, 0.1) is False
-    # costly enough to outlive the period (any cost times a huge factor)
-    monkeypatch.setattr("mpsched.controller.telemetry.intake.SHARES_COST_FACTOR", 1e9)
-    routing_before = intake.routes.routing
-    intake.routes.set_links_down({"leaf2-spine1"})  # a new routing: the cached ones are stale
-    assert intake.routes.routing is not routing_before
-    computed: list[float] = []
-
-    def counted(*args, **kwargs):
-        computed.append(1.0)
-        return link_shares(*args, **kwargs)
-
-    monkeypatch.setattr("mpsched.controller.telemetry.intake.link_shares", counted)
-    assert intake.refresh_link_shares(NOW + 0.02, 0.1) is True and len(computed) == 1
-    capacities(intake, A, NOW + 0.1)  # the next step reads them
-    assert len(computed) == 1
-    assert intake.refresh_link_shares(NOW + 0.12, 0.1) is False  # still fresh next time
-    assert len(computed) == 1
+    assert intake.shares.get(NOW) == {}
