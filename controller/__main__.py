@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mpsched.controller import memarenas, memtrace, memtrim
-from mpsched.controller.cli import build_parser, step_budget, telemetry_config
+from mpsched.controller.cli import build_parser, step_budget_pct, telemetry_config
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS
 from mpsched.controller.scheduling.scheduler import MAX_CONTROL_PERIOD_MS, MIN_CONTROL_PERIOD_MS
@@ -88,7 +88,7 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         raise StartError(
             f"--malloc-arenas: must be >= 0 (0: glibc's default), got {args.malloc_arenas}")
     try:
-        step_budget(args)
+        step_budget_pct(args)
         return telemetry_config(args)
     except ValueError as error:
         raise StartError(str(error)) from None
@@ -125,7 +125,7 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         telemetry=telemetry,
         default_policy=args.policy,
         control_period_ms=args.control_period_ms,
-        step_budget=step_budget(args),
+        step_budget_pct=step_budget_pct(args),
         election_id=args.election_id,
         peer=args.peer,
         gc_freeze_min_paths=args.gc_freeze_min_paths,

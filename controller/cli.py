@@ -8,13 +8,15 @@ from __future__ import annotations
 import argparse
 
 from mpsched.controller import gcfreeze, memarenas, memtrim
-from mpsched.controller.core import DEFAULT_POLICY, STEP_BUDGET
+from mpsched.controller.core import DEFAULT_POLICY
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
+    MAX_STEP_BUDGET_PCT,
     MIN_CONTROL_PERIOD_MS,
     REGISTRY,
+    STEP_BUDGET,
 )
 from mpsched.controller.security import add_security_options
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
@@ -287,13 +289,15 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
     )
 
 def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
-    """How much of each control period a fabric's pair steps may take (the controller's and
-    bench-scale's)."""
+    """How much of each control period a fabric's pair steps may take at start (the
+    controller's and bench-scale's): the start value of the parameter `step_budget_pct`."""
     parser.add_argument(
         "--step-budget-pct",
         type=float,
         default=STEP_BUDGET * 100,
-        help="a control step steps a fabric's pairs whose inputs changed, most overdue first, "
+        help="the initial value of the parameter step_budget_pct, which PUT /params "
+        '{"step_budget_pct": N} changes at run time (a saved intent replaces it at start): '
+        "a control step steps a fabric's pairs whose inputs changed, most overdue first, "
         "until this share of the control period is spent; the rest wait for the next step. "
         "Once a fabric has more active pairs than fit, the loop uses this share of a core and "
         "a pair's refresh time grows: the trade-off between the controller's CPU and the "
@@ -302,12 +306,14 @@ def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def step_budget(args: argparse.Namespace) -> float:
-    """`--step-budget-pct` as a fraction of the period; ValueError naming the option."""
-    pct = args.step_budget_pct
-    if not 0 < pct <= 100:
-        raise ValueError(f"--step-budget-pct: must be > 0 and <= 100, got {pct}")
-    return pct / 100
+def step_budget_pct(args: argparse.Namespace) -> float:
+    """`--step-budget-pct`, checked (0 < pct <= 100, as PUT /params); ValueError naming the
+    option."""
+    pct: float = args.step_budget_pct
+    if not 0 < pct <= MAX_STEP_BUDGET_PCT:
+        raise ValueError(
+            f"--step-budget-pct: must be > 0 and <= {MAX_STEP_BUDGET_PCT:g}, got {pct}")
+    return pct
 
 
 def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:

@@ -47,7 +47,7 @@ from mpsched.controller.scheduling.classes import (
 )
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
-from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
+from mpsched.controller.scheduling.scheduler import STEP_BUDGET, GlobalParams, Scheduler
 from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.reports import RttReport
@@ -75,7 +75,6 @@ __all__ = [
 ]
 
 DEFAULT_POLICY = "ecmp"
-STEP_BUDGET = 0.25  # of the control period: a fabric's pair steps per loop step (due.py)
 
 
 @dataclass(frozen=True)
@@ -91,9 +90,10 @@ class ControllerSettings:
     default_policy: str = DEFAULT_POLICY  # the default class's policy at start
     control_period_ms: float = 100.0
     control: bool = True  # run the control loop (False: placements change on request only)
-    # the share of the control period a loop step may spend stepping a fabric's due pairs,
-    # most overdue first; the rest wait for the next step (controller/scheduling/due.py)
-    step_budget: float = STEP_BUDGET
+    # the start value of `params.step_budget_pct` (PUT /params changes it): the share of the
+    # control period, in percent, a loop step may spend stepping a fabric's due pairs, most
+    # overdue first; the rest wait for the next step (controller/scheduling/due.py)
+    step_budget_pct: float = STEP_BUDGET * 100
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
     # paths with an estimator before the long-lived state is frozen out of the garbage
@@ -189,7 +189,8 @@ class Controller:
             [u.key for u in self.routes.units()],
             self.net.path_ids(),
             [default],
-            GlobalParams().updated({"control_period_ms": self.settings.control_period_ms}),
+            GlobalParams().updated({"control_period_ms": self.settings.control_period_ms,
+                                    "step_budget_pct": self.settings.step_budget_pct}),
             ca_supported=self.pipeline.has_congestion,
         )
 
@@ -307,14 +308,19 @@ class Controller:
     def control_period_ms(self) -> float:
         return self.scheduler.params.control_period_ms
 
+    def step_budget_s(self) -> float:
+        """How long this step may spend stepping a fabric's pairs: the current parameter
+        `step_budget_pct` (PUT /params) of the current control period."""
+        params = self.scheduler.params
+        return params.step_budget_pct / 100 * params.control_period_ms / 1000
+
     def step(self) -> dict[str, Future]:
         # not while a re-route is writing its entries (Operator.rerouting)
         start = time.perf_counter()
         with self.operator.rerouting, self._lock.first():
             self.loop.lock_waited(time.perf_counter() - start)
-            budget_s = self.settings.step_budget * self.control_period_ms() / 1000
             return self.stepper.submit(self.scheduler, time.time(), only_ready=True,
-                                       budget_s=budget_s)
+                                       budget_s=self.step_budget_s())
 
     def await_step(self, futures: dict[str, Future]) -> None:
         await_all(futures, self.settings.write_timeout)

@@ -44,12 +44,18 @@ class IntentKeeper:
         self.weights = weights
         self.store = store
         self.routes = routes  # the links' admin states (None: no fabric, no links)
-        self.defaults = (self.default_policy(), scheduler.params.control_period_ms)
+        self.defaults = self._start_values()
         self._save_lock = threading.Lock()
         self._learned_saved: dict[str, Any] | None = None
 
     def default_policy(self) -> str:
         return self.scheduler.classes[DEFAULT_CLASS_ID].policy.name
+
+    def _start_values(self) -> tuple[str, float, float]:
+        """What the command line sets and a restored intent replaces: the default class's
+        policy, the control period and the step budget."""
+        params = self.scheduler.params
+        return self.default_policy(), params.control_period_ms, params.step_budget_pct
 
     def snapshot(self) -> Intent:
         """Everything the operator set: classes and policies, parameters, per path the
@@ -101,13 +107,11 @@ class IntentKeeper:
             self.weights[p] = pi.weight
         if self.routes is not None:
             self.routes.set_links_down(intent.links_down)
-        period = scheduler.params.control_period_ms
-        if (self.default_policy(), period) != self.defaults:
+        if self._start_values() != self.defaults:
             log.warning(
                 "restored intent replaces the start values: default class policy %s, "
-                "control period %g ms",
-                self.default_policy(),
-                period,
+                "control period %g ms, step budget %g %%",
+                *self._start_values(),
             )
         log.info(
             "intent restored: classes %s, admin down %s, weights %s, links down %s",

@@ -211,6 +211,7 @@ class ParamsView(View):
     """GET /params: the global parameters and their schema."""
 
     control_period_ms: Number
+    step_budget_pct: Number
     lm3: FreeForm
     policies: dict[str, FreeForm]
     mptcp: FreeForm

@@ -25,12 +25,13 @@ switches changed.
 
 The due pairs are stepped most overdue first (the longest waiting since their inputs
 changed, `overdue_since`) within a time budget per control step (`within_budget`, a
-fraction of the control period, ControllerSettings.step_budget): those not reached stay due
-and wait for the next step, first in line. So a step never outlasts its period and the
-loop's CPU is bounded, whatever the number of active pairs; the price is the pairs' refresh
-time (from an input change to the step that sees it), which the stepper keeps
-(`Stepper.refresh_ms`). A small fabric's due pairs all fit: each is stepped in the period its
-input came, as before (docs/fabric.md, "Scheduling per pair").
+share of the control period, the parameter `step_budget_pct` of GET/PUT /params, at start
+`--step-budget-pct`): those not reached stay due and wait for the next step, first in line.
+So a step never outlasts its period and the loop's CPU is bounded, whatever the number of
+active pairs; the price is the pairs' refresh time (from an input change to the step that
+sees it), which the stepper keeps (`Stepper.refresh_ms`). A small fabric's due pairs all fit:
+each is stepped in the period its input came, as before (docs/fabric.md, "Scheduling per
+pair").
 
 Each pair stepped brings its ingress switch's other due pairs after it (its group's, most
 overdue first) before the next most overdue pair of another switch: a pair's placements are

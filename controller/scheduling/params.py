@@ -2,7 +2,9 @@
 
 The operator sets defaults per policy (`params.policies.<name>`), a class may override any of
 them (`policy.params`, `make_class_policy`); LM3's parameters, the MPTCP-aware mode's and the
-control period are global (`params.lm3`, `params.mptcp`, `params.control_period_ms`).
+control period are global (`params.lm3`, `params.mptcp`, `params.control_period_ms`), and so
+is the share of each period a control step may spend stepping a fabric's pairs
+(`params.step_budget_pct`, controller/scheduling/due.py).
 `GlobalParams.updated` applies a partial change, naming the offending key on error.
 """
 
@@ -25,6 +27,7 @@ from mpsched.controller.scheduling.classes import ClassPolicy
 from mpsched.controller.scheduling.mptcp_placement import MptcpParams
 from mpsched.controller.scheduling.params_changes import (
     CONTROL_PERIOD_MS,
+    STEP_BUDGET,
     params_changes_model,
 )
 
@@ -32,6 +35,8 @@ from mpsched.controller.scheduling.params_changes import (
 @dataclass
 class GlobalParams:
     control_period_ms: float = CONTROL_PERIOD_MS
+    # of each control period, in percent: the pair steps of one loop step (due.py)
+    step_budget_pct: float = STEP_BUDGET * 100
     lm3: Any = field(default_factory=lambda: Lm3.Params())
     policies: dict[str, Any] = field(
         default_factory=lambda: {name: cls.Params() for name, cls in REGISTRY.items()}
@@ -41,6 +46,7 @@ class GlobalParams:
     def to_dict(self) -> dict[str, Any]:
         return {
             "control_period_ms": self.control_period_ms,
+            "step_budget_pct": self.step_budget_pct,
             "lm3": params_to_dict(self.lm3),
             "policies": {name: params_to_dict(p) for name, p in sorted(self.policies.items())},
             "mptcp": params_to_dict(self.mptcp),
@@ -51,6 +57,7 @@ class GlobalParams:
         model of `params_changes_model`, then the Params classes' cross-field checks)."""
         checked(params_changes_model(), changes)
         period = float(changes.get("control_period_ms", self.control_period_ms))
+        budget_pct = float(changes.get("step_budget_pct", self.step_budget_pct))
         lm3 = self.lm3
         if "lm3" in changes:
             lm3 = params_from_dict(Lm3.Params, _object(changes["lm3"], "lm3"), self.lm3, "lm3.")
@@ -69,7 +76,8 @@ class GlobalParams:
         if "mptcp" in changes:
             data = _object(changes["mptcp"], "mptcp")
             mptcp = params_from_dict(MptcpParams, data, mptcp, "mptcp.")
-        return GlobalParams(period, lm3, policies, mptcp)
+        return GlobalParams(control_period_ms=period, step_budget_pct=budget_pct, lm3=lm3,
+                            policies=policies, mptcp=mptcp)
 
     def schema(self) -> dict[str, Any]:
         return {

@@ -25,7 +25,11 @@ from mpsched.validation import fail
 CONTROL_PERIOD_MS = 100.0
 MIN_CONTROL_PERIOD_MS = 10.0
 MAX_CONTROL_PERIOD_MS = 10_000.0
-TOP_KEYS = ("control_period_ms", "lm3", "policies", "mptcp")
+# of the control period: how long a loop step may spend stepping a fabric's due pairs
+# (controller/scheduling/due.py); `step_budget_pct` is this in percent
+STEP_BUDGET = 0.25
+MAX_STEP_BUDGET_PCT = 100.0
+TOP_KEYS = ("control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp")
 
 
 def _period(value: Any) -> float:
@@ -38,6 +42,18 @@ def _period(value: Any) -> float:
         raise ValueError(
             f"must be a number {MIN_CONTROL_PERIOD_MS:g}..{MAX_CONTROL_PERIOD_MS:g}, got {value!r}"
         )
+    return float(value)
+
+
+def _budget_pct(value: Any) -> float:
+    """A share of the control period in percent: a number > 0 and <= 100."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_STEP_BUDGET_PCT
+    ):
+        raise ValueError(f"must be a number > 0 and <= {MAX_STEP_BUDGET_PCT:g}, got {value!r}")
     return float(value)
 
 
@@ -78,8 +94,14 @@ def params_changes_model() -> type[BaseModel]:
     period = Annotated[float, Field(ge=MIN_CONTROL_PERIOD_MS, le=MAX_CONTROL_PERIOD_MS,
                                     description="period of the control loop (ms)"),
                        BeforeValidator(_period)]
+    budget = Annotated[float, Field(gt=0, le=MAX_STEP_BUDGET_PCT,
+                                    description="the share of each control period (%) a "
+                                    "control step may spend stepping a fabric's pairs; the "
+                                    "rest wait for the next step"),
+                       BeforeValidator(_budget_pct)]
     fields: dict[str, Any] = {
         "control_period_ms": (period, CONTROL_PERIOD_MS),
+        "step_budget_pct": (budget, STEP_BUDGET * 100),
         "lm3": (_partial(Lm3.Params), None),
         "policies": (Annotated[policies, BeforeValidator(_object)], None),
         "mptcp": (_partial(MptcpParams), None),

@@ -11,8 +11,9 @@ Per (switch, class) the policy and LM3 instances keep their state between period
 a policy change or a parameter change makes new instances (their histories restart).
 
 Parameters: the operator sets defaults per policy (`params.policies.<name>`), a class
-may override any of them (`policy.params`); LM3's parameters and the control period are
-global (`params.lm3`, `params.control_period_ms`).
+may override any of them (`policy.params`); LM3's parameters, the control period and the
+share of it a step may spend on a fabric's pairs are global (`params.lm3`,
+`params.control_period_ms`, `params.step_budget_pct`).
 
 The parts: the global parameters (`params`), what a decision becomes on a switch
 (`placement`), the state per (switch, class) and the decision log's entries (`class_state`);
@@ -38,7 +39,9 @@ from mpsched.controller.scheduling.params import GlobalParams, make_class_policy
 from mpsched.controller.scheduling.params_changes import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
+    MAX_STEP_BUDGET_PCT,
     MIN_CONTROL_PERIOD_MS,
+    STEP_BUDGET,
     TOP_KEYS,
 )
 from mpsched.controller.scheduling.placement import (
@@ -59,8 +62,10 @@ __all__ = [
     "CONTROL_PERIOD_MS",
     "DECISION_LOG",
     "MAX_CONTROL_PERIOD_MS",
+    "MAX_STEP_BUDGET_PCT",
     "MIN_CONTROL_PERIOD_MS",
     "REGISTRY",
+    "STEP_BUDGET",
     "TOP_KEYS",
     "Change",
     "GlobalParams",

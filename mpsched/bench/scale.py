@@ -72,7 +72,7 @@ from mpsched.bench.scale_switches import (
 from mpsched.controller.cli import (
     add_measurement_options,
     add_step_budget_option,
-    step_budget,
+    step_budget_pct,
     telemetry_config,
 )
 from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
@@ -140,7 +140,7 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
         poll_interval=args.poll_interval,
         counter_budget_cps=args.counter_budget_cps or None,
         control_period_ms=args.period_ms,
-        step_budget=args.step_budget,
+        step_budget_pct=args.step_budget_pct,
         default_policy=POLICY,
         gc_freeze_min_paths=args.gc_freeze_min_paths,
     )
@@ -387,7 +387,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--counter-budget-cps: must be >= 0 (0: no budget), got "
                 f"{args.counter_budget_cps}")
     try:
-        args.step_budget = step_budget(args)
+        step_budget_pct(args)
         args.telemetry = telemetry_config(args)
     except ValueError as error:
         p.error(str(error))

@@ -106,7 +106,9 @@ def test_the_controllers_telemetry_options_are_its_own(capsys):
     args = scale.parse_args(["--probe-max-pps", "100", "--dead-after-ms", "200"])
     assert (args.telemetry.probe_max_pps, args.telemetry.dead_after_us) == (100, 200_000)
     assert scale.parse_args([]).telemetry == TelemetryConfig()
+    assert scale.parse_args(["--step-budget-pct", "7"]).step_budget_pct == 7.0
     for bad, message in ((["--dead-after-ms", "0"], "--dead-after-ms: must be >= 0.001"),
+                         (["--step-budget-pct", "0"], "--step-budget-pct: must be > 0"),
                          (["--probe-budget-pps", "-1"], "--probe-budget-pps: must be >= 0"),
                          (["--counter-budget-cps", "-1"], "--counter-budget-cps: must be >= 0")):
         with pytest.raises(SystemExit):

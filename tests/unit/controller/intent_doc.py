@@ -26,6 +26,7 @@ CLASSES = [
 ]
 PARAMS = {
     "control_period_ms": 50,
+    "step_budget_pct": 10,
     "lm3": {"sigma": 0.3, "epsilon": 0.7},
     "policies": {"llhd": {"beta": 0.002}, "qos": {"max_delay_ms": 40}},
     "mptcp": {"steering": False, "idle_timeout_s": 30},

@@ -101,3 +101,60 @@ def test_a_fabric_is_driven_per_pair_of_edges():
     ctl.routes.set_link("leaf1-spine2", up=False)
     assert ctl.probe_installed("leaf1", 3, 2) is False  # leaf1 -> leaf3 has no path 2 now
     assert ctl.probe_installed("leaf2", 3, 2) is True
+
+
+# -- the step budget: a parameter of GET/PUT /params -----------------------------
+
+
+def loop_budgets(ctl: Controller, monkeypatch) -> list[float | None]:
+    """The `budget_s` of every control-loop step from now on (the stepper's submit, faked:
+    nothing is written, every write is acknowledged at once)."""
+    budgets: list[float | None] = []
+
+    def submit(scheduler, now, extra=None, only_ready=False, only_changed=None, budget_s=None):
+        if only_ready:  # the loop's step; an operator's write steps every switch, no budget
+            budgets.append(budget_s)
+        return {}
+
+    monkeypatch.setattr(ctl.stepper, "submit", submit)
+    return budgets
+
+
+def test_put_params_step_budget_changes_the_budget_of_the_next_step(monkeypatch):
+    from mpsched.controller.northbound.rest import RestApi
+    from tests.unit.controller.northbound.test_rest import call
+
+    ctl = controller()
+    budgets = loop_budgets(ctl, monkeypatch)
+    ctl.step()
+    status, body = call(RestApi(ctl), "PUT", "/params", {"step_budget_pct": 10})
+    assert status == 200 and body["step_budget_pct"] == 10.0
+    ctl.step()
+    # the budget is a share of the current period: both are read at each step
+    assert call(RestApi(ctl), "PUT", "/params", {"control_period_ms": 200})[0] == 200
+    ctl.step()
+    assert budgets == [pytest.approx(0.025), pytest.approx(0.010), pytest.approx(0.020)]
+    assert ctl.params().step_budget_pct == 10.0 and ctl.intent().params.step_budget_pct == 10.0
+
+
+@pytest.mark.parametrize("value", [0, -1, 101, "10"])
+def test_put_params_refuses_a_step_budget_out_of_range_naming_it(monkeypatch, value):
+    from mpsched.controller.northbound.rest import RestApi
+    from tests.unit.controller.northbound.test_rest import call
+
+    ctl = controller()
+    budgets = loop_budgets(ctl, monkeypatch)
+    status, body = call(RestApi(ctl), "PUT", "/params", {"step_budget_pct": value})
+    assert status == 400 and body["field"] == "step_budget_pct", body
+    assert "must be a number > 0 and <= 100" in body["error"]  # a known key, out of range
+    ctl.step()
+    assert budgets == [pytest.approx(0.025)] and ctl.params().step_budget_pct == 25.0
+
+
+def test_the_settings_seed_the_step_budget_parameter(monkeypatch):
+    ctl = Controller(two_edges(), pipeline(), "x.json",
+                     ControllerSettings(control=False, step_budget_pct=7, control_period_ms=50))
+    assert ctl.params().step_budget_pct == 7.0  # as given, not 7.000000000000001
+    budgets = loop_budgets(ctl, monkeypatch)
+    ctl.step()
+    assert budgets == [pytest.approx(0.0035)]

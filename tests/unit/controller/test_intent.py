@@ -49,6 +49,20 @@ def test_install_replaces_the_scheduler_and_the_weights(caplog):
     assert "replaces the start values: default class policy minrtt" in caplog.text
 
 
+def test_the_step_budget_is_saved_and_restored_and_a_change_is_logged(tmp_path, caplog):
+    """As the control period: kept in the state file, restored over the start value."""
+    saved = keeper(tmp_path)
+    saved.scheduler.set_params({"step_budget_pct": 12.5})
+    saved.persist(saved.snapshot)
+    intent = load(tmp_path / "state.json")
+    assert intent.params.step_budget_pct == 12.5
+    k = keeper()
+    with caplog.at_level(logging.WARNING):
+        k.install(intent, k.build(intent))
+    assert k.scheduler.params.step_budget_pct == 12.5
+    assert "control period 100 ms, step budget 12.5 %" in caplog.text
+
+
 def test_persist_saves_the_snapshot_and_without_a_store_does_nothing(tmp_path):
     k = keeper(tmp_path)
     k.weights[1] = 3

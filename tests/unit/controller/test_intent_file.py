@@ -42,6 +42,8 @@ BAD = [
     ("params", [], "params", "JSON object"),
     ("params.bogus", 1, "params.bogus", "unknown parameter"),
     ("params.control_period_ms", 5, "params.control_period_ms", "10..10000"),
+    ("params.step_budget_pct", 0, "params.step_budget_pct", "> 0 and <= 100"),
+    ("params.step_budget_pct", "10", "params.step_budget_pct", "> 0 and <= 100"),
     ("params.lm3.sigma", "x", "params.lm3.sigma", "number"),
     ("params.lm3.sigma", 0.9, "params.lm3.sigma", "sigma + epsilon must be 1"),
     ("params.policies.nope", {}, "params.policies.nope", "no such policy"),
@@ -98,3 +100,11 @@ def test_the_model_reads_a_document_directly():
     assert model.paths["2"] == PathEntry(weight=0, admin="down")
     assert [c.id for c in model.classes] == [0, 1, 7]
     assert model.params.control_period_ms == 50.0
+    assert model.params.step_budget_pct == 10.0
+
+
+def test_a_file_saved_before_the_step_budget_was_a_parameter_loads_with_its_default():
+    """Params left out of a file take their defaults, as in `PUT /params`: a file without
+    `step_budget_pct` restores 25 %, whatever the command line says (logged at start)."""
+    intent = Intent.from_json(set_at(valid_doc(), "params.step_budget_pct", ...))
+    assert intent.params.step_budget_pct == 25.0 and intent.params.control_period_ms == 50.0

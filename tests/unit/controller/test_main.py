@@ -3,6 +3,9 @@ work is a StartError (exit 2)."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
 
 from mpsched.controller.__main__ import StartError, build_controller, build_parser, check_args
@@ -63,18 +66,59 @@ def test_a_fabric_beyond_the_program_is_refused_naming_file_and_field(tmp_path, 
     assert str(raised.value) == f"{a.netcfg}: fabric: 9 edges, the program holds 8"
 
 
-def test_the_step_budget_reaches_the_controller(tmp_path, artifacts):
-    from mpsched.fabric.files import parse_fabric
-    from mpsched.fabric.netdesc import describe
+def two_edge_files(tmp_path: Path) -> list[str]:
+    """A two-edge network description and the synthetic P4Info (no compiled program
+    needed), as command-line options."""
+    from google.protobuf import text_format
 
-    section = {"leaf_spine": {"leaves": 4, "spines": 2, "link": {"rate_mbps": 10}}}
-    describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{9000 + i}").dump(
-        tmp_path / "fabric.json")
-    a = args("--no-state", "--p4info", str(artifacts.p4info), "--bmv2-json",
-             str(artifacts.bmv2_json), "--step-budget-pct", "10")
-    a.netcfg = str(tmp_path / "fabric.json")
-    assert build_controller(a, check_args(a)).settings.step_budget == pytest.approx(0.1)
-    assert args().step_budget_pct == 25.0  # STEP_BUDGET
+    from mpsched.netcfg import NetCfg
+    from tests.fake_p4rt import synthetic_p4info
+    from tests.netdesc import edge_switch
+
+    paths = [{"id": 1, "port": 2}]
+    NetCfg.from_dict({"switches": [edge_switch(1, paths=paths), edge_switch(2, paths=paths)]}
+                     ).dump(tmp_path / "net.json")
+    (tmp_path / "p4info.txt").write_text(text_format.MessageToString(synthetic_p4info()))
+    (tmp_path / "main.json").write_text("{}")
+    return ["--p4info", str(tmp_path / "p4info.txt"), "--bmv2-json", str(tmp_path / "main.json")]
+
+
+def start_from(tmp_path: Path, *extra: str):
+    a = args(*two_edge_files(tmp_path), *extra)
+    a.netcfg = str(tmp_path / "net.json")
+    return build_controller(a, check_args(a))
+
+
+def test_the_step_budget_option_seeds_the_parameter(tmp_path):
+    """--step-budget-pct is the start value of `step_budget_pct` (GET/PUT /params), as given;
+    the step's budget is that share of the period."""
+    ctl = start_from(tmp_path, "--no-state", "--step-budget-pct", "7", "--control-period-ms", "200")
+    assert ctl.params().step_budget_pct == 7.0 and ctl.settings.step_budget_pct == 7.0
+    assert ctl.step_budget_s() == pytest.approx(0.014)
+    assert start_from(tmp_path, "--no-state").params().step_budget_pct == 25.0  # STEP_BUDGET
+
+
+def test_a_saved_step_budget_replaces_the_option_at_start(tmp_path, caplog):
+    """As the control period: the intent saved in the state file wins over the command line,
+    and the difference is logged."""
+    from mpsched.controller.state import load, save_atomic
+
+    state = tmp_path / "state.json"
+    first = start_from(tmp_path, "--state", str(state), "--step-budget-pct", "7")
+    save_atomic(state, first.intent())
+    assert load(state).params.step_budget_pct == 7.0
+    with caplog.at_level(logging.WARNING):
+        second = start_from(tmp_path, "--state", str(state), "--step-budget-pct", "40")
+    assert second.params().step_budget_pct == 7.0 and second.step_budget_s() == pytest.approx(0.007)
+    assert "step budget 7 %" in caplog.text
+
+
+def test_the_step_budget_options_help_names_the_parameter(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    helped = " ".join(capsys.readouterr().out.split())
+    assert "the initial value of the parameter step_budget_pct" in helped
+    assert 'which PUT /params {"step_budget_pct": N} changes at run time' in helped
 
 
 def test_the_probe_and_report_cap_options():

@@ -281,6 +281,7 @@ def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tm
         first.stop()
     assert expected[2] == [(1, 3, "up"), (2, 1, "down")]
     assert expected[1].control_period_ms == 50 and expected[1].mptcp["steering"] is False
+    assert expected[1].step_budget_pct == 10
     assert [c["policy"]["name"] for c in expected[0]] == ["wcmp", "llhd", "minrtt"]
 
     server.stop()
@@ -290,6 +291,7 @@ def test_a_second_controller_restores_what_the_first_was_told(server, p4info, tm
     second = _controller(tmp_path, p4info, server.address, store)
     assert intent_matches(first.intent(), second.intent()) == []
     assert (_classes(second), second.params(), _paths(second)) == expected
+    assert second.step_budget_s() == pytest.approx(0.005)  # 10 % of 50 ms, as the first's
     assert second.state().restored is True and second.state().intent == view["intent"]
     second.start()
     try:

@@ -44,7 +44,9 @@ def test_a_path_view_keeps_ints_as_ints():
 
 def test_params_serialise_their_schema_under_schema():
     out = views.to_json(views.params_view(GlobalParams()))
-    assert list(out) == ["control_period_ms", "lm3", "policies", "mptcp", "schema"]
+    assert list(out) == ["control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp",
+                         "schema"]
+    assert out["step_budget_pct"] == 25.0
 
 
 def test_the_adaptive_view_has_one_entry_per_switch():

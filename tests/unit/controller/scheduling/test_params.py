@@ -15,6 +15,7 @@ from mpsched.controller.scheduling.params import (
     GlobalParams,
     make_class_policy,
 )
+from mpsched.controller.scheduling.params_changes import STEP_BUDGET
 
 
 def test_make_class_policy_merges_class_over_global():
@@ -33,8 +34,9 @@ def test_make_class_policy_merges_class_over_global():
 def test_global_params_to_dict_shape():
     p = GlobalParams()
     d = p.to_dict()
-    assert set(d) == {"control_period_ms", "lm3", "policies", "mptcp"}
+    assert set(d) == {"control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp"}
     assert d["control_period_ms"] == 100.0
+    assert d["step_budget_pct"] == STEP_BUDGET * 100 == 25.0
     assert d["mptcp"] == {
         "steering": True,
         "idle_timeout_s": 120.0,
@@ -60,10 +62,13 @@ def test_global_params_to_dict_shape():
 
 def test_global_params_updated_is_a_copy():
     p = GlobalParams()
-    q = p.updated({"control_period_ms": 20, "lm3": {"sigma": 0.25, "epsilon": 0.75}})
+    q = p.updated({"control_period_ms": 20, "step_budget_pct": 10,
+                   "lm3": {"sigma": 0.25, "epsilon": 0.75}})
     assert q is not p
     assert p.control_period_ms == 100.0 and p.lm3 == Lm3Params()
-    assert q.control_period_ms == 20.0
+    assert p.step_budget_pct == 25.0
+    assert q.control_period_ms == 20.0 and q.step_budget_pct == 10.0
+    assert q.updated({"control_period_ms": 50}).step_budget_pct == 10.0  # kept when not given
     assert (q.lm3.sigma, q.lm3.epsilon) == (0.25, 0.75)
     assert q.policies == p.policies
     assert p.updated({}).to_dict() == p.to_dict()

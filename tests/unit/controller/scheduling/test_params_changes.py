@@ -11,6 +11,7 @@ from mpsched.controller.errors import FieldError, checked
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.scheduling.params_changes import (
     MAX_CONTROL_PERIOD_MS,
+    MAX_STEP_BUDGET_PCT,
     MIN_CONTROL_PERIOD_MS,
     TOP_KEYS,
     params_changes_model,
@@ -39,6 +40,14 @@ def test_one_model_and_every_key_optional():
         ({"mptcp": {"idle_timeout_s": 0}}, "mptcp.idle_timeout_s", ""),
         ({"control_period_ms": True}, "control_period_ms", "must be a number 10..10000"),
         ({"control_period_ms": 9.5}, "control_period_ms", "got 9.5"),
+        ({"step_budget_pct": 0}, "step_budget_pct", "must be a number > 0 and <= 100, got 0"),
+        ({"step_budget_pct": -1}, "step_budget_pct", "got -1"),
+        ({"step_budget_pct": 101}, "step_budget_pct", "got 101"),
+        ({"step_budget_pct": 100.5}, "step_budget_pct", "got 100.5"),
+        ({"step_budget_pct": "25"}, "step_budget_pct", "got '25'"),
+        ({"step_budget_pct": True}, "step_budget_pct", "got True"),
+        ({"step_budget_pct": float("nan")}, "step_budget_pct", "got nan"),
+        ({"step_budget_pct": None}, "step_budget_pct", "got None"),
     ],
 )
 def test_errors_name_the_field(changes, field, message):
@@ -48,11 +57,22 @@ def test_errors_name_the_field(changes, field, message):
     assert message in err.value.message
 
 
+def test_the_step_budget_takes_a_share_of_the_period_up_to_all_of_it():
+    """> 0 and <= 100 (percent); an int becomes a float, as the period's."""
+    for value in (0.5, 25, 100):
+        pct = checked(params_changes_model(), {"step_budget_pct": value}).step_budget_pct
+        assert pct == float(value) and isinstance(pct, float)
+
+
 def test_the_schema_lists_every_policy_and_the_periods_bounds():
     schema = params_changes_model().model_json_schema()
     assert set(schema["properties"]) == set(TOP_KEYS)
+    assert "step_budget_pct" in TOP_KEYS
     period = schema["properties"]["control_period_ms"]
     assert (period["minimum"], period["maximum"]) == (MIN_CONTROL_PERIOD_MS,
                                                      MAX_CONTROL_PERIOD_MS)
+    budget = schema["properties"]["step_budget_pct"]
+    assert (budget["exclusiveMinimum"], budget["maximum"]) == (0, MAX_STEP_BUDGET_PCT)
+    assert budget["default"] == 25.0 and "control period" in budget["description"]
     policies = schema["$defs"]["PolicyParams"]["properties"]
     assert set(policies) == set(REGISTRY)

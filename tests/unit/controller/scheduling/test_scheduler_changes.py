@@ -169,6 +169,25 @@ def test_set_params_control_period_out_of_range(value):
     assert s.params.control_period_ms == 100.0
 
 
+@pytest.mark.parametrize("value", [0, -1, 101, "25", True, math.inf, None])
+def test_set_params_step_budget_out_of_range(value):
+    s = sched()
+    with pytest.raises(FieldError) as err:
+        s.set_params({"step_budget_pct": value})
+    assert err.value.field == "step_budget_pct"
+    assert s.params.step_budget_pct == 25.0
+
+
+def test_set_params_step_budget_changes_only_the_budget():
+    """The budget is not a policy's input: the policies keep their state."""
+    s = sched()
+    s.step(view(ALL_UP), 0.0)
+    policy = s._state[("s1", 0)].policy
+    assert s.set_params({"step_budget_pct": 100}).step_budget_pct == 100.0
+    assert s._state[("s1", 0)].policy is policy  # not rebuilt
+    assert s.step(view(ALL_UP), 1.0) == []
+
+
 @pytest.mark.parametrize("value", [10, 10_000, 250.5])
 def test_set_params_control_period_in_range(value):
     s = sched()
