@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 
 from mpsched.controller import memarenas, memtrace, memtrim
-from mpsched.controller.cli import build_parser, step_budget_pct, telemetry_config
+from mpsched.controller.cli import (
+    build_parser,
+    cpu_budget_pct,
+    step_budget_pct,
+    telemetry_config,
+)
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS
 from mpsched.controller.scheduling.scheduler import MAX_CONTROL_PERIOD_MS, MIN_CONTROL_PERIOD_MS
@@ -89,6 +94,7 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
             f"--malloc-arenas: must be >= 0 (0: glibc's default), got {args.malloc_arenas}")
     try:
         step_budget_pct(args)
+        cpu_budget_pct(args)
         return telemetry_config(args)
     except ValueError as error:
         raise StartError(str(error)) from None
@@ -126,6 +132,7 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         default_policy=args.policy,
         control_period_ms=args.control_period_ms,
         step_budget_pct=step_budget_pct(args),
+        cpu_budget_pct=cpu_budget_pct(args),
         election_id=args.election_id,
         peer=args.peer,
         gc_freeze_min_paths=args.gc_freeze_min_paths,

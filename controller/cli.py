@@ -9,6 +9,7 @@ import argparse
 
 from mpsched.controller import gcfreeze, memarenas, memtrim
 from mpsched.controller.core import DEFAULT_POLICY
+from mpsched.controller.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT, MIN_STEP_SHARE
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
@@ -289,8 +290,9 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
     )
 
 def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
-    """How much of each control period a fabric's pair steps may take at start (the
-    controller's and bench-scale's): the start value of the parameter `step_budget_pct`."""
+    """How much of each control period a fabric's pair steps may take at start, and the CPU
+    budget that lowers it (the controller's and bench-scale's): the start values of the
+    parameters `step_budget_pct` and `cpu_budget_pct`."""
     parser.add_argument(
         "--step-budget-pct",
         type=float,
@@ -304,6 +306,32 @@ def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
         "freshness of the pairs' weights (docs/results/scale.md; 0 < pct <= 100, default: "
         "%(default)s)",
     )
+
+
+    parser.add_argument(
+        "--cpu-budget-pct",
+        type=float,
+        default=CPU_BUDGET_PCT,
+        help="the initial value of the parameter cpu_budget_pct, which PUT /params changes "
+        "at run time (a saved intent replaces it at start): the controller process's CPU, in "
+        "%% of one core, that its control steps keep within, by spending less than "
+        "--step-budget-pct of a period on a fabric's pairs while the process is over it, "
+        f"down to {MIN_STEP_SHARE * 100:g} %%, at the price of the pairs' refresh time "
+        "(controller/governor.py, "
+        "docs/results/scale.md; 0: no budget; default: %(default)s)",
+    )
+
+
+def cpu_budget_pct(args: argparse.Namespace) -> float | None:
+    """`--cpu-budget-pct`, checked (0: None, no budget); ValueError naming the option."""
+    pct: float = args.cpu_budget_pct
+    if pct == 0:
+        return None
+    if not 0 < pct <= MAX_CPU_BUDGET_PCT:
+        raise ValueError(
+            f"--cpu-budget-pct: must be 0 (no budget) or > 0 and <= {MAX_CPU_BUDGET_PCT:g}, "
+            f"got {pct}")
+    return pct
 
 
 def step_budget_pct(args: argparse.Namespace) -> float:

@@ -33,6 +33,7 @@ from mpsched.controller.errors import NotFoundError, NotPrimaryError, Unavailabl
 from mpsched.controller.fabric_ops import FabricOps
 from mpsched.controller.failures import FailureWatch
 from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, Freezer
+from mpsched.controller.governor import CPU_BUDGET_PCT, CpuGovernor
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
@@ -94,6 +95,9 @@ class ControllerSettings:
     # control period, in percent, a loop step may spend stepping a fabric's due pairs, most
     # overdue first; the rest wait for the next step (controller/scheduling/due.py)
     step_budget_pct: float = STEP_BUDGET * 100
+    # the start value of `params.cpu_budget_pct`: the process's CPU, % of one core, its
+    # control steps keep within (controller/governor.py; None: no budget)
+    cpu_budget_pct: float | None = CPU_BUDGET_PCT
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
     # paths with an estimator before the long-lived state is frozen out of the garbage
@@ -165,6 +169,8 @@ class Controller:
         self.failures = FailureWatch(self._lock, self.routes, self.intake, self.operator,
                                      lambda sw: by_name[sw].status.state == "ready")
         self.loop = ControlLoop(self, self._stop)
+        # the step's share of the period under the process's CPU budget (governor.py)
+        self.governor = CpuGovernor()
         self._freezer = Freezer(s.gc_freeze_min_paths)
         self._recorder = every(s.telemetry_period, self._record, self._stop, "telemetry")
         if store is not None:
@@ -190,7 +196,8 @@ class Controller:
             self.net.path_ids(),
             [default],
             GlobalParams().updated({"control_period_ms": self.settings.control_period_ms,
-                                    "step_budget_pct": self.settings.step_budget_pct}),
+                                    "step_budget_pct": self.settings.step_budget_pct,
+                                    "cpu_budget_pct": self.settings.cpu_budget_pct}),
             ca_supported=self.pipeline.has_congestion,
         )
 
@@ -310,9 +317,13 @@ class Controller:
 
     def step_budget_s(self) -> float:
         """How long this step may spend stepping a fabric's pairs: the current parameter
-        `step_budget_pct` (PUT /params) of the current control period."""
+        `step_budget_pct` (PUT /params) of the current control period, lowered while the
+        process is over its CPU budget (`cpu_budget_pct`, controller/governor.py)."""
         params = self.scheduler.params
-        return params.step_budget_pct / 100 * params.control_period_ms / 1000
+        cpu = params.cpu_budget_pct
+        share = self.governor.step_share(params.step_budget_pct / 100,
+                                         None if cpu is None else cpu / 100)
+        return share * params.control_period_ms / 1000
 
     def step(self) -> dict[str, Future]:
         # not while a re-route is writing its entries (Operator.rerouting)
@@ -445,7 +456,13 @@ class Controller:
             return views.params_view(self.scheduler.params)
 
     def control_stats(self) -> views.LoopStats:
-        return self.loop.stats()
+        """The loop's figures, with the step's share now and the process's CPU."""
+        used = self.governor.cpu_share
+        share = self.governor.share_now(self.scheduler.params.step_budget_pct / 100)
+        return self.loop.stats().model_copy(update={
+            "step_budget_pct_now": round(share * 100, 2),
+            "cpu_pct": None if used is None else round(used * 100, 1),
+        })
 
     def decisions(self, since: float, limit: int, pair: str | None = None) -> views.DecisionsView:
         """The latest `limit` decisions after `since`, of one pair (a unit's key) if given."""
@@ -453,7 +470,7 @@ class Controller:
             log = [e for e in self.scheduler.log if pair is None or e["switch"] == pair]
             entries = [e for e in log if e["t"] > since][-limit:]
             return views.DecisionsView(
-                now=round(time.time(), 3), decisions=entries, loop=self.loop.stats()
+                now=round(time.time(), 3), decisions=entries, loop=self.control_stats()
             )
 
     def mptcp_connections(self) -> views.ConnectionsView:

@@ -51,11 +51,12 @@ class IntentKeeper:
     def default_policy(self) -> str:
         return self.scheduler.classes[DEFAULT_CLASS_ID].policy.name
 
-    def _start_values(self) -> tuple[str, float, float]:
+    def _start_values(self) -> tuple[str, float, float, float | None]:
         """What the command line sets and a restored intent replaces: the default class's
-        policy, the control period and the step budget."""
+        policy, the control period, the step budget and the CPU budget."""
         params = self.scheduler.params
-        return self.default_policy(), params.control_period_ms, params.step_budget_pct
+        return (self.default_policy(), params.control_period_ms, params.step_budget_pct,
+                params.cpu_budget_pct)
 
     def snapshot(self) -> Intent:
         """Everything the operator set: classes and policies, parameters, per path the
@@ -110,8 +111,8 @@ class IntentKeeper:
         if self._start_values() != self.defaults:
             log.warning(
                 "restored intent replaces the start values: default class policy %s, "
-                "control period %g ms, step budget %g %%",
-                *self._start_values(),
+                "control period %g ms, step budget %g %%, CPU budget %s",
+                *self._start_values()[:3], _pct(self._start_values()[3]),
             )
         log.info(
             "intent restored: classes %s, admin down %s, weights %s, links down %s",
@@ -145,3 +146,8 @@ class IntentKeeper:
         """What is persisted (GET /state): the file, the intent as saved, when, the last
         error."""
         return no_state_view() if self.store is None else self.store.view()
+
+
+def _pct(value: float | None) -> str:
+    """A budget in % for the log ("none" without one)."""
+    return "none" if value is None else f"{value:g} %"

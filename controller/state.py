@@ -1,12 +1,12 @@
 """The operator's intent, kept on disk: what was written over REST survives a restart.
 
 `Intent` holds everything an operator can write: the traffic classes with their policies (name,
-params, lm3, flowlet_gap_us), the global parameters (control_period_ms, step_budget_pct, lm3,
-policies, mptcp) and, per path, the static weight and the admin state, and in a fabric the
-links the operator took down. Telemetry, placements, MPTCP connections and the decision log
-are measured or derived, not intent, and are not kept. What a learning policy learned (the
-`adaptive` policy's tables, `Scheduler.learned`) is kept beside the intent under "learned": it
-is not intent (`intent_matches` ignores it), but a restart should not forget it.
+params, lm3, flowlet_gap_us), the global parameters (control_period_ms, step_budget_pct,
+cpu_budget_pct, lm3, policies, mptcp) and, per path, the static weight and the admin state, and
+in a fabric the links the operator took down. Telemetry, placements, MPTCP connections and the
+decision log are measured or derived, not intent, and are not kept. What a learning policy
+learned (the `adaptive` policy's tables, `Scheduler.learned`) is kept beside the intent under
+"learned": it is not intent (`intent_matches` ignores it), but a restart should not forget it.
 
 The file is JSON (version 2; version 1, without "learned", is still read), written whole and
 atomically (`save_atomic`)::
@@ -15,8 +15,8 @@ atomically (`save_atomic`)::
      "classes": [{"id": 0, "name": "default", "priority": 0, "match": {},
                   "policy": {"name": "ecmp", "params": {}, "lm3": false, "flowlet_gap_us": 0}},
                  ...],
-     "params": {"control_period_ms": 100.0, "step_budget_pct": 25.0, "lm3": {...},
-                "policies": {...}, "mptcp": {...}},
+     "params": {"control_period_ms": 100.0, "step_budget_pct": 25.0, "cpu_budget_pct": 50.0,
+                "lm3": {...}, "policies": {...}, "mptcp": {...}},
      "paths": {"1": {"weight": 1, "admin": "up"}, ...},
      "learned": {"<class id>": {"<switch>": {...}}},
      "links": {"leaf1-spine2": {"admin": "down"}}}   (a fabric's, only when some link is down)

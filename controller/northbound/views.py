@@ -212,6 +212,7 @@ class ParamsView(View):
 
     control_period_ms: Number
     step_budget_pct: Number
+    cpu_budget_pct: Number | None
     lm3: FreeForm
     policies: dict[str, FreeForm]
     mptcp: FreeForm
@@ -224,6 +225,10 @@ class LoopStats(View):
     latency_ms_p50: float | None
     latency_ms_p99: float | None
     control_period_ms: Number
+    # the share of the period (%) a step may spend on a fabric's pairs now: step_budget_pct,
+    # lowered while the process is over cpu_budget_pct (controller/governor.py)
+    step_budget_pct_now: Number | None = None
+    cpu_pct: Number | None = None  # the process's CPU over the last 2 s, % of one core
 
 
 class DecisionsView(View):

@@ -3,8 +3,9 @@
 The operator sets defaults per policy (`params.policies.<name>`), a class may override any of
 them (`policy.params`, `make_class_policy`); LM3's parameters, the MPTCP-aware mode's and the
 control period are global (`params.lm3`, `params.mptcp`, `params.control_period_ms`), and so
-is the share of each period a control step may spend stepping a fabric's pairs
-(`params.step_budget_pct`, controller/scheduling/due.py).
+are the share of each period a control step may spend stepping a fabric's pairs
+(`params.step_budget_pct`, controller/scheduling/due.py) and the process's CPU budget that
+lowers that share (`params.cpu_budget_pct`, controller/governor.py).
 `GlobalParams.updated` applies a partial change, naming the offending key on error.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpsched.controller.errors import FieldError, checked
+from mpsched.controller.governor import CPU_BUDGET_PCT
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.base import (
     Policy,
@@ -37,6 +39,9 @@ class GlobalParams:
     control_period_ms: float = CONTROL_PERIOD_MS
     # of each control period, in percent: the pair steps of one loop step (due.py)
     step_budget_pct: float = STEP_BUDGET * 100
+    # the process's CPU, % of one core, the steps keep within (controller/governor.py;
+    # None: no budget)
+    cpu_budget_pct: float | None = CPU_BUDGET_PCT
     lm3: Any = field(default_factory=lambda: Lm3.Params())
     policies: dict[str, Any] = field(
         default_factory=lambda: {name: cls.Params() for name, cls in REGISTRY.items()}
@@ -47,6 +52,7 @@ class GlobalParams:
         return {
             "control_period_ms": self.control_period_ms,
             "step_budget_pct": self.step_budget_pct,
+            "cpu_budget_pct": self.cpu_budget_pct,
             "lm3": params_to_dict(self.lm3),
             "policies": {name: params_to_dict(p) for name, p in sorted(self.policies.items())},
             "mptcp": params_to_dict(self.mptcp),
@@ -58,6 +64,10 @@ class GlobalParams:
         checked(params_changes_model(), changes)
         period = float(changes.get("control_period_ms", self.control_period_ms))
         budget_pct = float(changes.get("step_budget_pct", self.step_budget_pct))
+        cpu_pct = self.cpu_budget_pct
+        if "cpu_budget_pct" in changes:
+            given = changes["cpu_budget_pct"]
+            cpu_pct = None if given is None else float(given)
         lm3 = self.lm3
         if "lm3" in changes:
             lm3 = params_from_dict(Lm3.Params, _object(changes["lm3"], "lm3"), self.lm3, "lm3.")
@@ -76,8 +86,8 @@ class GlobalParams:
         if "mptcp" in changes:
             data = _object(changes["mptcp"], "mptcp")
             mptcp = params_from_dict(MptcpParams, data, mptcp, "mptcp.")
-        return GlobalParams(control_period_ms=period, step_budget_pct=budget_pct, lm3=lm3,
-                            policies=policies, mptcp=mptcp)
+        return GlobalParams(control_period_ms=period, step_budget_pct=budget_pct,
+                            cpu_budget_pct=cpu_pct, lm3=lm3, policies=policies, mptcp=mptcp)
 
     def schema(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
+from mpsched.controller.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.policies.params import params_model
@@ -29,7 +30,8 @@ MAX_CONTROL_PERIOD_MS = 10_000.0
 # (controller/scheduling/due.py); `step_budget_pct` is this in percent
 STEP_BUDGET = 0.25
 MAX_STEP_BUDGET_PCT = 100.0
-TOP_KEYS = ("control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp")
+TOP_KEYS = ("control_period_ms", "step_budget_pct", "cpu_budget_pct", "lm3", "policies",
+            "mptcp")
 
 
 def _period(value: Any) -> float:
@@ -54,6 +56,23 @@ def _budget_pct(value: Any) -> float:
         or not 0 < value <= MAX_STEP_BUDGET_PCT
     ):
         raise ValueError(f"must be a number > 0 and <= {MAX_STEP_BUDGET_PCT:g}, got {value!r}")
+    return float(value)
+
+
+def _cpu_budget_pct(value: Any) -> float | None:
+    """The process's CPU budget in % of one core: a number > 0 and <= MAX_CPU_BUDGET_PCT,
+    or null (no budget)."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_CPU_BUDGET_PCT
+    ):
+        raise ValueError(
+            f"must be null (no budget) or a number > 0 and <= {MAX_CPU_BUDGET_PCT:g}, "
+            f"got {value!r}")
     return float(value)
 
 
@@ -99,9 +118,15 @@ def params_changes_model() -> type[BaseModel]:
                                     "control step may spend stepping a fabric's pairs; the "
                                     "rest wait for the next step"),
                        BeforeValidator(_budget_pct)]
+    cpu = Annotated[float | None,
+                    Field(description="the controller process's CPU (% of one core) that its "
+                          "control steps keep within by stepping fewer of a fabric's pairs "
+                          "(null: no budget)"),
+                    BeforeValidator(_cpu_budget_pct)]
     fields: dict[str, Any] = {
         "control_period_ms": (period, CONTROL_PERIOD_MS),
         "step_budget_pct": (budget, STEP_BUDGET * 100),
+        "cpu_budget_pct": (cpu, CPU_BUDGET_PCT),
         "lm3": (_partial(Lm3.Params), None),
         "policies": (Annotated[policies, BeforeValidator(_object)], None),
         "mptcp": (_partial(MptcpParams), None),

@@ -72,6 +72,7 @@ from mpsched.bench.scale_switches import (
 from mpsched.controller.cli import (
     add_measurement_options,
     add_step_budget_option,
+    cpu_budget_pct,
     step_budget_pct,
     telemetry_config,
 )
@@ -141,6 +142,7 @@ def controller(leaves: int, switches: list[Bmv2Switch], args: argparse.Namespace
         counter_budget_cps=args.counter_budget_cps or None,
         control_period_ms=args.period_ms,
         step_budget_pct=args.step_budget_pct,
+        cpu_budget_pct=args.cpu_budget,
         default_policy=POLICY,
         gc_freeze_min_paths=args.gc_freeze_min_paths,
     )
@@ -225,6 +227,7 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     res.loop_p50_ms = percentile(lat, 50) if lat else None
     res.loop_p99_ms = percentile(lat, 99) if lat else None
     res.refresh_p99_ms = percentile(refresh, 99) if refresh else None
+    res.step_share_pct = ctl.control_stats().step_budget_pct_now
     feed_s = feeder.cpu_s - feeder.ingest_s - feed0
     res.cpu_pct = cpu_pct(time.process_time() - cpu0 - feed_s, wall)
     res.feeder_cpu_pct = cpu_pct(feed_s, wall)
@@ -243,7 +246,10 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     print(f"  loop: {len(lat)} writing iterations of {ctl.loop.iterations - iters0}, "
           f"{steps / iters:.0f} pairs stepped, {skips / iters:.0f} skipped and "
           f"{(st.pair_deferred - deferred0) / iters:.0f} left over the budget per iteration; "
-          f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms", flush=True)
+          f"refresh p50 {percentile(refresh, 50) if refresh else 0:.0f} ms; a step's share of "
+          f"the period {res.step_share_pct} % at the end (step_budget_pct "
+          f"{ctl.params().step_budget_pct:g}, cpu_budget_pct {ctl.params().cpu_budget_pct})",
+          flush=True)
     print(f"  {phases_line(list(ctl.loop.phases))}", flush=True)
     print(f"  {jobs_line([t for agent in ctl.agents for t in list(agent.job_times)])}", flush=True)
     print(f"  {pauses.line()}", flush=True)
@@ -268,6 +274,8 @@ def run_size(leaves: int, args: argparse.Namespace, log_dir: Path, registry: Reg
     try:
         ctl = controller(leaves, switches, args, {names[i]: e[1] for i, e in veths.items()})
         feeder = Feeder(ctl, leaves)
+        # the CPU budget sees what a controller spends, not what making up the reports costs
+        ctl.governor.cpu_clock = lambda: time.process_time() - feeder.made_s()
         upd0, t0 = counter.updates, time.perf_counter()
         ctl.start()
         try:
@@ -388,6 +396,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                 f"{args.counter_budget_cps}")
     try:
         step_budget_pct(args)
+        args.cpu_budget = cpu_budget_pct(args)
         args.telemetry = telemetry_config(args)
     except ValueError as error:
         p.error(str(error))

@@ -82,6 +82,11 @@ class Feeder(threading.Thread):
             self.cpu_s = time.thread_time()
             self.ingest_s += self.cpu_s - start_s
 
+    def made_s(self) -> float:
+        """This thread's CPU so far less the controller's handling of its reports: what
+        making them up cost."""
+        return self.cpu_s - self.ingest_s
+
     def _report(self, kind: str, cell: Cell, t_us: int, now: float) -> Callable[[], None]:
         """The hand-over of one report, made up now."""
         s, d, p = cell

@@ -15,8 +15,8 @@ from mpsched.stats import percentile
 
 SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
-FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "rss_mb", "cpu_pct",
-           "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
+FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "step_share_pct",
+           "rss_mb", "cpu_pct", "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
            "reroute_ms", "machine_idle_pct", "cpu_bound")
 TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
 PAGE_MB = 1 / 1024  # /proc's kB
@@ -54,6 +54,9 @@ class SizeResult:
     probe_pps: float | None = None
     reroute_ms: float | None = None
     refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
+    # the share of the period (%) a step could spend on the pairs at the end: step_budget_pct,
+    # lowered under the CPU budget (controller/governor.py)
+    step_share_pct: float | None = None
     reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
     # the feeder's thread making up reports (not in cpu_pct; the hand-over to the controller is)
     feeder_cpu_pct: float | None = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.governor import CpuGovernor
 from mpsched.controller.northbound import views
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.stats import Sample
@@ -117,6 +118,8 @@ def loop_budgets(ctl: Controller, monkeypatch) -> list[float | None]:
         return {}
 
     monkeypatch.setattr(ctl.stepper, "submit", submit)
+    # the CPU budget's windows never end: the share is the parameter's (test_governor.py)
+    ctl.governor = CpuGovernor(clock=lambda: 0.0, cpu_clock=lambda: 0.0)
     return budgets
 
 
@@ -149,6 +152,41 @@ def test_put_params_refuses_a_step_budget_out_of_range_naming_it(monkeypatch, va
     assert "must be a number > 0 and <= 100" in body["error"]  # a known key, out of range
     ctl.step()
     assert budgets == [pytest.approx(0.025)] and ctl.params().step_budget_pct == 25.0
+
+
+class Clocks:
+    """A wall clock and a process CPU clock the test moves."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+
+    def run(self, seconds: float, cpu_share: float) -> None:
+        self.wall += seconds
+        self.cpu += seconds * cpu_share
+
+
+def test_a_process_over_its_cpu_budget_steps_in_a_smaller_share(monkeypatch):
+    """The step's share falls while the process uses more than `cpu_budget_pct` of a core
+    (controller/governor.py), GET /decisions shows it and the CPU, and `cpu_budget_pct`
+    null (PUT /params) gives the parameter's share back at once."""
+    from mpsched.controller.northbound.rest import RestApi
+    from tests.unit.controller.northbound.test_rest import call
+
+    ctl = controller()
+    budgets = loop_budgets(ctl, monkeypatch)
+    clocks = Clocks()
+    ctl.governor = CpuGovernor(clock=lambda: clocks.wall, cpu_clock=lambda: clocks.cpu)
+    ctl.step()  # the first window starts
+    clocks.run(2.0, 0.70)  # 20 points over the default budget of 50
+    ctl.step()
+    assert budgets == [pytest.approx(0.025), pytest.approx(0.015)]  # 25 - 0.5 * 20 points
+    loop = call(RestApi(ctl), "GET", "/decisions")[1]["loop"]
+    assert loop["step_budget_pct_now"] == 15.0 and loop["cpu_pct"] == 70.0
+    assert call(RestApi(ctl), "PUT", "/params", {"cpu_budget_pct": None})[0] == 200
+    ctl.step()
+    assert budgets[-1] == pytest.approx(0.025)
+    status, body = call(RestApi(ctl), "PUT", "/params", {"cpu_budget_pct": 0})
+    assert status == 400 and body["field"] == "cpu_budget_pct", body
 
 
 def test_the_settings_seed_the_step_budget_parameter(monkeypatch):

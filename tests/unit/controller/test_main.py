@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from mpsched.controller.__main__ import StartError, build_controller, build_parser, check_args
+from mpsched.controller.cli import cpu_budget_pct
+from mpsched.controller.governor import CPU_BUDGET_PCT
 
 
 def args(*extra: str):
@@ -110,7 +112,7 @@ def test_a_saved_step_budget_replaces_the_option_at_start(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         second = start_from(tmp_path, "--state", str(state), "--step-budget-pct", "40")
     assert second.params().step_budget_pct == 7.0 and second.step_budget_s() == pytest.approx(0.007)
-    assert "step budget 7 %" in caplog.text
+    assert "step budget 7 %, CPU budget 50 %" in caplog.text
 
 
 def test_the_step_budget_options_help_names_the_parameter(capsys):
@@ -119,6 +121,19 @@ def test_the_step_budget_options_help_names_the_parameter(capsys):
     helped = " ".join(capsys.readouterr().out.split())
     assert "the initial value of the parameter step_budget_pct" in helped
     assert 'which PUT /params {"step_budget_pct": N} changes at run time' in helped
+    assert "the initial value of the parameter cpu_budget_pct" in helped
+    assert "down to 2 %, at the price of the pairs' refresh time" in helped
+
+
+def test_the_cpu_budget_option_seeds_the_parameter_and_0_is_none(tmp_path):
+    assert cpu_budget_pct(args()) == CPU_BUDGET_PCT
+    assert start_from(tmp_path, "--no-state", "--cpu-budget-pct", "30").params(
+    ).cpu_budget_pct == 30.0
+    assert start_from(tmp_path, "--no-state", "--cpu-budget-pct", "0").params(
+    ).cpu_budget_pct is None
+    for bad in ("-5", "1001"):
+        with pytest.raises(StartError, match="--cpu-budget-pct: must be 0 "):
+            check_args(args("--cpu-budget-pct", bad))
 
 
 def test_the_probe_and_report_cap_options():

@@ -44,9 +44,12 @@ def test_a_path_view_keeps_ints_as_ints():
 
 def test_params_serialise_their_schema_under_schema():
     out = views.to_json(views.params_view(GlobalParams()))
-    assert list(out) == ["control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp",
-                         "schema"]
+    assert list(out) == ["control_period_ms", "step_budget_pct", "cpu_budget_pct", "lm3",
+                         "policies", "mptcp", "schema"]
     assert out["step_budget_pct"] == 25.0
+    assert out["cpu_budget_pct"] == 50.0
+    assert views.to_json(views.params_view(GlobalParams(cpu_budget_pct=None)))[
+        "cpu_budget_pct"] is None  # no budget: kept as null
 
 
 def test_the_adaptive_view_has_one_entry_per_switch():

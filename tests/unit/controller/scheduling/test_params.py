@@ -8,6 +8,7 @@ import json
 import pytest
 
 from mpsched.controller.errors import FieldError
+from mpsched.controller.governor import CPU_BUDGET_PCT
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.lm3 import Lm3Params
 from mpsched.controller.scheduling.classes import ClassPolicy
@@ -34,7 +35,9 @@ def test_make_class_policy_merges_class_over_global():
 def test_global_params_to_dict_shape():
     p = GlobalParams()
     d = p.to_dict()
-    assert set(d) == {"control_period_ms", "step_budget_pct", "lm3", "policies", "mptcp"}
+    assert set(d) == {"control_period_ms", "step_budget_pct", "cpu_budget_pct", "lm3",
+                      "policies", "mptcp"}
+    assert d["cpu_budget_pct"] == CPU_BUDGET_PCT == 50.0
     assert d["control_period_ms"] == 100.0
     assert d["step_budget_pct"] == STEP_BUDGET * 100 == 25.0
     assert d["mptcp"] == {
