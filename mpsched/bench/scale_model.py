@@ -16,8 +16,8 @@ from mpsched.stats import percentile
 SPINES = 4
 # Figures printed as `scale_<name>_<leaves>=` with their targets (docs/targets.md), in order.
 FIGURES = ("program_s", "loop_p50_ms", "loop_p99_ms", "refresh_p99_ms", "step_share_pct",
-           "rss_mb", "cpu_pct", "writes_per_s", "reports_per_s", "entries_edge", "entries_transit", "probe_pps",
-           "reroute_ms", "machine_idle_pct", "cpu_bound")
+           "rss_mb", "cpu_pct", "writes_per_s", "reports_per_s", "entries_edge",
+           "entries_transit", "probe_pps", "reroute_ms", "machine_idle_pct", "cpu_bound")
 TARGETS = {"loop_p99_ms": 100.0, "rss_mb": 1000.0, "cpu_pct": 50.0, "reroute_ms": 1000.0}
 PAGE_MB = 1 / 1024  # /proc's kB
 

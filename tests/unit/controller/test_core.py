@@ -177,11 +177,11 @@ def test_a_process_over_its_cpu_budget_steps_in_a_smaller_share(monkeypatch):
     clocks = Clocks()
     ctl.governor = CpuGovernor(clock=lambda: clocks.wall, cpu_clock=lambda: clocks.cpu)
     ctl.step()  # the first window starts
-    clocks.run(2.0, 0.70)  # 20 points over the default budget of 50
+    clocks.run(2.0, 0.725)  # 25 points over what the default budget of 50 aims at (47.5)
     ctl.step()
-    assert budgets == [pytest.approx(0.025), pytest.approx(0.015)]  # 25 - 0.5 * 20 points
+    assert budgets == [pytest.approx(0.025), pytest.approx(0.0125)]  # 25 - 0.5 * 25 points
     loop = call(RestApi(ctl), "GET", "/decisions")[1]["loop"]
-    assert loop["step_budget_pct_now"] == 15.0 and loop["cpu_pct"] == 70.0
+    assert loop["step_budget_pct_now"] == 12.5 and loop["cpu_pct"] == 72.5
     assert call(RestApi(ctl), "PUT", "/params", {"cpu_budget_pct": None})[0] == 200
     ctl.step()
     assert budgets[-1] == pytest.approx(0.025)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.governor import GAIN, MIN_STEP_SHARE, CpuGovernor, next_share
+from mpsched.controller.governor import AIM, GAIN, MIN_STEP_SHARE, CpuGovernor, next_share
 
 
 class Clocks:
@@ -35,13 +35,15 @@ def test_a_window_of_the_process_over_its_budget_lowers_the_share_until_it_is_un
     clocks.run(1.0, 0.90)
     assert gov.step_share(0.25, 0.50) == 0.25 and gov.cpu_share is None  # not a whole window
     clocks.run(1.0, 0.90)
-    assert gov.step_share(0.25, 0.50) == pytest.approx(0.05)  # 0.25 - 0.5 * 0.40
+    # 0.25 less half the excess over what it aims at (AIM of the budget)
+    assert gov.step_share(0.25, 0.50) == pytest.approx(0.25 - GAIN * (0.90 - AIM * 0.50))
     assert gov.cpu_share == pytest.approx(0.90)
     clocks.run(2.0, 0.90)
     assert gov.step_share(0.25, 0.50) == MIN_STEP_SHARE
     clocks.run(2.0, 0.40)  # under: the share comes back by half the margin each window
-    assert gov.step_share(0.25, 0.50) == pytest.approx(MIN_STEP_SHARE + 0.05)
-    assert gov.share_now(0.25) == pytest.approx(MIN_STEP_SHARE + 0.05)
+    back = MIN_STEP_SHARE + GAIN * (AIM * 0.50 - 0.40)
+    assert gov.step_share(0.25, 0.50) == pytest.approx(back)
+    assert gov.share_now(0.25) == pytest.approx(back)
     assert gov.share_now(0.04) == 0.04  # a lower parameter wins at once
 
 
@@ -60,5 +62,5 @@ def test_without_a_budget_the_share_is_the_parameters():
 def test_a_process_within_its_budget_keeps_the_parameters_share():
     gov, clocks = governed()
     for _ in range(10):
-        clocks.run(0.5, 0.45)
+        clocks.run(0.5, 0.45)  # under AIM of the budget
         assert gov.step_share(0.25, 0.50) == 0.25
