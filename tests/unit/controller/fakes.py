@@ -1,6 +1,6 @@
 """Fakes of the controller's collaborators for the unit tests of its managers: a two-edge
 network, switch agents that run their jobs on a fake client, a P4Runtime client that
-records writes."""
+records writes, clocks the test moves."""
 
 from __future__ import annotations
 
@@ -117,3 +117,15 @@ def fabric(section: dict | None = None) -> NetCfg:
 
     section = section or LEAF_SPINE
     return describe(section, parse_fabric(section), lambda i: f"127.0.0.1:{i}")
+
+
+class Clocks:
+    """A wall clock and a process CPU clock the test moves (controller/governor.py)."""
+
+    def __init__(self) -> None:
+        self.wall = self.cpu = 0.0
+
+    def run(self, seconds: float, cpu_share: float) -> None:
+        """`seconds` of wall time in which the process used `cpu_share` of a core."""
+        self.wall += seconds
+        self.cpu += seconds * cpu_share

@@ -12,7 +12,7 @@ from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.p4rt.p4info import P4InfoError
 from mpsched.p4rt.pipeline import TABLE_WEIGHTS
-from tests.unit.controller.fakes import two_edges
+from tests.unit.controller.fakes import Clocks, two_edges
 from tests.unit.controller.helpers import pipeline
 
 
@@ -152,17 +152,6 @@ def test_put_params_refuses_a_step_budget_out_of_range_naming_it(monkeypatch, va
     assert "must be a number > 0 and <= 100" in body["error"]  # a known key, out of range
     ctl.step()
     assert budgets == [pytest.approx(0.025)] and ctl.params().step_budget_pct == 25.0
-
-
-class Clocks:
-    """A wall clock and a process CPU clock the test moves."""
-
-    def __init__(self) -> None:
-        self.wall = self.cpu = 0.0
-
-    def run(self, seconds: float, cpu_share: float) -> None:
-        self.wall += seconds
-        self.cpu += seconds * cpu_share
 
 
 def test_a_process_over_its_cpu_budget_steps_in_a_smaller_share(monkeypatch):

@@ -5,15 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.controller.governor import AIM, GAIN, MIN_STEP_SHARE, CpuGovernor, next_share
-
-
-class Clocks:
-    def __init__(self) -> None:
-        self.wall = self.cpu = 0.0
-
-    def run(self, seconds: float, cpu_share: float) -> None:
-        self.wall += seconds
-        self.cpu += seconds * cpu_share
+from tests.unit.controller.fakes import Clocks
 
 
 def governed() -> tuple[CpuGovernor, Clocks]:
