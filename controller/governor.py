@@ -76,12 +76,11 @@ class CpuGovernor:
             used = (cpu - self._window[1]) / (now - self._window[0])
             self.cpu_share, self._window = used, (now, cpu)
             if cpu_budget is not None:
-                current = step_share if self._share is None else min(self._share, step_share)
-                self._share = next_share(current, step_share, used, AIM * cpu_budget)
+                self._share = next_share(self.share_now(step_share), step_share, used,
+                                         AIM * cpu_budget)
         if cpu_budget is None:
             self._share = None
-            return step_share
-        return step_share if self._share is None else min(self._share, step_share)
+        return self.share_now(step_share)
 
     def share_now(self, step_share: float) -> float:
         """The share the next step gets (without measuring), for GET /decisions."""

@@ -108,11 +108,12 @@ class IntentKeeper:
             self.weights[p] = pi.weight
         if self.routes is not None:
             self.routes.set_links_down(intent.links_down)
-        if self._start_values() != self.defaults:
+        policy, period, step_pct, cpu_pct = now = self._start_values()
+        if now != self.defaults:
             log.warning(
                 "restored intent replaces the start values: default class policy %s, "
                 "control period %g ms, step budget %g %%, CPU budget %s",
-                *self._start_values()[:3], _pct(self._start_values()[3]),
+                policy, period, step_pct, _pct(cpu_pct),
             )
         log.info(
             "intent restored: classes %s, admin down %s, weights %s, links down %s",
