@@ -145,6 +145,13 @@ def test_quantise_ca():
     )
 
 
+def test_quantise_ca_rounds_the_util_coefficient():
+    """A utilisation coefficient derived from RTTs moves every period: 2 significant digits."""
+    assert quantise_ca(CaCost(util_coef_us=163_456.0)).util_coef_us == 160_000.0
+    assert quantise_ca(CaCost(util_coef_us=10_049.0)).util_coef_us == 10_000.0
+    assert quantise_ca(CaCost(util_coef_us=0.0)).util_coef_us == 0.0
+
+
 # -- offsets_from_scores ---------------------------------------------------------
 
 
