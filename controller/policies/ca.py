@@ -125,31 +125,31 @@ def ca_fixed_point(cost: CaCost, max_paths: int, units: Mapping[str, int]) -> di
 
 
 CA_OFFSET_STEP_US = 100.0  # quantise_ca: offsets in steps of this
-CA_CAPACITY_DIGITS = 2  # quantise_ca: capacities and util_coef_us to this many significant digits
+CA_DIGITS = 2  # quantise_ca: capacities and util_coef_us to this many significant digits
 
 
-def significant(value: float | None, digits: int) -> float | None:
-    """`value` rounded to `digits` significant digits (None, 0, negative or not finite: as is)."""
-    if value is None or value <= 0 or not math.isfinite(value):
+def significant(value: float, digits: int) -> float:
+    """`value` rounded to `digits` significant digits (0, negative or not finite: as is)."""
+    if value <= 0 or not math.isfinite(value):
         return value
     return round(value, digits - 1 - math.floor(math.log10(value)))
 
 
 def quantise_ca(cost: CaCost) -> CaCost:
     """`cost` with each offset rounded to CA_OFFSET_STEP_US and each capacity and the
-    utilisation coefficient (which policies derive from RTTs) to CA_CAPACITY_DIGITS
-    significant digits (the other fields as they are): the estimators move a little every
-    period, and the switch need not be rewritten for a change the cost's resolution (epsilon,
-    ms-scale terms) cannot tell."""
+    utilisation coefficient (which policies derive from RTTs) to CA_DIGITS significant digits
+    (the other fields as they are): the estimators move a little every period, and the switch
+    need not be rewritten for a change the cost's resolution (epsilon, ms-scale terms) cannot
+    tell."""
     paths = {}
     for pid, p in sorted(cost.paths.items()):
         offset = p.offset_us
         if math.isfinite(offset):
             offset = round(offset / CA_OFFSET_STEP_US) * CA_OFFSET_STEP_US
-        paths[pid] = CaPath(offset_us=offset,
-                            capacity_mbps=significant(p.capacity_mbps, CA_CAPACITY_DIGITS))
-    util = significant(cost.util_coef_us, CA_CAPACITY_DIGITS)
-    return dataclasses.replace(cost, util_coef_us=cost.util_coef_us if util is None else util,
+        capacity = p.capacity_mbps
+        paths[pid] = CaPath(offset_us=offset, capacity_mbps=None if capacity is None
+                            else significant(capacity, CA_DIGITS))
+    return dataclasses.replace(cost, util_coef_us=significant(cost.util_coef_us, CA_DIGITS),
                                paths=paths)
 
 
