@@ -23,7 +23,7 @@ from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.scheduler import Scheduler
-from mpsched.controller.southbound.writes import await_all, delete_all, upsert_all
+from mpsched.controller.southbound.writes import await_all, delete_all, upsert_forwarding
 from mpsched.controller.state import Intent
 from mpsched.controller.stepper import Extra, Stepper
 from mpsched.p4rt.weights import MAX_WEIGHT
@@ -188,7 +188,8 @@ class Operator:
                 t_lock = time.perf_counter()
                 changes = change()
                 t_routes = time.perf_counter()
-                futures = self._submit_each(upsert_all, {sw: c[0] for sw, c in changes.items()})
+                write = functools.partial(upsert_forwarding, pipeline=self.stepper.pipeline)
+                futures = self._submit_each(write, {sw: c[0] for sw, c in changes.items()})
             await_all(futures, self.write_timeout)
             t_new = time.perf_counter()
             with self.lock:

@@ -74,6 +74,6 @@ class EdgeSwitchTest(P4RuntimeTest):
         )
 
     def set_weights(self, weights: dict[int, int], insert: bool = False, class_id: int = 0,
-                    mode: str = "hash", gap_us: int = 0) -> None:
-        entry = self.pipeline.weights(PEER_EDGE, class_id, weights, mode, gap_us)
+                    mode: str = "hash", gap_us: int = 0, syn_copy: bool = False) -> None:
+        entry = self.pipeline.weights(PEER_EDGE, class_id, weights, mode, gap_us, syn_copy)
         (self.client.insert if insert else self.client.modify)(entry)

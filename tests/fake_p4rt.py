@@ -144,7 +144,7 @@ def _actions(b: _Builder) -> None:
     b.action(pl.ACTION_TO_PATHS, [("dst_edge", 8)])
     b.action(pl.ACTION_VIA_PATH, [("dst_edge", 8), ("path_id", 8)])
     b.action(pl.ACTION_SET_WEIGHTS, [(f"end_{i}", 17) for i in per_path]
-             + [("weighted_paths", 8), ("mode", 8), ("flowlet_gap_us", 32)])
+             + [("weighted_paths", 8), ("mode", 8), ("flowlet_gap_us", 32), ("syn_copy", 8)])
     b.action(pl.ACTION_SET_CLASS, [("class_id", 8)])
     b.action(pl.ACTION_SET_MVQS, [(f"{n}_{i}", 32) for n in pl.MVQS_PARAMS for i in per_path])
     b.action(pl.ACTION_SET_PATH_PORT, [("port", 9)])
@@ -239,6 +239,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.lock = threading.Lock()
         self.config: p4runtime_pb2.ForwardingPipelineConfig | None = None
         self.entries: dict[tuple[int, bytes], p4runtime_pb2.TableEntry] = {}
+        self.clone_sessions: dict[int, p4runtime_pb2.CloneSessionEntry] = {}
         self.counters: dict[int, dict[int, tuple[int, int]]] = {}
         self.writes = 0
         self.digests: dict[int, p4runtime_pb2.DigestEntry] = {}
@@ -261,6 +262,7 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
             self.pipeline_pushes += 1
             self.config = request.config
             self.entries.clear()
+            self.clone_sessions.clear()
             self.digests.clear()
         return p4runtime_pb2.SetForwardingPipelineConfigResponse()
 
@@ -279,8 +281,25 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
         with self.lock:
             self.config = None
             self.entries.clear()
+            self.clone_sessions.clear()
             self.digests.clear()
             self.counters.clear()
+
+    def _clone_session(self, update) -> p4runtime_pb2.Error:
+        """A clone session's INSERT (ALREADY_EXISTS if held) or MODIFY (NOT_FOUND if not),
+        as BMv2's replication engine answers; held in `clone_sessions` (id -> entry)."""
+        entry = update.entity.packet_replication_engine_entry.clone_session_entry
+        exists = entry.session_id in self.clone_sessions
+        if update.type == p4runtime_pb2.Update.INSERT and exists:
+            return p4runtime_pb2.Error(canonical_code=code_pb2.ALREADY_EXISTS,
+                                       message="session exists")
+        if update.type != p4runtime_pb2.Update.INSERT and not exists:
+            return p4runtime_pb2.Error(canonical_code=code_pb2.NOT_FOUND, message="no session")
+        if update.type == p4runtime_pb2.Update.DELETE:
+            del self.clone_sessions[entry.session_id]
+        else:
+            self.clone_sessions[entry.session_id] = entry
+        return p4runtime_pb2.Error(canonical_code=code_pb2.OK)
 
     def Write(self, request, context):  # noqa: N802
         errors, failed = [], False
@@ -291,6 +310,11 @@ class FakeP4Runtime(p4runtime_pb2_grpc.P4RuntimeServicer):
                     digest = update.entity.digest_entry
                     self.digests[digest.digest_id] = digest
                     errors.append(p4runtime_pb2.Error(canonical_code=code_pb2.OK))
+                    continue
+                if update.entity.HasField("packet_replication_engine_entry"):
+                    err = self._clone_session(update)
+                    failed |= err.canonical_code != code_pb2.OK
+                    errors.append(err)
                     continue
                 entry = update.entity.table_entry
                 key = (entry.table_id, b"".join(m.SerializeToString() for m in entry.match))

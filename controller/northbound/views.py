@@ -133,6 +133,7 @@ class PlacementView(View):
     weights: dict[str, int]
     mode: str
     flowlet_gap_us: int
+    syn_copy: bool
     ca: FreeForm | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
@@ -345,6 +346,7 @@ def placement_view(pl: Placement | None) -> PlacementView | None:
         weights={str(p): w for p, w in pl.weights},
         mode=pl.mode,
         flowlet_gap_us=pl.flowlet_gap_us,
+        syn_copy=pl.syn_copy,
         ca=None if pl.ca is None else ca_dict(pl.ca),
     )
 

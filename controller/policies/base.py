@@ -173,6 +173,7 @@ class Decision:
     reason: str  # one human-readable line: why these weights
     vq: dict[int, VqPathParams] = field(default_factory=dict)  # mode VQ only
     ca: CaCost | None = None  # mode CA only (None in mode CA: the switch's all-zero no_ca)
+    syn_copy: bool = False  # a TCP SYN also goes, as a copy, onto another usable path
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,10 @@ class CaParams:
             "doc": "offset = this * base one-way delay above the fastest path's (0: none)",
         },
     )
+    syn_copy: bool = field(
+        default=False,
+        metadata={"doc": "a TCP SYN (or SYN-ACK) also goes, as a copy, onto another usable path"},
+    )
 
 
 @register
@@ -265,7 +269,8 @@ class CongestionAware(Policy[CaParams]):
             paths=ca_paths,
         )
         if not alive:
-            return dataclasses.replace(no_alive_decision(paths, Mode.CA), ca=cost)
+            return dataclasses.replace(no_alive_decision(paths, Mode.CA), ca=cost,
+                                       syn_copy=p.syn_copy)
         scores = {s.path_id: live_cost(s, cost) for s in paths}
         weights = {s.path_id: 1.0 if s.alive else 0.0 for s in paths}
         unmeasured = sorted(s.path_id for s in alive if s.path_id not in base)
@@ -282,4 +287,5 @@ class CongestionAware(Policy[CaParams]):
                 f"{[s.path_id for s in alive]}; {why}; est_cost_us {fmt_scores(scores, 6)}"
             ),
             ca=cost,
+            syn_copy=p.syn_copy,
         )

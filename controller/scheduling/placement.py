@@ -33,6 +33,7 @@ class Placement:
     flowlet_gap_us: int
     vq: tuple[tuple[int, tuple[int, int, int, int]], ...] = ()  # mode vq: path -> params
     ca: CaCost | None = None  # mode ca: the cost the switch computes
+    syn_copy: bool = False  # a SYN's copy onto another usable path (Decision.syn_copy)
 
     def weight_map(self) -> dict[int, int]:
         return dict(self.weights)
@@ -104,7 +105,7 @@ def place(
         gap = 0  # unused by hash and rr: no rewrites when the delays move
     elif gap == 0:
         gap = auto_gap_us(paths, [p for p, w in q.items() if w > 0])
-    return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq, ca)
+    return Placement(tuple(sorted(q.items())), Mode(d.mode).value, gap, vq, ca, d.syn_copy)
 
 
 def withdrawn(pl: Placement, keep: Container[int], admin_down: Container[int]) -> Placement | None:

@@ -39,7 +39,11 @@ from mpsched.controller.southbound.counters import (
     path_samples,
 )
 from mpsched.controller.southbound.digests import ReportHost, drain_reports
-from mpsched.controller.southbound.forwarding import forwarding_entries, peers_and_paths
+from mpsched.controller.southbound.forwarding import (
+    copy_sessions,
+    forwarding_entries,
+    peers_and_paths,
+)
 from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import check_members, check_rtt_members
 from mpsched.controller.telemetry.estimators import REPORT_BATCH_MAX, TelemetryConfig
@@ -269,6 +273,9 @@ class SwitchAgent(threading.Thread):
             client.set_pipeline(self.bmv2_json, cookie)
             client.insert(*desired)
             self.programmed = Programming("pushed", f"{len(desired)} entries", time.time())
+        # where a SYN's copy leaves (forwarding.copy_sessions); written again on a reconcile,
+        # as the replication engine's sessions are not read back
+        client.write_clone_sessions(copy_sessions(self.pipeline, desired))
         log.info("%s: pipeline %s (%s)", self.sw.name, *self.programmed.as_tuple())
         _, members = self.pipeline.path_report_digest()
         check_members(members)

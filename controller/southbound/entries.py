@@ -26,15 +26,15 @@ def change_entries(pipeline: Pipeline, change: Change, dst_edge: int) -> list[Ta
     if pl.ca is not None and (old is None or old.ca != pl.ca):
         fixed = ca_fixed_point(pl.ca, pipeline.max_paths, pipeline.ca_units)
         entries.append(pipeline.ca_params(dst_edge, change.class_id, fixed))
-    if old is None or (old.weights, old.mode, old.flowlet_gap_us) != (
+    if old is None or (old.weights, old.mode, old.flowlet_gap_us, old.syn_copy) != (
         pl.weights,
         pl.mode,
         pl.flowlet_gap_us,
+        pl.syn_copy,
     ):
         entries.append(
-            pipeline.weights(
-                dst_edge, change.class_id, pl.weight_map(), pl.mode, pl.flowlet_gap_us
-            )
+            pipeline.weights(dst_edge, change.class_id, pl.weight_map(), pl.mode,
+                             pl.flowlet_gap_us, pl.syn_copy)
         )
     return entries
 

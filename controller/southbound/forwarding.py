@@ -10,7 +10,8 @@ ports), plus the `transit_nexthop` entries of the other pairs' paths that cross 
 an edge may be a transit hop); a transit switch gets only those (`fabric_entries`).
 
 The agent (southbound/agent.py) writes these with the scheduler's entries on every
-(re)programming.
+(re)programming, and with them the clone sessions of its path next hops (`copy_sessions`:
+where a SYN's copy leaves, p4src/include/path_select.p4).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.fabric.ports import HopKey
 from mpsched.netcfg import NetCfg, SwitchCfg
-from mpsched.p4rt.client import TableEntry
-from mpsched.p4rt.pipeline import Pipeline
+from mpsched.p4rt.client import CloneSession, TableEntry
+from mpsched.p4rt.pipeline import TABLE_NEXTHOP, Pipeline
 
 
 def peers_and_paths(net: NetCfg, sw: SwitchCfg) -> tuple[list[int], list[int]]:
@@ -32,6 +33,20 @@ def peers_and_paths(net: NetCfg, sw: SwitchCfg) -> tuple[list[int], list[int]]:
         return [net.peer_edge(sw)], [p.id for p in sw.paths]
     peers = net.peer_edges(sw)
     return peers, (net.path_ids() if peers else [])
+
+
+def copy_sessions(pipeline: Pipeline, entries: Sequence[TableEntry]) -> list[CloneSession]:
+    """The clone session of each `path_nexthop` entry among `entries`: a SYN's copy onto
+    path p towards edge e leaves on the port path p towards e leaves on."""
+    sessions = []
+    for e in entries:
+        if e.table != TABLE_NEXTHOP or e.is_default:
+            continue
+        dst, pid, port = e.match["dst_edge"], e.match["path_id"], e.params["port"]
+        if not (isinstance(dst, int) and isinstance(pid, int) and isinstance(port, int)):
+            raise ValueError(f"path_nexthop entry without integer keys and port: {e}")
+        sessions.append(pipeline.copy_session(dst, pid, port))
+    return sessions
 
 
 def telemetry_entries(

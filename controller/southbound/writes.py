@@ -1,7 +1,8 @@
 """P4Runtime writes of the controller's changes, and waiting for the switches' answers.
 
 The scheduler's entries are MODIFYs of entries every programmed switch has (`upsert_all`
-INSERTs, in one more Write, any it lacks); subflow pins come and go (`write_pins`). A change
+INSERTs, in one more Write, any it lacks); a re-route's next hops go with their clone
+sessions (`upsert_forwarding`); subflow pins come and go (`write_pins`). A change
 goes to each switch as one job of its agent (southbound/agent.py); `await_all` waits for
 them and names every switch that did not acknowledge.
 """
@@ -13,7 +14,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 
 from mpsched.controller.errors import UnavailableError
+from mpsched.controller.southbound.forwarding import copy_sessions
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,14 @@ def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
         client.modify(*entries)
     except P4RuntimeError as error:
         _retry_failed(client, entries, error, "NOT_FOUND", insert_all)
+
+
+def upsert_forwarding(client: P4RuntimeClient, entries: list[TableEntry],
+                      pipeline: Pipeline) -> None:
+    """`upsert_all`, then the clone sessions of the path next hops among `entries`
+    (forwarding.copy_sessions: a moved path's SYN copies leave on its new port)."""
+    upsert_all(client, entries)
+    client.write_clone_sessions(copy_sessions(pipeline, entries))
 
 
 def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:

@@ -17,11 +17,13 @@ import grpc
 from p4.v1 import p4runtime_pb2
 
 from mpsched.p4rt.messages import (
+    CloneSession,
     CounterValue,
     MatchValue,
     P4RuntimeError,
     TableEntry,
     Value,
+    clone_session_entity,
     decode_digest,
     encode_value,
     packet_out_message,
@@ -34,7 +36,8 @@ from mpsched.p4rt.reconcile import Diff, config_cookie, diff
 from mpsched.p4rt.session import Session
 
 __all__ = [
-    "CounterValue", "MatchValue", "P4RuntimeClient", "P4RuntimeError", "TableEntry", "Value",
+    "CloneSession", "CounterValue", "MatchValue", "P4RuntimeClient", "P4RuntimeError",
+    "TableEntry", "Value",
     "encode_value", "param_value",
 ]  # fmt: skip
 
@@ -150,6 +153,21 @@ class P4RuntimeClient(Session):
 
     def delete(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.DELETE, entries))
+
+    def write_clone_sessions(self, sessions: Iterable[CloneSession]) -> None:
+        """INSERT the clone sessions in one Write; those the switch has already (a switch
+        reconciled, a re-route: ALREADY_EXISTS) then go in one MODIFY."""
+        wanted = list(sessions)
+        if not wanted:
+            return
+        try:
+            self.write((p4runtime_pb2.Update.INSERT, clone_session_entity(s)) for s in wanted)
+        except P4RuntimeError as error:
+            failed = error.failed_updates()
+            if failed is None or set(failed.values()) != {"ALREADY_EXISTS"}:
+                raise
+            self.write((p4runtime_pb2.Update.MODIFY, clone_session_entity(wanted[i]))
+                       for i in sorted(failed))
 
     # -- packet I/O ------------------------------------------------------
 

@@ -82,6 +82,24 @@ class TableEntry:
     is_default: bool = False
 
 
+@dataclass(frozen=True)
+class CloneSession:
+    """A clone session of the switch's packet replication engine (P4Runtime
+    CloneSessionEntry): what is cloned to `session_id` leaves on `port` (one replica)."""
+
+    session_id: int
+    port: int
+
+
+def clone_session_entity(session: CloneSession) -> p4runtime_pb2.Entity:
+    """The Write entity of `session` (replica instance 1)."""
+    entity = p4runtime_pb2.Entity()
+    entry = entity.packet_replication_engine_entry.clone_session_entry
+    entry.session_id = session.session_id
+    entry.replicas.add(egress_port=session.port, instance=1)
+    return entity
+
+
 class CounterValue(NamedTuple):
     """A counter cell's packets and bytes (a tuple: a fabric's poll builds thousands)."""
 

@@ -22,7 +22,7 @@ from mpsched.p4profiles import (
     FEATURE_MPTCP,
     FEATURE_RTT_MONITOR,
 )
-from mpsched.p4rt.client import CounterValue, MatchValue, TableEntry
+from mpsched.p4rt.client import CloneSession, CounterValue, MatchValue, TableEntry
 from mpsched.p4rt.p4info import P4Info, P4InfoError
 from mpsched.p4rt.weights import bucket_ends
 
@@ -147,6 +147,7 @@ ANNOTATION_PORTS = "ports"
 PORT_CPU = "cpu_port"
 PORT_PROBE = "probe_port"
 PATH_FLAG_PROBE = 0x01  # path_tag_t.flags of probes
+PATH_FLAG_COPY = 0x02  # path_tag_t.flags of a SYN's copy (syn_copy): delivered, not measured
 # A probe as the agent sends it (after the packet_out header): Ethernet with
 # ether type 0 (the tag's next_type: nothing the switch parses follows) and a
 # 4-byte body; on the wire 14 + 14 + 4 bytes (padded to 60 by the NIC or not).
@@ -354,7 +355,7 @@ class Pipeline:
         # edge ids 1..max_edges (p4src/include/sizes.p4: one next hop per (edge, path))
         self.max_edges = p4info.table_size(TABLE_NEXTHOP) // self.max_paths
         self.weight_params = [f"end_{i}" for i in range(1, self.max_paths + 1)]
-        for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us"):
+        for name in (*self.weight_params, "weighted_paths", "mode", "flowlet_gap_us", "syn_copy"):
             p4info.action_param(ACTION_SET_WEIGHTS, name)
         # the per-(edge, path) counters hold every cell of edge_path_index
         cells = self.edge_path_index(self.max_edges, self.max_paths) + 1
@@ -560,11 +561,14 @@ class Pipeline:
         weights: Mapping[int, int],
         mode: str = "hash",
         flowlet_gap_us: int = 0,
+        syn_copy: bool = False,
     ) -> TableEntry:
         """The placement entry of a class towards edge dst_edge: weights maps path id
         (1-based, dst_edge's paths) -> weight;
-        mode one of self.modes ("hash", "flowlet", "rr", "vq", "ca"); the flowlet gap in µs.
-        Mode "ca" without the congestion feature raises FeatureAbsentError."""
+        mode one of self.modes ("hash", "flowlet", "rr", "vq", "ca"); the flowlet gap in µs;
+        syn_copy: a TCP SYN also goes, as a copy, onto another usable path (the clone
+        sessions of `copy_session`). Mode "ca" without the congestion feature raises
+        FeatureAbsentError."""
         if mode == MODE_CA:
             self._require(FEATURE_CONGESTION, f'mode "{MODE_CA}"')
         unknown = [p for p in weights if not 1 <= p <= self.max_paths]
@@ -583,7 +587,15 @@ class Pipeline:
         )
         params["mode"] = self.modes[mode]
         params["flowlet_gap_us"] = flowlet_gap_us
+        params["syn_copy"] = int(syn_copy)
         return TableEntry(TABLE_WEIGHTS, key, ACTION_SET_WEIGHTS, params)
+
+    def copy_session(self, dst_edge: int, path_id: int, port: int) -> CloneSession:
+        """The clone session through which a SYN's copy leaves on path `path_id` towards edge
+        `dst_edge` (its port, as path_nexthop's): session id edge_path_index(dst_edge,
+        path_id), the EDGE_PATH cell the egress clones to (p4src/include/ingress.p4)."""
+        return CloneSession(self.edge_path_index(self._edge(dst_edge), self._path(path_id)),
+                            port)
 
     def traffic_class(
         self,

@@ -151,6 +151,17 @@ DROP_REASONS(DROP_REASON_CONST, )
 
 // Path tag flags (path_tag_t.flags).
 const bit<8> PATH_FLAG_PROBE = 1;
+// A copy of a connection's opening packet (TCP SYN, SYN-ACK) sent onto a
+// second path (path_select.p4, syn_copy); the far edge delivers it without
+// measuring it (ingress.p4).
+const bit<8> PATH_FLAG_COPY = 2;
+// The field list of the E2E clone that makes the copy: copy_path
+// (headers.p4, local_metadata_t).
+#define COPY_FIELD_LIST 1
+// standard_metadata.instance_type as BMv2's simple_switch sets it: an
+// original packet, and a clone made at the end of the egress (E2E).
+const bit<32> PKT_INSTANCE_TYPE_NORMAL = 0;
+const bit<32> PKT_INSTANCE_TYPE_EGRESS_CLONE = 2;
 // The CPU port of simple_switch_grpc (--cpu-port): P4Runtime PacketOuts
 // arrive on it.
 #define CPU_PORT_NUMBER 255

@@ -211,6 +211,12 @@ struct local_metadata_t {
     bool       subflow_pinned; // mptcp.p4: a subflow pin chose path_id
     edge_id_t  my_edge;      // this switch's edge id (edge_config.p4; 0: none, transit only)
     edge_id_t  dst_edge;     // the route's (or probe's) destination edge (0: none)
+    // path_select.p4: the path a copy of this packet (a SYN of a class with
+    // syn_copy) takes too, 0: none; the egress clones it there (ingress.p4)
+    @field_list(COPY_FIELD_LIST)
+    path_id_t  copy_path;
+    bool       tag_copy;     // the arriving tag is a copy's (PATH_FLAG_COPY): delivered, not
+                             // measured (ingress.p4)
 }
 
 // Per-path telemetry digest of the egress edge switch (receiver

@@ -160,7 +160,16 @@ control MpIngress(inout headers_t hdr,
         } else {
             if (hdr.path_tag.isValid()) {
                 bool probe = (hdr.path_tag.flags & PATH_FLAG_PROBE) != 0;
-                path_monitor.apply(hdr, meta, std_meta);
+                meta.tag_copy = (hdr.path_tag.flags & PATH_FLAG_COPY) != 0;
+                if (meta.tag_copy) {
+                    // A SYN's copy (path_select.p4, syn_copy): its tag carries the
+                    // sequence number and time stamp of the original's path, so it
+                    // must not enter this path's measurement; only popped.
+                    hdr.ethernet.ether_type = hdr.path_tag.next_type;
+                    hdr.path_tag.setInvalid();
+                } else {
+                    path_monitor.apply(hdr, meta, std_meta);
+                }
                 if (probe) {
                     // Probes end here: liveness and path_monitor updated.
                     mark_to_drop(std_meta);
@@ -196,7 +205,8 @@ control MpIngress(inout headers_t hdr,
         // TCP data placed onto a path, or coming back from one to a host:
         // RTT, retransmissions, bytes in flight (rtt_monitor.p4).
 #ifndef NO_RTT_MONITOR
-        if (hdr.tcp.isValid() && (meta.on_path || (meta.from_fabric && !meta.to_paths))) {
+        if (hdr.tcp.isValid() && !meta.tag_copy &&
+                (meta.on_path || (meta.from_fabric && !meta.to_paths))) {
             meta.rtt_path_id = 0;
             rtt_monitor.apply(hdr, meta, std_meta);
         }
@@ -212,6 +222,22 @@ control MpEgress(inout headers_t hdr,
 
     apply {
         port_counters.apply(std_meta);
+        // The copy of a SYN (path_select.p4, syn_copy): the original, tagged
+        // for its path, is cloned after this pipeline (E2E) to the clone
+        // session of (destination edge, copy path), whose one replica leaves
+        // on that path's port (the controller keeps the sessions in step with
+        // path_nexthop); the clone passes here again and takes the copy
+        // path's id and the COPY flag. Only SYNs pay for more than the first
+        // condition.
+        if (meta.copy_path != 0) {
+            if (std_meta.instance_type == PKT_INSTANCE_TYPE_NORMAL) {
+                clone_preserving_field_list(CloneType.E2E,
+                    (bit<32>)EDGE_PATH(meta.dst_edge, meta.copy_path), COPY_FIELD_LIST);
+            } else if (std_meta.instance_type == PKT_INSTANCE_TYPE_EGRESS_CLONE) {
+                hdr.path_tag.path_id = meta.copy_path;
+                hdr.path_tag.flags = hdr.path_tag.flags | PATH_FLAG_COPY;
+            }
+        }
     }
 }
 

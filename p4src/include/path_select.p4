@@ -81,6 +81,8 @@ header path_select_vars_t {
     path_id_t      q;           // round robin: candidate
     path_id_t      next;        // round robin: choice
     bit<16>        spread;      // failover: hash or random draw
+    bit<8>         syn_copy;    // the class's placement: 1 = copy SYNs onto a second path
+    bit<8>         others;      // usable paths other than the chosen one (the copy's)
 #if MAX_PATHS <= 4
     bit<4>         pad;         // BMv2 wants headers of whole bytes
 #endif
@@ -151,14 +153,18 @@ control PathSelect(inout headers_t hdr,
 
     // The placement of a class: cumulative bucket ends end_i (0..65536,
     // non-decreasing), the paths with a weight (bit i-1: end_i > end_{i-1};
-    // the controller derives both from the same weights), the mode, and the
+    // the controller derives both from the same weights), the mode, the
     // idle gap (µs) after which a flow's next packet starts a new flowlet
-    // (FLOWLET and VQ modes).
+    // (FLOWLET and VQ modes), and syn_copy: 1 = a TCP SYN (or SYN-ACK) also
+    // goes, as a copy, onto another usable path (below), so that a drop on
+    // one path does not cost the connection a retransmission timeout of 1 s
+    // (RFC 6298 §2.1's initial RTO, which Linux keeps for SYNs).
     action set_weights(bit<17> end_1, bit<17> end_2, bit<17> end_3, bit<17> end_4,
 #if MAX_PATHS > 4
                        bit<17> end_5, bit<17> end_6, bit<17> end_7, bit<17> end_8,
 #endif
-                       bit<8> weighted_paths, policy_mode_t mode, bit<32> flowlet_gap_us) {
+                       bit<8> weighted_paths, policy_mode_t mode, bit<32> flowlet_gap_us,
+                       bit<8> syn_copy) {
         v.bound_1 = end_1;
         v.bound_2 = end_2;
         v.bound_3 = end_3;
@@ -172,6 +178,7 @@ control PathSelect(inout headers_t hdr,
         v.weighted = weighted_paths;
         v.class_mode = mode;
         v.gap = (timestamp_t)flowlet_gap_us;
+        v.syn_copy = syn_copy;
     }
 
     // No weights for this class: no path can be chosen.
@@ -189,6 +196,7 @@ control PathSelect(inout headers_t hdr,
         v.weighted = 0;
         v.class_mode = policy_mode_t.HASH;
         v.gap = 0;
+        v.syn_copy = 0;
     }
 
     // Purpose: the weights, mode and flowlet gap of each traffic class
@@ -398,6 +406,33 @@ control PathSelect(inout headers_t hdr,
             if (flowlets) {
                 flowlet_ts.write(v.slot, v.now);
                 flowlet_path.write(v.slot, meta.path_id);
+            }
+            // A SYN of a class with syn_copy: its copy takes the first usable
+            // path after the chosen one (cyclically over 1..MAX_PATHS), none
+            // when no other path is usable; the egress makes the copy
+            // (ingress.p4). Only SYNs pay for these conditions.
+            if (v.syn_copy != 0 && hdr.tcp.isValid() && (hdr.tcp.flags & TCP_FLAG_SYN) != 0 &&
+                    meta.path_id >= 1 && meta.path_id <= MAX_PATHS) {
+                v.others = v.usable & ~(8w1 << (meta.path_id - 1));
+                v.q = meta.path_id;
+                v.next = 0;
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+#if MAX_PATHS > 4
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+                if (v.q >= MAX_PATHS) { v.q = 1; } else { v.q = v.q + 1; }
+                if (v.next == 0 && (v.others & (8w1 << (v.q - 1))) != 0) { v.next = v.q; }
+#endif
+                meta.copy_path = v.next;
             }
         }
         // A pinned path id outside 1..MAX_PATHS, or a route's edge outside

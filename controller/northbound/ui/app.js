@@ -354,7 +354,8 @@ function caText(ca) {
 function placementText(c) {
   return Object.entries(c.placement || {}).map(([sw, pl]) => !pl ? `${sw}: –`
     : `${sw}: ${pl.mode} ` + Object.entries(pl.weights).map(([p, w]) => `${p}:${w}`).join(" ")
-      + ` gap ${pl.flowlet_gap_us} µs` + (pl.ca ? caText(pl.ca) : "")).join("\n");
+      + ` gap ${pl.flowlet_gap_us} µs` + (pl.syn_copy ? " SYN copies" : "")
+      + (pl.ca ? caText(pl.ca) : "")).join("\n");
 }
 
 function policyForm(id) {

@@ -90,6 +90,16 @@ def _ends(server, p4info) -> list[int]:
     return [param_value(entry, p.id) for p in p4info.action_params(ACTION_SET_WEIGHTS)]
 
 
+def _sessions(server, p4info) -> dict[tuple[int, int], int]:
+    """The switch's clone sessions: (edge, path) of the session id -> its replica's port."""
+    pipeline = Pipeline(p4info)
+    cells = {pipeline.edge_path_index(e, p): (e, p)
+             for e in range(1, pipeline.max_edges + 1)
+             for p in range(1, pipeline.max_paths + 1)}
+    return {cells[sid]: s.replicas[0].egress_port
+            for sid, s in server.servicer.clone_sessions.items()}
+
+
 def _one_switch_controller(server, p4info, tmp_path) -> Controller:
     """A controller (not started) for s1 of `_net`, on the fake server."""
     json_file = tmp_path / "p.json"
@@ -111,6 +121,7 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
         tables = {p4info.table_id(TABLE_ROUTE), p4info.table_id(TABLE_NEXTHOP)}
         assert sum(1 for tid, _ in server.servicer.entries if tid in tables) == 3
         assert _ends(server, p4info)[:2] == [32768, 65536]
+        assert _sessions(server, p4info) == {(2, 1): 2, (2, 2): 3}
         # s1's path 1 towards its peer, edge 2 (the counters are per (peer edge, path))
         cell = Pipeline(p4info).edge_path_index(2, 1)
         server.servicer.counters[p4info.counter_id(COUNTER_TX)] = {cell: (5, 5000), 1: (9, 9)}
@@ -129,6 +140,7 @@ def test_controller_programs_polls_and_reprograms_after_restart(server, p4info, 
         assert _ends(server, p4info)[:2] == [65536, 65536]
         assert server.servicer.pipeline_pushes == 2
         assert ctl.agents[0].programmed.how == "pushed"
+        assert _sessions(server, p4info) == {(2, 1): 2, (2, 2): 3}
     finally:
         ctl.stop()
 

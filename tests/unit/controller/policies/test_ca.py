@@ -204,6 +204,17 @@ def test_ca_policy_falls_back_to_rtt_min_and_scales():
     assert {p.offset_us for p in flat.ca.paths.values()} == {0.0}
 
 
+def test_ca_policy_copies_syns_only_when_asked():
+    paths = [PathState(1, True), PathState(2, True)]
+    assert make_policy("ca").decide(paths, 0.0).syn_copy is False
+    assert make_policy("ca", {"syn_copy": True}).decide(paths, 0.0).syn_copy is True
+    dead = [PathState(1, False), PathState(2, False)]
+    assert make_policy("ca", {"syn_copy": True}).decide(dead, 0.0).syn_copy is True
+    with pytest.raises(FieldError) as err:
+        make_policy("ca", {"syn_copy": 1})
+    assert err.value.field == "params.syn_copy"
+
+
 def test_ca_policy_unmeasured_and_no_alive():
     d = make_policy("ca").decide([PathState(1, True), PathState(2, True)], 0.0)
     assert d.weights == {1: 1.0, 2: 1.0}

@@ -88,3 +88,9 @@ def test_a_reroute_withdraws_the_weight_of_the_vanished_paths_only():
     # the only weighted path vanished: equal over the kept ones not administratively down
     only = withdrawn(Placement(((1, 255), (2, 0), (3, 0)), "hash", 0), {2, 3}, {3})
     assert only is not None and only.weights == ((1, 0), (2, 255), (3, 0))
+
+
+def test_the_decisions_syn_copy_is_the_placements():
+    assert place(klass(), decision(Mode.CA), PATHS, PATH_IDS, set()).syn_copy is False
+    pl = place(klass(), decision(Mode.CA, syn_copy=True), PATHS, PATH_IDS, set())
+    assert pl.syn_copy is True

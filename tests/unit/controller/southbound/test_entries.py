@@ -66,3 +66,14 @@ def test_a_removed_class_takes_its_weights_mvqs_and_ca_entries():
         TABLE_WEIGHTS, TABLE_MVQS, TABLE_CA,
         TABLE_WEIGHTS, TABLE_MVQS, TABLE_CA,
     ]
+
+
+def test_syn_copy_is_part_of_the_weights_entry():
+    """A placement that starts or stops copying SYNs rewrites its weights entry, whose
+    syn_copy parameter says which."""
+    copying = Placement(WCMP.weights, "hash", 0, syn_copy=True)
+    (entry,) = change_entries(PIPELINE, Change("s1", 0, copying, WCMP), 2)
+    assert entry.table == TABLE_WEIGHTS and entry.params["syn_copy"] == 1
+    (entry,) = change_entries(PIPELINE, Change("s1", 0, WCMP, copying), 2)
+    assert entry.params["syn_copy"] == 0
+    assert change_entries(PIPELINE, Change("s1", 0, copying, copying), 2) == []

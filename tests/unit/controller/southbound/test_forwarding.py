@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mpsched.controller.southbound.forwarding import forwarding_entries
+from mpsched.controller.southbound.forwarding import copy_sessions, forwarding_entries
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.p4rt.pipeline import TABLE_LIVENESS_CONFIG, TABLE_NEXTHOP, TABLE_ROUTE
 from tests.unit.controller.fakes import two_edges
@@ -55,3 +55,17 @@ def test_the_peers_and_path_ids_of_a_switch():
     net = fabric()
     assert peers_and_paths(net, net.switch("leaf3")) == ([1, 2], [1, 2])
     assert peers_and_paths(net, net.switch("spine2")) == ([], [])
+
+
+def test_each_path_next_hop_has_its_clone_session():
+    """A SYN's copy onto path p towards edge e leaves where path p towards e does: session
+    edge_path_index(e, p), the port of its path_nexthop entry; nothing else has a session."""
+    net, pl = two_edges(), pipeline()
+    sw = net.switches[0]
+    entries = forwarding_entries(pl, net, sw)
+    sessions = copy_sessions(pl, entries)
+    peer = net.peer_edge(sw)
+    assert {s.session_id: s.port for s in sessions} == {
+        pl.edge_path_index(peer, p.id): p.port for p in sw.paths}
+    assert len(sessions) == 2
+    assert copy_sessions(pl, [e for e in entries if e.table != TABLE_NEXTHOP]) == []

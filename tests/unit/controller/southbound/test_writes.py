@@ -13,9 +13,10 @@ from mpsched.controller.southbound.writes import (
     delete_all,
     insert_all,
     upsert_all,
+    upsert_forwarding,
     write_pins,
 )
-from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, param_value
+from mpsched.p4rt.client import CloneSession, P4RuntimeClient, P4RuntimeError, param_value
 from mpsched.p4rt.p4info import decode_uint
 from mpsched.p4rt.pipeline import ACTION_SET_PATH_PORT, TABLE_NEXTHOP, Pipeline
 
@@ -141,3 +142,34 @@ def test_await_all_names_every_switch_that_failed_or_timed_out():
     with pytest.raises(UnavailableError) as raised:
         await_all({"s1": ok, "s2": bad, "s3": slow}, timeout=0.05)
     assert str(raised.value) == "s3: timed out; s2: s2 is down"
+
+
+def _ports(servicer) -> dict[int, int]:
+    return {sid: s.replicas[0].egress_port for sid, s in servicer.clone_sessions.items()}
+
+
+def test_clone_sessions_are_inserted_or_else_modified(fake):
+    """One Write when every session is new; the ones the switch holds already go in one
+    more Write as MODIFYs (a reconciled switch, a re-route), the others as they were."""
+    client, servicer = fake
+    before = servicer.writes
+    client.write_clone_sessions([CloneSession(11, 2), CloneSession(12, 3)])
+    assert servicer.writes - before == 1
+    client.write_clone_sessions([CloneSession(12, 4), CloneSession(13, 5)])
+    assert servicer.writes - before == 3
+    assert _ports(servicer) == {11: 2, 12: 4, 13: 5}
+    client.write_clone_sessions([])
+    assert servicer.writes - before == 3
+
+
+def test_a_reroutes_next_hops_move_their_clone_sessions(fake, p4info):
+    """upsert_forwarding writes the next hops and, for each, the clone session of its
+    (edge, path) with its port; other entries have no session."""
+    client, servicer = fake
+    pipeline = Pipeline(p4info)
+    upsert_forwarding(client, [*_nexthops(p4info, {1: 2, 2: 3}), pipeline.report_config(1, 0)],
+                      pipeline=pipeline)
+    upsert_forwarding(client, _nexthops(p4info, {2: 7}), pipeline=pipeline)
+    assert _held(client) == {1: 2, 2: 7}
+    assert _ports(servicer) == {pipeline.edge_path_index(2, 1): 2,
+                                pipeline.edge_path_index(2, 2): 7}
