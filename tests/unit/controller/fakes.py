@@ -29,11 +29,13 @@ def two_edges() -> NetCfg:
 
 
 class FakeClient:
-    """Records the writes of jobs; `fail` makes every write raise it."""
+    """Records the writes of jobs (table entries in `calls`, clone sessions in `sessions`);
+    `fail` makes every write raise it."""
 
     def __init__(self, fail: Exception | None = None) -> None:
         self.fail = fail
         self.calls: list[tuple] = []
+        self.sessions: list = []
 
     def _write(self, op: str, *entries) -> None:
         if self.fail is not None:
@@ -51,6 +53,11 @@ class FakeClient:
 
     def replace_entries(self, old, new) -> None:
         self._write("replace", tuple(old), tuple(new))
+
+    def write_clone_sessions(self, sessions) -> None:
+        if self.fail is not None:
+            raise self.fail
+        self.sessions += list(sessions)
 
 
 class FakeAgent:

@@ -132,6 +132,10 @@ def test_a_link_down_writes_the_new_routes_first_then_the_placements_then_delete
     # back up: spine2's entries come first (the one write before any placement changes)
     assert [op for op, *_ in calls["spine2"]] == ["modify"]
     assert [op for op, *_ in calls["leaf1"]] == ["modify"]  # its next hops, no policy step
+    # with them, the clone sessions of its returned next hops (where SYN copies leave)
+    leaf1 = next(a for a in op.stepper.agents if a.sw.name == "leaf1")
+    assert {(s.session_id, s.port) for s in leaf1.client.sessions} == {
+        (pl.edge_path_index(2, 2), 3), (pl.edge_path_index(3, 2), 3)}
     # the returned path gets its weight from the control loop: the re-routed pairs are due
     op.stepper.submit(op.keeper.scheduler, 1.0, only_ready=True)
     assert [op for op, *_ in calls["leaf1"]] == ["modify", "modify"]

@@ -15,9 +15,11 @@ from tests.unit.controller.helpers import scheduler
 def test_a_placement_has_ca_only_in_mode_ca():
     hashed = views.placement_view(Placement(((1, 3), (2, 0)), "hash", 0))
     assert views.to_json(hashed) == {"weights": {"1": 3, "2": 0}, "mode": "hash",
-                                     "flowlet_gap_us": 0}
-    ca = views.to_json(views.placement_view(Placement(((1, 3),), "ca", 0, ca=CaCost())))
-    assert list(ca) == ["weights", "mode", "flowlet_gap_us", "ca"]
+                                     "flowlet_gap_us": 0, "syn_copy": False}
+    ca = views.to_json(views.placement_view(Placement(((1, 3),), "ca", 0, ca=CaCost(),
+                                                      syn_copy=True)))
+    assert list(ca) == ["weights", "mode", "flowlet_gap_us", "syn_copy", "ca"]
+    assert ca["syn_copy"] is True
     assert views.placement_view(None) is None
 
 
