@@ -199,7 +199,7 @@ control PathSelect(inout headers_t hdr,
         v.syn_copy = 0;
     }
 
-    // Purpose: the weights, mode and flowlet gap of each traffic class
+    // Purpose: the weights, mode, flowlet gap and syn_copy of each traffic class
     // towards each destination edge (its paths are numbered per edge).
     // Miss: no_weights, the packet is counted at index 0 and dropped.
     table path_weights {

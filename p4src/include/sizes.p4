@@ -22,7 +22,11 @@
 // flow's cell and their sample's cell, path id and edge: four registers of
 // RTT_SLOTS (below) cells, 4 KB each with 4096 slots at 8 bits (the two
 // cells' 8 KB at 16). The feedback's rotation (congestion.p4) keeps an 8-bit
-// cell per (edge, path) and one per edge.
+// cell per (edge, path) and one per edge. SYN copies (path_select.p4) leave
+// through a clone session per (peer edge, path) with a next hop, id
+// EDGE_PATH(edge, path): at most MAX_EDGES x MAX_PATHS sessions (32 by
+// default), one replica each, held by the switch's replication engine, not in
+// the program's registers.
 #ifndef MAX_EDGES
 #define MAX_EDGES 8
 #endif
