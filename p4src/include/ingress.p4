@@ -160,16 +160,10 @@ control MpIngress(inout headers_t hdr,
         } else {
             if (hdr.path_tag.isValid()) {
                 bool probe = (hdr.path_tag.flags & PATH_FLAG_PROBE) != 0;
+                // A SYN's copy (path_select.p4, syn_copy): path_monitor pops its
+                // tag without measuring it.
                 meta.tag_copy = (hdr.path_tag.flags & PATH_FLAG_COPY) != 0;
-                if (meta.tag_copy) {
-                    // A SYN's copy (path_select.p4, syn_copy): its tag carries the
-                    // sequence number and time stamp of the original's path, so it
-                    // must not enter this path's measurement; only popped.
-                    hdr.ethernet.ether_type = hdr.path_tag.next_type;
-                    hdr.path_tag.setInvalid();
-                } else {
-                    path_monitor.apply(hdr, meta, std_meta);
-                }
+                path_monitor.apply(hdr, meta, std_meta);
                 if (probe) {
                     // Probes end here: liveness and path_monitor updated.
                     mark_to_drop(std_meta);

@@ -139,8 +139,10 @@ control PathMonitor(inout headers_t hdr,
         v.setValid();
         v.path_id = hdr.path_tag.path_id;
         // Measure only tags from a fabric port (path_ingress.p4), by the
-        // tag's (src_edge, path_id); the tag is removed in any case.
-        if (meta.from_fabric) {
+        // tag's (src_edge, path_id), and not a SYN's copy (ingress.p4,
+        // tag_copy: its sequence number and time stamp are the original's
+        // path's); the tag is removed in any case.
+        if (meta.from_fabric && !meta.tag_copy) {
             // edge_config.p4 admitted src_edge (1..MAX_EDGES) and path_id
             // (1..MAX_PATHS)
             v.idx = EDGE_PATH(hdr.path_tag.src_edge, v.path_id);
