@@ -36,8 +36,8 @@ class SynCopyTest(FabricTest):
 
     def setUp(self) -> None:
         super().setUp()
-        self.client.write_clone_sessions(
-            self.pipeline.copy_session(PEER_EDGE, pid, port) for pid, port in PATH_PORTS.items())
+        self.client.insert_clone_sessions(
+            *[self.pipeline.copy_session(PEER_EDGE, pid, port) for pid, port in PATH_PORTS.items()])
 
     def sent(self, count: int) -> dict[int, PathTag]:
         """The tags of the next `count` packets onto the paths, by port; then nothing else."""

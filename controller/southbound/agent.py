@@ -46,6 +46,7 @@ from mpsched.controller.southbound.forwarding import (
 )
 from mpsched.controller.southbound.prober import Prober
 from mpsched.controller.southbound.reports import check_members, check_rtt_members
+from mpsched.controller.southbound.writes import insert_sessions
 from mpsched.controller.telemetry.estimators import REPORT_BATCH_MAX, TelemetryConfig
 from mpsched.controller.telemetry.ports import PortMeter, read_at
 from mpsched.controller.telemetry.stats import Sample
@@ -275,7 +276,7 @@ class SwitchAgent(threading.Thread):
             self.programmed = Programming("pushed", f"{len(desired)} entries", time.time())
         # where a SYN's copy leaves (forwarding.copy_sessions); written again on a reconcile,
         # as the replication engine's sessions are not read back
-        client.write_clone_sessions(copy_sessions(self.pipeline, desired))
+        insert_sessions(client, copy_sessions(self.pipeline, desired))
         log.info("%s: pipeline %s (%s)", self.sw.name, *self.programmed.as_tuple())
         _, members = self.pipeline.path_report_digest()
         check_members(members)

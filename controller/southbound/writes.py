@@ -1,8 +1,9 @@
 """P4Runtime writes of the controller's changes, and waiting for the switches' answers.
 
 The scheduler's entries are MODIFYs of entries every programmed switch has (`upsert_all`
-INSERTs, in one more Write, any it lacks); a re-route's next hops go with their clone
-sessions (`upsert_forwarding`); subflow pins come and go (`write_pins`). A change
+INSERTs, in one more Write, any it lacks); clone sessions are INSERTed, or MODIFYd where the
+switch has them (`insert_sessions`), and a re-route's next hops go with theirs
+(`upsert_forwarding`); subflow pins come and go (`write_pins`). A change
 goes to each switch as one job of its agent (southbound/agent.py); `await_all` waits for
 them and names every switch that did not acknowledge.
 """
@@ -12,13 +13,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Future, wait
+from typing import TypeVar
 
 from mpsched.controller.errors import UnavailableError
 from mpsched.controller.southbound.forwarding import copy_sessions
-from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError, TableEntry
+from mpsched.p4rt.client import CloneSession, P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def upsert(client: P4RuntimeClient, entry: TableEntry) -> None:
@@ -41,7 +45,29 @@ def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
     try:
         client.modify(*entries)
     except P4RuntimeError as error:
-        _retry_failed(client, entries, error, "NOT_FOUND", insert_all)
+        _retry_failed(client, entries, error, "NOT_FOUND", insert_all, upsert)
+
+
+def insert_sessions(client: P4RuntimeClient, sessions: list[CloneSession]) -> None:
+    """INSERT the clone sessions in one Write; those the switch has already (a reconciled
+    switch, a re-route: ALREADY_EXISTS) then go in one MODIFY, as `insert_all`."""
+    if not sessions:
+        return
+    try:
+        client.insert_clone_sessions(*sessions)
+    except P4RuntimeError as error:
+        _retry_failed(client, sessions, error, "ALREADY_EXISTS",
+                      lambda c, again: c.modify_clone_sessions(*again), _session_alone)
+
+
+def _session_alone(client: P4RuntimeClient, session: CloneSession) -> None:
+    """INSERT the session, or MODIFY it where it exists."""
+    try:
+        client.insert_clone_sessions(session)
+    except P4RuntimeError as error:
+        if "ALREADY_EXISTS" not in str(error):
+            raise
+        client.modify_clone_sessions(session)
 
 
 def upsert_forwarding(client: P4RuntimeClient, entries: list[TableEntry],
@@ -49,7 +75,7 @@ def upsert_forwarding(client: P4RuntimeClient, entries: list[TableEntry],
     """`upsert_all`, then the clone sessions of the path next hops among `entries`
     (forwarding.copy_sessions: a moved path's SYN copies leave on its new port)."""
     upsert_all(client, entries)
-    client.write_clone_sessions(copy_sessions(pipeline, entries))
+    insert_sessions(client, copy_sessions(pipeline, entries))
 
 
 def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
@@ -61,20 +87,21 @@ def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
         client.insert(*entries)
     except P4RuntimeError as error:
         _retry_failed(client, entries, error, "ALREADY_EXISTS",
-                      lambda c, again: c.modify(*again))
+                      lambda c, again: c.modify(*again), upsert)
 
 
-def _retry_failed(client: P4RuntimeClient, entries: list[TableEntry], error: P4RuntimeError,
-                  code: str, retry: Callable[[P4RuntimeClient, list[TableEntry]], None]) -> None:
+def _retry_failed(client: P4RuntimeClient, entries: list[T], error: P4RuntimeError,
+                  code: str, retry: Callable[[P4RuntimeClient, list[T]], None],
+                  alone: Callable[[P4RuntimeClient, T], None]) -> None:
     """After a batch failed with `error`: `retry` the entries whose update failed with `code`
     in one go, then raise `error` if any other update failed (the others were applied). An
-    error that does not say which updates failed: each entry is upserted alone."""
+    error that does not say which updates failed: each entry is written `alone`."""
     failed = error.failed_updates()
     if failed is None:
         if code not in str(error):
             raise error
         for entry in entries:
-            upsert(client, entry)
+            alone(client, entry)
         return
     again = [entries[i] for i in sorted(failed) if failed[i] == code and i < len(entries)]
     if again:

@@ -154,20 +154,11 @@ class P4RuntimeClient(Session):
     def delete(self, *entries: TableEntry) -> None:
         self.write(self._table_updates(p4runtime_pb2.Update.DELETE, entries))
 
-    def write_clone_sessions(self, sessions: Iterable[CloneSession]) -> None:
-        """INSERT the clone sessions in one Write; those the switch has already (a switch
-        reconciled, a re-route: ALREADY_EXISTS) then go in one MODIFY."""
-        wanted = list(sessions)
-        if not wanted:
-            return
-        try:
-            self.write((p4runtime_pb2.Update.INSERT, clone_session_entity(s)) for s in wanted)
-        except P4RuntimeError as error:
-            failed = error.failed_updates()
-            if failed is None or set(failed.values()) != {"ALREADY_EXISTS"}:
-                raise
-            self.write((p4runtime_pb2.Update.MODIFY, clone_session_entity(wanted[i]))
-                       for i in sorted(failed))
+    def insert_clone_sessions(self, *sessions: CloneSession) -> None:
+        self.write((p4runtime_pb2.Update.INSERT, clone_session_entity(s)) for s in sessions)
+
+    def modify_clone_sessions(self, *sessions: CloneSession) -> None:
+        self.write((p4runtime_pb2.Update.MODIFY, clone_session_entity(s)) for s in sessions)
 
     # -- packet I/O ------------------------------------------------------
 

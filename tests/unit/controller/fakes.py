@@ -54,10 +54,12 @@ class FakeClient:
     def replace_entries(self, old, new) -> None:
         self._write("replace", tuple(old), tuple(new))
 
-    def write_clone_sessions(self, sessions) -> None:
+    def insert_clone_sessions(self, *sessions) -> None:
         if self.fail is not None:
             raise self.fail
-        self.sessions += list(sessions)
+        self.sessions += sessions
+
+    modify_clone_sessions = insert_clone_sessions
 
 
 class FakeAgent:

@@ -12,6 +12,7 @@ from mpsched.controller.southbound.writes import (
     await_all,
     delete_all,
     insert_all,
+    insert_sessions,
     upsert_all,
     upsert_forwarding,
     write_pins,
@@ -153,12 +154,12 @@ def test_clone_sessions_are_inserted_or_else_modified(fake):
     more Write as MODIFYs (a reconciled switch, a re-route), the others as they were."""
     client, servicer = fake
     before = servicer.writes
-    client.write_clone_sessions([CloneSession(11, 2), CloneSession(12, 3)])
+    insert_sessions(client, [CloneSession(11, 2), CloneSession(12, 3)])
     assert servicer.writes - before == 1
-    client.write_clone_sessions([CloneSession(12, 4), CloneSession(13, 5)])
+    insert_sessions(client, [CloneSession(12, 4), CloneSession(13, 5)])
     assert servicer.writes - before == 3
     assert _ports(servicer) == {11: 2, 12: 4, 13: 5}
-    client.write_clone_sessions([])
+    insert_sessions(client, [])
     assert servicer.writes - before == 3
 
 
@@ -173,3 +174,31 @@ def test_a_reroutes_next_hops_move_their_clone_sessions(fake, p4info):
     assert _held(client) == {1: 2, 2: 7}
     assert _ports(servicer) == {pipeline.edge_path_index(2, 1): 2,
                                 pipeline.edge_path_index(2, 2): 7}
+
+
+def test_sessions_fall_back_to_one_at_a_time_when_the_error_names_no_update():
+    """An ALREADY_EXISTS that names no update: each session is INSERTed alone, and MODIFYd
+    where it exists; another error is raised."""
+
+    class Sessions:
+        held = {11}
+        done: list[tuple[str, int]] = []
+
+        def insert_clone_sessions(self, *sessions):
+            if len(sessions) > 1 or sessions[0].session_id in self.held:
+                raise P4RuntimeError("write failed: ALREADY_EXISTS")
+            self.done.append(("insert", sessions[0].session_id))
+
+        def modify_clone_sessions(self, *sessions):
+            self.done += [("modify", s.session_id) for s in sessions]
+
+    stub = Sessions()
+    insert_sessions(stub, [CloneSession(11, 2), CloneSession(12, 3)])
+    assert stub.done == [("modify", 11), ("insert", 12)]
+
+    class Broken(Sessions):
+        def insert_clone_sessions(self, *sessions):
+            raise P4RuntimeError("write failed: RESOURCE_EXHAUSTED")
+
+    with pytest.raises(P4RuntimeError, match="RESOURCE_EXHAUSTED"):
+        insert_sessions(Broken(), [CloneSession(11, 2)])
