@@ -51,13 +51,8 @@ def upsert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
 def insert_sessions(client: P4RuntimeClient, sessions: list[CloneSession]) -> None:
     """INSERT the clone sessions in one Write; those the switch has already (a reconciled
     switch, a re-route: ALREADY_EXISTS) then go in one MODIFY, as `insert_all`."""
-    if not sessions:
-        return
-    try:
-        client.insert_clone_sessions(*sessions)
-    except P4RuntimeError as error:
-        _retry_failed(client, sessions, error, "ALREADY_EXISTS",
-                      lambda c, again: c.modify_clone_sessions(*again), _session_alone)
+    _insert_then_modify(client, sessions, lambda c, s: c.insert_clone_sessions(*s),
+                        lambda c, s: c.modify_clone_sessions(*s), _session_alone)
 
 
 def _session_alone(client: P4RuntimeClient, session: CloneSession) -> None:
@@ -81,17 +76,27 @@ def upsert_forwarding(client: P4RuntimeClient, entries: list[TableEntry],
 def insert_all(client: P4RuntimeClient, entries: list[TableEntry]) -> None:
     """INSERT every entry in one Write; the ones that already exist (a switch reprogrammed
     meanwhile: ALREADY_EXISTS) then go in one MODIFY."""
-    if not entries:
+    _insert_then_modify(client, entries, lambda c, e: c.insert(*e), lambda c, e: c.modify(*e),
+                        upsert)
+
+
+Batch = Callable[[P4RuntimeClient, list[T]], None]
+
+
+def _insert_then_modify(client: P4RuntimeClient, items: list[T], insert: Batch[T],
+                        modify: Batch[T], alone: Callable[[P4RuntimeClient, T], None]) -> None:
+    """`insert` the items in one Write, then `modify` in one more those that exist
+    (ALREADY_EXISTS; `_retry_failed`)."""
+    if not items:
         return
     try:
-        client.insert(*entries)
+        insert(client, items)
     except P4RuntimeError as error:
-        _retry_failed(client, entries, error, "ALREADY_EXISTS",
-                      lambda c, again: c.modify(*again), upsert)
+        _retry_failed(client, items, error, "ALREADY_EXISTS", modify, alone)
 
 
 def _retry_failed(client: P4RuntimeClient, entries: list[T], error: P4RuntimeError,
-                  code: str, retry: Callable[[P4RuntimeClient, list[T]], None],
+                  code: str, retry: Batch[T],
                   alone: Callable[[P4RuntimeClient, T], None]) -> None:
     """After a batch failed with `error`: `retry` the entries whose update failed with `code`
     in one go, then raise `error` if any other update failed (the others were applied). An
