@@ -26,6 +26,9 @@ It ends with
     fabric_fct_short_ratio_best_paper_vs_letflow=
                                         the best paper variant run: its mean FCT of
                                         flows < 100 kB / letflow's, paired by seed    [<= 0.75]
+    fabric_controller_cpu_pct=          the controller's share of one core, mean over
+                                        the CA policy's runs                          [<= 5]
+    fabric_idle_pct_min=                the lowest mean machine idle of any run       [>= 35]
 
 (the first three: ratios of the means over the runs; NaN where runs are missing). The best
 paper variant is the one of least paired ratio among those with runs (named before the keys).
@@ -51,6 +54,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mpsched.bench.fabric_cost import controller_core_pct, idle_min_pct
 from mpsched.bench.fabric_failover import DEFAULT_POLICY, read_failovers, run_failover
 from mpsched.bench.fct import (
     BenchError,
@@ -190,8 +194,11 @@ def report_lines(source: Path, policy: str) -> list[str]:
     got = figures(rows, policy, [f["ms"] for f in failovers], cpu_bound)
     best = best_paper(results)
     got[BEST_PAPER_KEY] = best[1] if best is not None else math.nan
+    got["fabric_controller_cpu_pct"] = controller_core_pct(results, policy)
+    got["fabric_idle_pct_min"] = idle_min_pct([*results, *failover_results])
     for key, value in got.items():
-        lines.append(f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}")
+        digits = 3 if "ratio" in key else 1 if "_pct" in key else 0
+        lines.append(f"{key}={value:.{digits}f}")
     return lines
 
 

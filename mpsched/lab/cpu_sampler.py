@@ -26,6 +26,13 @@ def measured_cpus() -> frozenset[int] | None:
     return cpu.allowed_cpus(os.sched_getaffinity(0), os.cpu_count() or 1)
 
 
+def measured_cores() -> int:
+    """How many cores a run started from this process is measured on (its shares are % of
+    these together)."""
+    cpus = measured_cpus()
+    return len(cpus) if cpus is not None else os.cpu_count() or 1
+
+
 def read_cpu_sample(
     pids: dict[str, int], proc: Path = Path("/proc"), cpus: frozenset[int] | None = None
 ) -> cpu.CpuSample:

@@ -77,6 +77,7 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("reaction_time_s", "s", False, "path-failure reaction time"),
     MetricSpec("cpu_idle_pct", "%", None, "machine CPU idle, mean over the measured time"),
     MetricSpec("cpu_low_idle_pct", "%", None, "% of the measured time idle < threshold"),
+    MetricSpec("cpu_cores", "", None, "cores the CPU shares are a part of"),
 )
 _SPEC = {m.name: m for m in METRICS}
 

@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from mpsched.lab import cpu
+from mpsched.lab.cpu_sampler import measured_cores
 from mpsched.lab.runner import RunRaw
 
 
@@ -48,8 +49,9 @@ def censored_fct_s(transfer: dict[str, Any], report: dict[str, Any]) -> float | 
 
 def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
     """The machine's load in the window [w0, w1] (s after traffic start): the RunResult
-    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, and the metrics cpu_idle_pct and
-    cpu_low_idle_pct (absent without samples)."""
+    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, and the metrics cpu_idle_pct,
+    cpu_low_idle_pct (absent without samples) and cpu_cores (the cores the shares are a part
+    of: the run's measured cores, `cpu_sampler.measured_cpus`)."""
     rule = raw.scenario.cpu_rule
     samples = raw.cpu_samples
     idle = cpu.window(cpu.idle_series(samples, raw.t0), w0, w1)
@@ -62,7 +64,7 @@ def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
         "cpu_rule": {"idle_below_pct": rule.idle_below_pct, "max_time_pct": rule.max_time_pct},
         "cpu_idle": idle,
         "cpu_shares": cpu.process_shares(samples[first : last + 1]),
-        "metrics": {},
+        "metrics": {"cpu_cores": float(measured_cores())},
     }
     usable = [(b - a, x) for a, b, x in idle if math.isfinite(x)]
     covered = math.fsum(d for d, _ in usable)

@@ -23,7 +23,8 @@ def run(policy: str, seed: int, short: float, goodput: float, cpu_bound: bool = 
         pair_short: float = math.nan) -> RunResult:
     return RunResult("fabric-asymmetric", policy, seed, seed, 60.0, metrics={
         "fct_lt100k_mean_s": short, "fct_p99_s": 5.0, "goodput_mbps": goodput,
-        "offered_load_pct": 70.0}, cpu_bound=cpu_bound,
+        "offered_load_pct": 70.0, "cpu_cores": 2.0, "cpu_idle_pct": 50.0 - seed},
+        cpu_bound=cpu_bound, cpu_shares={"controller": 1.0 + seed},
         pairs={"leaf1->leaf2": {"fct_lt100k_mean_s": pair_short}})
 
 
@@ -92,8 +93,9 @@ def test_the_report_keeps_the_five_keys_then_the_best_papers(tmp_path):
     keys = [line.split("=")[0] for line in lines if "=" in line and " " not in line]
     assert keys == ["fabric_fct_short_ratio_vs_ecmp", "fabric_fct_short_ratio_vs_letflow",
                     "fabric_goodput_ratio_vs_letflow", "fabric_failover_ms",
-                    "fabric_cpu_bound_runs", "fabric_fct_short_ratio_best_paper_vs_letflow"]
-    assert lines[-1] == "fabric_fct_short_ratio_best_paper_vs_letflow=0.500"
+                    "fabric_cpu_bound_runs", "fabric_fct_short_ratio_best_paper_vs_letflow",
+                    "fabric_controller_cpu_pct", "fabric_idle_pct_min"]
+    assert lines[-3] == "fabric_fct_short_ratio_best_paper_vs_letflow=0.500"
     assert "  best: qos-ca" in "\n".join(lines)
 
 
@@ -174,11 +176,13 @@ def test_reuse_reports_every_figure(tmp_path, capsys):
          "frames_after": 3, "worst": [1, 2, 2], "probes_after": 9}))
     assert bench.main(["--reuse", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-6:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
+    assert out[-8:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
                         "fabric_fct_short_ratio_vs_letflow=0.625",
                         "fabric_goodput_ratio_vs_letflow=1.050",
                         "fabric_failover_ms=150", "fabric_cpu_bound_runs=1",
-                        "fabric_fct_short_ratio_best_paper_vs_letflow=nan"]  # none ran
+                        "fabric_fct_short_ratio_best_paper_vs_letflow=nan",  # none ran
+                        # ca's runs: shares 2 and 3 % of 2 cores; idle 48 % at seed 2
+                        "fabric_controller_cpu_pct=5.0", "fabric_idle_pct_min=48.0"]
 
 
 def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
