@@ -18,6 +18,7 @@ check and the security headers (docs/security.md).
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -34,6 +35,9 @@ COMMON_HEADERS = (
 # what the HTTP server's own error answers (malformed HTTP, too large) carry
 ERROR_HEADERS = (*COMMON_HEADERS, ("Content-Security-Policy", API_CSP))
 MAX_SHOWN = 100  # characters of a refused Host named in the error
+# RFC 9110 section 7.2: Host = uri-host [ ":" port ]; a name, an IPv4 address or a bracketed
+# IPv6 address (two Host headers, which the server joins with a comma, match none)
+HOST_SYNTAX = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+)(:[0-9]*)?")
 
 
 def host_name(header: str) -> str:
@@ -72,10 +76,12 @@ class HostCheck:
         """Why a request with this Host header is refused, or None."""
         if header is None:
             return None
+        shown = header.strip()[:MAX_SHOWN]
+        if not HOST_SYNTAX.fullmatch(header.strip()):
+            return f"Host {shown!r} is not a host name or address"
         name = host_name(header)
         if name in self.names or is_address(name):
             return None
-        shown = header.strip()[:MAX_SHOWN]
         return (f"Host {shown!r} is not a name of this server: give it to the controller "
                 f"with --rest-host-name, or use its address")
 
