@@ -11,8 +11,11 @@ connections open, and one client cannot take them all.
   them is busy (a request queued or running, or its answer not yet sent), the new one is
   closed instead.
 - Total: at `connection_limit`, the connection (any client's) that has waited longest for a
-  request is closed to make room; only when every one is busy does accepting pause (new
-  clients then wait in the listen backlog).
+  request, for at least `GRACE_S`, is closed to make room; only when there is none does
+  accepting pause (new clients then wait in the listen backlog).
+
+A connection whose request has arrived but not been read yet (bytes waiting on its socket) is
+never the one closed: it is about to be busy.
 
 Why the longest-waiting connection goes first: a fresh client's connection is the newest, and
 the loop reads its request in the next round, so a flood of idle connections closes its own
