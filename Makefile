@@ -145,8 +145,9 @@ p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
 	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC))
 
-bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
-	$(PY) -m mpsched.bench.reliability
+# ONLY=restart,takeover,switch,fuzz,rest picks sections; ONLY=rest alone needs no root, BMv2 or p4c
+bench-reliability: $(if $(filter rest,$(ONLY)),,p4 linkem) ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse and stall (ONLY=rest: that alone, no root)
+	$(PY) -m mpsched.bench.reliability $(if $(ONLY),--only $(ONLY))
 
 SOAK_MINUTES ?= 20
 soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99; FABRIC=4x2 (or a fabric scenario): on a leaf-spine with link flaps and a spine restart

@@ -115,6 +115,25 @@ def rest_token(args: argparse.Namespace) -> tuple[Path, str]:
         raise StartError(f"--token-file {token_path}: {error}") from None
 
 
+def read_token(args: argparse.Namespace) -> tuple[Path, str] | None:
+    """With --read-token (or --read-token-file): the read token's file and the token
+    (created there if absent); else None (reads need no token)."""
+    from mpsched.controller.northbound.auth import (
+        TokenFileError,
+        default_read_token_path,
+        load_or_create_token,
+    )
+
+    if not (args.read_token or args.read_token_file):
+        return None
+    path = (Path(args.read_token_file) if args.read_token_file
+            else default_read_token_path(args.rest_port))
+    try:
+        return path, load_or_create_token(path)
+    except (OSError, TokenFileError) as error:
+        raise StartError(f"--read-token-file {path}: {error}") from None
+
+
 def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Controller:
     """The controller of the command line, its intent restored from the state file."""
     from mpsched.controller.state import StateError, StateStore, default_state_path
@@ -150,8 +169,12 @@ def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Co
         raise StartError(str(error)) from None
 
 
-def log_start(controller: Controller, token_path: Path) -> None:
+def log_start(controller: Controller, token_path: Path, reads: tuple[Path, str] | None
+              ) -> None:
     log.info("REST write token in %s", token_path)
+    if reads is not None:
+        log.info("REST reads need a token: the write token or the read token in %s (the "
+                 "dashboard: open /ui/#token=<token>)", reads[0])
     from google.protobuf.internal import api_implementation
 
     if api_implementation.Type() == "python":
@@ -166,9 +189,9 @@ def log_start(controller: Controller, token_path: Path) -> None:
 
 
 def serve(args: argparse.Namespace, controller: Controller, token: str,
-          tls: RestTls | None = None) -> int:
-    """Run the os-ken app (REST, over HTTPS with `tls`, and the controller) until SIGINT or
-    SIGTERM."""
+          tls: RestTls | None = None, reads: tuple[Path, str] | None = None) -> int:
+    """Run the os-ken app (REST, over HTTPS with `tls`, reads needing a token with `reads`,
+    and the controller) until SIGINT or SIGTERM."""
     from os_ken.base import app_manager
     from os_ken.lib import hub
 
@@ -191,6 +214,8 @@ def serve(args: argparse.Namespace, controller: Controller, token: str,
         token=token,
         rest_threads=args.rest_threads,
         rest_tls=tls,
+        read_token=reads[1] if reads else None,
+        rest_host_names=tuple(args.rest_host_name),
     )
     try:
         app.start()
@@ -229,14 +254,15 @@ def execute(args: argparse.Namespace) -> int:
         telemetry = check_args(args)
         tls = rest_tls(args)
         token_path, token = rest_token(args)
+        reads = read_token(args)
         controller = build_controller(args, telemetry)
     except (StartError, ExposureError) as error:
         log.error("%s", error)
         return 2
-    log_start(controller, token_path)
+    log_start(controller, token_path, reads)
     memtrace.start_from_env()  # off unless MPSCHED_MEMTRACE_S is set (controller/memtrace.py)
     memtrim.start(args.malloc_trim_s)
-    return serve(args, controller, token, tls)
+    return serve(args, controller, token, tls, reads)
 
 
 if __name__ == "__main__":

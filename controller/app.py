@@ -24,6 +24,7 @@ from os_ken.base import app_manager
 from os_ken.lib import hub
 
 from mpsched.controller.core import Controller
+from mpsched.controller.northbound.guard import HostCheck
 from mpsched.controller.northbound.rest import REST_THREADS, RestApi
 from mpsched.controller.northbound.server import (
     EVENTLET_HUB,
@@ -48,12 +49,16 @@ class MultipathApp(app_manager.OSKenApp):
         token: str | None = None,
         rest_threads: int = REST_THREADS,
         rest_tls: RestTls | None = None,
+        read_token: str | None = None,
+        rest_host_names: tuple[str, ...] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.controller = controller
         self.rest_address = (rest_host, rest_port)
         self.token = token
+        self.read_token = read_token  # None: reads need no token
+        self.hosts = HostCheck.serving(rest_host, rest_host_names)
         self.rest_limits = replace(RestLimits(), threads=rest_threads)
         self.rest_tls = rest_tls  # None: plain HTTP
         self._pool = ThreadPoolExecutor(
@@ -71,7 +76,8 @@ class MultipathApp(app_manager.OSKenApp):
 
     def start(self) -> Any:
         thread = super().start()
-        api = RestApi(self.controller, self.run_blocking, token=self.token)
+        api = RestApi(self.controller, self.run_blocking, token=self.token,
+                      read_token=self.read_token, hosts=self.hosts)
         server_class = EventletRestServer if EVENTLET_HUB else RestServer
         self._server = server_class(api, *self.rest_address, self.rest_limits, self.rest_tls)
         self._server.start()
@@ -79,7 +85,7 @@ class MultipathApp(app_manager.OSKenApp):
         limits = self.rest_limits
         log.info(
             "REST API on %s://%s:%d (%s; %s hub: %d threads, backlog %d, "
-            "%d connections, idle timeout %g s)",
+            "%d connections, %d per client, request deadline %g s, idle timeout %g s)",
             "https" if self.rest_tls else "http",
             *self._server.address,
             "eventlet.wsgi" if EVENTLET_HUB else "waitress",
@@ -87,6 +93,8 @@ class MultipathApp(app_manager.OSKenApp):
             limits.threads,
             limits.backlog,
             limits.connection_limit,
+            limits.per_client_limit,
+            limits.request_timeout_s,
             limits.idle_timeout_s,
         )
         return thread

@@ -7,6 +7,10 @@ serve REST off loopback unprotected (docs/security.md).
 - A ``--rest-host`` other than a loopback address needs HTTPS (every write needs the bearer
   token anyway): without it the controller refuses to start (exit status 2), unless told
   ``--insecure``.
+- ``--rest-host-name`` (repeated) adds the names clients may reach REST by, besides its
+  addresses and localhost (the Host check against DNS rebinding, northbound/guard.py).
+- ``--read-token`` makes every read need a token too: the write token, or the read-only token
+  of ``--read-token-file`` (northbound/auth.py).
 """
 
 from __future__ import annotations
@@ -42,6 +46,17 @@ def add_security_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--insecure", action="store_true",
                        help="allow --rest-host off loopback without --rest-cert/--rest-key "
                        "(plain HTTP to that network: the token travels in clear)")
+    group.add_argument("--rest-host-name", metavar="NAME", action="append", default=[],
+                       help="a name clients reach REST by (repeat for several): requests "
+                       "whose Host is not an IP address, localhost, --rest-host or such a "
+                       "name are refused (421), against DNS rebinding")
+    group.add_argument("--read-token", action="store_true",
+                       help="reads need a token too (every GET but the dashboard's files): "
+                       "the write token, or the read-only token of --read-token-file")
+    group.add_argument("--read-token-file", metavar="FILE",
+                       help="the read-only token: read from this file, or created there "
+                       "(mode 0600); implies --read-token (default: $MPSCHED_RUN_DIR or "
+                       "/run/mpsched, file read-token-<rest port>)")
 
 
 def is_loopback(host: str) -> bool:

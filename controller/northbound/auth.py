@@ -1,7 +1,10 @@
-"""The REST API's write token: one shared secret, sent as ``Authorization: Bearer <token>``.
+"""The REST API's tokens, sent as ``Authorization: Bearer <token>``.
 
-The controller creates it at start in a file only its user can read
-(`default_token_path`); `mpsched ctl` reads the same file. GETs need no token.
+The write token: one shared secret the controller creates at start in a file only its user can
+read (`default_token_path`); `mpsched ctl` reads the same file. Every write needs it. GETs need
+no token unless the controller runs with ``--read-token``: then they need the write token or
+the read token (`default_read_token_path`, created the same way), which allows reads only
+(docs/security.md).
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ def default_token_path(rest_port: int) -> Path:
     return Path(os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN_DIR) / f"token-{rest_port}"
 
 
+def default_read_token_path(rest_port: int) -> Path:
+    """``$MPSCHED_RUN_DIR/read-token-<port>``, beside the write token."""
+    return default_token_path(rest_port).with_name(f"read-token-{rest_port}")
+
+
 def load_or_create_token(path: Path) -> str:
     """The token in `path`; if there is no such file, a new random one written there (mode
     0600, its directory created with mode 0700)."""
@@ -65,13 +73,17 @@ def _read(path: Path) -> str:
     return token
 
 
-def check(header: str | None, token: str) -> None:
-    """Raise AuthError unless `header` (the Authorization header) is ``Bearer <token>``."""
+def check(header: str | None, token: str, *others: str) -> str:
+    """The token `header` (the Authorization header) gives, if it is ``Bearer <token>`` with
+    `token` or one of `others`; else AuthError."""
     if header is None:
         raise AuthError(401, "this request needs 'Authorization: Bearer <token>'")
     scheme, _, credentials = header.strip().partition(" ")
     credentials = credentials.strip()
     if scheme.lower() != "bearer" or not credentials:
         raise AuthError(401, "the Authorization header must be 'Bearer <token>'")
-    if not hmac.compare_digest(credentials.encode(), token.encode()):
+    # every token compared, each in constant time: which one matched is not timed either
+    matches = [hmac.compare_digest(credentials.encode(), t.encode()) for t in (token, *others)]
+    if not any(matches):
         raise AuthError(403, "wrong token")
+    return credentials

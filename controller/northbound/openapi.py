@@ -3,7 +3,8 @@
 ``GET /openapi.yaml`` serves `document()`: the paths and methods are those of the route
 table (routing.py), each request body's and query's schema is its model's JSON schema
 (pydantic's ``$defs`` moved to ``components/schemas``), every write gets the bearer token
-and the write errors (400, 401, 403, 409, 413, 415, 503), and a response model, where an
+and the write errors (400, 401, 403, 409, 413, 415, 503), every read but the dashboard's the
+bearer token as optional (needed with --read-token) and 401/403, and a response model, where an
 endpoint names one, gives the 200 answer's schema. What is not generated (the title and
 overview, each operation's summary, description and example body, the response schemas of
 answers that are not models yet, path parameters) is hand-written in openapi-base.yaml; an
@@ -35,6 +36,7 @@ WRITE_ERRORS = {
     "415": "Error",
     "503": "Error",
 }
+READ_ERRORS = {"401": "Unauthorized", "403": "Error"}  # with --read-token
 
 
 def load_base() -> dict[str, Any]:
@@ -116,6 +118,10 @@ def _operation(base: dict[str, Any], method: str, ep: Endpoint, schemas: dict[st
     if method not in READ_METHODS:
         op["security"] = [{"bearerAuth": []}]
         for status, name in WRITE_ERRORS.items():
+            responses.setdefault(status, {"$ref": f"#/components/responses/{name}"})
+    elif not ep.public:  # a token only with --read-token: none, or the bearer token
+        op["security"] = [{}, {"bearerAuth": []}]
+        for status, name in READ_ERRORS.items():
             responses.setdefault(status, {"$ref": f"#/components/responses/{name}"})
     return op
 

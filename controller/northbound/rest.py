@@ -5,9 +5,11 @@ Every handler validates its input and answers JSON. Errors are
 field named), 401/403 (a write without the right token), 404 (unknown
 resource), 405 (with ``Allow``), 409 (a write to a backup controller: the message
 names the primary), 413 (body over `MAX_BODY`), 415 (a Content-Type that is not
-JSON), or 503 (a switch did not acknowledge). With a `token`, every
-PUT/POST/DELETE needs ``Authorization: Bearer <token>``; GETs stay open.
-Without one, writes are open too (tests, loopback demos). The API is described
+JSON), 421 (a Host that is not a name of this server, guard.py), or 503 (a switch did not
+acknowledge). With a `token`, every PUT/POST/DELETE needs ``Authorization: Bearer <token>``;
+GETs stay open unless there is a `read_token`: then every GET but the dashboard's own files
+needs the write or the read token (auth.py). Without a token, writes are open too (tests,
+loopback demos). Every answer carries the security headers of guard.py. The API is described
 by the REST description served at /openapi.yaml, generated from the route table
 (routing.py) and the models (openapi.py).
 
@@ -44,6 +46,7 @@ from mpsched.controller.northbound.bodies import (
     WeightBody,
     parse,
 )
+from mpsched.controller.northbound.guard import HostCheck, answer_headers
 from mpsched.controller.northbound.jsonbody import (  # noqa: F401 (re-exported)
     MAX_BODY,
     MAX_DEPTH,
@@ -123,10 +126,15 @@ class RestApi:
         backend: Backend,
         run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a),
         token: str | None = None,
+        *,
+        read_token: str | None = None,
+        hosts: HostCheck | None = None,
     ) -> None:
         self.backend = backend
         self.run_blocking = run_blocking
         self.token = token
+        self.read_token = read_token  # None: reads need no token
+        self.hosts = hosts or HostCheck.serving("localhost")
         self.routes = list(ROUTES)  # what is served; openapi.py describes the same table
         self.router = Router(ROUTES)
 
@@ -141,9 +149,14 @@ class RestApi:
         except Exception:
             log.exception("%s %r failed", request.method, environ.get("PATH_INFO"))
             response = json_response({"error": "internal error", "field": None}, 500)
+        for key, value in answer_headers(environ.get("PATH_INFO") or "/"):
+            response.headers[key] = value
         return response(environ, start_response)
 
     def dispatch(self, request: Request) -> Response:
+        refused = self.hosts.problem(request.environ.get("HTTP_HOST"))
+        if refused is not None:
+            raise HttpError(421, refused)
         try:
             path = request.path_info.rstrip("/") or "/"
             request.GET  # noqa: B018 (decodes the query string)
@@ -158,14 +171,29 @@ class RestApi:
         if found is None:
             raise HttpError(404, f"no resource {path[:100]}")
         _, endpoint, ident = found
-        if self.token is not None and request.method not in READ_METHODS:
-            try:
-                auth.check(request.headers.get("Authorization"), self.token)
-            except auth.AuthError as error:
-                raise HttpError(error.status, error.message, headers=error.headers) from None
+        try:
+            self._authorize(request, endpoint)
+        except auth.AuthError as error:
+            raise HttpError(error.status, error.message, headers=error.headers) from None
         request.environ[ENDPOINT_KEY] = endpoint
         handler = getattr(self, endpoint.handler)
         return handler(request) if ident is None else handler(request, ident)
+
+    def _authorize(self, request: Request, endpoint: Endpoint) -> None:
+        """AuthError unless the request has the token it needs: a write the write token
+        (if there is one), a read the write or read token (if there is a read token; the
+        dashboard's files need none)."""
+        header = request.headers.get("Authorization")
+        if request.method in READ_METHODS:
+            if self.read_token is not None and not endpoint.public:
+                auth.check(header, self.read_token, *([self.token] if self.token else []))
+            return
+        if self.token is None:
+            return
+        others = [self.read_token] if self.read_token else []
+        if auth.check(header, self.token, *others) != self.token:
+            raise auth.AuthError(403, "the read token allows reads only: writes need the "
+                                 "write token")
 
     # -- handlers --------------------------------------------------------
 
@@ -348,5 +376,4 @@ def ui_file(name: str) -> Response:
     response = Response(body=files[name].read_bytes(), charset=None)
     response.headers["Content-Type"] = UI_TYPES[suffix]
     response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Content-Type-Options"] = "nosniff"
     return response

@@ -40,6 +40,7 @@ class Endpoint:
     query: Any = None
     response: Any = None
     where: str = ""  # prefix of the body's field names in errors (``policy.lm3``)
+    public: bool = False  # a read that needs no token even with --read-token (the dashboard)
 
     @property
     def model(self) -> Any:
@@ -95,8 +96,8 @@ ROUTES: tuple[Resource, ...] = (
              {"PUT": Endpoint("put_link_admin", body=AdminBody, response=views.LinkView)}),
     Resource("/pairs", _get("get_pairs", response=list[views.PairView])),
     Resource("/pairs/{id}", _get("get_pair", response=views.PairView)),
-    Resource("/ui", _get("get_ui_index")),
-    Resource("/ui/{id}", _get("get_ui_file")),
+    Resource("/ui", _get("get_ui_index", public=True)),
+    Resource("/ui/{id}", _get("get_ui_file", public=True)),
 )
 
 

@@ -5,25 +5,33 @@
 - On the eventlet hub, eventlet's WSGI server (`EventletRestServer`).
 
 A listen backlog far above a burst of clients (wsgiref's default of 5 refused connections
-under 50 concurrent clients), a bounded number of open connections (beyond it the server
-stops accepting and new clients wait in the backlog), idle connections closed, and bodies
-bounded (the API refuses bodies over jsonbody.MAX_BODY itself, with its JSON error; waitress reads
-bodies up to `RestLimits.max_body` whole before that, so the connection stays usable, and
-refuses larger ones at the headers).
+under 50 concurrent clients), a bounded number of open connections, and bodies bounded (the API
+refuses bodies over jsonbody.MAX_BODY itself, with its JSON error; waitress reads bodies up to
+`RestLimits.max_body` whole before that, so the connection stays usable, and refuses larger
+ones at the headers).
+
+On waitress, connlimits.py polices the connections: a request must arrive whole within a short
+deadline of the accept (TLS handshake included), idle kept-alive connections close soon, each
+client address has a connection limit, and at a limit the connection that has waited longest
+for a request is closed to make room, so idle or slow clients cannot stall the others. waitress
+offers only an idle timeout and a total limit at which it stops accepting; the rest hooks its
+accept and runs a sweep between rounds of its loop, parsing nothing itself. eventlet's server
+keeps its idle timeout (`idle_timeout_s` per read) and connection limit only.
 
 Either serves HTTPS when given a `RestTls` (docs/security.md). waitress has no TLS of its own:
 `_TlsServer` wraps each accepted connection in the `ssl` module's server-side socket and
 `_TlsChannel` lets waitress's non-blocking loop drive the handshake and the records (a TLS
 socket that needs more bytes raises SSLWantRead/WriteError where a plain one would return or
 block). Wrapping per connection keeps the accept loop itself plain, so a client that never
-finishes its handshake holds one connection, not the listener. eventlet has TLS sockets of its
-own (`eventlet.wrap_ssl` around the listening socket).
+finishes its handshake holds one connection, not the listener, and only until the request
+deadline. eventlet has TLS sockets of its own (`eventlet.wrap_ssl` around the listening socket).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import ssl
 import threading
 import time
@@ -37,12 +45,15 @@ from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 
+from mpsched.controller.northbound.connlimits import ConnPolicy, PolicedChannel, PolicedServer
+from mpsched.controller.northbound.guard import ERROR_HEADERS
 from mpsched.controller.northbound.jsonbody import MAX_BODY
 from mpsched.controller.northbound.rest import REST_THREADS
 
 log = logging.getLogger(__name__)
 
 EVENTLET_HUB = hasattr(hub, "WSGIServer")
+SWEEP_S = 0.25  # how often the deadlines and the total limit are enforced (connlimits.py)
 
 
 @dataclass(frozen=True)
@@ -50,9 +61,11 @@ class RestLimits:
     """Limits of the REST server (both hubs unless noted)."""
 
     threads: int = REST_THREADS  # worker threads (eventlet: the blocking-call pool)
-    backlog: int = 1024  # listen(2) backlog: clients beyond the connection limit wait here
-    connection_limit: int = 256  # open connections; at the limit, accepting pauses
-    idle_timeout_s: float = 30.0  # a connection idle (or a request stalled) this long closes
+    backlog: int = 1024  # listen(2) backlog: clients wait here while every connection is busy
+    connection_limit: int = 256  # open connections (waitress: at the limit, connlimits.py)
+    per_client_limit: int = 64  # waitress: open connections of one client address
+    request_timeout_s: float = 5.0  # waitress: a request (line, headers, body) arrives in this
+    idle_timeout_s: float = 10.0  # a kept-alive connection with no request this long closes
     max_body: int = 16 * MAX_BODY  # waitress: read whole up to this, refused (413) above
     max_header_bytes: int = 64 * 1024  # waitress: request line + headers, 431 above
     stop_grace_s: float = 5.0  # on stop, requests in progress get this long to finish
@@ -72,16 +85,17 @@ class _JsonErrorTask(ErrorTask):
         ).encode()
         self.status = f"{error.code} {error.reason}"
         self.response_headers.append(("Content-Type", "application/json"))
+        self.response_headers.extend(ERROR_HEADERS)
         self.set_close_on_finish()
         self.content_length = len(body)
         self.write(body)
 
 
-class _Channel(HTTPChannel):
+class _Channel(PolicedChannel):
     error_task_class = _JsonErrorTask
 
 
-class _Server(TcpWSGIServer):
+class _Server(PolicedServer, TcpWSGIServer):
     channel_class = _Channel
 
 
@@ -157,9 +171,10 @@ class RestServer:
             port=port,
             threads=self.limits.threads,
             backlog=self.limits.backlog,
-            connection_limit=self.limits.connection_limit,
-            channel_timeout=int(self.limits.idle_timeout_s),
-            cleanup_interval=max(1, int(self.limits.idle_timeout_s) // 3),
+            # the map holds the listener and the wake-up pipe besides the connections
+            connection_limit=self.limits.connection_limit + 2,
+            channel_timeout=math.ceil(self.limits.idle_timeout_s),
+            cleanup_interval=max(1, math.ceil(self.limits.idle_timeout_s) // 3),
             max_request_body_size=self.limits.max_body,
             max_request_header_size=self.limits.max_header_bytes,
             asyncore_use_poll=True,
@@ -180,6 +195,12 @@ class RestServer:
             raise
         if isinstance(self._server, _TlsServer) and context is not None:
             self._server.ssl_context = context
+        self._server.police(ConnPolicy(
+            connection_limit=self.limits.connection_limit,
+            per_client_limit=self.limits.per_client_limit,
+            request_timeout_s=self.limits.request_timeout_s,
+            idle_timeout_s=self.limits.idle_timeout_s,
+        ))
         self._dispatcher.set_thread_count(self.limits.threads)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -208,8 +229,12 @@ class RestServer:
 
     def _run(self) -> None:
         try:
+            next_sweep = 0.0
             while not self._stopping.is_set():
-                wasyncore.loop(timeout=1.0, map=self._map, use_poll=True, count=1)
+                wasyncore.loop(timeout=SWEEP_S, map=self._map, use_poll=True, count=1)
+                if time.monotonic() >= next_sweep:  # between rounds: no channel in use
+                    self._server.sweep()
+                    next_sweep = time.monotonic() + SWEEP_S
             self._drain()
         except Exception:
             log.exception("REST server loop failed")

@@ -2,8 +2,8 @@
 answer it must get.
 
 Invalid JSON, wrong types, NaN and infinities, booleans where numbers belong, huge and deeply
-nested bodies, unknown ids, missing and wrong tokens, wrong methods and Content-Types, and raw
-HTTP the client library would not write.
+nested bodies, unknown ids, missing and wrong tokens, wrong methods and Content-Types, Hosts that
+are not the server's, and raw HTTP the client library would not write.
 """
 
 from __future__ import annotations
@@ -285,6 +285,11 @@ CASES: tuple[Case, ...] = (
          b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"),
     _raw("http: two Content-Lengths", b"PUT /paths/1/weight HTTP/1.1\r\nHost: x\r\n"
          b"Content-Length: 5\r\nContent-Length: 7\r\n\r\n12345"),
+    # the Host check (DNS rebinding) and a Host that is no host
+    _raw("host: a foreign name", b"GET /paths HTTP/1.1\r\nHost: rebound.example\r\n"
+         b"Connection: close\r\n\r\n", 421),
+    _raw("host: two values", b"GET /paths HTTP/1.1\r\nHost: 127.0.0.1, rebound.example\r\n"
+         b"Connection: close\r\n\r\n", 421),
     _raw("http: Content-Length 1 GiB", b"PUT /paths/1/weight HTTP/1.1\r\nHost: x\r\n"
          b"Content-Length: 1073741824\r\n\r\n", 413, "body"),
 )

@@ -19,7 +19,7 @@ import requests
 import yaml
 
 from mpsched.client.rest import ControllerError, RestClient
-from mpsched.controller.northbound.auth import default_token_path
+from mpsched.controller.northbound.auth import default_read_token_path, default_token_path
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "MPSCHED_TOKEN"
@@ -27,9 +27,11 @@ TOKEN_ENV = "MPSCHED_TOKEN"
 DESCRIPTION = """\
 Drive a running controller over its REST API: paths, traffic classes and their
 policies, scheduler parameters, the decision log, MPTCP connections, the
-persisted intent. Writes send
-the controller's token (--token, --token-file, $MPSCHED_TOKEN, else the file the
-controller writes for its port: $MPSCHED_RUN_DIR/token-<port>, default /run/mpsched).
+persisted intent. Every request sends the controller's token (--token, --token-file,
+$MPSCHED_TOKEN, else the file the controller writes for its port:
+$MPSCHED_RUN_DIR/token-<port>, default /run/mpsched, or where that one cannot be read, the read
+token read-token-<port> beside it): writes need the write token, reads a token only on a
+controller run with --read-token (the write or the read token).
 """
 
 EPILOG = """\
@@ -68,9 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="https: the CA certificate the controller's certificate must be "
                         "signed by (default: the system's CAs; docs/security.md)")
     token = parser.add_mutually_exclusive_group()
-    token.add_argument("--token", help="write token (default: $MPSCHED_TOKEN, else the token file)")
+    token.add_argument("--token", help="the write token, or the read token for reads only "
+                       "(default: $MPSCHED_TOKEN, else the token file)")
     token.add_argument("--token-file", type=Path, metavar="FILE",
-                       help="read the write token from FILE")
+                       help="read the token from FILE")
     parser.add_argument("--timeout", type=float, default=10.0,
                         help="seconds to wait for an answer (default: %(default)s)")
     sub = parser.add_subparsers(dest="command", metavar="<command>", required=True)
@@ -255,7 +258,8 @@ def url_port(url: str) -> int:
 
 
 def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
-    """The write token and where it came from."""
+    """The token to send and where it came from: the write token, else (its file not
+    readable) the read token."""
     if args.token:
         return args.token, "--token"
     if args.token_file is not None:
@@ -268,11 +272,17 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
         return token, str(args.token_file)
     if os.environ.get(TOKEN_ENV):
         return os.environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
-    path = default_token_path(url_port(args.url))
+    port = url_port(args.url)
+    path = default_token_path(port)
     try:
         token = path.read_text().strip()
     except OSError:
-        return None, f"none ({path} not readable)"
+        read_path = default_read_token_path(port)
+        try:
+            token = read_path.read_text().strip()
+        except OSError:
+            return None, f"none ({path} not readable)"
+        path = read_path
     return (token, str(path)) if token else (None, f"none ({path} is empty)")
 
 

@@ -1,6 +1,11 @@
 // mpsched operator dashboard: polls the controller's REST API about once a second, keeps up to
 // 10 minutes of per-path history in the page and draws it with plain SVG. Writes go through the
-// same API with the write token (kept in sessionStorage only).
+// same API with the write token, and reads too where the controller asks for a token
+// (--read-token): the token comes from the form or from the address the operator opens,
+// /ui/#token=<token> (the fragment never leaves the browser; it is removed from the address bar
+// at once), and is kept in sessionStorage only, sent as "Authorization: Bearer". The page is
+// served with a Content-Security-Policy of its own files only: no inline script or style here
+// (styles set from JS go through the CSSOM, `el`'s style object).
 "use strict";
 
 const POLL_MS = 1000;
@@ -46,6 +51,7 @@ function el(tag, attrs = {}, ...children) {
     if (v === undefined || v === null) continue;
     if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else if (k === "text") node.textContent = v;
+    else if (k === "style") Object.assign(node.style, v);  // CSSOM: allowed by the CSP
     else node.setAttribute(k, v);
   }
   for (const c of children) node.append(c);
@@ -65,6 +71,17 @@ function direction() { return $("direction").value; }
 function windowS() { return Number($("window").value); }
 
 function token() { return sessionStorage.getItem("mpsched-token") || ""; }
+
+function authHeaders() { return token() ? { Authorization: "Bearer " + token() } : {}; }
+
+// A token in the address's fragment (#token=...) is kept for this tab and removed from the
+// address, so it is neither in the history nor on screen.
+function tokenFromAddress() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (given === null) return;
+  sessionStorage.setItem("mpsched-token", given.trim());
+  history.replaceState(null, "", location.pathname + location.search);
+}
 
 function pathColor(id) { return COLORS[(Number(id) - 1) % COLORS.length]; }
 
@@ -95,15 +112,18 @@ function setCells(row, values) {
 // -- REST ---------------------------------------------------------------------------------
 
 async function getJson(path) {
-  const r = await fetch(path, { cache: "no-store" });
+  const r = await fetch(path, { cache: "no-store", headers: authHeaders() });
+  if (r.status === 401 || r.status === 403) {
+    throw new Error(`GET ${path}: HTTP ${r.status}: this controller needs a token for reads: `
+      + "enter it above, or open /ui/#token=<token>");
+  }
   if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status}`);
   return r.json();
 }
 
 // PUT through the API; a refusal shows the API's {"error", "field"} and returns null.
 async function put(path, body) {
-  const headers = { "Content-Type": "application/json" };
-  if (token()) headers.Authorization = "Bearer " + token();
+  const headers = { "Content-Type": "application/json", ...authHeaders() };
   let r;
   try {
     r = await fetch(path, { method: "PUT", headers, body: JSON.stringify(body) });
@@ -334,7 +354,7 @@ function renderCharts() {
   const span = windowS();
   $("charts").replaceChildren(...METRICS.map(([key, title]) => chart(key, title, now, span)));
   $("legend").replaceChildren(...Object.keys(state.series).map((pid) =>
-    el("span", { style: `color:${pathColor(pid)}`, text: `━ path ${pid}` })));
+    el("span", { style: { color: pathColor(pid) }, text: `━ path ${pid}` })));
 }
 
 function policyText(p) {
@@ -383,7 +403,7 @@ function policyForm(id) {
 function renderClasses() {
   const rows = syncRows($("classes").tBodies[0], state.classes.map((c) => String(c.id)), (id) =>
     el("tr", {}, el("td", {}), el("td", {}),
-      el("td", { style: "white-space:pre" }), policyForm(id)));
+      el("td", { class: "pre" }), policyForm(id)));
   state.classes.forEach((c, i) => setCells(rows[i], [`${c.id} ${c.name}`, policyText(c.policy),
     placementText(c)]));
 }
@@ -430,11 +450,14 @@ function renderMptcp() {
 // -- start --------------------------------------------------------------------------------
 
 async function start() {
+  tokenFromAddress();
   $("token-form").addEventListener("submit", (e) => {
     e.preventDefault();
     sessionStorage.setItem("mpsched-token", $("token").value.trim());
     $("token").value = "";
     $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
+    // the first reads may have been refused for want of it: start again (the token stays)
+    if (!state.policies.length) location.reload(); else poll();
   });
   $("token-state").textContent = token() ? "token set (this tab only)" : "no token";
   $("window").addEventListener("change", renderCharts);

@@ -236,7 +236,7 @@ function renderPairMptcp(pair) {
     ...[k ? "" : String(c.id), `${s.src}:${s.sport} → ${s.dst}:${s.dport}`, s.pair ?? "–",
       path ? String(path.id) : "unpinned", path ? path.switches.join(" → ") : ""]
       .map((v, i) => el("td", { text: v, style: i === 3 && path
-        ? `color: ${pathColor(path.id)}; font-weight: 600` : null })));
+        ? { color: pathColor(path.id), fontWeight: "600" } : null })));
   })));
 }
 

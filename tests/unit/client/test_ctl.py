@@ -19,9 +19,9 @@ TOKEN = "t0ken"
 class Served(ServedApp):
     """RestApi over a fresh FakeBackend (``backend``), served over HTTP."""
 
-    def __init__(self, token=None):
+    def __init__(self, token=None, read_token=None):
         self.backend = FakeBackend()
-        super().__init__(RestApi(self.backend, token=token))
+        super().__init__(RestApi(self.backend, token=token, read_token=read_token))
 
 
 @pytest.fixture(autouse=True)
@@ -318,6 +318,25 @@ def test_token_from_the_controllers_file_for_the_port(capsys, guarded_server, tm
     (run_dir / "token-1").write_text("other\n")
     code, out, _ = run_ctl(capsys, guarded_server, "policy", "0", "set", "static")
     assert code == 0 and out["name"] == "static"
+
+
+def test_reads_send_the_token_where_the_controller_asks_for_one(capsys, tmp_path):
+    """With --read-token on the controller: reads with the write token, or with the read
+    token from its file when the write token's cannot be read; writes refused with it."""
+    served = Served(token=TOKEN, read_token="r3ad")
+    try:
+        code, _, err = run_ctl(capsys, served, "paths")
+        assert code == 1 and "hint: no token" in err
+        assert run_ctl(capsys, served, "--token", TOKEN, "paths")[0] == 0
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        (run_dir / f"read-token-{served.port}").write_text("r3ad\n")
+        code, out, _ = run_ctl(capsys, served, "paths")
+        assert code == 0 and [p["id"] for p in out] == [1, 2]
+        code, _, err = run_ctl(capsys, served, "weight", "1", "0")
+        assert code == 1 and "reads only" in err
+    finally:
+        served.close()
 
 
 def test_client_error_carries_status_field_and_message(guarded_server):

@@ -80,3 +80,34 @@ def test_a_missing_tls_file_names_the_flag(tmp_path):
     assert str(raised.value).startswith("command line: --tls-ca: no such file: ")
     with pytest.raises(ConfigError, match="--tls-cert/--tls-key need --tls-ca"):
         with_tls_default(net, args("--tls-cert", "x"))
+
+
+def test_rest_host_names_and_the_read_token_options(tmp_path, monkeypatch):
+    assert args().rest_host_name == [] and not args().read_token
+    parsed = args("--rest-host-name", "ctl.lab", "--rest-host-name", "dash.lab")
+    assert parsed.rest_host_name == ["ctl.lab", "dash.lab"]
+    assert main_module.read_token(args()) is None
+    path = tmp_path / "run" / "read"
+    found = main_module.read_token(args("--read-token-file", str(path)))
+    assert found is not None and found[0] == path and path.read_text().strip() == found[1]
+    assert path.stat().st_mode & 0o077 == 0
+    # --read-token alone: the file beside the write token's
+    monkeypatch.setenv("MPSCHED_RUN_DIR", str(tmp_path / "dir"))
+    found = main_module.read_token(args("--read-token", "--rest-port", "9001"))
+    assert found is not None and found[0] == tmp_path / "dir" / "read-token-9001"
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    with pytest.raises(main_module.StartError, match="--read-token-file"):
+        main_module.read_token(args("--read-token-file", str(empty)))
+
+
+def test_the_app_checks_host_against_its_names():
+    from mpsched.bench.restfake import FakeBackend
+    from mpsched.controller.app import MultipathApp
+
+    app = MultipathApp(controller=FakeBackend(), rest_host="ctl.lab", rest_port=0,
+                       rest_host_names=("dash.lab",), read_token="r")
+    assert app.hosts.problem("ctl.lab:8080") is None
+    assert app.hosts.problem("dash.lab") is None
+    assert app.hosts.problem("other.lab") is not None
+    assert app.read_token == "r"

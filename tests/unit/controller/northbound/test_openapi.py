@@ -98,11 +98,16 @@ def test_query_parameters_are_the_query_models_fields(served):
 
 
 def test_writes_carry_the_token_and_the_write_errors(served):
+    """Writes need the token; reads may (--read-token), the dashboard's files never."""
     for resource in ROUTES:
-        for method in resource.methods:
+        for method, endpoint in resource.methods.items():
             op = served["paths"][resource.template][method.lower()]
             if method == "GET":
-                assert "security" not in op
+                if endpoint.public:
+                    assert "security" not in op and "401" not in op["responses"]
+                else:
+                    assert op["security"] == [{}, {"bearerAuth": []}]
+                    assert set(openapi.READ_ERRORS) <= set(op["responses"])
                 continue
             assert op["security"] == [{"bearerAuth": []}]
             assert set(openapi.WRITE_ERRORS) <= set(op["responses"])

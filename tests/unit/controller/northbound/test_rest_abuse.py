@@ -23,122 +23,15 @@ import pytest
 
 from mpsched.bench import restabuse
 from mpsched.bench.restabuse import CASES, Write, concurrent_writes, possible_last, run_cases
+from mpsched.bench.restfake import FakeBackend
 from mpsched.controller.__main__ import build_parser
 from mpsched.controller.app import MultipathApp
-from mpsched.controller.core import NotFoundError
 from mpsched.controller.northbound.jsonbody import MAX_BODY
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer
-from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, class_to_dict, policy_to_dict
-from mpsched.controller.scheduling.scheduler import Scheduler
+from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
 from mpsched.proc.bmv2 import free_port
 from tests.conftest import TOKEN
-
-WRITE_S = 0.002  # a write's round trip to the switches
-
-
-class FakeBackend:
-    """The controller's REST-facing methods over plain state, serialised by one lock like
-    the controller's; classes, policies and parameters go through the real Scheduler."""
-
-    def __init__(self, paths=(1, 2)):
-        self.lock = threading.Lock()
-        self.weights = dict.fromkeys(paths, 1)
-        self.admin = dict.fromkeys(paths, "up")
-        self.scheduler = Scheduler(["s1"], list(paths))
-        self.applied: list[tuple[int, int]] = []
-        self.started = self.stopped = False
-
-    # the controller's life cycle (MultipathApp)
-    def start(self):
-        self.started = True
-
-    def stop(self):
-        self.stopped = True
-
-    def _path(self, path_id):
-        if path_id not in self.weights:
-            raise NotFoundError(f"no path {path_id}")
-        return {"id": path_id, "weight": self.weights[path_id], "admin": self.admin[path_id]}
-
-    def path(self, path_id):
-        with self.lock:
-            return self._path(path_id)
-
-    def paths(self):
-        with self.lock:
-            return [self._path(p) for p in sorted(self.weights)]
-
-    def switches(self):
-        return [{"name": "s1", "state": "ready"}]
-
-    def telemetry(self, path_id):
-        return {"id": self.path(path_id)["id"], "directions": {}}
-
-    def telemetry_since(self, since, direction=None):
-        return {"now": time.time(), "paths": {}}
-
-    def set_weight(self, path_id, weight):
-        with self.lock:
-            self._path(path_id)
-            time.sleep(WRITE_S)
-            self.weights[path_id] = self.store(weight)
-            self.applied.append((path_id, weight))
-            return self._path(path_id)
-
-    def store(self, weight):
-        return weight
-
-    def set_admin(self, path_id, up):
-        with self.lock:
-            self._path(path_id)
-            self.admin[path_id] = "up" if up else "down"
-            return self._path(path_id)
-
-    def classes(self):
-        with self.lock:
-            return [class_to_dict(c) for c in self.scheduler.classes.values()]
-
-    def set_classes(self, classes):
-        with self.lock:
-            self.scheduler.set_classes(classes)
-        return self.classes()
-
-    def _class(self, class_id):
-        if class_id not in self.scheduler.classes:
-            raise NotFoundError(f"no class {class_id}")
-        return self.scheduler.classes[class_id]
-
-    def traffic_class(self, class_id):
-        with self.lock:
-            return class_to_dict(self._class(class_id))
-
-    def class_policy(self, class_id):
-        with self.lock:
-            return policy_to_dict(self._class(class_id).policy)
-
-    def set_class_policy(self, class_id, changes):
-        with self.lock:
-            self._class(class_id)
-            return policy_to_dict(self.scheduler.set_class_policy(class_id, changes).policy)
-
-    def params(self):
-        with self.lock:
-            return {**self.scheduler.params.to_dict(), "schema": self.scheduler.params.schema()}
-
-    def set_params(self, changes):
-        with self.lock:
-            self.scheduler.set_params(changes)
-        return self.params()
-
-    def decisions(self, since, limit, pair=None):
-        return {"now": time.time(), "decisions": [], "loop": {}}
-
-    def mptcp_connections(self):
-        return {"steering": True, "connections": []}
-
-    def mptcp_connection(self, conn_id):
-        raise NotFoundError(f"no MPTCP connection {conn_id}")
 
 
 def serve(backend, token=TOKEN, limits=None):
@@ -430,7 +323,7 @@ hub.patch(thread=False)
 import eventlet.patcher
 from mpsched.bench import restabuse
 from mpsched.controller import app
-from tests.unit.controller.northbound.test_rest_abuse import FakeBackend
+from mpsched.bench.restfake import FakeBackend
 from tests.conftest import TOKEN
 assert app.EVENTLET_HUB
 service = app.MultipathApp(controller=FakeBackend(), rest_port=0, token=TOKEN)

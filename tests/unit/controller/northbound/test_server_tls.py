@@ -104,3 +104,33 @@ def test_the_eventlet_hub_serves_https_too(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_client_that_never_finishes_its_handshake_is_cut_off(tmp_path):
+    """The request deadline counts from the accept: a TLS handshake that never comes (or
+    stops half-way) holds its connection only that long."""
+    import contextlib
+    import socket
+    import time
+
+    from mpsched.controller.northbound.server import RestLimits
+
+    lab = make_lab(tmp_path / "certs")
+    server = RestServer(app, "127.0.0.1", 0, RestLimits(request_timeout_s=0.5),
+                        tls=RestTls(str(lab / "s1.pem"), str(lab / "s1.key")))
+    server.start()
+    try:
+        silent = socket.create_connection(server.address, timeout=5)
+        half = socket.create_connection(server.address, timeout=5)
+        half.sendall(b"\x16\x03\x01\x02\x00\x01")  # the start of a ClientHello, no more
+        start = time.monotonic()
+        for sock in (silent, half):
+            with contextlib.suppress(ConnectionResetError):
+                assert sock.recv(1) == b""
+            sock.close()
+        assert time.monotonic() - start < 3
+        url = f"https://127.0.0.1:{server.address[1]}/"
+        assert requests.get(url, verify=str(lab / "ca.pem"), timeout=5).json() == dict(
+            BODY, echoed=0)
+    finally:
+        server.stop()
