@@ -20,6 +20,7 @@ import yaml
 
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.auth import default_token_path
+from mpsched.proc import rundir
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "MPSCHED_TOKEN"
@@ -270,7 +271,11 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
         return os.environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
     path = default_token_path(url_port(args.url))
     try:
+        rundir.check_file(path, "token file")
         token = path.read_text().strip()
+    except rundir.UnsafePathError as error:
+        print(f"mpsched ctl: not using the token: {error}", file=sys.stderr)
+        return None, f"none ({path} not used: not this user's or root's)"
     except OSError:
         return None, f"none ({path} not readable)"
     return (token, str(path)) if token else (None, f"none ({path} is empty)")

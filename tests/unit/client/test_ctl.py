@@ -320,6 +320,29 @@ def test_token_from_the_controllers_file_for_the_port(capsys, guarded_server, tm
     assert code == 0 and out["name"] == "static"
 
 
+def test_a_token_file_of_another_user_is_not_used(capsys, guarded_server, tmp_path,
+                                                   monkeypatch):
+    """Someone else could have planted it (a run directory on a shared path): not sent, and
+    said so."""
+    import os
+
+    from mpsched.proc import rundir
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = run_dir / f"token-{guarded_server.port}"
+    path.write_text(TOKEN + "\n")
+    me = os.geteuid()
+    if me == 0:
+        os.chown(path, 4242, -1)
+    else:
+        monkeypatch.setattr(rundir.os, "geteuid", lambda: me + 1)
+    code, _, err = run_ctl(capsys, guarded_server, "policy", "0", "set", "static")
+    assert code == 1
+    assert "not using the token: token file" in err and "is owned by uid" in err
+    assert "hint: no token (none (" in err
+
+
 def test_client_error_carries_status_field_and_message(guarded_server):
     client = RestClient(guarded_server.url, token=TOKEN)
     with pytest.raises(ControllerError) as info:
