@@ -34,6 +34,12 @@ def direction_view(load: DirectionLoad) -> views.LinkDirectionView:
     )
 
 
+def cut_off_warning(key: str, has_paths: bool) -> str:
+    why = ("every path of it is administratively down" if has_paths
+           else "every route crosses a link that is down")
+    return f"{key}: no usable path left ({why}); its traffic has nowhere to go"
+
+
 class FabricOps:
     def __init__(
         self,
@@ -92,10 +98,20 @@ class FabricOps:
                 return link
         raise NotFoundError(f"no link {name}")
 
-    def set_link_admin(self, name: str, up: bool) -> views.LinkView:
-        """Down: re-route around the link; up: back (operator.py); the link afterwards."""
+    def set_link_admin(self, name: str, up: bool) -> views.LinkChangeView:
+        """Down: re-route around the link; up: back (operator.py); the link afterwards, with
+        a warning for each pair left without a usable path (`cut_off`)."""
         self.operator.set_link_admin(name, up)
-        return self.link(name)
+        return views.LinkChangeView(**self.link(name).model_dump(), warnings=self.cut_off())
+
+    def cut_off(self) -> list[str]:
+        """A warning per pair (per switch with two edges) none of whose paths is usable: the
+        routing left it none (its links are down or held failed) or every one it has is
+        administratively down."""
+        with self.lock:
+            down = self.keeper.scheduler.admin_down
+            return [cut_off_warning(u.key, bool(self.routes.path_ids(u)))
+                    for u in self.routes.units() if not set(self.routes.path_ids(u)) - down]
 
     # -- pairs -------------------------------------------------------------------
 

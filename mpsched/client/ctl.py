@@ -40,6 +40,7 @@ examples:
   mpsched ctl admin 3 down
   mpsched ctl classes set classes.yaml
   mpsched ctl policy 1 set llhd --param beta=0.01 --lm3 --gap-us 200
+  mpsched ctl policy 1 set ecmp --clear-params
   mpsched ctl params set policies.llhd.beta=0.01 lm3.blocking_threshold=8 control_period_ms=50
   mpsched ctl decisions --since 1700000000 --limit 20
   mpsched ctl mptcp
@@ -106,10 +107,12 @@ def _path_commands(command: _Commands) -> None:
     p = command("telemetry", "a path's estimates per direction, with history")
     p.add_argument("path_id", type=int, metavar="ID")
     command("switches", "the switches' P4Runtime sessions")
-    p = command("weight", "set a path's weight (0..255) on every switch")
+    p = command("weight", "set a path's weight (0..255) on every switch (two edges; refused on "
+                "a fabric)")
     p.add_argument("path_id", type=int, metavar="ID")
     p.add_argument("weight", type=int, metavar="W")
-    p = command("admin", "take a path out of service (down) or back into it (up)")
+    p = command("admin", "take a path out of service (down) or back into it (up); on a "
+                "fabric take links down instead (`link`)")
     p.add_argument("path_id", type=int, metavar="ID")
     p.add_argument("state", choices=["up", "down"])
 
@@ -147,9 +150,15 @@ def _class_commands(command: _Commands) -> None:
             "llhd-ca, cmtla-ca, fdmvqs-ca, qos-ca, adaptive"
         ),
     )
-    s.add_argument("--param", action="append", default=[], metavar="K=V",
-                   help="a policy parameter (repeatable; dotted keys nest; V as JSON if it "
-                   "parses, else a string)")
+    params = s.add_mutually_exclusive_group()
+    params.add_argument("--param", action="append", default=[], metavar="K=V",
+                        help="a policy parameter (repeatable; dotted keys nest; V as JSON if "
+                        "it parses, else a string); the class's parameters become those given")
+    params.add_argument("--clear-params", action="store_true",
+                        help="remove every parameter of the class's (the policy's global "
+                        "defaults apply, GET /params). Without --param or this, a new NAME "
+                        "keeps the parameters it knows; the answer's dropped_params names the "
+                        "others")
     s.add_argument("--lm3", action=argparse.BooleanOptionalAction, default=None,
                    help="LM3 path activation on top of the policy (or not)")
     s.add_argument("--gap-us", type=int, metavar="N",
@@ -305,7 +314,7 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
     if cmd == "policy":
         if action == "set":
             body: dict[str, Any] = {"name": args.name}
-            if args.param:
+            if args.param or args.clear_params:
                 body["params"] = nested(args.param)
             if args.lm3 is not None:
                 body["lm3"] = args.lm3

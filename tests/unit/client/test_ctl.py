@@ -168,6 +168,19 @@ def test_policy_set(capsys, open_server):
                                                                      "lm3": False})
 
 
+def test_policy_set_clear_params(capsys, open_server):
+    """--clear-params sends params {} (the class's overrides removed); with --param it is a
+    usage error."""
+    run_ctl(capsys, open_server, "policy", "0", "set", "llhd", "--param", "beta=0.01")
+    code, out, _ = run_ctl(capsys, open_server, "policy", "0", "set", "ecmp", "--clear-params")
+    assert code == 0 and out["params"] == {}
+    assert open_server.backend.calls[-1] == ("set_class_policy", 0,
+                                             {"name": "ecmp", "params": {}})
+    code, _, err = run_ctl(capsys, open_server, "policy", "0", "set", "ecmp", "--clear-params",
+                           "--param", "beta=1")
+    assert code == 2 and "not allowed with argument" in err
+
+
 def test_params_set_nests_dotted_keys(capsys, open_server):
     code, out, _ = run_ctl(capsys, open_server, "params", "set", "policies.llhd.beta=0.01",
                            "lm3.sigma=0.3", "control_period_ms=50")
