@@ -223,18 +223,18 @@ def execute(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    # before any thread of the controller's starts (controller/memarenas.py); a negative
-    # count is refused with the other options below
-    memarenas.limit(args.malloc_arenas)
     from os_ken.lib import hub
 
-    # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
-    # patches everything but threads, so gRPC keeps its native threads.
-    hub.patch(thread=False)
     # every check first (the options, the files read, the run directory's owner), then the
     # first write: the token (and the run directory) only once all passed
     try:
         telemetry = check_args(args)
+        # after the options' checks (a refused start runs nothing: the limit looks glibc up
+        # with ldconfig), before any thread of the controller's starts (memarenas.py)
+        memarenas.limit(args.malloc_arenas)
+        # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
+        # patches everything but threads, so gRPC keeps its native threads.
+        hub.patch(thread=False)
         tls = rest_tls(args)
         files = run_files(args)
         controller = build_controller(args, telemetry)
