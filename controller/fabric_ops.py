@@ -17,7 +17,7 @@ from typing import Any
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.northbound import views
+from mpsched.controller.northbound import answers, views
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.telemetry.intake import TelemetryIntake
@@ -98,11 +98,11 @@ class FabricOps:
                 return link
         raise NotFoundError(f"no link {name}")
 
-    def set_link_admin(self, name: str, up: bool) -> views.LinkChangeView:
+    def set_link_admin(self, name: str, up: bool) -> answers.LinkChangeView:
         """Down: re-route around the link; up: back (operator.py); the link afterwards, with
         a warning for each pair left without a usable path (`cut_off`)."""
         self.operator.set_link_admin(name, up)
-        return views.LinkChangeView(**self.link(name).model_dump(), warnings=self.cut_off())
+        return answers.LinkChangeView(**self.link(name).model_dump(), warnings=self.cut_off())
 
     def cut_off(self) -> list[str]:
         """A warning per pair (per switch with two edges) none of whose paths is usable: the

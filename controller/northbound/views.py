@@ -71,14 +71,6 @@ class PathView(View):
     telemetry: dict[str, FreeForm]  # direction -> current estimates
 
 
-class PathChangeView(PathView):
-    """PUT /paths/{id}/admin: the path after the change, and `warnings`: one per pair of
-    edges (per switch with two edges) left with no usable path, `"<pair>: ..."` ([] when
-    every pair has one)."""
-
-    warnings: list[str]
-
-
 class DirectionTelemetry(View):
     current: FreeForm
     history: list[FreeForm]
@@ -135,14 +127,6 @@ class PolicyView(View):
     flowlet_gap_us: int
 
 
-class PolicyChangeView(PolicyView):
-    """PUT /classes/{id}/policy: the policy after the change, and the class's parameter
-    overrides a change of policy dropped (those the new policy does not have, or does not
-    take as they were; [] when none was)."""
-
-    dropped_params: list[str]
-
-
 class PlacementView(View):
     """A class's placement on one switch; `ca` only in mode ca."""
 
@@ -196,13 +180,6 @@ class LinkView(View):
     paths: int
     forward: LinkDirectionView
     reverse: LinkDirectionView
-
-
-class LinkChangeView(LinkView):
-    """PUT /links/{id}/admin: the link after the change, and `warnings` as for a path's admin
-    state: the pairs of edges the fabric's routing leaves without a usable path."""
-
-    warnings: list[str]
 
 
 class PairPathView(View):
