@@ -17,6 +17,7 @@ from mpsched.controller.cli import (
 )
 from mpsched.controller.core import Controller, ControllerSettings
 from mpsched.controller.northbound.rest import MAX_REST_THREADS
+from mpsched.controller.runfiles import RunFileError, RunFiles
 from mpsched.controller.scheduling.scheduler import MAX_CONTROL_PERIOD_MS, MIN_CONTROL_PERIOD_MS
 from mpsched.controller.security import (
     ExposureError,
@@ -100,19 +101,24 @@ def check_args(args: argparse.Namespace) -> TelemetryConfig:
         raise StartError(str(error)) from None
 
 
-def rest_token(args: argparse.Namespace) -> tuple[Path, str]:
-    """The REST write token's file and the token (created there if absent)."""
-    from mpsched.controller.northbound.auth import (
-        TokenFileError,
-        default_token_path,
-        load_or_create_token,
-    )
-
-    token_path = Path(args.token_file) if args.token_file else default_token_path(args.rest_port)
+def rest_token(files: RunFiles) -> str:
+    """The REST write token, read from its file or created there (after every check: the
+    run directory and the token file are the first things the controller writes)."""
     try:
-        return token_path, load_or_create_token(token_path)
-    except (OSError, TokenFileError) as error:
-        raise StartError(f"--token-file {token_path}: {error}") from None
+        return files.token()
+    except RunFileError as error:
+        raise StartError(str(error)) from None
+
+
+def run_files(args: argparse.Namespace) -> RunFiles:
+    """The token and state files of the command line, checked without writing anything:
+    StartError for a run directory or token file another user could have put there."""
+    files = RunFiles.of(args)
+    try:
+        files.check()
+    except RunFileError as error:
+        raise StartError(str(error)) from None
+    return files
 
 
 def read_token(args: argparse.Namespace) -> tuple[Path, str] | None:
@@ -135,15 +141,15 @@ def read_token(args: argparse.Namespace) -> tuple[Path, str] | None:
 
 
 def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Controller:
-    """The controller of the command line, its intent restored from the state file."""
-    from mpsched.controller.state import StateError, StateStore, default_state_path
+    """The controller of the command line, its intent restored from the state file (read
+    only: nothing is written here)."""
+    from mpsched.controller.state import StateError, StateStore
     from mpsched.netcfg import ConfigError, NetCfg
     from mpsched.p4rt.p4info import P4Info, P4InfoError
     from mpsched.p4rt.pipeline import Pipeline
 
-    store = None
-    if not args.no_state and args.state != "":
-        store = StateStore(Path(args.state) if args.state else default_state_path(args.rest_port))
+    state = RunFiles.of(args).state
+    store = StateStore(state) if state is not None else None
     settings = ControllerSettings(
         poll_interval=args.poll_interval,
         counter_budget_cps=args.counter_budget_cps or None,
@@ -242,24 +248,27 @@ def execute(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    # before any thread of the controller's starts (controller/memarenas.py); a negative
-    # count is refused with the other options below
-    memarenas.limit(args.malloc_arenas)
     from os_ken.lib import hub
 
-    # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
-    # patches everything but threads, so gRPC keeps its native threads.
-    hub.patch(thread=False)
+    # every check first (the options, the files read, the run directory's owner), then the
+    # first write: the token (and the run directory) only once all passed
     try:
         telemetry = check_args(args)
+        # after the options' checks (a refused start runs nothing: the limit looks glibc up
+        # with ldconfig), before any thread of the controller's starts (memarenas.py)
+        memarenas.limit(args.malloc_arenas)
+        # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
+        # patches everything but threads, so gRPC keeps its native threads.
+        hub.patch(thread=False)
         tls = rest_tls(args)
-        token_path, token = rest_token(args)
-        reads = read_token(args)
+        files = run_files(args)
         controller = build_controller(args, telemetry)
+        token = rest_token(files)
+        reads = read_token(args)
     except (StartError, ExposureError) as error:
         log.error("%s", error)
         return 2
-    log_start(controller, token_path, reads)
+    log_start(controller, files.token_path, reads)
     memtrace.start_from_env()  # off unless MPSCHED_MEMTRACE_S is set (controller/memtrace.py)
     memtrim.start(args.malloc_trim_s)
     return serve(args, controller, token, tls, reads)

@@ -209,7 +209,8 @@ def add_state_options(parser: argparse.ArgumentParser) -> None:
         "--token-file",
         default=None,
         help="REST write token: read from this file, or created there (mode 0600) with a "
-        "random token; every PUT needs 'Authorization: Bearer <token>' "
+        "random token; every PUT needs 'Authorization: Bearer <token>'; a file owned by "
+        "another user than this one or root is refused, the run directory kept mode 0700 "
         "(default: $MPSCHED_RUN_DIR or /run/mpsched, file token-<rest port>)",
     )
     state = parser.add_mutually_exclusive_group()
@@ -220,7 +221,8 @@ def add_state_options(parser: argparse.ArgumentParser) -> None:
         help="the operator's intent (classes, policies, params, admin states, weights): "
         "restored from FILE at start, before the switches are programmed, and saved there "
         "atomically after every acknowledged REST write; a file that cannot be used stops "
-        "the controller (exit 2) and is left as it is; '' = --no-state "
+        "the controller (exit 2) and is left as it is, as does one owned by another user than "
+        "this one or root; '' = --no-state "
         "(default: $MPSCHED_RUN_DIR or /run/mpsched, file state-<rest port>.json)",
     )
     state.add_argument(

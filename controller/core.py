@@ -37,7 +37,7 @@ from mpsched.controller.governor import CPU_BUDGET_PCT, CpuGovernor
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
-from mpsched.controller.northbound import views
+from mpsched.controller.northbound import answers, views
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import (
@@ -494,17 +494,20 @@ class Controller:
         self.operator.set_weight(path_id, weight)
         return self.path(path_id)
 
-    def set_admin(self, path_id: int, up: bool) -> views.PathView:
+    def set_admin(self, path_id: int, up: bool) -> answers.PathChangeView:
+        """The path after the change, with a warning per pair it leaves without a path."""
         self.operator.set_admin(path_id, up)
-        return self.path(path_id)
+        return answers.PathChangeView(**self.path(path_id).model_dump(),
+                                    warnings=self.fabric.cut_off())
 
     def set_classes(self, classes: list[TrafficClass]) -> list[views.ClassView]:
         self.operator.set_classes(classes)
         return self.classes()
 
-    def set_class_policy(self, class_id: int, changes: dict) -> views.PolicyView:
-        self.operator.set_class_policy(class_id, changes)
-        return self.class_policy(class_id)
+    def set_class_policy(self, class_id: int, changes: dict) -> answers.PolicyChangeView:
+        dropped = self.operator.set_class_policy(class_id, changes)
+        view = self.class_policy(class_id)
+        return answers.PolicyChangeView(**view.model_dump(), dropped_params=dropped)
 
     def set_params(self, changes: dict) -> views.ParamsView:
         self.operator.set_params(changes)

@@ -25,6 +25,12 @@ class UnavailableError(RuntimeError):
     """A switch did not acknowledge a change (REST: 503)."""
 
 
+class NotHereError(RuntimeError):
+    """A write that would mean something else on this network than it says, e.g. a path id's
+    weight on a fabric, where path 1 is a different route for every pair (REST: 409; the
+    message names what to use instead)."""
+
+
 class NotPrimaryError(RuntimeError):
     """This controller is a backup: another one is primary on a switch, and writes go there."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mpsched.controller.errors import NotFoundError
 from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.northbound import views
+from mpsched.controller.northbound import answers, views
 from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.telemetry.intake import TelemetryIntake
@@ -32,6 +32,12 @@ def direction_view(load: DirectionLoad) -> views.LinkDirectionView:
         src=load.src, dst=load.dst, port=load.port, rate_mbps=load.rate_mbps,
         mbps=load.mbps, utilisation=load.utilisation,
     )
+
+
+def cut_off_warning(key: str, has_paths: bool) -> str:
+    why = ("every path of it is administratively down" if has_paths
+           else "every route crosses a link that is down")
+    return f"{key}: no usable path left ({why}); its traffic has nowhere to go"
 
 
 class FabricOps:
@@ -92,10 +98,20 @@ class FabricOps:
                 return link
         raise NotFoundError(f"no link {name}")
 
-    def set_link_admin(self, name: str, up: bool) -> views.LinkView:
-        """Down: re-route around the link; up: back (operator.py); the link afterwards."""
+    def set_link_admin(self, name: str, up: bool) -> answers.LinkChangeView:
+        """Down: re-route around the link; up: back (operator.py); the link afterwards, with
+        a warning for each pair left without a usable path (`cut_off`)."""
         self.operator.set_link_admin(name, up)
-        return self.link(name)
+        return answers.LinkChangeView(**self.link(name).model_dump(), warnings=self.cut_off())
+
+    def cut_off(self) -> list[str]:
+        """A warning per pair (per switch with two edges) none of whose paths is usable: the
+        routing left it none (its links are down or held failed) or every one it has is
+        administratively down."""
+        with self.lock:
+            down = self.keeper.scheduler.admin_down
+            return [cut_off_warning(u.key, bool(self.routes.path_ids(u)))
+                    for u in self.routes.units() if not set(self.routes.path_ids(u)) - down]
 
     # -- pairs -------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any
 
-from mpsched.controller.errors import NotFoundError
+from mpsched.controller.errors import NotFoundError, NotHereError
 from mpsched.controller.intent import IntentKeeper
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
@@ -74,9 +74,21 @@ class Operator:
         if path_id not in self.keeper.weights:
             raise NotFoundError(f"no path {path_id}")
 
+    def _refuse_on_fabric(self, path_id: int, what: str, instead: str) -> None:
+        """NotHereError on a fabric: there a path id names one path per pair of edges, and
+        path `path_id` of one pair and of another are unrelated routes (docs/fabric.md)."""
+        if self.stepper.routes.is_fabric:
+            raise NotHereError(
+                f"{what} of path {path_id} would act on path {path_id} of every pair of edges, "
+                f"which on a fabric are different routes (GET /pairs lists each pair's "
+                f"paths): {instead}")
+
     def set_weight(self, path_id: int, weight: int) -> None:
         """One path's static weight: the default class then runs the static `wcmp` policy
-        with the operator's weights."""
+        with the operator's weights. Refused on a fabric (NotHereError)."""
+        self._refuse_on_fabric(path_id, "a weight", "set a class's policy "
+                               "(PUT /classes/{id}/policy) or take links down "
+                               "(PUT /links/{name}/admin, GET /links)")
 
         def mutate(scheduler: Scheduler) -> None:
             if not 0 <= weight <= MAX_WEIGHT:
@@ -92,6 +104,12 @@ class Operator:
         self.write(mutate, f"path {path_id} weight -> {weight}")
 
     def set_admin(self, path_id: int, up: bool) -> None:
+        """A path's admin state. On a fabric only `up` (it undoes a down kept from before);
+        down is refused (NotHereError): take links down instead."""
+        if not up:
+            self._refuse_on_fabric(path_id, "taking down", "take links down instead "
+                                   "(PUT /links/{name}/admin, GET /links)")
+
         def mutate(scheduler: Scheduler) -> None:
             self._check_path(path_id)
             if up:
@@ -113,13 +131,24 @@ class Operator:
 
         self.write(mutate, f"classes -> {sorted(c.id for c in classes)}")
 
-    def set_class_policy(self, class_id: int, changes: dict) -> None:
+    def set_class_policy(self, class_id: int, changes: dict) -> list[str]:
+        """Change a class's policy; the parameter overrides a change of policy dropped (the
+        new policy does not have them, or does not take their values: Scheduler's
+        `set_class_policy`), logged."""
+        dropped: list[str] = []
+
         def mutate(scheduler: Scheduler) -> None:
             if class_id not in scheduler.classes:
                 raise NotFoundError(f"no class {class_id}")
-            scheduler.set_class_policy(class_id, changes)
+            before = scheduler.classes[class_id].policy.params
+            after = scheduler.set_class_policy(class_id, changes).policy.params
+            if "params" not in changes:
+                dropped.extend(sorted(set(before) - set(after)))
 
         self.write(mutate, f"class {class_id} policy -> {changes}")
+        if dropped:
+            log.info("class %d: the change of policy dropped params %s", class_id, dropped)
+        return dropped
 
     def set_params(self, changes: dict) -> None:
         def mutate(scheduler: Scheduler) -> None:

@@ -55,6 +55,7 @@ from mpsched.controller.intent_file import (  # noqa: F401 (re-exported)
 from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
 from mpsched.controller.scheduling.classes import TrafficClass, class_to_dict
 from mpsched.controller.scheduling.scheduler import GlobalParams
+from mpsched.proc import rundir
 from mpsched.validation import input_error
 
 log = logging.getLogger(__name__)
@@ -201,10 +202,16 @@ def _no_constant(name: str) -> Any:
 def load(path: Path) -> Intent | None:
     """The intent saved in `path`; None if there is no such file. A file that cannot be
     read, is not JSON or holds an invalid intent raises StateError naming the file (and
-    the field); the file is never changed."""
+    the field), and so does one that is no regular file or is owned by neither the user nor
+    root (another user could have planted it, mpsched/proc/rundir.py); the file is never
+    changed."""
     path = Path(path)
     try:
+        if not rundir.check_file(path, "state file"):
+            return None
         raw = path.read_bytes()
+    except rundir.UnsafePathError as error:
+        raise StateError(str(error)) from None
     except FileNotFoundError:
         return None
     except OSError as error:

@@ -21,6 +21,7 @@ import datetime
 import ipaddress
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,8 @@ CONTROLLER = "controller"  # the client certificate's file name and common name
 LOOPBACK = "127.0.0.1"
 KEY_MODE = 0o600
 DEFAULT_DAYS = 365
+MAX_DAYS = 3650
+SWITCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
 
 GeneralName = x509.DNSName | x509.IPAddress
 
@@ -112,11 +115,24 @@ def write_pair(out: Path, stem: str, cert: x509.Certificate,
 
 
 def parse_switch(text: str) -> tuple[str, list[str]]:
-    """``s1`` or ``s1=10.0.0.1,sw1.lab`` -> (name, extra SAN entries)."""
+    """``s1`` or ``s1=10.0.0.1,sw1.lab`` -> (name, extra SAN entries). The name is a file
+    name in --out and the certificate's DNS name: letters, digits, '-', '_', '.', not
+    starting with '.' or '-', and not one of the lab's own files."""
     name, _, extra = text.partition("=")
-    if not name or "/" in name or name in (CONTROLLER, "ca"):
+    if not SWITCH_NAME.fullmatch(name) or name in (CONTROLLER, "ca"):
         raise argparse.ArgumentTypeError(f"not a usable switch name: {name!r}")
     return name, [a for a in extra.split(",") if a]
+
+
+def parse_days(text: str) -> int:
+    """--days: a whole number of days, 1..MAX_DAYS."""
+    try:
+        days = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of days: {text!r}") from None
+    if not 1 <= days <= MAX_DAYS:
+        raise argparse.ArgumentTypeError(f"must be 1..{MAX_DAYS}, got {days}")
+    return days
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,8 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                         metavar="NAME[=ADDR,...]", dest="switches",
                         help="a switch to certify, with extra SAN addresses or names after "
                         "'=' (repeat for each switch)")
-    parser.add_argument("--days", type=int, default=DEFAULT_DAYS,
-                        help="validity in days (default: %(default)s)")
+    parser.add_argument("--days", type=parse_days, default=DEFAULT_DAYS,
+                        help=f"validity in days, 1..{MAX_DAYS} (default: %(default)s)")
     return parser
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from mpsched import addressing as ap
 from mpsched import demo_fabric
 from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.client.rest import RestClient
+from mpsched.emu.params import LinkParams
+from mpsched.emu.segment import MAX_PATHS
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.controller import start_controller, stop_controller
@@ -31,6 +34,7 @@ from mpsched.traffic.iperf import TrafficError, bulk_tcp
 log = logging.getLogger("mpsched.demo")
 
 SCREENSHOT = build_dir() / "ui" / "demo.png"
+MAX_STREAMS = 128  # iperf3's most parallel streams (-P)
 
 
 @dataclass
@@ -113,12 +117,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--streams",
         type=int,
         default=8,
-        help="parallel TCP streams, hashed over the paths (default: %(default)s)",
+        help=f"parallel TCP streams, hashed over the paths (1..{MAX_STREAMS}; default: "
+        "%(default)s)",
     )
     parser.add_argument(
         "--rates",
         default="10,5",
-        help="path rates in Mbit/s, comma separated (default: %(default)s)",
+        help=f"path rates in Mbit/s, comma separated, 1..{MAX_PATHS} paths (default: "
+        "%(default)s)",
     )
     parser.add_argument(
         "--fabric",
@@ -141,8 +147,36 @@ def main(argv: list[str] | None = None) -> int:
     return execute(build_parser().parse_args(argv))
 
 
+def check_args(args: argparse.Namespace) -> tuple[float, ...]:
+    """The path rates of `--rates`; ValueError naming the first option out of range. Checked
+    before anything is started or removed."""
+    if args.seconds is not None and not 0 < args.seconds < math.inf:
+        raise ValueError(f"--seconds: must be > 0, got {args.seconds:g}")
+    if not 1 <= args.streams <= MAX_STREAMS:
+        raise ValueError(f"--streams: must be 1..{MAX_STREAMS}, got {args.streams}")
+    if args.fabric:
+        return ()
+    try:
+        rates = tuple(float(r) for r in args.rates.split(","))
+    except ValueError:
+        raise ValueError(f"--rates: not a list of numbers: {args.rates!r}") from None
+    if not 1 <= len(rates) <= MAX_PATHS:
+        raise ValueError(f"--rates: 1..{MAX_PATHS} paths, got {len(rates)}")
+    for rate in rates:
+        try:
+            LinkParams(rate_mbps=rate)
+        except ValueError as error:
+            raise ValueError(f"--rates: {error}") from None
+    return rates
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run the demo `args` (parsed by `build_parser`) describes."""
+    try:
+        rates = check_args(args)
+    except ValueError as error:
+        print(f"demo: {error}", file=sys.stderr)
+        return 2
     if args.fabric:
         return demo_fabric.execute(args)
     if args.seconds is None:
@@ -156,11 +190,6 @@ def execute(args: argparse.Namespace) -> int:
     problems += [f"{p}: missing; run `make p4`" for p in art.missing()]
     if problems:
         print("demo: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
-        return 2
-    try:
-        rates = tuple(float(r) for r in args.rates.split(","))
-    except ValueError:
-        print(f"demo: --rates: not a list of numbers: {args.rates!r}", file=sys.stderr)
         return 2
 
     from mpsched.topo.testbed import Testbed, TopoSpec

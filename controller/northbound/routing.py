@@ -16,7 +16,7 @@ from typing import Any
 
 from routes import Mapper
 
-from mpsched.controller.northbound import views
+from mpsched.controller.northbound import answers, views
 from mpsched.controller.northbound.bodies import (
     AdminBody,
     ClassesBody,
@@ -67,7 +67,7 @@ ROUTES: tuple[Resource, ...] = (
     Resource("/paths/{id}/weight",
              {"PUT": Endpoint("put_weight", body=WeightBody, response=views.PathView)}),
     Resource("/paths/{id}/admin",
-             {"PUT": Endpoint("put_admin", body=AdminBody, response=views.PathView)}),
+             {"PUT": Endpoint("put_admin", body=AdminBody, response=answers.PathChangeView)}),
     Resource("/paths/{id}/telemetry", _get("get_telemetry", response=views.PathTelemetryView)),
     Resource("/telemetry", _get("get_telemetry_since", query=TelemetryQuery,
                                       response=views.TelemetrySinceView)),
@@ -79,7 +79,7 @@ ROUTES: tuple[Resource, ...] = (
     Resource("/classes/{id}/policy", {
         "GET": Endpoint("get_class_policy", response=views.PolicyView),
         "PUT": Endpoint("put_class_policy", body=PolicyChanges, where="policy",
-                        response=views.PolicyView),
+                        response=answers.PolicyChangeView),
     }),
     Resource("/classes/{id}/adaptive", _get("get_class_adaptive", response=views.AdaptiveView)),
     Resource("/params", {"GET": Endpoint("get_params", response=views.ParamsView),
@@ -93,7 +93,8 @@ ROUTES: tuple[Resource, ...] = (
     Resource("/state", _get("get_state", response=views.StateView)),
     Resource("/links", _get("get_links", response=list[views.LinkView])),
     Resource("/links/{id}/admin",
-             {"PUT": Endpoint("put_link_admin", body=AdminBody, response=views.LinkView)}),
+             {"PUT": Endpoint("put_link_admin", body=AdminBody,
+                               response=answers.LinkChangeView)}),
     Resource("/pairs", _get("get_pairs", response=list[views.PairView])),
     Resource("/pairs/{id}", _get("get_pair", response=views.PairView)),
     Resource("/ui", _get("get_ui_index", public=True)),

@@ -114,3 +114,24 @@ def make_class_policy(cp: ClassPolicy, params: GlobalParams, where: str = "polic
         cls.Params, dict(cp.params), params.policies[cp.name], f"{where}.params."
     )
     return cls(merged)
+
+
+def policy_switch(cp: ClassPolicy, changes: Mapping[str, Any], params: GlobalParams
+                  ) -> dict[str, Any]:
+    """`changes` to a class's policy `cp`, with the class's parameter overrides a change of
+    policy keeps: where `changes` names another policy and gives no `params`, those of `cp`'s
+    the new policy has under the same name and takes as they are (checked one by one against
+    its parameters over the global defaults); the others are dropped. `changes` as they are
+    otherwise (an unknown name is refused later, naming it)."""
+    name = changes.get("name", cp.name)
+    if name == cp.name or "params" in changes or name not in REGISTRY:
+        return dict(changes)
+    cls = REGISTRY[name]
+    kept = {}
+    for key, value in cp.params.items():
+        try:
+            params_from_dict(cls.Params, {key: value}, params.policies[name])
+        except FieldError:
+            continue
+        kept[key] = value
+    return {**changes, "params": kept}

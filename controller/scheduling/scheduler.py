@@ -35,7 +35,11 @@ from mpsched.controller.policies.base import Mode, PathState, Policy
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.class_state import ClassState, blocking, carry, log_entry
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
-from mpsched.controller.scheduling.params import GlobalParams, make_class_policy
+from mpsched.controller.scheduling.params import (
+    GlobalParams,
+    make_class_policy,
+    policy_switch,
+)
 from mpsched.controller.scheduling.params_changes import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
@@ -168,8 +172,13 @@ class Scheduler:
         self.generation += 1
 
     def set_class_policy(self, class_id: int, changes: Mapping[str, Any]) -> TrafficClass:
+        """Change a class's policy (`changes`: any of name, params, lm3, flowlet_gap_us);
+        the class after it. A new policy without `params` keeps only the overrides it
+        knows and takes (`policy_switch`); validates first, so a bad change changes
+        nothing."""
         c = self.classes[class_id]
-        updated = replace(c, policy=c.policy.updated(changes))
+        updated = replace(c, policy=c.policy.updated(policy_switch(c.policy, changes,
+                                                                   self.params)))
         states = {sw: self._new_state(updated) for sw in self.switches}  # validates first
         for sw, st in states.items():
             st.last = self._state[(sw, class_id)].last

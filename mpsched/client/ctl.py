@@ -20,6 +20,7 @@ import yaml
 
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.auth import default_read_token_path, default_token_path
+from mpsched.proc import rundir
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "MPSCHED_TOKEN"
@@ -41,6 +42,7 @@ examples:
   mpsched ctl admin 3 down
   mpsched ctl classes set classes.yaml
   mpsched ctl policy 1 set llhd --param beta=0.01 --lm3 --gap-us 200
+  mpsched ctl policy 1 set ecmp --clear-params
   mpsched ctl params set policies.llhd.beta=0.01 lm3.blocking_threshold=8 control_period_ms=50
   mpsched ctl decisions --since 1700000000 --limit 20
   mpsched ctl mptcp
@@ -108,10 +110,12 @@ def _path_commands(command: _Commands) -> None:
     p = command("telemetry", "a path's estimates per direction, with history")
     p.add_argument("path_id", type=int, metavar="ID")
     command("switches", "the switches' P4Runtime sessions")
-    p = command("weight", "set a path's weight (0..255) on every switch")
+    p = command("weight", "set a path's weight (0..255) on every switch (two edges; refused on "
+                "a fabric)")
     p.add_argument("path_id", type=int, metavar="ID")
     p.add_argument("weight", type=int, metavar="W")
-    p = command("admin", "take a path out of service (down) or back into it (up)")
+    p = command("admin", "take a path out of service (down) or back into it (up); on a "
+                "fabric take links down instead (`link`)")
     p.add_argument("path_id", type=int, metavar="ID")
     p.add_argument("state", choices=["up", "down"])
 
@@ -149,9 +153,15 @@ def _class_commands(command: _Commands) -> None:
             "llhd-ca, cmtla-ca, fdmvqs-ca, qos-ca, adaptive"
         ),
     )
-    s.add_argument("--param", action="append", default=[], metavar="K=V",
-                   help="a policy parameter (repeatable; dotted keys nest; V as JSON if it "
-                   "parses, else a string)")
+    params = s.add_mutually_exclusive_group()
+    params.add_argument("--param", action="append", default=[], metavar="K=V",
+                        help="a policy parameter (repeatable; dotted keys nest; V as JSON if "
+                        "it parses, else a string); the class's parameters become those given")
+    params.add_argument("--clear-params", action="store_true",
+                        help="remove every parameter of the class's (the policy's global "
+                        "defaults apply, GET /params). Without --param or this, a new NAME "
+                        "keeps the parameters it knows; the answer's dropped_params names the "
+                        "others")
     s.add_argument("--lm3", action=argparse.BooleanOptionalAction, default=None,
                    help="LM3 path activation on top of the policy (or not)")
     s.add_argument("--gap-us", type=int, metavar="N",
@@ -275,11 +285,19 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
     port = url_port(args.url)
     path = default_token_path(port)
     try:
+        rundir.check_file(path, "token file")
         token = path.read_text().strip()
+    except rundir.UnsafePathError as error:
+        print(f"mpsched ctl: not using the token: {error}", file=sys.stderr)
+        return None, f"none ({path} not used: not this user's or root's)"
     except OSError:
         read_path = default_read_token_path(port)
         try:
+            rundir.check_file(read_path, "read token file")
             token = read_path.read_text().strip()
+        except rundir.UnsafePathError as error:
+            print(f"mpsched ctl: not using the read token: {error}", file=sys.stderr)
+            return None, f"none ({read_path} not used: not this user's or root's)"
         except OSError:
             return None, f"none ({path} not readable)"
         path = read_path
@@ -310,7 +328,7 @@ def run(client: RestClient, args: argparse.Namespace) -> Any:
     if cmd == "policy":
         if action == "set":
             body: dict[str, Any] = {"name": args.name}
-            if args.param:
+            if args.param or args.clear_params:
                 body["params"] = nested(args.param)
             if args.lm3 is not None:
                 body["lm3"] = args.lm3

@@ -1,13 +1,19 @@
 """Bookkeeping of what a run starts, so that nothing outlives it.
 
 Every BMv2 process and every veth a run creates is recorded in a state file
-under /run/mpsched (one per owning process), and so is every nftables table that keeps a
+under /run/mpsched (one per owning process; $MPSCHED_STATE_DIR elsewhere), and so is every
+nftables table that keeps a
 switch's Thrift port on loopback (mpsched/proc/firewall.py). A normal exit, an exception or
 Ctrl-C releases them through `Registry.close()`; if the owner itself is
 killed, `sweep()` (run by `mpsched cleanup` and at the start of every run)
 finds state files of dead owners and removes what they list: processes by
 PID (after checking the PID still runs the recorded command), interfaces and tables by
 name, Mininet hosts' shells by PID.
+
+The directory is private (mode 0700, an existing one of the user's tightened) and the state
+files are written with mode 0600 (mpsched/proc/rundir.py): they hold every run's command
+lines. A sweep acts only on state files of the user running it: one another user could have
+planted is left alone (logged).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched.proc import firewall
+from mpsched.proc import firewall, rundir
 
 log = logging.getLogger(__name__)
 
@@ -97,14 +103,17 @@ class Registry:
         self.processes: dict[int, str] = {}
         self.links: list[str] = []
         self.tables: list[str] = []  # nftables tables (mpsched/proc/firewall.py)
+        self._dir_ready = False
 
     def _save(self) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        """The state file, written whole (mode 0600; the directory made private at the first
+        save: rundir.UnsafePathError if it cannot be trusted)."""
+        if not self._dir_ready:
+            rundir.prepare_dir(self.state_dir)
+            self._dir_ready = True
         data = {"owner": self.owner, "processes": self.processes, "links": self.links,
                 "tables": self.tables}
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data))
-        tmp.replace(self.path)
+        rundir.write_private(self.path, json.dumps(data).encode())
 
     def add_process(self, pid: int, cmd: str | None = None) -> None:
         """Record a process; `cmd` is its command line as /proc shows it once it runs.
@@ -162,13 +171,23 @@ class Registry:
 
 
 def sweep(state_dir: Path | None = None) -> list[str]:
-    """Clean up after owners that died without closing their registry."""
+    """Clean up after owners that died without closing their registry: only the state files
+    of the user running it, in a directory it can trust (else nothing, logged)."""
     base = state_dir or STATE_DIR
     done: list[str] = []
+    try:
+        rundir.check_dir(base)
+    except rundir.UnsafePathError as error:
+        log.warning("not sweeping: %s", error)
+        return done
     if not base.is_dir():
         return done
+    me = os.geteuid()
     for path in sorted(base.glob("*.json")):
         try:
+            if path.lstat().st_uid != me or not path.is_file() or path.is_symlink():
+                log.warning("ignoring state file %s: not a file of this user (uid %d)", path, me)
+                continue
             data = json.loads(path.read_text())
             owner = int(data["owner"])
         except (OSError, ValueError, KeyError, TypeError):

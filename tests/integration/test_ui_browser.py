@@ -3,7 +3,9 @@ controller process programming a real BMv2 (the `switch` fixture): the page load
 console errors, shows both paths with live numbers that change while frames go through the
 switch, and its writes go through the REST API: a policy change shows up in GET /classes, an
 admin-down shows the path as down, refused writes (no token, a bad value) show the API's
-error. One browser and one controller for the whole scenario keep it short."""
+error, the last path down shows the answer's warning, a weight (which replaces the default
+class's policy) is asked for first. One browser and one controller for the whole scenario
+keep it short."""
 
 from __future__ import annotations
 
@@ -203,4 +205,22 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
     assert "admin down" in topology(driver)["2"]["label"]
     row = driver.find_element("css selector", '#paths tbody tr[data-key="2"]')
     assert row.find_elements("tag name", "td")[2].text == "down"
+
+    # the last path down too: done, and the answer's warning (no usable path) is on the page
+    driver.find_element("css selector", '#paths tbody tr[data-key="1"] button.admin').click()
+    wait_for("the warning", lambda: "no usable path left" in message(driver), driver=driver)
+    assert "s1: no usable path left" in message(driver)
+    assert driver.find_element("id", "message").get_attribute("class") == "message warn"
+
+    # a weight replaces the default class's policy by wcmp: asked first; declined, nothing
+    weight = '#paths tbody tr[data-key="1"] button.set-weight'
+    before = requests.get(base + "/classes/0/policy", timeout=5).json()["name"]
+    driver.find_element("css selector", weight).click()
+    assert "default class run wcmp" in driver.switch_to.alert.text
+    driver.switch_to.alert.dismiss()
+    assert requests.get(base + "/classes/0/policy", timeout=5).json()["name"] == before != "wcmp"
+    driver.find_element("css selector", weight).click()
+    driver.switch_to.alert.accept()
+    wait_for("wcmp", lambda: requests.get(base + "/classes/0/policy", timeout=5).json()["name"]
+             == "wcmp", driver=driver)
     assert console_errors(driver, allow=REFUSALS) == []

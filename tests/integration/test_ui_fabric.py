@@ -57,6 +57,21 @@ def drawn(driver, selector: str) -> list[dict[str, str]]:
         " y: String(e.getBBox ? e.getBBox().y : 0)}))", f"#topology {selector}")
 
 
+def click_link(driver, name: str) -> None:
+    """Click a link's line; the drawing is replaced every poll, so a line found just before
+    it was may be gone: found again then."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    for _ in range(20):
+        try:
+            driver.find_element(
+                "css selector", f'#topology g.link[data-link="{name}"] .link-hit').click()
+            return
+        except StaleElementReferenceException:
+            time.sleep(0.05)
+    pytest.fail(f"could not click link {name}")
+
+
 def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
     tmp_path, artifacts, fabric_switches, browser,  # noqa: F811
 ):
@@ -99,6 +114,20 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
             for link in requests.get(base + "/links", timeout=5).json()))
         wait_for("the page draws it down", lambda: [
             g["admin"] for g in drawn(driver, 'g.link[data-link="leaf1-spine2"]')] == ["down"])
+        # path ids are no controls on a fabric (path N is another route for every pair)
+        assert driver.execute_script(
+            "return [...document.querySelectorAll('#paths th.control')].map((t) => t.hidden)"
+            ".concat([...document.querySelectorAll('#paths td')].filter((c) => c.querySelector"
+            "('button')).map((c) => c.hidden))") == [True] * (2 + 2 * 2)
+        # the other uplink of leaf1 down too: done, and its pairs' warnings on the page
+        click_link(driver, "leaf1-spine1")
+        wait_for("the warnings", lambda: "leaf1->leaf3: no usable path left" in
+                 driver.find_element(By.ID, "message").text)
+        wait_for("leaf1-spine1 drawn down", lambda: [
+            g["admin"] for g in drawn(driver, 'g.link[data-link="leaf1-spine1"]')] == ["down"])
+        click_link(driver, "leaf1-spine1")
+        wait_for("leaf1-spine1 up again", lambda: [
+            g["admin"] for g in drawn(driver, 'g.link[data-link="leaf1-spine1"]')] == ["up"])
 
         # two edge clicks pick the pair leaf2 -> leaf3: its paths, highlighted
         driver.find_element(By.CSS_SELECTOR, '#topology g.switch[data-switch="leaf2"]').click()

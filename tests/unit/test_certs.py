@@ -8,6 +8,7 @@ import ssl
 import stat
 import threading
 
+import pytest
 from cryptography import x509
 
 from mpsched import cli
@@ -64,3 +65,17 @@ def test_an_unwritable_out_exits_2_naming_it(tmp_path, capsys):
 def test_a_reserved_switch_name_is_a_usage_error(tmp_path, capsys):
     assert cli.main(["certs", "--out", str(tmp_path), "--switch", "controller"]) == 2
     assert "not a usable switch name: 'controller'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--switch", "s1", "--days", "0"], "--days: must be 1..3650, got 0"),
+    (["--switch", "s1", "--days", "-5"], "--days: must be 1..3650, got -5"),
+    (["--switch", "s 1"], "not a usable switch name: 's 1'"),
+    (["--switch", ".."], "not a usable switch name: '..'"),
+    (["--switch", "''"], "not a usable switch name: \"''\""),
+])
+def test_bad_options_write_nothing(tmp_path, capsys, argv, message):
+    out = tmp_path / "certs"
+    assert cli.main(["certs", "--out", str(out), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

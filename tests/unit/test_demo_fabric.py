@@ -41,3 +41,30 @@ def test_the_screenshot_goes_to_the_fabric_default_a_given_path_or_nowhere(tmp_p
     assert SCREENSHOT != demo.SCREENSHOT  # the two-edge demo's stays its own
     assert browser.screenshot_path(str(tmp_path / "x.png"), SCREENSHOT) == tmp_path / "x.png"
     assert browser.screenshot_path("", SCREENSHOT) is None
+
+
+def test_bad_options_are_refused_before_anything_starts(monkeypatch, capsys):
+    """Exit 2 naming the option, before the prerequisites are looked at or the fabric demo's
+    previous results are removed."""
+    import pytest
+
+    from mpsched import demo_fabric
+
+    def started(*_a, **_k):
+        raise AssertionError("started despite a bad option")
+
+    monkeypatch.setattr(demo.prereqs, "missing", started)
+    monkeypatch.setattr(demo_fabric, "execute", started)
+    for argv, message in (
+        (["--seconds", "0"], "--seconds: must be > 0, got 0"),
+        (["--fabric", "--seconds", "-1"], "--seconds: must be > 0, got -1"),
+        (["--seconds", "nan"], "--seconds: must be > 0, got nan"),
+        (["--streams", "0"], "--streams: must be 1..128, got 0"),
+        (["--rates", "10,x"], "--rates: not a list of numbers: '10,x'"),
+        (["--rates", "1,2,3,4,5"], "--rates: 1..4 paths, got 5"),
+        (["--rates", "0"], "--rates: rate_mbps: must be 0.1..1000 Mbit/s"),
+    ):
+        assert demo.execute(demo.build_parser().parse_args(argv)) == 2
+        assert f"demo: {message}" in capsys.readouterr().err
+    with pytest.raises(AssertionError, match="started"):
+        demo.execute(demo.build_parser().parse_args(["--fabric"]))

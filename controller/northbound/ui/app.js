@@ -5,7 +5,9 @@
 // /ui/#token=<token> (the fragment never leaves the browser; it is removed from the address bar
 // at once), and is kept in sessionStorage only, sent as "Authorization: Bearer". The page is
 // served with a Content-Security-Policy of its own files only: no inline script or style here
-// (styles set from JS go through the CSSOM, `el`'s style object).
+// (styles set from JS go through the CSSOM, `el`'s style object). A path weight, which replaces
+// the default class's policy, is confirmed first, and a path's weight and admin state are no
+// controls on a fabric (links are: fabric.js). Warnings in a write's answer are shown.
 "use strict";
 
 const POLL_MS = 1000;
@@ -85,11 +87,20 @@ function tokenFromAddress() {
 
 function pathColor(id) { return COLORS[(Number(id) - 1) % COLORS.length]; }
 
-function showMessage(text, isError) {
+function showMessage(text, isError, isWarning = false) {
   const box = $("message");
   box.textContent = text;
-  box.className = "message " + (isError ? "error" : "ok");
+  box.className = "message " + (isError ? "error" : isWarning ? "warn" : "ok");
   box.hidden = false;
+}
+
+// What a write's answer says beyond "done": the pairs an admin change left without a usable
+// path (`warnings`), the parameters a change of policy dropped (`dropped_params`).
+function answerNotes(data) {
+  const dropped = data.dropped_params || [];
+  return [...(data.warnings || []),
+    ...(dropped.length ? [`dropped parameters the new policy does not take: ${dropped.join(", ")}`]
+      : [])];
 }
 
 // Keeps one row per key in a table body: `build` makes a new row, rows of gone keys go.
@@ -137,7 +148,9 @@ async function put(path, body) {
     showMessage(`PUT ${path} refused, HTTP ${r.status}: ${data.error}${field}`, true);
     return null;
   }
-  showMessage(`PUT ${path}: done`, false);
+  const notes = answerNotes(data);
+  showMessage(`PUT ${path}: done` + notes.map((n) => `; warning: ${n}`).join(""), false,
+    notes.length > 0);
   (state.polling || Promise.resolve()).then(poll);  // a poll that started after the write
   return data;
 }
@@ -286,6 +299,7 @@ function renderTopology() {
 }
 
 function renderPaths() {
+  for (const th of document.querySelectorAll("#paths th.control")) th.hidden = isFabric();
   const rows = syncRows($("paths").tBodies[0], state.paths.map((p) => String(p.id)), (id) => {
     const path = state.paths.find((p) => String(p.id) === id);
     const weight = el("input", { type: "number", min: 0, max: 255, value: path.weight });
@@ -293,8 +307,13 @@ function renderPaths() {
       const up = e.target.dataset.next === "up";
       put(`/paths/${id}/admin`, { state: up ? "up" : "down" });
     } });
-    const set = el("button", { class: "set-weight", text: "set",
-      onclick: () => put(`/paths/${id}/weight`, { weight: Number(weight.value) }) });
+    const set = el("button", { class: "set-weight", text: "set", onclick: () => {
+      // a weight replaces the default class's policy by wcmp (docs/rest.md): asked first
+      const now = state.classes.find((c) => c.id === 0)?.policy.name;
+      if (now !== "wcmp" && !window.confirm(`A path weight makes the default class run wcmp `
+        + `with the weights of every path, in place of ${now}. Set it?`)) return;
+      put(`/paths/${id}/weight`, { weight: Number(weight.value) });
+    } });
     const row = el("tr", {});
     for (let i = 0; i < 9; i++) row.append(el("td", { class: i >= 4 ? "num" : "" }));
     row.append(el("td", {}, weight, set), el("td", {}, admin));
@@ -310,6 +329,8 @@ function renderPaths() {
       fmt(t.inflight_bytes, 0)]);
     row.cells[2].className = p.admin;
     row.cells[3].className = t.alive ? "alive" : "dead";
+    // on a fabric path N is a different route for every pair: links are taken down instead
+    row.cells[9].hidden = row.cells[10].hidden = isFabric();
     const button = row.cells[10].firstChild;
     button.dataset.next = p.admin === "down" ? "up" : "down";
     button.textContent = p.admin === "down" ? "set up" : "set down";

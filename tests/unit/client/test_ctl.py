@@ -168,6 +168,19 @@ def test_policy_set(capsys, open_server):
                                                                      "lm3": False})
 
 
+def test_policy_set_clear_params(capsys, open_server):
+    """--clear-params sends params {} (the class's overrides removed); with --param it is a
+    usage error."""
+    run_ctl(capsys, open_server, "policy", "0", "set", "llhd", "--param", "beta=0.01")
+    code, out, _ = run_ctl(capsys, open_server, "policy", "0", "set", "ecmp", "--clear-params")
+    assert code == 0 and out["params"] == {}
+    assert open_server.backend.calls[-1] == ("set_class_policy", 0,
+                                             {"name": "ecmp", "params": {}})
+    code, _, err = run_ctl(capsys, open_server, "policy", "0", "set", "ecmp", "--clear-params",
+                           "--param", "beta=1")
+    assert code == 2 and "not allowed with argument" in err
+
+
 def test_params_set_nests_dotted_keys(capsys, open_server):
     code, out, _ = run_ctl(capsys, open_server, "params", "set", "policies.llhd.beta=0.01",
                            "lm3.sigma=0.3", "control_period_ms=50")
@@ -337,6 +350,29 @@ def test_reads_send_the_token_where_the_controller_asks_for_one(capsys, tmp_path
         assert code == 1 and "reads only" in err
     finally:
         served.close()
+
+
+def test_a_token_file_of_another_user_is_not_used(capsys, guarded_server, tmp_path,
+                                                   monkeypatch):
+    """Someone else could have planted it (a run directory on a shared path): not sent, and
+    said so."""
+    import os
+
+    from mpsched.proc import rundir
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    path = run_dir / f"token-{guarded_server.port}"
+    path.write_text(TOKEN + "\n")
+    me = os.geteuid()
+    if me == 0:
+        os.chown(path, 4242, -1)
+    else:
+        monkeypatch.setattr(rundir.os, "geteuid", lambda: me + 1)
+    code, _, err = run_ctl(capsys, guarded_server, "policy", "0", "set", "static")
+    assert code == 1
+    assert "not using the token: token file" in err and "is owned by uid" in err
+    assert "hint: no token (none (" in err
 
 
 def test_client_error_carries_status_field_and_message(guarded_server):

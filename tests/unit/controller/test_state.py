@@ -131,7 +131,7 @@ def test_a_corrupt_file_is_refused_named_and_left_untouched(tmp_path, content, m
 
 def test_an_unreadable_file_is_refused(tmp_path):
     (tmp_path / "state.json").mkdir()
-    with pytest.raises(StateError, match=r"state\.json: cannot read it"):
+    with pytest.raises(StateError, match=r"state\.json is not a regular file"):
         load(tmp_path / "state.json")
 
 

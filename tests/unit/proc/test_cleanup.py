@@ -61,3 +61,39 @@ def test_tables_of_a_dead_owner_and_a_closed_registry_are_deleted(tmp_path, monk
     mine.forget_table("mpsched_thrift_2_9092")
     mine.close()
     assert deleted == ["mpsched_thrift_1_9090", "mpsched_thrift_2_9091"]
+
+
+def test_the_registry_is_private(tmp_path):
+    """Its files hold every run's command lines: directory 0700 (an open one of ours
+    tightened), files 0600."""
+    import stat
+
+    state_dir = tmp_path / "run"
+    state_dir.mkdir(mode=0o755)
+    state_dir.chmod(0o755)
+    registry = Registry(owner=_dead_pid(), state_dir=state_dir)
+    registry.add_link("vethX")
+    assert stat.S_IMODE(state_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(registry.path.stat().st_mode) == 0o600
+    assert [p.name for p in state_dir.iterdir()] == [registry.path.name]
+
+
+def test_sweep_ignores_state_files_of_another_user(tmp_path, monkeypatch, caplog):
+    """A file someone else put there could name any process: it is left alone."""
+    import os
+
+    from mpsched.proc import cleanup
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        stale = Registry(owner=_dead_pid(), state_dir=tmp_path)
+        stale.add_process(child.pid)
+        me = os.geteuid()
+        monkeypatch.setattr(cleanup.os, "geteuid", lambda: me + 1)
+        monkeypatch.setattr(cleanup.rundir, "check_dir", lambda path: None)
+        assert sweep(tmp_path) == []
+        assert "not a file of this user" in caplog.text
+        assert child.poll() is None and stale.path.exists()
+    finally:
+        child.kill()
+        child.wait()

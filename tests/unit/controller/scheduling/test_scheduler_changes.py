@@ -142,6 +142,39 @@ def test_set_class_policy_bad_name_changes_nothing():
     assert s.step(view(ALL_UP), 1.0) == []
 
 
+def test_a_change_of_policy_drops_the_params_the_new_one_does_not_have():
+    """llhd's overrides do not stop a change to ecmp (which has none); a same-named one the
+    new policy takes is kept (beta, llhd -> llhd-ca); `params` given replace them whole."""
+    s = sched(ca_supported=True)
+    s.set_class_policy(0, {"name": "llhd", "params": {"beta": 0.01, "weighted": False}})
+    assert s.set_class_policy(0, {"name": "llhd-ca"}).policy.params == {"beta": 0.01}
+    assert s.set_class_policy(0, {"name": "llhd"}).policy.params == {"beta": 0.01}
+    assert s.set_class_policy(0, {"name": "ecmp"}).policy.params == {}
+    s.set_class_policy(0, {"name": "llhd", "params": {"beta": 0.02}})
+    with pytest.raises(FieldError) as err:
+        s.set_class_policy(0, {"name": "ecmp", "params": {"beta": 0.02}})  # asked for: refused
+    assert err.value.field == "policy.params.beta"
+    assert s.set_class_policy(0, {"lm3": True}).policy.params == {"beta": 0.02}  # same policy
+
+
+def test_a_change_of_policy_drops_a_value_the_new_one_does_not_take(monkeypatch):
+    """Same name, a value out of the new policy's range (a narrower beta, stood in for
+    here): dropped, not refused; the other same-named one kept."""
+    from mpsched.controller.scheduling import params as params_module
+
+    s = sched(ca_supported=True)
+    s.set_class_policy(0, {"name": "llhd", "params": {"beta": 5.0, "min_rtt_ms": 2.0}})
+    real = params_module.params_from_dict
+
+    def narrower(cls, data, base=None, prefix=""):
+        if data.get("beta", 0) > 1:
+            raise FieldError(prefix + "beta", "must be <= 1")
+        return real(cls, data, base, prefix)
+
+    monkeypatch.setattr(params_module, "params_from_dict", narrower)
+    assert s.set_class_policy(0, {"name": "llhd-ca"}).policy.params == {"min_rtt_ms": 2.0}
+
+
 def test_set_class_policy_unknown_class():
     with pytest.raises(KeyError):
         sched().set_class_policy(9, {"name": "rr"})
