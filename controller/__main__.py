@@ -132,10 +132,15 @@ def read_token(args: argparse.Namespace) -> tuple[Path, str] | None:
 
     if not (args.read_token or args.read_token_file):
         return None
+    from mpsched.proc import rundir
+
     path = (Path(args.read_token_file) if args.read_token_file
             else default_read_token_path(args.rest_port))
     try:
+        rundir.check_file(path, "--read-token-file")
         return path, load_or_create_token(path)
+    except rundir.UnsafePathError as error:
+        raise StartError(str(error)) from None
     except (OSError, TokenFileError) as error:
         raise StartError(f"--read-token-file {path}: {error}") from None
 
