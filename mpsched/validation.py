@@ -192,6 +192,12 @@ def cli_error(error: InputError, prog: str | None = None) -> int:
 # ---- constrained values with the project's messages ----------------------------------------
 
 
+def finite(value: Any) -> bool:
+    """Whether a number (int or float) is finite: an int always is (math.isfinite raises
+    OverflowError on one beyond a float's range, e.g. of 400 digits)."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
 def _is_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
 

@@ -19,6 +19,8 @@ On h1 - s1 =(two 10 Mbit/s paths)= s2 - h2, in this order:
    invalid IPv4 header that reached h2), `fuzz_switch_deaths=` (BMv2 processes that died).
 5. REST abuse (`mpsched.bench.restabuse`) against the running controller: `rest_abuse_cases=`,
    `rest_abuse_failures=`, `rest_concurrent_failed=` (of 200 writes from 50 clients).
+6. Malformed input files (`mpsched.bench.scenario_fuzz`; no root: `--only scenario` runs it
+   alone) through `mpsched check`: `scenario_fuzz_cases=`, `scenario_fuzz_failures=`.
 
 Targets: 0 lost, 1 kept, takeover <= 2000 ms, switch recovery <= 5000 ms, 0 malformed
 forwarded, 0 deaths, 0 failures.
@@ -302,11 +304,11 @@ def rest_abuse(rest: RestClient, figures: Figures) -> None:
     figures.values["rest_concurrent_failed"] = failed + (0 if final_ok else 1)
 
 
-def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float) -> Figures:
+def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float,
+        figures: Figures) -> Figures:
     from mpsched.proc.controller import start_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
-    figures = Figures()
     spec = TopoSpec.from_rates((10.0, 10.0, 10.0), backend="linkem", log_dir=out_dir)
     with Testbed(spec) as bed:
 
@@ -345,7 +347,7 @@ def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float) ->
     return figures
 
 
-SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest")
+SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest", "scenario")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -369,17 +371,26 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"--only: unknown section(s) {sorted(unknown)}; known: {', '.join(SECTIONS)}")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    testbed = sections - {"scenario"}  # the sections on the testbed
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
     problems += [f"{m}: missing; run `make p4`" for m in p4_artifacts().missing()]
-    if problems:
+    if problems and testbed:
         print("bench-reliability: missing prerequisites:\n  " + "\n  ".join(problems),
               file=sys.stderr)  # fmt: skip
         return 2
     interrupt_on_signals()
     out_dir = build_dir() / "logs" / "bench-reliability"
     out_dir.mkdir(parents=True, exist_ok=True)
+    figures = Figures()
     try:
-        figures = run(out_dir, sections, args.fuzz_frames, args.fuzz_rate)
+        if testbed:
+            run(out_dir, testbed, args.fuzz_frames, args.fuzz_rate, figures)
+        if "scenario" in sections:
+            from mpsched.bench.scenario_fuzz import bench
+
+            notes, values = bench()
+            figures.notes += notes
+            figures.values.update(values)
     except KeyboardInterrupt:
         print("bench-reliability: interrupted; cleaned up", file=sys.stderr)
         return 130
