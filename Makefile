@@ -145,7 +145,7 @@ p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
 	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC))
 
-bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse
+bench-reliability: p4 linkem ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse, malformed files
 	$(PY) -m mpsched.bench.reliability
 
 SOAK_MINUTES ?= 20

@@ -47,7 +47,11 @@ def shown(value: Any, most: int = 80) -> str:
     """`repr(value)` for an error message, cut after `most` characters (a huge integer is
     shown by its digit count: repr of one of 5000 digits raises ValueError)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**most:
-        return f"an integer of {value.bit_length() * 30103 // 100000 + 1} digits"
+        try:
+            digits = str(len(str(abs(value))))
+        except ValueError:  # past Python's conversion limit (sys.get_int_max_str_digits)
+            digits = "thousands of"
+        return f"an integer of {digits} digits"
     return _capped(repr(value), most)
 
 
