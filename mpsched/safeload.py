@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import logging
@@ -108,10 +109,15 @@ def read_bytes(path: str | Path, max_bytes: int) -> bytes:
     """At most `max_bytes` of `path`; RefusedError if it has more (at most one byte more is
     read), OSError if it cannot be read."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer: no wait
-    with os.fdopen(fd, "rb") as handle:
+    try:
         if stat.S_ISDIR(os.fstat(fd).st_mode):
-            raise IsADirectoryError(21, "is a directory")
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
         os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise RefusedError(f"larger than {max_bytes} bytes (the limit of this kind of file)")
@@ -131,7 +137,7 @@ def decode(data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RefusedError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset "
-                      f"{exc.start}") from None
+                           f"{exc.start}") from None
     return text.removeprefix("\ufeff")
 
 
@@ -158,10 +164,10 @@ class BoundedLoader(yaml.SafeLoader):
         line = event.start_mark.line + 1
         if isinstance(event, yaml.AliasEvent):
             raise RefusedError(f"alias *{event.anchor}: anchors and aliases are not accepted "
-                          "(write the value out)", line)
+                               "(write the value out)", line)
         if getattr(event, "anchor", None):
             raise RefusedError(f"anchor &{event.anchor}: anchors and aliases are not accepted "
-                          "(write the value out)", line)
+                               "(write the value out)", line)
         self._nodes += 1
         if self._nodes > self.limits.max_nodes:
             raise RefusedError(f"more than {self.limits.max_nodes} values", line)
@@ -188,7 +194,7 @@ class BoundedLoader(yaml.SafeLoader):
                     first = seen.get(key)
                 except TypeError:
                     raise RefusedError("a key must be a plain value, not a list or mapping",
-                                  line) from None
+                                       line) from None
                 if first is not None:
                     raise RefusedError(f"duplicate key {shown(key)}, also on line {first}", line)
                 seen[key] = line
@@ -217,7 +223,7 @@ def parse_yaml(text: str, limits: Limits = DOCUMENT) -> Any:
         loader = _loader(limits)(text)
     except yaml.reader.ReaderError as exc:
         raise RefusedError(f"not valid YAML: character #x{exc.character:04x} at character offset "
-                      f"{exc.position}: {exc.reason}") from None
+                           f"{exc.position}: {exc.reason}") from None
     try:
         return loader.get_single_data()
     except RefusedError:
@@ -343,7 +349,7 @@ def read_csv(path: str | Path, limits: CsvLimits = TRACE) -> Iterator[tuple[int,
         for cell in row:
             if len(cell) > limits.max_field:
                 raise RefusedError(f"a field of {len(cell)} characters (at most "
-                              f"{limits.max_field})", reader.line_num)
+                                   f"{limits.max_field})", reader.line_num)
         yield reader.line_num, row
 
 

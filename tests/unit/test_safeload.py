@@ -41,8 +41,10 @@ def test_a_fifo_without_a_writer_is_not_waited_for(tmp_path):
 
 def test_unreadable_files_name_the_file(tmp_path):
     (tmp_path / "d").mkdir()
+    fds = len(os.listdir("/proc/self/fd"))
     with pytest.raises(InputError, match=r"d: cannot read it: Is a directory"):
         safeload.read_document(tmp_path / "d")
+    assert len(os.listdir("/proc/self/fd")) == fds  # the directory's descriptor closed
     with pytest.raises(InputError, match=r"none\.yaml: cannot read it: No such file"):
         safeload.read_document(tmp_path / "none.yaml")
 
