@@ -145,8 +145,11 @@ p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
 	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC))
 
-# ONLY=restart,takeover,switch,fuzz,rest picks sections; ONLY=rest alone needs no root, BMv2 or p4c
-bench-reliability: $(if $(filter rest,$(ONLY)),,p4 linkem) ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse and stall (ONLY=rest: that alone, no root)
+# ONLY=restart,takeover,switch,fuzz,rest,scenario picks sections; rest and scenario need no root,
+# BMv2 or p4c (ONLY of those alone skips building them)
+comma := ,
+RELIABILITY_NEEDS_TESTBED := $(if $(ONLY),$(filter-out rest scenario,$(subst $(comma), ,$(ONLY))),all)
+bench-reliability: $(if $(RELIABILITY_NEEDS_TESTBED),p4 linkem) ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse and stall, malformed files (ONLY=rest,scenario: those alone, no root)
 	$(PY) -m mpsched.bench.reliability $(if $(ONLY),--only $(ONLY))
 
 SOAK_MINUTES ?= 20

@@ -45,6 +45,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mpsched import safeload
 from mpsched.controller.errors import adapter
 from mpsched.controller.intent_file import (  # noqa: F401 (re-exported)
     MAX_PATH_ID,
@@ -195,31 +196,31 @@ def save_atomic(path: Path, intent: Intent) -> None:
         os.close(dir_fd)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def load(path: Path) -> Intent | None:
     """The intent saved in `path`; None if there is no such file. A file that cannot be
-    read, is not JSON or holds an invalid intent raises StateError naming the file (and
-    the field), and so does one that is no regular file or is owned by neither the user nor
-    root (another user could have planted it, mpsched/proc/rundir.py); the file is never
+    read, is not JSON (read and parsed within `safeload.DESCRIPTION`'s bounds) or holds an
+    invalid intent raises StateError naming the file (and the field), and so does one that is no
+    regular file or is owned by neither the user nor root (another user could have planted it,
+    mpsched/proc/rundir.py); the file is never
     changed."""
     path = Path(path)
+    limits = safeload.DESCRIPTION
     try:
         if not rundir.check_file(path, "state file"):
             return None
-        raw = path.read_bytes()
+        raw = safeload.read_bytes(path, limits.max_bytes)
     except rundir.UnsafePathError as error:
         raise StateError(str(error)) from None
     except FileNotFoundError:
         return None
     except OSError as error:
         raise StateError(f"cannot read it: {error.strerror or error}", path=path) from None
+    except safeload.RefusedError as error:
+        raise StateError(error.text(), path=path) from None
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError) as error:
-        raise StateError(f"not valid JSON ({error})", path=path) from None
+        data = safeload.parse_json(safeload.decode(raw), limits)
+    except safeload.RefusedError as error:
+        raise StateError(f"not valid JSON ({error.text()})", path=path) from None
     try:
         return Intent.from_json(data)
     except StateError as error:

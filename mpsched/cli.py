@@ -18,8 +18,8 @@ from types import ModuleType
 
 DESCRIPTION = (
     "One command for the project's tools: the controller, the BMv2 testbed, the demo, the "
-    "experiment runner, the fabric inspector, the REST client, the cleanup of killed runs and the "
-    "lab's TLS certificates."
+    "experiment runner, the fabric inspector, the input checker, the REST client, the cleanup "
+    "of killed runs and the lab's TLS certificates."
 )
 EPILOG = "`mpsched <command> --help` describes a command and its options."
 
@@ -47,6 +47,8 @@ COMMANDS = (
             {"compare": True}),
     Command("fabric", "show a fabric scenario's switches, links and paths",
             "mpsched.fabric.__main__"),
+    Command("check", "validate scenario, fabric and network description files",
+            "mpsched.check"),
     Command("ctl", "drive a running controller over its REST API", "mpsched.client.ctl"),
     Command("cleanup", "remove processes, links and nft tables left by killed runs",
             "mpsched.proc.cleanup"),

@@ -20,25 +20,34 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BeforeValidator, ConfigDict, ValidationInfo, model_validator
+from pydantic import ConfigDict, ValidationInfo, model_validator
 from pydantic.dataclasses import dataclass
 
 from mpsched import addressing as ap
+from mpsched import safeload
+from mpsched.fabric.model import ANY_BUILD_MAX_EDGES, MAX_TRANSIT
+from mpsched.netcfg_fields import (
+    FileName,
+    GrpcAddress,
+    Iface,
+    Ipv4,
+    Mac,
+    Port,
+    Prefix,
+    Rate,
+)
 from mpsched.p4rt.tls import TlsSettings
 from mpsched.validation import (
     BoolValue,
     InputError,
     KeyCheck,
     Text,
-    check_number,
     fail,
     int_in,
-    load_file,
     validate,
 )
 from mpsched.validation import dump as dump_data
@@ -46,88 +55,13 @@ from mpsched.validation import dump as dump_data
 if TYPE_CHECKING:
     from mpsched.fabric.model import Fabric
 
-MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
-MAX_PORT = 510  # BMv2's CPU port is 511 (p4src)
 MAX_PATH_ID = 255
+MAX_SWITCHES = ANY_BUILD_MAX_EDGES + MAX_TRANSIT  # docs/fabric.md, "Bounds"
 _CONFIG = ConfigDict(extra="forbid")
 
 
 class ConfigError(InputError):
     """Invalid network description; `field` names the bad field, `source` the file."""
-
-
-def _mac(value: Any) -> str:
-    text = value.lower() if isinstance(value, str) else ""
-    if not MAC_RE.match(text):
-        raise ValueError(f"must be a MAC address like {ap.H1_MAC}, got {value!r}")
-    return text
-
-
-def _ipv4(value: Any) -> str:
-    try:
-        return str(ipaddress.IPv4Address(value if isinstance(value, str) else ""))
-    except ipaddress.AddressValueError:
-        raise ValueError(f"must be an IPv4 address, got {value!r}") from None
-
-
-def _prefix(value: Any) -> str:
-    try:
-        return str(ipaddress.IPv4Network(value if isinstance(value, str) else ""))
-    except ValueError:
-        raise ValueError(f"must be an IPv4 prefix like {ap.subnet(1)}, got {value!r}") from None
-
-
-def _rate(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        rate = check_number(value)
-    except ValueError:
-        rate = 0
-    if rate <= 0:
-        raise ValueError(f"must be a positive number or null, got {value!r}")
-    return rate
-
-
-def _grpc_address(value: Any) -> str:
-    """Any P4Runtime address: ``host:port`` with a name, an IPv4 address or ``[IPv6]``."""
-    host, _, port = value.rpartition(":") if isinstance(value, str) else ("", "", "")
-    bracketed = host.startswith("[") and host.endswith("]")
-    bare = host[1:-1] if bracketed else host
-    ok = bool(bare) and port.isdigit() and 1 <= int(port) <= 65535
-    if not ok or (":" in bare and not bracketed) or any(c in bare for c in " /[]"):
-        raise ValueError(f"must be host:port (an IPv6 host in brackets), got {value!r}")
-    return str(value)
-
-
-def _iface(value: Any) -> str | None:
-    """A Linux interface name (1..15 characters, no '/', blank or ':'), or None."""
-    if value is None:
-        return None
-    bad = not isinstance(value, str) or not value or len(value) > 15
-    if bad or any(c in value for c in "/: \t\n") or value in (".", ".."):
-        raise ValueError(f"must be an interface name of at most 15 characters, got {value!r}")
-    return str(value)
-
-
-def _file(value: Any, info: ValidationInfo) -> str | None:
-    """An existing file; a relative path is taken from the description file's directory
-    (context "base_dir"; the working directory when there is none)."""
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"must be a file path, got {value!r}")
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        path = Path((info.context or {}).get("base_dir") or ".") / path
-    if not path.is_file():
-        raise ValueError(f"no such file: {path.resolve()}")
-    return str(path.resolve())
-
-
-Mac = Annotated[str, BeforeValidator(_mac)]
-FileName = Annotated[str | None, BeforeValidator(_file)]
-Port = Annotated[int, int_in(0, MAX_PORT)]
 
 
 def _unique(values: list, loc: tuple[str | int, ...]) -> None:
@@ -141,7 +75,7 @@ def _unique(values: list, loc: tuple[str | int, ...]) -> None:
 @dataclass(frozen=True, config=_CONFIG)
 class HostCfg(KeyCheck):
     name: Text
-    ip: Annotated[str, BeforeValidator(_ipv4)]
+    ip: Ipv4
     mac: Mac
     port: Port
 
@@ -150,14 +84,14 @@ class HostCfg(KeyCheck):
 class PathCfg(KeyCheck):
     id: Annotated[int, int_in(1, MAX_PATH_ID)]
     port: Port
-    rate_mbps: Annotated[float | None, BeforeValidator(_rate)] = None
+    rate_mbps: Rate = None
 
 
 @dataclass(frozen=True, config=_CONFIG)
 class PinCfg(KeyCheck):
     """Traffic to prefix (normalised CIDR, e.g. "10.0.2.3/32") always leaves on path_id."""
 
-    prefix: Annotated[str, BeforeValidator(_prefix)]
+    prefix: Prefix
     path_id: Annotated[int, int_in(1, MAX_PATH_ID)]
 
 
@@ -197,15 +131,15 @@ class TlsCfg(KeyCheck):
 class SwitchCfg(KeyCheck):
     name: Text
     device_id: Annotated[int, int_in(0, 2**32 - 1)]
-    grpc_address: Annotated[str, BeforeValidator(_grpc_address)]
+    grpc_address: GrpcAddress
     mac: Mac
-    subnets: tuple[Annotated[str, BeforeValidator(_prefix)], ...]
+    subnets: tuple[Prefix, ...]
     hosts: tuple[HostCfg, ...]
     paths: tuple[PathCfg, ...]
     pins: tuple[PinCfg, ...] = ()
     # the controller's end of a veth whose other end is the switch's probe port: probes are
     # written there as frames instead of sent as P4Runtime PacketOuts (None: PacketOuts)
-    probe_iface: Annotated[str | None, BeforeValidator(_iface)] = None
+    probe_iface: Iface = None
     tls: TlsCfg | None = None  # None: the description's top-level tls (or plaintext)
 
     @model_validator(mode="after")
@@ -248,6 +182,9 @@ class NetCfg(KeyCheck):
     def _consistent(self, info: ValidationInfo) -> NetCfg:
         if not self.switches:
             fail("switches", "at least one switch is needed")
+        if len(self.switches) > MAX_SWITCHES:
+            fail("switches", f"at most {MAX_SWITCHES} switches (any build's edges and a "
+                 f"fabric's transit switches), got {len(self.switches)}")
         _unique([s.name for s in self.switches], ("switches[]", "name"))
         _unique([s.device_id for s in self.switches], ("switches[]", "device_id"))
         # where the fabric's trace files are, as every file of the description (`_file`);
@@ -392,9 +329,16 @@ class NetCfg(KeyCheck):
 
     @classmethod
     def load(cls, path: str | Path) -> NetCfg:
-        """Read and validate a network description (JSON); errors name the file and field."""
+        """Read (within `safeload.DESCRIPTION`'s bounds) and validate a network description
+        (JSON); errors name the file and field."""
+        return safeload.load(path, lambda data: cls.parse(data, path), ConfigError)
+
+    @classmethod
+    def parse(cls, data: object, path: str | Path) -> NetCfg:
+        """`data`, read from the description file `path`, validated: its files are taken
+        from the file's directory; errors name the file and field."""
         context = {"base_dir": str(Path(path).parent)}
-        return load_file(cls, path, error=ConfigError, context=context)
+        return validate(cls, data, error=ConfigError, source=str(path), context=context)
 
     @classmethod
     def from_dict(cls, data: object) -> NetCfg:

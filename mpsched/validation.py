@@ -19,19 +19,40 @@ exit status 2 (invalid input, as argparse's usage errors).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
-import yaml
 from pydantic import BeforeValidator, TypeAdapter, ValidationError, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 T = TypeVar("T")
 Loc = tuple[str | int, ...]
 EXIT_INVALID = 2  # exit status of a command given an invalid input
+# An error names a field and quotes the bad value: a file's key or value of a megabyte is
+# shown cut, so that an error message stays a line.
+MAX_FIELD_CHARS = 200
+MAX_MESSAGE_CHARS = 600
+# The largest magnitude a number of a file may have: where a float still holds every
+# integer exactly (IEEE 754 double: 2^53); beyond it arithmetic on the value loses meaning.
+MAX_MAGNITUDE = 2**53
+
+
+def _capped(text: str, most: int) -> str:
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+def shown(value: Any, most: int = 80) -> str:
+    """`repr(value)` for an error message, cut after `most` characters (a huge integer is
+    shown by its digit count: repr of one of 5000 digits raises ValueError)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**most:
+        try:
+            digits = str(len(str(abs(value))))
+        except ValueError:  # past Python's conversion limit (sys.get_int_max_str_digits)
+            digits = "thousands of"
+        return f"an integer of {digits} digits"
+    return _capped(repr(value), most)
 
 
 class InputError(ValueError):
@@ -40,6 +61,7 @@ class InputError(ValueError):
     known). Printed as ``source: field: message``."""
 
     def __init__(self, field: str, message: str, source: str | None = None) -> None:
+        field, message = _capped(field, MAX_FIELD_CHARS), _capped(message, MAX_MESSAGE_CHARS)
         super().__init__(field, message, source)
         self.field = field
         self.message = message
@@ -147,28 +169,22 @@ def dump(value: Any, kind: Any = None) -> Any:
 
 
 def read_document(path: str | Path, error: type[InputError] = InputError) -> Any:
-    """The parsed content of a JSON (``*.json``) or YAML (anything else) file; an unreadable
-    or malformed file raises `error` naming the file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise error("", exc.strerror or str(exc), str(path)) from None
-    if path.suffix == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise error("", f"not JSON ({exc})", str(path)) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise error("", f"not valid YAML: {exc}", str(path)) from None
+    """The parsed content of a JSON (``*.json``) or YAML (anything else) file, read and
+    parsed within bounds (`mpsched.safeload.read_document`: size, UTF-8, nesting, values,
+    no aliases or duplicate keys); any refusal raises `error` naming the file."""
+    from mpsched import safeload  # it builds on this module's InputError
+
+    return safeload.read_document(path, error)
 
 
 def load_file(kind: type[T], path: str | Path, *, error: type[InputError] = InputError,
               context: dict | None = None) -> T:
-    """Read `path` (`read_document`) and validate it as `kind`; errors name the file."""
-    return validate(kind, read_document(path, error), error=error, source=path, context=context)
+    """Read `path` (`read_document`) and validate it as `kind`; errors name the file, and
+    nothing else escapes (`mpsched.safeload.guard`)."""
+    from mpsched import safeload
+
+    return safeload.load(path, lambda data: validate(kind, data, error=error, source=path,
+                                                     context=context), error)
 
 
 def cli_error(error: InputError, prog: str | None = None) -> int:
@@ -180,6 +196,12 @@ def cli_error(error: InputError, prog: str | None = None) -> int:
 # ---- constrained values with the project's messages ----------------------------------------
 
 
+def finite(value: Any) -> bool:
+    """Whether a number (int or float) is finite: an int always is (math.isfinite raises
+    OverflowError on one beyond a float's range, e.g. of 400 digits)."""
+    return isinstance(value, int) or math.isfinite(value)
+
+
 def _is_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
 
@@ -187,16 +209,22 @@ def _is_number(value: Any) -> bool:
 def check_int(value: Any, low: int, high: int) -> int:
     """`value` if an integer low..high (not a bool, not a float), else ValueError."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"must be an integer {low}..{high}, got {value!r}")
+        raise ValueError(f"must be an integer {low}..{high}, got {shown(value)}")
     return value
 
 
 def check_number(value: Any, low: float = -math.inf, high: float = math.inf) -> float:
-    """`value` as a finite float in low..high (an int is accepted, a bool is not)."""
-    if not _is_number(value) or not math.isfinite(value):
-        raise ValueError(f"must be a number, got {value!r}")
+    """`value` as a finite float in low..high and within +-MAX_MAGNITUDE (an int is
+    accepted, a bool is not). An int is compared as it is (exactly, whatever its size)
+    before it is made a float."""
+    if not _is_number(value):
+        raise ValueError(f"must be a number, got {shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"must be a finite number, got {shown(value)}")
     if not low <= value <= high:
-        raise ValueError(f"must be in {low:g}..{high:g}, got {value!r}")
+        raise ValueError(f"must be in {low:g}..{high:g}, got {shown(value)}")
+    if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
+        raise ValueError(f"must be within +-{MAX_MAGNITUDE:.6g}, got {shown(value)}")
     return float(value)
 
 

@@ -22,11 +22,11 @@ from dataclasses import dataclass, replace
 
 from mpsched import addressing as ap
 from mpsched.fabric.model import Fabric
+from mpsched.fabric.names import EMULATOR_PREFIX, emulator_name
 from mpsched.fabric.ports import port_map
 from mpsched.netcfg import NetCfg
 
 IFNAMSIZ = 15  # the longest Linux interface name (IFNAMSIZ - 1)
-EMULATOR_PREFIX = "lk"
 
 
 def intf_name(node: str, port: int) -> str:
@@ -118,7 +118,7 @@ def plan(fabric: Fabric, description: NetCfg) -> FabricPlan:
     hosts = _hosts(description)
     links = tuple(
         LinkPlan(link.name, link.a, ports[link.a].neighbours[link.b],
-                 link.b, ports[link.b].neighbours[link.a], f"{EMULATOR_PREFIX}{i}")
+                 link.b, ports[link.b].neighbours[link.a], emulator_name(i))
         for i, link in enumerate(fabric.links, start=1)
     )
     out = FabricPlan(switches, hosts, links)

@@ -32,6 +32,7 @@ from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import Fabric
+from mpsched.fabric.names import EMULATOR_PREFIX
 from mpsched.fabric.netdesc import describe
 from mpsched.netcfg import NetCfg
 from mpsched.proc.layout import build_dir
@@ -153,7 +154,7 @@ class FabricTestbed(Bed):
         if self.backend != "linkem":
             return net.addLink(a, b, port1=link.a_port, port2=link.b_port,
                                intfName1=a_intf, intfName2=b_intf)
-        index = int(link.emulator.removeprefix("lk"))
+        index = int(link.emulator.removeprefix(EMULATOR_PREFIX))
         emu = net.addSwitch(link.emulator, cls=self.linkem_cls,
                             seed=self.spec.seed * 1000 + index, registry=self.registry,
                             **self.node_params(link.emulator))

@@ -15,6 +15,8 @@ import os
 import secrets
 from pathlib import Path
 
+from mpsched import safeload
+
 log = logging.getLogger(__name__)
 
 DEFAULT_RUN_DIR = "/run/mpsched"
@@ -65,7 +67,10 @@ def load_or_create_token(path: Path) -> str:
 
 
 def _read(path: Path) -> str:
-    token = path.read_text().strip()
+    try:
+        token = safeload.read_small_text(path).strip()
+    except safeload.RefusedError as error:
+        raise TokenFileError(f"token file {path}: {error.text()}") from None
     if not token:
         raise TokenFileError(f"token file {path} is empty")
     if path.stat().st_mode & 0o077:

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mpsched.controller.errors import FieldError
+from mpsched.validation import MAX_MAGNITUDE, finite, shown
 
 EXPLORATIONS = ("epsilon", "thompson")
 PRIORS = ("context", "flat")
@@ -213,10 +214,12 @@ def _r(x: float) -> float:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not finite(value):
         raise FieldError(where, f"must be a finite number, got {value!r}")
     if value < 0:
         raise FieldError(where, f"must be >= 0, got {value!r}")
+    if value > MAX_MAGNITUDE:
+        raise FieldError(where, f"must be at most {MAX_MAGNITUDE}, got {shown(value)}")
     return float(value)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import types
 import typing
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic import model_validator as _model_validator
 
 from mpsched.controller.errors import FieldError
-from mpsched.validation import fail, input_error
+from mpsched.validation import MAX_MAGNITUDE, fail, finite, input_error, shown
 
 
 def _allowed_types(hint: Any) -> tuple[tuple[type, ...], bool]:
@@ -42,12 +41,16 @@ def _check_kind(name: str, value: Any, kind: type) -> Any:
     elif kind is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise FieldError(name, f"must be an integer, got {value!r}")
+        if abs(value) > MAX_MAGNITUDE:
+            raise FieldError(name, f"must be within +-{MAX_MAGNITUDE}, got {shown(value)}")
     elif kind is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise FieldError(name, f"must be a number, got {value!r}")
-        value = float(value)
-        if not math.isfinite(value):
+        if not finite(value):
             raise FieldError(name, f"must be finite, got {value!r}")
+        if abs(value) > MAX_MAGNITUDE:
+            raise FieldError(name, f"must be within +-{MAX_MAGNITUDE}, got {shown(value)}")
+        value = float(value)
     elif kind is str and not isinstance(value, str):
         raise FieldError(name, f"must be a string, got {value!r}")
     return value

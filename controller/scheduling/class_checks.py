@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from mpsched.controller.errors import FieldError
+from mpsched.validation import finite
 
 PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}
 
@@ -146,6 +147,6 @@ def check_target(value: Any, name: str, lo: float, hi: float) -> float:
     """A QoS target's number lo..hi (an int is accepted, a bool is not), as float."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FieldError(name, f"must be a number {lo:g}..{hi:g} or null")
-    if not math.isfinite(value) or not lo <= value <= hi:
+    if not finite(value) or not lo <= value <= hi:
         raise FieldError(name, f"must be a number {lo:g}..{hi:g}, got {value!r}")
     return float(value)

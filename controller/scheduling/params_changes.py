@@ -11,7 +11,6 @@ classes' cross-field checks run.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
@@ -21,7 +20,7 @@ from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.policies.params import params_model
 from mpsched.controller.scheduling.mptcp import MptcpParams
-from mpsched.validation import fail
+from mpsched.validation import fail, finite
 
 CONTROL_PERIOD_MS = 100.0
 MIN_CONTROL_PERIOD_MS = 10.0
@@ -38,7 +37,7 @@ def _period(value: Any) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not math.isfinite(value)
+        or not finite(value)
         or not MIN_CONTROL_PERIOD_MS <= value <= MAX_CONTROL_PERIOD_MS
     ):
         raise ValueError(
@@ -52,7 +51,7 @@ def _budget_pct(value: Any) -> float:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not math.isfinite(value)
+        or not finite(value)
         or not 0 < value <= MAX_STEP_BUDGET_PCT
     ):
         raise ValueError(f"must be a number > 0 and <= {MAX_STEP_BUDGET_PCT:g}, got {value!r}")
@@ -67,7 +66,7 @@ def _cpu_budget_pct(value: Any) -> float | None:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not math.isfinite(value)
+        or not finite(value)
         or not 0 < value <= MAX_CPU_BUDGET_PCT
     ):
         raise ValueError(

@@ -22,9 +22,11 @@ On h1 - s1 =(two 10 Mbit/s paths)= s2 - h2, in this order:
    `rest_stall_ms=` (mpsched/bench/reststall.py): the longest a GET on a fresh connection
    waits while 300 idle connections are held open. `--only rest` runs this section alone,
    without root or BMv2: against the controller's REST server over a fake backend.
+6. Malformed input files (`mpsched.bench.scenario_fuzz`; no root: `--only scenario` runs it
+   alone) through `mpsched check`: `scenario_fuzz_cases=`, `scenario_fuzz_failures=`.
 
 Targets: 0 lost, 1 kept, takeover <= 2000 ms, switch recovery <= 5000 ms, 0 malformed
-forwarded, 0 deaths, 0 failures, stall <= 1000 ms.
+forwarded, 0 deaths, 0 failures (REST and files), stall <= 1000 ms.
 """
 
 from __future__ import annotations
@@ -308,11 +310,11 @@ def rest_alone() -> Figures:
     return figures
 
 
-def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float) -> Figures:
+def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float,
+        figures: Figures) -> Figures:
     from mpsched.proc.controller import start_controller
     from mpsched.topo.testbed import Testbed, TopoSpec
 
-    figures = Figures()
     spec = TopoSpec.from_rates((10.0, 10.0, 10.0), backend="linkem", log_dir=out_dir)
     with Testbed(spec) as bed:
 
@@ -351,7 +353,7 @@ def run(out_dir: Path, sections: set[str], fuzz_count: int, fuzz_rate: float) ->
     return figures
 
 
-SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest")
+SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest", "scenario")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -375,21 +377,32 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         p.error(f"--only: unknown section(s) {sorted(unknown)}; known: {', '.join(SECTIONS)}")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    if sections == {"rest"}:
-        figures = rest_alone()
-        print("\n".join([*figures.notes, *figures.lines()]))
-        return 0
+    testbed = sections - {"scenario"}  # the sections on the testbed
+    # the REST section alone needs no testbed: the REST server over a fake backend
+    rest_only = testbed == {"rest"}
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
     problems += [f"{m}: missing; run `make p4`" for m in p4_artifacts().missing()]
-    if problems:
+    if problems and testbed and not rest_only:
         print("bench-reliability: missing prerequisites:\n  " + "\n  ".join(problems),
               file=sys.stderr)  # fmt: skip
         return 2
     interrupt_on_signals()
     out_dir = build_dir() / "logs" / "bench-reliability"
     out_dir.mkdir(parents=True, exist_ok=True)
+    figures = Figures()
     try:
-        figures = run(out_dir, sections, args.fuzz_frames, args.fuzz_rate)
+        if rest_only:
+            alone = rest_alone()
+            figures.notes += alone.notes
+            figures.values.update(alone.values)
+        elif testbed:
+            run(out_dir, testbed, args.fuzz_frames, args.fuzz_rate, figures)
+        if "scenario" in sections:
+            from mpsched.bench.scenario_fuzz import bench
+
+            notes, values = bench()
+            figures.notes += notes
+            figures.values.update(values)
     except KeyboardInterrupt:
         print("bench-reliability: interrupted; cleaned up", file=sys.stderr)
         return 130

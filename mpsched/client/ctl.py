@@ -16,11 +16,12 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import requests
-import yaml
 
+from mpsched import safeload
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.auth import default_read_token_path, default_token_path
 from mpsched.proc import rundir
+from mpsched.validation import InputError
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "MPSCHED_TOKEN"
@@ -241,14 +242,16 @@ def nested(assignments: list[str]) -> dict[str, Any]:
 
 
 def load_classes(name: str) -> list:
+    """The classes of a JSON (``*.json``) or YAML file, or of stdin ("-"), read and parsed
+    within `safeload`'s bounds."""
     try:
-        text = sys.stdin.read() if name == "-" else Path(name).read_text()
-    except OSError as error:
-        raise UsageError(f"cannot read {name}: {error.strerror or error}") from None
-    try:
-        data = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as error:
-        raise UsageError(f"{name} is not valid JSON/YAML: {error}") from None
+        if name == "-":
+            data = safeload.parse_bytes(sys.stdin.buffer.read(safeload.DOCUMENT.max_bytes + 1),
+                                        name)
+        else:
+            data = safeload.read_document(name)
+    except InputError as error:
+        raise UsageError(str(error)) from None
     if isinstance(data, dict) and set(data) == {"classes"}:
         data = data["classes"]
     if not isinstance(data, list):
@@ -274,9 +277,11 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
         return args.token, "--token"
     if args.token_file is not None:
         try:
-            token = args.token_file.read_text().strip()
+            token = safeload.read_small_text(args.token_file).strip()
         except OSError as error:
             raise UsageError(f"cannot read {args.token_file}: {error.strerror or error}") from None
+        except safeload.RefusedError as error:
+            raise UsageError(f"{args.token_file}: {error.text()}") from None
         if not token:
             raise UsageError(f"{args.token_file} is empty")
         return token, str(args.token_file)
@@ -286,19 +291,19 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
     path = default_token_path(port)
     try:
         rundir.check_file(path, "token file")
-        token = path.read_text().strip()
+        token = safeload.read_small_text(path).strip()
     except rundir.UnsafePathError as error:
         print(f"mpsched ctl: not using the token: {error}", file=sys.stderr)
         return None, f"none ({path} not used: not this user's or root's)"
-    except OSError:
+    except (OSError, safeload.RefusedError):
         read_path = default_read_token_path(port)
         try:
             rundir.check_file(read_path, "read token file")
-            token = read_path.read_text().strip()
+            token = safeload.read_small_text(read_path).strip()
         except rundir.UnsafePathError as error:
             print(f"mpsched ctl: not using the read token: {error}", file=sys.stderr)
             return None, f"none ({read_path} not used: not this user's or root's)"
-        except OSError:
+        except (OSError, safeload.RefusedError):
             return None, f"none ({path} not readable)"
         path = read_path
     return (token, str(path)) if token else (None, f"none ({path} is empty)")

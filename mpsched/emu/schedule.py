@@ -12,7 +12,6 @@ sets `up` to False; a recovery one that sets it back to True.
 
 from __future__ import annotations
 
-import csv
 import logging
 import math
 import threading
@@ -21,6 +20,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from mpsched import safeload
 
 from .params import GilbertElliott, LinkParams, ParamError
 
@@ -131,43 +132,58 @@ def load_trace(
     """Steps from a CSV trace: a `time_s` column and one column per parameter.
 
     `field_units` maps a column name (e.g. `loss_pct`) to a converter returning
-    the LinkParams field and value (e.g. ("loss", 0.02)); empty cells keep the
-    previous value. Errors name the file, line and column.
+    the LinkParams field and value (e.g. ("loss", 0.02)); empty or missing cells keep
+    the previous value. The file is read within `safeload.TRACE` (size, rows, field
+    length); errors name the file, line and column.
     """
+    try:
+        rows = list(safeload.read_csv(path))
+    except OSError as exc:
+        raise ParamError(f"{path}", f"cannot read it: {exc.strerror or exc}") from None
+    except safeload.RefusedError as exc:
+        raise ParamError(f"{path}:{exc.line}" if exc.line else f"{path}", exc.message) from None
+    columns = rows[0][1] if rows else []
+    if "time_s" not in columns:
+        raise ParamError(f"{path}", "trace needs a time_s column")
+    for col in columns:
+        if col != "time_s" and col not in field_units:
+            raise ParamError(
+                f"{path}:{col}",
+                f"unknown trace column (known: time_s, {', '.join(field_units)})",
+            )
     steps: list[Step] = []
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        columns = reader.fieldnames or []
-        if "time_s" not in columns:
-            raise ParamError(f"{path}", "trace needs a time_s column")
-        for col in columns:
-            if col != "time_s" and col not in field_units:
-                raise ParamError(
-                    f"{path}:{col}",
-                    f"unknown trace column (known: time_s, {', '.join(field_units)})",
-                )
-        last = -1.0
-        for lineno, row in enumerate(reader, start=2):
+    last = -1.0
+    for lineno, cells in rows[1:]:
+        if len(cells) > len(columns):
+            raise ParamError(f"{path}:{lineno}", f"{len(cells)} fields, the header has "
+                             f"{len(columns)}")
+        row = dict(zip(columns, cells, strict=False))
+        t = _trace_time(row.get("time_s", ""), f"{path}:{lineno}:time_s")
+        if t < last:
+            raise ParamError(f"{path}:{lineno}:time_s", "times must not decrease")
+        last = t
+        changes: dict[str, Any] = {}
+        for col, cell in row.items():
+            if col == "time_s" or cell.strip() == "":
+                continue
             try:
-                t = float(row["time_s"])
-            except (TypeError, ValueError):
-                raise ParamError(
-                    f"{path}:{lineno}:time_s", f"not a number: {row['time_s']!r}"
-                ) from None
-            if t < last:
-                raise ParamError(f"{path}:{lineno}:time_s", "times must not decrease")
-            last = t
-            changes: dict[str, Any] = {}
-            for col, cell in row.items():
-                if col == "time_s" or cell is None or cell.strip() == "":
-                    continue
-                try:
-                    name, value = field_units[col](cell.strip())
-                except (TypeError, ValueError) as exc:
-                    raise ParamError(f"{path}:{lineno}:{col}", str(exc)) from None
-                changes[name] = value
-            steps.append(Step(t, changes))
+                name, value = field_units[col](cell.strip())
+            except (TypeError, ValueError) as exc:
+                raise ParamError(f"{path}:{lineno}:{col}", str(exc)) from None
+            changes[name] = value
+        steps.append(Step(t, changes))
     return steps
+
+
+def _trace_time(cell: str, where: str) -> float:
+    """A trace's time: a finite number of seconds >= 0."""
+    try:
+        t = float(cell)
+    except ValueError:
+        raise ParamError(where, f"not a number: {cell!r}") from None
+    if not math.isfinite(t) or t < 0:
+        raise ParamError(where, f"must be a time >= 0 in seconds, got {cell!r}")
+    return t
 
 
 class LinkScheduler(threading.Thread):

@@ -26,6 +26,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    field_validator,
     model_validator,
 )
 
@@ -34,7 +35,9 @@ from mpsched.fabric.model import (
     EDGE,
     MAX_EDGES,
     MAX_HOSTS,
+    MAX_LINKS,
     MAX_PATHS,
+    MAX_TRANSIT,
     ROLES,
     TRANSIT,
     Fabric,
@@ -42,22 +45,38 @@ from mpsched.fabric.model import (
     Link,
     Switch,
 )
-from mpsched.lab.scenario_links import SegmentFile
+from mpsched.fabric.names import reserved
+from mpsched.lab.scenario_links import SegmentFile, step_context
 from mpsched.proc.layout import p4_artifacts
-from mpsched.validation import KeyCheck, Loc, fail, input_error, int_in, one_of, validate
+from mpsched.validation import (
+    KeyCheck,
+    Loc,
+    fail,
+    input_error,
+    int_in,
+    one_of,
+    shown,
+    validate,
+)
 
 log = logging.getLogger(__name__)
 
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,9}")
+# a link's name: its default joins two switch names with "-" (names.py: no reserved name)
+LINK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,20}")
 LINK_KEYS = ("a", "b", "name")  # a graph link's own keys; the others are its parameters
 
 
 def _name(value: Any) -> str:
     """A switch name: it becomes a Mininet node and its interfaces ``<name>-eth<n>`` (Linux
-    allows 15 characters); "-" joins the two names of a link."""
+    allows 15 characters); "-" joins the two names of a link. The testbed's own node names
+    are refused (names.py)."""
     if not isinstance(value, str) or not NAME.fullmatch(value):
         raise ValueError("must be a letter then up to 9 letters, digits or _, got "
-                         f"{value!r}")
+                         f"{shown(value)}")
+    why = reserved(value)
+    if why:
+        raise ValueError(f"{why}: give the switch another name")
     return value
 
 
@@ -192,7 +211,18 @@ class GraphFile(_Model):
     switches: list[SwitchFile]
     link: dict = {}
     links: list[dict]
-    paths_per_pair: Annotated[int, int_in(1, 64)] | None = None  # default: max_paths
+    paths_per_pair: int | None = None  # default: max_paths
+
+    @field_validator("paths_per_pair", mode="before")
+    @classmethod
+    def _paths_per_pair(cls, value: Any, info: ValidationInfo) -> Any:
+        """1..max_paths: the compiled program's paths per pair (`program_limits`)."""
+        max_paths = limits(info)[1]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 1 <= value <= max_paths):
+            raise ValueError(f"must be an integer 1..{max_paths} (the paths per pair the "
+                             f"compiled program holds, its MAX_PATHS), got {shown(value)}")
+        return value
 
     @model_validator(mode="after")
     def _build(self, info: ValidationInfo) -> GraphFile:
@@ -200,6 +230,13 @@ class GraphFile(_Model):
         k = self.paths_per_pair or max_paths
         if k > max_paths:
             fail("paths_per_pair", f"at most {max_paths} paths per pair, got {k}", k)
+        transit = sum(1 for s in self.switches if s.role == TRANSIT)
+        if transit > MAX_TRANSIT:
+            fail("switches", f"at most {MAX_TRANSIT} transit switches (docs/fabric.md, "
+                 f"\"Bounds\"), got {transit}")
+        if len(self.links) > MAX_LINKS:
+            fail("links", f"at most {MAX_LINKS} links (docs/fabric.md, \"Bounds\"), got "
+                 f"{len(self.links)}")
         switches = _switches(self.switches, max_edges)
         links = _links(self.links, self.link, switches, info)
         fabric = Fabric("graph", switches, links, k)
@@ -270,8 +307,7 @@ def _links(files: list[dict], defaults: dict, switches: tuple[Switch, ...],
         if a == b:
             fail(("links", i, "b"), f"a link from {a} to itself", b)
         name = entry.get("name", f"{a}-{b}")
-        if not isinstance(name, str) or not name:
-            fail(("links", i, "name"), f"must be a non-empty string, got {name!r}", name)
+        _link_name(name, names, ("links", i, "name"))
         if name in by_name:
             fail(("links", i, "name"), f"duplicate link name {name!r} (also "
                  f"links[{by_name[name]}])", name)
@@ -281,6 +317,16 @@ def _links(files: list[dict], defaults: dict, switches: tuple[Switch, ...],
         by_name[name], by_pair[frozenset((a, b))] = i, i
         links.append(Link(name, a, b, _segment(data, ("links", i), info).segment()))
     return tuple(links)
+
+
+def _link_name(name: Any, switches: set[str], loc: Loc) -> None:
+    """A link's name: LINK_NAME, neither a switch's nor one the testbed keeps (names.py)."""
+    if not isinstance(name, str) or not LINK_NAME.fullmatch(name):
+        fail(loc, "must be a letter then up to 20 letters, digits, _ or -, got "
+             f"{shown(name)}", name)
+    why = reserved(name) or (f"{name!r} is a switch's name" if name in switches else None)
+    if why:
+        fail(loc, f"{why}: give the link another name", name)
 
 
 def _check_connected(fabric: Fabric, order: list[str]) -> None:
@@ -318,9 +364,10 @@ def parse_fabric(data: Any, source: str | None = None, *, max_edges: int | None 
                  max_paths: int | None = None, context: dict | None = None) -> Fabric:
     """A `fabric:` section (already parsed) as a `Fabric`; raises `FabricError` naming the
     field below the section. The limits default to the compiled program's
-    (`program_limits`); `context["base_dir"]` is where a schedule's trace files are."""
+    (`program_limits`); `context["base_dir"]` is where a schedule's trace files are; the
+    section's schedules share one budget of steps (`step_context`)."""
     default_edges, default_paths = program_limits()
-    context = {**(context or {}),
+    context = {**step_context(context),
                "max_edges": default_edges if max_edges is None else max_edges,
                "max_paths": default_paths if max_paths is None else max_paths}
     return validate(FabricFile, data, error=FabricError, source=source,

@@ -19,7 +19,8 @@ from mpsched.validation import InputError
 
 __all__ = [
     "ANY_BUILD_MAX_EDGES", "ANY_BUILD_MAX_PATHS", "EDGE", "KINDS", "MAX_EDGES", "MAX_HOSTS",
-    "MAX_PATHS", "ROLES", "TRANSIT", "Fabric", "FabricError", "Link", "Switch",
+    "MAX_LINKS", "MAX_PATHS", "MAX_TRANSIT", "ROLES", "TRANSIT", "Fabric", "FabricError", "Link",
+    "Switch",
 ]  # fmt: skip
 
 # Edge switches a fabric may have (its edge ids are 1..MAX_EDGES) and paths per ordered pair
@@ -32,6 +33,13 @@ MAX_EDGES = 8
 # the controller then checks the compiled program's own limits (NetCfg.check_limits).
 ANY_BUILD_MAX_EDGES = 255
 ANY_BUILD_MAX_PATHS = 8
+# Transit switches a fabric may have. Each is one BMv2 process (about 80 MiB, docs/scaling.md)
+# as an edge is: with the default build's 8 edges a fabric is at most 72 of them, about the 68
+# that `make bench-scale` starts on the lab's two-core machine (64 leaves, 4 spines); and the
+# paths of a graph at the bound are computed within seconds (docs/fabric.md, "Bounds").
+MAX_TRANSIT = 64
+# Links: as many as the largest leaf-spine any build holds (every leaf to every spine).
+MAX_LINKS = ANY_BUILD_MAX_EDGES * ANY_BUILD_MAX_PATHS
 # hosts behind one edge switch: host k is .k of the edge's subnet (more addresses above them)
 MAX_HOSTS = ap.FABRIC_HOST_SLOTS
 EDGE, TRANSIT = "edge", "transit"

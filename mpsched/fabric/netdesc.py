@@ -16,12 +16,10 @@ from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.fabric.model import Fabric, Switch
+from mpsched.fabric.names import host_name
 from mpsched.netcfg import NetCfg
 
-
-def host_name(edge_id: int, k: int) -> str:
-    """The name of host k behind edge `edge_id` (a Mininet node)."""
-    return f"h{edge_id}_{k}"
+__all__ = ["describe", "host_name"]
 
 
 def _switch(sw: Switch, device_id: int, transit_index: int, address: str,

@@ -18,14 +18,14 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from mpsched import validation
+from mpsched import safeload, validation
 from mpsched.lab import metrics
 
 SCHEMA = 1
@@ -197,9 +197,15 @@ def write_run(directory: str | Path, result: RunResult) -> Path:
     return path
 
 
+# A run's JSON is this tool's own output, series and every flow's FCT included: bounded so
+# that a stray file (or /dev/zero) cannot hold a resume, far above any run's.
+RUN_LIMITS = safeload.Limits(max_bytes=256 << 20, max_nodes=20_000_000)
+
+
 def read_run(path: str | Path) -> RunResult:
     """A run written by ``write_run``."""
-    return RunResult.from_dict(validation.read_document(Path(path)), source=path)
+    return RunResult.from_dict(safeload.read_document(Path(path), limits=RUN_LIMITS),
+                               source=path)
 
 
 def load_runs(directory: str | Path) -> list[RunResult]:
@@ -259,7 +265,7 @@ def read_csv(path: str | Path) -> list[RunResult]:
         missing = [c for c in RUN_COLUMNS[:-1] if c not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path}: not a runs.csv (no column(s) {', '.join(missing)})")
-        for line, row in enumerate(reader, start=2):
+        for line, row in _rows(reader, path):
             column = "run"
             try:
                 run, seed = int(row["run"]), int(row["seed"])
@@ -278,6 +284,19 @@ def read_csv(path: str | Path) -> list[RunResult]:
                 cpu_bound=bound,
             ))
     return out
+
+
+def _rows(reader: csv.DictReader, path: Path) -> Iterator[tuple[int, dict]]:
+    """(line, row) of `reader`; csv's own error (a field over its 128 KiB, a NUL) as the
+    ValueError naming the file and line that `read_csv` raises."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ValueError(f"{path}:{reader.line_num}: not CSV ({exc})") from None
+        yield reader.line_num, row
 
 
 def _cell(x: float) -> str:

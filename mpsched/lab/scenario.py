@@ -19,6 +19,7 @@ mpsched/lab/fabric_launch.py); `load` and `parse` refuse it unless the caller ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +35,7 @@ from pydantic import (
     model_validator,
 )
 
+from mpsched import safeload
 from mpsched.controller.errors import FieldError
 from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.emu.segment import MAX_PATHS
@@ -44,21 +46,30 @@ from mpsched.lab.fabric_workload import edge_capacity_mbps
 from mpsched.lab.scenario_cluster import ClusterFile, ClusterSpec
 from mpsched.lab.scenario_cluster import check_against as check_cluster
 from mpsched.lab.scenario_fabric import FabricWorkload, check_against
-from mpsched.lab.scenario_links import DIRECTIONS, PathFile, absolute_traces, trace_converters
+from mpsched.lab.scenario_links import (
+    DIRECTIONS,
+    MAX_DURATION_S,
+    PathFile,
+    absolute_traces,
+    step_context,
+    trace_converters,
+)
+from mpsched.lab.scenario_policy import (
+    ADAPTIVE,
+    BACKENDS,
+    BASELINES,
+    COMPARE,
+    CONGESTION_AWARE,
+    DEFAULT_FLOWLET_GAP_US,
+    PACKET_MIX_PAPERS,
+    PAPERS,
+    POLICIES,
+    Policy,
+)
 from mpsched.lab.scenario_telemetry import controller_args
 from mpsched.lab.scenario_workload import SIZE_DISTRIBUTIONS, WORKLOAD_KINDS, Workload
 from mpsched.topo.testbed import TopoSpec
-from mpsched.validation import (
-    InputError,
-    KeyCheck,
-    Text,
-    fail,
-    int_in,
-    number,
-    one_of,
-    read_document,
-    validate,
-)
+from mpsched.validation import InputError, KeyCheck, fail, int_in, number, one_of, shown, validate
 
 __all__ = [
     "ADAPTIVE", "BACKENDS", "BASELINES", "COMPARE", "CONGESTION_AWARE", "DEFAULT_FLOWLET_GAP_US",
@@ -67,24 +78,6 @@ __all__ = [
     "Workload", "load", "parse",
 ]  # fmt: skip
 
-# Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
-# ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
-# and each paper's scheduler under LM3 path activation ("<name>+lm3").
-BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
-PAPERS = ("llhd", "cmtla", "fdmvqs", "qos")
-# mode ca (p4src/include/ca_select.p4): least live congestion cost, and the papers as its cost
-CONGESTION_AWARE = ("ca", *(f"{p}-ca" for p in PAPERS))
-# the context-adaptive choice among the others by the class's QoS target (QoS-MPTCP paper)
-ADAPTIVE = ("adaptive",)
-POLICIES = (
-    *BASELINES, *PAPERS, *CONGESTION_AWARE, *ADAPTIVE, "static", *(f"{p}+lm3" for p in PAPERS)
-)
-# A scenario's default `compare` list: every policy ("static" only differs from wcmp when
-# the scenario gives weights, so it is compared when asked for).
-COMPARE = tuple(p for p in POLICIES if p != "static")
-DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/placement.py auto_gap_us)
-PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
-BACKENDS = ("auto", "linkem", "netem")
 FABRIC_NOT_RUNNABLE = (
     "a fabric is inspected with `mpsched fabric FILE` and run with `mpsched run` or `mpsched "
     "compare`, not with this command: it handles two edge switches joined by `paths` only"
@@ -96,16 +89,6 @@ class ScenarioError(InputError):
 
 
 # ---- the scenario ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Policy(KeyCheck):
-    """`policy`: the scheduler of `mpsched run` (one of POLICIES), the weights of "static"
-    (one per path) and the flowlet gap (0: automatic)."""
-
-    name: Annotated[str, one_of(POLICIES)] = "ecmp"
-    weights: tuple[Annotated[int, int_in(0, 255)], ...] = ()
-    flowlet_gap_us: Annotated[int, int_in(0, 10_000_000)] = DEFAULT_FLOWLET_GAP_US
 
 
 @dataclass(frozen=True)
@@ -199,8 +182,21 @@ class Scenario:
         raise ScenarioError("policy", f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
+# A scenario's name names its output directory (<out>/<name>/...): one path component.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise ValueError("must be a letter or digit then up to 63 letters, digits, '.', '_' "
+                         f"or '-' (it names the run's output directory), got {shown(value)}")
+    return value
+
+
 def _strip(value: Any) -> str:
-    return str(value).strip()
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string, got {shown(value)}")
+    return value.strip()
 
 
 _stripped = BeforeValidator(_strip)
@@ -215,9 +211,9 @@ class ScenarioFile(KeyCheck, BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Text
+    name: Annotated[str, BeforeValidator(_name)]
     description: Annotated[str, _stripped] = ""
-    duration_s: Annotated[float, number(1, 3600)]
+    duration_s: Annotated[float, number(1, MAX_DURATION_S)]
     seed: Annotated[int, int_in(0, 2**31 - 1)] = 1
     warmup_s: Annotated[float, number(0, 60)] = 2.0
     paths: list[PathFile] | None = None  # required unless `fabric` is given
@@ -241,11 +237,11 @@ class ScenarioFile(KeyCheck, BaseModel):
             raise ValueError(f"between 1 and {MAX_PATHS} paths, got {len(value)}")
         return value
 
-    @field_validator("workload", mode="before")
+    @field_validator("fabric", mode="before")
     @classmethod
-    def _some_workload(cls, value: Any) -> Any:
-        if isinstance(value, list) and not value:
-            raise ValueError("at least one workload")
+    def _fabric_given(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("empty: give leaf_spine or graph (docs/fabric.md)")
         return value
 
     @field_validator("workload", mode="wrap")
@@ -257,6 +253,8 @@ class ScenarioFile(KeyCheck, BaseModel):
         scenario has a `fabric` (declared before `workload`, so validated first)."""
         if value is None:
             return None
+        if isinstance(value, list) and not value:
+            raise ValueError("at least one workload")
         if "fabric" not in info.data:  # the fabric is invalid: its error is the one reported
             return None
         return _WORKLOADS[info.data["fabric"] is not None].validate_python(
@@ -393,18 +391,18 @@ def parse(data: Any, source: Path | None = None, backend: str | None = None, *,
     base_dir = source.parent if source else Path.cwd()
     where = None if source is None else str(source)
     model = validate(ScenarioFile, data, error=ScenarioError, source=where,
-                     context={"base_dir": base_dir})
+                     context=step_context({"base_dir": base_dir}))
     if model.fabric is not None and not fabric:
         raise ScenarioError("fabric", FABRIC_NOT_RUNNABLE, where)
     return model.scenario(source, backend)
 
 
 def load(path: str | Path, backend: str | None = None, *, fabric: bool = False) -> Scenario:
-    """Read and validate a scenario file; errors name the file and the key. A fabric
-    scenario is refused unless `fabric` (`parse`)."""
+    """Read (within `safeload`'s bounds) and validate a scenario file; errors name the file
+    and the key. A fabric scenario is refused unless `fabric` (`parse`)."""
     path = Path(path)
-    data = read_document(path, ScenarioError)
-    return parse(data, source=path, backend=backend, fabric=fabric)
+    return safeload.load(path, lambda data: parse(data, source=path, backend=backend,
+                                                  fabric=fabric), ScenarioError)
 
 
 _trace_converters = trace_converters  # the CSV trace parsers (tests/test_schedule.py)

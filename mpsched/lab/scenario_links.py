@@ -8,7 +8,9 @@ the testbed's `PathSpec` (`PathFile.spec`). Units are in the key names (`_ms`, `
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -47,11 +49,16 @@ from mpsched.validation import (
 
 DIRECTIONS = ("both", "forward", "reverse")
 RAMPED = ("delay_ms", "jitter_ms", "loss_pct", "rate_mbps")  # the keys a ramp can move
+MAX_DURATION_S = 3600  # a scenario's longest run, and so the latest time of its schedules
+# Schedule steps a file may make its links take, all schedules together: a trace's rows and a
+# ramp's steps count one each (a ramp's are applied one by one, `change_times`). Bounds the
+# time and memory of loading a file and of running its schedules.
+MAX_SCHEDULE_STEPS = 50_000
 Percent = Annotated[float, number(0, 100)]
 Delay = Annotated[float, number(0, MAX_DELAY_MS)]
 Rate = Annotated[float | None, WrapValidator(
     lambda v, handler: None if v is None else check_number(v, MIN_RATE_MBPS, MAX_RATE_MBPS))]
-Seconds = Annotated[float, number(0)]
+Seconds = Annotated[float, number(0, MAX_DURATION_S)]
 Direction = Annotated[str, one_of(DIRECTIONS)]
 
 
@@ -106,6 +113,27 @@ def _to_params(key: str, value: Any) -> tuple[str, Any]:
 # ---- schedule events -------------------------------------------------------------------
 
 
+@dataclass
+class StepBudget:
+    """The schedule steps a file has left (MAX_SCHEDULE_STEPS), shared by its events through
+    the validation context ("steps"; without one, each event has the whole budget)."""
+
+    left: int = MAX_SCHEDULE_STEPS
+
+
+def step_context(context: dict | None) -> dict:
+    """`context` with a fresh StepBudget unless it has one: a loader's, once per file."""
+    context = dict(context or {})
+    context.setdefault("steps", StepBudget())
+    return context
+
+
+def _steps(event: Event) -> int:
+    if isinstance(event, Step):
+        return 1
+    return math.ceil((event.end_s - event.start_s) / event.interval_s) + 1
+
+
 class _Event(_Model):
     direction: Direction = "both"
     _events: list[Event] = PrivateAttr(default_factory=list)
@@ -114,12 +142,17 @@ class _Event(_Model):
         """The `Step`s and `Ramp`s this file event stands for."""
         return self._events
 
-    def _build(self, events: list[Event]) -> None:
+    def _build(self, events: list[Event], info: ValidationInfo) -> None:
         for event in events:
             try:
                 check_event(event, "event")
             except ParamError as exc:
                 fail(tuple(exc.field.split(".")[1:]), exc.message)
+        budget = (info.context or {}).get("steps") or StepBudget()
+        budget.left -= sum(_steps(event) for event in events)
+        if budget.left < 0:
+            fail((), f"more than {MAX_SCHEDULE_STEPS} schedule steps in the file (a trace's "
+                 "rows and a ramp's steps count one each)")
         self._events = events
 
 
@@ -128,21 +161,21 @@ class StepEvent(_Event):
     set: LinkKeys
 
     @model_validator(mode="after")
-    def _step(self) -> StepEvent:
-        self._build([Step(self.at_s, self.set.changes())])
+    def _step(self, info: ValidationInfo) -> StepEvent:
+        self._build([Step(self.at_s, self.set.changes())], info)
         return self
 
 
 class RampEvent(_Event):
     ramp: Annotated[str, one_of(RAMPED)]
     from_s: Seconds
-    to_s: Annotated[float, number()]  # >= from_s
+    to_s: Seconds  # >= from_s
     start: Annotated[float, number()]  # a number, also for rate_mbps (no null here)
     end: Annotated[float, number()]
-    interval_s: Annotated[float, number(0.01)] = 0.5
+    interval_s: Annotated[float, number(0.01, MAX_DURATION_S)] = 0.5
 
     @model_validator(mode="after")
-    def _ramp(self) -> RampEvent:
+    def _ramp(self, info: ValidationInfo) -> RampEvent:
         try:
             check_number(self.to_s, self.from_s)
         except ValueError as exc:
@@ -157,23 +190,23 @@ class RampEvent(_Event):
         name = next(iter(values[0]))
         ramp = Ramp(name, self.from_s, self.to_s, values[0][name], values[1][name],
                     self.interval_s)
-        self._build([ramp])
+        self._build([ramp], info)
         return self
 
 
 class DownEvent(_Event):
     down_s: Seconds
-    up_s: Annotated[float, number()] | None = None  # >= down_s
+    up_s: Seconds | None = None  # >= down_s
 
     @model_validator(mode="after")
-    def _down(self) -> DownEvent:
+    def _down(self, info: ValidationInfo) -> DownEvent:
         events: list[Event] = [Step(self.down_s, {"up": False})]
         if self.up_s is not None:
             try:
                 events.append(Step(check_number(self.up_s, self.down_s), {"up": True}))
             except ValueError as exc:
                 fail("up_s", str(exc), self.up_s)
-        self._build(events)
+        self._build(events, info)
         return self
 
 
@@ -187,9 +220,10 @@ class TraceEvent(_Event):
         if not path.is_file():
             fail("trace", f"no such file: {path}", self.trace)
         try:
-            self._build(list(load_trace(path, trace_converters())))
+            steps = load_trace(path, trace_converters())
         except ParamError as exc:
             fail("trace", str(exc), self.trace)
+        self._build(list(steps), info)
         return self
 
 

@@ -18,12 +18,11 @@ machine marking its runs CPU-bound. `poll_interval` is left out: the runner sets
 from __future__ import annotations
 
 import argparse
-import math
 from functools import cache
 from typing import Any
 
 from mpsched.controller.cli import add_measurement_options, telemetry_config
-from mpsched.validation import fail
+from mpsched.validation import MAX_MAGNITUDE, fail, finite, shown
 
 RUNNER_OWNED = frozenset({"poll_interval"})  # lab/runner.py sets it for every run
 
@@ -58,12 +57,12 @@ def controller_args(section: Any) -> tuple[str, ...]:
                 fail(str(key), "must be true or false", value)
             args += [flag] if value else []
             continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-            value
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not finite(value):
             fail(str(key), "must be a number", value)
         if value < 0:
             fail(str(key), f"must be >= 0, got {value}", value)
+        if value > MAX_MAGNITUDE:
+            fail(str(key), f"must be at most {MAX_MAGNITUDE}, got {shown(value)}", value)
         args += [flag, f"{value:g}"]
     _check(section)
     return tuple(args)

@@ -13,7 +13,7 @@ NAMES = [command.name for command in cli.COMMANDS]
 
 # The fewest arguments each command parses without a usage error (its required ones).
 REQUIRED = {"controller": ["--netcfg", "net.json"], "run": ["a.yaml"], "compare": ["a.yaml"],
-            "ctl": ["paths"], "fabric": ["a.yaml"],
+            "ctl": ["paths"], "fabric": ["a.yaml"], "check": ["a.yaml"],
             "certs": ["--out", "certs", "--switch", "s1"]}
 
 

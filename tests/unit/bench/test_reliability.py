@@ -55,3 +55,18 @@ def test_growth_and_a_process_sample():
 
     sample = proc_sample(os.getpid())
     assert sample.rss_kb > 0 and sample.fds > 0 and sample.threads >= 1
+
+
+def test_the_scenario_section_runs_alone_without_the_testbeds_prerequisites(
+        monkeypatch, capsys):
+    from mpsched.bench import reliability, scenario_fuzz
+
+    monkeypatch.setattr(reliability.prereqs, "missing", lambda *names: ["root: not root"])
+    monkeypatch.setattr(reliability, "interrupt_on_signals", lambda: None)
+    monkeypatch.setattr(reliability, "run", lambda *a: (_ for _ in ()).throw(AssertionError))
+    monkeypatch.setattr(scenario_fuzz, "bench", lambda: (
+        ["a note"], {"scenario_fuzz_cases": 155, "scenario_fuzz_failures": 0}))
+    assert reliability.main(["--only", "scenario"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "a note", "scenario_fuzz_cases=155", "scenario_fuzz_failures=0"]
+    assert reliability.main(["--only", "scenario,fuzz"]) == 2  # the testbed's need root

@@ -386,3 +386,24 @@ def test_client_error_carries_status_field_and_message(guarded_server):
         RestClient(guarded_server.url).set_weight(1, 3)
     assert info.value.status == 401 and info.value.field is None
     assert client.set_weight(1, 3)["weight"] == 3
+
+
+def test_a_classes_file_is_read_within_bounds(tmp_path, monkeypatch):
+    import io
+
+    path = tmp_path / "classes.yaml"
+    path.write_text("classes:\n  - &c {id: 0, name: default}\n  - *c\n")
+    with pytest.raises(ctl.UsageError, match=r"classes\.yaml: anchor &c: anchors and aliases"):
+        ctl.load_classes(str(path))
+    path.write_text("- {id: 0, name: default, name: x}\n")
+    with pytest.raises(ctl.UsageError, match="duplicate key 'name'"):
+        ctl.load_classes(str(path))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"#" * (2 << 20))))
+    with pytest.raises(ctl.UsageError, match="-: larger than 1048576 bytes"):
+        ctl.load_classes("-")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"[{id: 0, name: d}]")))
+    assert ctl.load_classes("-") == [{"id": 0, "name": "d"}]
+    token = tmp_path / "token"
+    token.write_bytes(b"x" * 5000)
+    with pytest.raises(ctl.UsageError, match="larger than 4096 bytes"):
+        ctl.resolve_token(ctl.build_parser().parse_args(["--token-file", str(token), "paths"]))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from mpsched import addressing as ap
-from mpsched.fabric.model import MAX_EDGES, FabricError
+from mpsched.fabric.model import MAX_EDGES, MAX_LINKS, MAX_TRANSIT, FabricError
 from mpsched.proc.layout import REPO_ROOT
 from tests.unit.fabric.helpers import build, example, leaf_spine
 
@@ -100,7 +100,9 @@ EDGE_C = {"name": "c", "role": "edge"}
          "graph.links[0].delay_ms", "must be in 0..1000"),
         (graph({"a": "a", "b": "t", "colour": 1}, {"a": "t", "b": "b"}),
          "graph.links[0].colour", "unknown key"),
-        (graph(paths_per_pair=5), "graph.paths_per_pair", "at most 4 paths per pair, got 5"),
+        (graph(paths_per_pair=5), "graph.paths_per_pair",
+         "must be an integer 1..4 (the paths per pair the compiled program holds, its "
+         "MAX_PATHS), got 5"),
         (leaf_spine(17, 2), "leaf_spine.leaves", f"at most {MAX_EDGES} edges (leaves), got 17"),
         (leaf_spine(4, 5), "leaf_spine.spines", "at most 4 paths per pair (one per spine)"),
         (leaf_spine(overrides=[{"link": "leaf9-spine1"}]), "leaf_spine.overrides[0].link",
@@ -113,11 +115,27 @@ EDGE_C = {"name": "c", "role": "edge"}
         (leaf_spine(overrides=[{"link": "leaf1-spine1", "rate_mbps": 0}]),
          "leaf_spine.overrides[0].rate_mbps", "must be in 0.1..1000"),
         (leaf_spine(overrides=[{"link": "leaf1-spine1", "schedule": [{"down_s": -1}]}]),
-         "leaf_spine.overrides[0].schedule[0].down_s", "must be in 0..inf"),
+         "leaf_spine.overrides[0].schedule[0].down_s", "must be in 0..3600"),
         ({"leaf_spine": {"leaves": 2, "spines": 1, "link": {"delay_ms": 1}}},
          "leaf_spine.link.rate_mbps", "missing"),
         ({**leaf_spine(), **graph()}, "graph", "give either leaf_spine or graph, not both"),
         ({"mesh": {}}, "mesh", "unknown key (allowed: graph, leaf_spine)"),
+        # the testbed's own node names (mpsched/fabric/names.py) and the bounds (model.py)
+        (graph(switches=[{"name": "h1_1", "role": "edge"}]), "graph.switches[0].name",
+         "'h1_1' is the testbed's name of a host (h<edge>_<k>): give the switch another name"),
+        (graph(switches=[{"name": "lk12", "role": "transit"}]), "graph.switches[0].name",
+         "'lk12' is the testbed's name of a link emulator (lk<i>)"),
+        (graph({"a": "a", "b": "t", "name": "lk1"}, {"a": "t", "b": "b"}), "graph.links[0].name",
+         "'lk1' is the testbed's name of a link emulator"),
+        (graph({"a": "a", "b": "t", "name": "t"}, {"a": "t", "b": "b"}), "graph.links[0].name",
+         "'t' is a switch's name"),
+        (graph({"a": "a", "b": "t", "name": "../x"}, {"a": "t", "b": "b"}),
+         "graph.links[0].name", "must be a letter then up to 20 letters, digits, _ or -"),
+        (graph(switches=[{"name": "a", "role": "edge"}, {"name": "b", "role": "edge"},
+                         *({"name": f"t{i}", "role": "transit"} for i in range(65))]),
+         "graph.switches", f"at most {MAX_TRANSIT} transit switches"),
+        (graph(*[{"a": "a", "b": "t"}] * (MAX_LINKS + 1)), "graph.links",
+         f"at most {MAX_LINKS} links"),
     ],
 )
 def test_bad_topologies_are_refused_naming_the_field(section, field, message):

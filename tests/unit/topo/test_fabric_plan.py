@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched import addressing as ap
+from mpsched.fabric.model import FabricError
 from mpsched.fabric.netdesc import describe
 from mpsched.fabric.ports import port_map
 from mpsched.topo.fabric_plan import IFNAMSIZ, intf_name, plan
@@ -78,7 +79,9 @@ def test_a_switch_named_like_another_node_is_refused(clash: str) -> None:
                      {"name": clash, "role": "transit"}],
         "links": [{"a": "a", "b": clash}, {"a": "b", "b": clash}],
     }}
-    with pytest.raises(ValueError, match=f"two nodes named '{clash}'"):
+    # the validator refuses it before any layout (mpsched/fabric/names.py)
+    with pytest.raises(FabricError, match=rf"graph\.switches\[2\]\.name: '{clash}' is the "
+                       "testbed's name of a"):
         _plan(section)
 
 
