@@ -65,4 +65,4 @@ def test_plain_ecmp_carries_every_pair_without_a_controller(prerequisites, tmp_p
     drops = json.loads((run_dir / "drops.json").read_text())
     assert set(drops) == {"leaf1", "leaf2", "leaf3", "spine1", "spine2"}
     assert all(d["no_route"] == 0 and d["no_nexthop"] == 0 for d in drops.values()), drops
-    assert "| plain-tiny | plain-ecmp |" in (out / "summary.md").read_text()
+    assert "runs per policy: plain-ecmp: 1" in (out / "summary.md").read_text()
