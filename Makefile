@@ -79,7 +79,7 @@ $(P4OUT)/main.json: P4C_DEFS := $(P4DEFS)
 $(P4OUT)/main.json: p4src/main.p4 $(P4SRC)
 	$(p4c-compile)
 
-p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info); P4_PATHS=8: build/p4-8paths; P4_PROFILE=lean: build/p4-lean
+p4: $(P4OUT)/main.json $(BUILD)/p4-minimal/minimal.json $(BUILD)/p4-ipv4/ipv4.json $(BUILD)/p4-plain-ecmp/plain_ecmp.json ## compile p4src/ with p4c into build/p4 (BMv2 JSON + P4Info; the reference programs of p4src/bench/ into build/p4-<name>); P4_PATHS=8: build/p4-8paths; P4_PROFILE=lean: build/p4-lean
 
 p4-8: ## compile the 8-path variant (-DMAX_PATHS=8) into build/p4-8paths
 	$(MAKE) --no-print-directory p4 P4_PATHS=8
@@ -91,6 +91,9 @@ $(BUILD)/p4-minimal/minimal.json: p4src/bench/minimal.p4
 	$(p4c-compile)
 
 $(BUILD)/p4-ipv4/ipv4.json: p4src/bench/ipv4.p4
+	$(p4c-compile)
+
+$(BUILD)/p4-plain-ecmp/plain_ecmp.json: p4src/bench/plain_ecmp.p4
 	$(p4c-compile)
 
 $(BUILD)/bin/linkem: csrc/linkem.c

@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
+from mpsched.lab.programs import FULL, PLAIN_ECMP, PROGRAMS
 from mpsched.lab.scenario import POLICIES
 
 EPILOG = """\
@@ -36,8 +37,11 @@ and rows this call does not run again stay in the table. A fabric scenario
 (`fabric:`, docs/fabric.md) runs on the fabric testbed (a BMv2 switch per
 fabric switch, one emulated link per fabric link; cpu.csv by switch and link
 name, links.json by link name) with its own workload kinds (docs/fabric.md,
-"Workloads"); results per pair of edges in summary.md. Scenario file
-reference: scenarios/README.md.
+"Workloads"); results per pair of edges in summary.md. With --program
+plain-ecmp a fabric scenario runs on plain ECMP forwarding instead (policy
+column plain-ecmp, OUT/<scenario>/plain-ecmp/run<k>/, drops.json per run): the
+same command with --resume and the same OUT adds its rows to a table of the
+policies' runs. Scenario file reference: scenarios/README.md.
 """
 
 
@@ -65,6 +69,15 @@ def build_parser(compare: bool = False) -> argparse.ArgumentParser:
         help="policy to run (repeatable; default: "
         + ("the scenario's compare list" if compare else "the scenario's policy")
         + ")",
+    )
+    p.add_argument(
+        "--program",
+        choices=PROGRAMS,
+        default=FULL,
+        help=f"the switches' P4 program (default: %(default)s, the scheduler's, under the "
+        f"controller); {PLAIN_ECMP}: a fabric scenario's switches run plain ECMP "
+        f"(p4src/bench/plain_ecmp.p4, entries written once, no controller), the forwarding "
+        f"reference of docs/fabric.md; its runs' policy is {PLAIN_ECMP} (no --policy)",
     )
     p.add_argument("--runs", type=int, default=3, help="runs per policy (default: %(default)s)")
     p.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mpsched.lab.cmdline import build_parser
+from mpsched.lab.programs import FULL, PLAIN_ECMP
 from mpsched.lab.scenario import Scenario, ScenarioError, load
 from mpsched.proc import prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
-from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.proc.layout import build_dir, p4_artifacts, plain_ecmp_artifacts
 from mpsched.validation import cli_error
 
 if TYPE_CHECKING:
@@ -57,14 +58,15 @@ def load_variants(sc: Scenario, loads: list[float] | None) -> list[Scenario]:
     return out
 
 
-def _prerequisites(backend: str | None) -> list[str]:
+def _prerequisites(backend: str | None, program: str = FULL) -> list[str]:
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "tcpdump")
     if backend != "netem":
         from mpsched.emu.netem import netem_available
 
         if backend == "linkem" or not netem_available():
             problems += prereqs.missing("linkem")
-    problems += [f"{p}: missing; run `make p4`" for p in p4_artifacts().missing()]
+    art = plain_ecmp_artifacts() if program == PLAIN_ECMP else p4_artifacts()
+    problems += [f"{p}: missing; run `make p4`" for p in art.missing()]
     return problems
 
 
@@ -298,6 +300,25 @@ def _scenarios(args: argparse.Namespace) -> list[Scenario]:
     return scenarios
 
 
+def _policies(args: argparse.Namespace, sc: Scenario) -> tuple[str, ...]:
+    """The policies a scenario runs under: --policy, else its `compare` list (compare) or
+    its policy (run); with --program plain-ecmp only that (it runs no scheduler)."""
+    if args.program == PLAIN_ECMP:
+        return (PLAIN_ECMP,)
+    if args.policy:
+        return tuple(args.policy)
+    return sc.compare if args.compare else (sc.policy.name,)
+
+
+def _program_problems(program: str, scenarios: list[Scenario], policies: list[str]
+                      ) -> list[str]:
+    if program == FULL:
+        return []
+    from mpsched.lab.plain_ecmp import program_problems  # the P4Runtime client: only here
+
+    return program_problems(program, scenarios, policies)
+
+
 def main(argv: list[str] | None = None, compare: bool = False) -> int:
     return execute(build_parser(compare).parse_args(argv))
 
@@ -320,16 +341,16 @@ def execute(args: argparse.Namespace) -> int:
         scenarios = _scenarios(args)
     except ScenarioError as exc:
         return cli_error(exc, prog)
-    problems = _prerequisites(args.backend)
+    problems = _prerequisites(args.backend, args.program)
     if problems:
         print(f"{prog}: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
-    policies_for = {
-        sc.name: tuple(args.policy)
-        if args.policy
-        else (sc.compare if compare else (sc.policy.name,))
-        for sc in scenarios
-    }
+    problems = _program_problems(args.program, scenarios, args.policy or [])
+    if problems:
+        print(f"{prog}: --program {args.program}:\n  " + "\n  ".join(problems),
+              file=sys.stderr)
+        return 2
+    policies_for = {sc.name: _policies(args, sc) for sc in scenarios}
     out = args.out or build_dir() / "results" / time.strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     interrupt_on_signals()

@@ -1,16 +1,18 @@
 """The experiment runner: a scenario, N seeded runs per policy, raw reports on disk.
 
-One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric scenario's
-is the fabric testbed, `testbeds.make_testbed`), the controller running the policy (PUT
-/classes/0/policy; its decision log is saved), the scenario's workloads started at their
-times in the hosts, link schedules driven in real time, the switches' per-path counters
-polled over REST (a fabric's links' delivered bytes instead), a receiver-side capture of
-h2's TCP traffic (a fabric's workloads and captures: fabric_launch.py, on the testbed's
-hosts), and everything torn down again (also on Ctrl-C or a crash: the testbed's registry
-owns every process and link). A `CpuSampler` thread (cpu_sampler.py) records the machine's
-CPU idle and each testbed process's CPU time during the run (`cpu.csv` in the run's
-directory; `cpu.py` does the arithmetic). `analysis.py` turns a run's raw reports into
-metrics; `report.py` keeps them, `tables.py` and `plots.py` show them.
+One run = a fresh testbed (emulated paths seeded with the run's seed; a fabric scenario's is
+the fabric testbed, `testbeds.make_testbed`), the controller running the policy (PUT
+/classes/0/policy; its decision log is saved) or, for the policy `plain-ecmp` on a fabric,
+no controller but the plain ECMP program on every switch (plain_ecmp.py), the scenario's
+workloads started at their times in the hosts, link schedules driven in real time, the
+switches' per-path counters polled over REST (a fabric's links' delivered bytes instead), a
+receiver-side capture of h2's TCP traffic (a fabric's workloads and captures:
+fabric_launch.py, on the testbed's hosts), and everything torn down again (also on Ctrl-C or
+a crash: the testbed's registry owns every process and link). A `CpuSampler` thread
+(cpu_sampler.py) records the machine's CPU idle and each testbed process's CPU time during
+the run (`cpu.csv` in the run's directory; `cpu.py` does the arithmetic). `analysis.py`
+turns a run's raw reports into metrics; `report.py` keeps them, `tables.py` and `plots.py`
+show them.
 """
 
 from __future__ import annotations
@@ -34,15 +36,24 @@ from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu
 from mpsched.lab.cpu_sampler import CpuSampler, write_cpu_csv
+from mpsched.lab.edge_launch import (
+    BASE_PORT,
+    poisson_args,
+    sender_args,
+    sink_host,
+    source_host,
+    vbr_args,
+)
 from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
 from mpsched.lab.fabric_workload import mptcp_initiators, mptcp_subflows
+from mpsched.lab.plain_ecmp import PlainEcmpSwitches
+from mpsched.lab.programs import PLAIN_ECMP
 from mpsched.lab.scenario import Scenario, Workload
 from mpsched.lab.testbeds import delivered_bytes, make_testbed
 from mpsched.proc.controller import start_controller
 
 log = logging.getLogger(__name__)
 
-BASE_PORT = 5000
 POLL_S = 0.5
 # libpcap hands a buffered (non-immediate) capture over a TPACKET_V3 block at a time, at the
 # latest after tcpdump's 1 s block timeout: the last packets are in the file only after it
@@ -75,70 +86,6 @@ class RunRaw:
     cpu_samples: list[cpu.CpuSample] = field(default_factory=list)
 
 
-def _sink_host(w: Workload) -> tuple[str, str]:
-    """(host, address) of the receiver of a workload."""
-    if w.kind in ("vbr", "cross_bulk"):
-        return f"y{w.path}", ap.cross_host_ip(ap.RECEIVER_EDGE, w.path)
-    return "h2", ap.H2_IP
-
-
-def _source_host(w: Workload) -> str:
-    return f"x{w.path}" if w.kind in ("vbr", "cross_bulk") else "h1"
-
-
-def _client_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
-    port = BASE_PORT + index
-    common = ["--dst", dst, "--port", str(port), "--seconds", f"{seconds:g}", "--seed", str(seed)]
-    return [*common, "--mptcp"] if w.mptcp else common
-
-
-def sender_args(w: Workload, index: int, dst: str, seconds: float, seed: int) -> list[str]:
-    """Arguments of `mpsched.traffic.gen` for workload number `index`."""
-    common = _client_args(w, index, dst, seconds, seed)
-    if w.kind in ("bulk", "cross_bulk"):
-        return ["bulk", *common, "--streams", str(w.streams)]
-    if w.kind == "files":
-        return [
-            "files", *common, "--sizes-kb", ",".join(map(str, w.sizes_kb)),
-            "--count", str(w.count), "--concurrency", str(w.concurrency),
-            "--interarrival-ms", f"{w.interarrival_ms:g}",
-        ]  # fmt: skip
-    if w.kind == "flows":
-        return ["flows", *common, "--flows", str(w.flows), "--size-kb", str(w.size_kb)]
-    if w.kind == "vbr":
-        raise ValueError("vbr needs the path rate: use vbr_args")
-    if w.kind == "poisson":
-        raise ValueError("poisson needs the offered rate: use poisson_args")
-    raise ValueError(f"unknown workload kind {w.kind}")
-
-
-def vbr_args(
-    w: Workload, index: int, dst: str, seconds: float, seed: int, rate: float
-) -> list[str]:
-    port = BASE_PORT + index
-    return [
-        "vbr", "--dst", dst, "--port", str(port), "--udp-port", str(port),
-        "--seconds", f"{seconds:g}", "--seed", str(seed),
-        "--rate-mbps", f"{rate * w.load_pct / 100:g}", "--shape", f"{w.pareto_shape:g}",
-        "--on-ms", f"{w.mean_on_ms:g}", "--off-ms", f"{w.mean_off_ms:g}",
-        "--tcp-pct", f"{w.tcp_pct:g}",
-    ]  # fmt: skip
-
-
-def poisson_args(
-    w: Workload, index: int, dst: str, seconds: float, seed: int, rate_mbps: float
-) -> list[str]:
-    """`poisson` role arguments: `rate_mbps` is the offered application rate
-    (`Scenario.offered_mbps`); arrivals end `drain_s` before the workload does."""
-    return [
-        "poisson", *_client_args(w, index, dst, seconds, seed),
-        "--sizes", w.sizes, "--rate-mbps", f"{rate_mbps:g}",
-        "--max-kb", f"{w.max_kb:g}", "--scale", f"{w.scale:g}",
-        "--max-concurrent", str(w.max_concurrent),
-        "--arrivals-s", f"{max(0.5, seconds - w.drain_s):g}",
-    ]  # fmt: skip
-
-
 class Run:
     """One run of a scenario under one policy; use `execute()`."""
 
@@ -155,6 +102,7 @@ class Run:
         self.bed = None
         self.host_of: dict[str, str] = {}  # process log name -> host it runs in
         self.fabric: FabricTraffic | None = None  # a fabric scenario's traffic
+        self.plain: PlainEcmpSwitches | None = None  # policy plain-ecmp: no controller
 
     def cpu_roles(self) -> dict[str, int]:
         """PIDs by role: every switch (s1, s2; a fabric's by name), link emulators (e1, f1,
@@ -257,8 +205,15 @@ class Run:
             raise RunError(self.failure)
         return self.raw
 
-    def _execute(self, progress: Callable[[str], None]) -> None:
+    def _control(self) -> RestClient | None:
+        """The controller on the testbed, running the run's policy; none for the policy
+        plain-ecmp (a fabric's switches get the plain ECMP program and its entries once,
+        plain_ecmp.py)."""
         sc = self.scenario
+        if self.policy == PLAIN_ECMP:
+            self.plain = PlainEcmpSwitches(self.bed.netcfg)
+            self.plain.program()
+            return None
         rest = self._start_controller()
         if sc.params:
             rest.put("/params", sc.params)
@@ -266,12 +221,17 @@ class Run:
         if self.policy in ("ecmp", "static"):
             self.raw.weights = sc.policy_weights(self.policy)
         rest.put("/classes/0/policy", request)
+        return rest
+
+    def _execute(self, progress: Callable[[str], None]) -> None:
+        sc = self.scenario
+        rest = self._control()
         self._mptcp()
         if sc.fabric is not None:  # the fabric's workload on the testbed's hosts, by edge
             self.fabric = FabricTraffic(self, hosts_from_names(self.bed.hosts()), BASE_PORT)
             self.fabric.start_receivers()
         for i, w in enumerate(sc.workload):
-            host, _ = _sink_host(w)
+            host, _ = sink_host(w)
             args = ["sink", "--port", str(BASE_PORT + i)]
             if w.kind == "vbr":
                 args += ["--udp-port", str(BASE_PORT + i)]
@@ -290,7 +250,10 @@ class Run:
             self._write_cpu()
         self._cancel_timers()
         self._poll_counters(rest)
-        self._save_decisions(rest)
+        if rest is not None:
+            self._save_decisions(rest)
+        if self.plain is not None:
+            self.plain.save_drops(self.raw.dir / "drops.json")
         self._finish_senders(timeout=15)
         self.bed.stop_schedules()
 
@@ -300,7 +263,7 @@ class Run:
         except OSError as exc:
             log.warning("cpu.csv: %s", exc)
 
-    def _measure(self, rest: RestClient, t0: float, progress: Callable[[str], None]) -> None:
+    def _measure(self, rest: RestClient | None, t0: float, progress: Callable[[str], None]) -> None:
         """The measured time: workloads and schedules started, counters polled until the end."""
         sc = self.scenario
         self.bed.start_schedules(sc.duration_s, on_error=lambda e: self._fail(f"schedule: {e}"))
@@ -350,7 +313,7 @@ class Run:
         sc = self.scenario
         stop_s = w.stop_s if w.stop_s is not None else sc.duration_s
         seconds = max(0.5, min(stop_s, sc.duration_s) - w.start_s)
-        _, dst = _sink_host(w)
+        _, dst = sink_host(w)
         seed = self.seed * 100 + index
         if w.kind == "vbr":
             rate = sc.topo.paths[w.path - 1].rate_at(0.0) or 10.0
@@ -365,7 +328,7 @@ class Run:
                 with self.lock:  # no sender starts once the run is closing
                     if self.closing or self.failure is not None or self.bed is None:
                         return
-                    self._gen(_source_host(w), role, f"send{index}")
+                    self._gen(source_host(w), role, f"send{index}")
             except Exception as exc:
                 self._fail(f"workload {index}: {exc}")
 
@@ -380,9 +343,11 @@ class Run:
         for timer in self.timers:
             timer.cancel()
 
-    def _poll_counters(self, rest: RestClient) -> None:
+    def _poll_counters(self, rest: RestClient | None) -> None:
         if self.scenario.fabric is not None:
             self._poll_fabric(rest)
+            return
+        if rest is None:  # two edges always run under the controller (plain_ecmp.py)
             return
         try:
             paths = rest.get("/paths")
@@ -402,10 +367,12 @@ class Run:
         delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
         self.raw.link_tx.append((time.time(), delivered))
 
-    def _poll_fabric(self, rest: RestClient) -> None:
-        """A fabric's run: the controller answering, each link's delivered bytes."""
+    def _poll_fabric(self, rest: RestClient | None) -> None:
+        """A fabric's run: the controller answering (if there is one), each link's
+        delivered bytes."""
         try:
-            rest.get("/switches")
+            if rest is not None:
+                rest.get("/switches")
         except requests.RequestException as exc:
             self._fail(f"controller REST: {exc}")
             return

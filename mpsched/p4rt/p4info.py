@@ -185,3 +185,22 @@ class P4Info:
             if action.preamble.id == action_id:
                 return action.preamble.name
         raise P4InfoError(f"no action with id {action_id}")
+
+
+def annotated_codes(p4info: P4Info, counter: str, annotation: str) -> dict[str, int]:
+    """Name (lower case) -> code of an indexed counter's structured annotation
+    @<annotation>[NAME = code, ...] (e.g. the drop reasons, indices of the counter): every
+    code indexes the counter (1..size - 1: index 0 is never counted), none twice."""
+    entity = p4info.counter(counter)
+    lists = [a.kv_pair_list for a in entity.preamble.structured_annotations
+             if a.name == annotation]
+    if len(lists) != 1 or not lists[0].kv_pairs:
+        raise P4InfoError(f"counter {counter} lacks its @{annotation}[NAME = code, ...] "
+                          "annotation")
+    codes = {kv.key.lower(): kv.value.int64_value for kv in lists[0].kv_pairs}
+    size = entity.size
+    bad = sorted(name for name, code in codes.items() if not 0 < code < size)
+    if bad or len(set(codes.values())) != len(codes):
+        raise P4InfoError(f"{counter}: reason codes must be distinct and in "
+                          f"1..{size - 1} (bad: {bad or 'duplicates'})")
+    return codes

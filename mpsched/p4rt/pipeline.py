@@ -23,7 +23,7 @@ from mpsched.p4profiles import (
     FEATURE_RTT_MONITOR,
 )
 from mpsched.p4rt.client import CloneSession, CounterValue, MatchValue, TableEntry
-from mpsched.p4rt.p4info import P4Info, P4InfoError
+from mpsched.p4rt.p4info import P4Info, P4InfoError, annotated_codes
 from mpsched.p4rt.weights import bucket_ends
 
 log = logging.getLogger(__name__)
@@ -400,19 +400,7 @@ class Pipeline:
     def _drop_reasons(p4info: P4Info) -> dict[str, int]:
         """Reason name (lower case, e.g. "ipv4_checksum") -> code, from the drop_reason
         counter's @drop_reasons annotation; every code indexes the counter, none twice."""
-        counter = p4info.counter(COUNTER_DROP_REASON)
-        lists = [a.kv_pair_list for a in counter.preamble.structured_annotations
-                 if a.name == ANNOTATION_DROP_REASONS]
-        if len(lists) != 1 or not lists[0].kv_pairs:
-            raise P4InfoError(f"counter {COUNTER_DROP_REASON} lacks its "
-                              f"@{ANNOTATION_DROP_REASONS}[NAME = code, ...] annotation")
-        reasons = {kv.key.lower(): kv.value.int64_value for kv in lists[0].kv_pairs}
-        size = counter.size
-        bad = sorted(name for name, code in reasons.items() if not 0 < code < size)
-        if bad or len(set(reasons.values())) != len(reasons):
-            raise P4InfoError(f"{COUNTER_DROP_REASON}: reason codes must be distinct and in "
-                              f"1..{size - 1} (bad: {bad or 'duplicates'})")
-        return reasons
+        return annotated_codes(p4info, COUNTER_DROP_REASON, ANNOTATION_DROP_REASONS)
 
     @staticmethod
     def _ca_units(p4info: P4Info) -> dict[str, int]:

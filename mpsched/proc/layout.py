@@ -34,6 +34,13 @@ def p4_artifacts() -> P4Artifacts:
     return P4Artifacts(bmv2_json=base / "main.json", p4info=base / "main.p4info.txt")
 
 
+def plain_ecmp_artifacts() -> P4Artifacts:
+    """The outputs of `make p4` for p4src/bench/plain_ecmp.p4: the fabric's plain-forwarding
+    reference (`mpsched run --program plain-ecmp`, docs/fabric.md)."""
+    base = build_dir() / "p4-plain-ecmp"
+    return P4Artifacts(bmv2_json=base / "plain_ecmp.json", p4info=base / "plain_ecmp.p4info.txt")
+
+
 def p4_artifacts_for_paths(max_paths: int) -> P4Artifacts:
     """The outputs of `make p4 P4_PATHS=n` (MAX_PATHS = n, 4 or 8): build/p4 for 4
     (the same as p4_artifacts()), build/p4-<n>paths otherwise."""

@@ -67,7 +67,8 @@ def test_p4c_recipe_is_written_once():
 def test_p4_builds_each_program_into_its_directory(tmp_path):
     out = make("-n", "-B", "p4", f"BUILD={tmp_path}")
     assert out.returncode == 0, out.stderr
-    for program, directory in (("main", "p4"), ("minimal", "p4-minimal"), ("ipv4", "p4-ipv4")):
+    for program, directory in (("main", "p4"), ("minimal", "p4-minimal"), ("ipv4", "p4-ipv4"),
+                               ("plain_ecmp", "p4-plain-ecmp")):
         assert f"-o {tmp_path}/{directory} " in out.stdout, program
         assert f"--p4runtime-files {tmp_path}/{directory}/{program}.p4info.txt" in out.stdout
 

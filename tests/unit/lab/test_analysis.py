@@ -10,8 +10,9 @@ import yaml
 
 from mpsched import addressing as ap
 from mpsched.lab.analysis import analyse, capacity_mbps
+from mpsched.lab.edge_launch import poisson_args, sender_args
 from mpsched.lab.metrics import best_ideal_fct_s, bucket_stats, ideal_fct_s, size_bucket
-from mpsched.lab.runner import RunRaw, poisson_args, sender_args
+from mpsched.lab.runner import RunRaw
 from mpsched.lab.scenario import parse
 
 DOC = {
