@@ -7,7 +7,8 @@ Ctrl-C releases them through `Registry.close()`; if the owner itself is
 killed, `sweep()` (run by `mpsched cleanup` and at the start of every run)
 finds state files of dead owners and removes what they list: processes by
 PID (after checking the PID still runs the recorded command), interfaces and tables by
-name, Mininet hosts' shells by PID.
+name, Mininet hosts' shells by PID. `mpsched cleanup` also removes the CPU-limit cgroups of
+killed runs (mpsched/proc/cpulimit.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched.proc import firewall
+from mpsched.proc import cpulimit, firewall
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog="mpsched cleanup",
         description=f"Stop processes, delete links and nftables tables recorded in {STATE_DIR} "
-        "by runs whose owner process is gone. Only what the project recorded is touched.",
+        "by runs whose owner process is gone, and remove the CPU-limit cgroups "
+        "(mpsched-cpu-<pid>, --cpu-limit) of runs that were killed. Only what the project "
+        "recorded or named is touched.",
     )
 
 
@@ -204,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(_args: argparse.Namespace) -> int:
     """Sweep (`mpsched cleanup` has no options); print what was removed."""
-    done = sweep()
+    done = sweep() + cpulimit.sweep_stale()
     for line in done:
         print(line)
     print(f"cleanup: {len(done)} item(s) removed")
