@@ -122,8 +122,8 @@ def bench_jitter(bed: LinkBed, scale: float, rows: list[Row]) -> None:
         owd = up.one_way_delays_ms(res.records)
         rows.append(Row(
             "delay spread", f"{JITTER_DELAY_MS:g} ms, jitter {jitter:g} ms",
-            f"p50 {up.median(owd):.3f} ms, IQR {iqr(owd):.3f} ms", "",
-            f"p5 {up.percentile(owd, 5):.3f} p95 {up.percentile(owd, 95):.3f}; "
+            f"p50 {percentile(owd, 50):.3f} ms, IQR {iqr(owd):.3f} ms", "",
+            f"p5 {percentile(owd, 5):.3f} p95 {percentile(owd, 95):.3f}; "
             f"reordered {up.reordered(res.records)}; {_received(res)}",
         ))
 
