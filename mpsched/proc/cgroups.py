@@ -125,6 +125,34 @@ def parse_usage_s(path: Path, text: str) -> float:
     raise CgroupParseError(f"{path}: not {V2_USAGE} or {V1_USAGE}")
 
 
+@dataclass(frozen=True)
+class Throttling:
+    """How often the quota held the group back: periods it ran in, periods it ran out of
+    quota in, and the time its run queues waited for the next period, summed over the cores."""
+
+    periods: int
+    throttled: int
+    throttled_s: float
+
+
+def parse_throttling(text: str) -> Throttling:
+    """The quota's ``cpu.stat``: ``nr_periods``, ``nr_throttled`` and ``throttled_usec``
+    (cgroup v2) or ``throttled_time`` (ns, cgroup v1)."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        try:
+            values[key] = int(value)
+        except ValueError:
+            raise CgroupParseError(f"cpu.stat: non-numeric {line!r}") from None
+    try:
+        waited = (values["throttled_usec"] / 1e6 if "throttled_usec" in values
+                  else values["throttled_time"] / 1e9)
+        return Throttling(values["nr_periods"], values["nr_throttled"], waited)
+    except KeyError as missing:
+        raise CgroupParseError(f"cpu.stat: no {missing.args[0]} line") from None
+
+
 def parse_proc_cgroup(text: str) -> dict[str, str]:
     """/proc/<pid>/cgroup: the process's cgroup per v1 controller (``cpu``, ``cpuacct``, ...)
     and, under the key "", its cgroup v2 path. A v1 hierarchy of several controllers

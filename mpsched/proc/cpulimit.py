@@ -47,11 +47,13 @@ from mpsched.proc.cgroups import (
     CpuLimit,
     CpuLimitError,
     Layout,
+    Throttling,
     choose_layout,
     owner_of,
     parse_limit_pct,
     parse_mounts,
     parse_proc_cgroup,
+    parse_throttling,
     parse_usage_s,
     quota_for,
 )
@@ -161,6 +163,14 @@ class LimitGroup:
         else:
             _write(quota_dir / "cpu.cfs_period_us", str(q.period_us))
             _write(quota_dir / "cpu.cfs_quota_us", str(q.quota_us))
+
+    def throttling(self) -> Throttling | None:
+        """How often the quota held the group back so far; None when it cannot be read."""
+        try:
+            return parse_throttling((self.layout.quota_root / self.name / "cpu.stat").read_text())
+        except (OSError, CgroupParseError) as exc:
+            log.warning("the CPU limit's throttling: %s", exc)
+            return None
 
     def usage_s(self) -> float:
         """CPU time the group's processes have used, in seconds."""
@@ -299,11 +309,23 @@ def confine(pct: float | None, prog: str) -> int | None:
     except (CpuLimitError, ValueError) as exc:
         print(f"{prog}: --cpu-limit {pct:g}: {exc}", file=sys.stderr)
         return 2
-    atexit.register(group.release)
+    atexit.register(_finish, group, prog)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # unwind, so that atexit runs
         signal.signal(signal.SIGTERM, _interrupt)
     print(f"{prog}: testbed limited to {group.describe()}", file=sys.stderr, flush=True)
     return None
+
+
+def _finish(group: LimitGroup, prog: str) -> None:
+    """At exit: how often the quota held the testbed back, then the group removed."""
+    if os.getpid() != group.owner:
+        return
+    t = group.throttling()
+    group.release()
+    if t is not None:
+        print(f"{prog}: the CPU limit held the testbed back in {t.throttled} of {t.periods} "
+              f"periods of {group.quota.period_us} us ({t.throttled_s:.2f} s of waiting summed "
+              "over the cores)", file=sys.stderr, flush=True)
 
 
 def _interrupt(signum: int, _frame: object) -> None:

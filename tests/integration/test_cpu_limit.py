@@ -7,6 +7,7 @@ never pytest itself)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -78,6 +79,9 @@ def test_a_spinner_under_20_percent_gets_a_fifth_of_its_core():
     assert 0.1 <= got["cpu_s"] <= 0.3, got
     assert got["usage_s"] == pytest.approx(got["cpu_s"], abs=0.05)  # the group measures it
     assert "testbed limited to 20 % of 1 core(s): 1000 us of CPU per 5000 us" in err
+    held = re.search(r"held the testbed back in (\d+) of (\d+) periods of 5000 us", err)
+    assert held, err
+    assert int(held[1]) >= 100 and int(held[2]) >= 150  # most of the 1 s spin's 200 periods
     assert not any(Path(d).exists() for d in info["group"]), "the group outlived its process"
 
 

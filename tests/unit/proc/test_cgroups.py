@@ -186,3 +186,19 @@ def test_owner_of_a_group_name():
     assert cgroups.owner_of("mpsched-cpu-1234") == 1234
     assert cgroups.owner_of("mpsched-cpu-x") is None
     assert cgroups.owner_of("user.slice") is None
+
+
+def test_throttling_of_either_version():
+    v1 = "nr_periods 8347\nnr_throttled 28\nthrottled_time 34847428\nnr_bursts 0\nburst_time 0\n"
+    assert cgroups.parse_throttling(v1) == cgroups.Throttling(8347, 28, 0.034847428)
+    v2 = CPU_STAT_V2.replace("throttled_usec 4000", "throttled_usec 4000\nnr_bursts 0")
+    assert cgroups.parse_throttling(v2) == cgroups.Throttling(10, 2, 0.004)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("nr_periods 1\nnr_throttled 0\n", "no throttled_time"),
+    ("nr_periods x\n", "non-numeric"),
+])
+def test_malformed_throttling_is_named(text, message):
+    with pytest.raises(CgroupParseError, match=message):
+        cgroups.parse_throttling(text)
