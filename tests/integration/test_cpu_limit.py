@@ -21,8 +21,8 @@ from mpsched.proc.cgroups import CpuLimitError
 from tests.conftest import require
 
 # A child that limits itself to `PCT` % of core 0 and reports its group; then, by its first
-# argument: spins for 1 s of wall time and reports the CPU it got (`spin`), raises (`fail`),
-# or waits to be signalled (`wait`).
+# argument: spins for 1 s of wall time and reports the CPU it got (`spin`), or what the runs'
+# CPU sampler saw meanwhile (`sample`), raises (`fail`), or waits to be signalled (`wait`).
 CHILD = """
 import json, os, sys, time
 from mpsched.proc import cpulimit
@@ -38,6 +38,27 @@ if sys.argv[1] == "spin":
         pass
     print(json.dumps({"cpu_s": time.process_time() - cpu0, "usage_s": limit.usage_s() - usage0,
                       "wall_s": time.monotonic() - t0}), flush=True)
+elif sys.argv[1] == "sample":
+    from mpsched.lab import cpu
+    from mpsched.lab.cpu_sampler import CpuSampler
+    sampler = CpuSampler(lambda: {"me": os.getpid()}, period=0.1)
+    sampler.start()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 1.0:
+        pass
+    samples = sampler.stop()
+    idle = [x for _, _, x in cpu.idle_series(samples)]
+    print(json.dumps({"limit_pct": cpu.limit_pct(samples), "idle": idle,
+                      "bound": cpu.is_cpu_bound(cpu.idle_series(samples), cpu.CpuRule()),
+                      "share": cpu.process_shares(samples)["me"]}), flush=True)
+elif sys.argv[1] == "nest":  # a command it starts, given the same limit and another
+    import subprocess
+    code = ("import sys; from mpsched.proc import cpulimit; rc = cpulimit.confine("
+            "float(sys.argv[1]), 'inner'); print(rc, cpulimit.active().limit.pct, "
+            "open('/proc/self/cgroup').read().count('mpsched-cpu-'))")
+    for pct in ("20", "30"):
+        print(subprocess.run([sys.executable, "-c", code, pct], capture_output=True, text=True)
+              .stdout.strip(), flush=True)
 elif sys.argv[1] == "fail":
     raise RuntimeError("a bench failing")
 else:
@@ -83,6 +104,31 @@ def test_a_spinner_under_20_percent_gets_a_fifth_of_its_core():
     assert held, err
     assert int(held[1]) >= 100 and int(held[2]) >= 150  # most of the 1 s spin's 200 periods
     assert not any(Path(d).exists() for d in info["group"]), "the group outlived its process"
+
+
+def test_the_sampler_measures_idle_against_the_limit():
+    """A process using all of its 20 % leaves the limit no idle: CPU-bound, though its core
+    had up to 80 % to spare; its share stays in % of the core (about 20)."""
+    proc = child("sample")
+    first_line(proc)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    got = json.loads(out)
+    assert got["limit_pct"] == 20.0
+    assert got["bound"] is True, got
+    assert sum(got["idle"]) / len(got["idle"]) < 15, got  # each interval within a period's slop
+    assert 10 <= got["share"] <= 30, got
+
+
+def test_a_command_started_under_the_limit_stays_in_it():
+    proc = child("nest")
+    info = first_line(proc)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    same, other = out.splitlines()
+    groups = len(info["group"])  # v1 here: cpu and cpuacct, each the parent's group
+    assert same == f"None 20.0 {groups}"  # no group of its own: inherited, measured against 20
+    assert other == f"2 20.0 {groups}"  # another limit refused: limits do not nest
 
 
 def test_the_group_goes_when_the_process_fails():
