@@ -46,10 +46,29 @@ ifneq ($(P4_PROFILE),full)
 P4OUT  := $(P4OUT)-$(P4_PROFILE)
 P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
+# CPU_LIMIT=P: the targets that start a testbed (CPU_LIMIT_TARGETS) give the whole testbed
+# (switches, link emulators, hosts, controller, traffic) P % of the cores, a cgroup CPU quota
+# (`--cpu-limit P`, mpsched/proc/cpulimit.py; root): a fast machine standing in for a slower
+# one. Any other goal with CPU_LIMIT set is refused rather than run without the limit.
+CPU_LIMIT ?=
+CPU_LIMIT_ARG = $(if $(strip $(CPU_LIMIT)),--cpu-limit $(strip $(CPU_LIMIT)))
+CPU_LIMIT_TARGETS := bench-links bench-telemetry bench-control bench-scale bench-sched \
+  bench-adaptive bench-fct bench-fabric bench-fabric-mptcp bench-mptcp bench-capacity \
+  bench-dataplane bench-dpcost bench-ui bench-reliability soak compare
+# what those targets build first, which may be named beside them
+CPU_LIMIT_BUILDS := help p4 p4-8 p4-scale p4-profiles p4-if-present linkem ensure-setup \
+  ensure-toolchain
+ifneq ($(strip $(CPU_LIMIT)),)
+CPU_LIMIT_IGNORED := $(filter-out $(CPU_LIMIT_TARGETS) $(CPU_LIMIT_BUILDS),$(MAKECMDGOALS))
+ifneq ($(CPU_LIMIT_IGNORED),)
+$(error CPU_LIMIT=$(CPU_LIMIT) does not apply to $(CPU_LIMIT_IGNORED), only to: $(CPU_LIMIT_TARGETS))
+endif
+endif
 .PHONY: help setup toolchain p4 p4-8 p4-scale p4-profiles p4-if-present test lint typecheck unit integration ptf demo cleanup clean linkem bench-links bench-dataplane bench-dpcost bench-telemetry bench-control bench-scale bench-sched bench-adaptive bench-fct bench-fabric bench-fabric-mptcp bench-mptcp bench-capacity bench-reliability bench-ui soak compare
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(firstword $(MAKEFILE_LIST)) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+	@printf "  %-18s %s\n" "CPU_LIMIT=P" "on bench-*, soak and compare: the whole testbed gets P % of the cores (a cgroup CPU quota, root; idle and cpu_bound against it; docs/experiments.md)"
 
 # The Debian packages (scripts/setup.sh --list-packages) and .venv; the ensure-*
 # targets skip what is done, so that `make demo` and `make test` can run them every time.
@@ -103,66 +122,66 @@ $(BUILD)/bin/linkem: csrc/linkem.c
 linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
 
 bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
-	$(PY) -m mpsched.bench.links
+	$(PY) -m mpsched.bench.links $(CPU_LIMIT_ARG)
 
 bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated delay/loss/rate
-	$(PY) -m mpsched.bench.telemetry
+	$(PY) -m mpsched.bench.telemetry $(CPU_LIMIT_ARG)
 
 bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write acked), 2/4/8 paths
-	$(PY) -m mpsched.bench.control
+	$(PY) -m mpsched.bench.control $(CPU_LIMIT_ARG)
 
 bench-scale: p4-scale ## the control plane on leaf-spine fabrics of 8/16/32/64 leaves and 4 spines (one BMv2 each): programming time, loop p50/p99, RSS, CPU, writes/s, entries, probes/s, spine-failure re-route; PROBE_MAX_PPS=N caps the probes
-	$(PY) -m mpsched.bench.scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS))
+	$(PY) -m mpsched.bench.scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS)) $(CPU_LIMIT_ARG)
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
-	$(PY) -m mpsched.bench.sched
+	$(PY) -m mpsched.bench.sched $(CPU_LIMIT_ARG)
 
 bench-adaptive: p4 linkem ## adaptive vs the best fixed policy on the four docs/results scenarios and mixed (hours); REUSE=DIR evaluates an earlier comparison
-	$(PY) -m mpsched.bench.adaptive $(if $(REUSE),--reuse $(REUSE))
+	$(PY) -m mpsched.bench.adaptive $(if $(REUSE),--reuse $(REUSE)) $(CPU_LIMIT_ARG)
 
 bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
-	$(PY) -m mpsched.bench.fct
+	$(PY) -m mpsched.bench.fct $(CPU_LIMIT_ARG)
 
 bench-fabric: p4 linkem ## congestion-aware choice per destination (ca and llhd-ca) vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 32 min)
-	$(PY) -m mpsched.bench.fabric
+	$(PY) -m mpsched.bench.fabric $(CPU_LIMIT_ARG)
 
 bench-fabric-mptcp: p4 linkem ## MPTCP across a 4x2 leaf-spine: subflows steered onto distinct paths vs hashed, 2 bulks + short flows, a spine link failing and returning, 5 runs each (about 12 min)
-	$(PY) -m mpsched.bench.fabric_mptcp
+	$(PY) -m mpsched.bench.fabric_mptcp $(CPU_LIMIT_ARG)
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
-	$(PY) -m mpsched.bench.mptcp
+	$(PY) -m mpsched.bench.mptcp $(CPU_LIMIT_ARG)
 
 bench-capacity: p4 linkem ## the MPTCP shape (3 paths, 3:2:1) at 12..60 Mbit/s until goodput or CPU give out; the controller's CPU at 4 paths; data plane vs IPv4 forwarding
-	$(PY) -m mpsched.bench.capacity
+	$(PY) -m mpsched.bench.capacity $(CPU_LIMIT_ARG)
 
 bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal one on the same BMv2
-	$(PY) -m mpsched.bench.dataplane
+	$(PY) -m mpsched.bench.dataplane $(CPU_LIMIT_ARG)
 
 bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field writes, table applies, conditions (perf uprobes); PROFILES=1: each P4_PROFILE and each stage's cost
-	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles)
+	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles) $(CPU_LIMIT_ARG)
 
 p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (build/p4-lean etc.)
 	@for p in $(P4_PROFILES_REDUCED); do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
-	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC))
+	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
 
 # ONLY=restart,takeover,switch,fuzz,rest,scenario picks sections; rest and scenario need no root,
 # BMv2 or p4c (ONLY of those alone skips building them)
 comma := ,
 RELIABILITY_NEEDS_TESTBED := $(if $(ONLY),$(filter-out rest scenario,$(subst $(comma), ,$(ONLY))),all)
 bench-reliability: $(if $(RELIABILITY_NEEDS_TESTBED),p4 linkem) ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse and stall, malformed files (ONLY=rest,scenario: those alone, no root)
-	$(PY) -m mpsched.bench.reliability $(if $(ONLY),--only $(ONLY))
+	$(PY) -m mpsched.bench.reliability $(if $(ONLY),--only $(ONLY)) $(CPU_LIMIT_ARG)
 
 SOAK_MINUTES ?= 20
 soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99; FABRIC=4x2 (or a fabric scenario): on a leaf-spine with link flaps and a spine restart
-	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES) $(if $(FABRIC),--fabric $(FABRIC))
+	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES) $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare
 compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded runs each
-	$(PY) -m mpsched.cli compare scenarios/*.yaml --runs $(RUNS) --out $(COMPARE_OUT)
+	$(PY) -m mpsched.cli compare scenarios/*.yaml --runs $(RUNS) --out $(COMPARE_OUT) $(CPU_LIMIT_ARG)
 
 lint: typecheck ## ruff and mypy (typecheck)
 	$(VENV)/bin/ruff check .
@@ -196,7 +215,7 @@ test: ensure-setup ensure-toolchain lint unit integration ptf ## everything: lin
 demo: ensure-setup ensure-toolchain p4 $(if $(FABRIC),linkem) ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST; FABRIC=1: a 4x2 leaf-spine under all-to-all flows, per-pair goodput
 	$(PY) -m mpsched.demo $(if $(FABRIC),--fabric)
 
-cleanup: ## remove processes/links left behind by killed runs
+cleanup: ## remove processes, links, nftables tables and CPU-limit cgroups left behind by killed runs
 	$(PY) -m mpsched.cli cleanup
 
 clean: ## remove build outputs

@@ -37,6 +37,7 @@ from pathlib import Path
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci, read_csv
 from mpsched.lab.tables import CPU_MARK
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 from mpsched.stats import mean_ci95
 
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the per-scenario tables (goodput fraction, adaptive / each policy "
         "paired by seed) to FILE",
     )
+    cpulimit.add_option(p)
     return p
 
 
@@ -322,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
               f"--resume adds to them, --reuse {args.out} evaluates them, or name another "
               "--out", file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-adaptive")
+    if refused is not None:
+        return refused
     if source is None:
         rc = run_comparison(args)
         if rc != 0:

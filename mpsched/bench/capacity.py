@@ -50,6 +50,7 @@ from pathlib import Path
 
 import yaml
 
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 log = logging.getLogger(__name__)
@@ -233,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                    "(repeatable; default: all)")
     p.add_argument("--out", type=Path, default=build_dir() / "results" / "bench-capacity",
                    help="output directory (default: %(default)s)")
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     try:
         steps = [float(s) for s in args.steps.split(",") if s.strip()]
@@ -243,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.duration is not None and args.duration <= 0:
         p.error("--duration must be > 0")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    refused = cpulimit.confine(args.cpu_limit, "bench-capacity")
+    if refused is not None:
+        return refused
     parts = args.only or list(PARTS)
     data = yaml.safe_load(SHAPE.read_text())
     keys: dict[str, float] = {}

@@ -32,7 +32,7 @@ from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
 from mpsched.netcfg import NetCfg, PathCfg, plan_edges
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.layout import P4Artifacts, p4_artifacts, p4_artifacts_for_paths
@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--period-ms", type=float, default=20.0, help="control period (default: %(default)s)"
     )
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("simple_switch_grpc")
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("bench-control: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-control")
+    if refused is not None:
+        return refused
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()

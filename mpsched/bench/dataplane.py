@@ -38,7 +38,7 @@ from mpsched.bench.dataplane_programs import PROGRAMS, missing_programs
 from mpsched.bench.dataplane_rig import cpu_plan, measure, program_rig
 from mpsched.bench.dataplane_sweep import Sweep
 from mpsched.p4profiles import REDUCED
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.veth import make_veths
 
@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also measure this compile-time profile (`make p4 P4_PROFILE=...`); repeatable",
     )
     p.add_argument("-v", "--verbose", action="store_true", help="print every load of the sweeps")
+    cpulimit.add_option(p)
     return p
 
 
@@ -90,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
             "bench-dataplane: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr
         )
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-dataplane")
+    if refused is not None:
+        return refused
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()

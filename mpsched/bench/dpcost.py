@@ -57,7 +57,7 @@ from mpsched.bench.dataplane_programs import MODES, PROGRAMS, TRAFFIC, missing_p
 from mpsched.bench.dataplane_rig import cpu_plan, program_rig
 from mpsched.bench.dpcost_probes import Probes, count, per_packet
 from mpsched.p4profiles import REDUCED
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import Registry, sweep
 from mpsched.proc.veth import make_veths
 
@@ -164,6 +164,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also the full program with class 0 in this path-choice mode, flowlet gap 0: "
         "every packet a new flowlet (repeatable; udp traffic; the default state is hash)",
     )
+    cpulimit.add_option(p)
     return p
 
 
@@ -180,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("bench-dpcost: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-dpcost")
+    if refused is not None:
+        return refused
     for line in sweep():
         log.info("cleaned up: %s", line)
     measured = Measured(args)

@@ -69,6 +69,7 @@ from mpsched.bench.fct import (
 from mpsched.lab.fabrictable import TIMEOUT_S, waits
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
 from mpsched.lab.report import RunResult
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
 
 log = logging.getLogger(__name__)
@@ -166,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of the failover phase (default: %(default)s; 0: none)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds per run (default: the scenarios')")
+    cpulimit.add_option(p)
     add_out_options(p, "bench-fabric", "evaluate the runs under DIR (an earlier --out)")
     return p
 
@@ -238,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         p.error(str(error))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    refused = cpulimit.confine(args.cpu_limit, "bench-fabric")
+    if refused is not None:
+        return refused
     try:
         if args.reuse is not None:
             if not (args.reuse / "fct").is_dir():

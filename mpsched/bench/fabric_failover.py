@@ -36,6 +36,7 @@ from pathlib import Path
 from mpsched.bench.tagcap import TagFrame, TagKey, read_tag_frames
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, reroute, route
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
 
 log = logging.getLogger(__name__)
@@ -214,10 +215,14 @@ def main(argv: list[str] | None = None) -> int:
                         "(fabric_liveness.py) at each late frame")
     p.add_argument("--dead-after-ms", type=float, default=50.0,
                    help="the liveness dead_after to replay (default: %(default)s)")
+    cpulimit.add_option(p)
     add_out_options(p, "bench-fabric-failover", "report the runs under DIR")
     args = p.parse_args(argv)
     check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    refused = cpulimit.confine(args.cpu_limit, "bench-fabric-failover")
+    if refused is not None:
+        return refused
     source = args.reuse or fresh_out(args.out, "bench-fabric-failover")
     if args.reuse is None:
         run_failover(args.policy, args.runs, source, args.duration, args.inbound)

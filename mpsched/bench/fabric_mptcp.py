@@ -44,6 +44,7 @@ from mpsched.bench.fabric_mptcp_run import SAMPLES_FILE, distinct_share
 from mpsched.bench.fct import BenchError, add_out_options, check_out_options, fresh_out
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
 from mpsched.stats import mean_ci95
 
@@ -166,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs per variant (default: %(default)s)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds per run (default: the scenarios' 60)")
+    cpulimit.add_option(p)
     add_out_options(p, "bench-fabric-mptcp", "evaluate the runs under DIR (an earlier --out)")
     return p
 
@@ -175,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    refused = cpulimit.confine(args.cpu_limit, "bench-fabric-mptcp")
+    if refused is not None:
+        return refused
     try:
         if args.reuse is not None:
             if not load_results(args.reuse):

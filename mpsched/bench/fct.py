@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
 from mpsched.lab.report import RunResult
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds per run (default: the scenario's)")
     p.add_argument("--scenario", type=Path, default=SCENARIO,
                    help="scenario file (default: scenarios/asymmetric.yaml)")
+    cpulimit.add_option(p)
     add_out_options(p, "bench-fct", "evaluate the runs under DIR (one scenario)")
     return p
 
@@ -163,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     check_out_options(p, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     policies = [*BASELINES, args.policy]
+    refused = cpulimit.confine(args.cpu_limit, "bench-fct")
+    if refused is not None:
+        return refused
     try:
         if args.reuse is not None:
             if not args.reuse.is_dir():

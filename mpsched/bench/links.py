@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched.emu.params import GilbertElliott, LinkParams
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.stats import iqr, percentile
 
 from . import udpprobe as up
@@ -122,8 +122,8 @@ def bench_jitter(bed: LinkBed, scale: float, rows: list[Row]) -> None:
         owd = up.one_way_delays_ms(res.records)
         rows.append(Row(
             "delay spread", f"{JITTER_DELAY_MS:g} ms, jitter {jitter:g} ms",
-            f"p50 {up.median(owd):.3f} ms, IQR {iqr(owd):.3f} ms", "",
-            f"p5 {up.percentile(owd, 5):.3f} p95 {up.percentile(owd, 95):.3f}; "
+            f"p50 {percentile(owd, 50):.3f} ms, IQR {iqr(owd):.3f} ms", "",
+            f"p5 {percentile(owd, 5):.3f} p95 {percentile(owd, 95):.3f}; "
             f"reordered {up.reordered(res.records)}; {_received(res)}",
         ))
 
@@ -260,6 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--linkem", type=Path, default=None,
                     help="linkem binary to measure (default: build/bin/linkem)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    cpulimit.add_option(ap)
     return ap
 
 
@@ -279,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
         for p in problems:
             log.error("missing %s", p)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-links")
+    if refused is not None:
+        return refused
     rows: list[Row] = []
     fig = Figures()
     points: list[CpuPoint] = []

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from mpsched.bench.sched import read_runs
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIOS = {
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--reuse", action="store_true", help="only read an earlier run's runs.csv from --out"
     )
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
+    refused = cpulimit.confine(args.cpu_limit, "bench-mptcp")
+    if refused is not None:
+        return refused
     if not args.reuse:
         cmd = [
             sys.executable, "-m", "mpsched.cli", "compare",

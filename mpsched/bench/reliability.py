@@ -45,7 +45,7 @@ from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.client.rest import ControllerError, RestClient
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
 
@@ -369,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--fuzz-frames", type=int, default=10_000, help="frames the fuzz sends")
     p.add_argument("--fuzz-rate", type=float, default=2000.0, help="their rate, frames/s")
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     if args.fuzz_frames < 1 or args.fuzz_rate <= 0:
         p.error("--fuzz-frames must be >= 1 and --fuzz-rate > 0")
@@ -386,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
         print("bench-reliability: missing prerequisites:\n  " + "\n  ".join(problems),
               file=sys.stderr)  # fmt: skip
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-reliability")
+    if refused is not None:
+        return refused
     interrupt_on_signals()
     out_dir = build_dir() / "logs" / "bench-reliability"
     out_dir.mkdir(parents=True, exist_ok=True)

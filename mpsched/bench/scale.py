@@ -87,7 +87,7 @@ from mpsched.p4profiles import SCALE_EDGES
 from mpsched.p4rt.client import P4RuntimeClient
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline, program_probe_port
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.bmv2 import Bmv2Switch
 from mpsched.proc.cleanup import Registry, delete_link, sweep
 from mpsched.stats import percentile
@@ -386,6 +386,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="how the controller sends its probes: frames onto each leaf's probe "
                         "port over a veth (as the testbed does; needs root) or P4Runtime "
                         "PacketOuts (default: %(default)s)")
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     if any(n < 2 or n > SCALE_EDGES for n in args.sizes):
         p.error(f"--sizes: 2..{SCALE_EDGES} leaves")
@@ -414,6 +415,9 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("bench-scale: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-scale")
+    if refused is not None:
+        return refused
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry, counter = Registry(), WriteCounter()

@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from mpsched.lab.report import read_csv
+from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
 SCENARIO = REPO_ROOT / "scenarios" / "llhd-1-manyflows.yaml"
@@ -75,7 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--reuse", action="store_true", help="only read an earlier run's runs.csv from --out"
     )
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
+    refused = cpulimit.confine(args.cpu_limit, "bench-sched")
+    if refused is not None:
+        return refused
     runs_csv = args.out / "llhd-1-manyflows" / "runs.csv"
     if not args.reuse:
         cmd = [

@@ -55,7 +55,7 @@ from mpsched.bench.soak_series import (
     sample_row,
 )
 from mpsched.bench.soak_warm import WARM_FRAMES, warm_switch
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
 
@@ -169,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="kill a spine's BMv2 and start it again at this time (< 0: never)")
     f.add_argument("--restart", metavar="SWITCH", default=None,
                    help="the switch restarted (default: the first spine)")
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     if args.warm_frames < 0:
         p.error("--warm-frames must be >= 0")
@@ -185,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("soak: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "soak")
+    if refused is not None:
+        return refused
     interrupt_on_signals()
     out_dir = build_dir() / "logs" / ("soak-fabric" if args.fabric else "soak")
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,7 @@ from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.p4rt.bmv2json import path_tag
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
 
@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--seconds", type=float, default=20.0, help="traffic time")
+    cpulimit.add_option(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     problems = prereqs.missing("root", "simple_switch_grpc", "mininet", "ethtool", "linkem")
@@ -91,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             "bench-telemetry: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr
         )
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-telemetry")
+    if refused is not None:
+        return refused
 
     interrupt_on_signals()
     out_dir = build_dir() / "logs" / "bench-telemetry"

@@ -48,7 +48,7 @@ from mpsched.bench import ui_fabric
 from mpsched.bench.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
 from mpsched.bench.ui_fabric import parse_shape
 from mpsched.bench.ui_feed import HISTORY_S, N_PATHS, Feeder, backfill, start_controller
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 
 log = logging.getLogger("mpsched.bench.ui")
 
@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a leaf-spine of L leaves and S spines, a BMv2 each, instead of"
                              " two edges: the page's fabric view (mpsched/bench/ui_fabric.py),"
                              " e.g. 8x4")
+    cpulimit.add_option(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     from mpsched.bench.control import artifacts_for
@@ -199,6 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("bench-ui: missing prerequisites:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, "bench-ui")
+    if refused is not None:
+        return refused
     for line in sweep():
         log.info("cleaned up: %s", line)
     registry = Registry()

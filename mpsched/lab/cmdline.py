@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mpsched.lab.programs import FULL, PLAIN_ECMP, PROGRAMS
 from mpsched.lab.scenario import POLICIES
+from mpsched.proc import cpulimit
 
 EPILOG = """\
 Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
@@ -18,6 +19,9 @@ testbed, and the policy's path weights. Output (OUT = --out):
                                     CPU shares over the run; a run whose idle
                                     stayed low is marked cpu_bound (a dagger in
                                     the tables, a warning at the end)
+                                    (--cpu-limit P: the testbed gets P % of
+                                    the cores, a cgroup quota; idle and the
+                                    mark are against it, the tables say so)
   OUT/<scenario>/series.csv         time series (goodput, per-path rates)
   OUT/<scenario>/summary.md         mean +- 95 % CI per metric and policy
   OUT/<scenario>/plots/*.png        throughput over time, FCT by size, RTT and
@@ -117,6 +121,7 @@ def build_parser(compare: bool = False) -> argparse.ArgumentParser:
         action="store_true",
         help="with --resume: run again, with the same seed, the kept runs marked cpu_bound",
     )
+    cpulimit.add_option(p)
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     p.set_defaults(compare=compare)
     return p

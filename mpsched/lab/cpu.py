@@ -20,6 +20,13 @@ holds the pure parsing and arithmetic:
   Resolution: one tick (10 ms at USER_HZ 100) per interval, i.e. 1 % of a 2-core machine for
   a 0.5 s interval; shares over a whole run are much finer.
 
+Under a CPU limit (``--cpu-limit P``, mpsched/proc/cpulimit.py: the testbed's cgroup may use
+P % of the cores) the idle share is against the limit: each sample also holds the cgroup's CPU
+usage, and an interval's idle is what the testbed left of its quota, 100 x (1 - Δusage /
+(P / 100 x ncpus x Δwall)), but no more than the machine had idle (``limited_idle_pct``: a
+quota is a ceiling, not a guarantee; other programs can take the rest). Process shares stay
+in % of the whole machine.
+
 A run is ``cpu_bound`` (``CpuRule``) when the idle share stayed below ``idle_below_pct`` for
 more than ``max_time_pct`` of the measured time; ``None`` (unknown) when fewer than two samples
 fall in the measured time.
@@ -33,6 +40,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Annotated
 
+from mpsched.proc.cgroups import CpuLimit
 from mpsched.validation import KeyCheck, number
 
 NAN = float("nan")
@@ -68,11 +76,14 @@ class CpuRule(KeyCheck):
 
 @dataclass(frozen=True)
 class CpuSample:
-    """One sample: wall time, /proc/stat, and per role (e.g. ``s1``) (pid, utime + stime)."""
+    """One sample: wall time, /proc/stat, per role (e.g. ``s1``) (pid, utime + stime), and
+    under a CPU limit the limit and its cgroup's CPU usage (s)."""
 
     t: float
     cpu: CpuTimes
     procs: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    usage_s: float | None = None
+    limit: CpuLimit | None = None
 
 
 def _cpu_line(line: str) -> CpuTimes:
@@ -140,9 +151,43 @@ def idle_pct(before: CpuTimes, after: CpuTimes) -> float:
     return min(100.0, 100.0 * d_idle / d_total)
 
 
+def limited_idle_pct(
+    usage_delta_s: float, wall_delta_s: float, limit: CpuLimit, machine_idle_pct: float = NAN
+) -> float:
+    """Idle share (%) of a CPU limit over an interval: the part of the limit's CPU
+    (``limit.cores`` x `wall_delta_s`) the cgroup did not use (`usage_delta_s`), but no more
+    than the machine had idle (`machine_idle_pct` of the limit's cores; NaN: not known);
+    clamped to 0..100 (the kernel enforces the quota per period, so an interval can hold a
+    little more). NaN when no time passed or the usage went backwards."""
+    if wall_delta_s <= 0 or usage_delta_s < 0:
+        return NAN
+    capacity = limit.cores * wall_delta_s
+    left = capacity - usage_delta_s
+    if math.isfinite(machine_idle_pct):
+        left = min(left, machine_idle_pct / 100.0 * limit.ncpus * wall_delta_s)
+    return min(100.0, max(0.0, 100.0 * left / capacity))
+
+
+def interval_idle_pct(a: CpuSample, b: CpuSample) -> float:
+    """The idle share between two samples: against the limit where both have one
+    (``limited_idle_pct``), else of the machine (``idle_pct``)."""
+    machine = idle_pct(a.cpu, b.cpu)
+    if b.limit is None or a.usage_s is None or b.usage_s is None:
+        return machine
+    return limited_idle_pct(b.usage_s - a.usage_s, b.t - a.t, b.limit, machine)
+
+
+def limit_pct(samples: Sequence[CpuSample]) -> float | None:
+    """The CPU limit (% of the cores) the samples were taken under; None without one."""
+    return next((s.limit.pct for s in samples if s.limit is not None), None)
+
+
 def idle_series(samples: Sequence[CpuSample], t0: float = 0.0) -> list[tuple[float, float, float]]:
-    """Per interval between consecutive samples: (start_s, end_s, idle %), times - ``t0``."""
-    return [(a.t - t0, b.t - t0, idle_pct(a.cpu, b.cpu)) for a, b in pairwise(samples) if b.t > a.t]
+    """Per interval between consecutive samples: (start_s, end_s, idle %), times - ``t0``
+    (idle against the CPU limit where there is one: ``interval_idle_pct``)."""
+    return [
+        (a.t - t0, b.t - t0, interval_idle_pct(a, b)) for a, b in pairwise(samples) if b.t > a.t
+    ]
 
 
 def process_ticks(samples: Sequence[CpuSample]) -> dict[str, int]:
@@ -220,14 +265,15 @@ def interval_rows(
     samples: Sequence[CpuSample], t0: float = 0.0
 ) -> tuple[list[str], list[list[float]]]:
     """The per-interval table of a run (``cpu.csv``): roles in first-seen order, and per
-    interval [start_s, end_s, idle %, share % of each role (NaN while a role had no process)]."""
+    interval [start_s, end_s, idle % (``interval_idle_pct``), share % of the machine of each
+    role (NaN while a role had no process)]."""
     roles = list(dict.fromkeys(r for s in samples for r in s.procs))
     rows = []
     for a, b in pairwise(samples):
         if b.t <= a.t:
             continue
         d_total = b.cpu.total - a.cpu.total
-        row = [a.t - t0, b.t - t0, idle_pct(a.cpu, b.cpu)]
+        row = [a.t - t0, b.t - t0, interval_idle_pct(a, b)]
         for role in roles:
             if role not in b.procs or d_total <= 0:
                 row.append(NAN)

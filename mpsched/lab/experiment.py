@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from mpsched.lab.cmdline import build_parser
 from mpsched.lab.programs import FULL, PLAIN_ECMP
 from mpsched.lab.scenario import Scenario, ScenarioError, load
-from mpsched.proc import prereqs
+from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts, plain_ecmp_artifacts
 from mpsched.validation import cli_error
@@ -219,10 +219,11 @@ def run_experiments(
         save_table(sc)
         m = result.metrics
         busy = " [CPU-bound]" if result.cpu_bound else ""
+        limit = f" of the {result.cpu_limit_pct:g} % limit" if result.cpu_limit_pct else ""
         progress(
             f"done: goodput {m.get('goodput_mbps', float('nan')):.2f} Mbit/s "
             f"({m.get('goodput_frac', float('nan')):.2f} of capacity), "
-            f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{busy}"
+            f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{limit}{busy}"
         )
     for sc in scenarios:
         results += not_replaced([r for r in results if r.scenario == sc.name], carried[sc.name])
@@ -350,6 +351,9 @@ def execute(args: argparse.Namespace) -> int:
         print(f"{prog}: --program {args.program}:\n  " + "\n  ".join(problems),
               file=sys.stderr)
         return 2
+    refused = cpulimit.confine(args.cpu_limit, prog)
+    if refused is not None:
+        return refused
     policies_for = {sc.name: _policies(args, sc) for sc in scenarios}
     out = args.out or build_dir() / "results" / time.strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)

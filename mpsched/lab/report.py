@@ -121,7 +121,9 @@ class RunResult:
     not, None when unknown (too few samples, or a result written before it was recorded).
     ``cpu_idle``: ``(start_s, end_s, idle %)`` per sampling interval of the measured time;
     ``cpu_shares``: CPU share (% of all cores) of each process by role (``s1``, ``e1``,
-    ``controller``, ``send0@h1``, ...).
+    ``controller``, ``send0@h1``, ...). ``cpu_limit_pct``: the CPU limit (% of the cores) the
+    testbed ran under (``--cpu-limit``), None without one; idle and ``cpu_bound`` are then
+    against the limit.
 
     A fabric run: ``pairs`` holds per ordered pair of edges (``leaf1->leaf2``) the metrics
     of its flows (``mpsched.lab.fabric_analysis``); empty otherwise.
@@ -141,6 +143,7 @@ class RunResult:
     cpu_rule: dict[str, JsonFloat] = field(default_factory=dict)
     cpu_idle: list[tuple[JsonFloat, JsonFloat, JsonFloat]] = field(default_factory=list)
     cpu_shares: dict[str, JsonFloat] = field(default_factory=dict)
+    cpu_limit_pct: float | None = None
     pairs: dict[str, dict[str, JsonFloat]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -222,15 +225,17 @@ def metric_names(results: Iterable[RunResult]) -> list[str]:
 
 def write_csv(directory: str | Path, results: Sequence[RunResult]) -> tuple[Path, Path]:
     """``runs.csv`` (one row per run: scenario, policy, run, seed, duration_s, cpu_bound
-    (``true``, ``false``, empty = unknown), each metric; an empty cell where a run lacks a
-    metric) and ``series.csv`` (long format: scenario, policy,
-    run, series, t_s, value). Returns both paths."""
+    (``true``, ``false``, empty = unknown), where some run had a CPU limit cpu_limit_pct
+    (empty: none), each metric; an empty cell where a run lacks a metric) and ``series.csv``
+    (long format: scenario, policy, run, series, t_s, value). Returns both paths."""
     directory = Path(directory)
     names = metric_names(results)
+    limited = any(r.cpu_limit_pct is not None for r in results)
     runs = _csv_text(
-        ["scenario", "policy", "run", "seed", "duration_s", "cpu_bound", *names],
+        [*REQUIRED_COLUMNS, "cpu_bound", *(["cpu_limit_pct"] if limited else []), *names],
         (
             [r.scenario, r.policy, r.run, r.seed, _cell(r.duration_s), _bool_cell(r.cpu_bound)]
+            + ([_optional_cell(r.cpu_limit_pct)] if limited else [])
             + [_cell(r.metrics.get(n, math.nan)) for n in names]
             for r in results
         ),
@@ -250,19 +255,20 @@ def write_csv(directory: str | Path, results: Sequence[RunResult]) -> tuple[Path
     return runs_path, series_path
 
 
-RUN_COLUMNS = ("scenario", "policy", "run", "seed", "duration_s", "cpu_bound")
+REQUIRED_COLUMNS = ("scenario", "policy", "run", "seed", "duration_s")
+RUN_COLUMNS = (*REQUIRED_COLUMNS, "cpu_bound", "cpu_limit_pct")
 
 
 def read_csv(path: str | Path) -> list[RunResult]:
-    """The runs of a ``runs.csv`` written by ``write_csv`` (scalar metrics and the cpu_bound
-    mark only: series, FCTs and samples are not in it; a file from before the mark has no
-    cpu_bound column, its runs count as unknown). ValueError names the file, the line and the
-    column of a malformed row."""
+    """The runs of a ``runs.csv`` written by ``write_csv`` (scalar metrics, the cpu_bound
+    mark and the CPU limit only: series, FCTs and samples are not in it; a file from before
+    the mark has no cpu_bound column, its runs count as unknown). ValueError names the file,
+    the line and the column of a malformed row."""
     path = Path(path)
     out: list[RunResult] = []
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in RUN_COLUMNS[:-1] if c not in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise ValueError(f"{path}: not a runs.csv (no column(s) {', '.join(missing)})")
         for line, row in _rows(reader, path):
@@ -273,6 +279,8 @@ def read_csv(path: str | Path) -> list[RunResult]:
                 duration = float(row["duration_s"])
                 column = "cpu_bound"
                 bound = {"true": True, "false": False, "": None}[row.get("cpu_bound", "")]
+                column = "cpu_limit_pct"
+                limit = float(row["cpu_limit_pct"]) if row.get("cpu_limit_pct") else None
                 values = {}
                 for column, cell in row.items():
                     if column not in RUN_COLUMNS and cell not in ("", None):
@@ -281,7 +289,7 @@ def read_csv(path: str | Path) -> list[RunResult]:
                 raise ValueError(f"{path}:{line}: malformed {column!r}") from None
             out.append(RunResult(
                 row["scenario"], row["policy"], run, seed, duration, metrics=values,
-                cpu_bound=bound,
+                cpu_bound=bound, cpu_limit_pct=limit,
             ))
     return out
 
@@ -301,6 +309,10 @@ def _rows(reader: csv.DictReader, path: Path) -> Iterator[tuple[int, dict]]:
 
 def _cell(x: float) -> str:
     return repr(float(x)) if math.isfinite(x) else ""
+
+
+def _optional_cell(x: float | None) -> str:
+    return "" if x is None else _cell(x)
 
 
 def _bool_cell(x: bool | None) -> str:

@@ -49,7 +49,8 @@ def censored_fct_s(transfer: dict[str, Any], report: dict[str, Any]) -> float | 
 
 def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
     """The machine's load in the window [w0, w1] (s after traffic start): the RunResult
-    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, and the metrics cpu_idle_pct,
+    fields cpu_bound, cpu_rule, cpu_idle, cpu_shares, cpu_limit_pct (the CPU limit the run
+    had, None without one: idle and cpu_bound are against it), and the metrics cpu_idle_pct,
     cpu_low_idle_pct (absent without samples) and cpu_cores (the cores the shares are a part
     of: the run's measured cores, `cpu_sampler.measured_cpus`)."""
     rule = raw.scenario.cpu_rule
@@ -64,6 +65,7 @@ def cpu_load(raw: RunRaw, w0: float, w1: float) -> dict[str, Any]:
         "cpu_rule": {"idle_below_pct": rule.idle_below_pct, "max_time_pct": rule.max_time_pct},
         "cpu_idle": idle,
         "cpu_shares": cpu.process_shares(samples[first : last + 1]),
+        "cpu_limit_pct": cpu.limit_pct(samples),
         "metrics": {"cpu_cores": float(measured_cores())},
     }
     usable = [(b - a, x) for a, b, x in idle if math.isfinite(x)]

@@ -62,12 +62,20 @@ def _cpu_rule_text(runs: Sequence[RunResult]) -> str:
 
 
 def cpu_footnote(results: Sequence[RunResult]) -> str:
-    """Footnote lines for a table of ``results``: which runs were CPU-bound (marked
-    ``CPU_MARK``) and by which rule, and how many runs have no CPU record; "" when all runs were
-    recorded and none was CPU-bound."""
+    """Footnote lines for a table of ``results``: the CPU limit the testbed had, if any,
+    which runs were CPU-bound (marked ``CPU_MARK``) and by which rule, and how many runs have
+    no CPU record; "" when all runs were recorded, none was limited and none was CPU-bound."""
     bound = cpu_bound_runs(results)
     unknown = sum(1 for r in results if r.cpu_bound is None)
     lines = []
+    limits = sorted({r.cpu_limit_pct for r in results if r.cpu_limit_pct is not None})
+    if limits:
+        limited = sum(1 for r in results if r.cpu_limit_pct is not None)
+        lines.append(
+            f"Testbed limited to {' or '.join(f'{p:g} %' for p in limits)} of the machine's "
+            f"CPU (--cpu-limit) in {limited} of {len(results)} run(s): their idle and "
+            "CPU-bound mark are against the limit."
+        )
     if bound:
         lines.append(
             f"{CPU_MARK} CPU-bound run(s) ({_cpu_rule_text(bound)}): the machine, not only the "

@@ -13,7 +13,8 @@ name, Mininet hosts' shells by PID.
 The directory is private (mode 0700, an existing one of the user's tightened) and the state
 files are written with mode 0600 (mpsched/proc/rundir.py): they hold every run's command
 lines. A sweep acts only on state files of the user running it: one another user could have
-planted is left alone (logged).
+planted is left alone (logged). `mpsched cleanup` also removes the CPU-limit cgroups of
+killed runs (mpsched/proc/cpulimit.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched.proc import firewall, rundir
+from mpsched.proc import cpulimit, firewall, rundir
 
 log = logging.getLogger(__name__)
 
@@ -212,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog="mpsched cleanup",
         description=f"Stop processes, delete links and nftables tables recorded in {STATE_DIR} "
-        "by runs whose owner process is gone. Only what the project recorded is touched.",
+        "by runs whose owner process is gone, and remove the CPU-limit cgroups "
+        "(mpsched-cpu-<pid>, --cpu-limit) of runs that were killed. Only what the project "
+        "recorded or named is touched.",
     )
 
 
@@ -223,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def execute(_args: argparse.Namespace) -> int:
     """Sweep (`mpsched cleanup` has no options); print what was removed."""
-    done = sweep()
+    done = sweep() + cpulimit.sweep_stale()
     for line in done:
         print(line)
     print(f"cleanup: {len(done)} item(s) removed")

@@ -42,7 +42,8 @@ def documents() -> list[str]:
 
 
 def make_help_targets() -> set[str]:
-    """The targets `make help` lists (the Makefile's `target: ## text` lines)."""
+    """The targets `make help` lists (the Makefile's `target: ## text` lines; not its
+    `VARIABLE=value` lines)."""
     if shutil.which("make") is None:
         pytest.skip("missing: make")
     out = subprocess.run(
@@ -52,7 +53,8 @@ def make_help_targets() -> set[str]:
         text=True,
         check=True,
     ).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+    words = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return {word for word in words if "=" not in word}
 
 
 def table_targets(text: str) -> set[str]:

@@ -54,9 +54,41 @@ def test_every_phony_target_has_a_help_line():
 def test_make_help_lists_every_phony_target():
     out = make("help")
     assert out.returncode == 0, out.stderr
-    listed = [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
+    words = [line.split()[0] for line in out.stdout.splitlines() if line.strip()]
+    listed = [word for word in words if "=" not in word]  # `VARIABLE=value` lines apart
     assert sorted(listed) == sorted(set(phony_targets(MAKEFILE.read_text())))
     assert all(len(line.split(maxsplit=1)) == 2 for line in out.stdout.splitlines())
+    assert "CPU_LIMIT=P" in words
+
+
+def cpu_limit_targets(text: str) -> list[str]:
+    """The Makefile's CPU_LIMIT_TARGETS (continuation lines joined)."""
+    found = re.search(r"^CPU_LIMIT_TARGETS :=(.*)$", text.replace("\\\n", " "), re.M)
+    assert found, "no CPU_LIMIT_TARGETS"
+    return found.group(1).split()
+
+
+def test_every_bench_takes_the_cpu_limit():
+    """Each target that starts a testbed (every bench-*, soak, compare) passes CPU_LIMIT on as
+    `--cpu-limit`, so that no bench runs without the limit asked for."""
+    text = MAKEFILE.read_text()
+    targets = cpu_limit_targets(text)
+    benches = [t for t in phony_targets(text) if t.startswith("bench-")]
+    assert set(benches) | {"soak", "compare"} == set(targets)
+    for target in targets:
+        out = make("-n", target, "CPU_LIMIT=50")
+        assert out.returncode == 0, out.stderr
+        runs = [line for line in out.stdout.splitlines() if " -m mpsched." in line]
+        assert runs and all(line.endswith("--cpu-limit 50") for line in runs), (target, runs)
+    out = make("-n", "bench-links")
+    assert "--cpu-limit" not in out.stdout
+
+
+@pytest.mark.parametrize("goal", ["unit", "demo", "test"])
+def test_a_target_without_a_testbed_refuses_the_cpu_limit(goal):
+    out = make("-n", goal, "CPU_LIMIT=50")
+    assert out.returncode != 0
+    assert f"CPU_LIMIT=50 does not apply to {goal}, only to: bench-links" in out.stderr
 
 
 def test_p4c_recipe_is_written_once():
