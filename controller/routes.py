@@ -359,8 +359,9 @@ class Routes:
             if ids_changed and self.net.is_edge(sw):
                 tel = (telemetry or TelemetryConfig()).for_targets(
                     len(self.net.probe_targets(sw)))
-                more, less = entry_changes(telemetry_entries(pipeline, old_ids, tel),
-                                           telemetry_entries(pipeline, new_ids, tel))
+                peers = self.net.peer_edges(sw)
+                more, less = entry_changes(telemetry_entries(pipeline, old_ids, peers, tel),
+                                           telemetry_entries(pipeline, new_ids, peers, tel))
                 write, gone = write + more, gone + less
             if write or gone:
                 out[sw.name] = (write, gone)

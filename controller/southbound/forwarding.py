@@ -50,14 +50,16 @@ def copy_sessions(pipeline: Pipeline, entries: Sequence[TableEntry]) -> list[Clo
 
 
 def telemetry_entries(
-    pipeline: Pipeline, path_ids: list[int], telemetry: TelemetryConfig | None = None
+    pipeline: Pipeline, path_ids: Sequence[int], peers: Sequence[int],
+    telemetry: TelemetryConfig | None = None,
 ) -> list[TableEntry]:
-    """The telemetry settings per path id: report and RTT report intervals, liveness."""
+    """The telemetry settings per path id (report and RTT report intervals) and the
+    liveness of each path id towards each of `peers`."""
     tc = telemetry or TelemetryConfig()
     entries = [pipeline.report_config(p, tc.report_interval_us) for p in path_ids]
     if pipeline.has_rtt_monitor:
         entries += [pipeline.rtt_config(p, tc.rtt_interval_us) for p in path_ids]
-    entries += [pipeline.liveness_config(p, tc.dead_after_us) for p in path_ids]
+    entries += [pipeline.liveness_config(e, p, tc.dead_after_us) for e in peers for p in path_ids]
     return entries
 
 
@@ -84,7 +86,7 @@ def forwarding_entries(
     entries += [pipeline.route_via_path(pin.prefix, peer, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(peer, p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port) for p in sw.paths]
-    return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], telemetry)
+    return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], [peer], telemetry)
 
 
 def fabric_entries(
@@ -120,7 +122,7 @@ def fabric_entries(
     entries += nexthops
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
     ids = list(path_ids) if path_ids is not None else net.path_ids()
-    return entries + telemetry_entries(pipeline, ids, telemetry)
+    return entries + telemetry_entries(pipeline, ids, net.peer_edges(sw), telemetry)
 
 
 def hop_entry(pipeline: Pipeline, me: int, key: HopKey, port: int) -> TableEntry:

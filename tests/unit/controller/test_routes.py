@@ -69,8 +69,9 @@ def test_leaf_and_spine_forwarding():
         e for e in leaf1 if e.table == TABLE_NEXTHOP]
     assert [e for e in leaf1 if e.table == TABLE_PATH_INGRESS] == [
         pl.path_ingress(2), pl.path_ingress(3)]
-    live = pl.liveness_config(2, 1)
-    assert [e.match for e in leaf1 if e.table == live.table] == [{"path_id": 1}, {"path_id": 2}]
+    live = pl.liveness_config(2, 1, 1)
+    assert [e.match for e in leaf1 if e.table == live.table] == [
+        {"peer_edge": d, "path_id": p} for d in (2, 3) for p in (1, 2)]
     spine2 = routes.forwarding(pl, net.switch("spine2"))
     # every pair's path 2 crosses spine2: to leaf d on port d
     assert spine2 == [pl.transit_nexthop(s, d, 2, d) for s in (1, 2, 3) for d in (1, 2, 3)
@@ -234,8 +235,8 @@ def test_the_probe_cap_stretches_each_edges_liveness():
     assert net.probe_targets(net.switch("spine1")) == []
     # 4 targets every 10 ms = 400/s; a cap of 200/s: every 20 ms, dead after 100 ms
     entries = Routes(net).forwarding(pl, net.switch("leaf2"), TelemetryConfig(probe_max_pps=200))
-    assert pl.liveness_config(1, 100_000) in entries
-    assert pl.liveness_config(1, 50_000) not in entries
+    assert pl.liveness_config(1, 1, 100_000) in entries
+    assert pl.liveness_config(1, 1, 50_000) not in entries
 
 
 def test_overlaps_of_a_pairs_paths_are_the_shared_links_against_their_bottlenecks():

@@ -24,8 +24,8 @@ def test_the_telemetry_settings_are_written():
     net = two_edges()
     pl = pipeline()
     slow = forwarding_entries(pl, net, net.switches[0], TelemetryConfig(dead_after_us=123_000))
-    assert pl.liveness_config(1, 123_000) in slow
-    assert pl.liveness_config(1, 123_000) not in forwarding_entries(pl, net, net.switches[0])
+    assert pl.liveness_config(2, 1, 123_000) in slow
+    assert pl.liveness_config(2, 1, 123_000) not in forwarding_entries(pl, net, net.switches[0])
 
 
 def test_a_fabric_switchs_entries_from_its_next_hops():
