@@ -21,7 +21,11 @@ from mpsched.controller.scheduling.scheduler import (
 )
 from mpsched.controller.security import add_security_options
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
-from mpsched.controller.telemetry.config import PROBE_BUDGET_PPS, REPORT_BUDGET_PPS
+from mpsched.controller.telemetry.config import (
+    IDLE_PROBE_INTERVAL_S,
+    PROBE_BUDGET_PPS,
+    REPORT_BUDGET_PPS,
+)
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,
@@ -123,6 +127,18 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         default=PROBE_INTERVAL_S * 1000,
         help="interval of the probes per path and switch (through the probe port, else as "
         "PacketOuts); 0 = no probes (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--idle-probe-interval-ms",
+        type=float,
+        default=IDLE_PROBE_INTERVAL_S * 1000,
+        help="on a fabric, the probe interval of an idle pair of edges (no traffic beyond "
+        "probes either way for 2 s; GET /pairs shows `probing`): its paths are probed this "
+        "often, and their dead-after interval is as many of these intervals as "
+        "--dead-after-ms is of --probe-interval-ms (1 s at the defaults), so a failed path "
+        "of an idle pair is found within about a second, one of an active pair within "
+        "--dead-after-ms as before; never shorter than --probe-interval-ms. 0 = every pair "
+        "probed every --probe-interval-ms, as two edges always are (default: %(default)s)",
     )
     parser.add_argument(
         "--probe-max-pps",
@@ -353,7 +369,7 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         if not value > 0 or round(value * 1000) < 1:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0.001, got {value}")
     for option in ("probe_interval_ms", "report_batch_ms", "probe_max_pps", "report_max_pps",
-                   "report_budget_pps", "probe_budget_pps"):
+                   "report_budget_pps", "probe_budget_pps", "idle_probe_interval_ms"):
         value = getattr(args, option)
         if not value >= 0:
             raise ValueError(f"--{option.replace('_', '-')}: must be >= 0, got {value}")
@@ -368,4 +384,6 @@ def telemetry_config(args: argparse.Namespace) -> TelemetryConfig:
         report_max_pps=args.report_max_pps or None,
         report_budget_pps=args.report_budget_pps or None,
         probe_budget_pps=args.probe_budget_pps or None,
+        idle_probe_interval_s=(args.idle_probe_interval_ms / 1000
+                               if args.idle_probe_interval_ms else None),
     )

@@ -8,6 +8,7 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - mastership.py (`Mastership`): primary or backup, and taking over when promoted;
 - routes.py (`Routes`): the routing: each switch's forwarding, the scheduler's units (a
   switch of two edges, a pair of a fabric's edges); fabric_ops.py: its links and pairs;
+  regime_ops.py (`RegimeKeeper`): the pairs' probe regimes, active or idle;
 - telemetry/intake.py (`TelemetryIntake`): reports and counters in, path states out; the
   switches' reports reach it a batch per hold of the lock (telemetry/inbox.py);
 - scheduling/pins.py (`PinManager`): MPTCP subflow pins, wanted and sent;
@@ -39,6 +40,7 @@ from mpsched.controller.loop import ControlLoop, every
 from mpsched.controller.mastership import Mastership
 from mpsched.controller.northbound import answers, views
 from mpsched.controller.operator import Operator
+from mpsched.controller.regime_ops import REGIME_CHECK_S, RegimeKeeper
 from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
@@ -60,6 +62,7 @@ from mpsched.controller.telemetry.estimators import EstimatorSettings, PathRepor
 from mpsched.controller.telemetry.inbox import Inbox
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import PortRate
+from mpsched.controller.telemetry.regimes import ProbeRegimes
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import TableEntry
@@ -133,7 +136,9 @@ class Controller:
                 f"controller's class ids go up to {MAX_CLASSES - 1}: compile it with "
                 f"MAX_CLASSES {MAX_CLASSES} (p4src/include/defines.p4)")
         ids = net.path_ids()
-        self.routes = Routes(net, pipeline.max_paths)
+        # the pairs' probe regimes (telemetry/regimes.py): on a fabric with an idle interval
+        regimes = ProbeRegimes(s.telemetry.regimes(net.topology is not None))
+        self.routes = Routes(net, pipeline.max_paths, regimes)
         self._lock = StepFirstLock()
         self._stop = threading.Event()
         self._started = False
@@ -169,6 +174,9 @@ class Controller:
         self.failures = FailureWatch(self._lock, self.routes, self.intake, self.operator,
                                      lambda sw: by_name[sw].status.state == "ready")
         self.loop = ControlLoop(self, self._stop)
+        self.regime_keeper = RegimeKeeper(self._lock, self.routes, self.intake, pipeline,
+                                          self.agents, s.write_timeout)
+        self._regimes = every(REGIME_CHECK_S, self.update_regimes, self._stop, "regimes")
         # the step's share of the period under the process's CPU budget (governor.py)
         self.governor = CpuGovernor()
         self._freezer = Freezer(s.gc_freeze_min_paths)
@@ -216,6 +224,8 @@ class Controller:
         for agent in self.agents:
             agent.start()
         self._recorder.start()
+        if self.routes.regimes.enabled:
+            self._regimes.start()
         if self.settings.control:
             self.loop.start()
 
@@ -356,6 +366,11 @@ class Controller:
         """Infer failed links and re-route around them (failures.py): primary only."""
         if self.routes.is_fabric and self.role() == "primary":
             self.failures.check(time.time())
+
+    def update_regimes(self) -> None:
+        """Update the fabric's probe regimes (regime_ops.py): primary only."""
+        if self.role() == "primary":
+            self.regime_keeper.update(time.time())
 
     def save_learned(self) -> None:
         """Save what the policies learned when it changed (primary only: the backup's

@@ -4,8 +4,9 @@ scheduler's pairs as REST views, and a link's administrative state.
 A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
 ``"<ingress>-><egress>"`` (e.g. ``"leaf1->leaf3"``), or, with two edges, a switch's traffic
 towards its peer, keyed by the switch's name (as its placements always were). Its view lists
-its paths now (ids, switches, links, bottleneck rate), its placement per class and the
-current estimates of its paths in its direction (docs/rest.md).
+its paths now (ids, switches, links, bottleneck rate), its placement per class, the
+current estimates of its paths in its direction and its probe regime, active or idle
+(controller/telemetry/regimes.py; docs/rest.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mpsched.controller.operator import Operator
 from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import DirectionLoad, PortRate, link_loads
+from mpsched.controller.telemetry.regimes import IDLE
 from mpsched.fabric.ports import port_map
 
 PortRates = Mapping[str, Mapping[int, PortRate]]  # switch -> port -> its latest rate
@@ -136,9 +138,11 @@ class FabricOps:
             snap = self.intake.snapshots(pid, now).get(unit.direction)
             if snap is not None:
                 telemetry[str(pid)] = snap
+        edges = self.routes.edge_of
+        probing = self.routes.regimes.regime(edges[unit.ingress], unit.dst_edge)
         return views.PairView(
             id=unit.key, ingress=unit.ingress, egress=unit.egress, dst_edge=unit.dst_edge,
-            paths=self._paths(unit),
+            probing="idle" if probing == IDLE else "active", paths=self._paths(unit),
             placement={
                 str(cid): views.placement_view(scheduler.placement_of(unit.key, cid))
                 for cid in sorted(scheduler.classes)

@@ -14,7 +14,8 @@ Only evidence that says something is used: a pair is observed only while the age
 its edges have been ready for `settle_s` (a pair whose ingress stopped probing, or whose
 egress cannot report, would look dead) and its ingress probes at least twice per
 `settle_s` (without probes, or with probes stretched by the probe cap, an idle path goes
-unreported that long, `TelemetryConfig.for_targets`), and a path only once it has been
+unreported that long, `TelemetryConfig.for_targets`; an idle pair's slow probes count,
+telemetry/regimes.py), and a path only once it has been
 installed under its id for `settle_s` (the estimator of an id a re-route gave to another
 path still holds the old path's last report). `settle_s` is the estimators' `dead_after_s`:
 a path silent that long after it was installed is dead for what it is. Only the primary
@@ -85,7 +86,12 @@ class FailureWatch:
         return now - self._ready_since.setdefault(switch, now) >= self.settle_s
 
     def _probes_often(self, switch: str) -> bool:
-        interval = self.intake.switch_telemetry[switch].probe_interval_s
+        """At least twice per settle_s onto every path: an idle pair's slow probes too
+        (telemetry/regimes.py)."""
+        cfg = self.intake.switch_telemetry[switch]
+        interval = cfg.probe_interval_s
+        if interval is not None and self.intake.regimes.enabled:
+            interval = cfg.idle_interval_s
         return interval is not None and 2 * interval <= self.settle_s
 
     def _rebuild(self) -> None:

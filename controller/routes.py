@@ -35,6 +35,7 @@ from mpsched.controller.southbound.forwarding import (
     telemetry_entries,
 )
 from mpsched.controller.telemetry.estimators import TelemetryConfig
+from mpsched.controller.telemetry.regimes import ProbeRegimes
 from mpsched.controller.tomography import watch_paths
 from mpsched.fabric.paths import Failures, Pair, Path, Routing, bottleneck_mbps, reroute, route
 from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
@@ -91,10 +92,14 @@ def entry_changes(
 
 
 class Routes:
-    def __init__(self, net: NetCfg, max_paths: int | None = None) -> None:
+    def __init__(self, net: NetCfg, max_paths: int | None = None,
+                 regimes: ProbeRegimes | None = None) -> None:
         """`max_paths`: the program's paths per pair (Pipeline.max_paths), the ids a watched
-        path may take; by default the fabric's k (no spare ids)."""
+        path may take; by default the fabric's k (no spare ids). `regimes`: the pairs' probe
+        regimes, whose dead_after each edge's liveness entries carry (by default none: every
+        pair active)."""
         self.net = net
+        self.regimes = regimes or ProbeRegimes()
         self.fabric = net.topology
         self.routing: Routing | None = None
         # every switch's ports (they depend on the fabric only): computed once
@@ -239,7 +244,8 @@ class Routes:
     ) -> list[TableEntry]:
         """The switch's forwarding entries under the current routing (or its next `hops`
         and the telemetry of `path_ids`), its telemetry settings those of its probe targets
-        (`TelemetryConfig.for_targets`: the probe cap)."""
+        (`TelemetryConfig.for_targets`: the probe cap), its liveness by each pair's current
+        probe regime (`regimes`)."""
         telemetry = (telemetry or TelemetryConfig()).for_targets(
             len(self.net.probe_targets(sw))
         )
@@ -248,7 +254,12 @@ class Routes:
         ports = fabric_ports(self.ports, sw.name) if self.net.is_edge(sw) else []
         hops = self.hops[sw.name] if hops is None else hops
         return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry,
-                              path_ids if path_ids is not None else self.installed_ids())
+                              path_ids if path_ids is not None else self.installed_ids(),
+                              self._idle_peers(sw))
+
+    def _idle_peers(self, sw: SwitchCfg) -> frozenset[int]:
+        """The peers of an edge whose pair with it holds the idle dead_after now."""
+        return self.regimes.idle_peers(self.edge_of[sw.name], self.net.peer_edges(sw))
 
     # -- links -----------------------------------------------------------------
 
@@ -359,8 +370,9 @@ class Routes:
             if ids_changed and self.net.is_edge(sw):
                 tel = (telemetry or TelemetryConfig()).for_targets(
                     len(self.net.probe_targets(sw)))
-                more, less = entry_changes(telemetry_entries(pipeline, old_ids, tel),
-                                           telemetry_entries(pipeline, new_ids, tel))
+                peers, idle = self.net.peer_edges(sw), self._idle_peers(sw)
+                more, less = entry_changes(telemetry_entries(pipeline, old_ids, peers, tel, idle),
+                                           telemetry_entries(pipeline, new_ids, peers, tel, idle))
                 write, gone = write + more, gone + less
             if write or gone:
                 out[sw.name] = (write, gone)

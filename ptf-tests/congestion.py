@@ -209,7 +209,7 @@ class DeadPathNotChosenTest(CongestionTest):
         # path 2 dies: liveness configured for paths 1 and 2, a probe from path 2 arms its
         # timer, then only path 1 sends (feedback probes) for 300 ms; path 3 has no
         # liveness entry: never dead
-        self.client.insert(*[p.liveness_config(i, 200_000) for i in (1, 2)])
+        self.client.insert(*[p.liveness_config(PEER_EDGE, i, 200_000) for i in (1, 2)])
         testutils.send_packet(self, PATH_PORTS[2], probe_with_feedback(p.ca_units, 2, 0, 0))
         end = time.monotonic() + 0.3
         while time.monotonic() < end:

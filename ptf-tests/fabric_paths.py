@@ -111,7 +111,9 @@ class FailoverPerDestinationTest(FabricPathsTest):
     using path 1 (and 2)."""
 
     def runTest(self) -> None:
-        self.client.insert(*[self.pipeline.liveness_config(p, DEAD_AFTER_US) for p in (1, 2)])
+        p = self.pipeline
+        self.client.insert(*[p.liveness_config(edge, pid, DEAD_AFTER_US)
+                             for edge in (PEER_EDGE, THIRD_EDGE) for pid in (1, 2)])
         for edge in (PEER_EDGE, THIRD_EDGE):
             for path_id in (1, 2):
                 self.probe_in(edge, path_id)
@@ -126,6 +128,34 @@ class FailoverPerDestinationTest(FabricPathsTest):
             # keep the live paths live however slow this is
             self.probe_in(PEER_EDGE, 2)
             self.probe_in(THIRD_EDGE, 1)
+            self.probe_in(THIRD_EDGE, 2)
+            to_peer.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
+            to_third.add(self.path_towards(THIRD_IP, THIRD_EDGE, sport))
+        assert (to_peer, to_third) == ({2}, {1, 2}), (to_peer, to_third)
+
+
+class DeadAfterPerPeerTest(FabricPathsTest):
+    """dead_after is per (peer edge, path) (liveness_config's key): edge 3's paths get twenty
+    times edge 2's, as the controller gives an idle pair's slow probes. Path 1 goes silent
+    from both edges for 2.5 of edge 2's dead_after: flows towards edge 2 all move to path 2,
+    while path 1 towards edge 3, within its own dead_after, keeps its flows."""
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(*[p.liveness_config(PEER_EDGE, pid, DEAD_AFTER_US) for pid in (1, 2)],
+                           *[p.liveness_config(THIRD_EDGE, pid, 20 * DEAD_AFTER_US)
+                             for pid in (1, 2)])
+        for edge in (PEER_EDGE, THIRD_EDGE):
+            for path_id in (1, 2):
+                self.probe_in(edge, path_id)
+        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
+        while time.monotonic() < end:
+            self.probe_in(PEER_EDGE, 2)
+            self.probe_in(THIRD_EDGE, 2)
+            time.sleep(PROBE_GAP_S)
+        to_peer, to_third = set(), set()
+        for sport in range(36000, 36000 + N_FLOWS):
+            self.probe_in(PEER_EDGE, 2)
             self.probe_in(THIRD_EDGE, 2)
             to_peer.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
             to_third.add(self.path_towards(THIRD_IP, THIRD_EDGE, sport))
@@ -150,7 +180,7 @@ class LivenessByFeedbackTest(FabricPathsTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(*[p.liveness_config(pid, DEAD_AFTER_US) for pid in (1, 2)])
+        self.client.insert(*[p.liveness_config(PEER_EDGE, pid, DEAD_AFTER_US) for pid in (1, 2)])
         for pid in (1, 2):  # the agent's probes arm both paths' timers (dead_after)
             self.client.packet_out(*p.probe(pid, PEER_EDGE))
             leaves(self, PATH_PORTS[pid])
@@ -197,7 +227,7 @@ class UnreportedPathDiesTest(FabricPathsTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(*[p.liveness_config(pid, DEAD_AFTER_US) for pid in (1, 2)])
+        self.client.insert(*[p.liveness_config(PEER_EDGE, pid, DEAD_AFTER_US) for pid in (1, 2)])
         for pid in (1, 2):
             self.client.packet_out(*p.probe(pid, PEER_EDGE))
             leaves(self, PATH_PORTS[pid])
@@ -222,7 +252,7 @@ class LeastDeadTest(FabricPathsTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(*[p.liveness_config(pid, DEAD_AFTER_US) for pid in (1, 2)])
+        self.client.insert(*[p.liveness_config(PEER_EDGE, pid, DEAD_AFTER_US) for pid in (1, 2)])
         for pid in (1, 2):  # the agent's probes arm both paths' timers (dead_after)
             self.client.packet_out(*p.probe(pid, PEER_EDGE))
             leaves(self, PATH_PORTS[pid])

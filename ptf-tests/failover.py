@@ -60,7 +60,8 @@ class LivenessTest(EdgeSwitchTest):
     def setUp(self) -> None:
         super().setUp()
         self.set_weights({1: 1, 2: 1, 3: 0}, insert=True)
-        self.client.insert(*[self.pipeline.liveness_config(p, DEAD_AFTER_US) for p in (1, 2)])
+        self.client.insert(*[self.pipeline.liveness_config(PEER_EDGE, p, DEAD_AFTER_US)
+                             for p in (1, 2)])
         self.seq = {1: 0, 2: 0}
 
     def probe_in(self, path_id: int) -> None:
@@ -203,7 +204,7 @@ class NoLivenessNeverDeadTest(LivenessTest):
     """Without a liveness_config entry a silent path is never declared dead."""
 
     def runTest(self) -> None:
-        self.client.delete(self.pipeline.liveness_config(1, DEAD_AFTER_US))
+        self.client.delete(self.pipeline.liveness_config(PEER_EDGE, 1, DEAD_AFTER_US))
         before = self.flows()
         self.probe_in(1)
         self.probe_in(2)

@@ -17,6 +17,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -180,7 +181,8 @@ class PinnedDeadPathTest(MptcpTest):
 
     def runTest(self) -> None:
         self.set_weights({1: 1, 2: 1})
-        self.client.insert(self.pipeline.liveness_config(3, int(self.DEAD_AFTER_S * 1e6)),
+        self.client.insert(self.pipeline.liveness_config(PEER_EDGE, 3,
+                                                         int(self.DEAD_AFTER_S * 1e6)),
                            self.pipeline.subflow_pin(HOST_IP, REMOTE_IP, SPORT, DPORT, 3))
         heard = self.pinned_while_alive()
         # silence past dead_after since the last probe (received before `heard`)

@@ -175,9 +175,10 @@ def _tables(b: _Builder) -> None:
             [pl.ACTION_TO_HOST, pl.ACTION_TO_PATHS, pl.ACTION_VIA_PATH])
     b.table(pl.TABLE_PATH_INGRESS, 64, [("ingress_port", 9, _EXACT)], [pl.ACTION_FABRIC_PORT])
     for table, act in ((pl.TABLE_REPORT_CONFIG, pl.ACTION_SET_REPORT_INTERVAL),
-                       (pl.TABLE_RTT_CONFIG, pl.ACTION_SET_RTT_INTERVAL),
-                       (pl.TABLE_LIVENESS_CONFIG, pl.ACTION_SET_DEAD_AFTER)):
+                       (pl.TABLE_RTT_CONFIG, pl.ACTION_SET_RTT_INTERVAL)):
         b.table(table, 64, [("path_id", 8, _EXACT)], [act])
+    b.table(pl.TABLE_LIVENESS_CONFIG, MAX_EDGES * MAX_PATHS,
+            [(k, 8, _EXACT) for k in pl.LIVENESS_KEYS], [pl.ACTION_SET_DEAD_AFTER])
     b.table(pl.TABLE_TRAFFIC_CLASS, 256,
             [("dscp", 6, _TERNARY), ("src_addr", 32, _TERNARY), ("dst_addr", 32, _TERNARY),
              ("protocol", 8, _TERNARY), ("src_port", 16, _RANGE), ("dst_port", 16, _RANGE)],

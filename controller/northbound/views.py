@@ -196,13 +196,17 @@ class PairPathView(View):
 class PairView(View):
     """GET /pairs/{id}: one unit of the scheduler, the traffic of `ingress` towards edge
     `dst_edge` (switch `egress`), keyed by `id` ("<ingress>-><egress>" in a fabric, the
-    ingress switch's name with two edges): its paths now, its placement per class id and the
-    current estimates of each of its paths in its direction."""
+    ingress switch's name with two edges): its paths now, its placement per class id, the
+    current estimates of each of its paths in its direction, and how its paths are probed:
+    `probing` "active" (every probe interval; always with two edges) or "idle" (a fabric's
+    pair of edges without traffic, probed every idle probe interval:
+    controller/telemetry/regimes.py)."""
 
     id: str
     ingress: str
     egress: str
     dst_edge: int
+    probing: Literal["active", "idle"]
     paths: list[PairPathView]
     placement: dict[str, PlacementView | None]
     telemetry: dict[str, FreeForm]

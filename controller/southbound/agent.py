@@ -97,7 +97,7 @@ class AgentHost(ReportHost, Protocol):
 
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now (asked only
-        with `probe_idle_only`)?"""
+        with `probe_idle_only` or a fabric's probe regimes)?"""
         ...
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
@@ -225,8 +225,9 @@ class SwitchAgent(threading.Thread):
 
     def probe_counts(self) -> dict | None:
         """How this session's prober sends (its probe port or PacketOuts), the probes it sent
-        and those it skipped on busy paths, and of those sent, the ones the switch's probe
-        gate dropped (as of the last poll); None while there is no prober."""
+        and those it skipped (busy paths, an idle pair's between its slow probes), and of
+        those sent, the ones the switch's probe gate dropped (as of the last poll); None
+        while there is no prober."""
         prober = self.prober
         if prober is None:
             return None
@@ -234,7 +235,11 @@ class SwitchAgent(threading.Thread):
                 "gated": self.probes_gated}
 
     def _probe_wanted(self) -> Callable[[int, int], bool] | None:
-        if not self.telemetry.probe_idle_only:
+        """Asks the host which probes go: busy paths' pause (probe_idle_only), an idle
+        pair's slow probes (a fabric's regimes, controller/telemetry/regimes.py); None:
+        every probe goes."""
+        regimes = self.telemetry.regimes(self.net.topology is not None)
+        if not self.telemetry.probe_idle_only and not regimes:
             return None
         wanted, name = self.host.probe_wanted, self.sw.name
         return lambda dst_edge, path_id: wanted(name, dst_edge, path_id)
@@ -370,7 +375,7 @@ class SwitchAgent(threading.Thread):
             finally:
                 if prober is not None:
                     prober.stop()
-                    log.info("%s: probes via %s: %d sent, %d skipped on busy paths",
+                    log.info("%s: probes via %s: %d sent, %d skipped (busy paths, idle pairs)",
                              self.sw.name, prober.via, prober.sent, prober.skipped)
                 client.close()
         self._fail_pending(P4RuntimeError(f"{self.sw.name}: controller stopped"))

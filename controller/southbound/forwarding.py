@@ -7,7 +7,9 @@ arrival ports, and the per-path telemetry settings (`forwarding_entries`).
 A fabric (docs/fabric.md): the same for an edge switch, towards every other edge, from the
 routing of mpsched.fabric (controller/routes.py hands over the switch's next hops and arrival
 ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a WAN
-an edge may be a transit hop); a transit switch gets only those (`fabric_entries`).
+an edge may be a transit hop); a transit switch gets only those (`fabric_entries`). Its
+paths' liveness towards each peer edge carries the dead_after of that pair's probe regime
+(`liveness_entries`; a change of regime rewrites them: `regime_entries`).
 
 The agent (southbound/agent.py) writes these with the scheduler's entries on every
 (re)programming, and with them the clone sessions of its path next hops (`copy_sessions`:
@@ -16,7 +18,7 @@ where a SYN's copy leaves, p4src/include/path_select.p4).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.fabric.ports import HopKey
@@ -50,15 +52,52 @@ def copy_sessions(pipeline: Pipeline, entries: Sequence[TableEntry]) -> list[Clo
 
 
 def telemetry_entries(
-    pipeline: Pipeline, path_ids: list[int], telemetry: TelemetryConfig | None = None
+    pipeline: Pipeline, path_ids: Sequence[int], peers: Sequence[int],
+    telemetry: TelemetryConfig | None = None, idle_peers: Collection[int] = (),
 ) -> list[TableEntry]:
-    """The telemetry settings per path id: report and RTT report intervals, liveness."""
+    """The telemetry settings per path id (report and RTT report intervals) and the
+    liveness of each path id towards each of `peers` (`liveness_entries`)."""
     tc = telemetry or TelemetryConfig()
     entries = [pipeline.report_config(p, tc.report_interval_us) for p in path_ids]
     if pipeline.has_rtt_monitor:
         entries += [pipeline.rtt_config(p, tc.rtt_interval_us) for p in path_ids]
-    entries += [pipeline.liveness_config(p, tc.dead_after_us) for p in path_ids]
-    return entries
+    return entries + liveness_entries(pipeline, path_ids, peers, tc, idle_peers)
+
+
+def liveness_entries(
+    pipeline: Pipeline, path_ids: Sequence[int], peers: Sequence[int],
+    telemetry: TelemetryConfig, idle_peers: Collection[int] = (),
+) -> list[TableEntry]:
+    """The liveness_config entry of every (peer, path id): the dead_after of the pair's probe
+    regime (controller/telemetry/regimes.py): `dead_after_us` towards a peer probed every
+    probe interval, `idle_dead_after_us` towards one of `idle_peers` (probed every idle
+    probe interval)."""
+    fast, slow = telemetry.dead_after_us, telemetry.idle_dead_after_us
+    return [pipeline.liveness_config(e, p, slow if e in idle_peers else fast)
+            for e in peers for p in path_ids]
+
+
+def regime_entries(
+    pipeline: Pipeline, net: NetCfg, path_ids: Sequence[int], telemetry: TelemetryConfig,
+    fast: Iterable[tuple[int, int]], idle: Iterable[tuple[int, int]],
+) -> dict[str, list[TableEntry]]:
+    """Per edge switch, the liveness entries that a change of the pairs' probe regimes
+    (controller/telemetry/regimes.py) MODIFYs: for each pair of edges (a, e) in `fast`, a's
+    entries of every path id towards e and e's towards a with the fast dead_after, for each
+    in `idle` with the idle one (each edge's own settings under the probe cap,
+    `TelemetryConfig.for_targets`). An edge whose two dead_after are one (its capped probe
+    interval as long as the idle one: 64 leaves under the default budget) gets none."""
+    out: dict[str, list[TableEntry]] = {}
+    for pairs, slow in ((fast, False), (idle, True)):
+        for a, e in sorted(pairs):
+            for me, peer in ((a, e), (e, a)):
+                sw = net.edge_switch(me)
+                own = telemetry.for_targets(len(net.probe_targets(sw)))
+                if own.idle_dead_after_us == own.dead_after_us:
+                    continue
+                out.setdefault(sw.name, []).extend(
+                    liveness_entries(pipeline, path_ids, [peer], own, [peer] if slow else []))
+    return out
 
 
 def forwarding_entries(
@@ -84,7 +123,7 @@ def forwarding_entries(
     entries += [pipeline.route_via_path(pin.prefix, peer, pin.path_id) for pin in sw.pins]
     entries += [pipeline.path_nexthop(peer, p.id, p.port) for p in sw.paths]
     entries += [pipeline.path_ingress(p.port) for p in sw.paths]
-    return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], telemetry)
+    return entries + telemetry_entries(pipeline, [p.id for p in sw.paths], [peer], telemetry)
 
 
 def fabric_entries(
@@ -95,6 +134,7 @@ def fabric_entries(
     fabric_ports: Sequence[int],
     telemetry: TelemetryConfig | None = None,
     path_ids: Sequence[int] | None = None,
+    idle_peers: Collection[int] = (),
 ) -> list[TableEntry]:
     """The forwarding state of a fabric's switch: `hops` are its next hops {(source edge,
     destination edge, path id): port} (mpsched.fabric.ports.next_hops), `fabric_ports` an
@@ -104,8 +144,9 @@ def fabric_entries(
     other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
     it lies on another pair's path, path_ingress for its fabric ports and the telemetry
     settings of every path id (`path_ids`, by default the fabric's 1..k; the routing adds
-    the ids of watched paths, controller/routes.py); a transit switch its transit_nexthop
-    entries only."""
+    the ids of watched paths, controller/routes.py), their liveness towards every peer edge
+    by its pair's probe regime (`idle_peers`: the peers of idle pairs); a transit switch its
+    transit_nexthop entries only."""
     me = net.edge_id(sw)
     nexthops = hop_entries(pipeline, me, hops)
     if me == 0:
@@ -120,7 +161,7 @@ def fabric_entries(
     entries += nexthops
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
     ids = list(path_ids) if path_ids is not None else net.path_ids()
-    return entries + telemetry_entries(pipeline, ids, telemetry)
+    return entries + telemetry_entries(pipeline, ids, net.peer_edges(sw), telemetry, idle_peers)
 
 
 def hop_entry(pipeline: Pipeline, me: int, key: HopKey, port: int) -> TableEntry:

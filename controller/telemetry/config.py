@@ -23,6 +23,17 @@ RTT_REPORT_INTERVAL_US = 10_000
 # dead and the edge switch fails its weighted traffic over (failover.p4).
 PROBE_INTERVAL_S = 0.010
 DEAD_AFTER_US = 50_000
+# A fabric's pair of edges without traffic for IDLE_AFTER_S is idle: its paths are probed
+# every IDLE_PROBE_INTERVAL_S only, and their dead_after stretches in proportion (5 of these
+# intervals, 1 s: an idle pair's failed path is found within about a second; docs/fabric.md,
+# "Liveness"). 200 ms is close to the 256 ms at which BMv2 implementations of HULA (Katta et
+# al., "HULA: Scalable Load Balancing Using Programmable Data Planes", SOSR 2016) probe, keeps
+# each idle path reported 5 times per the estimators' 1 s dead_after_s (EstimatorSettings:
+# a lost probe does not make it look dead) and probes often enough for the failure
+# inference (controller/failures.py: at least twice per settle time); and it is 20 times
+# fewer probes than every 10 ms.
+IDLE_PROBE_INTERVAL_S = 0.200
+IDLE_AFTER_S = 2.0
 # Path and RTT reports are batched by the switch: one DigestList per REPORT_BATCH_US carries
 # every report of that time (P4Runtime DigestEntry max_timeout_ns; BMv2 counts whole ms), so
 # the controller handles (and acknowledges) one stream message per switch and interval instead
@@ -80,6 +91,12 @@ class TelemetryConfig:
       (None: no budget); `for_fabric` lowers report_max_pps to each edge's share of it.
     probe_budget_pps: at most this many probes per second from all the edges together
       (None: no budget); `for_fabric` lowers probe_max_pps to each edge's share of it.
+    idle_probe_interval_s: on a fabric, the probe interval of an idle pair of edges (no
+      traffic beyond probes for idle_after_s; controller/telemetry/regimes.py), never shorter
+      than probe_interval_s (`idle_interval_s`); None: every pair is probed every
+      probe_interval_s (always so with two edges).
+    idle_after_s: a fabric's pair of edges is idle once no traffic beyond probes crossed it,
+      either way, for this long.
     """
 
     report_interval_us: int = REPORT_INTERVAL_US
@@ -92,6 +109,8 @@ class TelemetryConfig:
     report_max_pps: float | None = REPORT_MAX_PPS  # per switch, path and RTT reports together
     report_budget_pps: float | None = REPORT_BUDGET_PPS  # every edge together
     probe_budget_pps: float | None = PROBE_BUDGET_PPS  # every edge together
+    idle_probe_interval_s: float | None = IDLE_PROBE_INTERVAL_S  # a fabric's idle pairs
+    idle_after_s: float = IDLE_AFTER_S
 
     def __post_init__(self) -> None:
         for name in ("report_interval_us", "rtt_interval_us", "dead_after_us"):
@@ -107,10 +126,36 @@ class TelemetryConfig:
             raise ValueError(f"probe_max_pps must be > 0, got {self.probe_max_pps!r}")
         if self.report_max_pps is not None and not self.report_max_pps > 0:
             raise ValueError(f"report_max_pps must be > 0, got {self.report_max_pps!r}")
-        for name in ("report_budget_pps", "probe_budget_pps"):
+        for name in ("report_budget_pps", "probe_budget_pps", "idle_probe_interval_s"):
             value = getattr(self, name)
             if value is not None and not value > 0:
                 raise ValueError(f"{name} must be > 0, got {value!r}")
+        if not self.idle_after_s > 0:
+            raise ValueError(f"idle_after_s must be > 0, got {self.idle_after_s!r}")
+
+    @property
+    def idle_interval_s(self) -> float | None:
+        """The probe interval of an idle pair: idle_probe_interval_s, or probe_interval_s
+        where that is longer (a probe cap's, `for_targets`); None: no probe regimes (no
+        probes, or idle_probe_interval_s None)."""
+        if self.probe_interval_s is None or self.idle_probe_interval_s is None:
+            return None
+        return max(self.probe_interval_s, self.idle_probe_interval_s)
+
+    @property
+    def idle_dead_after_us(self) -> int:
+        """The dead_after of an idle pair's paths: as many idle intervals as dead_after_us is
+        probe intervals (5 by default: 1 s at 200 ms), so that its slow probes never make a
+        working path look dead; dead_after_us without probe regimes."""
+        idle = self.idle_interval_s
+        if idle is None or self.probe_interval_s is None:
+            return self.dead_after_us
+        return round(self.dead_after_us * idle / self.probe_interval_s)
+
+    def regimes(self, fabric: bool) -> bool:
+        """Whether pairs of edges are probed by their regime (active or idle): on a fabric
+        with an idle interval (controller/telemetry/regimes.py)."""
+        return fabric and self.idle_interval_s is not None
 
     def packet_out_backlog(self, targets: int) -> int:
         """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have

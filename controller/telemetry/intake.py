@@ -17,7 +17,6 @@ Not thread-safe: the controller calls it under its lock (except `probe_wanted`, 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import math
 import time
@@ -40,27 +39,15 @@ from mpsched.controller.telemetry.history import history_keep
 from mpsched.controller.telemetry.share_cache import LinkShareCache
 from mpsched.controller.telemetry.sharing import path_available_mbps
 from mpsched.controller.telemetry.stats import PathStats, Sample
+from mpsched.controller.telemetry.verdicts import sender_settings, verdict_settings
 from mpsched.netcfg import NetCfg
 
 log = logging.getLogger(__name__)
 
 MIN_RTO_MS = 200.0  # Linux's lower bound of the retransmission timeout
 
-
-# The estimators' dead_after_s and stale_after_s cover at least this many report intervals
-# (path reports, RTT reports) of the slowest switch: stretched by the report cap
-# (TelemetryConfig.for_targets), its reports would otherwise come too seldom for a path to
-# stay alive (docs/fabric.md).
-REPORTS_PER_VERDICT = 4
 # estimators recorded per hold of the lock (`record`; a snapshot takes about 10 µs: 5 ms a hold)
 RECORD_CHUNK = 500
-
-
-def longest_intervals_s(configs: Iterable[TelemetryConfig]) -> tuple[float, float]:
-    """The longest report and RTT report intervals of the switches' settings, in s."""
-    cfgs = list(configs)
-    report = max((c.report_interval_us for c in cfgs), default=0) / 1e6
-    return report, max((c.rtt_interval_us for c in cfgs), default=0) / 1e6
 
 
 def direction(ingress: str, egress: str) -> str:
@@ -77,28 +64,20 @@ class TelemetryIntake:
     ) -> None:
         self.net = net
         self.routes = routes or Routes(net)
+        self.regimes = self.routes.regimes  # the pairs' probe regimes (telemetry/regimes.py)
         self.telemetry = telemetry
         # each switch's own settings under the probe cap (TelemetryConfig.for_targets)
         self.switch_telemetry = {
             sw.name: telemetry.for_targets(len(net.probe_targets(sw))) for sw in net.switches
         }
-        # a path goes silent for no longer than REPORTS_PER_VERDICT of its (stretched, the
-        # report cap) report intervals before it counts as dead or its RTT as stale
-        report_s, rtt_s = longest_intervals_s(self.switch_telemetry.values())
-        self.settings = dataclasses.replace(
-            estimators, probe_interval_s=telemetry.probe_interval_s,
-            dead_after_s=max(estimators.dead_after_s, REPORTS_PER_VERDICT * report_s),
-            stale_after_s=max(estimators.stale_after_s, REPORTS_PER_VERDICT * rtt_s),
-        )
-        # an estimator tells its sender's traffic from its probes (`sender_busy`) by the
-        # sender's own probe interval, stretched under the probe cap: at 64 leaves a leaf
-        # probes each cell every 2 s, and judged by the unstretched 10 ms no path carrying
-        # fewer than 200 packets per report was busy, so every one was probed
-        # (docs/results/scale.md)
-        self._sender_settings = {
-            name: dataclasses.replace(self.settings, probe_interval_s=own.probe_interval_s)
-            for name, own in self.switch_telemetry.items()
-        }
+        # when a silent path is dead, and each sender's probe interval per regime by which
+        # its estimators judge busy paths (telemetry/verdicts.py)
+        self.settings = verdict_settings(estimators, telemetry, self.switch_telemetry,
+                                         self.regimes.enabled)
+        self._sender_settings = sender_settings(self.settings, self.switch_telemetry)
+        # per direction (ingress edge, egress edge) of a fabric with regimes, when a report
+        # last showed one of its paths busy: which pairs are active (regimes.active_pairs)
+        self.busy_at: dict[tuple[int, int], float] = {}
         self.path_ids = sorted(net.path_ids())
         self.rates = {p.id: p.rate_mbps for sw in net.switches for p in sw.paths}
         self.stats = {p: PathStats(p) for p in self.path_ids}
@@ -169,11 +148,31 @@ class TelemetryIntake:
         key = (path_id, where)
         est = self.estimators.get(key)
         if est is None:
-            sender = where.split(PAIR_JOIN, 1)[0]  # a direction is a pair's key (routes.py)
-            settings = self._sender_settings.get(sender, self.settings)
+            # a direction is a pair's key (routes.py)
+            sender, receiver = where.split(PAIR_JOIN, 1)
+            fast = self._probed_fast(sender, receiver)
+            settings = self._sender_settings.get((sender, fast), self.settings)
             est = self.estimators[key] = PathEstimator(path_id, settings)
             self.by_direction.setdefault(where, {})[path_id] = est
         return est
+
+    def _probed_fast(self, sender: str, receiver: str) -> bool:
+        """Whether the pair of the two switches is probed every probe interval (always
+        without regimes)."""
+        if not self.regimes.enabled:
+            return True
+        edges = self.routes.edge_of
+        return self.regimes.probing_fast(edges[sender], edges[receiver])
+
+    def set_probing(self, pairs: Iterable[tuple[int, int]], fast: bool) -> None:
+        """The pairs of edges `pairs` are probed fast (else slowly) from now on: both of
+        their directions' estimators judge busy paths by that probe interval."""
+        for a, e in pairs:
+            for src, dst in ((a, e), (e, a)):
+                sender = self.net.edge_switch(src).name
+                where = direction(sender, self.net.edge_switch(dst).name)
+                for est in self.by_direction.get(where, {}).values():
+                    est.settings = self._sender_settings[(sender, fast)]
 
     # -- what the agents hand over -------------------------------------------
 
@@ -188,7 +187,10 @@ class TelemetryIntake:
             log.debug("report for unknown path %d ignored", report.path_id)
             return
         where = self._from(report.src_edge, report.switch)
-        self.estimator(report.path_id, where).add_report(report)
+        est = self.estimator(report.path_id, where)
+        est.add_report(report)
+        if est.busy_at == report.received_at and self.regimes.enabled:
+            self.busy_at[(report.src_edge, self.routes.edge_of[report.switch])] = est.busy_at
 
     def ingest_rtt(self, switch: str, path_id: int, rtt_ms: float, at: float) -> None:
         """An RTT sample measured by the ingress edge `switch` for its traffic on a path."""
@@ -243,11 +245,23 @@ class TelemetryIntake:
         return due, keep
 
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int, now: float) -> bool:
-        """Should `switch` probe its path `path_id` towards edge `dst_edge` now? Not while
-        its own traffic on the path keeps the far edge measured (`probe_needed`). Whether a
-        fabric pair has the path id installed now is `probe_installed`'s, which the prober
-        asks first (controller/southbound/prober.py). Called from the probers' threads
-        without the controller's lock (a race only costs a probe)."""
+        """Should `switch` probe its path `path_id` towards edge `dst_edge` now? An idle
+        pair's path only once its last probe is an idle interval old (regimes.py); an active
+        pair's not while its own traffic on the path keeps the far edge measured
+        (`probe_needed`, with `probe_idle_only`). Whether a fabric pair has the path id
+        installed now is `probe_installed`'s, which the prober asks first
+        (controller/southbound/prober.py). Called from the probers' threads without the
+        controller's lock (a race only costs a probe)."""
+        cfg = self.switch_telemetry[switch]
+        if self.regimes.enabled:
+            idle_s, tick_s = cfg.idle_interval_s, cfg.probe_interval_s
+            if idle_s is not None and tick_s is not None:
+                due = self.regimes.idle_probe_wanted(switch, self.routes.edge_of[switch],
+                                                     dst_edge, path_id, now, idle_s, tick_s)
+                if due is not None:
+                    return due
+        if not cfg.probe_idle_only:
+            return True
         where = self.towards(switch, dst_edge)
         est = self.estimators.get((path_id, where))
         if est is None:
@@ -256,7 +270,7 @@ class TelemetryIntake:
             rtt_min = est.rtt_min_ms()
         except IndexError:  # the window emptied under us
             return True
-        return probe_needed(now, est.busy_at, rtt_min, self.switch_telemetry[switch])
+        return probe_needed(now, est.busy_at, rtt_min, cfg)
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Whether `switch` has its path `path_id` towards edge `dst_edge` installed now: one

@@ -88,6 +88,7 @@ HEADER_PATH_TAG = "path_tag_t"
 ETHERTYPE_PATH_TAG = 0x88B5
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
 TABLE_LIVENESS_CONFIG = "MpIngress.liveness.liveness_config"
+LIVENESS_KEYS = ("peer_edge", "path_id")  # dead_after per (peer edge, path)
 ACTION_SET_DEAD_AFTER = "MpIngress.liveness.set_dead_after"
 # In MpIngress: liveness writes them, path selection reads them.
 REGISTERS_LIVENESS = ("MpIngress.path_last_seen", "MpIngress.path_dead_after")
@@ -158,13 +159,13 @@ TABLES = (
     TABLE_PATH_INGRESS,
     TABLE_REPORT_CONFIG,
     TABLE_RTT_CONFIG,
-    TABLE_LIVENESS_CONFIG,
 )
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (
     TABLE_SWITCH_CONFIG,
     TABLE_TRANSIT,
     TABLE_NEXTHOP,
+    TABLE_LIVENESS_CONFIG,
     TABLE_WEIGHTS,
     TABLE_MVQS,
     TABLE_CA,
@@ -308,6 +309,7 @@ class Pipeline:
             if name not in out_fields:
                 raise P4InfoError(f"controller header {PACKET_OUT} has no {name}")
         keyed = [(TABLE_TRANSIT, TRANSIT_KEYS), (TABLE_NEXTHOP, NEXTHOP_KEYS),
+                 (TABLE_LIVENESS_CONFIG, LIVENESS_KEYS),
                  (TABLE_WEIGHTS, CLASS_TABLE_KEYS), (TABLE_MVQS, CLASS_TABLE_KEYS)]
         if self.has_congestion:
             keyed.append((TABLE_CA, CLASS_TABLE_KEYS))
@@ -692,16 +694,17 @@ class Pipeline:
             {"interval_us": interval_us},
         )
 
-    def liveness_config(self, path_id: int, dead_after_us: int) -> TableEntry:
-        """Declare path path_id dead dead_after_us µs after the last tagged packet
-        (data or probe) arrived from it; without an entry the path never dies."""
+    def liveness_config(self, peer_edge: int, path_id: int, dead_after_us: int) -> TableEntry:
+        """Declare path path_id towards edge peer_edge dead dead_after_us µs after its last
+        sign of life (p4src/include/liveness.p4); without an entry the path never dies."""
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         if dead_after_us <= 0:
             raise ValueError(f"dead_after_us {dead_after_us} <= 0")
+        peer_key, path_key = LIVENESS_KEYS
         return TableEntry(
             TABLE_LIVENESS_CONFIG,
-            {self._key[TABLE_LIVENESS_CONFIG]: path_id},
+            {peer_key: self._edge(peer_edge), path_key: path_id},
             ACTION_SET_DEAD_AFTER,
             {"dead_after_us": dead_after_us},
         )

@@ -2,9 +2,13 @@
 //
 // A path p towards edge e is alive while now - last_seen[e, p] <=
 // dead_after[e, p], where last_seen is the latest sign that p delivered to
-// e (µs, this switch's clock) and dead_after the path's liveness_config
-// value. dead_after == 0 means "no liveness configured": the path is never
+// e (µs, this switch's clock) and dead_after the liveness_config value of
+// (e, p). dead_after == 0 means "no liveness configured": the path is never
 // declared dead (a switch without liveness_config entries behaves as before).
+// dead_after is per peer edge because the controller probes each pair of
+// edges at its own rate (docs/fabric.md, "Liveness"): every probe interval
+// while the pair carries traffic, seldom while it is idle, and a path's
+// dead_after must follow the rate at which e's feedback about it comes.
 //
 // The sign of life (docs/fabric.md, "Liveness"). In a fabric path p of
 // a -> e need not be the reverse of e -> a's path p, so what arrives from e
@@ -74,6 +78,7 @@ control Liveness(inout headers_t hdr,
     register<bit<1>, edge_id_t>(MAX_EDGES + 1) peer_fed_back;
 
     // Set where used (apply), not here: an initialiser runs for every packet.
+    edge_id_t key_peer;  // the peer edge (liveness_config's key)
     path_id_t key_path;  // the path id (liveness_config's key)
     edge_path_t cell;    // its registers' cell: EDGE_PATH(peer edge, path id)
     timestamp_t config_dead_after;
@@ -84,10 +89,12 @@ control Liveness(inout headers_t hdr,
         config_dead_after = dead_after_us;
     }
 
-    // Purpose: the dead-after interval of each path (by path id).
+    // Purpose: the dead-after interval of each path towards each peer edge (by
+    // peer edge and path id: the arrival's source edge, a probe's destination).
     // Miss: NoAction, dead_after stays 0: the path is never declared dead.
     table liveness_config {
         key = {
+            key_peer: exact @name("peer_edge");
             key_path: exact @name("path_id");
         }
         actions = {
@@ -111,6 +118,7 @@ control Liveness(inout headers_t hdr,
             bool probe_tx = hdr.packet_out.isValid() && hdr.packet_out.path_id != 0 &&
                             hdr.packet_out.path_id <= MAX_PATHS &&
                             hdr.packet_out.dst_edge != 0 && hdr.packet_out.dst_edge <= MAX_EDGES;
+            key_peer = 0;
             key_path = 0;
             cell = 0;
             config_dead_after = 0;
@@ -118,6 +126,7 @@ control Liveness(inout headers_t hdr,
             v.fb_cell = 0;
             v.delivered = 0;
             if (arrival) {
+                key_peer = hdr.path_tag.src_edge;
                 key_path = hdr.path_tag.path_id;
                 cell = EDGE_PATH(hdr.path_tag.src_edge, hdr.path_tag.path_id);
                 if (hdr.path_tag.fb_path != 0 && hdr.path_tag.fb_path <= MAX_PATHS) {
@@ -130,6 +139,7 @@ control Liveness(inout headers_t hdr,
                     }
                 }
             } else if (probe_tx) {
+                key_peer = hdr.packet_out.dst_edge;
                 key_path = hdr.packet_out.path_id;
                 cell = EDGE_PATH(hdr.packet_out.dst_edge, hdr.packet_out.path_id);
             }

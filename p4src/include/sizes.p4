@@ -60,7 +60,8 @@ typedef bit<16> edge_path_t;
 // RTT/retransmission flow slots of the ingress edge (rtt_monitor.p4).
 #define RTT_SLOTS 4096
 #define RTT_CONFIG_TABLE_SIZE MAX_PATHS
-#define LIVENESS_CONFIG_TABLE_SIZE MAX_PATHS
+// Liveness's dead-after interval per (peer edge, path) (liveness.p4).
+#define LIVENESS_CONFIG_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
 // Traffic classifier entries (classify.p4).
 #define TRAFFIC_CLASS_TABLE_SIZE 256
 // Flowlet slots (path_select.p4): flows hash into them; two flows sharing a

@@ -16,6 +16,7 @@ from mpsched.fabric.netdesc import describe
 from mpsched.p4rt.client import P4RuntimeClient, param_value
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import (
+    TABLE_LIVENESS_CONFIG,
     TABLE_NEXTHOP,
     TABLE_SWITCH_CONFIG,
     TABLE_TRANSIT,
@@ -81,6 +82,15 @@ def nexthops(sw: Bmv2Switch, p4info: P4Info) -> dict[tuple[int, int], int]:
     return out
 
 
+def liveness(sw: Bmv2Switch, p4info: P4Info) -> dict[tuple[int, int], int]:
+    """liveness_config as {(peer_edge, path_id): dead_after_us}."""
+    out = {}
+    for entry in read(sw, p4info, TABLE_LIVENESS_CONFIG):
+        key = tuple(int.from_bytes(m.exact.value, "big") for m in entry.match)
+        out[key] = param_value(entry, 1)
+    return out
+
+
 def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         fabric_switches, tmp_path, artifacts):
     p4info = P4Info.from_file(artifacts.p4info)
@@ -100,6 +110,16 @@ def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         states = {s["name"]: s for s in requests.get(base + "/switches", timeout=5).json()}
         assert states["spine1"]["probes"] is None  # a transit switch has no prober
         assert states["leaf1"]["probes"] is not None
+        # no traffic: every pair idle, its paths probed every 200 ms and dead after 1 s
+        # (controller/telemetry/regimes.py)
+        pairs = requests.get(base + "/pairs", timeout=5).json()
+        assert {p["probing"] for p in pairs} == {"idle"} and len(pairs) == 6
+        assert liveness(leaf1, p4info) == {(e, p): 1_000_000 for e in (2, 3) for p in (1, 2)}
+        sent = states["leaf1"]["probes"]["sent"]
+        time.sleep(1.0)
+        states = {s["name"]: s for s in requests.get(base + "/switches", timeout=5).json()}
+        # 4 (destination, path) every 200 ms: about 20 in a second (every 10 ms: 400)
+        assert states["leaf1"]["probes"]["sent"] - sent <= 40, (sent, states["leaf1"])
 
         links = requests.get(base + "/links", timeout=5).json()
         assert len(links) == 6 and all(link["admin"] == "up" for link in links)

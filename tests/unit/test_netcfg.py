@@ -197,7 +197,9 @@ def test_every_path_gets_liveness():
     sw = net.switches[0]
     entries = forwarding_entries(pipeline, net, sw)
     live = [e for e in entries if e.table == TABLE_LIVENESS_CONFIG]
-    assert sorted(e.match["path_id"] for e in live) == sorted(p.id for p in sw.paths)
+    peer = net.peer_edge(sw)
+    assert sorted((e.match["peer_edge"], e.match["path_id"]) for e in live) == sorted(
+        (peer, p.id) for p in sw.paths)
     assert {e.params["dead_after_us"] for e in live} == {DEAD_AFTER_US} == {50_000}
     assert 5 * round(PROBE_INTERVAL_S * 1e6) == DEAD_AFTER_US
 
@@ -205,9 +207,14 @@ def test_every_path_gets_liveness():
 def test_liveness_and_probe_builders_check_their_input():
     pipeline = Pipeline(P4Info(synthetic_p4info()))
     with pytest.raises(ValueError, match="path id"):
-        pipeline.liveness_config(0, 1000)
+        pipeline.liveness_config(2, 0, 1000)
     with pytest.raises(ValueError, match="dead_after_us"):
-        pipeline.liveness_config(1, 0)
+        pipeline.liveness_config(2, 1, 0)
+    with pytest.raises(ValueError, match="edge id"):
+        pipeline.liveness_config(0, 1, 1000)
+    with pytest.raises(ValueError, match=f"edge id {pipeline.max_edges + 1} outside"):
+        pipeline.liveness_config(pipeline.max_edges + 1, 1, 1000)
+    assert pipeline.liveness_config(3, 2, 1000).match == {"peer_edge": 3, "path_id": 2}
     with pytest.raises(ValueError, match="path id"):
         pipeline.probe(5, 2)
     with pytest.raises(ValueError, match="edge id"):

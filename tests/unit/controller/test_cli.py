@@ -25,6 +25,18 @@ def test_telemetry_options_of_the_controller_command():
             telemetry_config(parse([*base, option, "-1"]))
 
 
+def test_the_idle_probe_interval_option():
+    parse = build_parser().parse_args
+    base = ["--netcfg", "x.json"]
+    assert telemetry_config(parse(base)).idle_probe_interval_s == 0.2
+    assert telemetry_config(parse([*base, "--idle-probe-interval-ms", "500"])
+                            ).idle_probe_interval_s == 0.5
+    assert telemetry_config(parse([*base, "--idle-probe-interval-ms", "0"])
+                            ).idle_probe_interval_s is None
+    with pytest.raises(ValueError, match="--idle-probe-interval-ms: must be >= 0"):
+        telemetry_config(parse([*base, "--idle-probe-interval-ms", "-1"]))
+
+
 def test_a_telemetry_option_out_of_range_is_named():
     parse = build_parser().parse_args
     with pytest.raises(ValueError, match="--report-interval-ms: must be >= 0.001"):

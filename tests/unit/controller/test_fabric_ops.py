@@ -82,3 +82,22 @@ def test_the_report_budget_is_shared_by_the_edges():
     assert agent.telemetry == leaf
     default = Controller(fabric(), pipeline(), "x.json", ControllerSettings(control=False))
     assert default.intake.switch_telemetry["leaf1"].report_interval_us == 10_000
+
+
+def test_a_pair_shows_its_probe_regime():
+    """A fabric's pairs start idle and turn active together with their reverse pair (one
+    regime per pair of edges); two edges always probe every probe interval; with
+    --idle-probe-interval-ms 0 a fabric's pairs are all active."""
+    from mpsched.controller.telemetry.estimators import TelemetryConfig
+    from mpsched.controller.telemetry.regimes import Transition
+
+    assert {p.probing for p in controller(two_edges()).pairs()} == {"active"}
+    ctl = controller(fabric())
+    assert {p.probing for p in ctl.pairs()} == {"idle"}
+    ctl.routes.regimes.update(Transition(probe_fast=frozenset({(1, 3)})), (), 0.0)
+    assert {p.id: p.probing for p in ctl.pairs() if p.probing == "active"} == {
+        "leaf1->leaf3": "active", "leaf3->leaf1": "active"}
+    assert ctl.pair("leaf3->leaf1").model_dump()["probing"] == "active"
+    off = Controller(fabric(), pipeline(), "x.json", ControllerSettings(
+        control=False, telemetry=TelemetryConfig(idle_probe_interval_s=None)))
+    assert {p.probing for p in off.pairs()} == {"active"}

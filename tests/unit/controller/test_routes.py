@@ -10,6 +10,7 @@ import pytest
 from mpsched.controller.routes import Routes, entry_changes, fabric_ports, pair_key
 from mpsched.controller.southbound.forwarding import forwarding_entries
 from mpsched.p4rt.pipeline import (
+    TABLE_LIVENESS_CONFIG,
     TABLE_NEXTHOP,
     TABLE_PATH_INGRESS,
     TABLE_ROUTE,
@@ -69,8 +70,9 @@ def test_leaf_and_spine_forwarding():
         e for e in leaf1 if e.table == TABLE_NEXTHOP]
     assert [e for e in leaf1 if e.table == TABLE_PATH_INGRESS] == [
         pl.path_ingress(2), pl.path_ingress(3)]
-    live = pl.liveness_config(2, 1)
-    assert [e.match for e in leaf1 if e.table == live.table] == [{"path_id": 1}, {"path_id": 2}]
+    live = pl.liveness_config(2, 1, 1)
+    assert [e.match for e in leaf1 if e.table == live.table] == [
+        {"peer_edge": d, "path_id": p} for d in (2, 3) for p in (1, 2)]
     spine2 = routes.forwarding(pl, net.switch("spine2"))
     # every pair's path 2 crosses spine2: to leaf d on port d
     assert spine2 == [pl.transit_nexthop(s, d, 2, d) for s in (1, 2, 3) for d in (1, 2, 3)
@@ -234,8 +236,8 @@ def test_the_probe_cap_stretches_each_edges_liveness():
     assert net.probe_targets(net.switch("spine1")) == []
     # 4 targets every 10 ms = 400/s; a cap of 200/s: every 20 ms, dead after 100 ms
     entries = Routes(net).forwarding(pl, net.switch("leaf2"), TelemetryConfig(probe_max_pps=200))
-    assert pl.liveness_config(1, 100_000) in entries
-    assert pl.liveness_config(1, 50_000) not in entries
+    assert pl.liveness_config(1, 1, 100_000) in entries
+    assert pl.liveness_config(1, 1, 50_000) not in entries
 
 
 def test_overlaps_of_a_pairs_paths_are_the_shared_links_against_their_bottlenecks():
@@ -250,3 +252,28 @@ def test_overlaps_of_a_pairs_paths_are_the_shared_links_against_their_bottleneck
     # a re-route recomputes them: with x-t2 down, path 3 is gone and so is the overlap
     routes.set_link("x-t2", up=False)
     assert routes.overlaps(unit) == {}
+
+
+def test_an_edges_liveness_follows_each_pairs_regime_when_programmed():
+    """With regimes every pair starts idle: its liveness entries carry the idle dead_after
+    (1 s); a pair with the fast dead_after acknowledged gets the fast one on both edges."""
+    from mpsched.controller.telemetry.regimes import ProbeRegimes, Transition
+
+    net, pl = fabric(), pipeline()
+    regimes = ProbeRegimes(enabled=True)
+    routes = Routes(net, regimes=regimes)
+
+    def dead_after(switch: str) -> dict[tuple[int, int], int]:
+        return {(e.match["peer_edge"], e.match["path_id"]): e.params["dead_after_us"]
+                for e in routes.forwarding(pl, net.switch(switch))
+                if e.table == TABLE_LIVENESS_CONFIG}
+
+    assert set(dead_after("leaf1").values()) == {1_000_000}
+    regimes.update(Transition(probe_fast=frozenset({(1, 3)})), (), 0.0)
+    assert set(dead_after("leaf1").values()) == {1_000_000}  # probed fast, not settled
+    regimes.update(Transition(live_fast=frozenset({(1, 3)})), {(1, 3)}, 0.1)
+    assert dead_after("leaf1") == {(2, 1): 1_000_000, (2, 2): 1_000_000,
+                                   (3, 1): 50_000, (3, 2): 50_000}
+    assert dead_after("leaf3")[(1, 2)] == 50_000 and dead_after("leaf3")[(2, 2)] == 1_000_000
+    routes = Routes(net)  # without regimes: every pair active
+    assert set(dead_after("leaf1").values()) == {50_000}

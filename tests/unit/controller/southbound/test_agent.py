@@ -114,6 +114,21 @@ def test_the_prober_asks_the_host_with_the_switchs_name_when_probing_idle_paths_
     assert agent(Host(), telemetry=every)._probe_wanted() is None
 
 
+def test_a_fabrics_edge_asks_the_host_for_its_idle_pairs_even_probing_every_path():
+    """--probe-every-path keeps busy paths probed, but an idle pair's probes still go only
+    every idle interval: the host decides (TelemetryIntake.probe_wanted)."""
+    from tests.unit.controller.fakes import fabric
+
+    net, every = fabric(), TelemetryConfig(probe_idle_only=False)
+    leaf1 = SwitchAgent(net.switch("leaf1"), net, pipeline(), "x.json", Host(),
+                        AgentSettings(telemetry=every))
+    assert leaf1._probe_wanted() is not None
+    off = TelemetryConfig(probe_idle_only=False, idle_probe_interval_s=None)
+    leaf1 = SwitchAgent(net.switch("leaf1"), net, pipeline(), "x.json", Host(),
+                        AgentSettings(telemetry=off))
+    assert leaf1._probe_wanted() is None
+
+
 class Arbitration:
     """A backup's client whose arbitration makes it primary at once."""
 

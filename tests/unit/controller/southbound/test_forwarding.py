@@ -24,8 +24,8 @@ def test_the_telemetry_settings_are_written():
     net = two_edges()
     pl = pipeline()
     slow = forwarding_entries(pl, net, net.switches[0], TelemetryConfig(dead_after_us=123_000))
-    assert pl.liveness_config(1, 123_000) in slow
-    assert pl.liveness_config(1, 123_000) not in forwarding_entries(pl, net, net.switches[0])
+    assert pl.liveness_config(2, 1, 123_000) in slow
+    assert pl.liveness_config(2, 1, 123_000) not in forwarding_entries(pl, net, net.switches[0])
 
 
 def test_a_fabric_switchs_entries_from_its_next_hops():
@@ -69,3 +69,39 @@ def test_each_path_next_hop_has_its_clone_session():
         pl.edge_path_index(peer, p.id): p.port for p in sw.paths}
     assert len(sessions) == 2
     assert copy_sessions(pl, [e for e in entries if e.table != TABLE_NEXTHOP]) == []
+
+
+def test_each_peers_liveness_carries_its_pairs_regime():
+    """An active pair's paths die after dead_after_us, an idle pair's after as many idle
+    probe intervals (1 s at the defaults)."""
+    from mpsched.controller.southbound.forwarding import liveness_entries
+
+    pl, tc = pipeline(), TelemetryConfig()
+    got = liveness_entries(pl, [1, 2], [2, 3], tc, idle_peers={3})
+    assert got == [pl.liveness_config(2, 1, 50_000), pl.liveness_config(2, 2, 50_000),
+                   pl.liveness_config(3, 1, 1_000_000), pl.liveness_config(3, 2, 1_000_000)]
+
+
+def test_a_regime_change_rewrites_the_pairs_liveness_on_both_edges():
+    from mpsched.controller.southbound.forwarding import regime_entries
+    from tests.unit.controller.fakes import fabric
+
+    net, pl, tc = fabric(), pipeline(), TelemetryConfig()
+    got = regime_entries(pl, net, [1, 2], tc, fast=[(1, 3)], idle=[(2, 3)])
+    assert got == {
+        "leaf1": [pl.liveness_config(3, p, 50_000) for p in (1, 2)],
+        "leaf3": [pl.liveness_config(1, p, 50_000) for p in (1, 2)]
+        + [pl.liveness_config(2, p, 1_000_000) for p in (1, 2)],
+        "leaf2": [pl.liveness_config(3, p, 1_000_000) for p in (1, 2)],
+    }
+    assert regime_entries(pl, net, [1, 2], tc, fast=[], idle=[]) == {}
+
+
+def test_an_edge_whose_dead_afters_are_one_gets_no_regime_entries():
+    """Under a probe cap that stretches the probe interval to the idle one both regimes
+    have one dead_after: nothing to write."""
+    from mpsched.controller.southbound.forwarding import regime_entries
+    from tests.unit.controller.fakes import fabric
+
+    capped = TelemetryConfig(probe_max_pps=10)  # 4 targets: every 400 ms, past 200 ms
+    assert regime_entries(pipeline(), fabric(), [1, 2], capped, [(1, 3)], [(2, 3)]) == {}

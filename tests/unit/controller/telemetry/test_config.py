@@ -173,3 +173,45 @@ def test_the_probe_budget_of_all_the_edges():
     assert TelemetryConfig(probe_budget_pps=None).for_fabric(64).probe_max_pps is None
     with pytest.raises(ValueError, match="probe_budget_pps must be > 0"):
         TelemetryConfig(probe_budget_pps=0)
+
+
+def test_an_idle_pairs_interval_and_dead_after():
+    """An idle pair is probed every idle_probe_interval_s (never more often than the probe
+    interval in force) and its paths die after as many of those intervals as dead_after_us is
+    of probe intervals: 1 s at the defaults, and in proportion under a probe cap."""
+    import pytest
+
+    from mpsched.controller.telemetry.config import (
+        DEAD_AFTER_US,
+        IDLE_PROBE_INTERVAL_S,
+        PROBE_INTERVAL_S,
+        TelemetryConfig,
+    )
+
+    cfg = TelemetryConfig()
+    assert cfg.idle_interval_s == IDLE_PROBE_INTERVAL_S == 0.2
+    assert cfg.idle_dead_after_us == 1_000_000
+    assert cfg.idle_dead_after_us * PROBE_INTERVAL_S == pytest.approx(
+        DEAD_AFTER_US * IDLE_PROBE_INTERVAL_S)
+    assert cfg.regimes(fabric=True) and not cfg.regimes(fabric=False)
+    off = TelemetryConfig(idle_probe_interval_s=None)
+    assert off.idle_interval_s is None and off.idle_dead_after_us == DEAD_AFTER_US
+    assert not off.regimes(fabric=True)
+    assert not TelemetryConfig(probe_interval_s=None).regimes(fabric=True)
+    # a probe cap that stretches the probe interval beyond the idle one: both are the same
+    capped = TelemetryConfig(probe_max_pps=10).for_targets(6)  # every 0.6 s, dead after 3 s
+    assert capped.idle_interval_s == capped.probe_interval_s == pytest.approx(0.6)
+    assert capped.idle_dead_after_us == capped.dead_after_us == 3_000_000
+    slower = TelemetryConfig(probe_interval_s=0.3, dead_after_us=1_500_000)
+    assert slower.idle_interval_s == 0.3 and slower.idle_dead_after_us == 1_500_000
+
+
+def test_regime_settings_out_of_range_are_named():
+    import pytest
+
+    from mpsched.controller.telemetry.config import TelemetryConfig
+
+    with pytest.raises(ValueError, match="idle_probe_interval_s must be > 0"):
+        TelemetryConfig(idle_probe_interval_s=0)
+    with pytest.raises(ValueError, match="idle_after_s must be > 0"):
+        TelemetryConfig(idle_after_s=-1)

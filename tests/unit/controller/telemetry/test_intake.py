@@ -152,3 +152,72 @@ def test_a_fabrics_rtt_report_towards_no_peer_edge_is_ignored_after_any_question
     i.ingest_rtt_report(RttReport("leaf1", 1, 3, 30_000, 0, 1_500, NOW))
     i.ingest_rtt_report(RttReport("leaf1", 1, 3, 40_000, 0, 1_500, NOW + 1))
     assert list(i.estimators) == [(1, direction("leaf1", "leaf3"))]
+
+
+def fabric_intake(telemetry: TelemetryConfig | None = None) -> TelemetryIntake:
+    """A fabric's intake with probe regimes (every pair idle at start)."""
+    from mpsched.controller.routes import Routes
+    from mpsched.controller.telemetry.regimes import ProbeRegimes
+    from tests.unit.controller.fakes import fabric
+
+    net = fabric()
+    return TelemetryIntake(net, EstimatorSettings(), telemetry or TelemetryConfig(),
+                           Routes(net, regimes=ProbeRegimes(enabled=True)))
+
+
+def fabric_report(src_edge: int, seq: int, at: float) -> PathReport:
+    """leaf2's report of path 1 from edge `src_edge`, `seq` tagged so far."""
+    rx = int(at * 1e6)
+    return PathReport("leaf2", 1, seq, rx - 10_000, rx, seq, seq * 1500, 0, 0, 0, at, src_edge)
+
+
+def test_an_idle_pairs_paths_are_probed_every_idle_interval():
+    from mpsched.controller.telemetry.regimes import Transition
+
+    i = fabric_intake()
+    ticks = [NOW + k * 0.01 for k in range(41)]
+    assert [t for t in ticks if i.probe_wanted("leaf1", 2, 1, t)] == pytest.approx(
+        [NOW, NOW + 0.2, NOW + 0.4])
+    # active: every tick (no busy path), and the busy judgement of today otherwise
+    i.regimes.update(Transition(probe_fast=frozenset({(1, 2)})), (), NOW)
+    assert all(i.probe_wanted("leaf1", 2, 1, t) for t in ticks)
+    assert i.probe_wanted("leaf1", 3, 1, NOW + 0.3)  # (1, 3) still idle: its first probe
+    assert not i.probe_wanted("leaf1", 3, 1, NOW + 0.41)
+    every = fabric_intake(TelemetryConfig(probe_idle_only=False))
+    assert every.probe_wanted("leaf1", 2, 1, NOW) and not every.probe_wanted("leaf1", 2, 1,
+                                                                             NOW + 0.01)
+
+
+def test_busy_reports_mark_their_direction_for_the_pairs_activity():
+    i = fabric_intake()
+    i.ingest_report(fabric_report(1, 1, NOW))
+    i.ingest_report(fabric_report(1, 2, NOW + 0.2))  # one probe in an idle interval
+    assert i.busy_at == {}
+    i.ingest_report(fabric_report(1, 12, NOW + 0.21))  # 10 packets in 10 ms
+    assert i.busy_at == {(1, 2): NOW + 0.21}
+    two = intake()  # no regimes with two edges: nothing kept
+    for k, seq in enumerate((1, 50)):
+        two.ingest_report(path_report("s2", 1, seq, NOW + k * 0.01))
+    assert two.estimators[(1, "s1->s2")].busy_at is not None and two.busy_at == {}
+
+
+def test_an_idle_pairs_light_traffic_is_busy_by_the_idle_interval():
+    """Between two reports 200 ms apart 6 packets: busy for an idle pair (one probe in 200
+    ms), not for an active one (up to 21 probes at 10 ms)."""
+    from mpsched.controller.telemetry.regimes import Transition
+
+    i = fabric_intake()
+    i.ingest_report(fabric_report(1, 1, NOW))
+    i.ingest_report(fabric_report(1, 7, NOW + 0.2))
+    est = i.estimators[(1, direction("leaf1", "leaf2"))]
+    assert est.settings.probe_interval_s == 0.2 and est.busy_at == NOW + 0.2
+    # the pair turns active: both directions' estimators judge by 10 ms from now on
+    back = i.estimator(1, direction("leaf2", "leaf1"))
+    i.regimes.update(Transition(probe_fast=frozenset({(1, 2)})), (), NOW)
+    i.set_probing([(1, 2)], fast=True)
+    assert est.settings.probe_interval_s == back.settings.probe_interval_s == 0.01
+    i.ingest_report(fabric_report(1, 13, NOW + 0.4))
+    assert est.busy_at == NOW + 0.2
+    # a new estimator of an active pair starts with the fast interval
+    assert i.estimator(2, direction("leaf2", "leaf1")).settings.probe_interval_s == 0.01
+    assert i.estimator(2, direction("leaf1", "leaf3")).settings.probe_interval_s == 0.2
