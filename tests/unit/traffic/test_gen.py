@@ -14,7 +14,7 @@ import pytest
 from mpsched.proc.bmv2 import free_port
 from mpsched.traffic import flowsizes
 from mpsched.traffic.gen.udp import PACKET_MIX, pareto
-from tests.sockets import udp_bound, wait_listening
+from tests.sockets import tcp_listeners, udp_bound, wait_listening
 from tests.waiting import wait_until
 
 
@@ -39,6 +39,22 @@ def finish(proc: subprocess.Popen, out) -> dict:
     proc.terminate()
     assert proc.wait(timeout=10) == 0
     return json.loads(out.read_text())
+
+
+def test_the_sink_says_it_listens_once_its_ports_are_open(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
+                                "--udp-port", str(port), "--out", str(tmp_path / "s.json")),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == f"listening on port {port}\n"
+        # said only once both are open: the runner's senders start then (mpsched/lab/ready.py)
+        assert tcp_listeners(port, proc.pid) == {"127.0.0.1"}
+        assert [r.address for r in udp_bound(port, proc.pid)] == ["127.0.0.1"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_files_give_fct_and_the_sink_counts_bytes(sink, tmp_path):
