@@ -276,6 +276,7 @@ def test_mpsched_run_runs_a_cluster_scenario(second_server, tmp_path):
     # nothing is named in the result's warnings
     assert result["warnings"] == [], result["warnings"]
     pairs = {name: figures["goodput_mbps"] for name, figures in result["pairs"].items()}
+    print(f"goodput per pair (Mbit/s): {pairs}; CPU-bound: {result['cpu_bound']}")
     assert set(pairs) == {"leaf1->leaf2", "leaf2->leaf1"}, result["pairs"]
     # each carried traffic, no faster than the emulated links allow (linkem shapes it across
     # the tunnels); TCP through an ssh tunnel (TCP over TCP) on a busy machine does not
