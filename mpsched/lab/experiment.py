@@ -225,6 +225,8 @@ def run_experiments(
             f"({m.get('goodput_frac', float('nan')):.2f} of capacity), "
             f"CPU idle {m.get('cpu_idle_pct', float('nan')):.0f} %{limit}{busy}"
         )
+        for warning in result.warnings:
+            progress(f"warning: {warning}")
     for sc in scenarios:
         results += not_replaced([r for r in results if r.scenario == sc.name], carried[sc.name])
     return results, failed

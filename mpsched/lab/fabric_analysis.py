@@ -98,6 +98,44 @@ def pair_bytes(reports: Mapping[str, Mapping[str, Any]], sinks: Mapping[str, int
     return out
 
 
+def window_pairs(plans: Sequence[SenderPlan], edges: Mapping[str, int], w0: float, w1: float
+                 ) -> dict[Pair, list[str]]:
+    """The pairs the plans send on within [w0, w1) (s from the run's start), each with the
+    names of its senders: a bulk plan whose streams run then, a flow that starts then."""
+    out: dict[Pair, list[str]] = {}
+    for plan in plans:
+        if plan.dst is not None:
+            sent = {plan.dst.address} if plan.start_s < w1 and plan.start_s + plan.seconds > w0 \
+                else set()
+        else:
+            sent = {f.dst for f in plan.flows if w0 <= plan.start_s + f.at < w1}
+        for address in sorted(sent & edges.keys()):
+            names = out.setdefault((plan.host.edge, edges[address]), [])
+            if plan.name not in names:
+                names.append(plan.name)
+    return out
+
+
+def silent_pairs(planned: Mapping[Pair, Sequence[str]], received: Mapping[Pair, float],
+                 reports: Mapping[str, Mapping[str, Any]]) -> dict[Pair, str]:
+    """The planned pairs (`window_pairs`) whose sinks counted no byte in the window, each
+    with what its senders' reports tell: the error of one that failed, or that one wrote
+    no report."""
+    out = {}
+    for pair, names in planned.items():
+        if received.get(pair, 0.0) > 0:
+            continue
+        told = []
+        for name in names:
+            report = reports.get(name)
+            if report is None:
+                told.append(f"{name} wrote no report")
+            elif "error" in report:
+                told.append(f"{name} failed: {report['error']}")
+        out[pair] = "; ".join(told) or f"{', '.join(names)} reported no error"
+    return out
+
+
 def fct_metrics(flows: Sequence[FlowRecord], ideal: Ideal) -> dict[str, float]:
     """FCT, slowdown and completion overall and per size bucket (analysis.py's keys)."""
     m: dict[str, float] = {}
@@ -270,6 +308,14 @@ def analyse(raw: Any) -> RunResult:
     reorder = _reordering(packets, edges)
     ideal = ideal_fct(fabric)
     per_pair = pair_metrics(flows, received, reorder, w1 - w0, ideal)
+    warnings = []
+    for pair, why in silent_pairs(window_pairs(plans, edges, w0, w1), received,
+                                  raw.reports).items():
+        per_pair.setdefault(pair, {"goodput_mbps": 0.0})
+        warnings.append(f"pair {pair_label(fabric, pair)} carried nothing: its sinks counted "
+                        f"no byte from its sources in the measured window ({w0:g}-{w1:g} s); "
+                        f"{why}")
+        log.warning("%s: %s", sc.name, warnings[-1])
     m = {"goodput_mbps": metrics.goodput_mbps(max(0.0, math.fsum(received.values())), w1 - w0)}
     capacity = math.fsum(edge_capacity_mbps(fabric).values())
     m["goodput_frac"] = metrics.goodput_fraction(m["goodput_mbps"], capacity) if capacity else NAN
@@ -297,7 +343,8 @@ def analyse(raw: Any) -> RunResult:
         duration_s=sc.duration_s, metrics=m,
         fct=[(f.size, f.fct_s) for f in flows if f.fct_s is not None and not f.censored],
         rtt_ms=rtt,
-        pairs={pair_label(fabric, p): v for p, v in per_pair.items()}, **load,
+        pairs={pair_label(fabric, p): v for p, v in sorted(per_pair.items())},
+        warnings=warnings, **load,
     )
 
 

@@ -126,7 +126,8 @@ class RunResult:
     against the limit.
 
     A fabric run: ``pairs`` holds per ordered pair of edges (``leaf1->leaf2``) the metrics
-    of its flows (``mpsched.lab.fabric_analysis``); empty otherwise.
+    of its flows (``mpsched.lab.fabric_analysis``); empty otherwise. ``warnings``: what the
+    analysis found amiss in the run, a sentence each (a fabric pair that carried nothing).
     """
 
     scenario: str
@@ -145,6 +146,7 @@ class RunResult:
     cpu_shares: dict[str, JsonFloat] = field(default_factory=dict)
     cpu_limit_pct: float | None = None
     pairs: dict[str, dict[str, JsonFloat]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (non-finite floats become null)."""

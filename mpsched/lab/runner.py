@@ -34,7 +34,7 @@ import requests
 
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
-from mpsched.lab import cpu
+from mpsched.lab import cpu, ready
 from mpsched.lab.cpu_sampler import CpuSampler, write_cpu_csv
 from mpsched.lab.edge_launch import (
     BASE_PORT,
@@ -179,9 +179,7 @@ class Run:
             "tcpdump", "-i", iface, "-s", "96", "-B", "8192",
             "-n", "-w", str(self.raw.capture), f"tcp and dst net {ap.subnet(ap.RECEIVER_EDGE)}",
         ]  # fmt: skip
-        proc = self._popen("h2", args, "tcpdump")
-        time.sleep(0.5)
-        return proc
+        return self._popen("h2", args, "tcpdump")
 
     # -- the run -------------------------------------------------------------------
 
@@ -238,7 +236,10 @@ class Run:
             self._gen(host, args, f"sink{i}")
         if sc.fabric is None:  # h2's traffic; a fabric's receivers capture their own
             self._capture()
-        time.sleep(1.0)  # sinks listening
+        with self.lock:
+            receivers = {name: (proc, self.raw.dir / f"{name}.log") for name, proc in self.procs
+                         if name.startswith(("sink", "tcpdump"))}
+        ready.wait_ready(receivers)  # sinks listening, captures open
         sampler = CpuSampler(self.cpu_roles)
         t0 = time.monotonic()
         self.raw.t0 = time.time()

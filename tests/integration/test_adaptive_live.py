@@ -13,6 +13,7 @@ import pytest
 
 from mpsched import addressing as ap
 from tests.conftest import require
+from tests.sockets import wait_listening
 
 # a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
@@ -68,7 +69,7 @@ def test_the_class_switches_policy_when_a_path_turns_lossy(prerequisites, tmp_pa
             sink = bed.host("h2").popen([*gen, "sink", "--port", str(PORT), "--udp-port",
                                          str(PORT), "--out", str(tmp_path / "sink.json")])
             bed.registry.add_process(sink.pid, "sink")
-            time.sleep(1.0)
+            wait_listening(sink, PORT, udp=True)
             # 8 UDP flows, 4 Mbit/s in all: no queue fills on two 5 Mbit/s paths
             cbr = bed.host("h1").popen([*gen, "cbr", "--dst", ap.H2_IP, "--port", str(PORT),
                                         "--udp-port", str(PORT), "--flows", "8",

@@ -20,6 +20,7 @@ from mpsched.lab.fabric_workload import plan_hosts
 from mpsched.lab.runner import BASE_PORT, Run
 from mpsched.lab.scenario import parse
 from tests.conftest import require
+from tests.sockets import wait_listening
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +94,9 @@ def test_a_fabric_workload_runs_and_is_measured_per_pair(hosts, tmp_path):
     run.fabric = FabricTraffic(run, plan_hosts(sc.fabric), BASE_PORT)
     try:
         run.fabric.start_receivers()
-        time.sleep(1.0)  # sinks listening
+        for name, proc in list(run.procs):
+            if name.startswith("sink"):  # sink<i>_<host>: workload i's, on port BASE_PORT + i
+                wait_listening(proc, BASE_PORT + int(name[4:].split("_")[0]))
         t0 = time.monotonic()
         run.raw.t0 = time.time()
         run.timers = run.fabric.schedule(t0)

@@ -17,6 +17,7 @@ import pytest
 
 from mpsched import addressing as ap
 from tests.conftest import require
+from tests.sockets import wait_listening
 
 # a failure on a deadline says whether the machine was saturated (tests/integration/conftest.py)
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
@@ -66,7 +67,7 @@ def test_subflows_pinned_apart_repinned_on_failure_unpinned_at_the_end(
             sink = bed.host("h2").popen([*gen, "sink", "--port", str(PORT), "--out",
                                          str(tmp_path / "sink.json"), "--seconds", "40"])
             bed.registry.add_process(sink.pid, "sink")
-            time.sleep(1.0)
+            wait_listening(sink, PORT)
             sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", ap.H2_IP,
                                            "--port", str(PORT), "--seconds", f"{SECONDS:g}",
                                            "--streams", "1", "--out",
@@ -159,7 +160,7 @@ def test_the_fastest_path_fails_and_returns_and_gets_a_subflow_back(
             sink = bed.host("h2").popen([*gen, "sink", "--port", str(PORT), "--out",
                                          str(tmp_path / "sink.json"), "--seconds", "50"])
             bed.registry.add_process(sink.pid, "sink")
-            time.sleep(1.0)
+            wait_listening(sink, PORT)
             sender = bed.host("h1").popen([*gen, "bulk", "--mptcp", "--dst", ap.H2_IP,
                                            "--port", str(PORT), "--seconds", "30",
                                            "--streams", "1", "--out",

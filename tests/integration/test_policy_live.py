@@ -13,6 +13,7 @@ import pytest
 
 from mpsched import addressing as ap
 from tests.conftest import require
+from tests.sockets import wait_listening
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +42,7 @@ def test_policies_switch_at_run_time_without_resetting_flows(prerequisites, tmp_
             sink = bed.host("h2").popen([*gen, "sink", "--port", str(PORT), "--out",
                                          str(tmp_path / "sink.json"), "--seconds", "30"])
             bed.registry.add_process(sink.pid, "sink")
-            time.sleep(1.0)
+            wait_listening(sink, PORT)
             seconds = 2.0 * len(POLICIES) + 5
             sender = bed.host("h1").popen([*gen, "bulk", "--dst", ap.H2_IP, "--port",
                                            str(PORT), "--seconds", f"{seconds:g}", "--streams",

@@ -8,13 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from mpsched import addressing as ap
 from tests.conftest import require
+from tests.waiting import WaitTimeoutError, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +30,21 @@ def running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}/cmdline").exists()
+
+
+def swept(made: set[str], pids: list[int]) -> None:
+    """Until none of the interfaces `made` is left and none of `pids` runs (another run's
+    interfaces on a shared machine come and go: only these are looked at)."""
+
+    def left() -> dict[str, list]:
+        return {"interfaces": sorted(links() & made),
+                "processes": [pid for pid in pids if running(pid)]}
+
+    try:
+        wait_until(lambda: not any(left().values()), timeout=30, interval=0.1,
+                   what="the sweep's end")
+    except WaitTimeoutError:
+        raise AssertionError(f"left 30 s after the sweep: {left()}") from None
 
 
 @pytest.fixture
@@ -68,12 +83,17 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
             # Full-size (1500-byte IP, DF) packets fit with the path tag.
             out = bed.host("h1").cmd(f"ping -c 3 -i 0.2 -W 2 -M do -s 1472 {ap.H2_IP}")
             assert " 0% packet loss" in out, out
-            time.sleep(0.6)
-            paths = {p["id"]: p for p in rest.get("/paths")}
             # both paths carry the switches' probes (small frames); only path 1 the pings
-            # (5 requests + 5 replies of 98 bytes)
+            # (5 requests + 5 replies of 98 bytes), once the controller has polled the
+            # counters that count them
+
+            def counted() -> dict | None:
+                paths = {p["id"]: p for p in rest.get("/paths")}
+                return paths if paths[1]["bytes"] - paths[2]["bytes"] >= 10 * 98 - 200 else None
+
+            paths = wait_until(counted, timeout=30, interval=0.2,
+                               what="the pings counted on path 1")
             assert paths[2]["bytes"] <= 40 * paths[2]["packets"], paths
-            assert paths[1]["bytes"] - paths[2]["bytes"] >= 10 * 98 - 200, paths
     assert not any(running(pid) for pid in recorded), recorded
     assert links() == before
 
@@ -95,7 +115,8 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
     try:
         line = proc.stdout.readline()
         assert line.startswith("netcfg:"), line + proc.stdout.read()
-        assert links() != before
+        made = links() - before
+        assert made
         state = json.loads((STATE_DIR / f"{proc.pid}.json").read_text())
         pids = [int(pid) for pid in state["processes"]]
         assert len(pids) >= 4  # two BMv2s, two host shells (and the switches' shells)
@@ -103,9 +124,7 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     sweep()
-    time.sleep(0.5)
-    assert links() == before
-    assert not [pid for pid in pids if running(pid)]
+    swept(made, pids)
 
 
 def _rtt_ms(out: str) -> float:

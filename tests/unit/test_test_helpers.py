@@ -40,6 +40,37 @@ def test_socket_tables_show_a_listener_and_a_bound_udp_socket():
     assert sockets.tcp_listeners(port) == set()
 
 
+def test_a_process_socket_table_and_the_wait_for_its_server_to_listen():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # free for TCP as far as this test can tell
+    code = ("import socket, sys, time; sys.stdin.readline(); "
+            f"s = socket.create_server(('127.0.0.1', {port})); "
+            f"u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('127.0.0.1', {port})); "
+            "time.sleep(30)")
+    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+    try:
+        assert sockets.tcp_listeners(port, server.pid) == set()  # not yet: it waits for a line
+        assert server.stdin is not None
+        server.stdin.write(b"go\n")
+        server.stdin.close()
+        sockets.wait_listening(server, port, udp=True, timeout=30)
+        assert sockets.tcp_listeners(port, server.pid) == {"127.0.0.1"}
+        assert [r.address for r in sockets.udp_bound(port, server.pid)] == ["127.0.0.1"]
+    finally:
+        server.kill()
+        server.wait()
+    with pytest.raises(AssertionError, match=f"server for port {port} exited"):
+        sockets.wait_listening(server, port)
+    quiet = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with pytest.raises(WaitTimeoutError, match=f"listening on port {port} "):
+            sockets.wait_listening(quiet, port, udp=True, timeout=0.2)
+    finally:
+        quiet.kill()
+        quiet.wait()
+
+
 def _samples(idle_per_interval: list[int]) -> list[CpuSample]:
     """Samples 1 s apart, 100 ticks per interval, `idle` of them idle."""
     out, idle, total = [CpuSample(0.0, CpuTimes(0, 0))], 0, 0

@@ -3,6 +3,8 @@
 Per connection its bytes; every SAMPLE_S the bytes received in all (`total`) and, with
 `--peers`, per peer address (`peers`: a fabric's goodput per pair of edges). A header of
 length > 0 is answered with one byte after its last data byte (the sender's FCT ends there).
+Once its ports are open it prints `listening on port <port>` (`READY`): the lab runner starts
+the senders then (mpsched/lab/ready.py), not after a guess of how long a start takes.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 from mpsched.traffic.gen.base import CHUNK, HEADER, SAMPLE_S, Stopper, tcp_socket
 
 log = logging.getLogger(__name__)
+
+READY = "listening on"  # as tcpdump says it once its capture is open: one marker for both
 
 
 @dataclass
@@ -66,9 +70,12 @@ class Sink:
     def run(self) -> dict[str, Any]:
         """Accept until stopped; the report."""
         server = self._listen()
-        threading.Thread(target=self._sample, daemon=True).start()
         if self.args.udp_port:
-            threading.Thread(target=self._serve_udp, daemon=True).start()
+            usock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            usock.bind((self.args.bind, self.args.udp_port))
+            threading.Thread(target=self._serve_udp, args=(usock,), daemon=True).start()
+        print(f"{READY} port {self.args.port}", flush=True)  # the runner waits for it
+        threading.Thread(target=self._sample, daemon=True).start()
         while not self.stop.done():
             try:
                 sock, peer = server.accept()
@@ -141,9 +148,7 @@ class Sink:
                 self.total.append((now, sum(c.bytes for c in self.conns)))
                 self._sample_peers(now)
 
-    def _serve_udp(self) -> None:
-        usock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        usock.bind((self.args.bind, self.args.udp_port))
+    def _serve_udp(self, usock: socket.socket) -> None:
         usock.settimeout(0.2)
         while not self.stop.done():
             try:

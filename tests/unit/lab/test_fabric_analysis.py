@@ -106,6 +106,7 @@ def test_a_fabric_run_has_overall_and_per_pair_metrics(tmp_path):
     m = res.metrics
     assert set(res.pairs) == {"leaf1->leaf2", "leaf3->leaf2", "leaf3->leaf1"}
     assert res.pairs["leaf3->leaf1"]["goodput_mbps"] == pytest.approx(0.8)
+    assert res.warnings == []  # every pair carried something
     assert res.pairs["leaf1->leaf2"]["fct_lt100k_mean_s"] == 0.3
     assert m["goodput_mbps"] == pytest.approx(0.8 + 0.08 + 0.04)
     assert m["goodput_frac"] == pytest.approx(0.92 / (12 + 20 + 20))
@@ -118,6 +119,47 @@ def test_a_fabric_run_has_overall_and_per_pair_metrics(tmp_path):
     row = next(line for line in table.splitlines() if "leaf1->leaf2" in line)
     assert "| fab | leaf1->leaf2 | ecmp | 2 |" in row and "0.3" in row
     assert fa.pair_table([RunResult("s", "p", 0, 1, 10)]) == ""
+
+
+def test_the_pairs_sent_on_in_the_window_with_their_senders():
+    sc = scenario()
+    plans = sender_plans(sc.fabric_workload, sc.fabric, sc.duration_s, 1)
+    edges = host_edges(plan_hosts(sc.fabric))
+    # incast rounds at 0..6 s from leaf1 and leaf3 to leaf2; the bulk leaf3 -> leaf1 all along
+    assert fa.window_pairs(plans, edges, 2, 12) == {
+        (1, 2): ["send0_h1_1"], (3, 2): ["send0_h3_1"], (3, 1): ["send1_0_h3_1"]}
+    assert fa.window_pairs(plans, edges, 7, 12) == {(3, 1): ["send1_0_h3_1"]}
+    assert fa.window_pairs(plans, edges, 12, 14) == {}
+
+
+def test_a_silent_pair_says_what_its_senders_reported():
+    planned = {(1, 2): ["a"], (3, 2): ["b"], (3, 1): ["c", "d"], (2, 1): ["e"]}
+    reports = {"b": {"error": "connect 10.0.2.1:5000: refused"}, "c": {"streams": []},
+               "e": {"streams": [{"bytes": 10}]}}
+    got = fa.silent_pairs(planned, {(1, 2): 0.0, (2, 1): 5.0}, reports)
+    assert got == {(1, 2): "a wrote no report",
+                   (3, 2): "b failed: connect 10.0.2.1:5000: refused",
+                   (3, 1): "d wrote no report"}
+    assert fa.silent_pairs({(3, 1): ["c"]}, {}, reports) == {(3, 1): "c reported no error"}
+
+
+def test_a_pair_that_carried_nothing_is_in_the_result_and_named_in_its_warnings(tmp_path):
+    sc = scenario()
+    r = RunRaw(sc, "ecmp", 0, 1, tmp_path, t0=T0)
+    r.reports = {
+        "send0_h1_1": {"transfers": [{"dst": "10.0.2.1", "size": 50_000, "fct_s": 0.3}]},
+        "send0_h3_1": {"transfers": [{"dst": "10.0.2.1", "size": 50_000, "fct_s": 0.5}]},
+        "sink0_h2_1": {"peers": {"10.0.1.1": [[T0, 0], [T0 + 12, 120_000]],
+                                 "10.0.3.1": [[T0, 0], [T0 + 12, 60_000]]}},
+        "send1_0_h3_1": {"role": "bulk", "error": "connect 10.0.1.1:5001: refused"},
+    }  # and no sink1_h1_1 report: nothing reached leaf1
+    res = fa.analyse(r)
+    assert set(res.pairs) == {"leaf1->leaf2", "leaf3->leaf2", "leaf3->leaf1"}
+    assert res.pairs["leaf3->leaf1"] == {"goodput_mbps": 0.0}
+    assert res.warnings == [
+        "pair leaf3->leaf1 carried nothing: its sinks counted no byte from its sources in the "
+        "measured window (2-12 s); send1_0_h3_1 failed: connect 10.0.1.1:5001: refused"]
+    assert RunResult.from_dict(res.to_dict()).warnings == res.warnings
 
 
 def test_an_incast_round_completes_with_its_last_response():

@@ -14,22 +14,12 @@ import pytest
 from mpsched.proc.bmv2 import free_port
 from mpsched.traffic import flowsizes
 from mpsched.traffic.gen.udp import PACKET_MIX, pareto
-from tests.sockets import tcp_listeners, udp_bound
+from tests.sockets import tcp_listeners, udp_bound, wait_listening
 from tests.waiting import wait_until
 
 
 def gen(*args: str) -> list[str]:
     return [sys.executable, "-m", "mpsched.traffic.gen", *args]
-
-
-def wait_for_sink(proc: subprocess.Popen, port: int, udp: bool = False) -> None:
-    """Until the sink listens on TCP `port` (and, with `udp`, has bound UDP `port`), seen in
-    the kernel's socket tables: a probe connection would count as one of its connections."""
-    def ready() -> bool:
-        assert proc.poll() is None, f"the sink exited with {proc.returncode}"
-        return bool(tcp_listeners(port)) and (not udp or bool(udp_bound(port)))
-
-    wait_until(ready, timeout=30, what=f"the sink on port {port}")
 
 
 @pytest.fixture
@@ -38,7 +28,7 @@ def sink(tmp_path):
     out = tmp_path / "sink.json"
     proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
                                 "--udp-port", str(port), "--out", str(out)))
-    wait_for_sink(proc, port, udp=True)
+    wait_listening(proc, port, udp=True)
     yield port, proc, out
     if proc.poll() is None:
         proc.kill()
@@ -49,6 +39,22 @@ def finish(proc: subprocess.Popen, out) -> dict:
     proc.terminate()
     assert proc.wait(timeout=10) == 0
     return json.loads(out.read_text())
+
+
+def test_the_sink_says_it_listens_once_its_ports_are_open(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
+                                "--udp-port", str(port), "--out", str(tmp_path / "s.json")),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == f"listening on port {port}\n"
+        # said only once both are open: the runner's senders start then (mpsched/lab/ready.py)
+        assert tcp_listeners(port, proc.pid) == {"127.0.0.1"}
+        assert [r.address for r in udp_bound(port, proc.pid)] == ["127.0.0.1"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 def test_files_give_fct_and_the_sink_counts_bytes(sink, tmp_path):
@@ -123,7 +129,7 @@ def test_source_ports_repeat_with_the_seed(tmp_path):
         sink = subprocess.Popen(gen("sink", "--port", str(port), "--bind", "127.0.0.1",
                                     "--out", str(out)))
         try:
-            wait_for_sink(sink, port)
+            wait_listening(sink, port)
             subprocess.run(gen("bulk", "--dst", "127.0.0.1", "--port", str(port), "--seconds",
                                "0.5", "--streams", "3", "--seed", "42",
                                "--out", str(tmp_path / "b.json")), timeout=30, check=True)
@@ -272,7 +278,7 @@ def test_plan_role_sends_each_flow_to_its_destination(tmp_path):
         sinks.append((proc, out))
     try:
         for proc, _ in sinks:
-            wait_for_sink(proc, port)
+            wait_listening(proc, port)
         schedule = [[0.0, "127.0.0.1", 10_000], [0.2, "127.0.0.2", 30_000],
                     [0.4, "127.0.0.2", 50_000], [0.5, "127.0.0.1", 70_000]]
         flows = tmp_path / "flows.json"
