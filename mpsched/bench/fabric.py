@@ -29,8 +29,18 @@ It ends with
     fabric_controller_cpu_pct=          the controller's share of one core, mean over
                                         the CA policy's runs                          [<= 5]
     fabric_idle_pct_min=                the lowest mean machine idle of any run       [>= 35]
+    fabric_switch_cpu_ratio_plain=      the switches' CPU per delivered Mbit/s under
+                                        the CA policy / under the plain ECMP program,
+                                        paired by seed                                [<= 1.3]
+    fabric_quiet_busy_pct=              the machine's busy share with the fabric up
+                                        and no traffic for 30 s under the CA policy,
+                                        less the same with the plain program          [<= 10]
 
-(the first three: ratios of the means over the runs; NaN where runs are missing). The best
+(the first three: ratios of the means over the runs; NaN where runs are missing). The plain
+ECMP program (p4src/bench/plain_ecmp.p4, no controller: docs/fabric.md, "A plain-forwarding
+reference") runs the FCT phase's seeds too, as policy `plain-ecmp`, and a quiet phase
+(mpsched/bench/fabric_quiet.py) brings the fabric up without traffic under each; `--no-plain`
+leaves both out. Under `--cpu-limit P` (CPU_LIMIT=P) idle and busy are of the limit. The best
 paper variant is the one of least paired ratio among those with runs (named before the keys).
 Why llhd-ca alone by default: it had the least paired short-flow FCT against letflow of the
 four on the two-edge asymmetric case (docs/results/congestion.md: 0.58 ± 0.14; qos-ca 0.62,
@@ -54,8 +64,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mpsched.bench.fabric_cost import controller_core_pct, idle_min_pct
+from mpsched.bench.fabric_cost import (
+    SWITCH_COST,
+    controller_core_pct,
+    idle_min_pct,
+    with_switch_cost,
+)
 from mpsched.bench.fabric_failover import DEFAULT_POLICY, read_failovers, run_failover
+from mpsched.bench.fabric_quiet import KEY as QUIET_KEY
+from mpsched.bench.fabric_quiet import QUIET_S, read_quiet, run_quiet
 from mpsched.bench.fct import (
     BenchError,
     add_out_options,
@@ -68,13 +85,16 @@ from mpsched.bench.fct import (
 )
 from mpsched.lab.fabrictable import TIMEOUT_S, waits
 from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ratios, run_fct
+from mpsched.lab.programs import PLAIN_ECMP
 from mpsched.lab.report import RunResult
+from mpsched.lab.scenario import load
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
 
 log = logging.getLogger(__name__)
 
 SCENARIO = REPO_ROOT / "scenarios" / "fabric-asymmetric.yaml"
+SCENARIO_NAME = "fabric-asymmetric"
 LOAD_PCT = 70.0
 BASELINES = ("ecmp", "letflow")
 PAPER_CA = ("llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca")  # the papers' congestion-aware variants
@@ -167,6 +187,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="runs of the failover phase (default: %(default)s; 0: none)")
     p.add_argument("--duration", type=float, default=None,
                    help="seconds per run (default: the scenarios')")
+    p.add_argument("--no-plain", action="store_true",
+                   help="run no plain-forwarding reference (the plain ECMP program on the "
+                        "same seeds, and at rest): no fabric_switch_cpu_ratio_plain= and no "
+                        "fabric_quiet_busy_pct=")
+    p.add_argument("--quiet-s", type=float, default=QUIET_S,
+                   help="seconds of the quiet phase, each program (default: %(default)s)")
     cpulimit.add_option(p)
     add_out_options(p, "bench-fabric", "evaluate the runs under DIR (an earlier --out)")
     return p
@@ -177,7 +203,8 @@ def report_lines(source: Path, policy: str) -> list[str]:
     that ran)."""
     everything = load_results(source / "fct")
     papers = [p for p in PAPER_CA if p != policy and any(r.policy == p for r in everything)]
-    policies = [*BASELINES, policy, *papers]
+    plain = [PLAIN_ECMP] if any(r.policy == PLAIN_ECMP for r in everything) else []
+    policies = [*BASELINES, policy, *papers, *plain]
     results = select_results(everything, policies)
     rows = fct_rows(results)
     failovers = read_failovers(source)
@@ -198,10 +225,28 @@ def report_lines(source: Path, policy: str) -> list[str]:
     got[BEST_PAPER_KEY] = best[1] if best is not None else math.nan
     got["fabric_controller_cpu_pct"] = controller_core_pct(results, policy)
     got["fabric_idle_pct_min"] = idle_min_pct([*results, *failover_results])
+    ratio_plain, plain_line = switch_ratio_plain(results, policy)
+    got["fabric_switch_cpu_ratio_plain"] = ratio_plain
+    quiet_lines, got[QUIET_KEY] = read_quiet(source)
+    lines += [plain_line, *quiet_lines]
     for key, value in got.items():
         digits = 3 if "ratio" in key else 1 if "_pct" in key else 0
         lines.append(f"{key}={value:.{digits}f}")
     return lines
+
+
+def switch_ratio_plain(results: Sequence[RunResult], policy: str) -> tuple[float, str]:
+    """The switches' CPU per delivered Mbit/s under `policy` / under the plain ECMP program,
+    paired by seed (NaN without plain runs), and the line that says so."""
+    fabric = load(SCENARIO, fabric=True).fabric
+    assert fabric is not None
+    costed = with_switch_cost(results, list(fabric.by_name))
+    got = paired_ratios(costed, SWITCH_COST, PLAIN_ECMP).get((SCENARIO_NAME, policy))
+    if got is None:
+        return math.nan, "switch CPU per delivered Mbit/s / plain ECMP's: no paired runs"
+    (mean, ci), n = got
+    return mean, (f"switch CPU per delivered Mbit/s, {policy} / plain ECMP's, paired by seed: "
+                  f"{mean:.3f} ± {ci:.3f} ({n} seeds)")
 
 
 def waits_lines(results: Sequence[RunResult], policies: Sequence[str]) -> str:
@@ -251,9 +296,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             source = fresh_out(args.out, "bench-fabric")
             log.info("runs go to %s", source)
-            run_fct([SCENARIO], [*BASELINES, args.policy, *papers], args.runs, [LOAD_PCT],
-                    args.duration, source / "fct")
+            plain = [] if args.no_plain else [PLAIN_ECMP]
+            run_fct([SCENARIO], [*BASELINES, args.policy, *papers, *plain], args.runs,
+                    [LOAD_PCT], args.duration, source / "fct")
             run_failover(args.policy, args.failover_runs, source, args.duration)
+            if not args.no_plain and args.quiet_s > 0:
+                run_quiet(load(SCENARIO, fabric=True), args.policy, source / "quiet",
+                          args.quiet_s)
         print("\n".join(report_lines(source, args.policy)))
     except BenchError as error:
         print(f"bench-fabric: {error}", file=sys.stderr)

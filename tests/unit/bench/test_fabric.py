@@ -18,13 +18,16 @@ from mpsched.lab.scenario import load
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
 from mpsched.proc.layout import REPO_ROOT
 
+SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2")
+
 
 def run(policy: str, seed: int, short: float, goodput: float, cpu_bound: bool = False,
-        pair_short: float = math.nan) -> RunResult:
+        pair_short: float = math.nan, switch_share: float = 2.0) -> RunResult:
     return RunResult("fabric-asymmetric", policy, seed, seed, 60.0, metrics={
         "fct_lt100k_mean_s": short, "fct_p99_s": 5.0, "goodput_mbps": goodput,
         "offered_load_pct": 70.0, "cpu_cores": 2.0, "cpu_idle_pct": 50.0 - seed},
-        cpu_bound=cpu_bound, cpu_shares={"controller": 1.0 + seed},
+        cpu_bound=cpu_bound,
+        cpu_shares={"controller": 1.0 + seed, **dict.fromkeys(SWITCHES, switch_share)},
         pairs={"leaf1->leaf2": {"fct_lt100k_mean_s": pair_short}})
 
 
@@ -94,8 +97,9 @@ def test_the_report_keeps_the_five_keys_then_the_best_papers(tmp_path):
     assert keys == ["fabric_fct_short_ratio_vs_ecmp", "fabric_fct_short_ratio_vs_letflow",
                     "fabric_goodput_ratio_vs_letflow", "fabric_failover_ms",
                     "fabric_cpu_bound_runs", "fabric_fct_short_ratio_best_paper_vs_letflow",
-                    "fabric_controller_cpu_pct", "fabric_idle_pct_min"]
-    assert lines[-3] == "fabric_fct_short_ratio_best_paper_vs_letflow=0.500"
+                    "fabric_controller_cpu_pct", "fabric_idle_pct_min",
+                    "fabric_switch_cpu_ratio_plain", "fabric_quiet_busy_pct"]
+    assert lines[-5] == "fabric_fct_short_ratio_best_paper_vs_letflow=0.500"
     assert "  best: qos-ca" in "\n".join(lines)
 
 
@@ -166,8 +170,12 @@ def test_failed_link_needs_exactly_one():
 
 
 def test_reuse_reports_every_figure(tmp_path, capsys):
-    for r in RESULTS:
+    plain = [run("plain-ecmp", s, 0.9, 10.0, switch_share=0.5) for s in (1, 2)]
+    for r in RESULTS + plain:
         write_run(tmp_path / "fct" / r.policy / f"run{r.run}", r)
+    (tmp_path / "quiet").mkdir()
+    (tmp_path / "quiet" / "quiet.json").write_text(json.dumps(
+        {"lines": ["  quiet ca ...", "  quiet plain-ecmp ..."], "fabric_quiet_busy_pct": 7.25}))
     fail = tmp_path / "failover" / "fabric-failure" / "ca" / "run0"
     fail.mkdir(parents=True)
     write_run(fail, RunResult("fabric-failure", "ca", 0, 1, 60.0, cpu_bound=False))
@@ -176,13 +184,17 @@ def test_reuse_reports_every_figure(tmp_path, capsys):
          "frames_after": 3, "worst": [1, 2, 2], "probes_after": 9}))
     assert bench.main(["--reuse", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[-8:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
+    assert "  quiet plain-ecmp ..." in out
+    assert out[-10:] == ["fabric_fct_short_ratio_vs_ecmp=0.250",
                         "fabric_fct_short_ratio_vs_letflow=0.625",
                         "fabric_goodput_ratio_vs_letflow=1.050",
                         "fabric_failover_ms=150", "fabric_cpu_bound_runs=1",
                         "fabric_fct_short_ratio_best_paper_vs_letflow=nan",  # none ran
                         # ca's runs: shares 2 and 3 % of 2 cores; idle 48 % at seed 2
-                        "fabric_controller_cpu_pct=5.0", "fabric_idle_pct_min=48.0"]
+                        "fabric_controller_cpu_pct=5.0", "fabric_idle_pct_min=48.0",
+                        # 4 x the switches' share per Mbit/s: seed 1 (10/10), seed 2 (10/11)
+                        "fabric_switch_cpu_ratio_plain=3.818",
+                        "fabric_quiet_busy_pct=7.2"]
 
 
 def test_reuse_of_a_directory_without_runs_exits_2(tmp_path, capsys):
