@@ -94,7 +94,6 @@ from mpsched.proc.layout import REPO_ROOT
 log = logging.getLogger(__name__)
 
 SCENARIO = REPO_ROOT / "scenarios" / "fabric-asymmetric.yaml"
-SCENARIO_NAME = "fabric-asymmetric"
 LOAD_PCT = 70.0
 BASELINES = ("ecmp", "letflow")
 PAPER_CA = ("llhd-ca", "cmtla-ca", "fdmvqs-ca", "qos-ca")  # the papers' congestion-aware variants
@@ -164,11 +163,11 @@ def pair_table(results: Sequence[RunResult], policies: Sequence[str],
             if isinstance(v, int | float) and math.isfinite(v):
                 values.setdefault(pair, {}).setdefault(r.policy, []).append(float(v))
     lines = [f"{metric} per pair (mean over the runs):",
-             "  " + f"{'pair':14s}" + "".join(f"{p:>10s}" for p in policies)]
+             "  " + f"{'pair':14s}" + "".join(f"{p:>11s}" for p in policies)]
     for pair in sorted(values):
         cells = [statistics.fmean(values[pair][p]) if values[pair].get(p) else math.nan
                  for p in policies]
-        lines.append("  " + f"{pair:14s}" + "".join(f"{c:10.3f}" for c in cells))
+        lines.append("  " + f"{pair:14s}" + "".join(f"{c:11.3f}" for c in cells))
     return "\n".join(lines)
 
 
@@ -241,7 +240,9 @@ def switch_ratio_plain(results: Sequence[RunResult], policy: str) -> tuple[float
     fabric = load(SCENARIO, fabric=True).fabric
     assert fabric is not None
     costed = with_switch_cost(results, list(fabric.by_name))
-    got = paired_ratios(costed, SWITCH_COST, PLAIN_ECMP).get((SCENARIO_NAME, policy))
+    # the scenario's runs are named by their load (fabric-asymmetric-load70): the policy's
+    got = next((v for (_sc, pol), v in paired_ratios(costed, SWITCH_COST, PLAIN_ECMP).items()
+                if pol == policy), None)
     if got is None:
         return math.nan, "switch CPU per delivered Mbit/s / plain ECMP's: no paired runs"
     (mean, ci), n = got

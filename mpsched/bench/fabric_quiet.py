@@ -103,7 +103,8 @@ def run_quiet(sc: Scenario, policy: str, out_dir: Path, seconds: float = QUIET_S
     for q in got:
         log.info("%s", q.line().strip())
     (out_dir / QUIET_FILE).write_text(json.dumps(
-        {"lines": [q.line() for q in got], KEY: got[0].busy_pct - got[1].busy_pct}))
+        {"lines": [q.line() for q in got], "seconds": seconds,
+         KEY: got[0].busy_pct - got[1].busy_pct}))
 
 
 def read_quiet(source: Path) -> tuple[list[str], float]:
@@ -114,5 +115,6 @@ def read_quiet(source: Path) -> tuple[list[str], float]:
         return [], math.nan
     data = json.loads(path.read_text())
     value = data.get(KEY)
-    return ["machine busy at rest (no traffic, 30 s):", *data.get("lines", [])], (
+    seconds = data.get("seconds", QUIET_S)
+    return [f"machine busy at rest (no traffic, {seconds:g} s):", *data.get("lines", [])], (
         math.nan if value is None else float(value))

@@ -55,7 +55,7 @@ def test_figures_without_runs_are_nan():
 
 def test_pair_table_means_per_policy():
     table = bench.pair_table(RESULTS, ["ecmp", "letflow", "ca"])
-    assert "  leaf1->leaf2       2.000     1.000     0.400" in table
+    assert "  leaf1->leaf2        2.000      1.000      0.400" in table
 
 
 PAPERS = [run("llhd-ca", 1, 0.3, 10.0), run("llhd-ca", 2, 0.2, 10.0),  # 0.75, 0.5: 0.625
