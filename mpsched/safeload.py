@@ -330,12 +330,9 @@ def parse_bytes(data: bytes, name: str, error: type[InputError] = InputError,
 # ---- CSV -------------------------------------------------------------------------------------
 
 
-def read_csv(path: str | Path, limits: CsvLimits = TRACE) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of every row of a CSV file within `limits`; RefusedError naming the
-    line, OSError if it cannot be read."""
-    text = decode(read_bytes(path, limits.max_bytes))
-    reader = csv.reader(io.StringIO(text, newline=""))
-    rows = 0
+def csv_rows(reader: Any) -> Iterator[tuple[int, Any]]:
+    """(line number, row) of a csv reader (or DictReader); csv's own error (a field over its
+    128 KiB, a NUL) as RefusedError naming the line."""
     while True:
         try:
             row = next(reader)
@@ -343,7 +340,15 @@ def read_csv(path: str | Path, limits: CsvLimits = TRACE) -> Iterator[tuple[int,
             return
         except csv.Error as exc:
             raise RefusedError(f"not CSV: {exc}", reader.line_num) from None
-        rows += 1
+        yield reader.line_num, row
+
+
+def read_csv(path: str | Path, limits: CsvLimits = TRACE) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every row of a CSV file within `limits`; RefusedError naming the
+    line, OSError if it cannot be read."""
+    text = decode(read_bytes(path, limits.max_bytes))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    for rows, (_line, row) in enumerate(csv_rows(reader), start=1):
         if rows > limits.max_rows:
             raise RefusedError(f"more than {limits.max_rows} rows", reader.line_num)
         for cell in row:

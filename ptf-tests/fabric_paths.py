@@ -65,6 +65,27 @@ class FabricPathsTest(EdgeSwitchTest):
                               probe_from(src_edge, path_id, seq, fb_path))
         self.seq[src_edge, path_id] = seq + 1
 
+    def flows_after_silence(self, live: list[tuple[int, int]], sport0: int
+                            ) -> tuple[set[int], set[int]]:
+        """Every (edge, path) of edges 2 and 3 heard from once, then only the cells `live`
+        for 2.5 dead_after (of edge 2's paths), and while N_FLOWS flows from port `sport0`
+        on go out: the paths they took towards edge 2 and towards edge 3."""
+        for edge in (PEER_EDGE, THIRD_EDGE):
+            for path_id in (1, 2):
+                self.probe_in(edge, path_id)
+        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
+        while time.monotonic() < end:
+            for cell in live:
+                self.probe_in(*cell)
+            time.sleep(PROBE_GAP_S)
+        to_peer, to_third = set(), set()
+        for sport in range(sport0, sport0 + N_FLOWS):
+            for cell in live:  # keep the live paths live however slow this is
+                self.probe_in(*cell)
+            to_peer.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
+            to_third.add(self.path_towards(THIRD_IP, THIRD_EDGE, sport))
+        return to_peer, to_third
+
     def path_towards(self, dst_ip: str, dst_edge: int, sport: int) -> int:
         """A flow's packet from h1 to dst_ip: the path it leaves on (its tag's, which must be
         the path of the port, towards dst_edge)."""
@@ -114,23 +135,8 @@ class FailoverPerDestinationTest(FabricPathsTest):
         p = self.pipeline
         self.client.insert(*[p.liveness_config(edge, pid, DEAD_AFTER_US)
                              for edge in (PEER_EDGE, THIRD_EDGE) for pid in (1, 2)])
-        for edge in (PEER_EDGE, THIRD_EDGE):
-            for path_id in (1, 2):
-                self.probe_in(edge, path_id)
-        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
-        while time.monotonic() < end:
-            self.probe_in(PEER_EDGE, 2)
-            self.probe_in(THIRD_EDGE, 1)
-            self.probe_in(THIRD_EDGE, 2)
-            time.sleep(PROBE_GAP_S)
-        to_peer, to_third = set(), set()
-        for sport in range(31000, 31000 + N_FLOWS):
-            # keep the live paths live however slow this is
-            self.probe_in(PEER_EDGE, 2)
-            self.probe_in(THIRD_EDGE, 1)
-            self.probe_in(THIRD_EDGE, 2)
-            to_peer.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
-            to_third.add(self.path_towards(THIRD_IP, THIRD_EDGE, sport))
+        to_peer, to_third = self.flows_after_silence(
+            [(PEER_EDGE, 2), (THIRD_EDGE, 1), (THIRD_EDGE, 2)], 31000)
         assert (to_peer, to_third) == ({2}, {1, 2}), (to_peer, to_third)
 
 
@@ -145,20 +151,7 @@ class DeadAfterPerPeerTest(FabricPathsTest):
         self.client.insert(*[p.liveness_config(PEER_EDGE, pid, DEAD_AFTER_US) for pid in (1, 2)],
                            *[p.liveness_config(THIRD_EDGE, pid, 20 * DEAD_AFTER_US)
                              for pid in (1, 2)])
-        for edge in (PEER_EDGE, THIRD_EDGE):
-            for path_id in (1, 2):
-                self.probe_in(edge, path_id)
-        end = time.monotonic() + 2.5 * DEAD_AFTER_US / 1e6
-        while time.monotonic() < end:
-            self.probe_in(PEER_EDGE, 2)
-            self.probe_in(THIRD_EDGE, 2)
-            time.sleep(PROBE_GAP_S)
-        to_peer, to_third = set(), set()
-        for sport in range(36000, 36000 + N_FLOWS):
-            self.probe_in(PEER_EDGE, 2)
-            self.probe_in(THIRD_EDGE, 2)
-            to_peer.add(self.path_towards(REMOTE_IP, PEER_EDGE, sport))
-            to_third.add(self.path_towards(THIRD_IP, THIRD_EDGE, sport))
+        to_peer, to_third = self.flows_after_silence([(PEER_EDGE, 2), (THIRD_EDGE, 2)], 36000)
         assert (to_peer, to_third) == ({2}, {1, 2}), (to_peer, to_third)
 
 

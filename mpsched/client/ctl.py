@@ -289,24 +289,25 @@ def resolve_token(args: argparse.Namespace) -> tuple[str | None, str]:
         return os.environ[TOKEN_ENV].strip(), f"${TOKEN_ENV}"
     port = url_port(args.url)
     path = default_token_path(port)
-    try:
-        rundir.check_file(path, "token file")
-        token = safeload.read_small_text(path).strip()
-    except rundir.UnsafePathError as error:
-        print(f"mpsched ctl: not using the token: {error}", file=sys.stderr)
-        return None, f"none ({path} not used: not this user's or root's)"
-    except (OSError, safeload.RefusedError):
-        read_path = default_read_token_path(port)
+    for candidate, what in ((path, "token"), (default_read_token_path(port), "read token")):
         try:
-            rundir.check_file(read_path, "read token file")
-            token = safeload.read_small_text(read_path).strip()
+            token = _own_token(candidate, f"{what} file")
         except rundir.UnsafePathError as error:
-            print(f"mpsched ctl: not using the read token: {error}", file=sys.stderr)
-            return None, f"none ({read_path} not used: not this user's or root's)"
-        except (OSError, safeload.RefusedError):
-            return None, f"none ({path} not readable)"
-        path = read_path
-    return (token, str(path)) if token else (None, f"none ({path} is empty)")
+            print(f"mpsched ctl: not using the {what}: {error}", file=sys.stderr)
+            return None, f"none ({candidate} not used: not this user's or root's)"
+        if token is not None:
+            return (token, str(candidate)) if token else (None, f"none ({candidate} is empty)")
+    return None, f"none ({path} not readable)"
+
+
+def _own_token(path: Path, what: str) -> str | None:
+    """The token in `path` (None when it cannot be read); UnsafePathError when another user
+    owns the file (they could have planted it)."""
+    rundir.check_file(path, what)
+    try:
+        return safeload.read_small_text(path).strip()
+    except (OSError, safeload.RefusedError):
+        return None
 
 
 # -- commands ------------------------------------------------------------------

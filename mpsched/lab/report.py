@@ -299,14 +299,10 @@ def read_csv(path: str | Path) -> list[RunResult]:
 def _rows(reader: csv.DictReader, path: Path) -> Iterator[tuple[int, dict]]:
     """(line, row) of `reader`; csv's own error (a field over its 128 KiB, a NUL) as the
     ValueError naming the file and line that `read_csv` raises."""
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise ValueError(f"{path}:{reader.line_num}: not CSV ({exc})") from None
-        yield reader.line_num, row
+    try:
+        yield from safeload.csv_rows(reader)
+    except safeload.RefusedError as exc:
+        raise ValueError(f"{path}:{exc.line}: {exc.message}") from None
 
 
 def _cell(x: float) -> str:
