@@ -182,8 +182,8 @@ const bit<32> DIGEST_MPTCP_CAPABLE = 3;
 const bit<32> DIGEST_MPTCP_JOIN = 4;
 const bit<32> DIGEST_MPTCP_CLOSE = 5;
 
-// TCP options (parser.p4). Options are walked on SYNs and pure ACKs only (the
-// MPTCP handshake), at most TCP_OPTIONS_MAX of them ahead of the MPTCP option.
+// TCP options (parser.p4). Options are walked on untagged SYNs and segments
+// whose flags are ACK alone only (the MPTCP handshake), at most TCP_OPTIONS_MAX of them ahead of the MPTCP option.
 // Linux puts at most 6 there (MSS, NOP, NOP, timestamps, NOP, window scale);
 // a handshake with more is not reported and its subflows stay hashed. Each
 // stack entry is a header instance that BMv2 marks invalid for every packet.

@@ -111,7 +111,8 @@ header tcp_t {
 }
 
 // One TCP option ahead of the MPTCP option, kept so that the deparser emits
-// it back in place (parser.p4 parses options only on SYNs and pure ACKs).
+// it back in place (parser.p4 parses options only on untagged SYNs and
+// segments whose flags are ACK alone).
 header tcp_option_t {
     // Option kind (RFC 9293 §3.2): 1 is NOP (one byte, no length), 0 (EOL)
     // and 30 (MPTCP) end the walk and are never stored here.

@@ -126,8 +126,12 @@ parser MpParser(packet_in packet,
     }
 
     // TCP options are walked only where the MPTCP handshake lives: on SYNs
-    // (SYN, SYN/ACK, MP_JOIN SYN) and on pure ACKs (the third ACK carries
-    // MP_CAPABLE with both keys). Data segments keep their options as payload.
+    // (SYN, SYN/ACK, MP_JOIN SYN) and on segments whose flags are ACK alone
+    // (the third ACK carries MP_CAPABLE with both keys; so do most data
+    // segments of a bulk sender, which the walk cannot tell apart), and only
+    // untagged, as they come from a host: MPTCP's stage runs at the ingress
+    // edge (ingress.p4), so a tagged segment (in transit, or arriving at its
+    // egress edge) keeps its options as payload. Other segments too.
     state parse_tcp {
         packet.extract(hdr.tcp);
         meta.l4_src_port = hdr.tcp.src_port;
@@ -135,10 +139,11 @@ parser MpParser(packet_in packet,
 #ifdef NO_MPTCP
         transition accept;
 #else
-        transition select(hdr.tcp.data_offset, hdr.tcp.flags) {
-            (0 .. 5, _): accept;
-            (_, TCP_FLAG_SYN &&& TCP_FLAG_SYN): parse_tcp_options_start;
-            (_, TCP_FLAG_ACK): parse_tcp_options_start;
+        transition select(hdr.path_tag.isValid(), hdr.tcp.data_offset, hdr.tcp.flags) {
+            (true, _, _): accept;
+            (_, 0 .. 5, _): accept;
+            (_, _, TCP_FLAG_SYN &&& TCP_FLAG_SYN): parse_tcp_options_start;
+            (_, _, TCP_FLAG_ACK): parse_tcp_options_start;
             default: accept;
         }
 #endif
