@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 from mpsched.lab.scenario_cluster import ClusterSpec, Server
 from mpsched.proc.labtls import TLS_DIR
+from mpsched.topo import testbed
 from mpsched.topo.__main__ import transport_line
 from mpsched.topo.cluster_testbed import ClusterFabricTestbed
 from mpsched.topo.fabric_testbed import FabricSpec, FabricTestbed
-from mpsched.topo import testbed
 from tests.unit.fabric.helpers import leaf_spine
 
 
@@ -54,7 +54,8 @@ def test_the_two_edge_description_carries_tls(tmp_path: Path) -> None:
     assert str(bed.tls.dir) in transport_line(bed.tls)
     bed.stop()
     assert not (tmp_path / TLS_DIR).exists()
-    plain = testbed.Testbed(testbed.TopoSpec(backend="linkem", log_dir=tmp_path, p4rt_plaintext=True))
+    plain = testbed.Testbed(testbed.TopoSpec(backend="linkem", log_dir=tmp_path,
+                                             p4rt_plaintext=True))
     plain.open_tls()
     plain.host_ports = bed.host_ports
     assert plain._netcfg(switches, {}, {}).tls is None
