@@ -2,11 +2,13 @@
 (mpsched/proc/firewall.py, docs/security.md): a network namespace standing for the outside,
 joined to the host by a veth pair on 198.51.100.0/24 (TEST-NET-2, RFC 5737; the machine's
 own network may use TEST-NET-1), cannot reach a switch's Thrift or gRPC port, which loopback
-reaches; without the guard, Thrift would be reachable from there. Everything is removed
-afterwards, the guard's table too."""
+reaches; without the guard, Thrift would be reachable from there. On loopback another user
+(nobody) is refused by a guarded switch's Thrift port, which it reaches on an unguarded one.
+Everything is removed afterwards, the guard's table too."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 
@@ -63,6 +65,17 @@ def from_outside(port: int, address: str = HOST_IP) -> bool:
     return result.returncode == 0
 
 
+NOBODY = 65534
+
+
+def as_nobody(port: int) -> bool:
+    """Whether a process of user nobody connects to `port` on 127.0.0.1."""
+    result = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                             "--clear-groups", "python3", "-c", PROBE, "127.0.0.1", str(port)],
+                            capture_output=True, timeout=10)
+    return result.returncode == 0
+
+
 def on_loopback(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1.5).close()
@@ -114,3 +127,21 @@ def test_switches_share_one_table_until_the_last_stops(outside, tmp_path):
         second.stop()
     assert firewall.shared_table() not in firewall.tables()
     assert outside.tables == []
+
+
+def test_on_loopback_thrift_is_the_labs_users_only(outside, tmp_path):
+    require("nft")
+    if shutil.which("setpriv") is None:
+        pytest.skip("missing: setpriv (Debian package util-linux)")
+    open_sw = Bmv2Switch("itest-lo-open", 1, {}, tmp_path, registry=outside,
+                         guard_thrift=False)
+    guarded = Bmv2Switch("itest-lo-guard", 2, {}, tmp_path, registry=outside)
+    try:
+        open_sw.start()
+        guarded.start()
+        assert as_nobody(open_sw.thrift_port), "user nobody connects to nothing here"
+        assert not as_nobody(guarded.thrift_port)
+        assert on_loopback(guarded.thrift_port)
+    finally:
+        guarded.stop()
+        open_sw.stop()

@@ -66,3 +66,12 @@ def test_the_shared_guard_drops_the_sets_ports_off_loopback_only():
     assert f"add set inet {name} ports {{ type inet_service; }}" in script
     assert "type filter hook input priority filter; policy accept;" in script
     assert f'add rule inet {name} input iifname != "lo" tcp dport @ports drop' in script
+
+
+def test_the_shared_guard_opens_loopback_to_the_labs_user_only():
+    name = firewall.shared_table()
+    assert "type filter hook output priority filter; policy accept;" in firewall.shared_ruleset(
+        name)
+    assert (f'add rule inet {name} output oifname "lo" tcp dport @ports meta skuid != 1000 '
+            "reject with tcp reset") in firewall.shared_ruleset(name, uid=1000)
+    assert f"meta skuid != {os.geteuid()} " in firewall.shared_ruleset(name)
