@@ -259,7 +259,8 @@ class Testbed(Bed):
                 )
             )
         tls = self.description_tls()
-        return NetCfg(switches=tuple(cfgs), tls=TlsCfg(**tls) if tls else None)
+        return NetCfg(switches=tuple(cfgs), tls=TlsCfg(tls["ca_cert"], tls["cert"], tls["key"])
+                      if tls else None)
 
     # ---- run-time -------------------------------------------------------
 
