@@ -199,8 +199,7 @@ def execute(args: argparse.Namespace) -> int:
     poll = 0.5
     controller = None
     try:
-        spec = TopoSpec.from_rates(rates, p4rt_plaintext=args.p4rt_plaintext)
-        with Testbed(spec) as bed:
+        with Testbed(TopoSpec.from_rates(rates), args.p4rt_plaintext) as bed:
             controller, rest = start_controller(
                 bed.netcfg_path, bed.spec.log_dir / "controller.log", bed.registry, poll
             )

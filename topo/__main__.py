@@ -89,12 +89,11 @@ def execute(args: argparse.Namespace) -> int:
             print(f"topo: --rates: not a list of numbers: {args.rates!r}", file=sys.stderr)
             return 2
         try:
-            spec = TopoSpec.from_rates(rates, backend=args.backend or "auto",
-                                       p4rt_plaintext=args.p4rt_plaintext)
+            spec = TopoSpec.from_rates(rates, backend=args.backend or "auto")
         except ValueError as exc:
             print(f"topo: --rates: {exc}", file=sys.stderr)
             return 2
-        make_bed = partial(Testbed, spec)
+        make_bed = partial(Testbed, spec, args.p4rt_plaintext)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

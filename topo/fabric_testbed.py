@@ -60,8 +60,6 @@ class FabricSpec:
     log_dir: Path = field(default_factory=lambda: build_dir() / "logs")
     probe_port: int | None = None  # None: the compiled program's, if it has one
     host_addresses: int = 1  # every host's addresses (MPTCP's subflows; 1: its own only)
-    # True: P4Runtime in plaintext without client authentication (topo/bed.py)
-    p4rt_plaintext: bool = False
 
     @cached_property
     def model(self) -> Fabric:
@@ -79,12 +77,13 @@ class FabricSpec:
 
 
 class FabricTestbed(Bed):
-    """A fabric in Mininet (module docstring); `links` by fabric link name."""
+    """A fabric in Mininet (module docstring); `links` by fabric link name.
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
 
-    def __init__(self, spec: FabricSpec) -> None:
+    def __init__(self, spec: FabricSpec, p4rt_plaintext: bool = False) -> None:
         self.spec = spec
         self.plan = spec.plan  # ValueError early: names that clash
-        super().__init__(spec.backend, spec.log_dir, spec.p4rt_plaintext)
+        super().__init__(spec.backend, spec.log_dir, p4rt_plaintext)
         self.netcfg: NetCfg | None = None
 
     def __enter__(self) -> FabricTestbed:

@@ -57,8 +57,6 @@ class TopoSpec:
     # the switches' probe port (a veth to the controller for its probes); None: the compiled
     # program's (its P4Info's @ports), if it has one
     probe_port: int | None = None
-    # True: P4Runtime in plaintext without client authentication (topo/bed.py)
-    p4rt_plaintext: bool = False
 
     @classmethod
     def from_rates(cls, rates: tuple[float, ...], queue_packets: int = 100, **kw: Any) -> TopoSpec:
@@ -74,9 +72,10 @@ class TopoSpec:
 
 
 class Testbed(Bed):
-    """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment)."""
+    """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment).
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
 
-    def __init__(self, spec: TopoSpec | None = None) -> None:
+    def __init__(self, spec: TopoSpec | None = None, p4rt_plaintext: bool = False) -> None:
         spec = spec or TopoSpec()
         self.spec = spec
         if not 1 <= len(self.spec.paths) <= MAX_PATHS:
@@ -85,7 +84,7 @@ class Testbed(Bed):
             raise ValueError("host_addresses: between 1 and 8")
         if not 1 <= self.spec.host_interfaces <= min(4, self.spec.host_addresses):
             raise ValueError("host_interfaces: between 1 and min(4, host_addresses)")
-        super().__init__(spec.backend, spec.log_dir, spec.p4rt_plaintext)
+        super().__init__(spec.backend, spec.log_dir, p4rt_plaintext)
         self.netcfg: NetCfg | None = None
 
     def __enter__(self) -> Testbed:

@@ -200,7 +200,7 @@ def run_experiments(
         if run_dir.exists():
             shutil.rmtree(run_dir)
         try:
-            raw = Run(sc, policy, k, run_dir, p4rt_plaintext).execute(progress)
+            raw = Run(sc, policy, k, run_dir, p4rt_plaintext=p4rt_plaintext).execute(progress)
         except (RunError, RuntimeError, OSError) as exc:
             failed += 1
             progress(f"FAILED: {exc}")

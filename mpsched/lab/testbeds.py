@@ -28,20 +28,18 @@ def make_testbed(sc: Scenario, seed: int, log_dir: Path,
     if sc.fabric is None:
         from mpsched.topo.testbed import Testbed
 
-        return Testbed(replace(sc.topo, seed=seed, log_dir=log_dir,
-                               p4rt_plaintext=p4rt_plaintext))
+        return Testbed(replace(sc.topo, seed=seed, log_dir=log_dir), p4rt_plaintext)
     from mpsched.topo.fabric_testbed import FabricSpec, FabricTestbed
 
     assert sc.fabric_section is not None, "a fabric scenario keeps its section"
     spec = FabricSpec(sc.fabric_section, sc.fabric, backend=sc.topo.backend, seed=seed,
                       log_dir=log_dir,
-                      host_addresses=max(1, mptcp_subflows(sc.fabric_workload)),
-                      p4rt_plaintext=p4rt_plaintext)
+                      host_addresses=max(1, mptcp_subflows(sc.fabric_workload)))
     if sc.cluster is not None:
         from mpsched.topo.cluster_testbed import ClusterFabricTestbed
 
         return ClusterFabricTestbed(spec, sc.cluster)
-    return FabricTestbed(spec)
+    return FabricTestbed(spec, p4rt_plaintext)
 
 
 def delivered_bytes(link_stats: dict[Any, dict]) -> dict[str, int]:

@@ -33,8 +33,8 @@ def test_the_fabric_testbed_serves_tls_and_describes_it(tmp_path: Path) -> None:
 
 
 def test_plaintext_on_request(tmp_path: Path) -> None:
-    bed = FabricTestbed(FabricSpec(leaf_spine(2, 1), backend="linkem", log_dir=tmp_path,
-                                   p4rt_plaintext=True))
+    bed = FabricTestbed(FabricSpec(leaf_spine(2, 1), backend="linkem", log_dir=tmp_path),
+                        p4rt_plaintext=True)
     bed.open_tls()
     assert bed.switch_tls("leaf1") is None and bed.description_extra() is None
     assert not (tmp_path / TLS_DIR).exists()
@@ -54,8 +54,8 @@ def test_the_two_edge_description_carries_tls(tmp_path: Path) -> None:
     assert str(bed.tls.dir) in transport_line(bed.tls)
     bed.stop()
     assert not (tmp_path / TLS_DIR).exists()
-    plain = testbed.Testbed(testbed.TopoSpec(backend="linkem", log_dir=tmp_path,
-                                             p4rt_plaintext=True))
+    plain = testbed.Testbed(testbed.TopoSpec(backend="linkem", log_dir=tmp_path),
+                            p4rt_plaintext=True)
     plain.open_tls()
     plain.host_ports = bed.host_ports
     assert plain._netcfg(switches, {}, {}).tls is None
