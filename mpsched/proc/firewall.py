@@ -1,4 +1,5 @@
-"""Keep a BMv2 switch's Thrift port on loopback with an nftables table of the project's own.
+"""Keep a BMv2 switch's Thrift port on loopback with an nftables table of the project's own
+(and its gRPC port, which listens on loopback already, to the lab's user).
 
 simple_switch_grpc (BMv2 1.15.5) has no option for the Thrift server's address: it listens
 on every address of the machine, and anyone who reaches it can rewrite the switch's tables.
@@ -7,9 +8,11 @@ The switches a process starts therefore share one table ``inet mpsched_thrift_<p
 set of their Thrift ports, an input chain that drops TCP to a port of the set arriving on
 any interface but ``lo``, and an output chain that resets a connection to one of them on
 ``lo`` from a socket of another user than the one that started the switches (nftables' ``meta
-skuid``, the socket's owner): on loopback only the lab's own user, and root, reach Thrift
-(docs/security.md, "Local users"). The first guarded switch creates the table, each switch adds its
-port before it starts and removes it when it stops, and the last one's stop deletes the table;
+skuid``, the socket's owner; that user is root, as nft needs it): on loopback only the lab's
+own user reaches Thrift (docs/security.md, "Local users"). A switch's gRPC port on loopback joins the set too
+(mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's alone. The first
+guarded switch creates the table, each switch adds its
+ports before it starts and removes them when it stops, and the last one's stop deletes the table;
 the table is recorded in the run's registry (mpsched/proc/cleanup.py) so that `mpsched
 cleanup` removes it after a killed run (docs/security.md).
 

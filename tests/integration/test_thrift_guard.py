@@ -3,7 +3,8 @@
 joined to the host by a veth pair on 198.51.100.0/24 (TEST-NET-2, RFC 5737; the machine's
 own network may use TEST-NET-1), cannot reach a switch's Thrift or gRPC port, which loopback
 reaches; without the guard, Thrift would be reachable from there. On loopback another user
-(nobody) is refused by a guarded switch's Thrift port, which it reaches on an unguarded one.
+(nobody) is refused by a guarded switch's Thrift and gRPC ports, which it reaches on an
+unguarded one.
 Everything is removed afterwards, the guard's table too."""
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ def test_switches_share_one_table_until_the_last_stops(outside, tmp_path):
     assert outside.tables == []
 
 
-def test_on_loopback_thrift_is_the_labs_users_only(outside, tmp_path):
+def test_on_loopback_thrift_and_grpc_are_the_labs_users_only(outside, tmp_path):
     require("nft")
     if shutil.which("setpriv") is None:
         pytest.skip("missing: setpriv (Debian package util-linux)")
@@ -140,8 +141,9 @@ def test_on_loopback_thrift_is_the_labs_users_only(outside, tmp_path):
         open_sw.start()
         guarded.start()
         assert as_nobody(open_sw.thrift_port), "user nobody connects to nothing here"
-        assert not as_nobody(guarded.thrift_port)
-        assert on_loopback(guarded.thrift_port)
+        assert as_nobody(open_sw.grpc_port)
+        assert not as_nobody(guarded.thrift_port) and not as_nobody(guarded.grpc_port)
+        assert on_loopback(guarded.thrift_port) and on_loopback(guarded.grpc_port)
     finally:
         guarded.stop()
         open_sw.stop()
