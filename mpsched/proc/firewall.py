@@ -9,10 +9,10 @@ set of their Thrift ports, an input chain that drops TCP to a port of the set ar
 any interface but ``lo``, and an output chain that resets a connection to one of them on
 ``lo`` from a socket of another user than the one that started the switches (nftables' ``meta
 skuid``, the socket's owner; that user is root, as nft needs it): on loopback only the lab's
-own user reaches Thrift (docs/security.md, "Local users"). A switch's gRPC port on loopback joins the set too
-(mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's alone. The first
-guarded switch creates the table, each switch adds its
-ports before it starts and removes them when it stops, and the last one's stop deletes the table;
+own user reaches Thrift (docs/security.md, "Local users"). A switch's gRPC port on loopback
+joins the set too (mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's
+alone. The first guarded switch creates the table, each switch adds its ports before it
+starts and removes them when it stops, and the last one's stop deletes the table;
 the table is recorded in the run's registry (mpsched/proc/cleanup.py) so that `mpsched
 cleanup` removes it after a killed run (docs/security.md).
 
