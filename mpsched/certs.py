@@ -101,10 +101,15 @@ def issue(ca: tuple[x509.Certificate, ec.EllipticCurvePrivateKey], common_name: 
     return builder.sign(ca_key, hashes.SHA256()), key
 
 
+def pem(cert: x509.Certificate) -> bytes:
+    """A certificate as PEM."""
+    return cert.public_bytes(serialization.Encoding.PEM)
+
+
 def write_pair(out: Path, stem: str, cert: x509.Certificate,
                key: ec.EllipticCurvePrivateKey) -> None:
     """<stem>.pem (0644) and <stem>.key (0600, created so: never readable by others)."""
-    (out / f"{stem}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (out / f"{stem}.pem").write_bytes(pem(cert))
     key_path = out / f"{stem}.key"
     key_path.unlink(missing_ok=True)
     fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, KEY_MODE)

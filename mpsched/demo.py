@@ -25,7 +25,7 @@ from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.client.rest import RestClient
 from mpsched.emu.params import LinkParams
 from mpsched.emu.segment import MAX_PATHS
-from mpsched.proc import prereqs
+from mpsched.proc import labtls, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.controller import start_controller, stop_controller
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the dashboard's URL, per-pair goodput at the end (mpsched/demo_fabric.py)",
     )
     demo_fabric.add_arguments(parser)
+    labtls.add_option(parser)
     parser.add_argument(
         "--screenshot",
         default=None,
@@ -198,7 +199,7 @@ def execute(args: argparse.Namespace) -> int:
     poll = 0.5
     controller = None
     try:
-        with Testbed(TopoSpec.from_rates(rates)) as bed:
+        with Testbed(TopoSpec.from_rates(rates), args.p4rt_plaintext) as bed:
             controller, rest = start_controller(
                 bed.netcfg_path, bed.spec.log_dir / "controller.log", bed.registry, poll
             )

@@ -100,7 +100,8 @@ def execute(args: argparse.Namespace) -> int:
     interrupt_on_signals()
     log.info("%s under %s: %gs of all-to-all web-search flows", sc.name, args.policy, seconds)
     try:
-        run = _run_class(screenshot_path(args.screenshot, SCREENSHOT))(sc, args.policy, 0, out)
+        run = _run_class(screenshot_path(args.screenshot, SCREENSHOT))(
+            sc, args.policy, 0, out, args.p4rt_plaintext)
         raw = run.execute(lambda m: log.info("%s", m))
         result = analysis.analyse(raw)
     except KeyboardInterrupt:

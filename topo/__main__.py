@@ -10,6 +10,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from mpsched.proc import labtls
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -20,7 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
         "emulated link per fabric link; docs/fabric.md), over several servers when it has a "
         "cluster section (docs/scaling.md), write the network description for "
         "the controller, and wait; Ctrl-C tears it down. Schedules and workloads of a "
-        "scenario are not started (use `mpsched run` for those).",
+        "scenario are not started (use `mpsched run` for those). The switches serve "
+        "P4Runtime over TLS with client certificates of a CA made for the testbed, in the "
+        "description's directory and readable by this user only: run the controller as "
+        "the same user.",
     )
     parser.add_argument(
         "--rates",
@@ -38,7 +43,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="link emulator (default: auto = netem if the kernel has it, else linkem)",
     )
     parser.add_argument("--cli", action="store_true", help="open the Mininet CLI")
+    labtls.add_option(parser)
     return parser
+
+
+def transport_line(tls: labtls.LabTls | None) -> str:
+    """How the switches serve P4Runtime, for the operator."""
+    if tls is None:
+        return (f"p4runtime: plaintext ({labtls.PLAINTEXT_OPTION}): any local process can "
+                "take the switches")
+    return (f"p4runtime: TLS with client certificates in {tls.dir} (this user's only; "
+            "removed at Ctrl-C)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,7 +81,7 @@ def execute(args: argparse.Namespace) -> int:
             sc = load(args.scenario, backend=args.backend, fabric=True)
         except ScenarioError as exc:
             return cli_error(exc, "topo")
-        make_bed = partial(make_testbed, sc, 0, build_dir() / "logs")
+        make_bed = partial(make_testbed, sc, 0, build_dir() / "logs", args.p4rt_plaintext)
     else:
         try:
             rates = tuple(float(r) for r in args.rates.split(","))
@@ -78,7 +93,7 @@ def execute(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"topo: --rates: {exc}", file=sys.stderr)
             return 2
-        make_bed = partial(Testbed, spec)
+        make_bed = partial(Testbed, spec, args.p4rt_plaintext)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -90,6 +105,7 @@ def execute(args: argparse.Namespace) -> int:
         return 2
     with bed:
         print(f"netcfg: {bed.netcfg_path}", flush=True)
+        print(transport_line(bed.tls), flush=True)
         print(f"run: mpsched controller --netcfg {bed.netcfg_path}", flush=True)
         if args.cli:
             from mininet.cli import CLI

@@ -5,7 +5,10 @@
 on Ctrl-C, a cleanup `Registry` (mpsched/proc/cleanup.py) recording every process and link it
 starts (so `mpsched cleanup` removes what a killed owner left), the link emulators' schedules,
 and the port and host preparation both topologies need (offloads off, IPv6 off, the path
-MTU on switch-to-switch links, static ARP for the hosts' gateway).
+MTU on switch-to-switch links, static ARP for the hosts' gateway). Unless told
+`p4rt_plaintext`, the switches serve P4Runtime over TLS with client authentication, with
+certificates of a CA the testbed makes when it starts and removes when it stops
+(mpsched/proc/labtls.py; docs/security.md, "Local users").
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from mininet.net import Mininet
 from mpsched.emu.params import LinkParams
 from mpsched.emu.schedule import Event, LinkScheduler
 from mpsched.p4rt.pipeline import program_probe_port
+from mpsched.proc.bmv2 import ServerTls
 from mpsched.proc.cleanup import Registry, sweep
+from mpsched.proc.labtls import LabTls
 from mpsched.proc.layout import p4_artifacts
 
 from .bmv2_switch import Bmv2MininetSwitch
@@ -85,8 +90,10 @@ class Bed:
     """A Mininet testbed's life cycle (module docstring). Subclasses build the network in
     `start()` and keep their emulated links in `links`."""
 
-    def __init__(self, backend: str, log_dir: Path) -> None:
+    def __init__(self, backend: str, log_dir: Path, p4rt_plaintext: bool = False) -> None:
         self.backend = choose_backend(backend)
+        self.p4rt_plaintext = p4rt_plaintext
+        self.tls: LabTls | None = None  # the switches' certificates, once started
         self.registry = Registry()
         self.net: Mininet | None = None
         self.log_dir = log_dir
@@ -117,6 +124,22 @@ class Bed:
         setLogLevel("warning")
         self.net = Mininet(build=False, controller=None, autoSetMacs=False, autoStaticArp=False)
         return self.net
+
+    def open_tls(self) -> None:
+        """The testbed's CA and the controller's certificate (module docstring), unless
+        P4Runtime is to be plaintext."""
+        if not self.p4rt_plaintext:
+            self.tls = LabTls.under(self.log_dir).create()
+
+    def switch_tls(self, name: str) -> ServerTls | None:
+        """How switch `name` serves P4Runtime: over TLS with its own certificate once
+        `open_tls` made the CA, else (None) in plaintext."""
+        return self.tls.switch(name) if self.tls is not None else None
+
+    def description_tls(self) -> dict[str, str] | None:
+        """The network description's top-level `tls`: the controller's way to the switches
+        (None: plaintext)."""
+        return self.tls.description() if self.tls is not None else None
 
     def prepare_switch_ports(self, net: Mininet) -> None:
         """After `net.build()`: every switch interface recorded for cleanup, offloads and
@@ -239,6 +262,9 @@ class Bed:
             self._close_links()
         finally:
             self.registry.close()
+            if self.tls is not None:
+                self.tls.remove()
+                self.tls = None
 
     def _close_links(self) -> None:
         for link in self.links.values():

@@ -240,6 +240,11 @@ class ClusterFabricTestbed(FabricTestbed):
         """The server of an interface of the layout (`<node>-eth<n>`): its node's."""
         return self.placement[name.rsplit("-eth", 1)[0]]
 
+    def open_tls(self) -> None:
+        """No CA of the testbed's own: a switch on another server needs its certificate
+        there, so the cluster's switches use `cluster.tls` (a directory `mpsched certs`
+        wrote), or plaintext without it (docs/scaling.md)."""
+
     def description_extra(self) -> dict[str, Any] | None:
         """With `tls`: the controller's CA and client certificate (docs/security.md)."""
         tls = self.cluster.tls

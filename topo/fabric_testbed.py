@@ -10,7 +10,8 @@ default route via the edge's gateway; static ARP entries give the gateway and th
 hosts of its edge the edge's router MAC (the switch answers no ARP). Edge switches get the
 program's probe port (a veth to the controller), transit switches originate no probes and
 get none. The network description (`mpsched.fabric.netdesc.describe`, with the switches'
-P4Runtime addresses and probe interfaces) is written to `netcfg_path`.
+P4Runtime addresses and probe interfaces, and the controller's TLS certificate unless
+`p4rt_plaintext`: topo/bed.py) is written to `netcfg_path`.
 
 `FabricTestbed` is a context manager like the two-edge `Testbed` (topo/bed.py): whatever it
 started is stopped on exit, on an exception and on Ctrl-C, and recorded for `mpsched cleanup`.
@@ -76,12 +77,13 @@ class FabricSpec:
 
 
 class FabricTestbed(Bed):
-    """A fabric in Mininet (module docstring); `links` by fabric link name."""
+    """A fabric in Mininet (module docstring); `links` by fabric link name.
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
 
-    def __init__(self, spec: FabricSpec) -> None:
+    def __init__(self, spec: FabricSpec, p4rt_plaintext: bool = False) -> None:
         self.spec = spec
         self.plan = spec.plan  # ValueError early: names that clash
-        super().__init__(spec.backend, spec.log_dir)
+        super().__init__(spec.backend, spec.log_dir, p4rt_plaintext)
         self.netcfg: NetCfg | None = None
 
     def __enter__(self) -> FabricTestbed:
@@ -99,12 +101,13 @@ class FabricTestbed(Bed):
     def start(self) -> None:
         net = self.new_net()
         probe_port = resolve_probe_port(self.spec.probe_port)
+        self.open_tls()
         switches = {
             s.name: net.addSwitch(
                 s.name, cls=self.switch_cls, device_id=s.device_id, dpid=f"{s.device_id:x}",
                 registry=self.registry, log_dir=self.spec.log_dir,
                 probe_port=probe_port if s.edge_id and self.probes_beside(s.name) else None,
-                **self.node_params(s.name),
+                **({"tls": self.switch_tls(s.name)} | self.node_params(s.name)),
             )
             for s in self.plan.switches
         }  # fmt: skip
@@ -176,9 +179,10 @@ class FabricTestbed(Bed):
         return self.spec.description(grpc, probes, self.description_extra())
 
     def description_extra(self) -> dict[str, Any] | None:
-        """Top-level keys of the network description beyond the fabric (the cluster
-        variant's: `tls`)."""
-        return None
+        """Top-level keys of the network description beyond the fabric: `tls`, the way to
+        the switches over TLS (the cluster variant's: its own certificates')."""
+        tls = self.description_tls()
+        return {"tls": tls} if tls else None
 
     # ---- run-time -------------------------------------------------------
 

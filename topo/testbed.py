@@ -29,7 +29,7 @@ from mininet.net import Mininet
 from mpsched import addressing as ap
 from mpsched.emu.params import LinkParams
 from mpsched.emu.segment import MAX_PATHS, PathSpec
-from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg
+from mpsched.netcfg import HostCfg, NetCfg, PathCfg, PinCfg, SwitchCfg, TlsCfg
 from mpsched.proc.layout import build_dir
 
 from .bed import PATH_MTU, Bed, Schedule, resolve_probe_port
@@ -72,9 +72,10 @@ class TopoSpec:
 
 
 class Testbed(Bed):
-    """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment)."""
+    """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment).
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
 
-    def __init__(self, spec: TopoSpec | None = None) -> None:
+    def __init__(self, spec: TopoSpec | None = None, p4rt_plaintext: bool = False) -> None:
         spec = spec or TopoSpec()
         self.spec = spec
         if not 1 <= len(self.spec.paths) <= MAX_PATHS:
@@ -83,7 +84,7 @@ class Testbed(Bed):
             raise ValueError("host_addresses: between 1 and 8")
         if not 1 <= self.spec.host_interfaces <= min(4, self.spec.host_addresses):
             raise ValueError("host_interfaces: between 1 and min(4, host_addresses)")
-        super().__init__(spec.backend, spec.log_dir)
+        super().__init__(spec.backend, spec.log_dir, p4rt_plaintext)
         self.netcfg: NetCfg | None = None
 
     def __enter__(self) -> Testbed:
@@ -115,6 +116,7 @@ class Testbed(Bed):
         spec = self.spec
         net = self.new_net()
         probe_port = resolve_probe_port(spec.probe_port)
+        self.open_tls()
         switches = [
             net.addSwitch(
                 f"s{n}",
@@ -123,6 +125,7 @@ class Testbed(Bed):
                 registry=self.registry,
                 log_dir=spec.log_dir,
                 probe_port=probe_port,
+                tls=self.switch_tls(f"s{n}"),
             )
             for n in (1, 2)
         ]
@@ -254,7 +257,9 @@ class Testbed(Bed):
                     probe_iface=sw.probe_iface,
                 )
             )
-        return NetCfg(switches=tuple(cfgs))
+        tls = self.description_tls()
+        return NetCfg(switches=tuple(cfgs), tls=TlsCfg(tls["ca_cert"], tls["cert"], tls["key"])
+                      if tls else None)
 
     # ---- run-time -------------------------------------------------------
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mpsched.lab.programs import FULL, PLAIN_ECMP, PROGRAMS
 from mpsched.lab.scenario import POLICIES
-from mpsched.proc import cpulimit
+from mpsched.proc import cpulimit, labtls
 
 EPILOG = """\
 Run k of a scenario uses seed `seed + k` (link emulators, workloads), a fresh
@@ -122,6 +122,7 @@ def build_parser(compare: bool = False) -> argparse.ArgumentParser:
         help="with --resume: run again, with the same seed, the kept runs marked cpu_bound",
     )
     cpulimit.add_option(p)
+    labtls.add_option(p)
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     p.set_defaults(compare=compare)
     return p

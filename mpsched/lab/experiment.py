@@ -158,12 +158,14 @@ def run_experiments(
     keep_captures: bool,
     resume: bool = False,
     rerun_cpu_bound: bool = False,
+    p4rt_plaintext: bool = False,
 ) -> tuple[list, int]:
     """Run everything; returns (results, failed runs). Ctrl-C propagates after clean-up.
     With `resume`, a run OUT already holds (`kept_run`: its JSON, or a row of the scenario's
     runs.csv) is kept instead of run again, and the rows of that runs.csv this call does not
     replace stay in the results (`table_rows`). OUT/<scenario>/runs.csv is rewritten after
-    every run, so a call cut short (Ctrl-C, the end of a session) leaves its table."""
+    every run, so a call cut short (Ctrl-C, the end of a session) leaves its table. With
+    `p4rt_plaintext` the testbeds' switches serve P4Runtime without TLS (topo/bed.py)."""
     from mpsched.lab import analysis, report
     from mpsched.lab.runner import Run, RunError
 
@@ -198,7 +200,7 @@ def run_experiments(
         if run_dir.exists():
             shutil.rmtree(run_dir)
         try:
-            raw = Run(sc, policy, k, run_dir).execute(progress)
+            raw = Run(sc, policy, k, run_dir, p4rt_plaintext=p4rt_plaintext).execute(progress)
         except (RunError, RuntimeError, OSError) as exc:
             failed += 1
             progress(f"FAILED: {exc}")
@@ -364,6 +366,7 @@ def execute(args: argparse.Namespace) -> int:
         results, failed = run_experiments(
             scenarios, policies_for, args.runs, out, args.keep_captures,
             resume=args.resume, rerun_cpu_bound=args.rerun_cpu_bound,
+            p4rt_plaintext=args.p4rt_plaintext,
         )
     except KeyboardInterrupt:
         print(

@@ -89,8 +89,10 @@ class RunRaw:
 class Run:
     """One run of a scenario under one policy; use `execute()`."""
 
-    def __init__(self, scenario: Scenario, policy: str, run: int, out_dir: Path) -> None:
+    def __init__(self, scenario: Scenario, policy: str, run: int, out_dir: Path,
+                 p4rt_plaintext: bool = False) -> None:
         self.scenario = scenario
+        self.p4rt_plaintext = p4rt_plaintext  # the testbed's P4Runtime without TLS
         self.policy = policy
         self.seed = scenario.seed + run
         self.raw = RunRaw(scenario, policy, run, self.seed, out_dir)
@@ -187,7 +189,7 @@ class Run:
         self.raw.dir.mkdir(parents=True, exist_ok=True)
         log_dir = self.raw.dir / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
-        with make_testbed(self.scenario, self.seed, log_dir) as bed:
+        with make_testbed(self.scenario, self.seed, log_dir, self.p4rt_plaintext) as bed:
             self.bed = bed
             try:
                 self._execute(progress)

@@ -20,13 +20,15 @@ if TYPE_CHECKING:
     from mpsched.topo.testbed import Testbed
 
 
-def make_testbed(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTestbed:
+def make_testbed(sc: Scenario, seed: int, log_dir: Path,
+                 p4rt_plaintext: bool = False) -> Testbed | FabricTestbed:
     """The testbed of a run of `sc` with emulators seeded by `seed`, logs in `log_dir`
-    (not started: it is a context manager)."""
+    (not started: it is a context manager); its switches serve P4Runtime over TLS unless
+    `p4rt_plaintext` (topo/bed.py)."""
     if sc.fabric is None:
         from mpsched.topo.testbed import Testbed
 
-        return Testbed(replace(sc.topo, seed=seed, log_dir=log_dir))
+        return Testbed(replace(sc.topo, seed=seed, log_dir=log_dir), p4rt_plaintext)
     from mpsched.topo.fabric_testbed import FabricSpec, FabricTestbed
 
     assert sc.fabric_section is not None, "a fabric scenario keeps its section"
@@ -37,7 +39,7 @@ def make_testbed(sc: Scenario, seed: int, log_dir: Path) -> Testbed | FabricTest
         from mpsched.topo.cluster_testbed import ClusterFabricTestbed
 
         return ClusterFabricTestbed(spec, sc.cluster)
-    return FabricTestbed(spec)
+    return FabricTestbed(spec, p4rt_plaintext)
 
 
 def delivered_bytes(link_stats: dict[Any, dict]) -> dict[str, int]:

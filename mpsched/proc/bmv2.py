@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import shutil
@@ -43,6 +44,16 @@ def switch_environment() -> dict[str, str]:
     return {"MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", str(SWITCH_MALLOC_ARENAS))}
 
 
+def on_loopback(host: str) -> bool:
+    """Whether `host` (an address or ``localhost``) is a loopback address."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class ServerTls:
     """simple_switch_grpc's P4Runtime server over TLS: its certificate and key, and with
@@ -73,7 +84,9 @@ class Bmv2Switch:
     The pipeline is pushed over P4Runtime (over TLS with `tls`). gRPC listens on
     `grpc_host` (127.0.0.1 unless told otherwise). BMv2's Thrift port always listens on all
     addresses (BMv2 1.15.5 has no option for it): with `guard_thrift` an nftables table drops
-    what reaches it from any interface but loopback (mpsched/proc/firewall.py).
+    what reaches it from any interface but loopback, and on loopback resets what comes from
+    another user's socket (mpsched/proc/firewall.py); a gRPC port on loopback gets the same
+    guard, so that a switch in plaintext is the lab's user's alone too.
     """
 
     name: str
@@ -88,7 +101,8 @@ class Bmv2Switch:
     tls: ServerTls | None = None
     grpc_host: str = "127.0.0.1"
     guard_thrift: bool = True
-    guard_table: str | None = None  # the nftables table guarding the Thrift port (shared)
+    guard_table: str | None = None  # the nftables table guarding the ports (shared)
+    guarded: list[int] = field(default_factory=list)  # the ports in it
     binary: str | None = None  # None: simple_switch_grpc from PATH, checked here
 
     @property
@@ -113,18 +127,32 @@ class Bmv2Switch:
             cmd += self.tls.options()
         return cmd
 
-    def _guard(self) -> None:
+    def guard_ports(self) -> list[int]:
+        """The ports to guard: Thrift's, and gRPC's when it listens on loopback (guarded
+        elsewhere, its input rule would drop the controller's connections)."""
         if not self.guard_thrift:
-            return
-        self.guard_table = firewall.guard_port(self.thrift_port)
-        if self.guard_table is not None and self.registry is not None:
-            self.registry.add_table(self.guard_table)
+            return []
+        return [self.thrift_port, *([self.grpc_port] if on_loopback(self.grpc_host) else [])]
+
+    def _guard(self) -> None:
+        for port in self.guard_ports():
+            table = firewall.guard_port(port)
+            if table is None:
+                continue
+            self.guarded.append(port)
+            if self.guard_table is None and self.registry is not None:
+                self.registry.add_table(table)
+            self.guard_table = table
 
     def _unguard(self) -> None:
         if self.guard_table is None:
             return
-        if firewall.unguard_port(self.thrift_port) and self.registry is not None:
+        gone = False
+        for port in self.guarded:
+            gone = firewall.unguard_port(port) or gone
+        if gone and self.registry is not None:
             self.registry.forget_table(self.guard_table)
+        self.guarded = []
         self.guard_table = None
 
     def start(self, timeout: float = 15.0) -> None:

@@ -1,12 +1,18 @@
-"""Keep a BMv2 switch's Thrift port on loopback with an nftables table of the project's own.
+"""Keep a BMv2 switch's Thrift port on loopback with an nftables table of the project's own
+(and its gRPC port, which listens on loopback already, to the lab's user).
 
 simple_switch_grpc (BMv2 1.15.5) has no option for the Thrift server's address: it listens
 on every address of the machine, and anyone who reaches it can rewrite the switch's tables.
 The switches a process starts therefore share one table ``inet mpsched_thrift_<pid>_guard``
 (pid: the process that started them, so a killed run's table never names a later run's): a
-set of their Thrift ports and one input chain that drops TCP to a port of the set arriving on
-any interface but ``lo``. The first guarded switch creates the table, each switch adds its
-port before it starts and removes it when it stops, and the last one's stop deletes the table;
+set of their Thrift ports, an input chain that drops TCP to a port of the set arriving on
+any interface but ``lo``, and an output chain that resets a connection to one of them on
+``lo`` from a socket of another user than the one that started the switches (nftables' ``meta
+skuid``, the socket's owner; that user is root, as nft needs it): on loopback only the lab's
+own user reaches Thrift (docs/security.md, "Local users"). A switch's gRPC port on loopback
+joins the set too (mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's
+alone. The first guarded switch creates the table, each switch adds its ports before it
+starts and removes them when it stops, and the last one's stop deletes the table;
 the table is recorded in the run's registry (mpsched/proc/cleanup.py) so that `mpsched
 cleanup` removes it after a killed run (docs/security.md).
 
@@ -48,14 +54,22 @@ def shared_table() -> str:
     return table_name("guard")
 
 
-def shared_ruleset(name: str) -> str:
-    """The nft script creating the shared table `name` with an empty set of ports."""
+def shared_ruleset(name: str, uid: int | None = None) -> str:
+    """The nft script creating the shared table `name` with an empty set of ports, open on
+    loopback to sockets of `uid` (default: this process's effective user) only. A packet
+    the kernel sends without a full socket (a reset, a TIME_WAIT acknowledgement) has no
+    owner, matches no `skuid` and passes."""
+    owner = os.geteuid() if uid is None else uid
     return (
         f"add table {FAMILY} {name}\n"
         f"add set {FAMILY} {name} {GUARD_SET} {{ type inet_service; }}\n"
         f"add chain {FAMILY} {name} input "
         "{ type filter hook input priority filter; policy accept; }\n"
         f'add rule {FAMILY} {name} input iifname != "lo" tcp dport @{GUARD_SET} drop\n'
+        f"add chain {FAMILY} {name} output "
+        "{ type filter hook output priority filter; policy accept; }\n"
+        f'add rule {FAMILY} {name} output oifname "lo" tcp dport @{GUARD_SET} '
+        f"meta skuid != {owner} reject with tcp reset\n"
     )
 
 

@@ -45,17 +45,39 @@ def _mtu(iface: str) -> int:
     return int(Path(f"/sys/class/net/{iface}/mtu").read_text())
 
 
-def _answers_p4runtime(address: str, device_id: int, artifacts) -> None:
-    """Primary arbitration under `device_id` and a pipeline push succeed."""
+def _answers_p4runtime(address: str, device_id: int, artifacts, tls) -> None:
+    """Primary arbitration under `device_id` and a pipeline push succeed over TLS with the
+    description's client certificate."""
     from mpsched.p4rt.client import P4RuntimeClient
     from mpsched.p4rt.p4info import P4Info
 
-    client = P4RuntimeClient(address, device_id, P4Info.from_file(artifacts.p4info))
+    client = P4RuntimeClient(address, device_id, P4Info.from_file(artifacts.p4info), tls=tls)
     try:
         client.connect()
         client.set_pipeline(str(artifacts.bmv2_json))
     finally:
         client.close()
+
+
+def _refuses_strangers(address: str, device_id: int, artifacts, tls) -> None:
+    """A local process without the controller's key takes no mastership: in plaintext with
+    a higher election id, nor over TLS without a client certificate (docs/security.md,
+    "Local users")."""
+    from mpsched.p4rt.client import P4RuntimeClient
+    from mpsched.p4rt.messages import P4RuntimeError
+    from mpsched.p4rt.p4info import P4Info
+    from mpsched.p4rt.tls import TlsError, TlsSettings
+
+    p4info = P4Info.from_file(artifacts.p4info)
+    plain = P4RuntimeClient(address, device_id, p4info, election_id=(1, 0), timeout=3)
+    with pytest.raises(P4RuntimeError, match="speaks TLS"):
+        plain.connect()
+    plain.close()
+    anonymous = P4RuntimeClient(address, device_id, p4info, election_id=(1, 0), timeout=3,
+                                tls=TlsSettings(ca_cert=tls.ca_cert))
+    with pytest.raises(TlsError, match="client certificate"):
+        anonymous.connect()
+    anonymous.close()
 
 
 def _delivered_mbps(bed, link: str, iface: str, seconds: float = 1.5) -> float:
@@ -92,8 +114,12 @@ def test_leaf_spine_comes_up_and_goes(prerequisites, tmp_path):
         net = NetCfg.load(bed.netcfg_path)
         assert [s.name for s in net.switches] == ["leaf1", "leaf2", "leaf3", "spine1", "spine2"]
         assert net.topology == spec.model
+        assert net.tls is not None and net.tls_for(net.switch("leaf1")) is not None
         for sw in net.switches:
-            _answers_p4runtime(sw.grpc_address, sw.device_id, prerequisites)
+            _answers_p4runtime(sw.grpc_address, sw.device_id, prerequisites, net.tls_for(sw))
+        leaf1 = net.switch("leaf1")
+        _refuses_strangers(leaf1.grpc_address, leaf1.device_id, prerequisites,
+                           net.tls_for(leaf1))
         assert all(s.probe_iface for s in net.edge_switches())
         assert net.switch("spine1").probe_iface is None
         assert bed.hosts() == {1: ["h1_1", "h1_2"], 2: ["h2_1", "h2_2"], 3: ["h3_1", "h3_2"]}
@@ -132,6 +158,7 @@ def test_leaf_spine_comes_up_and_goes(prerequisites, tmp_path):
         assert bed.dead_switches() == []
     assert not any(running(pid) for pid in recorded), recorded
     assert links() == before
+    assert not (tmp_path / "p4rt-tls").exists(), "the keys are removed with the testbed"
 
 
 def test_mpsched_run_brings_a_fabric_up(prerequisites, tmp_path):
@@ -153,7 +180,11 @@ def test_mpsched_run_brings_a_fabric_up(prerequisites, tmp_path):
     )
     assert links() == before
     run_dir = out / "fabric-tiny" / "ecmp" / "run0"
-    assert NetCfg.load(run_dir / "logs" / "netcfg.json").topology is not None
+    # the run's description names its P4Runtime certificates, gone with its testbed
+    described = json.loads((run_dir / "logs" / "netcfg.json").read_text())
+    ca_cert = Path(described.pop("tls")["ca_cert"])
+    assert ca_cert.parent == run_dir / "logs" / "p4rt-tls" and not ca_cert.parent.exists()
+    assert NetCfg.from_dict(described).topology is not None
     assert proc.returncode == 0, proc.stderr[-3000:]
     (path,) = run_dir.glob("fabric-tiny__*__run000.json")
     shares = json.loads(path.read_text())["cpu_shares"]

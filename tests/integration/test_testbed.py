@@ -76,6 +76,10 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
     before = links()
     with Testbed(TopoSpec.from_rates((10.0, 5.0), log_dir=tmp_path)) as bed:
         recorded = dict(bed.registry.processes)
+        # P4Runtime over TLS by default: the controller below reaches the switches with the
+        # description's client certificate (docs/security.md, "Local users")
+        assert bed.netcfg is not None and bed.netcfg.tls is not None
+        assert bed.netcfg.tls.cert is not None and Path(bed.netcfg.tls.cert).is_file()
         with controller(bed, prerequisites, tmp_path) as rest:
             rest.set_weight(2, 0)
             out = bed.host("h1").cmd(f"ping -c 5 -i 0.2 -W 2 {ap.H2_IP}")
@@ -96,6 +100,7 @@ def test_ping_over_weighted_path_and_clean_stop(prerequisites, tmp_path):
             assert paths[2]["bytes"] <= 40 * paths[2]["packets"], paths
     assert not any(running(pid) for pid in recorded), recorded
     assert links() == before
+    assert not (tmp_path / "p4rt-tls").exists(), "the keys are removed with the testbed"
 
 
 def test_killed_owner_is_swept(prerequisites, tmp_path):

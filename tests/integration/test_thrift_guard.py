@@ -2,13 +2,17 @@
 (mpsched/proc/firewall.py, docs/security.md): a network namespace standing for the outside,
 joined to the host by a veth pair on 198.51.100.0/24 (TEST-NET-2, RFC 5737; the machine's
 own network may use TEST-NET-1), cannot reach a switch's Thrift or gRPC port, which loopback
-reaches; without the guard, Thrift would be reachable from there. Everything is removed
-afterwards, the guard's table too."""
+reaches; without the guard, Thrift would be reachable from there. On loopback another user
+(nobody) is refused by a guarded switch's Thrift and gRPC ports, which it reaches on an
+unguarded one.
+Everything is removed afterwards, the guard's table too."""
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -63,6 +67,20 @@ def from_outside(port: int, address: str = HOST_IP) -> bool:
     return result.returncode == 0
 
 
+NOBODY = 65534
+# the system's Python: root's own (a pyenv shim, a virtualenv) may be out of nobody's reach
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def as_nobody(port: int) -> bool:
+    """Whether a process of user nobody connects to `port` on 127.0.0.1."""
+    result = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                             "--clear-groups", str(SYSTEM_PYTHON), "-c", PROBE, "127.0.0.1",
+                             str(port)], capture_output=True, timeout=10, cwd="/")
+    assert result.returncode in (0, 1), result.stderr  # 1: refused; else the probe broke
+    return result.returncode == 0
+
+
 def on_loopback(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1.5).close()
@@ -114,3 +132,22 @@ def test_switches_share_one_table_until_the_last_stops(outside, tmp_path):
         second.stop()
     assert firewall.shared_table() not in firewall.tables()
     assert outside.tables == []
+
+
+def test_on_loopback_thrift_and_grpc_are_the_labs_users_only(outside, tmp_path):
+    require("nft")
+    if shutil.which("setpriv") is None or not SYSTEM_PYTHON.exists():
+        pytest.skip(f"missing: setpriv (Debian package util-linux) or {SYSTEM_PYTHON}")
+    open_sw = Bmv2Switch("itest-lo-open", 1, {}, tmp_path, registry=outside,
+                         guard_thrift=False)
+    guarded = Bmv2Switch("itest-lo-guard", 2, {}, tmp_path, registry=outside)
+    try:
+        open_sw.start()
+        guarded.start()
+        assert as_nobody(open_sw.thrift_port), "user nobody connects to nothing here"
+        assert as_nobody(open_sw.grpc_port)
+        assert not as_nobody(guarded.thrift_port) and not as_nobody(guarded.grpc_port)
+        assert on_loopback(guarded.thrift_port) and on_loopback(guarded.grpc_port)
+    finally:
+        guarded.stop()
+        open_sw.stop()

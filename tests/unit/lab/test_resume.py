@@ -58,14 +58,17 @@ def test_cpu_bound_runs_only_kept_unless_asked(tmp_path):
 
 
 def test_resume_runs_only_what_is_missing(tmp_path, monkeypatch):
-    """Runs 0 and 2 are on disk; only run 1 is executed (by a stand-in for the testbed)."""
+    """Runs 0 and 2 are on disk; only run 1 is executed (by a stand-in for the testbed),
+    with the call's --p4rt-plaintext."""
     for k in (0, 2):
         written(tmp_path, k=k)
     executed = []
+    plaintext: list[bool] = []
 
     class FakeRun:
-        def __init__(self, sc, policy, k, run_dir):
+        def __init__(self, sc, policy, k, run_dir, p4rt_plaintext=False):
             executed.append(k)
+            plaintext.append(p4rt_plaintext)
 
         def execute(self, progress):
             raise runner.RunError("no testbed in a unit test")
@@ -73,9 +76,9 @@ def test_resume_runs_only_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "Run", FakeRun)
     sc = SCENARIO
     results, failed = experiment.run_experiments(
-        [sc], {sc.name: ("ca",)}, 3, tmp_path, False, resume=True
+        [sc], {sc.name: ("ca",)}, 3, tmp_path, False, resume=True, p4rt_plaintext=True
     )
-    assert executed == [1]
+    assert executed == [1] and plaintext == [True]
     assert failed == 1
     assert sorted(r.run for r in results) == [0, 2]
 
@@ -127,7 +130,7 @@ def test_resume_from_a_table_runs_the_rest_and_loses_no_row(tmp_path, monkeypatc
     executed = []
 
     class FakeRun:
-        def __init__(self, sc, policy, k, run_dir):
+        def __init__(self, sc, policy, k, run_dir, p4rt_plaintext=False):
             self.k, self.run_dir = k, run_dir
 
         def execute(self, progress):

@@ -29,6 +29,14 @@ def test_two_edges_get_the_testbed(tmp_path: Path) -> None:
     bed = make_testbed(sc, 3, tmp_path)
     assert isinstance(bed, testbed.Testbed)
     assert bed.spec == dataclasses.replace(sc.topo, seed=3, log_dir=tmp_path)
+    assert not bed.p4rt_plaintext
+
+
+def test_plaintext_reaches_either_testbed(tmp_path: Path) -> None:
+    for name in ("asymmetric.yaml", "fabric/leaf-spine-4x2.yaml"):
+        sc = load(REPO_ROOT / "scenarios" / name, backend="linkem", fabric=True)
+        bed = make_testbed(sc, 0, tmp_path, p4rt_plaintext=True)
+        assert bed.p4rt_plaintext, name
 
 
 def test_delivered_bytes_per_link_and_direction() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.proc import firewall
+from mpsched.proc import bmv2, firewall
 from mpsched.proc.bmv2 import Bmv2Error, Bmv2Switch, ServerTls
 
 
@@ -43,6 +43,17 @@ def test_the_guard_drops_the_port_off_loopback_only():
     assert 'iifname != "lo" tcp dport 9090 drop' in script
 
 
+def test_the_grpc_port_is_guarded_on_loopback_only(tmp_path):
+    sw = Bmv2Switch("s1", 1, {}, tmp_path, grpc_port=5000, thrift_port=5001)
+    assert sw.guard_ports() == [5001, 5000]
+    sw.grpc_host = "10.0.0.1"  # the controller on another host: its input rule would drop it
+    assert sw.guard_ports() == [5001]
+    sw.guard_thrift = False
+    assert sw.guard_ports() == []
+    assert bmv2.on_loopback("::1") and bmv2.on_loopback("localhost")
+    assert not bmv2.on_loopback("s1.lab")
+
+
 def test_only_the_projects_tables_are_removed():
     with pytest.raises(ValueError, match="not a table of the project"):
         firewall.remove_table("filter")
@@ -66,3 +77,12 @@ def test_the_shared_guard_drops_the_sets_ports_off_loopback_only():
     assert f"add set inet {name} ports {{ type inet_service; }}" in script
     assert "type filter hook input priority filter; policy accept;" in script
     assert f'add rule inet {name} input iifname != "lo" tcp dport @ports drop' in script
+
+
+def test_the_shared_guard_opens_loopback_to_the_labs_user_only():
+    name = firewall.shared_table()
+    assert "type filter hook output priority filter; policy accept;" in firewall.shared_ruleset(
+        name)
+    assert (f'add rule inet {name} output oifname "lo" tcp dport @ports meta skuid != 1000 '
+            "reject with tcp reset") in firewall.shared_ruleset(name, uid=1000)
+    assert f"meta skuid != {os.geteuid()} " in firewall.shared_ruleset(name)
