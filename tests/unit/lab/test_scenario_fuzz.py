@@ -56,9 +56,14 @@ def test_the_verdict_fails_what_is_accepted_crashes_or_misnames():
 def test_a_child_out_of_memory_or_hanging_is_a_failure_and_the_rest_go_on(tmp_path):
     good = tmp_path / "s.yaml"
     good.write_bytes(dump(SCENARIO))
-    # 64 MiB of address space: the child cannot even import the validators
+    # 64 MiB of address space: the child cannot even import the validators. Where the
+    # allocation fails decides how: a MemoryError kills the child (status None), or a module
+    # half imported raises something else that the loader's guard names as an internal
+    # error (exit 2). Either way the file is no clean result, and the bench counts it.
     [starved] = scenario_fuzz.check_all([str(good)], memory=64 << 20)
-    assert starved["status"] is None and "MemoryError" in starved["output"], starved
+    assert (starved["status"] is None and "MemoryError" in starved["output"]) or (
+        starved["status"] == 2 and "internal error while validating" in starved["output"]
+    ), starved
     fifo = tmp_path / "p.yaml"
     os.mkfifo(fifo)
     writer = os.open(fifo, os.O_RDWR)  # a writer that never writes: the read waits
