@@ -1,6 +1,6 @@
 """A fabric run with path-tag captures at the edges' ports (`make bench-fabric`'s failover).
 
-`CapturingRun` is the runner's `Run` (mpsched/lab/runner.py) plus, for the measured time, a
+`CapturingRun` is the runner's `Run` (src/mpsched/lab/runner.py) plus, for the measured time, a
 `tcpdump -Q out` of the path-tagged frames on every edge switch's port towards the fabric
 (`fabric_failover.start_captures`), and the wall-clock instant the link schedules started
 (`schedule_wall`), from which a schedule event at `down_s` happened at `schedule_wall +
@@ -26,7 +26,7 @@ class CapturingRun(Run):
     inbound: bool = False
 
     def _measure(self, rest: Any, t0: float, progress: Callable[[str], None]) -> None:
-        from topo.fabric_plan import intf_name
+        from mpsched.topo.fabric_plan import intf_name
 
         if self.scenario.fabric is None:
             raise ValueError(f"{self.scenario.name}: not a fabric scenario")
