@@ -9,7 +9,8 @@ hosts x<i>), edge 2 behind s2 (h2, the receivers, y<i>). Edge n is the /24 ``10.
 - a MAC embeds edge and host: ``00:00:0a:00:<edge>:<host>`` (hex), so host k's primary
   interface has ``00:00:0a:00:0n:0k`` and h<n>'s extra interface j ``HOST_IF_MAC_BASE + j``.
 
-topo/testbed.py builds the Mininet testbed and its network description (mpsched/netcfg.py)
+src/mpsched/topo/testbed.py builds the Mininet testbed and its network description
+(src/mpsched/netcfg.py)
 from these; benchmarks, PTF tests and tests take their addresses from here. Network
 descriptions and scenarios an operator writes (JSON, YAML) carry the literal addresses.
 """

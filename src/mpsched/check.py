@@ -3,7 +3,7 @@ descriptions without starting anything.
 
 Each file is read and parsed within `mpsched.safeload`'s bounds and validated by the same
 code that `mpsched run`, `mpsched fabric`, `mpsched topo` and the controller use. Its kind is
-told by its content: a mapping with `switches` is a network description (mpsched/netcfg.py,
+told by its content: a mapping with `switches` is a network description (src/mpsched/netcfg.py,
 JSON by a ``.json`` name), one with `leaf_spine` or `graph` (and no `name`) a fabric section
 (what a scenario's `fabric:` holds, docs/fabric.md), anything else a scenario
 (scenarios/README.md; two edges or a fabric). A valid file prints
@@ -30,7 +30,7 @@ Each FILE's kind is told by its content: `switches` makes a network description
 fabric section (as under a scenario's `fabric:`), anything else a scenario
 (scenarios/README.md). Nothing is started: no switch, no controller, no Mininet.
 A file is read within bounds (size, nesting, values; no YAML anchors, aliases or
-duplicate keys: mpsched/safeload.py) and validated as `mpsched run`, `mpsched fabric`
+duplicate keys: src/mpsched/safeload.py) and validated as `mpsched run`, `mpsched fabric`
 and the controller would. Prints `FILE: ok (<kind>, <summary>)` per valid file and
 `FILE: field: message` (stderr) per invalid one; exits 0 if every file is valid, 2
 otherwise.

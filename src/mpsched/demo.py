@@ -4,7 +4,7 @@ Brings up h1 - s1 =(2 paths)= s2 - h2 on BMv2, starts the controller, runs
 bulk TCP for a phase with weights 1:0 and a phase with 1:1 (set over REST),
 prints per-path packets and rates and the goodput of each phase, and tears
 everything down (also on Ctrl-C or a switch crash). `--fabric` (`make demo FABRIC=1`) runs
-the fabric demo instead (mpsched/demo_fabric.py).
+the fabric demo instead (src/mpsched/demo_fabric.py).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--fabric",
         action="store_true",
         help="instead: a 4x2 leaf-spine fabric under all-to-all web-search flows for --seconds, "
-        "the dashboard's URL, per-pair goodput at the end (mpsched/demo_fabric.py)",
+        "the dashboard's URL, per-pair goodput at the end (src/mpsched/demo_fabric.py)",
     )
     demo_fabric.add_arguments(parser)
     labtls.add_option(parser)

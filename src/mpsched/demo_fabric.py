@@ -2,10 +2,10 @@
 
 One run of scenarios/fabric-leaf-spine.yaml (4 leaves x 2 spines: six BMv2 switches, eight
 emulated links, a host behind every leaf) under the congestion-aware policy (`--policy`),
-through the experiment runner (mpsched/lab/runner.py): the controller drives every switch,
+through the experiment runner (src/mpsched/lab/runner.py): the controller drives every switch,
 each host sends open-loop web-search flows to the others. The dashboard's URL is printed as
 soon as the controller answers; at the end, per ordered pair of leaves, goodput, flows and
-mean FCT of the short ones (mpsched/lab/fabric_analysis.py). With headless Chromium installed,
+mean FCT of the short ones (src/mpsched/lab/fabric_analysis.py). With headless Chromium installed,
 a screenshot of the dashboard's fabric view (its first pair picked) is taken halfway through
 the traffic (`--screenshot`, default SCREENSHOT). Everything is torn down, also on Ctrl-C or
 a switch crash; the run's files stay in build/results/demo-fabric/.

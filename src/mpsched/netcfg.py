@@ -6,14 +6,14 @@ pinned to one path ("pins": [{"prefix": "10.0.2.3/32", "path_id": 2}]) and, per 
 for all (top-level "tls"), how to reach it over TLS (docs/security.md).
 
 A fabric (docs/fabric.md) is described by a top-level "fabric": a scenario's fabric section
-(leaf_spine or graph, mpsched/fabric/files.py), from which the controller computes the paths
-of every ordered pair of edges and the ports they leave by (mpsched/fabric/ports.py). Then
+(leaf_spine or graph, src/mpsched/fabric/files.py), from which the controller computes the paths
+of every ordered pair of edges and the ports they leave by (src/mpsched/fabric/ports.py). Then
 `switches` lists every switch of the fabric by name (edges and transit switches); an edge
 lists its hosts (host k on port k) and its subnets, no paths and no pins; a transit switch
 lists no hosts, subnets, paths or pins. The classes below
 are pydantic dataclasses: they validate every field (also when built in code) and loading
 names the bad one, e.g. ``switches[0].paths[1].port: must be an integer 0..510, got 600``
-(mpsched/validation.py).
+(src/mpsched/validation.py).
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def _check_fabric(switches: tuple[SwitchCfg, ...], fabric: Fabric | None) -> Non
 
 
 def plan_edges(address: str, paths: tuple[PathCfg, ...]) -> NetCfg:
-    """The two edges of the addressing plan (mpsched/addressing.py) for a controller without a
+    """The two edges of the addressing plan (src/mpsched/addressing.py) for a controller without a
     testbed (the benchmarks): s1 at `address` with h1 behind port 1, and s2, which only names
     the direction of s1's traffic (nothing listens at its address); both with `paths`."""
     s1 = SwitchCfg("s1", 1, address, ap.S1_MAC, (ap.subnet(ap.SENDER_EDGE),),

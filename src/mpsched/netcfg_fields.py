@@ -1,6 +1,6 @@
-"""The network description's field types (mpsched/netcfg.py): MACs, addresses, prefixes,
+"""The network description's field types (src/mpsched/netcfg.py): MACs, addresses, prefixes,
 rates, P4Runtime addresses, interface names, files and ports, each checked with the
-project's messages (mpsched/validation.py)."""
+project's messages (src/mpsched/validation.py)."""
 
 from __future__ import annotations
 

@@ -71,7 +71,7 @@ BY_NAME = {p.name: p for p in PROFILES}
 # The profiles built besides the full program (`make p4-profiles`), each into build/p4-<name>.
 REDUCED = tuple(p for p in PROFILES if p.name != FULL)
 # MAX_EDGES (p4src/include/sizes.p4) of the many-edge build: `make p4-scale` compiles it into
-# build/p4-<n>edges, mpsched/bench/scale.py runs it on up to this many leaves.
+# build/p4-<n>edges, src/mpsched/bench/scale.py runs it on up to this many leaves.
 SCALE_EDGES = 64
 
 

@@ -1,4 +1,4 @@
-"""Headless Chromium for the dashboard: the browser the UI benchmarks (mpsched/bench/ui.py),
+"""Headless Chromium for the dashboard: the browser the UI benchmarks (src/mpsched/bench/ui.py),
 the browser tests (tests/integration/test_ui_*.py) and the demos' screenshots use.
 
 Debian's `chromium` driven by its `chromedriver` through Selenium (`BROWSER_PREREQS`).

@@ -62,7 +62,7 @@ KEEP_FRAC = 0.9  # a step counts towards capacity_mbps at this mean goodput frac
 STOP_FRAC = 0.85  # and the sweep stops below this one
 CONTROLLER_PATHS = 4
 PARTS = ("capacity", "controller", "dataplane")
-SWITCHES, EMULATORS = r"s\d+", r"e\d+"  # their roles in mpsched/lab/cpu.py
+SWITCHES, EMULATORS = r"s\d+", r"e\d+"  # their roles in src/mpsched/lab/cpu.py
 KEYS = re.compile(r"^(dataplane_pps_ratio_ipv4|switch_us_per_pkt_ratio_ipv4)=(\S+)$", re.M)
 
 
@@ -121,7 +121,7 @@ class Step:
 
     def share(self, roles: str) -> float:
         """Mean over the runs of the summed share (% of all cores) of the roles (process names
-        of mpsched/lab/cpu.py: controller, s1, e2, send0@h1, ...) matching the regex `roles`."""
+        of src/mpsched/lab/cpu.py: controller, s1, e2, send0@h1, ...) matching the regex `roles`."""
         pattern = re.compile(roles)
         per_run = [
             math.fsum(v for k, v in s.items() if pattern.fullmatch(k)) for s in self.shares
@@ -166,7 +166,7 @@ def _run_step(scenario: dict, runs: int, duration: float | None, out: Path) -> S
 
 def measured_cores() -> int:
     """How many cores the runs' shares are a share of: those this process may use (a run
-    inherits the affinity, mpsched/lab/cpu.py)."""
+    inherits the affinity, src/mpsched/lab/cpu.py)."""
     return len(os.sched_getaffinity(0))
 
 

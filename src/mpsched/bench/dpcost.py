@@ -24,7 +24,7 @@ distributions ship it is counted too, and probed where the symbol is. Needs root
 `not counted: EVENT (...)` says why.
 
 `--profiles` measures the compile-time profiles of the full program as well (REDUCED of
-mpsched/p4profiles.py, built by `make p4-profiles`), with every kind of traffic
+src/mpsched/p4profiles.py, built by `make p4-profiles`), with every kind of traffic
 (`--traffic`, TRAFFIC): the UDP frame above, a TCP segment from the host bound for the paths,
 the same segment arriving tagged from a path bound for the host (the egress edge), and one
 tagged for another pair of edges (a transit switch's work: `--traffic transit`; the programs

@@ -14,7 +14,7 @@ Two phases, every run on a fresh fabric testbed (root, BMv2, `make p4 linkem`):
    from 20 to 40 s) under the congestion-aware policy, with captures at every edge's ports
    towards the spines; the time from the link going down to the last data frame (not probe)
    whose tag names a path through it, the worst over the pairs
-   (mpsched/bench/fabric_failover.py says how and why).
+   (src/mpsched/bench/fabric_failover.py says how and why).
 
 It ends with
 
@@ -39,7 +39,7 @@ It ends with
 (the first three: ratios of the means over the runs; NaN where runs are missing). The plain
 ECMP program (p4src/bench/plain_ecmp.p4, no controller: docs/fabric.md, "A plain-forwarding
 reference") runs the FCT phase's seeds too, as policy `plain-ecmp`, and a quiet phase
-(mpsched/bench/fabric_quiet.py) brings the fabric up without traffic under each; `--no-plain`
+(src/mpsched/bench/fabric_quiet.py) brings the fabric up without traffic under each; `--no-plain`
 leaves both out. Under `--cpu-limit P` (CPU_LIMIT=P) idle and busy are of the limit. The best
 paper variant is the one of least paired ratio among those with runs (named before the keys).
 Why llhd-ca alone by default: it had the least paired short-flow FCT against letflow of the

@@ -3,7 +3,7 @@
 Every run records the machine's mean idle share (metric ``cpu_idle_pct``), the cores it was
 measured on (``cpu_cores``) and each process's CPU share in % of those cores together
 (``cpu_shares``, by role: the controller as ``controller``, each BMv2 by its switch's name,
-each link emulator by its link's; mpsched/lab/cpu.py). From them:
+each link emulator by its link's; src/mpsched/lab/cpu.py). From them:
 
 - ``controller_core_pct``: the controller's share of *one* core (share x cores), the mean
   over a policy's runs;
@@ -11,7 +11,7 @@ each link emulator by its link's; mpsched/lab/cpu.py). From them:
 - ``with_switch_cost``: each run's switches' CPU per delivered Mbit/s (metric
   ``switch_core_pct_per_mbps``: the switches' summed share of one core / the run's goodput),
   which the bench pairs by seed against the plain-forwarding reference's runs
-  (``paired_ratios``, mpsched/lab/fct.py): what the scheduler costs per byte over plain
+  (``paired_ratios``, src/mpsched/lab/fct.py): what the scheduler costs per byte over plain
   forwarding on the same arrivals.
 """
 

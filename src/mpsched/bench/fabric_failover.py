@@ -197,7 +197,7 @@ def run_failover(policy: str, runs: int, out: Path, duration_s: float | None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Only `make bench-fabric`'s failover phase (mpsched/bench/fabric.py), or its report."""
+    """Only `make bench-fabric`'s failover phase (src/mpsched/bench/fabric.py), or its report."""
     import argparse
     import json
 

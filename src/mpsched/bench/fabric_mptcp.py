@@ -12,7 +12,7 @@ connections every second (`fabric_mptcp_run.SamplingRun`, mptcp.json), from whic
 steered runs' share of samples with each connection's subflows on distinct paths is given.
 
 The figure per run is `mptcp_goodput_frac`: each MPTCP connection's goodput over the capacity
-its paths can give it, the mean over the two connections (mpsched/lab/fabric_mptcp.py
+its paths can give it, the mean over the two connections (src/mpsched/lab/fabric_mptcp.py
 defines it, on the wire: the connection's frames over the alive paths' bottleneck rates over
 the measured window, less the larger of what other frames took on the source edge's links
 and on the destination edge's). It prints per variant the mean with its 95 % interval

@@ -1,11 +1,11 @@
 """A fabric run that samples the controller's MPTCP connections (`make bench-fabric-mptcp`).
 
-`SamplingRun` is the runner's `Run` (mpsched/lab/runner.py) plus, for the measured time, a
+`SamplingRun` is the runner's `Run` (src/mpsched/lab/runner.py) plus, for the measured time, a
 thread that reads `GET /mptcp/connections` every `SAMPLE_S` and, at the end, writes the
 samples to ``mptcp.json`` in the run's directory: ``[{"t": s after the start, "steering":
 bool, "connections": [...]}, ...]`` (each connection as the REST answer gives it: its
 subflows with their pinned path ids). It also keeps what the analysis of the MPTCP
-connections reads (mpsched/lab/fabric_mptcp.py) for a later look: the links' counters as
+connections reads (src/mpsched/lab/fabric_mptcp.py) for a later look: the links' counters as
 polled (``link_bytes.json``: ``[[wall time, {"<link>:ab|ba": bytes}], ...]``) beside the
 receiving hosts' captures, which the run leaves in place. `distinct_share` says how often
 each connection's subflows were on distinct paths (with steering; hashed subflows have no

@@ -3,7 +3,7 @@
 A fabric at rest still costs what its control and measurement do: probes, reports, feedback,
 the controller's loop. For `seconds` after a warm-up the bench samples the machine (and each
 process) with the fabric up and no traffic, once with the switches under the controller
-running the CA policy, once with the plain ECMP program (mpsched/lab/plain_ecmp.py: no
+running the CA policy, once with the plain ECMP program (src/mpsched/lab/plain_ecmp.py: no
 controller, nothing but forwarding). ``fabric_quiet_busy_pct`` is the first busy share less
 the second: what the scheduler costs a machine whose network is idle (target <= 10). Busy is
 of the machine, or of the CPU limit where the bench runs under one (`cpu.interval_idle_pct`).

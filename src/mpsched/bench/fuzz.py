@@ -118,7 +118,7 @@ def ethernet(ep: Endpoints, ether_type: int, payload: bytes, rng: random.Random)
     """Ethernet (and, with ep.path_id, a path tag carrying ether_type) before payload."""
     if ep.path_id is None:
         return bytes(Ether(src=ep.src_mac, dst=ep.dst_mac, type=ether_type)) + payload
-    # path_tag_t as the compiled program lays it out (mpsched/p4rt/bmv2json.py): the fields
+    # path_tag_t as the compiled program lays it out (src/mpsched/p4rt/bmv2json.py): the fields
     # the switch checks set, the measurement fields (sequence, time stamp, feedback) random
     layout = path_tag()
     values = {name: rng.getrandbits(bits) for name, bits in layout.fields}

@@ -19,7 +19,7 @@ On h1 - s1 =(two 10 Mbit/s paths)= s2 - h2, in this order:
    invalid IPv4 header that reached h2), `fuzz_switch_deaths=` (BMv2 processes that died).
 5. REST abuse (`mpsched.bench.restabuse`) against the running controller: `rest_abuse_cases=`,
    `rest_abuse_failures=`, `rest_concurrent_failed=` (of 200 writes from 50 clients), and
-   `rest_stall_ms=` (mpsched/bench/reststall.py): the longest a GET on a fresh connection
+   `rest_stall_ms=` (src/mpsched/bench/reststall.py): the longest a GET on a fresh connection
    waits while 300 idle connections are held open. `--only rest` runs this section alone,
    without root or BMv2: against the controller's REST server over a fake backend.
 6. Malformed input files (`mpsched.bench.scenario_fuzz`; no root: `--only scenario` runs it
@@ -135,7 +135,8 @@ def write_until_accepted(rest: RestClient, limit_s: float) -> float | None:
 
 
 class Flow:
-    """A long-lived UDP flow h1 -> h2 (traffic/gen/ cbr and sink), counted at both ends."""
+    """A long-lived UDP flow h1 -> h2 (src/mpsched/traffic/gen/ cbr and sink), counted at both
+    ends."""
 
     def __init__(self, bed: Any, out_dir: Path, name: str, seconds: float) -> None:
         gen = [sys.executable, "-m", "mpsched.traffic.gen"]
@@ -292,7 +293,7 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
 
 
 def rest_abuse(base_url: str, token: str | None, figures: Figures) -> None:
-    """The REST section (mpsched/bench/reststall.py) against the server at `base_url`."""
+    """The REST section (src/mpsched/bench/reststall.py) against the server at `base_url`."""
     from mpsched.bench.reststall import rest_figures
 
     values, notes = rest_figures(base_url, token)

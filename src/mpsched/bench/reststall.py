@@ -5,13 +5,14 @@ how long a GET waits while idle connections are held open.
 closes is opened again, every `REOPEN_S`), and meanwhile a GET /paths on a fresh connection is
 sent every `EVERY_S` for `seconds`; the figure is the longest a GET waited for its answer
 (`rest_stall_ms=`, target <= 1000). Before the server polices its connections
-(controller/northbound/connlimits.py), 300 idle connections against its limit of 256 held every
+(src/mpsched/controller/northbound/connlimits.py), 300 idle connections against its limit of 256
+held every
 new client in the listen backlog until its 30 s idle timeout.
 
 The section runs against the testbed's controller in a full run, or alone
 (``python -m mpsched.bench.reliability --only rest``) against the REST server the controller
 runs (waitress `RestServer` and `RestApi`, as on the native hub) over a fake backend
-(mpsched/bench/restfake.py): no root, BMv2 or Mininet needed.
+(src/mpsched/bench/restfake.py): no root, BMv2 or Mininet needed.
 """
 
 from __future__ import annotations

@@ -5,14 +5,14 @@ traffic; a leaf's probe port on a veth whose other end the controller's probers 
 unless `--probes packet-out`) runs the program built for many edges (`make p4-scale`:
 MAX_EDGES 64, p4src/include/sizes.p4), and the real controller (the same `Controller` the
 os-ken app hosts, in this process) programs them from empty. A feeder
-(mpsched/bench/scale_feed.py) hands over synthetic telemetry for every path of every ordered
+(src/mpsched/bench/scale_feed.py) hands over synthetic telemetry for every path of every ordered
 pair of leaves as the leaves would send it: a path report as the far leaf sends it and an RTT
 report as the near one does, each once per the leaf's report interval (stretched by the report
 cap, `--report-max-pps`, and each leaf's share of the budget of all of them,
 `--report-budget-pps`), spread over time, with values that change every time; the policy is
 LLHD with LM3 (as in bench-control), so every pair is active and its weights change with its
 reports (the loop steps the pairs whose inputs changed, most overdue first within its time
-budget, controller/scheduling/due.py).
+budget, src/mpsched/controller/scheduling/due.py).
 
 Per size: the time to program every switch from empty (pipeline and forwarding), the
 control-loop latency (reading the estimates -> every switch acknowledged its writes)
@@ -181,7 +181,8 @@ def probes_sent(ctl: Controller) -> int:
 def fill_histories(ctl: Controller, paths: int) -> tuple[int, int]:
     """Every path's recorded history filled to what the recorder holds once it has run as many
     periods as a path keeps (its share of the budget among the fabric's `paths`,
-    controller/telemetry/history.py), dated back from its oldest as far apart as the recorder
+    src/mpsched/controller/telemetry/history.py), dated back from its oldest as far apart as the
+    recorder
     takes them: the RSS then counts the steady state, not a few seconds' worth. The share is
     of every path, not of those with an estimator yet: on a loaded machine the feeder may not
     have reached them all, and the paths filled to a larger share would hold more than the

@@ -1,4 +1,4 @@
-"""The synthetic telemetry of `make bench-scale` (mpsched/bench/scale.py): what the leaves of a
+"""The synthetic telemetry of `make bench-scale` (src/mpsched/bench/scale.py): what the leaves of a
 leaf-spine would send the controller with every pair active.
 
 Each (source leaf, destination leaf, path) cell gets a path report (as the destination, the

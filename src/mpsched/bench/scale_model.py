@@ -1,4 +1,4 @@
-"""The pure parts of `make bench-scale` (mpsched/bench/scale.py): the fabric of a size,
+"""The pure parts of `make bench-scale` (src/mpsched/bench/scale.py): the fabric of a size,
 the figures of one size, the memory check, process accounting and the report lines (the
 loop's phases among them).
 """
@@ -55,7 +55,7 @@ class SizeResult:
     reroute_ms: float | None = None
     refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
     # the share of the period (%) a step could spend on the pairs at the end: step_budget_pct,
-    # lowered under the CPU budget (controller/governor.py)
+    # lowered under the CPU budget (src/mpsched/controller/governor.py)
     step_share_pct: float | None = None
     reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
     # the feeder's thread making up reports (not in cpu_pct; the hand-over to the controller is)
@@ -63,7 +63,7 @@ class SizeResult:
     switch_rss_mb: float | None = None  # one BMv2 process, programmed
     # the machine's cores idle over the loop's measurement (% of all cores), and whether it
     # was the bottleneck then (1: idle < 10 % for over 20 % of the time, the lab's
-    # `cpu_bound` rule, mpsched/lab/cpu.py; 0: not; None: unknown)
+    # `cpu_bound` rule, src/mpsched/lab/cpu.py; 0: not; None: unknown)
     machine_idle_pct: float | None = None
     cpu_bound: int | None = None
 

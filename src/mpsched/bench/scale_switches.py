@@ -1,4 +1,4 @@
-"""The switches of `make bench-scale` (mpsched/bench/scale.py): one `simple_switch_grpc`
+"""The switches of `make bench-scale` (src/mpsched/bench/scale.py): one `simple_switch_grpc`
 per switch of the fabric, each running the program built for many edges (`make p4-scale`), no
 ports carrying traffic but each leaf's probe port on a veth, and their RSS."""
 
@@ -22,7 +22,7 @@ def artifacts() -> P4Artifacts:
 
 def probe_veths(fabric: Fabric, registry: Registry) -> dict[int, tuple[str, str]]:
     """Per edge switch's device id, a veth (switch end, controller end) for its probe port
-    (as the testbed's, topo/bmv2_switch.py): the probers write their frames there."""
+    (as the testbed's, src/mpsched/topo/bmv2_switch.py): the probers write their frames there."""
     return {
         i: make_veth(registry, f"scale{i}-prb", f"scale{i}-prbc")
         for i, sw in enumerate(fabric.switches, start=1)

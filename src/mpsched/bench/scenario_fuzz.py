@@ -13,7 +13,7 @@ A case fails (`Outcome.problem`) unless the command exited 2 with a message that
 with the file's name and contains the case's `expect` (its field), without a traceback and
 without the loaders' last net (`safeload.INTERNAL`: a validator let an exception through).
 `make bench-reliability`'s section `scenario` prints ``scenario_fuzz_cases=`` and
-``scenario_fuzz_failures=`` (mpsched/bench/reliability.py); tests/unit/lab/
+``scenario_fuzz_failures=`` (src/mpsched/bench/reliability.py); tests/unit/lab/
 test_scenario_fuzz.py runs the same corpus.
 """
 

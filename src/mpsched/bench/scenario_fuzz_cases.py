@@ -1,4 +1,4 @@
-"""The corpus of malformed input files for `mpsched check` (mpsched/bench/scenario_fuzz.py);
+"""The corpus of malformed input files for `mpsched check` (src/mpsched/bench/scenario_fuzz.py);
 the groups fabric, trace, description and section are in scenario_fuzz_topology.py.
 
 Every case is a file that must be refused with exit status 2 and a message that names the

@@ -1,5 +1,5 @@
 """The corpus's fabric, trace, network description and fabric section cases
-(mpsched/bench/scenario_fuzz_cases.py describes every group)."""
+(src/mpsched/bench/scenario_fuzz_cases.py describes every group)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ seconds, cycling through every policy (LM3 on and off) and flowlet gaps. Every
 resident memory (VmRSS), open file descriptors and threads, and the controller's control-loop
 latency p99 (`GET /decisions`: reading the estimates -> every switch acknowledged). The first
 `--warmup-s` seconds are the baseline. Before the flows start, each switch's pool of packet
-header vectors is filled (`--warm-frames`, mpsched/bench/soak_warm.py): its high-water mark
+header vectors is filled (`--warm-frames`, src/mpsched/bench/soak_warm.py): its high-water mark
 would otherwise read as growth.
 
 Growth from the first sample to the last cannot tell a leak from a warm-up: a process that
@@ -33,7 +33,7 @@ largest control-loop p99 sampled after the warm-up; target <= 20).
 
 With `--fabric` (`make soak FABRIC=4x2`) the same runs on a leaf-spine under all-to-all
 traffic, with link flaps and a spine restart besides the policy changes, and samples every
-linkem too (mpsched/bench/soak_fabric.py; loop p99 target <= 100 there).
+linkem too (src/mpsched/bench/soak_fabric.py; loop p99 target <= 100 there).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ FLOW_PORT = 7101
 
 def warm_edges(procs: dict[str, int], frames: int, emulator: str) -> None:
     """s1's and s2's pools of packet header vectors filled before the flows start
-    (soak_warm.py): through the first path's link emulator `emulator` (topo/testbed.py:
+    (soak_warm.py): through the first path's link emulator `emulator` (src/mpsched/topo/testbed.py:
     `e1`), whose port 1 faces s1 and port 2 s2."""
     if frames <= 0:
         return
@@ -156,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="before the first sample (and on a fabric after the restart), bursts of "
                         "N frames each switch drops until three in a row barely grow its RSS: its "
                         "pool of packet header vectors filled, whose high-water mark would read "
-                        f"as growth (mpsched/bench/soak_warm.py; default {WARM_FRAMES}; 0: none)")
-    f = p.add_argument_group("on a fabric (mpsched/bench/soak_fabric.py)")
+                        "as growth (src/mpsched/bench/soak_warm.py; "
+                        f"default {WARM_FRAMES}; 0: none)")
+    f = p.add_argument_group("on a fabric (src/mpsched/bench/soak_fabric.py)")
     f.add_argument("--fabric", metavar="FILE|LxS|1", default=None,
                    help="soak a fabric: a fabric scenario file, a leaf-spine shape (4x2: "
                         "scenarios/fabric-leaf-spine.yaml with that many leaves and spines) "
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_fabric(args: argparse.Namespace, out_dir: Path) -> int:
-    """The soak on a fabric (mpsched/bench/soak_fabric.py); 1 if the restarted switch was
+    """The soak on a fabric (src/mpsched/bench/soak_fabric.py); 1 if the restarted switch was
     not programmed again."""
     from mpsched.bench.soak_fabric import FabricOptions, FabricSoak, load_fabric
     from mpsched.validation import InputError

@@ -3,16 +3,16 @@
 The fabric is a fabric scenario file (`scenarios/fabric-*.yaml`; `1`:
 scenarios/fabric-leaf-spine.yaml) or a leaf-spine shape `LxS` (that file with L leaves and S
 spines: its 2.5 Mbit/s links, one host per leaf), brought up on linkem links
-(topo/fabric_testbed.py) with the controller on its description. For the whole run the
+(src/mpsched/topo/fabric_testbed.py) with the controller on its description. For the whole run the
 scenario's workload runs from every leaf's hosts to the others' (all-to-all; the file's
 arrivals, sizes and load, planned for the run's length by `fabric_workload.sender_plans`);
-the scenario's own link schedules do not run, the soak's events do (mpsched/bench/soak_plan.py):
+the scenario's own link schedules do not run, the soak's events do (src/mpsched/bench/soak_plan.py):
 the policy changed every `--change-every-s` through every policy as in the two-edge soak, a
 link flap every `--flap-every-s` (`--flap-down-s` down; alternately a real failure through
 linkem and an administrative one over REST, `PUT /links/{name}/admin`), and at
 `--restart-at-s` a spine's simple_switch_grpc killed (SIGKILL, by its PID) and started
 again on the same ports: the controller has to notice, reconnect and push the program and
-its entries again (controller/southbound/agent.py).
+its entries again (src/mpsched/controller/southbound/agent.py).
 
 Every `--sample-every-s` from `--warmup-s` on the bench samples every process (the
 controller, every BMv2, every linkem) as the two-edge soak does (RSS, fds, threads) and the

@@ -1,4 +1,4 @@
-"""The fabric soak's pure parts (mpsched/bench/soak_fabric.py): what happens when, and which
+"""The fabric soak's pure parts (src/mpsched/bench/soak_fabric.py): what happens when, and which
 samples belong to which process.
 
 **Events** (`plan_events`): the default class's policy changes every `change_s` from the

@@ -1,6 +1,6 @@
 """A soak's samples of one process (RSS, file descriptors, threads from /proc) and their
 series: growth from the first sample to the last, the RSS's slope after a warm-up (Theil-Sen,
-and least squares beside it), the span of fds and threads (mpsched/bench/soak.py,
+and least squares beside it), the span of fds and threads (src/mpsched/bench/soak.py,
 soak_fabric.py)."""
 
 from __future__ import annotations

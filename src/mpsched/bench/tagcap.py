@@ -33,7 +33,7 @@ from mpsched.proc.layout import p4_artifacts
 log = logging.getLogger(__name__)
 
 TagKey = tuple[int, int, int]  # (source edge id, destination edge id, path id)
-SNAPLEN = 64  # Ethernet (14) + the path tag (path_tag_t, mpsched/p4rt/bmv2json.py) + room
+SNAPLEN = 64  # Ethernet (14) + the path tag (path_tag_t, src/mpsched/p4rt/bmv2json.py) + room
 ETH_LEN = 14
 _MAGIC = {b"\xd4\xc3\xb2\xa1": ("<", 1e-6), b"\xa1\xb2\xc3\xd4": (">", 1e-6),
           b"\x4d\x3c\xb2\xa1": ("<", 1e-9), b"\xa1\xb2\x3c\x4d": (">", 1e-9)}

@@ -26,10 +26,10 @@ telemetry the page sees change) is live.
 - the page's JS heap after the run (Chrome DevTools `Performance.getMetrics`).
 
 `--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
-of BMv2s (mpsched/bench/ui_fabric.py).
+of BMv2s (src/mpsched/bench/ui_fabric.py).
 
-The browser is mpsched/bench/browser.py's, the controller and its feeder
-mpsched/bench/ui_feed.py's.
+The browser is src/mpsched/bench/browser.py's, the controller and its feeder
+src/mpsched/bench/ui_feed.py's.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--fabric", metavar="LxS", type=_shape, default=None,
                         help="a leaf-spine of L leaves and S spines, a BMv2 each, instead of"
-                             " two edges: the page's fabric view (mpsched/bench/ui_fabric.py),"
+                             " two edges: the page's fabric view (src/mpsched/bench/ui_fabric.py),"
                              " e.g. 8x4")
     cpulimit.add_option(parser)
     args = parser.parse_args(argv)

@@ -1,5 +1,5 @@
 """The controller the UI benchmark measures the dashboard on: one BMv2 switch with the 4-path
-program, the real `Controller`, and synthetic telemetry (mpsched/bench/ui.py's docstring: a
+program, the real `Controller`, and synthetic telemetry (src/mpsched/bench/ui.py's docstring: a
 feeder as `make bench-control`'s, and 10 minutes of history filled in at once).
 """
 

@@ -274,7 +274,8 @@ def execute(args: argparse.Namespace) -> int:
         log.error("%s", error)
         return 2
     log_start(controller, files.token_path, reads)
-    memtrace.start_from_env()  # off unless MPSCHED_MEMTRACE_S is set (controller/memtrace.py)
+    # off unless MPSCHED_MEMTRACE_S is set (src/mpsched/controller/memtrace.py)
+    memtrace.start_from_env()
     memtrim.start(args.malloc_trim_s)
     return serve(args, controller, token, tls, reads)
 

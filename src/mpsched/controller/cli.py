@@ -1,6 +1,8 @@
-"""The controller's command line (``python -m mpsched.controller``, controller/__main__.py):
+"""The controller's command line (``python -m mpsched.controller``,
+src/mpsched/controller/__main__.py):
 its options by group (switches, telemetry, liveness, state, control; security's in
-controller/security.py) and the telemetry settings they give (`telemetry_config`, whose errors
+src/mpsched/controller/security.py) and the telemetry settings they give (`telemetry_config`, whose
+errors
 name the option)."""
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def add_switch_options(parser: argparse.ArgumentParser, art: P4Artifacts) -> Non
 
 def add_measurement_options(parser: argparse.ArgumentParser) -> None:
     """The telemetry, budget and liveness options: what a scenario's `telemetry:` section and
-    bench-scale take from the controller (mpsched/lab/scenario_telemetry.py)."""
+    bench-scale take from the controller (src/mpsched/lab/scenario_telemetry.py)."""
     add_telemetry_options(parser)
     add_budget_options(parser)
     add_liveness_options(parser)
@@ -283,14 +285,15 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=memtrim.MALLOC_TRIM_S,
         help="every this many seconds give the memory malloc keeps free back to the system "
-        "(glibc's malloc_trim, controller/memtrim.py); 0: never (default: %(default)s)",
+        "(glibc's malloc_trim, src/mpsched/controller/memtrim.py); 0: never (default: %(default)s)",
     )
     parser.add_argument(
         "--malloc-arenas",
         type=int,
         default=memarenas.MALLOC_ARENAS,
         help="at most this many malloc arenas for the controller's threads (glibc's "
-        "M_ARENA_MAX, controller/memarenas.py: fewer arenas keep less free memory resident); "
+        "M_ARENA_MAX, src/mpsched/controller/memarenas.py: fewer arenas keep less free "
+        "memory resident); "
         "0: glibc's default, 8 per core (default: %(default)s)",
     )
     parser.add_argument(
@@ -299,7 +302,8 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         default=gcfreeze.FREEZE_MIN_PATHS,
         help="once this many paths have estimates, freeze the long-lived state out of the "
         "garbage collector's full collections, and again each time they grew by half, "
-        "and from then on collect in full ten times less often (controller/gcfreeze.py: "
+        "and from then on collect in full ten times less often "
+        "(src/mpsched/controller/gcfreeze.py: "
         "short and rare pauses on a large fabric); 0: never (default: "
         "%(default)s)",
     )
@@ -335,7 +339,7 @@ def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
         "%% of one core, that its control steps keep within, by spending less than "
         "--step-budget-pct of a period on a fabric's pairs while the process is over it, "
         f"down to {MIN_STEP_SHARE * 100:g} %%, at the price of the pairs' refresh time "
-        "(controller/governor.py, "
+        "(src/mpsched/controller/governor.py, "
         "docs/results/scale.md; 0: no budget; default: %(default)s)",
     )
 

@@ -96,15 +96,15 @@ class ControllerSettings:
     control: bool = True  # run the control loop (False: placements change on request only)
     # the start value of `params.step_budget_pct` (PUT /params changes it): the share of the
     # control period, in percent, a loop step may spend stepping a fabric's due pairs, most
-    # overdue first; the rest wait for the next step (controller/scheduling/due.py)
+    # overdue first; the rest wait for the next step (src/mpsched/controller/scheduling/due.py)
     step_budget_pct: float = STEP_BUDGET * 100
     # the start value of `params.cpu_budget_pct`: the process's CPU, % of one core, its
-    # control steps keep within (controller/governor.py; None: no budget)
+    # control steps keep within (src/mpsched/controller/governor.py; None: no budget)
     cpu_budget_pct: float | None = CPU_BUDGET_PCT
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
     # paths with an estimator before the long-lived state is frozen out of the garbage
-    # collector's full collections (controller/gcfreeze.py; 0: never)
+    # collector's full collections (src/mpsched/controller/gcfreeze.py; 0: never)
     gc_freeze_min_paths: int = FREEZE_MIN_PATHS
 
 
@@ -328,7 +328,7 @@ class Controller:
     def step_budget_s(self) -> float:
         """How long this step may spend stepping a fabric's pairs: the current parameter
         `step_budget_pct` (PUT /params) of the current control period, lowered while the
-        process is over its CPU budget (`cpu_budget_pct`, controller/governor.py)."""
+        process is over its CPU budget (`cpu_budget_pct`, src/mpsched/controller/governor.py)."""
         params = self.scheduler.params
         cpu = params.cpu_budget_pct
         share = self.governor.step_share(params.step_budget_pct / 100,

@@ -1,4 +1,4 @@
-"""The operator's side of the routing (controller/routes.py): the fabric's links and the
+"""The operator's side of the routing (src/mpsched/controller/routes.py): the fabric's links and the
 scheduler's pairs as REST views, and a link's administrative state.
 
 A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
@@ -6,7 +6,7 @@ A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
 towards its peer, keyed by the switch's name (as its placements always were). Its view lists
 its paths now (ids, switches, links, bottleneck rate), its placement per class, the
 current estimates of its paths in its direction and its probe regime, active or idle
-(controller/telemetry/regimes.py; docs/rest.md).
+(src/mpsched/controller/telemetry/regimes.py; docs/rest.md).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class FabricOps:
         port_rates: Callable[[], PortRates] = dict,
     ) -> None:
         """`port_rates`: each switch's ports' latest transmit rates (the agents' `PortMeter`s,
-        controller/telemetry/ports.py)."""
+        src/mpsched/controller/telemetry/ports.py)."""
         self.lock = lock
         self.routes = routes
         self.keeper = keeper

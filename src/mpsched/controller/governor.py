@@ -2,7 +2,8 @@
 fewer of a large fabric's pairs per control step.
 
 A control step steps a fabric's due pairs, most overdue first, until its share of the period
-is spent (the parameter `step_budget_pct`, controller/scheduling/due.py). Once a fabric has
+is spent (the parameter `step_budget_pct`, src/mpsched/controller/scheduling/due.py). Once a fabric
+has
 more active pairs than fit, the loop uses that share of a core whatever else the process does:
 at 64 leaves the reports' intake, the agents' polls and writes, the recorder and gRPC's
 threads take some 40 % of a core besides (docs/results/scale.md). `CpuGovernor` measures the

@@ -1,7 +1,8 @@
 """The operator's intent: the scheduler (traffic classes, their policies, the global
 parameters, admin states, what learning policies learned), the static path weights and a
-fabric's links taken down (controller/routes.py), and their persistence in the state file
-(controller/state.py).
+fabric's links taken down (src/mpsched/controller/routes.py), and their persistence in the state
+file
+(src/mpsched/controller/state.py).
 
 `IntentKeeper` holds them; `snapshot` reads them as an `Intent`, `apply` replaces them by
 one (at start from the state file, or when taking over as primary), `persist` saves them

@@ -1,4 +1,4 @@
-"""The state file's document (controller/state.py) as a pydantic model.
+"""The state file's document (src/mpsched/controller/state.py) as a pydantic model.
 
 `IntentFile` declares the file: ``version`` (1 or 2), ``classes`` (as ``PUT /classes``),
 ``params`` (as ``PUT /params``: checked and merged over the defaults by
@@ -25,7 +25,7 @@ from mpsched.validation import fail
 
 VERSION = 2
 READ_VERSIONS = (1, 2)  # version 1: the same without "learned"
-MAX_PATH_ID = 255  # as mpsched/netcfg.py
+MAX_PATH_ID = 255  # as src/mpsched/netcfg.py
 CONFIG = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
 
@@ -120,7 +120,7 @@ def loc(field: str) -> tuple[str | int, ...]:
 
 
 def _classes(value: Any) -> list[TrafficClass]:
-    """As ``PUT /classes`` (controller/scheduling/classes.py `classes_from_list`)."""
+    """As ``PUT /classes`` (src/mpsched/controller/scheduling/classes.py `classes_from_list`)."""
     try:
         return classes_from_list(value)
     except FieldError as error:

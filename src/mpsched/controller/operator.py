@@ -4,7 +4,7 @@ A write is refused while this controller is a backup (NotPrimaryError). Under th
 controller's lock it changes the intent and steps the scheduler for every switch, then waits
 for every switch to acknowledge (UnavailableError names those that did not: the intended
 state stays, and a switch that comes back is reprogrammed with it, but it is not saved), then
-saves the intent (controller/state.py) and logs the change.
+saves the intent (src/mpsched/controller/state.py) and logs the change.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class Operator:
 
     def set_links_failed(self, names: frozenset[str]) -> None:
         """Exactly the links `names` held failed, as the controller inferred them
-        (controller/failures.py; the operator's admin states stay as they are): re-route
+        (src/mpsched/controller/failures.py; the operator's admin states stay as they are): re-route
         and rewrite as `set_links_admin`."""
         routes = self.stepper.routes
 

@@ -1,4 +1,5 @@
-"""The updates of a fabric's probe regimes (controller/telemetry/regimes.py; docs/fabric.md,
+"""The updates of a fabric's probe regimes (src/mpsched/controller/telemetry/regimes.py;
+docs/fabric.md,
 "Liveness").
 
 Every REGIME_CHECK_S a thread of the controller asks `RegimeKeeper.update`: under the lock,

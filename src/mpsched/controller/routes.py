@@ -6,7 +6,7 @@ the scheduler's unit of a switch is the switch's name (its placements towards th
 edge), as before fabrics. A fabric (docs/fabric.md): the paths of every ordered pair of
 edges from `mpsched.fabric.paths.route` on the intact fabric, re-routed by `paths.reroute`
 when the operator takes a link administratively down or up (ids of unaffected paths stay)
-or the controller infers that a link failed or returned (controller/failures.py): the
+or the controller infers that a link failed or returned (src/mpsched/controller/failures.py): the
 routing avoids both kinds of down link, kept apart (`links_down`, the operator's;
 `links_failed`, inferred). While links are held failed, the paths they cut stay installed
 but unweighted, only to be probed (`watch`, tomography.watch_paths), so that their return
@@ -106,7 +106,8 @@ class Routes:
         self.ports = port_map(self.fabric) if self.fabric is not None else {}
         self.hops: dict[str, dict[HopKey, int]] = {}
         self.links_down: set[str] = set()  # the operator's (PUT /links/{name}/admin)
-        self.links_failed: frozenset[str] = frozenset()  # inferred (controller/failures.py)
+        # inferred (src/mpsched/controller/failures.py)
+        self.links_failed: frozenset[str] = frozenset()
         # the paths cut by inferred failures, installed only to be probed, and the ids the
         # program has for them
         self.watch: dict[Pair, dict[int, Path]] = {}
@@ -122,7 +123,7 @@ class Routes:
         self._overlaps: dict[str, dict[tuple[int, int], float]] = {}  # likewise
         self.generation = 0  # counts the routings installed
         # per unit, the routing under which its paths last changed (0: the first): a pair
-        # is stepped again when its own paths changed (controller/scheduling/due.py)
+        # is stepped again when its own paths changed (src/mpsched/controller/scheduling/due.py)
         self.unit_routing: dict[str, int] = {}
         if self.fabric is not None:
             self._install(route(self.fabric))

@@ -3,8 +3,8 @@ directory ($MPSCHED_RUN_DIR, else /run/mpsched; docs/security.md).
 
 `RunFiles.check` reads only: the run directory (if a file is in it) must be the user's own
 or root's and writable by nobody else, and an existing token file must be a regular file of
-the user's or root's (mpsched/proc/rundir.py; the state file is checked so where it is read,
-controller/state.py), else the start is refused. It runs with
+the user's or root's (src/mpsched/proc/rundir.py; the state file is checked so where it is read,
+src/mpsched/controller/state.py), else the start is refused. It runs with
 the other checks of the command line, so that nothing is written before they all pass.
 `RunFiles.token` then makes the run directory private (created 0700, or tightened to it) and
 reads the token, or creates it there (mode 0600).

@@ -21,7 +21,7 @@ atomically (`save_atomic`)::
      "learned": {"<class id>": {"<switch>": {...}}},
      "links": {"leaf1-spine2": {"admin": "down"}}}   (a fabric's, only when some link is down)
 
-`Intent.from_json` checks it against its model, `IntentFile` (controller/intent_file.py:
+`Intent.from_json` checks it against its model, `IntentFile` (src/mpsched/controller/intent_file.py:
 classes as for ``PUT /classes``, every class's policy and params against the policy registry,
 params as for ``PUT /params``) and raises `StateError` naming the field, e.g.
 ``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None if there
@@ -201,7 +201,7 @@ def load(path: Path) -> Intent | None:
     read, is not JSON (read and parsed within `safeload.DESCRIPTION`'s bounds) or holds an
     invalid intent raises StateError naming the file (and the field), and so does one that is no
     regular file or is owned by neither the user nor root (another user could have planted it,
-    mpsched/proc/rundir.py); the file is never
+    src/mpsched/proc/rundir.py); the file is never
     changed."""
     path = Path(path)
     limits = safeload.DESCRIPTION

@@ -3,7 +3,8 @@
 Boolean network tomography (Duffield, "Simple network performance tomography", IMC 2003;
 Kompella et al., "IP fault localization via risk modeling", NSDI 2005): the controller
 observes whole paths, alive or dead (a pair's path is alive while its egress edge reports it,
-controller/telemetry/estimators.py), never a link; a link's state is what the paths crossing
+src/mpsched/controller/telemetry/estimators.py), never a link; a link's state is what the paths
+crossing
 it have in common. Per direction of a link (a `Hop`: a path's liveness says its frames got
 from its source to its destination, so it speaks for the links in the direction it crosses
 them):

@@ -154,7 +154,8 @@ class Linkem:
         timeout: float = START_TIMEOUT_S,
     ) -> Linkem:
         """A linkem process `proc` just started with pipes on its stdin and stdout (unbuffered)
-        and `stderr` on a file, here or through ssh on another server (topo/cluster_nodes.py:
+        and `stderr` on a file, here or through ssh on another server
+        (src/mpsched/topo/cluster_nodes.py:
         then `proc` is the ssh client, whose end closes linkem's stdin); wait until it is
         ready. `proc.args` is what runs here: the registry records it."""
         argv = [str(a) for a in proc.args] if isinstance(proc.args, list) else [str(proc.args)]

@@ -1,6 +1,6 @@
 """An emulated link's parameters per direction (`Segment`) and a two-edge testbed path
 (`PathSpec`): pure descriptions, shared by the scenario files, the fabric model and the
-testbeds that build them (topo/testbed.py)."""
+testbeds that build them (src/mpsched/topo/testbed.py)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 
 Groups: a switch's group towards edge e holds its neighbours on the equal-cost shortest
 paths (fewest hops, as routers with unit link costs compute them) from it to e, by name
-(which is also their port order, mpsched/fabric/ports.py), over every link of the fabric:
+(which is also their port order, src/mpsched/fabric/ports.py), over every link of the fabric:
 the entries are written once, so a link's schedule (a failure) does not change them. On a
 leaf-spine a leaf's group towards another leaf is every spine and a spine's the leaf
 itself; a graph groups what its equal shortest paths share. An edge unreachable from a
@@ -11,7 +11,8 @@ switch has no group there (its packets are dropped: no route).
 
 Entries of a switch: a route per address of each of its hosts (a /32 to the host's port,
 with the switch's router MAC and the host's, as the scheduler's program delivers,
-controller/southbound/forwarding.py); a route per subnet of every other edge it reaches, to
+src/mpsched/controller/southbound/forwarding.py); a route per subnet of every other edge it reaches,
+to
 that edge's group; and one next hop per member of each group (its port, this switch's MAC
 and the neighbour's).
 """

@@ -1,7 +1,7 @@
 """A scenario's `fabric:` section: a leaf-spine generator or an explicit graph -> `Fabric`.
 
 Pydantic models of the keys (docs/fabric.md, scenarios/README.md). A link's parameters are
-those of a scenario path's segment (`SegmentFile`, mpsched/lab/scenario_links.py: rate_mbps,
+those of a scenario path's segment (`SegmentFile`, src/mpsched/lab/scenario_links.py: rate_mbps,
 delay_ms, jitter_ms, loss_pct, gilbert, queue_packets, reverse, schedule); `link:` gives the
 defaults of every link and a link entry (graph) or an override (leaf-spine) the keys it
 changes, each key replacing the default's as a whole. The limits (`max_edges`,

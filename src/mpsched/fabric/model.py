@@ -1,7 +1,7 @@
 """The fabric: edge and transit switches joined by undirected links (docs/fabric.md).
 
 A scenario's `fabric:` section (a leaf-spine generator or an explicit graph,
-mpsched/fabric/files.py) normalises to one `Fabric`. Every link is one emulated link: one
+src/mpsched/fabric/files.py) normalises to one `Fabric`. Every link is one emulated link: one
 queue per direction, shared by every path that crosses it in that direction. An edge switch
 is both ingress and egress (hosts behind it); a transit switch only forwards.
 """
@@ -102,7 +102,7 @@ class Fabric:
     """Switches (edges first, by edge id; then transit switches by name) and links (by name).
 
     `kind` is how it was described: "leaf_spine" (paths leaf -> spine -> leaf, one per spine)
-    or "graph" (k shortest simple paths, mpsched/fabric/paths.py); `paths_per_pair` is k."""
+    or "graph" (k shortest simple paths, src/mpsched/fabric/paths.py); `paths_per_pair` is k."""
 
     kind: str
     switches: tuple[Switch, ...]

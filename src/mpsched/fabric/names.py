@@ -1,9 +1,10 @@
 """The names the fabric testbed gives its own nodes, and which names a fabric may not use.
 
 Host k behind edge e is the Mininet node `h<e>_<k>` (`host_name`), and with linkem the
-emulator of the fabric's i-th link the node `lk<i>` (`emulator_name`, topo/fabric_plan.py);
+emulator of the fabric's i-th link the node `lk<i>` (`emulator_name`,
+src/mpsched/topo/fabric_plan.py);
 both live in one namespace with the switches, and a cluster's `nodes` map names of all
-three (mpsched/lab/scenario_cluster.py). A switch or link named like one of them is refused
+three (src/mpsched/lab/scenario_cluster.py). A switch or link named like one of them is refused
 by the validator (`reserved`), before anything starts.
 """
 

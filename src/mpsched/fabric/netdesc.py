@@ -1,8 +1,8 @@
-"""The network description (mpsched/netcfg.py) of a fabric, built from its scenario section.
+"""The network description (src/mpsched/netcfg.py) of a fabric, built from its scenario section.
 
 Every switch of the fabric, in its order (edges by edge id, then transit switches), gets
 device id 1, 2, ... and the P4Runtime address `grpc_address(device_id)`; an edge its router
-MAC, subnets and hosts from the addressing plan (mpsched/addressing.py: host k of edge e is
+MAC, subnets and hosts from the addressing plan (src/mpsched/addressing.py: host k of edge e is
 ``10.0.e.k`` on port k, named ``h<e>_<k>``; with `host_addresses` n > 1 its addresses 2..n,
 `addressing.fabric_host_ip`, are listed after it under the same name, port and MAC, for
 MPTCP's subflows), a transit switch a MAC of its own. The topology
@@ -43,7 +43,7 @@ def describe(section: dict, fabric: Fabric, grpc_address: Callable[[int], str],
              host_addresses: int = 1) -> NetCfg:
     """The description of `fabric` (parsed from `section`, a scenario's fabric section);
     `extra` adds top-level keys (e.g. "tls"), `probe_ifaces` the controller's end of a
-    switch's probe port by switch name (the testbed's, topo/bmv2_switch.py),
+    switch's probe port by switch name (the testbed's, src/mpsched/topo/bmv2_switch.py),
     `host_addresses` the addresses of every host (1..addressing.FABRIC_HOST_ADDRESSES).
     A graph's `paths_per_pair` is written as `fabric` resolved it (its default is the
     compiled program's max_paths, which the controller's parse of the description cannot

@@ -53,7 +53,7 @@ class Path:
     def directions(self) -> tuple[tuple[str, str], ...]:
         """The link directions it crosses, from its source edge on: (link, the switch the
         direction leaves); kept, since the link shares walk every path of every pair
-        (controller/telemetry/sharing.py)."""
+        (src/mpsched/controller/telemetry/sharing.py)."""
         return tuple(zip(self.links, self.switches, strict=False))
 
 

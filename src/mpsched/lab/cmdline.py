@@ -1,4 +1,5 @@
-"""The command line of `mpsched run` and `mpsched compare` (mpsched/lab/experiment.py runs it)."""
+"""The command line of `mpsched run` and `mpsched compare` (src/mpsched/lab/experiment.py runs
+it)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ holds the pure parsing and arithmetic:
   Resolution: one tick (10 ms at USER_HZ 100) per interval, i.e. 1 % of a 2-core machine for
   a 0.5 s interval; shares over a whole run are much finer.
 
-Under a CPU limit (``--cpu-limit P``, mpsched/proc/cpulimit.py: the testbed's cgroup may use
+Under a CPU limit (``--cpu-limit P``, src/mpsched/proc/cpulimit.py: the testbed's cgroup may use
 P % of the cores) the idle share is against the limit: each sample also holds the cgroup's CPU
 usage, and an interval's idle is what the testbed left of its quota, 100 x (1 - Δusage /
 (P / 100 x ncpus x Δwall)), but no more than the machine had idle (``limited_idle_pct``: a

@@ -1,6 +1,6 @@
 """The runner's CPU sampler: a thread that reads /proc/stat and each testbed process's
 /proc/<pid>/stat every CPU_SAMPLE_S during a run (`CpuSampler`), under a CPU limit also the
-limit's cgroup usage (mpsched/proc/cpulimit.py), and the run's `cpu.csv` (`write_cpu_csv`);
+limit's cgroup usage (src/mpsched/proc/cpulimit.py), and the run's `cpu.csv` (`write_cpu_csv`);
 `cpu.py` holds the parsing and the arithmetic (whether the machine was the bottleneck)."""
 
 from __future__ import annotations

@@ -165,7 +165,8 @@ def run_experiments(
     runs.csv) is kept instead of run again, and the rows of that runs.csv this call does not
     replace stay in the results (`table_rows`). OUT/<scenario>/runs.csv is rewritten after
     every run, so a call cut short (Ctrl-C, the end of a session) leaves its table. With
-    `p4rt_plaintext` the testbeds' switches serve P4Runtime without TLS (topo/bed.py)."""
+    `p4rt_plaintext` the testbeds' switches serve P4Runtime without TLS
+    (src/mpsched/topo/bed.py)."""
     from mpsched.lab import analysis, report
     from mpsched.lab.runner import Run, RunError
 

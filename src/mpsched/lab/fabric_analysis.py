@@ -1,7 +1,7 @@
 """A fabric run's metrics, overall and per ordered pair of edges (docs/fabric.md, "Workloads").
 
-The same metrics as a two-edge run (mpsched/lab/analysis.py; every formula in metrics.py),
-over the flows of the fabric's workloads (mpsched/lab/fabric_workload.py), and the same
+The same metrics as a two-edge run (src/mpsched/lab/analysis.py; every formula in metrics.py),
+over the flows of the fabric's workloads (src/mpsched/lab/fabric_workload.py), and the same
 metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
 `RunResult.pairs`:
 

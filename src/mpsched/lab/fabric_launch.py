@@ -1,6 +1,6 @@
 """Starting a fabric's traffic in a run: sinks, receiver-side captures and senders on hosts.
 
-The runner (mpsched/lab/runner.py) hands its `Run` and the testbed's hosts (edge id -> host
+The runner (src/mpsched/lab/runner.py) hands its `Run` and the testbed's hosts (edge id -> host
 names, `hosts_from_names`; or the addressing plan's, `fabric_workload.plan_hosts`) to
 `FabricTraffic`, which uses the run's own machinery (processes in hosts with their logs and
 JSON reports, timers that start senders at their time, the run's seed):
@@ -8,7 +8,7 @@ JSON reports, timers that start senders at their time, the run's seed):
 - a sink on every host some workload sends to, one per workload: ``sink<i>_<host>`` on
   port ``BASE_PORT + i``;
 - a capture (tcpdump) of the TCP traffic towards every receiving host, ``<host>.pcap``
-  (reordering per pair of edges, mpsched/lab/fabric_analysis.py);
+  (reordering per pair of edges, src/mpsched/lab/fabric_analysis.py);
 - per `SenderPlan` one traffic generator on its source host at the workload's start:
   ``send<i>_<host>`` (role ``plan``: the flows, written to ``<name>.flows.json``, each to
   its destination) or ``send<i>_<j>_<host>`` (role ``bulk``: pair j of a bulk workload).
@@ -30,7 +30,7 @@ from mpsched.lab.scenario_fabric import HOST_NAME
 
 def hosts_from_names(names: Mapping[int, Sequence[str]]) -> dict[int, tuple[FabricHost, ...]]:
     """The testbed's hosts (edge id -> host names ``h<e>_<k>``) with their addresses from the
-    addressing plan (host k of edge e at ``10.0.e.k``, mpsched/addressing.py)."""
+    addressing plan (host k of edge e at ``10.0.e.k``, src/mpsched/addressing.py)."""
     out = {}
     for edge, hosts in names.items():
         found = []
@@ -64,7 +64,7 @@ def sender_args(plan: SenderPlan, base_port: int, seed: int, flows_file: Path) -
 
 
 def flows_document(plan: SenderPlan) -> dict[str, Any]:
-    """The `plan` role's schedule file (traffic/gen/openloop.py `read_flows`)."""
+    """The `plan` role's schedule file (src/mpsched/traffic/gen/openloop.py `read_flows`)."""
     return {"host": plan.host.name, "flows": [[f.at, f.dst, f.size] for f in plan.flows]}
 
 

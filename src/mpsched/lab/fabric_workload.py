@@ -4,7 +4,8 @@ Pure and seeded (docs/fabric.md, "Workloads"): the same scenario, hosts and seed
 schedule, so runs under different policies see the same flows. Per source host and workload
 one `SenderPlan`: the arrivals (time after the workload's start, destination address, size)
 of a `poisson` or `incast` workload, run by one traffic-generator process (`plan` role of
-traffic/gen/) that connects to each flow's destination; or one long-lived `bulk` transfer.
+src/mpsched/traffic/gen/) that connects to each flow's destination; or one long-lived `bulk`
+transfer.
 
 **Load** (`poisson`'s `load_pct`): relative to the capacity of the edges' links towards the
 rest of the network, `edge_capacity_mbps`: per edge the summed configured rate at t = 0 of
@@ -94,7 +95,7 @@ class SenderPlan:
 
 
 def plan_hosts(fabric: Fabric) -> dict[int, tuple[FabricHost, ...]]:
-    """The hosts of the addressing plan (mpsched/addressing.py, mpsched/fabric/netdesc.py):
+    """The hosts of the addressing plan (src/mpsched/addressing.py, src/mpsched/fabric/netdesc.py):
     host k behind edge e is ``h<e>_<k>`` at ``10.0.e.k``."""
     return {
         sw.edge_id: tuple(FabricHost(host_name(sw.edge_id, k), sw.edge_id, k,

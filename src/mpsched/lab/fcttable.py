@@ -23,7 +23,7 @@ policies) or a published table plus new runs is one table. Printed as Markdown:
 REF, the short flows' paired ratios (`paired_<scenario>_<REF>.png`, blue where the interval
 lies below 1) and, for a scenario run at several loads, FCT against load per size bucket
 (`fct_load_<scenario>_<bucket>.png`). `--window A:B` counts only the flows that arrived
-between A and B seconds into each run (e.g. while a link was down; mpsched/lab/fctwindow.py:
+between A and B seconds into each run (e.g. while a link was down; src/mpsched/lab/fctwindow.py:
 compare output directories only, goodput and slowdown left out). `--timeline BIN` with
 `--plot` also draws the short flows' mean FCT per BIN seconds of arrival time, one line per
 policy (`timeline_<scenario>.png`, the `--window` shaded). `--policy P` (repeatable) keeps

@@ -8,7 +8,7 @@ Pure functions on plain Python values (no numpy), each citing the definition it 
 - reordering at the receiver (RFC 4737), from per-flow sequence numbers or IPv4 IDs;
 
 Sample statistics (percentile, empirical CDF, mean with its Student-t 95 % confidence
-interval) are defined once in ``mpsched/stats.py``, shared with the benchmarks.
+interval) are defined once in ``src/mpsched/stats.py``, shared with the benchmarks.
 
 Parsers of the raw inputs live next to it: ``tcpstats.py`` (``ss -tin``, ``struct tcp_info``)
 and ``pcap.py`` (receiver-side captures -> per-flow IPv4 ID sequences).

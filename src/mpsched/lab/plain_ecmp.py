@@ -2,7 +2,7 @@
 the scheduler's (docs/fabric.md, "A plain-forwarding reference").
 
 Every switch of the fabric testbed gets p4src/bench/plain_ecmp.p4 and its entries
-(mpsched/fabric/ecmp.py) over P4Runtime once, when the testbed is up; no controller runs,
+(src/mpsched/fabric/ecmp.py) over P4Runtime once, when the testbed is up; no controller runs,
 the workloads, link schedules, CPU sampling and analysis are the run's as ever, and the run's
 policy (its column in the tables, its directory) is `plain-ecmp`. At the end each switch's
 drop counter by reason goes into `drops.json` in the run's directory.

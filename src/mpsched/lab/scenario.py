@@ -2,18 +2,19 @@
 
 A scenario is a YAML document (see scenarios/README.md for the reference and
 scenarios/*.yaml for the papers' set-ups), declared as the pydantic model `ScenarioFile`
-(paths: mpsched/lab/scenario_links.py, workloads: mpsched/lab/scenario_workload.py, a
-fabric's workloads: mpsched/lab/scenario_fabric.py).
+(paths: src/mpsched/lab/scenario_links.py, workloads: src/mpsched/lab/scenario_workload.py, a
+fabric's workloads: src/mpsched/lab/scenario_fabric.py).
 Loading validates every key and raises `ScenarioError` whose `field` is the dotted path
 of the bad key, e.g. `paths[1].schedule[0].at_s`, and whose `source` is the file.
 Units are in the key names (`_ms`, `_s`, `_pct`, `_mbps`, `_kb`); loss and probabilities
 are percentages in files and fractions 0..1 in `LinkParams`.
 
 A scenario has either today's two edge switches joined by `paths` or a `fabric` (many edges,
-multi-hop paths: mpsched/fabric/, docs/fabric.md). A fabric scenario is inspected with
+multi-hop paths: src/mpsched/fabric/, docs/fabric.md). A fabric scenario is inspected with
 `mpsched fabric FILE`, brought up by `mpsched topo --scenario` and run by `mpsched run` and
-`mpsched compare` (the fabric testbed, topo/fabric_testbed.py, and the fabric's workload:
-mpsched/lab/fabric_launch.py); `load` and `parse` refuse it unless the caller can run one
+`mpsched compare` (the fabric testbed, src/mpsched/topo/fabric_testbed.py, and the fabric's
+workload:
+src/mpsched/lab/fabric_launch.py); `load` and `parse` refuse it unless the caller can run one
 (`fabric=True`), so every other command that runs scenarios says so.
 """
 
@@ -111,7 +112,7 @@ class Scenario:
     # the scenario's fabric section as written: the network description's `fabric`
     fabric_section: dict | None = None
     fabric_workload: tuple[FabricWorkload, ...] = ()  # a fabric scenario's workload (kinds of
-    # its own, between the hosts behind its edges: mpsched/lab/scenario_fabric.py)
+    # its own, between the hosts behind its edges: src/mpsched/lab/scenario_fabric.py)
     cluster: ClusterSpec | None = None  # a fabric spread over servers (scenario_cluster.py)
 
     def mean_capacity_mbps(self, start: float, end: float, step: float = 0.1) -> float:
@@ -218,7 +219,7 @@ class ScenarioFile(KeyCheck, BaseModel):
     warmup_s: Annotated[float, number(0, 60)] = 2.0
     paths: list[PathFile] | None = None  # required unless `fabric` is given
     fabric: FabricFile | None = None
-    cluster: ClusterFile | None = None  # only with a fabric (mpsched/lab/scenario_cluster.py)
+    cluster: ClusterFile | None = None  # only with a fabric (src/mpsched/lab/scenario_cluster.py)
     host_addresses: Annotated[int, int_in(1, 8)] = 1
     host_interfaces: Annotated[int, int_in(1, 4)] = 1
     # required unless `fabric` is given; a fabric's are FabricWorkloads (scenario_fabric.py)

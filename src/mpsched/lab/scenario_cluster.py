@@ -2,9 +2,10 @@
 
 The lab past one machine is Mininet's own cluster edition (mininet.examples.cluster, shipped
 with Debian's mininet): nodes on other servers are reached over ssh, links between servers
-are its ssh tunnels (topo/cluster_testbed.py; docs/scaling.md, "Mininet cluster edition").
+are its ssh tunnels (src/mpsched/topo/cluster_testbed.py; docs/scaling.md, "Mininet cluster
+edition").
 This module validates the section (pydantic, errors naming the key through
-mpsched/validation.py) into a `ClusterSpec`:
+src/mpsched/validation.py) into a `ClusterSpec`:
 
 - `servers`: the servers by name, each with an optional IPv4 `address` (else the name is
   resolved); `localhost` is the machine the lab runs on (the cluster edition's convention);

@@ -1,14 +1,14 @@
 """The workload of a fabric scenario: traffic between the hosts behind its edges.
 
 A fabric scenario's `workload[i]` validates into `FabricWorkload` (pydantic, naming the bad
-key, mpsched/validation.py); which keys a source takes depends on its `kind`
+key, src/mpsched/validation.py); which keys a source takes depends on its `kind`
 (`FABRIC_WORKLOAD_KEYS`). Names of edges and hosts are checked against the fabric by
-`check_against`, called by the scenario (mpsched/lab/scenario.py). The schedule the kinds
-describe is computed by mpsched/lab/fabric_workload.py; docs/fabric.md ("Workloads") and
+`check_against`, called by the scenario (src/mpsched/lab/scenario.py). The schedule the kinds
+describe is computed by src/mpsched/lab/fabric_workload.py; docs/fabric.md ("Workloads") and
 scenarios/README.md are the reference.
 
 Endpoints are named as the testbed names them: a host ``h<e>_<k>`` (host k behind edge id e,
-mpsched/fabric/netdesc.py) or an edge switch by its name; an edge name stands for every host
+src/mpsched/fabric/netdesc.py) or an edge switch by its name; an edge name stands for every host
 behind it in incast's `senders`, for its first host elsewhere.
 """
 
@@ -83,7 +83,7 @@ class FabricWorkload:
         the last `drain_s` seconds.
     bulk: `streams` long-lived TCP streams per entry of `pairs`, for the workload's time;
         with `mptcp`, kernel-MPTCP connections of `subflows` subflows each (the testbed gives
-        every host `subflows` addresses, topo/fabric_testbed.py `enable_mptcp`).
+        every host `subflows` addresses, src/mpsched/topo/fabric_testbed.py `enable_mptcp`).
     """
 
     kind: Annotated[str, one_of(FABRIC_WORKLOAD_KINDS)]

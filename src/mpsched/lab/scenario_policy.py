@@ -1,4 +1,4 @@
-"""The policy names a scenario may run and its `policy:` section (mpsched/lab/scenario.py,
+"""The policy names a scenario may run and its `policy:` section (src/mpsched/lab/scenario.py,
 scenarios/README.md)."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from typing import Annotated
 
 from mpsched.validation import KeyCheck, int_in, one_of
 
-# Baselines, then the papers' schedulers (controller/*.py), the static weights of the scenario
+# Baselines, then the papers' schedulers (src/mpsched/controller/*.py), the static weights of the
+# scenario
 # ("static": wcmp with `policy.weights`, else weights proportional to the configured rates),
 # and each paper's scheduler under LM3 path activation ("<name>+lm3").
 BASELINES = ("ecmp", "rr", "letflow", "minrtt", "wcmp")
@@ -23,7 +24,7 @@ POLICIES = (
 # A scenario's default `compare` list: every policy ("static" only differs from wcmp when
 # the scenario gives weights, so it is compared when asked for).
 COMPARE = tuple(p for p in POLICIES if p != "static")
-DEFAULT_FLOWLET_GAP_US = 0  # automatic (controller/scheduling/placement.py auto_gap_us)
+DEFAULT_FLOWLET_GAP_US = 0  # automatic (src/mpsched/controller/scheduling/placement.py auto_gap_us)
 PACKET_MIX_PAPERS = ((44, 0.49), (576, 0.012), (628, 0.021), (1300, 0.017), (1500, 0.46))
 BACKENDS = ("auto", "linkem", "netem")
 

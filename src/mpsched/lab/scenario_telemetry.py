@@ -2,7 +2,7 @@
 
 The keys are the controller's own command-line options of how often the switches probe,
 report and are read, and when a silent path is dead (`mpsched controller --help`: the
-telemetry, budget and liveness groups of controller/cli.py), spelt with underscores
+telemetry, budget and liveness groups of src/mpsched/controller/cli.py), spelt with underscores
 (`probe_max_pps: 250` is `--probe-max-pps 250`). They are read from the controller's parser,
 so a new option there is a new key here, and checked by the controller's own checks
 (`telemetry_config`), so a bad value fails before a testbed starts, naming the key. The

@@ -1,10 +1,10 @@
 """The workload part of a scenario file: one `Workload` per traffic source.
 
 `Workload` is a dataclass whose field types carry their checks: a file's `workload[i]`
-validates into it (pydantic), naming the bad key (mpsched/validation.py); built in code it
+validates into it (pydantic), naming the bad key (src/mpsched/validation.py); built in code it
 is not checked; which keys a source takes depends on its `kind`
 (`WORKLOAD_KEYS`). Checks against the rest of the scenario (a `path` with cross traffic, a
-`drain_s` inside the run) are the scenario's (mpsched/lab/scenario.py).
+`drain_s` inside the run) are the scenario's (src/mpsched/lab/scenario.py).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Workload:
         bounds the flows in progress: later arrivals wait for a slot, inside their FCT.
     poisson: open-loop Poisson arrivals h1 -> h2 offering `load_pct` % of the paths' summed
         capacity (`Scenario.offered_mbps`), sizes from the published `sizes` CDF
-        (websearch: DCTCP, datamining: VL2; traffic/flowsizes.py) scaled by `scale`
+        (websearch: DCTCP, datamining: VL2; src/mpsched/traffic/flowsizes.py) scaled by `scale`
         and censored at `max_kb`; every flow starts at its arrival (`max_concurrent` > 0
         bounds the flows in progress, as `concurrency` does for files); no arrivals in the
         last `drain_s` seconds, so the last flows can finish.

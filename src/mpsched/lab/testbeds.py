@@ -1,6 +1,7 @@
 """Which testbed a run of a scenario brings up: the two-edge `Testbed` (h1 - s1 =(paths)= s2 -
-h2, topo/testbed.py) for `paths`, the `FabricTestbed` (topo/fabric_testbed.py) for a
-`fabric`, over servers (topo/cluster_testbed.py) when the scenario has a `cluster`. The
+h2, src/mpsched/topo/testbed.py) for `paths`, the `FabricTestbed`
+(src/mpsched/topo/fabric_testbed.py) for a
+`fabric`, over servers (src/mpsched/topo/cluster_testbed.py) when the scenario has a `cluster`. The
 runner (runner.py) starts the controller on the testbed's network description and launches
 workloads on its hosts by name (`bed.host(name)`; by edge: `bed.hosts()`, edge id -> host
 names; addresses: `bed.host_ip(name)`), whichever it is.
@@ -24,7 +25,7 @@ def make_testbed(sc: Scenario, seed: int, log_dir: Path,
                  p4rt_plaintext: bool = False) -> Testbed | FabricTestbed:
     """The testbed of a run of `sc` with emulators seeded by `seed`, logs in `log_dir`
     (not started: it is a context manager); its switches serve P4Runtime over TLS unless
-    `p4rt_plaintext` (topo/bed.py)."""
+    `p4rt_plaintext` (src/mpsched/topo/bed.py)."""
     if sc.fabric is None:
         from mpsched.topo.testbed import Testbed
 

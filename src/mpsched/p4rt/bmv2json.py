@@ -92,5 +92,5 @@ def header_layout(bmv2_json: Path, name: str) -> HeaderLayout:
 @functools.cache
 def path_tag(bmv2_json: Path | None = None) -> HeaderLayout:
     """The path tag's layout (path_tag_t) in `bmv2_json`, by default the compiled program's
-    (build/p4, mpsched/proc/layout.py)."""
+    (build/p4, src/mpsched/proc/layout.py)."""
     return header_layout(bmv2_json or p4_artifacts().bmv2_json, HEADER_PATH_TAG)

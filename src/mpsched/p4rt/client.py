@@ -176,7 +176,7 @@ class P4RuntimeClient(Session):
         not wait for the switch), so other threads may call it while the
         session's owner does unary RPCs. Needs a primary session. A PacketOut
         beyond the session's backlog limit is dropped and counted
-        (`packet_outs`, mpsched/p4rt/backlog.py).
+        (`packet_outs`, src/mpsched/p4rt/backlog.py).
         """
         self.send_packet_out(self.build_packet_out(payload, metadata))
 

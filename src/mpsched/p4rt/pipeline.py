@@ -83,7 +83,7 @@ REGISTERS_RTT_MONITOR = tuple(
 )
 DIGEST_RTT_REPORT = "rtt_report_t"
 # Path tag on the wire (p4src/include/headers.p4): header type name (its size and fields
-# are read from the BMv2 JSON, mpsched/p4rt/bmv2json.py) and ether type.
+# are read from the BMv2 JSON, src/mpsched/p4rt/bmv2json.py) and ether type.
 HEADER_PATH_TAG = "path_tag_t"
 ETHERTYPE_PATH_TAG = 0x88B5
 # Path liveness and probes (p4src/include/liveness.p4, failover.p4).
@@ -174,7 +174,7 @@ ALL_TABLES = (
     TABLE_SUBFLOW_PIN,
 )
 
-# Stages a compile-time profile may leave out (mpsched/p4profiles.py, `make p4
+# Stages a compile-time profile may leave out (src/mpsched/p4profiles.py, `make p4
 # P4_PROFILE=...`): feature name -> (its define, the P4Info entity whose presence tells).
 REGISTER_FLOW_OOO = "MpIngress.path_monitor.flow_ooo"
 OPTIONAL_FEATURES = {

@@ -51,7 +51,7 @@ class Session:
         packet_out_backlog: int = PACKET_OUT_BACKLOG,
     ) -> None:
         self.address = address
-        self.tls = tls  # None: plaintext (mpsched/p4rt/tls.py)
+        self.tls = tls  # None: plaintext (src/mpsched/p4rt/tls.py)
         self.device_id = device_id
         self.p4info = p4info
         self.election_id = election_id

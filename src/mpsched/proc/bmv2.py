@@ -34,8 +34,8 @@ class Bmv2Error(RuntimeError):
 # its memory grew in one or two of them; with two, a leaf's growth over 12 minutes of the
 # fabric soak fell from 30-40 % to 10-23 %, at the same CPU per packet (docs/fabric.md, "The
 # switches' arenas"; what is left is its pool of packet header vectors, which the soak fills
-# first, mpsched/bench/soak_warm.py). The controller limits its own likewise
-# (controller/memarenas.py). A MALLOC_ARENA_MAX already in the environment is kept.
+# first, src/mpsched/bench/soak_warm.py). The controller limits its own likewise
+# (src/mpsched/controller/memarenas.py). A MALLOC_ARENA_MAX already in the environment is kept.
 SWITCH_MALLOC_ARENAS = 2
 
 
@@ -85,7 +85,7 @@ class Bmv2Switch:
     `grpc_host` (127.0.0.1 unless told otherwise). BMv2's Thrift port always listens on all
     addresses (BMv2 1.15.5 has no option for it): with `guard_thrift` an nftables table drops
     what reaches it from any interface but loopback, and on loopback resets what comes from
-    another user's socket (mpsched/proc/firewall.py); a gRPC port on loopback gets the same
+    another user's socket (src/mpsched/proc/firewall.py); a gRPC port on loopback gets the same
     guard, so that a switch in plaintext is the lab's user's alone too.
     """
 

@@ -3,7 +3,7 @@
 Every BMv2 process and every veth a run creates is recorded in a state file
 under /run/mpsched (one per owning process; $MPSCHED_STATE_DIR elsewhere), and so is every
 nftables table that keeps a
-switch's Thrift port on loopback (mpsched/proc/firewall.py). A normal exit, an exception or
+switch's Thrift port on loopback (src/mpsched/proc/firewall.py). A normal exit, an exception or
 Ctrl-C releases them through `Registry.close()`; if the owner itself is
 killed, `sweep()` (run by `mpsched cleanup` and at the start of every run)
 finds state files of dead owners and removes what they list: processes by
@@ -11,10 +11,10 @@ PID (after checking the PID still runs the recorded command), interfaces and tab
 name, Mininet hosts' shells by PID.
 
 The directory is private (mode 0700, an existing one of the user's tightened) and the state
-files are written with mode 0600 (mpsched/proc/rundir.py): they hold every run's command
+files are written with mode 0600 (src/mpsched/proc/rundir.py): they hold every run's command
 lines. A sweep acts only on state files of the user running it: one another user could have
 planted is left alone (logged). `mpsched cleanup` also removes the CPU-limit cgroups of
-killed runs (mpsched/proc/cpulimit.py).
+killed runs (src/mpsched/proc/cpulimit.py).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Registry:
         self._lock = threading.Lock()
         self.processes: dict[int, str] = {}
         self.links: list[str] = []
-        self.tables: list[str] = []  # nftables tables (mpsched/proc/firewall.py)
+        self.tables: list[str] = []  # nftables tables (src/mpsched/proc/firewall.py)
         self._dir_ready = False
 
     def _save(self) -> None:

@@ -21,7 +21,7 @@ enabled for children, else cgroup v1's cpu and cpuacct: `cgroups.choose_layout`)
 process still in it moves back to the cgroup the bench came from and the group is removed.
 A killed bench leaves it: `mpsched cleanup` (`sweep_stale`) removes the groups whose owner is
 gone. The limit is announced to the processes inside in the environment (`ENV`): the CPU
-sampler (mpsched/lab/cpu_sampler.py) measures the machine's idle against it, and a child
+sampler (src/mpsched/lab/cpu_sampler.py) measures the machine's idle against it, and a child
 given the same `--cpu-limit` again stays in its parent's group (limits do not nest).
 """
 

@@ -10,17 +10,17 @@ any interface but ``lo``, and an output chain that resets a connection to one of
 ``lo`` from a socket of another user than the one that started the switches (nftables' ``meta
 skuid``, the socket's owner; that user is root, as nft needs it): on loopback only the lab's
 own user reaches Thrift (docs/security.md, "Local users"). A switch's gRPC port on loopback
-joins the set too (mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's
+joins the set too (src/mpsched/proc/bmv2.py): P4Runtime without TLS is then the lab's user's
 alone. The first guarded switch creates the table, each switch adds its ports before it
 starts and removes them when it stops, and the last one's stop deletes the table;
-the table is recorded in the run's registry (mpsched/proc/cleanup.py) so that `mpsched
+the table is recorded in the run's registry (src/mpsched/proc/cleanup.py) so that `mpsched
 cleanup` removes it after a killed run (docs/security.md).
 
 One table, not one per switch: every packet the machine receives, loopback's included,
 traverses every base chain hooked at input, and 68 tables (a 64-leaf fabric) cost a loopback
 TCP round trip about 9 us of kernel time more than none (20 % more, docs/results/scale.md),
 where one set lookup costs the same for any number of switches. A switch started on another
-server (topo/cluster_nodes.py) gets a table of its own there (`ruleset`,
+server (src/mpsched/topo/cluster_nodes.py) gets a table of its own there (`ruleset`,
 ``mpsched_thrift_<pid>_<port>``).
 """
 

@@ -1,14 +1,14 @@
-"""What the two Mininet testbeds share: the two-edge `Testbed` (topo/testbed.py) and the
-`FabricTestbed` (topo/fabric_testbed.py).
+"""What the two Mininet testbeds share: the two-edge `Testbed` (src/mpsched/topo/testbed.py) and the
+`FabricTestbed` (src/mpsched/topo/fabric_testbed.py).
 
 `Bed` is the life cycle: a context manager whose `stop()` runs on exit, on an exception and
-on Ctrl-C, a cleanup `Registry` (mpsched/proc/cleanup.py) recording every process and link it
+on Ctrl-C, a cleanup `Registry` (src/mpsched/proc/cleanup.py) recording every process and link it
 starts (so `mpsched cleanup` removes what a killed owner left), the link emulators' schedules,
 and the port and host preparation both topologies need (offloads off, IPv6 off, the path
 MTU on switch-to-switch links, static ARP for the hosts' gateway). Unless told
 `p4rt_plaintext`, the switches serve P4Runtime over TLS with client authentication, with
 certificates of a CA the testbed makes when it starts and removes when it stops
-(mpsched/proc/labtls.py; docs/security.md, "Local users").
+(src/mpsched/proc/labtls.py; docs/security.md, "Local users").
 """
 
 from __future__ import annotations

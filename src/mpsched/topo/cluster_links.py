@@ -6,7 +6,8 @@ cluster edition's tunnel: a tap device ``tap9`` made on each server (the name is
 edition's, fixed; renamed to the link's interface names once the tunnel is up), ``ssh -w
 9:9`` from the first node's server to the second's, whose ``echo @`` says the tunnel is up.
 Its `makeTunnel` is the cluster edition's with bounds: each command on a server within the
-node's `rcmd` deadline (topo/cluster_shell.py), the ``@`` within `TUNNEL_START_TIMEOUT_S`;
+node's `rcmd` deadline (src/mpsched/topo/cluster_shell.py), the ``@`` within
+`TUNNEL_START_TIMEOUT_S`;
 on a failure the tunnel's ssh client is ended and the ``tap9`` it made removed, and the
 error names both servers. A ``tap9`` left by a killed run is removed before one is made
 (only a tunnel being set up has that name).

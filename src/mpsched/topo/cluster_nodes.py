@@ -8,10 +8,10 @@ Each class is the cluster edition's `RemoteMixin` on the local node class: on se
 - `ClusterHost`: a host (the cluster edition's RemoteHost);
 - `ClusterBmv2Switch`: simple_switch_grpc started from the node's shell on its server, as
   Mininet starts its own user-space switches, P4Runtime on the server's address, the Thrift
-  port guarded by the same nftables table as here (mpsched/proc/firewall.py), no probe port
+  port guarded by the same nftables table as here (src/mpsched/proc/firewall.py), no probe port
   (the controller is not beside it: probes go as PacketOuts, docs/scaling.md);
 - `ClusterLinkem`: linkem started through `popen()`, i.e. an ssh session whose stdin and
-  stdout are linkem's control channel (mpsched/emu/linkem.py): linkem ends when the
+  stdout are linkem's control channel (src/mpsched/emu/linkem.py): linkem ends when the
   session does, whatever ends it.
 
 `ssh_options` (e.g. ``-F <file>``) go into every ssh command the cluster edition builds for
@@ -59,14 +59,14 @@ FREE_PORTS = ("python3 -c 'import socket; ss = [socket.socket() for _ in range(2
 
 
 # every ssh client of a node: a login that does not answer fails, and a session whose server
-# stopped answering ends (its shell's waits then fail at once: topo/cluster_shell.py)
+# stopped answering ends (its shell's waits then fail at once: src/mpsched/topo/cluster_shell.py)
 KEEPALIVE = ("-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=5",
              "-o", "ServerAliveCountMax=4")
 
 
 class SshOptions(Deadlines, RemoteMixin):
     """RemoteMixin with extra ssh client options (module docstring) and deadlines on every
-    wait of its shell (topo/cluster_shell.py)."""
+    wait of its shell (src/mpsched/topo/cluster_shell.py)."""
 
     def __init__(self, name: str, ssh_options: tuple[str, ...] = (), **params: Any) -> None:
         self.ssh_options = [*KEEPALIVE, *ssh_options]
@@ -249,7 +249,8 @@ class RemoteBmv2(Bmv2Switch):
 
     def stop(self) -> None:
         """End the process, and its nftables table. Through a failed shell neither can be
-        done: the PID stays for the testbed's sweep of the server (topo/cluster_sweep.py)."""
+        done: the PID stays for the testbed's sweep of the server
+        (src/mpsched/topo/cluster_sweep.py)."""
         if not self._shell_up():
             return
         steps = int(STOP_WAIT_S / 0.1)

@@ -1,4 +1,4 @@
-"""Deadlines on every wait of a cluster node's shell (topo/cluster_nodes.py).
+"""Deadlines on every wait of a cluster node's shell (src/mpsched/topo/cluster_nodes.py).
 
 Mininet's `Node` waits on its shell without a deadline: `cmd()` reads the shell's pty until
 the prompt comes back, `startShell()` until the first prompt, and the cluster edition's

@@ -1,17 +1,19 @@
 """What a cluster testbed removes on each other server after its network stopped
-(topo/cluster_testbed.py), whether the stop went well or not.
+(src/mpsched/topo/cluster_testbed.py), whether the stop went well or not.
 
 Mininet's stop ends every node and deletes every interface through the nodes' own shells; a
-shell that failed (its ssh session ended, a command that did not answer: topo/cluster_shell.py)
+shell that failed (its ssh session ended, a command that did not answer:
+src/mpsched/topo/cluster_shell.py)
 can do neither. So after the stop one ssh command per server, with a deadline, removes what
 this run (`owner`, the PID of the process that owns the testbed) may have left there, and
 only that:
 
 - the layout's interfaces in the server's root namespace and a ``tap9`` of a tunnel that
-  was being set up (topo/cluster_links.py);
+  was being set up (src/mpsched/topo/cluster_links.py);
 - the nftables tables guarding its BMv2 switches' Thrift ports, named after the owner
-  (``mpsched_thrift_<owner>_<port>``, mpsched/proc/firewall.py);
-- the processes its hosts started there (`RemoteProcess`, topo/cluster_nodes.py), by the PID
+  (``mpsched_thrift_<owner>_<port>``, src/mpsched/proc/firewall.py);
+- the processes its hosts started there (`RemoteProcess`, src/mpsched/topo/cluster_nodes.py), by the
+PID
   each wrote to ``/tmp/mpsched-<node>-<n>-<owner>.pid``, unless the PID now names a newer
   process than the file (a reused PID);
 - its BMv2 processes there, by PID, if that PID still runs simple_switch_grpc;

@@ -1,11 +1,12 @@
 """The fabric testbed over several servers, on Mininet's cluster edition
 (mininet.examples.cluster; docs/scaling.md, "Mininet cluster edition").
 
-`ClusterFabricTestbed` is the `FabricTestbed` (topo/fabric_testbed.py) with the cluster
+`ClusterFabricTestbed` is the `FabricTestbed` (src/mpsched/topo/fabric_testbed.py) with the cluster
 edition's pieces in place of the local ones: `MininetCluster` as the network (it checks
 before anything starts that every server takes `ssh user@server sudo true`), the remote node
-classes of topo/cluster_nodes.py for hosts, BMv2 switches and link emulators, and
-`ClusterLink` (topo/cluster_links.py, the cluster edition's `RemoteSSHLink` with deadlines)
+classes of src/mpsched/topo/cluster_nodes.py for hosts, BMv2 switches and link emulators, and
+`ClusterLink` (src/mpsched/topo/cluster_links.py, the cluster edition's `RemoteSSHLink` with
+deadlines)
 for every link, which is a veth pair on one server and an ssh Ethernet tunnel (``ssh -w``, a
 tap device at each end) between two. Where each node runs is `placement`:
 the scenario's per-node overrides, else the cluster edition's placer over the switches,
@@ -14,13 +15,14 @@ hosts beside their edge switch, a link's emulator beside the link's first switch
 The controller runs here, as the lab does: it reaches a switch on another server at that
 server's address (BMv2's P4Runtime listens there), and probes that switch with PacketOuts
 (its probe port would be a veth beside it); with the cluster's `tls`, over TLS with client
-authentication (docs/security.md). Life cycle: as the local testbed's (topo/bed.py),
+authentication (docs/security.md). Life cycle: as the local testbed's (src/mpsched/topo/bed.py),
 stopping is Mininet's `stop()`, which ends every node and deletes every interface on each
 server through the node's own shell (going on past a node that fails to stop), then one ssh
-command per other server removes what a failed shell could not (topo/cluster_sweep.py); what
+command per other server removes what a failed shell could not (src/mpsched/topo/cluster_sweep.py);
+what
 runs here on behalf of another server (the ssh clients of its shells, tunnels and link
 emulators) is in the cleanup registry, and a remote process ends with its ssh session. Every
-wait on a server has a deadline (topo/cluster_shell.py): a server that stops answering
+wait on a server has a deadline (src/mpsched/topo/cluster_shell.py): a server that stops answering
 fails the run with its name, it does not hang it.
 """
 
@@ -185,7 +187,7 @@ class ClusterFabricTestbed(FabricTestbed):
         return params
 
     def stop(self) -> None:
-        """The local testbed's stop (topo/bed.py), then each other server swept."""
+        """The local testbed's stop (src/mpsched/topo/bed.py), then each other server swept."""
         switches = self.bmv2_switches()
         lost = self.lost_shells()
         try:
@@ -205,7 +207,8 @@ class ClusterFabricTestbed(FabricTestbed):
 
     def sweep_servers(self, switches: list,
                       lost: dict[str, list[int]] | None = None) -> dict[str, list[str]]:
-        """What the stop left on each other server removed (topo/cluster_sweep.py): {server:
+        """What the stop left on each other server removed (src/mpsched/topo/cluster_sweep.py):
+        {server:
         what was removed}."""
         out: dict[str, list[str]] = {}
         user = self.cluster.user or findUser()
@@ -258,7 +261,8 @@ class ClusterFabricTestbed(FabricTestbed):
         return self.placement[switch] == "localhost"
 
     def prepare_switch_ports(self, net: Mininet) -> None:
-        """As the local testbed's (topo/bed.py), each command on the switch's server; the
+        """As the local testbed's (src/mpsched/topo/bed.py), each command on the switch's server;
+        the
         interfaces of this machine recorded for cleanup."""
         for sw in net.switches:
             for intf in sw.intfList():

@@ -1,5 +1,5 @@
 """The Mininet layout of a fabric (docs/fabric.md, "Lab"): pure, so that it is tested
-without root; topo/fabric_testbed.py builds it.
+without root; src/mpsched/topo/fabric_testbed.py builds it.
 
 - **switches**: one BMv2 node per fabric switch, named as in the fabric, with the device id
   of the network description (`mpsched.fabric.netdesc.describe`: 1, 2, ... in the fabric's

@@ -2,7 +2,8 @@
 emulated link per fabric link (docs/fabric.md, "Lab").
 
 The layout is `fabric_plan.plan` (names, device ids, ports, hosts); each link's emulator
-(topo/emulink.py: linkem on kernels without netem, netem elsewhere) gets the rate, delay,
+(src/mpsched/topo/emulink.py: linkem on kernels without netem, netem elsewhere) gets the rate,
+delay,
 jitter, loss and queue of each direction of its fabric link (forward = a -> b) and runs the
 link's schedules from `start_schedules`. A link crossed by several paths is one emulator: one
 queue per direction, shared by them all. Host k of edge e (`h<e>_<k>`, 10.0.e.k) has its
@@ -11,9 +12,10 @@ hosts of its edge the edge's router MAC (the switch answers no ARP). Edge switch
 program's probe port (a veth to the controller), transit switches originate no probes and
 get none. The network description (`mpsched.fabric.netdesc.describe`, with the switches'
 P4Runtime addresses and probe interfaces, and the controller's TLS certificate unless
-`p4rt_plaintext`: topo/bed.py) is written to `netcfg_path`.
+`p4rt_plaintext`: src/mpsched/topo/bed.py) is written to `netcfg_path`.
 
-`FabricTestbed` is a context manager like the two-edge `Testbed` (topo/bed.py): whatever it
+`FabricTestbed` is a context manager like the two-edge `Testbed` (src/mpsched/topo/bed.py): whatever
+it
 started is stopped on exit, on an exception and on Ctrl-C, and recorded for `mpsched cleanup`.
 """
 
@@ -78,7 +80,8 @@ class FabricSpec:
 
 class FabricTestbed(Bed):
     """A fabric in Mininet (module docstring); `links` by fabric link name.
-    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication
+    (src/mpsched/topo/bed.py)."""
 
     def __init__(self, spec: FabricSpec, p4rt_plaintext: bool = False) -> None:
         self.spec = spec
@@ -201,7 +204,7 @@ class FabricTestbed(Bed):
         """Kernel MPTCP on every host for connections of up to `subflows` subflows: the path
         manager's limits, and on the `initiators` (default every host) their addresses
         2..subflows as subflow endpoints (a connection such a host opens gets one MP_JOIN
-        subflow from each), as the two-edge testbed does for h1 (topo/testbed.py). A
+        subflow from each), as the two-edge testbed does for h1 (src/mpsched/topo/testbed.py). A
         listener with endpoints would open subflows of its own back towards the initiator."""
         if not 1 <= subflows <= self.spec.host_addresses:
             raise ValueError(f"subflows: between 1 and host_addresses "

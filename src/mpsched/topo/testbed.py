@@ -1,9 +1,9 @@
 """The testbed: h1 - s1 =(path 1..n, emulated)= s2 - h2, plus optional cross-traffic hosts.
 
-Every path is an emulated link (topo/emulink.py: linkem on kernels without
+Every path is an emulated link (src/mpsched/topo/emulink.py: linkem on kernels without
 netem, netem elsewhere) with its own delay, jitter, loss, rate, queue and
 time schedule per direction; `forward` is s1 -> s2. Hosts: h1 (edge 1, 10.0.1.0/24,
-behind s1) and h2 (edge 2, 10.0.2.0/24, behind s2; the plan: mpsched/addressing.py), each
+behind s1) and h2 (edge 2, 10.0.2.0/24, behind s2; the plan: src/mpsched/addressing.py), each
 with `host_addresses` addresses (for MPTCP) on `host_interfaces` interfaces: address k lives on
 interface min(k, host_interfaces) - 1, so a single-homed host carries all of
 them on eth0, and a multi-homed one has one link to its edge switch per
@@ -73,7 +73,8 @@ class TopoSpec:
 
 class Testbed(Bed):
     """h1 - s1 =(paths)= s2 - h2 (module docstring); `links` by (path id, segment).
-    `p4rt_plaintext`: P4Runtime in plaintext without client authentication (topo/bed.py)."""
+    `p4rt_plaintext`: P4Runtime in plaintext without client authentication
+    (src/mpsched/topo/bed.py)."""
 
     def __init__(self, spec: TopoSpec | None = None, p4rt_plaintext: bool = False) -> None:
         spec = spec or TopoSpec()

@@ -167,7 +167,8 @@ class LinkDirectionView(View):
 class LinkView(View):
     """GET /links: a fabric's link (docs/fabric.md), its administrative state (the
     operator's), its inferred state (`inferred`: down while the controller holds it failed
-    from the paths' liveness, controller/failures.py), whether the routing uses it (`alive`:
+    from the paths' liveness, src/mpsched/controller/failures.py), whether the routing uses it
+    (`alive`:
     up in both, and some pair's path crosses it; `paths`: how many) and its load per
     direction (`forward` a -> b, `reverse` b -> a)."""
 
@@ -200,7 +201,7 @@ class PairView(View):
     current estimates of each of its paths in its direction, and how its paths are probed:
     `probing` "active" (every probe interval; always with two edges) or "idle" (a fabric's
     pair of edges without traffic, probed every idle probe interval:
-    controller/telemetry/regimes.py)."""
+    src/mpsched/controller/telemetry/regimes.py)."""
 
     id: str
     ingress: str
@@ -231,7 +232,7 @@ class LoopStats(View):
     latency_ms_p99: float | None
     control_period_ms: Number
     # the share of the period (%) a step may spend on a fabric's pairs now: step_budget_pct,
-    # lowered while the process is over cpu_budget_pct (controller/governor.py)
+    # lowered while the process is over cpu_budget_pct (src/mpsched/controller/governor.py)
     step_budget_pct_now: Number | None = None
     cpu_pct: Number | None = None  # the process's CPU over the last 2 s, % of one core
 
@@ -285,7 +286,7 @@ class AdaptiveView(View):
 
 
 class StateView(View):
-    """GET /state (controller/state.py)."""
+    """GET /state (src/mpsched/controller/state.py)."""
 
     path: str | None
     persistent: bool

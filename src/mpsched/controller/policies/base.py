@@ -14,7 +14,8 @@ Rules every policy follows (implemented here, used by all):
 - a missing estimate (None) never raises; each policy documents its neutral treatment.
 
 Parameters: each policy declares `Params`, a frozen dataclass whose fields carry defaults and
-`metadata` with "doc" and optional "min", "max" and "choices"; controller/policies/params.py
+`metadata` with "doc" and optional "min", "max" and "choices";
+src/mpsched/controller/policies/params.py
 makes the pydantic model that validates them (`params_from_dict`, raising `FieldError` naming
 the offending field) and gives their schema (`params_schema`).
 """
@@ -92,7 +93,8 @@ class PathState:
     # the egress edge's cumulative counters (what a policy measures its own outcome with)
     counters: PathCounters | None = None
     # a fabric path's configured bottleneck rate; its capacity_mbps is then what the other
-    # pairs' load leaves of it (controller/telemetry/sharing.py). None: capacity is the rate
+    # pairs' load leaves of it (src/mpsched/controller/telemetry/sharing.py). None: capacity is the
+    # rate
     bottleneck_mbps: float | None = None
 
     def bdp_bytes(self) -> float | None:
@@ -195,7 +197,7 @@ class Policy(ABC, Generic[P]):
     name: ClassVar[str]
     Params: ClassVar[type[Any]] = NoParams
     # True: `decide` keeps no state, so on equal paths it decides as it did (the control loop
-    # may then skip a pair whose inputs did not change, controller/scheduling/due.py);
+    # may then skip a pair whose inputs did not change, src/mpsched/controller/scheduling/due.py);
     # False (the default, what a stateful policy must say): stepped every control period.
     repeats: ClassVar[bool] = False
     params: P

@@ -4,7 +4,8 @@
 A CA variant returns Mode.CA with a `CaCost`: the controller turns the paper's quantities into
 the cost's coefficients and per-path offsets once per control period, and the switch adds, per
 new flowlet, the live queueing delay, loss and utilisation it measures itself (see
-`controller/policies/ca.py`). Every variant gives weight 1 to the paths it lets the switch
+`src/mpsched/controller/policies/ca.py`). Every variant gives weight 1 to the paths it lets the
+switch
 choose from (0 to dead ones), puts in the cost only the alive paths, and logs the coefficients,
 the offsets and the paper quantities they come from; its per-path scores are the controller's
 estimate of each path's cost (`ca.live_cost`, µs-equivalent, lower is better; 0 for a dead path).

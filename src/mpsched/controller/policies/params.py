@@ -1,7 +1,8 @@
 """Policy parameters: each policy's `Params` declaration and the pydantic model made from it.
 
 A policy declares `Params` as a frozen dataclass whose fields carry defaults and `metadata`
-with "doc" and optional "min", "max" and "choices" (controller/policies/base.py). From that
+with "doc" and optional "min", "max" and "choices" (src/mpsched/controller/policies/base.py). From
+that
 declaration `params_model` makes a pydantic model, the one place both the validation of
 REST/state input (`params_from_dict`) and the schema served in ``GET /params``
 (`params_schema`) come from; the messages are the project's (``must be >= 0.0, got -1``,

@@ -1,4 +1,5 @@
-"""The value checks of traffic classes (controller/scheduling/classes.py): each takes a JSON
+"""The value checks of traffic classes (src/mpsched/controller/scheduling/classes.py): each takes a
+JSON
 value and the name of its field and returns the normalised value or raises `FieldError`
 naming the field, with the project's messages (``must be an integer 0..63, got 64``).
 `FrozenParams` holds a class's policy parameters immutably (classes are hashable)."""

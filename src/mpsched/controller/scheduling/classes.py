@@ -2,7 +2,8 @@
 
 Pure data and validation, no I/O. `Match`, `ClassPolicy` and `TrafficClass` are frozen
 pydantic dataclasses: built from JSON (``*_from_dict``, the REST bodies of
-controller/northbound/bodies.py, the state file) they refuse unknown keys, wrong types (a
+src/mpsched/controller/northbound/bodies.py, the state file) they refuse unknown keys, wrong types
+(a
 bool is not an int) and out-of-range values with a `FieldError` naming the field by its
 dotted/indexed path, e.g. ``classes[2].match.src_port``, with the messages of
 `class_checks`; their JSON schema (served in the REST description) comes from the same
@@ -57,7 +58,7 @@ __all__ = ["PROTOCOLS", "FrozenParams", "thaw"]
 MAX_CLASSES = 64
 DEFAULT_CLASS_ID = 0
 MAX_PRIORITY = 1000
-MIN_FLOWLET_GAP_US = 0  # 0: automatic (controller/scheduling/placement.py auto_gap_us)
+MIN_FLOWLET_GAP_US = 0  # 0: automatic (src/mpsched/controller/scheduling/placement.py auto_gap_us)
 MAX_FLOWLET_GAP_US = 10_000_000
 DEFAULT_FLOWLET_GAP_US = 0
 POLICY_KEYS = ("name", "params", "lm3", "flowlet_gap_us")

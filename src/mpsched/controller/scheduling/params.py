@@ -4,8 +4,9 @@ The operator sets defaults per policy (`params.policies.<name>`), a class may ov
 them (`policy.params`, `make_class_policy`); LM3's parameters, the MPTCP-aware mode's and the
 control period are global (`params.lm3`, `params.mptcp`, `params.control_period_ms`), and so
 are the share of each period a control step may spend stepping a fabric's pairs
-(`params.step_budget_pct`, controller/scheduling/due.py) and the process's CPU budget that
-lowers that share (`params.cpu_budget_pct`, controller/governor.py).
+(`params.step_budget_pct`, src/mpsched/controller/scheduling/due.py) and the process's CPU budget
+that
+lowers that share (`params.cpu_budget_pct`, src/mpsched/controller/governor.py).
 `GlobalParams.updated` applies a partial change, naming the offending key on error.
 """
 
@@ -39,7 +40,7 @@ class GlobalParams:
     control_period_ms: float = CONTROL_PERIOD_MS
     # of each control period, in percent: the pair steps of one loop step (due.py)
     step_budget_pct: float = STEP_BUDGET * 100
-    # the process's CPU, % of one core, the steps keep within (controller/governor.py;
+    # the process's CPU, % of one core, the steps keep within (src/mpsched/controller/governor.py;
     # None: no budget)
     cpu_budget_pct: float | None = CPU_BUDGET_PCT
     lm3: Any = field(default_factory=lambda: Lm3.Params())

@@ -1,8 +1,9 @@
 """The global parameters as written over REST (``PUT /params``) and kept in the state file:
 a partial update, declared as a pydantic model made from the policies' Params declarations
-(controller/policies/params.py), so its JSON schema is the one the REST description serves.
+(src/mpsched/controller/policies/params.py), so its JSON schema is the one the REST description
+serves.
 
-`GlobalParams.updated` (controller/scheduling/params.py) checks a change against
+`GlobalParams.updated` (src/mpsched/controller/scheduling/params.py) checks a change against
 `params_changes_model()` (unknown keys, types, ranges, naming the field, e.g.
 ``policies.llhd.beta``) and then merges it over the current values, where the Params
 classes' cross-field checks run.
@@ -26,7 +27,7 @@ CONTROL_PERIOD_MS = 100.0
 MIN_CONTROL_PERIOD_MS = 10.0
 MAX_CONTROL_PERIOD_MS = 10_000.0
 # of the control period: how long a loop step may spend stepping a fabric's due pairs
-# (controller/scheduling/due.py); `step_budget_pct` is this in percent
+# (src/mpsched/controller/scheduling/due.py); `step_budget_pct` is this in percent
 STEP_BUDGET = 0.25
 MAX_STEP_BUDGET_PCT = 100.0
 TOP_KEYS = ("control_period_ms", "step_budget_pct", "cpu_budget_pct", "lm3", "policies",

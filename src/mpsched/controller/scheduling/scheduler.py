@@ -121,7 +121,7 @@ class Scheduler:
         self._state: dict[tuple[str, int], ClassState] = {}
         # this scheduler among those made (one replaces another with the intent), and the
         # changes of its classes, policies and parameters: a pair stepped before either
-        # changed is stepped again (controller/scheduling/due.py)
+        # changed is stepped again (src/mpsched/controller/scheduling/due.py)
         self.instance = next(_INSTANCES)
         self.generation = 0
         self.set_classes(classes or [TrafficClass(DEFAULT_CLASS_ID, "default")])

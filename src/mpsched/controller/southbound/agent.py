@@ -102,7 +102,7 @@ class AgentHost(ReportHost, Protocol):
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Has `switch` its path `path_id` towards edge `dst_edge` installed now (a fabric's
-        current or watched path, controller/routes.py)?"""
+        current or watched path, src/mpsched/controller/routes.py)?"""
         ...
 
 
@@ -236,7 +236,7 @@ class SwitchAgent(threading.Thread):
 
     def _probe_wanted(self) -> Callable[[int, int], bool] | None:
         """Asks the host which probes go: busy paths' pause (probe_idle_only), an idle
-        pair's slow probes (a fabric's regimes, controller/telemetry/regimes.py); None:
+        pair's slow probes (a fabric's regimes, src/mpsched/controller/telemetry/regimes.py); None:
         every probe goes."""
         regimes = self.telemetry.regimes(self.net.topology is not None)
         if not self.telemetry.probe_idle_only and not regimes:
@@ -253,7 +253,7 @@ class SwitchAgent(threading.Thread):
     def probe_targets(self) -> list[tuple[int, int]]:
         """Every (destination edge, path id) this switch may probe: a fabric's edge every id
         the program has (`probe_installed` tells which are installed now: a watched path may
-        take an id above the pair's, controller/routes.py)."""
+        take an id above the pair's, src/mpsched/controller/routes.py)."""
         if self.net.topology is not None and self.peers:
             return [(e, p) for e in self.peers for p in range(1, self.pipeline.max_paths + 1)]
         return [(e, p) for e in self.peers for p in self.path_ids]

@@ -5,7 +5,8 @@ weighted paths, to the peer edge), pinned prefixes, path next hops (per destinat
 arrival ports, and the per-path telemetry settings (`forwarding_entries`).
 
 A fabric (docs/fabric.md): the same for an edge switch, towards every other edge, from the
-routing of mpsched.fabric (controller/routes.py hands over the switch's next hops and arrival
+routing of mpsched.fabric (src/mpsched/controller/routes.py hands over the switch's next hops and
+arrival
 ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a WAN
 an edge may be a transit hop); a transit switch gets only those (`fabric_entries`). Its
 paths' liveness towards each peer edge carries the dead_after of that pair's probe regime
@@ -69,7 +70,8 @@ def liveness_entries(
     telemetry: TelemetryConfig, idle_peers: Collection[int] = (),
 ) -> list[TableEntry]:
     """The liveness_config entry of every (peer, path id): the dead_after of the pair's probe
-    regime (controller/telemetry/regimes.py): `dead_after_us` towards a peer probed every
+    regime (src/mpsched/controller/telemetry/regimes.py): `dead_after_us` towards a peer probed
+    every
     probe interval, `idle_dead_after_us` towards one of `idle_peers` (probed every idle
     probe interval)."""
     fast, slow = telemetry.dead_after_us, telemetry.idle_dead_after_us
@@ -82,7 +84,8 @@ def regime_entries(
     fast: Iterable[tuple[int, int]], idle: Iterable[tuple[int, int]],
 ) -> dict[str, list[TableEntry]]:
     """Per edge switch, the liveness entries that a change of the pairs' probe regimes
-    (controller/telemetry/regimes.py) MODIFYs: for each pair of edges (a, e) in `fast`, a's
+    (src/mpsched/controller/telemetry/regimes.py) MODIFYs: for each pair of edges (a, e) in `fast`,
+    a's
     entries of every path id towards e and e's towards a with the fast dead_after, for each
     in `idle` with the idle one (each edge's own settings under the probe cap,
     `TelemetryConfig.for_targets`). An edge whose two dead_after are one (its capped probe
@@ -144,7 +147,8 @@ def fabric_entries(
     other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
     it lies on another pair's path, path_ingress for its fabric ports and the telemetry
     settings of every path id (`path_ids`, by default the fabric's 1..k; the routing adds
-    the ids of watched paths, controller/routes.py), their liveness towards every peer edge
+    the ids of watched paths, src/mpsched/controller/routes.py), their liveness towards every peer
+    edge
     by its pair's probe regime (`idle_peers`: the peers of idle pairs); a transit switch its
     transit_nexthop entries only."""
     me = net.edge_id(sw)

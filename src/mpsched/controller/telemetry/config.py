@@ -30,7 +30,7 @@ DEAD_AFTER_US = 50_000
 # al., "HULA: Scalable Load Balancing Using Programmable Data Planes", SOSR 2016) probe, keeps
 # each idle path reported 5 times per the estimators' 1 s dead_after_s (EstimatorSettings:
 # a lost probe does not make it look dead) and probes often enough for the failure
-# inference (controller/failures.py: at least twice per settle time); and it is 20 times
+# inference (src/mpsched/controller/failures.py: at least twice per settle time); and it is 20 times
 # fewer probes than every 10 ms.
 IDLE_PROBE_INTERVAL_S = 0.200
 IDLE_AFTER_S = 2.0
@@ -92,7 +92,8 @@ class TelemetryConfig:
     probe_budget_pps: at most this many probes per second from all the edges together
       (None: no budget); `for_fabric` lowers probe_max_pps to each edge's share of it.
     idle_probe_interval_s: on a fabric, the probe interval of an idle pair of edges (no
-      traffic beyond probes for idle_after_s; controller/telemetry/regimes.py), never shorter
+      traffic beyond probes for idle_after_s; src/mpsched/controller/telemetry/regimes.py), never
+      shorter
       than probe_interval_s (`idle_interval_s`); None: every pair is probed every
       probe_interval_s (always so with two edges).
     idle_after_s: a fabric's pair of edges is idle once no traffic beyond probes crossed it,
@@ -154,12 +155,12 @@ class TelemetryConfig:
 
     def regimes(self, fabric: bool) -> bool:
         """Whether pairs of edges are probed by their regime (active or idle): on a fabric
-        with an idle interval (controller/telemetry/regimes.py)."""
+        with an idle interval (src/mpsched/controller/telemetry/regimes.py)."""
         return fabric and self.idle_interval_s is not None
 
     def packet_out_backlog(self, targets: int) -> int:
         """The PacketOuts a switch probing `targets` (destination edge, path) pairs may have
-        waiting for its stream (mpsched/p4rt/backlog.py): a second of its probes at its rate
+        waiting for its stream (src/mpsched/p4rt/backlog.py): a second of its probes at its rate
         (at most probe_max_pps, for_targets), and at least two whole rounds (each round is
         one burst of `targets` PacketOuts) and PACKET_OUT_BACKLOG."""
         own = self.for_targets(targets)

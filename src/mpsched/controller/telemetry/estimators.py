@@ -246,7 +246,7 @@ class PathEstimator(PathWindows):
         srtt, rttvar and bytes in flight start to age `stale_after_s` after the last RTT
         report, and while they age (for AGING_TAUS time constants) they move on
         continuously, read again every `age_step_s`. A control step may skip a pair whose
-        inputs are unchanged until then (controller/scheduling/due.py)."""
+        inputs are unchanged until then (src/mpsched/controller/scheduling/due.py)."""
         cfg = self.settings
         marks = []
         if self.last_report_at is not None:

@@ -3,11 +3,13 @@ the scheduler decides on.
 
 A direction is ``"<ingress>-><egress>"``: the egress edge's path reports and the ingress
 edge's RTT reports of the traffic from one edge to the other go to the estimator of that
-(path, direction) (controller/telemetry/estimators.py). With two edges a switch's traffic has
+(path, direction) (src/mpsched/controller/telemetry/estimators.py). With two edges a switch's
+traffic has
 one direction; in a fabric every ordered pair of edges is one (a path report names its
 ingress, `src_edge`; an RTT report its egress, `peer_edge`). The counters each switch's agent
 polls go to the path's `PathStats`. `unit_view` gives the scheduler the paths of one unit
-(controller/routes.py: a switch's traffic, or a fabric pair's) as seen for its direction; a
+(src/mpsched/controller/routes.py: a switch's traffic, or a fabric pair's) as seen for its
+direction; a
 fabric pair's path ids that it does not have now (re-routed away) are out of service there,
 and its paths' capacity is what the other pairs leave of their links (telemetry/sharing.py).
 
@@ -93,7 +95,8 @@ class TelemetryIntake:
         self._towards: dict[tuple[str, int], str] = {}
         self._from_edge: dict[tuple[int, str], str] = {}
         # per direction, how many reports and RTT samples it was handed: a control step may
-        # skip a pair whose count did not move (`changes_at`, controller/scheduling/due.py)
+        # skip a pair whose count did not move (`changes_at`,
+        # src/mpsched/controller/scheduling/due.py)
         self.inputs: dict[str, int] = {}
         # per direction, when the first input since its pair's last step came (the stepper
         # takes it: `take_input_since`): how long a pair waited for its step
@@ -250,7 +253,7 @@ class TelemetryIntake:
         pair's not while its own traffic on the path keeps the far edge measured
         (`probe_needed`, with `probe_idle_only`). Whether a fabric pair has the path id
         installed now is `probe_installed`'s, which the prober asks first
-        (controller/southbound/prober.py). Called from the probers' threads without the
+        (src/mpsched/controller/southbound/prober.py). Called from the probers' threads without the
         controller's lock (a race only costs a probe)."""
         cfg = self.switch_telemetry[switch]
         if self.regimes.enabled:

@@ -16,7 +16,8 @@ its links (`available_mbps`), the least over the path (`path_available_mbps`):
   (`goodput_mbps` at its egress) of its paths crossing d; a pair counts only from ACTIVE_SHARE
   of rate_d and ACTIVE_MIN_MBPS on (its probes alone do not make an idle path look used);
   bounded by what the
-  port counter measured leaving d's switch (`measured_mbps`, controller/telemetry/ports.py:
+  port counter measured leaving d's switch (`measured_mbps`,
+  src/mpsched/controller/telemetry/ports.py:
   every pair's traffic, this one's included), which catches a load that stopped while a
   pair's 5 s goodput window still holds it;
 - n_d: how many other pairs count on d. The floor rate_d / (1 + n_d) is the share this pair

@@ -4,7 +4,8 @@ traffic from its probes (`sender_busy`).
 
 A path goes silent for no longer than REPORTS_PER_VERDICT of the slowest switch's (stretched,
 the report cap: TelemetryConfig.for_targets) report intervals, nor of an idle pair's probe
-intervals (controller/telemetry/regimes.py), before it counts as dead or its RTT as stale: its
+intervals (src/mpsched/controller/telemetry/regimes.py), before it counts as dead or its RTT as
+stale: its
 reports would otherwise come too seldom for it to stay alive (docs/fabric.md).
 
 An estimator judges busy paths by its sender's own probe interval for the pair: stretched

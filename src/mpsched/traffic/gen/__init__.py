@@ -15,7 +15,7 @@ Roles:
           mining): FCT per flow.
   plan    open-loop flows of a given schedule, each to its own destination
           (`--flows FILE`: a fabric's host sends to hosts behind other edges,
-          mpsched/lab/fabric_workload.py): FCT per flow.
+          src/mpsched/lab/fabric_workload.py): FCT per flow.
   flows   closed-loop many-flow load: `--flows` connections each sending
           `--size-kb`, again and again.
   cbr     constant-bit-rate UDP.

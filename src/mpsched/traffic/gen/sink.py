@@ -4,7 +4,7 @@ Per connection its bytes; every SAMPLE_S the bytes received in all (`total`) and
 `--peers`, per peer address (`peers`: a fabric's goodput per pair of edges). A header of
 length > 0 is answered with one byte after its last data byte (the sender's FCT ends there).
 Once its ports are open it prints `listening on port <port>` (`READY`): the lab runner starts
-the senders then (mpsched/lab/ready.py), not after a guess of how long a start takes.
+the senders then (src/mpsched/lab/ready.py), not after a guess of how long a start takes.
 """
 
 from __future__ import annotations
