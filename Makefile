@@ -209,7 +209,7 @@ test: ensure-setup ensure-toolchain lint unit integration ptf ## everything: lin
 demo: ensure-setup ensure-toolchain p4 $(if $(FABRIC),linkem) ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST; FABRIC=1: a 4x2 leaf-spine under all-to-all flows, per-pair goodput
 	$(PY) -m mpsched.demo $(if $(FABRIC),--fabric)
 
-cleanup: ## remove processes, links, nftables tables and CPU-limit cgroups left behind by killed runs
+cleanup: ## remove processes, links, nftables tables, P4Runtime TLS directories and CPU-limit cgroups left behind by killed runs
 	$(PY) -m mpsched.cli cleanup
 
 clean: ## remove build outputs

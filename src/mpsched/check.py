@@ -29,7 +29,8 @@ Each FILE's kind is told by its content: `switches` makes a network description
 (docs/fabric.md, "The network description"), `leaf_spine` or `graph` at the top a
 fabric section (as under a scenario's `fabric:`), anything else a scenario
 (scenarios/README.md). Nothing is started: no switch, no controller, no Mininet.
-A file is read within bounds (size, nesting, values; no YAML anchors, aliases or
+A file is read within bounds (a regular file only: a FIFO, a socket, a device or a
+directory is refused unread; size, nesting, values; no YAML anchors, aliases or
 duplicate keys: src/mpsched/safeload.py) and validated as `mpsched run`, `mpsched fabric`
 and the controller would. Prints `FILE: ok (<kind>, <summary>)` per valid file and
 `FILE: field: message` (stderr) per invalid one; exits 0 if every file is valid, 2

@@ -50,7 +50,7 @@ COMMANDS = (
     Command("check", "validate scenario, fabric and network description files",
             "mpsched.check"),
     Command("ctl", "drive a running controller over its REST API", "mpsched.client.ctl"),
-    Command("cleanup", "remove processes, links and nft tables left by killed runs",
+    Command("cleanup", "remove what killed runs left: processes, links, TLS keys",
             "mpsched.proc.cleanup"),
     Command("certs", "create a lab's private CA and TLS certificates", "mpsched.certs"),
 )

@@ -4,9 +4,12 @@ A file a user gives (a scenario, a network description, a trace, a classes file)
 at each step, so that no file, however made, costs more than a bounded time and memory or
 ends in a traceback:
 
+- **kind**: a regular file only (a symbolic link is followed). A FIFO (its writer may never
+  write), a socket, a device or a directory is refused, naming what it is, before a byte is
+  read: stat(2) before the open, so no device is opened; the open does not wait (O_NONBLOCK)
+  and fstat(2) of the opened descriptor catches a file swapped in between.
 - **size**: at most `Limits.max_bytes`, known before it is parsed: at most that many bytes
-  plus one are read, so ``/dev/zero`` or a 30 MB file is refused after one read. A FIFO is
-  opened without waiting for a writer.
+  plus one are read, so a 30 MB file is refused after one read.
 - **text**: UTF-8 (a byte order mark is dropped); a bad byte is named with its offset.
 - **YAML** (`BoundedLoader`, PyYAML's SafeLoader): nesting at most `max_depth` and at most
   `max_nodes` nodes, both counted while the document is composed, so a list nested 5000
@@ -34,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import errno
 import io
 import json
 import logging
@@ -105,13 +107,34 @@ class RefusedError(ValueError):
 # ---- bytes and text ----------------------------------------------------------------------
 
 
+# what a file that is not a regular one is, by the type bits of its st_mode (inode(7))
+_FILE_TYPES = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)",
+               stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+               stat.S_IFBLK: "a block device"}
+
+
+def file_type(mode: int) -> str:
+    """What a file of st_mode `mode` is: "" for a regular file, else e.g. "a socket"."""
+    if stat.S_ISREG(mode):
+        return ""
+    return _FILE_TYPES.get(stat.S_IFMT(mode), f"a file of type 0o{stat.S_IFMT(mode):o}")
+
+
+def require_regular(mode: int) -> None:
+    """RefusedError saying what the file of st_mode `mode` is unless it is a regular file."""
+    kind = file_type(mode)
+    if kind:
+        raise RefusedError(f"is {kind}, not a regular file (only a regular file is read)")
+
+
 def read_bytes(path: str | Path, max_bytes: int) -> bytes:
-    """At most `max_bytes` of `path`; RefusedError if it has more (at most one byte more is
-    read), OSError if it cannot be read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer: no wait
+    """At most `max_bytes` of the regular file `path`; RefusedError if it is no regular file
+    (module docstring: stat, open without waiting, fstat) or has more (at most one byte more
+    is read), OSError if it cannot be read."""
+    require_regular(os.stat(path).st_mode)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
     try:
-        if stat.S_ISDIR(os.fstat(fd).st_mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        require_regular(os.fstat(fd).st_mode)  # what was opened, if swapped since the stat
         os.set_blocking(fd, True)
         handle = os.fdopen(fd, "rb")
     except BaseException:

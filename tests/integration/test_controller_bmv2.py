@@ -1,4 +1,4 @@
-"""The controller (os-ken app on its native and eventlet hubs, gRPC in native threads)
+"""The controller (os-ken app on its native hub, gRPC in native threads)
 against a real BMv2.
 
 Starts simple_switch_grpc on veths, runs `python -m mpsched.controller` as a
@@ -29,10 +29,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
 
 
-def start(tmp_path, artifacts, switches: list[dict], hub_type: str = "native"):
-    """A controller on `switches` (os-ken on `hub_type`), once its first switch, s1, is ready."""
+def start(tmp_path, artifacts, switches: list[dict]):
+    """A controller on `switches`, once its first switch, s1, is ready."""
     return start_controller(tmp_path, artifacts, {"switches": switches},
-                            env={"OSKEN_HUB_TYPE": hub_type}, ready=first_in("ready"))
+                            ready=first_in("ready"))
 
 
 def s1_config(sw: Bmv2Switch) -> dict:
@@ -70,12 +70,10 @@ def from_s2_on_path(path_id: int):
             / IP(src=ap.H2_IP, dst=ap.H1_IP) / UDP())
 
 
-@pytest.mark.parametrize("hub_type", ["native", "eventlet"])
-def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts, hub_type):
-    """Pipeline, routes and weights reach the switch; REST changes weights; counters flow;
-    on os-ken's native hub and on its eventlet hub (gRPC stays in native threads)."""
+def test_controller_programs_switch_and_serves_rest(switch, tmp_path, artifacts):
+    """Pipeline, routes and weights reach the switch; REST changes weights; counters flow."""
     sw, pairs = switch
-    ctl = start(tmp_path, artifacts, [s1_config(sw)], hub_type)
+    ctl = start(tmp_path, artifacts, [s1_config(sw)])
     base = ctl.base
     client, p4info = reader(sw, artifacts)
     try:

@@ -26,6 +26,7 @@ import json
 import os
 import queue
 import resource
+import stat
 import subprocess
 import sys
 import tempfile
@@ -54,6 +55,7 @@ from mpsched.bench.scenario_fuzz_topology import (
 MEMORY_LIMIT = 1 << 30  # bytes of address space of the child
 TIMEOUT_S = 20.0  # the longest one file may take
 EXIT_INVALID = 2
+CHILD = (sys.executable, "-m", "mpsched.bench.scenario_fuzz", "--child")  # then the files
 
 
 @dataclass(frozen=True)
@@ -78,21 +80,39 @@ def all_cases() -> list[Case]:
             *fabric_cases(), *trace_cases(), *description_cases(), *section_cases()]
 
 
-def materialise(cases: Sequence[Case], directory: Path) -> list[Path]:
-    """Each case's file (and side files) in a directory of its own under `directory`."""
+def _special(path: Path, special: str, stack: contextlib.ExitStack) -> None:
+    """Make `path` the `special` file of a case (`Case`); a FIFO's writer is held open on
+    `stack`."""
+    if special == "directory":
+        path.mkdir()
+    elif special in ("fifo", "fifo-writer"):
+        os.mkfifo(path)
+        if special == "fifo-writer":  # O_RDWR opens a FIFO without waiting for a reader
+            stack.callback(os.close, os.open(path, os.O_RDWR | os.O_NONBLOCK))
+    elif special == "link-fifo":
+        os.mkfifo(path.with_name("fifo"))
+        path.symlink_to("fifo")
+    elif special == "socket":
+        os.mknod(path, stat.S_IFSOCK | 0o600)  # no privilege needed, unlike a device
+
+
+def materialise(cases: Sequence[Case], directory: Path,
+                stack: contextlib.ExitStack) -> list[Path]:
+    """Each case's file (and side files) in a directory of its own under `directory`; what
+    must stay open while the files are checked (a FIFO's writer) is closed by `stack`."""
     paths = []
     for i, case in enumerate(cases):
-        if case.special == "dev-zero":
-            paths.append(Path("/dev/zero"))
+        if case.special.startswith("/dev/"):
+            paths.append(Path(case.special))
             continue
         own = directory / f"{i:03d}-{case.group}-{case.name}"
         own.mkdir(parents=True)
         path = own / case.filename
-        if case.special == "directory":
-            path.mkdir()
-        elif case.special == "fifo":
-            os.mkfifo(path)
-        elif case.special != "missing":
+        if case.special == "missing":
+            pass
+        elif case.special:
+            _special(path, case.special, stack)
+        else:
             path.write_bytes(case.content)
         for name, content in case.extra.items():
             (own / name).write_bytes(content)
@@ -158,23 +178,25 @@ def _reader(stream: IO[str], lines: queue.Queue) -> None:
     lines.put(None)
 
 
-def _start(files: Sequence[str], memory: int, errors: IO[bytes]) -> subprocess.Popen:
+def _start(files: Sequence[str], memory: int, errors: IO[bytes],
+           command: Sequence[str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "mpsched.bench.scenario_fuzz", "--child", *files],
+        [*command, *files],
         stdout=subprocess.PIPE, stderr=errors, text=True,
         preexec_fn=lambda: _limit(memory),
     )
 
 
-def check_all(files: Sequence[str], memory: int = MEMORY_LIMIT,
-              timeout_s: float = TIMEOUT_S) -> list[dict[str, Any]]:
+def check_all(files: Sequence[str], memory: int = MEMORY_LIMIT, timeout_s: float = TIMEOUT_S,
+              command: Sequence[str] = CHILD) -> list[dict[str, Any]]:
     """A child's report of each of `files` (in order); a file the child hung on or died
-    over is reported with status None and what happened."""
+    over is reported with status None and what happened. The child is `command` followed
+    by the files (a test gives one that hangs)."""
     reports: list[dict[str, Any]] = []
     pending = list(files)
     while pending:
         with tempfile.TemporaryFile() as errors:
-            proc = _start(pending, memory, errors)
+            proc = _start(pending, memory, errors, command)
             assert proc.stdout is not None
             lines: queue.Queue = queue.Queue()
             threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
@@ -204,8 +226,9 @@ def run(directory: Path, cases: Sequence[Case] | None = None, memory: int = MEMO
         timeout_s: float = TIMEOUT_S) -> list[Outcome]:
     """Every case (default: `all_cases`) written under `directory` and checked."""
     cases = list(all_cases() if cases is None else cases)
-    paths = [str(p) for p in materialise(cases, directory)]
-    reports = check_all(paths, memory, timeout_s)
+    with contextlib.ExitStack() as stack:
+        paths = [str(p) for p in materialise(cases, directory, stack)]
+        reports = check_all(paths, memory, timeout_s)
     return [Outcome(case, path, r["status"], r["output"], r["seconds"],
                     verdict(case, path, r["status"], r["output"]))
             for case, path, r in zip(cases, paths, reports, strict=True)]

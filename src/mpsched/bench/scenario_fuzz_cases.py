@@ -5,8 +5,9 @@ Every case is a file that must be refused with exit status 2 and a message that 
 file and, where the fault is in a field, the field (`Case.expect`, a part of the message);
 none may crash, hang or use unbounded memory. The groups (`Case.group`):
 
-- **read**: what is refused before parsing: too large (a file of comments, ``/dev/zero``),
-  not UTF-8, a directory, a missing file, a FIFO, an empty document, not a mapping.
+- **read**: what is refused before parsing: too large (a file of comments), not UTF-8, not a
+  regular file (a directory, a FIFO with and without a silent writer, a symbolic link to one,
+  a socket, ``/dev/zero`` and ``/dev/null``), a missing file, an empty document, not a mapping.
 - **yaml**: anchors and aliases (the "billion laughs" under `params`, `name`, `description`),
   merge keys, nesting 5000 deep, too many values, duplicate keys, unknown tags,
   unhashable keys, integers of 5000 digits.
@@ -38,9 +39,10 @@ MIB = 1 << 20
 
 @dataclass(frozen=True)
 class Case:
-    """A malformed file `filename` with `content` (or a `special` path: dev-zero,
-    directory, missing, fifo) and side files `extra` beside it (traces); `expect` is a part
-    of the message that must follow ``FILE: ``."""
+    """A malformed file `filename` with `content` (or a `special` path: a device of /dev
+    (its path), directory, missing, fifo, fifo-writer (a writer holds it open and never
+    writes), socket, link-fifo (a symbolic link to a FIFO)) and side files `extra` beside it
+    (traces); `expect` is a part of the message that must follow ``FILE: ``."""
 
     group: str
     name: str
@@ -119,14 +121,20 @@ def read_cases() -> list[Case]:
     return [
         Case("read", "comments-3mib", "s.yaml", b"# comment\n" * (3 * MIB // 10), "larger than"),
         Case("read", "just-too-large", "s.yaml", b"#" * MIB + b"\n", "larger than 1048576"),
-        Case("read", "dev-zero", "", special="dev-zero", expect="larger than"),
+        Case("read", "dev-zero", "", special="/dev/zero", expect="is a character device"),
+        Case("read", "dev-null", "", special="/dev/null", expect="is a character device"),
         Case("read", "latin-1", "s.yaml", b"name: caf\xe9\n", "not UTF-8 text: byte 0xe9 at "
              "byte offset 9"),
         Case("read", "utf-16", "s.yaml", "name: x\n".encode("utf-16"), "not UTF-8"),
         Case("read", "nul-byte", "s.yaml", b"name: a\x00b\n", "special characters"),
-        Case("read", "directory", "d.yaml", special="directory", expect="cannot read it"),
+        Case("read", "directory", "d.yaml", special="directory", expect="is a directory"),
         Case("read", "missing", "none.yaml", special="missing", expect="No such file"),
-        Case("read", "fifo", "p.yaml", special="fifo", expect="must be an object"),
+        Case("read", "fifo", "p.yaml", special="fifo", expect="is a FIFO (named pipe)"),
+        Case("read", "fifo-silent-writer", "p.yaml", special="fifo-writer",
+             expect="is a FIFO (named pipe)"),
+        Case("read", "link-to-fifo", "p.yaml", special="link-fifo",
+             expect="is a FIFO (named pipe)"),
+        Case("read", "socket", "s.yaml", special="socket", expect="is a socket"),
         Case("read", "empty", "s.yaml", b"", "must be an object"),
         Case("read", "only-comments", "s.yaml", b"# nothing\n", "must be an object"),
         Case("read", "two-documents", "s.yaml", b"name: a\n---\nname: b\n", "not valid YAML"),

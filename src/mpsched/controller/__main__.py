@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from mpsched.controller import memarenas, memtrace, memtrim
@@ -67,6 +69,22 @@ class StartError(Exception):
 
 
 log = logging.getLogger("mpsched.controller")
+
+HUB_ENV = "OSKEN_HUB_TYPE"  # os-ken's choice of hub (os_ken/lib/hub.py), read at its import
+NATIVE_HUB = "native"
+
+
+def check_hub(environ: Mapping[str, str]) -> None:
+    """StartError unless os-ken is to run on its native hub (`HUB_ENV` unset or "native"):
+    only there is REST served by waitress with the limits of connlimits.py (a request
+    deadline, per-client connection limits); os-ken's eventlet hub had a server without
+    them, and nothing the project runs needs it."""
+    value = environ.get(HUB_ENV, NATIVE_HUB)
+    if value != NATIVE_HUB:
+        raise StartError(f"{HUB_ENV}={value!r}: the controller runs on os-ken's native hub "
+                         "only (its REST server, waitress, has the request deadline and the "
+                         "per-client connection limits, docs/rest.md); unset "
+                         f"{HUB_ENV} or set it to {NATIVE_HUB}")
 
 
 def check_args(args: argparse.Namespace) -> TelemetryConfig:
@@ -253,18 +271,14 @@ def execute(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    from os_ken.lib import hub
-
-    # every check first (the options, the files read, the run directory's owner), then the
-    # first write: the token (and the run directory) only once all passed
+    # every check first (the hub, the options, the files read, the run directory's owner),
+    # then the first write: the token (and the run directory) only once all passed
     try:
+        check_hub(os.environ)
         telemetry = check_args(args)
         # after the options' checks (a refused start runs nothing: the limit looks glibc up
         # with ldconfig), before any thread of the controller's starts (memarenas.py)
         memarenas.limit(args.malloc_arenas)
-        # A no-op on os-ken's default native hub; on OSKEN_HUB_TYPE=eventlet it
-        # patches everything but threads, so gRPC keeps its native threads.
-        hub.patch(thread=False)
         tls = rest_tls(args)
         files = run_files(args)
         controller = build_controller(args, telemetry)

@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         "probe_iface; else as PacketOuts), keep the operator's intent in a state file, and "
         "serve the REST API; as primary, or as backup of another controller (--election-id). "
         "Switches are reached over TLS where the network description (or --tls-ca) says so; "
-        "REST off loopback needs HTTPS (docs/security.md).",
+        "REST off loopback needs HTTPS (docs/security.md). Runs on os-ken's native hub "
+        "only: OSKEN_HUB_TYPE unset or native (eventlet is refused, exit status 2).",
     )
     add_switch_options(parser, art)
     add_measurement_options(parser)

@@ -18,8 +18,7 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - northbound/views.py: the typed views the REST API returns.
 
 `Controller` is each agent's `AgentHost` (southbound/agent.py) and the loop's `LoopHost`.
-Its methods block the calling native thread; the os-ken application runs them off the
-eventlet hub.
+Its methods block the calling native thread (a REST worker's, the control loop's).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A small, blocking P4Runtime client for one device.
 
-Used by the controller (from native threads, never from eventlet green
+Used by the controller (from native threads: gRPC deadlocks inside eventlet's green
 threads), the PTF tests and the integration tests. Entities are named as in
 the P4Info; values are ints, MAC/IPv4 strings or raw bytes. The session (channel, stream,
 arbitration) is session.py's; the messages (entries, PacketOuts, digests) messages.py's.

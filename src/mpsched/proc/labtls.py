@@ -10,7 +10,9 @@ by the testbed's user alone, reaches the switches.
 
 Files, in `<log dir>/p4rt-tls/` (a fresh directory, mode 0700; keys 0600): ca.pem,
 <switch>.pem/.key, controller.pem/.key. The CA's key stays in memory: no file can sign a
-further certificate. `remove()` deletes the directory when the testbed stops. Generating is
+further certificate. `remove()` deletes the directory when the testbed stops; the testbed
+records it in its cleanup registry first, so that if it is killed (SIGKILL), `mpsched cleanup`
+or the next run's sweep removes it (src/mpsched/proc/cleanup.py). Generating is
 cheap (a process's first CA in about 16 ms, later ones in 1 ms, a switch's certificate issued
 and written in about 0.6 ms), so every testbed gets its own CA.
 

@@ -7,8 +7,9 @@ starts (so `mpsched cleanup` removes what a killed owner left), the link emulato
 and the port and host preparation both topologies need (offloads off, IPv6 off, the path
 MTU on switch-to-switch links, static ARP for the hosts' gateway). Unless told
 `p4rt_plaintext`, the switches serve P4Runtime over TLS with client authentication, with
-certificates of a CA the testbed makes when it starts and removes when it stops
-(src/mpsched/proc/labtls.py; docs/security.md, "Local users").
+certificates of a CA the testbed makes when it starts and removes when it stops, or, the
+owner killed, the next sweep (its directory is in the registry; src/mpsched/proc/labtls.py;
+docs/security.md, "Local users").
 """
 
 from __future__ import annotations
@@ -129,7 +130,10 @@ class Bed:
         """The testbed's CA and the controller's certificate (module docstring), unless
         P4Runtime is to be plaintext."""
         if not self.p4rt_plaintext:
-            self.tls = LabTls.under(self.log_dir).create()
+            tls = LabTls.under(self.log_dir)
+            # recorded before it exists: `mpsched cleanup` removes it if this run is killed
+            self.registry.add_dir(tls.dir)
+            self.tls = tls.create()
 
     def switch_tls(self, name: str) -> ServerTls | None:
         """How switch `name` serves P4Runtime: over TLS with its own certificate once

@@ -169,3 +169,36 @@ def test_the_probe_and_counter_budget_options():
     assert args().counter_budget_cps == COUNTER_BUDGET_CPS
     with pytest.raises(StartError, match="--counter-budget-cps: must be >= 0"):
         check_args(args("--counter-budget-cps", "-1"))
+
+
+HUB_REFUSED = ("OSKEN_HUB_TYPE='eventlet': the controller runs on os-ken's native hub only "
+               "(its REST server, waitress, has the request deadline and the per-client "
+               "connection limits, docs/rest.md); unset OSKEN_HUB_TYPE or set it to native")
+
+
+def test_only_the_native_hub_is_accepted():
+    from mpsched.controller.__main__ import check_hub
+
+    check_hub({})
+    check_hub({"OSKEN_HUB_TYPE": "native", "PATH": "/bin"})
+    with pytest.raises(StartError) as raised:
+        check_hub({"OSKEN_HUB_TYPE": "eventlet"})
+    assert str(raised.value) == HUB_REFUSED
+    with pytest.raises(StartError, match="^OSKEN_HUB_TYPE='gevent': the controller runs on"):
+        check_hub({"OSKEN_HUB_TYPE": "gevent"})
+
+
+def test_a_start_on_the_eventlet_hub_exits_2_before_anything_else(tmp_path, monkeypatch,
+                                                                   caplog):
+    """Refused first: the network description is not even read, no token written."""
+    from mpsched.controller.__main__ import execute
+
+    monkeypatch.setenv("OSKEN_HUB_TYPE", "eventlet")
+    token = tmp_path / "run" / "token"
+    parsed = build_parser().parse_args(["--netcfg", str(tmp_path / "none.json"),
+                                        "--token-file", str(token)])
+    with caplog.at_level(logging.ERROR):
+        assert execute(parsed) == 2
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
+        HUB_REFUSED]
+    assert not (tmp_path / "run").exists()

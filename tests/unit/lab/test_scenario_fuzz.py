@@ -3,7 +3,7 @@ child limited to 1 GiB and 20 s a file: every case exits 2 naming the file and i
 
 from __future__ import annotations
 
-import os
+import sys
 from collections import Counter
 
 from mpsched.bench import scenario_fuzz
@@ -64,12 +64,23 @@ def test_a_child_out_of_memory_or_hanging_is_a_failure_and_the_rest_go_on(tmp_pa
     assert (starved["status"] is None and "MemoryError" in starved["output"]) or (
         starved["status"] == 2 and "internal error while validating" in starved["output"]
     ), starved
-    fifo = tmp_path / "p.yaml"
-    os.mkfifo(fifo)
-    writer = os.open(fifo, os.O_RDWR)  # a writer that never writes: the read waits
-    try:
-        hung, after = scenario_fuzz.check_all([str(fifo), str(good)], timeout_s=5)
-    finally:
-        os.close(writer)
+    # Nothing the corpus holds makes `mpsched check` hang any more (a FIFO with a silent
+    # writer is refused before it is read): a child that sleeps over a file named *.hang
+    # stands for one, and the next child checks the files after it.
+    hang = ("import sys, time\nfrom mpsched.bench.scenario_fuzz import child\n"
+            "if sys.argv[1].endswith('.hang'):\n    time.sleep(60)\n"
+            "sys.exit(child(sys.argv[1:]))\n")
+    hung, after = scenario_fuzz.check_all([str(tmp_path / "x.hang"), str(good)], timeout_s=5,
+                                          command=(sys.executable, "-c", hang))
     assert hung["status"] is None and hung["output"].startswith("timeout"), hung
     assert after["status"] == 0, after
+
+
+def test_a_fifo_with_a_silent_writer_is_refused_at_once(tmp_path):
+    """The corpus case: a writer holds the FIFO open while the child checks it."""
+    [case] = [c for c in scenario_fuzz.all_cases() if c.special == "fifo-writer"]
+    [outcome] = scenario_fuzz.run(tmp_path, [case], timeout_s=10)
+    assert outcome.ok, outcome
+    assert outcome.output == f"{outcome.path}: is a FIFO (named pipe), not a regular file " \
+                             "(only a regular file is read)\n"
+    assert outcome.seconds < 2

@@ -1,5 +1,6 @@
 """The registry removes what a dead owner left behind (processes by PID)."""
 
+import os
 import subprocess
 import time
 
@@ -97,3 +98,76 @@ def test_sweep_ignores_state_files_of_another_user(tmp_path, monkeypatch, caplog
     finally:
         child.kill()
         child.wait()
+
+
+# ---- directories (a testbed's P4Runtime CA and keys) ---------------------------------------
+
+
+def test_the_sweep_chooses_only_dead_owners_directories_of_the_user():
+    from pathlib import Path
+    from stat import S_IFDIR, S_IFLNK
+
+    from mpsched.proc.cleanup import RecordedDir, dirs_to_remove
+
+    me = 1000
+    killed, shared, live, link, theirs, gone = (Path(f"/logs/{n}/p4rt-tls") for n in
+                                                ("killed", "shared", "live", "link", "u", "x"))
+    listing = [
+        RecordedDir(killed, False, S_IFDIR, me),
+        RecordedDir(killed, False, S_IFDIR, me),  # recorded twice: removed once
+        RecordedDir(shared, False, S_IFDIR, me),  # a live run reuses the log directory
+        RecordedDir(shared, True, S_IFDIR, me),
+        RecordedDir(live, True, S_IFDIR, me),
+        RecordedDir(link, False, S_IFLNK, me),  # a symbolic link now: never followed
+        RecordedDir(theirs, False, S_IFDIR, me + 1),  # another user's
+        RecordedDir(gone, False),  # removed already
+    ]
+    assert dirs_to_remove(listing, me) == [killed]
+    assert dirs_to_remove([], me) == []
+
+
+def _tls_dir(path):
+    path.mkdir(parents=True, mode=0o700)
+    (path / "ca.pem").write_text("ca")
+    (path / "controller.key").write_text("key")
+    return path
+
+
+def test_a_killed_owners_directory_is_removed_and_a_live_ones_kept(tmp_path):
+    state = tmp_path / "run"
+    killed = _tls_dir(tmp_path / "a" / "p4rt-tls")
+    live_dir = _tls_dir(tmp_path / "b" / "p4rt-tls")
+    Registry(owner=_dead_pid(), state_dir=state).add_dir(killed)
+    live = Registry(state_dir=state)  # this process: alive
+    live.add_dir(live_dir)
+    done = sweep(state)
+    assert done == [f"removed directory {killed}"]
+    assert not killed.exists() and (live_dir / "controller.key").is_file()
+    assert [p.name for p in state.glob("*.json")] == [live.path.name]
+    live.close()  # an orderly exit removes its own
+    assert not live_dir.exists() and not list(state.glob("*.json"))
+
+
+def test_a_directory_a_live_owner_recorded_too_is_kept(tmp_path):
+    state = tmp_path / "run"
+    shared = _tls_dir(tmp_path / "logs" / "p4rt-tls")
+    Registry(owner=_dead_pid(), state_dir=state).add_dir(shared)
+    Registry(state_dir=state).add_dir(shared)
+    assert sweep(state) == []
+    assert (shared / "ca.pem").is_file()
+
+
+def test_a_recorded_path_that_became_a_link_or_anothers_is_not_removed(tmp_path):
+    from mpsched.proc.cleanup import remove_dir
+
+    target = _tls_dir(tmp_path / "elsewhere")
+    link = tmp_path / "logs" / "p4rt-tls"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    Registry(owner=_dead_pid(), state_dir=tmp_path / "run").add_dir(link)
+    assert sweep(tmp_path / "run") == []
+    assert (target / "ca.pem").is_file() and link.is_symlink()
+    assert not remove_dir(target, uid=os.geteuid() + 1)  # not this user's
+    assert (target / "ca.pem").is_file()
+    assert remove_dir(target) and not target.exists()
+    assert not remove_dir(target)  # gone: nothing to do

@@ -1,19 +1,32 @@
 """P4Runtime over TLS on the testbeds (src/mpsched/topo/bed.py): a CA made at start unless
 `p4rt_plaintext`, a certificate per switch, the network description carrying the
-controller's, all removed at stop; the cluster variant keeps its own (`cluster.tls`)."""
+controller's, all removed at stop (or, the owner killed, by the registry's sweep); the
+cluster variant keeps its own (`cluster.tls`)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from mpsched.lab.scenario_cluster import ClusterSpec, Server
+from mpsched.proc import cleanup
 from mpsched.proc.labtls import TLS_DIR
 from mpsched.topo import testbed
 from mpsched.topo.__main__ import transport_line
 from mpsched.topo.cluster_testbed import ClusterFabricTestbed
 from mpsched.topo.fabric_testbed import FabricSpec, FabricTestbed
 from tests.unit.fabric.helpers import leaf_spine
+
+
+@pytest.fixture(autouse=True)
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The registry's state files in the test's directory, not the machine's /run/mpsched."""
+    path = tmp_path / "run"
+    monkeypatch.setattr(cleanup, "STATE_DIR", path)
+    return path
 
 
 def test_the_fabric_testbed_serves_tls_and_describes_it(tmp_path: Path) -> None:
@@ -68,3 +81,18 @@ def test_a_cluster_keeps_its_own_certificates(tmp_path: Path) -> None:
     bed.open_tls()
     assert bed.tls is None and bed.switch_tls("leaf1") is None
     assert not (tmp_path / TLS_DIR).exists()
+
+
+def test_a_killed_testbeds_certificates_are_swept(tmp_path: Path, state_dir: Path) -> None:
+    """The TLS directory is in the registry before it is made: a testbed whose owner was
+    killed (its stop never ran) leaves it to the next sweep (`mpsched cleanup`)."""
+    logs = tmp_path / "logs"
+    bed = FabricTestbed(FabricSpec(leaf_spine(2, 1), backend="linkem", log_dir=logs))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    bed.registry = cleanup.Registry(owner=dead.pid, state_dir=state_dir)  # as if killed
+    bed.open_tls()
+    bed.switch_tls("leaf1")
+    assert (logs / TLS_DIR / "controller.key").is_file()
+    assert cleanup.sweep(state_dir) == [f"removed directory {logs / TLS_DIR}"]
+    assert not (logs / TLS_DIR).exists() and logs.is_dir()

@@ -129,19 +129,17 @@ def _is_id(text: str) -> bool:
 
 
 class RestApi:
-    """WSGI application; `run_blocking` runs backend calls off the caller's thread."""
+    """WSGI application; its handlers call `backend` in the server's worker thread."""
 
     def __init__(
         self,
         backend: Backend,
-        run_blocking: Callable[..., Any] = lambda fn, *a: fn(*a),
         token: str | None = None,
         *,
         read_token: str | None = None,
         hosts: HostCheck | None = None,
     ) -> None:
         self.backend = backend
-        self.run_blocking = run_blocking
         self.token = token
         self.read_token = read_token  # None: reads need no token
         self.hosts = hosts or HostCheck.serving("localhost")
@@ -232,7 +230,7 @@ class RestApi:
 
     def _call(self, fn: Callable, *args: Any) -> Any:
         try:
-            return self.run_blocking(fn, *args)
+            return fn(*args)
         except NotFoundError as error:
             raise HttpError(404, str(error)) from None
         except FieldError as error:

@@ -1,8 +1,9 @@
-"""The REST API's HTTP servers, both with the limits of `RestLimits`.
+"""The REST API's HTTP server: waitress (`RestServer`) with the limits of `RestLimits`.
 
-- On os-ken's native hub, waitress (`RestServer`): one thread multiplexes the connections, a
-  fixed pool of worker threads runs the requests.
-- On the eventlet hub, eventlet's WSGI server (`EventletRestServer`).
+One thread multiplexes the connections, a fixed pool of worker threads runs the requests. It
+is the only server: the controller runs on os-ken's native hub only
+(src/mpsched/controller/__main__.py refuses its eventlet hub, whose eventlet.wsgi server had
+neither the request deadline nor the per-client limits below).
 
 A listen backlog far above a burst of clients (wsgiref's default of 5 refused connections
 under 50 concurrent clients), a bounded number of open connections, and bodies bounded (the API
@@ -10,21 +11,20 @@ refuses bodies over jsonbody.MAX_BODY itself, with its JSON error; waitress read
 `RestLimits.max_body` whole before that, so the connection stays usable, and refuses larger
 ones at the headers).
 
-On waitress, connlimits.py polices the connections: a request must arrive whole within a short
+connlimits.py polices the connections: a request must arrive whole within a short
 deadline of the accept (TLS handshake included), idle kept-alive connections close soon, each
 client address has a connection limit, and at a limit the connection that has waited longest
 for a request is closed to make room, so idle or slow clients cannot stall the others. waitress
 offers only an idle timeout and a total limit at which it stops accepting; the rest hooks its
-accept and runs a sweep between rounds of its loop, parsing nothing itself. eventlet's server
-keeps its idle timeout (`idle_timeout_s` per read) and connection limit only.
+accept and runs a sweep between rounds of its loop, parsing nothing itself.
 
-Either serves HTTPS when given a `RestTls` (docs/security.md). waitress has no TLS of its own:
+It serves HTTPS when given a `RestTls` (docs/security.md). waitress has no TLS of its own:
 `_TlsServer` wraps each accepted connection in the `ssl` module's server-side socket and
 `_TlsChannel` lets waitress's non-blocking loop drive the handshake and the records (a TLS
 socket that needs more bytes raises SSLWantRead/WriteError where a plain one would return or
 block). Wrapping per connection keeps the accept loop itself plain, so a client that never
 finishes its handshake holds one connection, not the listener, and only until the request
-deadline. eventlet has TLS sockets of its own (`eventlet.wrap_ssl` around the listening socket).
+deadline.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from os_ken.lib import hub
 from waitress import wasyncore
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
@@ -52,22 +51,21 @@ from mpsched.controller.northbound.rest import REST_THREADS
 
 log = logging.getLogger(__name__)
 
-EVENTLET_HUB = hasattr(hub, "WSGIServer")
 SWEEP_S = 0.25  # how often the deadlines and the total limit are enforced (connlimits.py)
 
 
 @dataclass(frozen=True)
 class RestLimits:
-    """Limits of the REST server (both hubs unless noted)."""
+    """Limits of the REST server."""
 
-    threads: int = REST_THREADS  # worker threads (eventlet: the blocking-call pool)
+    threads: int = REST_THREADS  # worker threads
     backlog: int = 1024  # listen(2) backlog: clients wait here while every connection is busy
-    connection_limit: int = 256  # open connections (waitress: at the limit, connlimits.py)
-    per_client_limit: int = 64  # waitress: open connections of one client address
-    request_timeout_s: float = 5.0  # waitress: a request (line, headers, body) arrives in this
+    connection_limit: int = 256  # open connections (at the limit: connlimits.py)
+    per_client_limit: int = 64  # open connections of one client address
+    request_timeout_s: float = 5.0  # a request (line, headers, body) arrives in this
     idle_timeout_s: float = 10.0  # a kept-alive connection with no request this long closes
-    max_body: int = 16 * MAX_BODY  # waitress: read whole up to this, refused (413) above
-    max_header_bytes: int = 64 * 1024  # waitress: request line + headers, 431 above
+    max_body: int = 16 * MAX_BODY  # read whole up to this, refused (413) above
+    max_header_bytes: int = 64 * 1024  # request line + headers, 431 above
     stop_grace_s: float = 5.0  # on stop, requests in progress get this long to finish
 
 
@@ -270,60 +268,3 @@ class RestServer:
         with self._close_lock:
             self._closed = True
             wasyncore.close_all(self._map, ignore_all=True)
-
-
-class _EventletLog:
-    """eventlet.wsgi's log: access lines at DEBUG, its errors as warnings."""
-
-    def info(self, msg: str, *args: Any, **_kw: Any) -> None:
-        log.debug("REST " + msg.rstrip(), *args)
-
-    def debug(self, msg: str, *args: Any, **_kw: Any) -> None:
-        log.debug("REST " + msg.rstrip(), *args)
-
-    def error(self, msg: str, *args: Any, **_kw: Any) -> None:
-        log.warning("REST " + msg.rstrip(), *args)
-
-
-class EventletRestServer:
-    """The same app on eventlet's WSGI server (the eventlet hub): a green thread per
-    connection, at most `connection_limit` of them; bodies are bounded by the API."""
-
-    def __init__(
-        self, app: Any, host: str, port: int, limits: RestLimits | None = None,
-        tls: RestTls | None = None,
-    ) -> None:
-        import eventlet
-
-        self.app = app
-        self.limits = limits or RestLimits()
-        self._sock = eventlet.listen((host, port), backlog=self.limits.backlog)
-        if tls is not None:
-            self._sock = eventlet.wrap_ssl(self._sock, certfile=tls.cert, keyfile=tls.key,
-                                           server_side=True)
-        self._thread: Any = None
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._sock.getsockname()[:2]
-        return host, int(port)
-
-    def start(self) -> None:
-        import eventlet.wsgi
-
-        self._thread = hub.spawn(
-            eventlet.wsgi.server,
-            self._sock,
-            self.app,
-            log=_EventletLog(),
-            max_size=self.limits.connection_limit,
-            socket_timeout=self.limits.idle_timeout_s,
-            debug=False,
-        )
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            hub.kill(self._thread)
-        self._sock.close()
-        if self._thread is not None:
-            hub.joinall([self._thread])

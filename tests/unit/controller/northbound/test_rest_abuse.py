@@ -11,10 +11,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -314,52 +311,6 @@ def test_default_class_policy_names_fields_under_policy(served):
         (("Authorization", f"Bearer {TOKEN}"),),
     )
     assert status == 400 and json.loads(data)["field"] == "policy.params.a.b"
-
-
-EVENTLET_SCRIPT = """
-import json, sys
-from os_ken.lib import hub
-hub.patch(thread=False)
-import eventlet.patcher
-from mpsched.bench import restabuse
-from mpsched.controller import app
-from mpsched.bench.restfake import FakeBackend
-from tests.conftest import TOKEN
-assert app.EVENTLET_HUB
-service = app.MultipathApp(controller=FakeBackend(), rest_port=0, token=TOKEN)
-service.start()
-url = "http://%s:%d" % service._server.address
-out = {}
-def run():
-    cases = [c for c in restabuse.CASES if not c.name.startswith("http:")]
-    out["failures"] = [r.case.name + ": " + r.problem
-                       for r in restabuse.run_cases(url, TOKEN, cases) if not r.ok]
-    out["writes"] = restabuse.concurrent_writes(url, TOKEN, clients=50, writes=200)
-client = eventlet.patcher.original("threading").Thread(target=run)
-client.start()
-while client.is_alive():
-    hub.sleep(0.05)
-service.stop()
-print(json.dumps(out))
-"""
-
-
-def test_eventlet_hub_server_holds_abuse_and_the_burst():
-    """The same API on eventlet's WSGI server (OSKEN_HUB_TYPE=eventlet), in a process of its
-    own; the HTTP server's own limits (oversized headers) answer in eventlet's format."""
-    root = Path(__file__).resolve().parents[4]
-    proc = subprocess.run(
-        [sys.executable, "-c", EVENTLET_SCRIPT],
-        cwd=root,
-        env=dict(os.environ, OSKEN_HUB_TYPE="eventlet"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.splitlines()[-1])
-    assert out["failures"] == []
-    assert out["writes"] == [200, 0, True]
 
 
 def test_bmv2_grpc_binds_to_loopback(monkeypatch, tmp_path):

@@ -67,45 +67,6 @@ def test_ctl_verifies_with_ca(https, capsys):
     assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().err
 
 
-EVENTLET_SERVER = """
-import os, sys
-os.environ["OSKEN_HUB_TYPE"] = "eventlet"
-from os_ken.lib import hub
-hub.patch(thread=False)
-from mpsched.controller.northbound.server import EventletRestServer, RestTls
-
-def app(environ, start_response):
-    start_response("200 OK", [("Content-Type", "application/json")])
-    return [b'{"hub": "eventlet"}']
-
-server = EventletRestServer(app, "127.0.0.1", 0, tls=RestTls(sys.argv[1], sys.argv[2]))
-server.start()
-print(server.address[1], flush=True)
-while True:  # until killed
-    hub.sleep(1)
-"""
-
-
-def test_the_eventlet_hub_serves_https_too(tmp_path):
-    import subprocess
-    import sys
-
-    lab = make_lab(tmp_path / "certs")
-    proc = subprocess.Popen([sys.executable, "-c", EVENTLET_SERVER, str(lab / "s1.pem"),
-                             str(lab / "s1.key")],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert proc.stdout is not None
-        url = f"https://127.0.0.1:{int(proc.stdout.readline())}/"
-        assert requests.get(url, verify=str(lab / "ca.pem"), timeout=5).json() == {
-            "hub": "eventlet"}
-        with pytest.raises(requests.exceptions.SSLError):
-            requests.get(url, timeout=5)
-    finally:
-        proc.kill()
-        proc.wait()
-
-
 def test_a_client_that_never_finishes_its_handshake_is_cut_off(tmp_path):
     """The request deadline counts from the accept: a TLS handshake that never comes (or
     stops half-way) holds its connection only that long."""
