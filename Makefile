@@ -27,15 +27,15 @@ endif
 # Compile-time profiles (p4src/include/defines.p4): stages left out. The
 # default (full) has every stage; `make p4 P4_PROFILE=lean` builds
 # build/p4-lean (build/p4-8paths-lean with P4_PATHS=8). The profiles are defined
-# once, in mpsched/p4profiles.py (standard library only): its `--make` output
+# once, in src/mpsched/p4profiles.py (standard library only): its `--make` output
 # (P4_PROFILES, P4_PROFILES_REDUCED, one P4_PROFILE_DEFS_<name> per profile, and
 # P4_SCALE_EDGES, the edges of `make p4-scale`) is included here, made anew
 # when the module changes (make then reads itself again).
 P4_PROFILE ?= full
 P4_PROFILES_MK := $(BUILD)/p4profiles.mk
-$(P4_PROFILES_MK): mpsched/p4profiles.py
+$(P4_PROFILES_MK): src/mpsched/p4profiles.py
 	@mkdir -p $(@D)
-	@python3 mpsched/p4profiles.py --make > $@.tmp && mv $@.tmp $@
+	@python3 src/mpsched/p4profiles.py --make > $@.tmp && mv $@.tmp $@
 include $(P4_PROFILES_MK)
 ifneq ($(P4_PROFILES),)
 ifeq ($(filter $(P4_PROFILE),$(P4_PROFILES)),)
@@ -48,7 +48,7 @@ P4DEFS += $(P4_PROFILE_DEFS_$(P4_PROFILE))
 endif
 # CPU_LIMIT=P: the targets that start a testbed (CPU_LIMIT_TARGETS) give the whole testbed
 # (switches, link emulators, hosts, controller, traffic) P % of the cores, a cgroup CPU quota
-# (`--cpu-limit P`, mpsched/proc/cpulimit.py; root): a fast machine standing in for a slower
+# (`--cpu-limit P`, src/mpsched/proc/cpulimit.py; root): a fast machine standing in for a slower
 # one. Any other goal with CPU_LIMIT set is refused rather than run without the limit.
 CPU_LIMIT ?=
 CPU_LIMIT_ARG = $(if $(strip $(CPU_LIMIT)),--cpu-limit $(strip $(CPU_LIMIT)))
@@ -186,15 +186,9 @@ compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded r
 lint: typecheck ## ruff and mypy (typecheck)
 	$(VENV)/bin/ruff check .
 
-# mypy cannot follow the editable install's import hook (setuptools' package-dir maps
-# mpsched.controller to controller/), so it finds the installed package names through a link
-# tree, the mypy_path of pyproject.toml; its messages name the real files again.
-TYPECHECK_PATH := build/typecheck
-typecheck: ## mypy over controller/ and mpsched/p4rt/
-	@mkdir -p $(TYPECHECK_PATH)/mpsched
-	@ln -sfn $(CURDIR)/mpsched/__init__.py $(TYPECHECK_PATH)/mpsched/__init__.py
-	@ln -sfn $(CURDIR)/controller $(TYPECHECK_PATH)/mpsched/controller
-	set -o pipefail; $(VENV)/bin/mypy | sed 's|^$(TYPECHECK_PATH)/mpsched/controller/|controller/|'
+# mypy over the whole package, src/mpsched (the mypy_path and packages of pyproject.toml).
+typecheck: ## mypy over src/mpsched
+	$(VENV)/bin/mypy
 
 # The P4 programs where p4c is installed; without it the tests that need them skip and say so.
 p4-if-present: ## the P4 programs if p4c is on PATH (else says so; the tests that need them skip)

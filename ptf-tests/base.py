@@ -20,7 +20,7 @@ from mpsched.p4rt.pipeline import ALL_TABLES, Pipeline
 HOST_PORT = 1
 PATH_PORTS = {1: 2, 2: 3, 3: 4}
 
-# The switch under test is s1 of the testbed's addressing plan (mpsched/addressing.py).
+# The switch under test is s1 of the testbed's addressing plan (src/mpsched/addressing.py).
 SWITCH_MAC = ap.S1_MAC
 HOST_MAC = ap.H1_MAC
 HOST_IP = ap.H1_IP

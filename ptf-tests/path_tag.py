@@ -28,7 +28,7 @@ DEFAULTS = {"src_edge": PEER_EDGE, "dst_edge": MY_EDGE, "next_type": ETHERTYPE_I
 class PathTag(Packet):
     """The path tag pushed by the ingress edge switch between Ethernet and IPv4, its fields
     (names, widths, order) those of the compiled program (build/p4's BMv2 JSON,
-    mpsched/p4rt/bmv2json.py); the fb_* fields carry the sender's congestion feedback
+    src/mpsched/p4rt/bmv2json.py); the fb_* fields carry the sender's congestion feedback
     (p4src/include/congestion.p4). The edges default to a tag arriving at the switch under
     test from the far edge (base.py)."""
 

@@ -1,6 +1,6 @@
 """The plain ECMP program (p4src/bench/plain_ecmp.p4), the fabric's plain-forwarding
 reference: the switch under test is leaf1 of a 3-leaf x 2-spine fabric with one host per
-leaf, programmed with the entries the lab derives (mpsched/fabric/ecmp.py): h1_1 on port 1,
+leaf, programmed with the entries the lab derives (src/mpsched/fabric/ecmp.py): h1_1 on port 1,
 spine1 on port 2, spine2 on port 3. One behaviour per test class.
 
 Run: make ptf TEST=plain_ecmp.HashSpreadTest   (or: python -m mpsched.ptfrun plain_ecmp)

@@ -1,6 +1,7 @@
 """The controller as a process of its own in the integration tests.
 
-`start_controller` runs `python -m mpsched.controller` (the argv of controller/__main__.py
+`start_controller` runs `python -m mpsched.controller` (the argv of
+src/mpsched/controller/__main__.py
 `command`) on a network description, with its own REST port, write token and log, and waits
 until GET /switches shows what the test needs. The process is ended (SIGTERM, then SIGKILL
 after 10 s) when that wait fails, and by `stop`, or on leaving a `with` block, when the test

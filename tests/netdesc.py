@@ -1,5 +1,5 @@
-"""Network descriptions (mpsched/netcfg.py, the JSON form) of the testbed's addressing plan
-(mpsched/addressing.py) for tests: edge switch s<edge> with its subnet, router MAC and,
+"""Network descriptions (src/mpsched/netcfg.py, the JSON form) of the testbed's addressing plan
+(src/mpsched/addressing.py) for tests: edge switch s<edge> with its subnet, router MAC and,
 if asked, its primary host h<edge>."""
 
 from __future__ import annotations

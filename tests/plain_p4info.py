@@ -1,5 +1,5 @@
 """A synthetic P4Info of the plain ECMP program (p4src/bench/plain_ecmp.p4): its names
-(mpsched/p4rt/plain_ecmp.py) with the compiled program's shapes, for unit tests without p4c
+(src/mpsched/p4rt/plain_ecmp.py) with the compiled program's shapes, for unit tests without p4c
 (tests/unit/p4rt/test_plain_ecmp.py holds it to the compiled one where that is built)."""
 
 from __future__ import annotations

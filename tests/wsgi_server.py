@@ -1,6 +1,7 @@
 """A WSGI application on a real HTTP server for tests: wsgiref, one thread per request, on an
 ephemeral port of 127.0.0.1, without request logging. The controller itself serves its REST
-API with waitress (controller/northbound/server.py); tests that need those exact semantics
+API with waitress (src/mpsched/controller/northbound/server.py); tests that need those exact
+semantics
 use that server instead."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ header ethernet_t {
 // places onto a path (weighted or pinned); transit switches forward it by
 // (src_edge, dst_edge, path_id) untouched (edge_config.p4); the egress edge
 // switch (dst_edge) measures the path with it and removes it, so hosts never
-// see it. Path links need an MTU 24 bytes above the hosts' (topo/testbed.py
+// see it. Path links need an MTU 24 bytes above the hosts' (src/mpsched/topo/testbed.py
 // uses 1600).
 header path_tag_t {
     // Path the ingress edge placed the packet on (1..MAX_PATHS), numbered per

@@ -1,5 +1,5 @@
 // FD-MVQS multipath virtual queues in the data plane (DESIGN.md §5,
-// controller/policies/fdmvqs.py), for traffic classes in mode VQ.
+// src/mpsched/controller/policies/fdmvqs.py), for traffic classes in mode VQ.
 //
 // Each path p keeps a virtual queue VQ_p: the bytes of VQ-mode packets placed
 // onto p, drained at the rate the controller writes (cap_p). The queue is

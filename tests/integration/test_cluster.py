@@ -1,5 +1,6 @@
 """The lab past one machine: a 2x2 leaf-spine fabric over two servers on Mininet's cluster
-edition (topo/cluster_testbed.py). The second server is an sshd of its own on this machine
+edition (src/mpsched/topo/cluster_testbed.py). The second server is an sshd of its own on this
+machine
 (tests/second_server.py: key-only, its own network stack). Switches, link emulators and hosts
 are placed on both; the controller programs every switch over P4Runtime (TLS, client
 certificates) at its server's address; ping and a TCP transfer cross the servers (through the

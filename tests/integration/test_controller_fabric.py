@@ -1,7 +1,8 @@
 """The controller programs a fabric on real BMv2 switches: 3 leaves x 2 spines, each a
 simple_switch_grpc of its own (no links between them: the tables are read back, traffic is
 the Mininet fabric testbed's to show). Every switch gets the program and its forwarding from
-the fabric's routing (controller/routes.py); each leaf a placement per destination edge; a
+the fabric's routing (src/mpsched/controller/routes.py); each leaf a placement per destination edge;
+a
 link taken administratively down re-routes and rewrites only the changed entries."""
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def test_the_controller_programs_a_leaf_spine_and_reroutes_a_link(
         assert states["spine1"]["probes"] is None  # a transit switch has no prober
         assert states["leaf1"]["probes"] is not None
         # no traffic: every pair idle, its paths probed every 200 ms and dead after 1 s
-        # (controller/telemetry/regimes.py)
+        # (src/mpsched/controller/telemetry/regimes.py)
         pairs = requests.get(base + "/pairs", timeout=5).json()
         assert {p["probing"] for p in pairs} == {"idle"} and len(pairs) == 6
         assert liveness(leaf1, p4info) == {(e, p): 1_000_000 for e in (2, 3) for p in (1, 2)}

@@ -1,4 +1,4 @@
-"""The testbed's CPU limit on this kernel (mpsched/proc/cpulimit.py, root): a process under a
+"""The testbed's CPU limit on this kernel (src/mpsched/proc/cpulimit.py, root): a process under a
 20 % limit gets a fifth of its core, and its cgroup is gone when it exits, also after an
 exception, Ctrl-C or SIGTERM; a killed process's group is removed by `mpsched cleanup`'s
 sweep. Each limited process is a child of the test (`confine` moves the process that calls it,

@@ -1,4 +1,5 @@
-"""The fabric testbed (topo/fabric_testbed.py): a 3-leaf x 2-spine fabric comes up with a
+"""The fabric testbed (src/mpsched/topo/fabric_testbed.py): a 3-leaf x 2-spine fabric comes up with
+a
 BMv2 switch per fabric switch answering P4Runtime under its device id, one linkem per link
 configured and limiting at its rate, the network description written and loading, hosts with
 their addresses; and nothing is left once it stops."""

@@ -7,7 +7,7 @@ comes from payload and kernel receive timestamps. The assertions hold on a
 saturated machine and fail on a broken emulator: a delay is never shorter than
 the one set (scheduling only adds), and the upper bounds are wide bands that an
 ignored, doubled or misplaced setting falls outside. The accuracy itself (error
-of the median, spread) is `make bench-links`'s (mpsched/bench/links.py).
+of the median, spread) is `make bench-links`'s (src/mpsched/bench/links.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fabric soak's spine restart on live switches (mpsched/bench/soak_fabric.py): a 2-leaf x
+"""The fabric soak's spine restart on live switches (src/mpsched/bench/soak_fabric.py): a 2-leaf x
 1-spine fabric, so that every frame between the leaves crosses the spine; the spine's BMv2
 killed by its PID and started again without a program; the controller reconnects, pushes the
 program and every entry again, and the leaves reach each other again. Then a short soak of

@@ -1,4 +1,4 @@
-"""The soak's warm bursts (mpsched/bench/soak_warm.py) on a real veth: the frames arrive at
+"""The soak's warm bursts (src/mpsched/bench/soak_warm.py) on a real veth: the frames arrive at
 the far end as written, and the bursts stop once the watched RSS stops growing."""
 
 from __future__ import annotations

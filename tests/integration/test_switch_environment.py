@@ -1,4 +1,4 @@
-"""A switch the lab starts runs with few malloc arenas (mpsched/proc/bmv2.py,
+"""A switch the lab starts runs with few malloc arenas (src/mpsched/proc/bmv2.py,
 SWITCH_MALLOC_ARENAS): the variable reaches the real simple_switch_grpc process."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """No switch the lab starts can be controlled from outside the machine
-(mpsched/proc/firewall.py, docs/security.md): a network namespace standing for the outside,
+(src/mpsched/proc/firewall.py, docs/security.md): a network namespace standing for the outside,
 joined to the host by a veth pair on 198.51.100.0/24 (TEST-NET-2, RFC 5737; the machine's
 own network may use TEST-NET-1), cannot reach a switch's Thrift or gRPC port, which loopback
 reaches; without the guard, Thrift would be reachable from there. On loopback another user

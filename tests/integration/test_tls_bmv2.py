@@ -1,5 +1,5 @@
 """P4Runtime over TLS between the controller and a real BMv2 (simple_switch_grpc serving
-TLS, mpsched/proc/bmv2.py), with certificates of `mpsched certs` (docs/security.md):
+TLS, src/mpsched/proc/bmv2.py), with certificates of `mpsched certs` (docs/security.md):
 
 - the controller programs a TLS switch, also one that requires a client certificate;
 - a switch presenting a certificate of another CA is refused, the error in GET /switches and

@@ -1,4 +1,4 @@
-"""mpsched/addressing.py: the testbed's addressing plan, against the values it documents and
+"""src/mpsched/addressing.py: the testbed's addressing plan, against the values it documents and
 against the network description the testbed writes from it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/certs.py (`mpsched certs`): the files, their modes, the SAN, and that a client
+"""src/mpsched/certs.py (`mpsched certs`): the files, their modes, the SAN, and that a client
 trusting ca.pem completes a handshake with a switch's certificate and the controller's."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`mpsched check FILE...` (mpsched/check.py): a file's kind told by its content, one line per
+"""`mpsched check FILE...` (src/mpsched/check.py): a file's kind told by its content, one line per
 file, exit 0 if all are valid and 2 otherwise; nothing started."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`mpsched` (mpsched/cli.py): argparse subcommands over the modules' own parsers."""
+"""`mpsched` (src/mpsched/cli.py): argparse subcommands over the modules' own parsers."""
 
 from __future__ import annotations
 

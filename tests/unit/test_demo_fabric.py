@@ -1,4 +1,4 @@
-"""`make demo FABRIC=1`'s parts that need no testbed (mpsched/demo_fabric.py)."""
+"""`make demo FABRIC=1`'s parts that need no testbed (src/mpsched/demo_fabric.py)."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def served_operations() -> set[tuple[str, str]]:
 
 def described_operations() -> set[tuple[str, str]]:
     """(METHOD, path) of every operation the served REST description (GET /openapi.yaml,
-    generated over controller/northbound/openapi-base.yaml) describes."""
+    generated over src/mpsched/controller/northbound/openapi-base.yaml) describes."""
     spec = yaml.safe_load(openapi.document())
     return {
         (method.upper(), normalised(path))

@@ -1,5 +1,6 @@
-"""The unit tests mirror the code: every module of controller/ (the package
-mpsched.controller) has its test module, controller/x/y.py -> tests/unit/controller/x/test_y.py,
+"""The unit tests mirror the code: every module of src/mpsched/controller/ (the package
+mpsched.controller) has its test module,
+src/mpsched/controller/x/y.py -> tests/unit/controller/x/test_y.py,
 so a reader finds the tests of a module in one place. The few exceptions are listed with the
 reason; an exception that no longer holds fails too, so the list stays true."""
 
@@ -9,10 +10,10 @@ from pathlib import Path
 
 from mpsched.proc.layout import REPO_ROOT
 
-CODE = REPO_ROOT / "controller"
+CODE = REPO_ROOT / "src" / "mpsched" / "controller"
 TESTS = REPO_ROOT / "tests" / "unit" / "controller"
 
-# module (relative to controller/) -> why it has no test module of its own
+# module (relative to src/mpsched/controller/) -> why it has no test module of its own
 EXCLUDED = {
     "__main__.py": "the command line; its tests are test_main.py (named after the command, "
     "not test___main__.py), and the entry point is being reworked",
@@ -24,7 +25,7 @@ EXCLUDED = {
 
 
 def mirror_of(module: Path) -> Path:
-    """controller/x/y.py -> tests/unit/controller/x/test_y.py."""
+    """src/mpsched/controller/x/y.py -> tests/unit/controller/x/test_y.py."""
     rel = module.relative_to(CODE)
     return TESTS / rel.parent / f"test_{rel.name}"
 

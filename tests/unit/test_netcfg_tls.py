@@ -1,4 +1,4 @@
-"""mpsched/netcfg.py's tls settings: per switch or for all, paths from the description's
+"""src/mpsched/netcfg.py's tls settings: per switch or for all, paths from the description's
 directory, missing files refused naming the field."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/p4profiles.py: the profiles' defines and features, its Makefile lines, and that the
+"""src/mpsched/p4profiles.py: the profiles' defines and features, its Makefile lines, and that the
 Makefile and p4src/include/defines.p4 agree with it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bounded loading (mpsched/safeload.py): size, text, YAML, JSON and CSV within bounds, every
+"""Bounded loading (src/mpsched/safeload.py): size, text, YAML, JSON and CSV within bounds, every
 refusal naming the file (and the line), and the last net around a loader."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/stats.py against hand-computed values, numpy and printed Student-t tables."""
+"""src/mpsched/stats.py against hand-computed values, numpy and printed Student-t tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""mpsched/validation.py: one error shape (source, field, message) for every input."""
+"""src/mpsched/validation.py: one error shape (source, field, message) for every input."""
 
 from __future__ import annotations
 

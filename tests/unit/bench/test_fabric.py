@@ -1,5 +1,5 @@
-"""`make bench-fabric` without a testbed: its figures (mpsched/bench/fabric.py) and the failover
-measurement from captured frames (mpsched/bench/fabric_failover.py, tagcap.py)."""
+"""`make bench-fabric` without a testbed: its figures (src/mpsched/bench/fabric.py) and the failover
+measurement from captured frames (src/mpsched/bench/fabric_failover.py, tagcap.py)."""
 
 from __future__ import annotations
 

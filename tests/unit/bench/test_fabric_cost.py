@@ -1,4 +1,4 @@
-"""The CPU keys of `make bench-fabric` from runs' records (mpsched/bench/fabric_cost.py)."""
+"""The CPU keys of `make bench-fabric` from runs' records (src/mpsched/bench/fabric_cost.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An edge's liveness replayed from what it received (mpsched/bench/fabric_liveness.py)."""
+"""An edge's liveness replayed from what it received (src/mpsched/bench/fabric_liveness.py)."""
 
 from __future__ import annotations
 

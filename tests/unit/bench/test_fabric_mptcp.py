@@ -1,6 +1,6 @@
 """`make bench-fabric-mptcp` without a testbed: the distinct-path share from the sampled
-connections (mpsched/bench/fabric_mptcp_run.py) and the report over written runs
-(mpsched/bench/fabric_mptcp.py), ending with its key=value lines."""
+connections (src/mpsched/bench/fabric_mptcp_run.py) and the report over written runs
+(src/mpsched/bench/fabric_mptcp.py), ending with its key=value lines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The quiet phase of `make bench-fabric` without a testbed (mpsched/bench/fabric_quiet.py)."""
+"""The quiet phase of `make bench-fabric` without a testbed (src/mpsched/bench/fabric_quiet.py)."""
 
 from __future__ import annotations
 

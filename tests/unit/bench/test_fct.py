@@ -1,4 +1,4 @@
-"""`make bench-fct`'s figures from run results (mpsched/bench/fct.py), without a testbed."""
+"""`make bench-fct`'s figures from run results (src/mpsched/bench/fct.py), without a testbed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeded frame generator and the IPv4 header check (mpsched/bench/fuzz.py): pure, no
+"""The seeded frame generator and the IPv4 header check (src/mpsched/bench/fuzz.py): pure, no
 switch. (The frames against the real program: ptf-tests/robustness.py, FuzzTest.)"""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/bench/gcpauses.py: the collector's passes recorded by generation."""
+"""src/mpsched/bench/gcpauses.py: the collector's passes recorded by generation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`make bench-links`' table rows from probe results (mpsched/bench/links.py), without a
+"""`make bench-links`' table rows from probe results (src/mpsched/bench/links.py), without a
 testbed: a fake bed hands back the datagrams a 20 ms link would deliver."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/bench/scale_feed.py: the feeder's share of the reports per tick."""
+"""src/mpsched/bench/scale_feed.py: the feeder's share of the reports per tick."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The soak's figures (mpsched/bench/soak.py): growth, the RSS slope that tells a leak from a
+"""The soak's figures (src/mpsched/bench/soak.py): growth, the RSS slope that tells a leak from a
 warm-up, and the key=value lines."""
 
 from __future__ import annotations
@@ -84,7 +84,8 @@ def test_the_span_shows_a_rise_that_came_back() -> None:
 
 
 def test_the_two_edges_are_warmed_through_the_first_paths_link_emulator(monkeypatch) -> None:
-    """s1 faces port 1 of the first path's linkem (e1), s2 its port 2 (topo/testbed.py); 0
+    """s1 faces port 1 of the first path's linkem (e1), s2 its port 2 (src/mpsched/topo/testbed.py);
+    0
     frames: no warm-up."""
     from mpsched.bench import soak
 

@@ -1,4 +1,4 @@
-"""The fabric soak's driver (mpsched/bench/soak_fabric.py) without a testbed: which fabric it
+"""The fabric soak's driver (src/mpsched/bench/soak_fabric.py) without a testbed: which fabric it
 runs, what its events do, how it watches the restarted switch, what it reports."""
 
 from __future__ import annotations

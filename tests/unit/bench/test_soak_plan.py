@@ -1,4 +1,4 @@
-"""The fabric soak's plan (mpsched/bench/soak_plan.py): when policies change, links flap and
+"""The fabric soak's plan (src/mpsched/bench/soak_plan.py): when policies change, links flap and
 the spine restarts; and which samples belong to which life of a process."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/bench/soak_warm.py: the frames that fill a switch's PHV pool, and where they go."""
+"""src/mpsched/bench/soak_warm.py: the frames that fill a switch's PHV pool, and where they go."""
 
 from __future__ import annotations
 

@@ -119,7 +119,7 @@ SHARED = {
 
 
 def fabric(section: dict | None = None) -> NetCfg:
-    """The network description of a fabric (mpsched/fabric/netdesc.py); LEAF_SPINE unless
+    """The network description of a fabric (src/mpsched/fabric/netdesc.py); LEAF_SPINE unless
     given."""
     from mpsched.fabric.files import parse_fabric
     from mpsched.fabric.netdesc import describe
@@ -129,7 +129,7 @@ def fabric(section: dict | None = None) -> NetCfg:
 
 
 class Clocks:
-    """A wall clock and a process CPU clock the test moves (controller/governor.py)."""
+    """A wall clock and a process CPU clock the test moves (src/mpsched/controller/governor.py)."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0

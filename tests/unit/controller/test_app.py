@@ -1,4 +1,5 @@
-"""controller/app.py: the os-ken application's settings from its arguments, blocking calls on
+"""src/mpsched/controller/app.py: the os-ken application's settings from its arguments, blocking
+calls on
 the native hub, and stopping. (Starting it serves REST; that life cycle is tested with a
 server, in northbound/test_rest_abuse.py, test_app_rest_listens_only_on_loopback_by_default.)"""
 

@@ -1,4 +1,5 @@
-"""controller/errors.py: field names joined below a prefix, and `checked` validating a model
+"""src/mpsched/controller/errors.py: field names joined below a prefix, and `checked` validating a
+model
 with the first error as a FieldError naming the (nested) field."""
 
 from __future__ import annotations

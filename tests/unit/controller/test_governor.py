@@ -1,4 +1,5 @@
-"""controller/governor.py: the step's share of the period under the process's CPU budget."""
+"""src/mpsched/controller/governor.py: the step's share of the period under the process's CPU
+budget."""
 
 from __future__ import annotations
 

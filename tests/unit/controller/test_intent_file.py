@@ -1,4 +1,5 @@
-"""controller/intent_file.py: the state file's model checks every field and names it (through
+"""src/mpsched/controller/intent_file.py: the state file's model checks every field and names it
+(through
 `Intent.from_json`, which reads the file with it), and refuses what is not an object."""
 
 from __future__ import annotations

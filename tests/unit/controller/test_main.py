@@ -1,4 +1,5 @@
-"""controller/__main__.py: the command line's checks name the option; a start that cannot
+"""src/mpsched/controller/__main__.py: the command line's checks name the option; a start that
+cannot
 work is a StartError (exit 2)."""
 
 from __future__ import annotations

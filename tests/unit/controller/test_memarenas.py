@@ -1,4 +1,4 @@
-"""How many malloc arenas the controller's threads share (controller/memarenas.py)."""
+"""How many malloc arenas the controller's threads share (src/mpsched/controller/memarenas.py)."""
 
 from __future__ import annotations
 

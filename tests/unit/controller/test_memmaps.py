@@ -1,4 +1,4 @@
-"""Resident memory by kind of mapping (controller/memmaps.py)."""
+"""Resident memory by kind of mapping (src/mpsched/controller/memmaps.py)."""
 
 from __future__ import annotations
 

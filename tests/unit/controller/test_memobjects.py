@@ -1,4 +1,4 @@
-"""Which Python objects grow (controller/memobjects.py)."""
+"""Which Python objects grow (src/mpsched/controller/memobjects.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The opt-in memory diagnostic (controller/memtrace.py)."""
+"""The opt-in memory diagnostic (src/mpsched/controller/memtrace.py)."""
 
 from __future__ import annotations
 

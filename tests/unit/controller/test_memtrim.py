@@ -1,4 +1,4 @@
-"""Giving malloc's free memory back (controller/memtrim.py)."""
+"""Giving malloc's free memory back (src/mpsched/controller/memtrim.py)."""
 
 from __future__ import annotations
 

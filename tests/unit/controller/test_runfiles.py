@@ -1,4 +1,5 @@
-"""The controller's token and state files (controller/runfiles.py, controller/__main__.py):
+"""The controller's token and state files (src/mpsched/controller/runfiles.py,
+src/mpsched/controller/__main__.py):
 nothing is written before every check passed, the run directory is kept 0700, and a token or
 state file another user could have planted is refused at start (exit status 2)."""
 

@@ -1,4 +1,4 @@
-"""controller/samples.py: the latest N floats in memory allocated once."""
+"""src/mpsched/controller/samples.py: the latest N floats in memory allocated once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""controller/security.py: REST is refused off loopback without HTTPS (unless --insecure),
+"""src/mpsched/controller/security.py: REST is refused off loopback without HTTPS (unless
+--insecure),
 the command line's TLS default for the switches."""
 
 from __future__ import annotations

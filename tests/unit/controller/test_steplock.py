@@ -1,4 +1,5 @@
-"""controller/steplock.py: a mutex whose control step goes before the streams of short holds."""
+"""src/mpsched/controller/steplock.py: a mutex whose control step goes before the streams of short
+holds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Failed links and switches inferred from the paths' liveness (controller/tomography.py)."""
+"""Failed links and switches inferred from the paths' liveness
+(src/mpsched/controller/tomography.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Plain ECMP on a fabric (mpsched/fabric/ecmp.py): each switch's groups over its
+"""Plain ECMP on a fabric (src/mpsched/fabric/ecmp.py): each switch's groups over its
 equal-cost shortest paths, and the plain ECMP program's entries derived from them."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The fabric section: leaf-spine and graph normalise to one Fabric; bad topologies are
-refused naming the field (mpsched/fabric/files.py, model.py)."""
+refused naming the field (src/mpsched/fabric/files.py, model.py)."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ EDGE_C = {"name": "c", "role": "edge"}
          "leaf_spine.link.rate_mbps", "missing"),
         ({**leaf_spine(), **graph()}, "graph", "give either leaf_spine or graph, not both"),
         ({"mesh": {}}, "mesh", "unknown key (allowed: graph, leaf_spine)"),
-        # the testbed's own node names (mpsched/fabric/names.py) and the bounds (model.py)
+        # the testbed's own node names (src/mpsched/fabric/names.py) and the bounds (model.py)
         (graph(switches=[{"name": "h1_1", "role": "edge"}]), "graph.switches[0].name",
          "'h1_1' is the testbed's name of a host (h<edge>_<k>): give the switch another name"),
         (graph(switches=[{"name": "lk12", "role": "transit"}]), "graph.switches[0].name",

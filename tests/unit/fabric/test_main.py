@@ -1,4 +1,4 @@
-"""`mpsched fabric FILE` (mpsched/fabric/__main__.py)."""
+"""`mpsched fabric FILE` (src/mpsched/fabric/__main__.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A fabric's network description (mpsched/fabric/netdesc.py) and what NetCfg checks and
-answers for it (mpsched/netcfg.py)."""
+"""A fabric's network description (src/mpsched/fabric/netdesc.py) and what NetCfg checks and
+answers for it (src/mpsched/netcfg.py)."""
 
 from __future__ import annotations
 

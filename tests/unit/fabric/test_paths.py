@@ -1,5 +1,5 @@
 """Paths per ordered pair of edges, and their numbering across failures and returns
-(mpsched/fabric/paths.py)."""
+(src/mpsched/fabric/paths.py)."""
 
 from __future__ import annotations
 

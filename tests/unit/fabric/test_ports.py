@@ -1,4 +1,4 @@
-"""Port numbering and the next-hop table (mpsched/fabric/ports.py)."""
+"""Port numbering and the next-hop table (src/mpsched/fabric/ports.py)."""
 
 from __future__ import annotations
 

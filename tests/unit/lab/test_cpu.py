@@ -1,4 +1,4 @@
-"""Machine load of a run (mpsched/lab/cpu.py): /proc parsing, shares, the cpu_bound rule, and
+"""Machine load of a run (src/mpsched/lab/cpu.py): /proc parsing, shares, the cpu_bound rule, and
 how the mark travels through RunResult, runs.csv, the Markdown tables and the closing warning."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Machine load under a CPU limit (mpsched/lab/cpu.py, `--cpu-limit`): idle against the
+"""Machine load under a CPU limit (src/mpsched/lab/cpu.py, `--cpu-limit`): idle against the
 limit, the cpu_bound mark it gives, and the limit in the run's record and tables."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/lab/fabrictable.py: the short flows' timeouts and the links' drops per policy of a
+"""src/mpsched/lab/fabrictable.py: the short flows' timeouts and the links' drops per policy of a
 fabric comparison, from run results and links.json files on disk."""
 
 from __future__ import annotations

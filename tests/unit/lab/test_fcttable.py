@@ -1,4 +1,4 @@
-"""The docs/results FCT tables from results on disk (mpsched/lab/fcttable.py) and runs.csv read
+"""The docs/results FCT tables from results on disk (src/mpsched/lab/fcttable.py) and runs.csv read
 back (report.read_csv)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/lab/fctwindow.py: the FCT of the flows that arrived in a window of each run."""
+"""src/mpsched/lab/fctwindow.py: the FCT of the flows that arrived in a window of each run."""
 
 from __future__ import annotations
 

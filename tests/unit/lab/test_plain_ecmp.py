@@ -1,4 +1,4 @@
-"""`mpsched run --program plain-ecmp` (mpsched/lab/plain_ecmp.py, experiment.py): which
+"""`mpsched run --program plain-ecmp` (src/mpsched/lab/plain_ecmp.py, experiment.py): which
 scenarios and options it takes, its runs' policy, and the switches programmed over
 P4Runtime (fake servers, tests/fake_p4rt.py; on BMv2: tests/integration/
 test_plain_ecmp_run.py)."""

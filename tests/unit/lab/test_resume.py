@@ -1,4 +1,5 @@
-"""`mpsched compare --resume`: which runs an earlier call left are kept (mpsched/lab/experiment.py
+"""`mpsched compare --resume`: which runs an earlier call left are kept
+(src/mpsched/lab/experiment.py
 kept_run), and that kept runs are not run again while the missing ones are."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""mpsched/lab/run_window.py: what both analyses read from a run's reports; and that the
+"""src/mpsched/lab/run_window.py: what both analyses read from a run's reports; and that the
 analyses import it, not each other's helpers (no import loop between them)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def test_censored_fct_runs_from_arrival_to_the_senders_end():
 
 def _lab_imports(module: str) -> set[str]:
     """The mpsched.lab modules a lab module imports, anywhere in it (functions included)."""
-    tree = ast.parse((REPO_ROOT / "mpsched" / "lab" / f"{module}.py").read_text())
+    tree = ast.parse((REPO_ROOT / "src" / "mpsched" / "lab" / f"{module}.py").read_text())
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module == "mpsched.lab":

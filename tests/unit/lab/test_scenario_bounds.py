@@ -1,6 +1,6 @@
-"""A scenario's fields that reach paths and loops are bounded (mpsched/lab/scenario.py,
-mpsched/lab/scenario_links.py): its name, its workload, its fabric, its schedules' times and
-steps, and its file read within mpsched/safeload.py's bounds."""
+"""A scenario's fields that reach paths and loops are bounded (src/mpsched/lab/scenario.py,
+src/mpsched/lab/scenario_links.py): its name, its workload, its fabric, its schedules' times and
+steps, and its file read within src/mpsched/safeload.py's bounds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A fabric scenario's `cluster:` section (mpsched/lab/scenario_cluster.py): what it accepts,
+"""A fabric scenario's `cluster:` section (src/mpsched/lab/scenario_cluster.py): what it accepts,
 and errors that name the key."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The malformed-input corpus (mpsched/bench/scenario_fuzz*.py) through `mpsched check` in a
+"""The malformed-input corpus (src/mpsched/bench/scenario_fuzz*.py) through `mpsched check` in a
 child limited to 1 GiB and 20 s a file: every case exits 2 naming the file and its field."""
 
 from __future__ import annotations

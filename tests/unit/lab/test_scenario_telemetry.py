@@ -1,4 +1,4 @@
-"""A scenario's `telemetry:` section (mpsched/lab/scenario_telemetry.py): the controller's
+"""A scenario's `telemetry:` section (src/mpsched/lab/scenario_telemetry.py): the controller's
 own options, checked with its own checks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which testbed a scenario's run brings up (mpsched/lab/testbeds.py)."""
+"""Which testbed a scenario's run brings up (src/mpsched/lab/testbeds.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The PacketOut backlog (mpsched/p4rt/backlog.py) and the client's use of it: a stalled
+"""The PacketOut backlog (src/mpsched/p4rt/backlog.py) and the client's use of it: a stalled
 stream holds at most `limit` PacketOuts, newer ones are dropped, counted and warned about at
 most once per WARN_INTERVAL_S."""
 

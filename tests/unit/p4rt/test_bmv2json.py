@@ -1,4 +1,4 @@
-"""Header layouts from the BMv2 JSON (mpsched/p4rt/bmv2json.py): a header that changes in P4
+"""Header layouts from the BMv2 JSON (src/mpsched/p4rt/bmv2json.py): a header that changes in P4
 changes every Python user of it, which holds no copy of its size or offsets."""
 
 from __future__ import annotations

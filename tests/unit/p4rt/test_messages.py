@@ -1,4 +1,4 @@
-"""P4Runtime messages by P4Info names (mpsched/p4rt/messages.py), on the fake server's
+"""P4Runtime messages by P4Info names (src/mpsched/p4rt/messages.py), on the fake server's
 synthetic P4Info (tests/fake_p4rt.py)."""
 
 from __future__ import annotations

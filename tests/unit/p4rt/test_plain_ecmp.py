@@ -1,4 +1,4 @@
-"""The plain ECMP program's interface (mpsched/p4rt/plain_ecmp.py): bound to its P4Info,
+"""The plain ECMP program's interface (src/mpsched/p4rt/plain_ecmp.py): bound to its P4Info,
 the compiled one where `make p4` built it and the synthetic one of the unit tests."""
 
 from __future__ import annotations

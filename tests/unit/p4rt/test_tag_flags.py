@@ -1,4 +1,4 @@
-"""The path tag's flags as the controller and the tests name them (mpsched/p4rt/pipeline.py)
+"""The path tag's flags as the controller and the tests name them (src/mpsched/p4rt/pipeline.py)
 are the program's (p4src/include/defines.p4): P4 constants the P4Info does not carry."""
 
 from __future__ import annotations

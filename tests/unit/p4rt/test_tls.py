@@ -1,4 +1,4 @@
-"""mpsched/p4rt/tls.py: the handshake that explains why a switch is refused, against TLS
+"""src/mpsched/p4rt/tls.py: the handshake that explains why a switch is refused, against TLS
 and plaintext servers of Python's own on 127.0.0.1."""
 
 from __future__ import annotations

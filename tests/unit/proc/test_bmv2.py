@@ -1,5 +1,5 @@
-"""mpsched/proc/bmv2.py's command line for a switch serving P4Runtime over TLS, and the
-nftables table (mpsched/proc/firewall.py) that keeps its Thrift port on loopback."""
+"""src/mpsched/proc/bmv2.py's command line for a switch serving P4Runtime over TLS, and the
+nftables table (src/mpsched/proc/firewall.py) that keeps its Thrift port on loopback."""
 
 from __future__ import annotations
 

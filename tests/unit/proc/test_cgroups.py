@@ -1,4 +1,4 @@
-"""The CPU limit's pure part (mpsched/proc/cgroups.py): the quota, the kernel's cgroup files
+"""The CPU limit's pure part (src/mpsched/proc/cgroups.py): the quota, the kernel's cgroup files
 parsed, and which hierarchy holds the limit."""
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def test_sweep_spares_live_owner_and_reused_pids(tmp_path):
 
 
 def test_tables_of_a_dead_owner_and_a_closed_registry_are_deleted(tmp_path, monkeypatch):
-    """nftables tables (mpsched/proc/firewall.py) are released like links; `nft` itself is
+    """nftables tables (src/mpsched/proc/firewall.py) are released like links; `nft` itself is
     replaced by a recorder here (tests/integration/test_thrift_guard.py runs the real one)."""
     from mpsched.proc import cleanup
 

@@ -1,4 +1,4 @@
-"""The benches' `--cpu-limit` (mpsched/proc/cpulimit.py) without root: the option, the limit
+"""The benches' `--cpu-limit` (src/mpsched/proc/cpulimit.py) without root: the option, the limit
 announced to child processes, and a refusal that says what is missing. The cgroup itself
 (root): tests/integration/test_cpu_limit.py."""
 

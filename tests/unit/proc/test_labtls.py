@@ -1,4 +1,4 @@
-"""A testbed's P4Runtime certificates (mpsched/proc/labtls.py): where they go and with which
+"""A testbed's P4Runtime certificates (src/mpsched/proc/labtls.py): where they go and with which
 modes, that a switch's and the controller's pass a mutual handshake under the testbed's CA,
 the description carrying them, and `--p4rt-plaintext`."""
 

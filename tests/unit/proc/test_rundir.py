@@ -1,4 +1,4 @@
-"""mpsched/proc/rundir.py: the run directory is created and kept 0700, files in it 0600, and
+"""src/mpsched/proc/rundir.py: the run directory is created and kept 0700, files in it 0600, and
 a directory or file of another user is refused, naming it and its owner."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""P4Runtime over TLS on the testbeds (topo/bed.py): a CA made at start unless
+"""P4Runtime over TLS on the testbeds (src/mpsched/topo/bed.py): a CA made at start unless
 `p4rt_plaintext`, a certificate per switch, the network description carrying the
 controller's, all removed at stop; the cluster variant keeps its own (`cluster.tls`)."""
 

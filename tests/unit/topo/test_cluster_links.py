@@ -1,4 +1,4 @@
-"""The cluster's ssh tunnel with deadlines (topo/cluster_links.py), without servers: the
+"""The cluster's ssh tunnel with deadlines (src/mpsched/topo/cluster_links.py), without servers: the
 tunnel's "@" is waited for no longer than told, a tunnel that does not come up fails naming
 both servers, its ssh client is ended and the tap devices it made are removed."""
 

@@ -1,4 +1,5 @@
-"""The remote node classes (topo/cluster_nodes.py) without a server: the ssh options reach
+"""The remote node classes (src/mpsched/topo/cluster_nodes.py) without a server: the ssh options
+reach
 every ssh command the cluster edition builds, and what a node holds here is what the
 cleanup registry gets."""
 

@@ -1,4 +1,5 @@
-"""The deadlines on a cluster node's shell (topo/cluster_shell.py), on Mininet's own Node code
+"""The deadlines on a cluster node's shell (src/mpsched/topo/cluster_shell.py), on Mininet's own
+Node code
 with a plain bash on a pty (no root, no mnexec, no ssh): a command that does not answer and
 a shell that ends fail at once with the node, its server and the command named, and the
 node's later commands are skipped instead of blocking."""

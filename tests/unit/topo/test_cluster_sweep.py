@@ -1,4 +1,5 @@
-"""What a cluster testbed sweeps on another server after its stop (topo/cluster_sweep.py):
+"""What a cluster testbed sweeps on another server after its stop
+(src/mpsched/topo/cluster_sweep.py):
 only what its own run left, by owner, PID and name; and a server that does not answer is
 given up on after the deadline."""
 

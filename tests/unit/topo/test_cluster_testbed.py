@@ -1,4 +1,5 @@
-"""What the cluster testbed decides before any server is reached (topo/cluster_testbed.py):
+"""What the cluster testbed decides before any server is reached
+(src/mpsched/topo/cluster_testbed.py):
 where each node runs, which nodes get a probe port, the parameters of remote nodes; bringing
 it up over two servers is tests/integration/test_cluster.py."""
 

@@ -1,4 +1,4 @@
-"""The fabric's Mininet layout (topo/fabric_plan.py): names, ports, hosts, emulators."""
+"""The fabric's Mininet layout (src/mpsched/topo/fabric_plan.py): names, ports, hosts, emulators."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_a_switch_named_like_another_node_is_refused(clash: str) -> None:
                      {"name": clash, "role": "transit"}],
         "links": [{"a": "a", "b": clash}, {"a": "b", "b": clash}],
     }}
-    # the validator refuses it before any layout (mpsched/fabric/names.py)
+    # the validator refuses it before any layout (src/mpsched/fabric/names.py)
     with pytest.raises(FabricError, match=rf"graph\.switches\[2\]\.name: '{clash}' is the "
                        "testbed's name of a"):
         _plan(section)

@@ -1,4 +1,5 @@
-"""What the fabric testbed decides before Mininet (topo/fabric_testbed.py); bringing it up is
+"""What the fabric testbed decides before Mininet (src/mpsched/topo/fabric_testbed.py); bringing it
+up is
 tests/integration/test_fabric_testbed.py."""
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def test_the_sink_says_it_listens_once_its_ports_are_open(tmp_path):
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline() == f"listening on port {port}\n"
-        # said only once both are open: the runner's senders start then (mpsched/lab/ready.py)
+        # said only once both are open: the runner's senders start then (src/mpsched/lab/ready.py)
         assert tcp_listeners(port, proc.pid) == {"127.0.0.1"}
         assert [r.address for r in udp_bound(port, proc.pid)] == ["127.0.0.1"]
     finally:

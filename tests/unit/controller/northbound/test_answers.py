@@ -1,4 +1,5 @@
-"""The answers of the operator's writes (controller/northbound/answers.py): the resource's view
+"""The answers of the operator's writes (src/mpsched/controller/northbound/answers.py): the
+resource's view
 and what the write meant beyond it."""
 
 from __future__ import annotations

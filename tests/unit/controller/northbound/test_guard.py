@@ -1,4 +1,5 @@
-"""The Host check's pure parts (controller/northbound/guard.py); the server answering a foreign
+"""The Host check's pure parts (src/mpsched/controller/northbound/guard.py); the server answering a
+foreign
 Host with 421 and the security headers are tested in test_connlimits.py."""
 
 from __future__ import annotations

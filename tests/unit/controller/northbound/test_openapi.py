@@ -1,5 +1,5 @@
 """The served REST description (GET /openapi.yaml) against the router and the models it is
-generated from (controller/northbound/openapi.py, routing.py, openapi-base.yaml)."""
+generated from (src/mpsched/controller/northbound/openapi.py, routing.py, openapi-base.yaml)."""
 
 from __future__ import annotations
 

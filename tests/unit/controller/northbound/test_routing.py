@@ -1,4 +1,4 @@
-"""controller/northbound/routing.py: the router finds a request's resource, endpoint and
+"""src/mpsched/controller/northbound/routing.py: the router finds a request's resource, endpoint and
 ``{id}``; a known resource without the method raises with the methods it allows; an unknown
 path matches nothing. The route table names only handlers the REST layer has."""
 

@@ -1,4 +1,4 @@
-"""controller/northbound/server.py over HTTPS (waitress with TLS connections): a client
+"""src/mpsched/controller/northbound/server.py over HTTPS (waitress with TLS connections): a client
 verifying with the lab's CA is answered, one without it is refused, plain HTTP gets nothing;
 `mpsched ctl --ca` verifies with it."""
 

@@ -1,4 +1,5 @@
-"""controller/policies/adaptive.py, the `adaptive` policy (QoS-MPTCP; docs/scheduling.md):
+"""src/mpsched/controller/policies/adaptive.py, the `adaptive` policy (QoS-MPTCP;
+docs/scheduling.md):
 the policy over periods, delegation to the arms, learned tables kept across changes and restarts,
 the policy in the scheduler. Its parts have their own modules: test_adaptive_context.py,
 test_adaptive_bayes.py, test_adaptive_outcome.py, test_adaptive_arms.py,

@@ -1,4 +1,5 @@
-"""controller/policies/adaptive_arms.py: the arms' parsing, with parameters; errors name the arm."""
+"""src/mpsched/controller/policies/adaptive_arms.py: the arms' parsing, with parameters; errors name
+the arm."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""controller/policies/adaptive_bayes.py: Beta posteriors against hand-computed values (pooling,
+"""src/mpsched/controller/policies/adaptive_bayes.py: Beta posteriors against hand-computed values
+(pooling,
 the context prior, discounting), the choice with bounded exploration and damping, the table's
 JSON form."""
 

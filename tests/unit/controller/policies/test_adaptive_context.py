@@ -1,4 +1,5 @@
-"""controller/policies/adaptive_context.py: Gaussian context memberships (eq. 6 of QoS-MPTCP;
+"""src/mpsched/controller/policies/adaptive_context.py: Gaussian context memberships (eq. 6 of
+QoS-MPTCP;
 docs/scheduling.md), hysteresis, the levels' parsing and the context of a path set."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/policies/adaptive_outcome.py: a dwell's measured outcome (loss weighed by bytes,
+"""src/mpsched/controller/policies/adaptive_outcome.py: a dwell's measured outcome (loss weighed by
+bytes,
 delay by delivery) and its score against the QoS target."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/policies/adaptive_params.py: the adaptive policy's parameters and their checks."""
+"""src/mpsched/controller/policies/adaptive_params.py: the adaptive policy's parameters and their
+checks."""
 
 from __future__ import annotations
 

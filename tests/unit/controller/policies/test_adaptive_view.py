@@ -1,5 +1,5 @@
 """The `adaptive` policy's REST view of its table and dwell
-(controller/policies/adaptive_view.py)."""
+(src/mpsched/controller/policies/adaptive_view.py)."""
 
 from __future__ import annotations
 

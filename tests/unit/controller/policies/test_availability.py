@@ -1,4 +1,5 @@
-"""controller/policies/availability.py: a path's availability is its capacity until it is queued,
+"""src/mpsched/controller/policies/availability.py: a path's availability is its capacity until it
+is queued,
 with a neutral prior for an unmeasured path (docs/scheduling.md, "Idle paths: demand is not
 ability")."""
 

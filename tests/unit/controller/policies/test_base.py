@@ -1,4 +1,5 @@
-"""controller/policies/base.py: quantise, the jitter indicator, a path's BDP and the rules every
+"""src/mpsched/controller/policies/base.py: quantise, the jitter indicator, a path's BDP and the
+rules every
 policy keeps (parameters: test_params.py; the registry: test_registry.py)."""
 
 from __future__ import annotations

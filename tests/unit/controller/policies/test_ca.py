@@ -1,4 +1,5 @@
-"""The congestion-aware mode's controller side (controller/policies/ca.py): the cost estimate,
+"""The congestion-aware mode's controller side (src/mpsched/controller/policies/ca.py): the cost
+estimate,
 the fixed-point parameters of set_ca, offsets from scores, the `ca` policy, and its
 placement in the scheduler (quantised CA parameters, flowlet gap, decision log)."""
 

@@ -1,4 +1,5 @@
-"""controller/policies/fdmvqs.py, the FD-MVQS policy and fdmvqs-ca, hand-computed (its formulas:
+"""src/mpsched/controller/policies/fdmvqs.py, the FD-MVQS policy and fdmvqs-ca, hand-computed (its
+formulas:
 test_fdmvqs_math.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/policies/fdmvqs_math.py: FD-MVQS's formulas against hand-computed values (the
+"""src/mpsched/controller/policies/fdmvqs_math.py: FD-MVQS's formulas against hand-computed values
+(the
 sigmoid factors, TFE, the MLE loss, the phase space and CTADP prediction, MVQS)."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/policies/paper_ca.py: the pieces the papers' CA variants share: the decision of
+"""src/mpsched/controller/policies/paper_ca.py: the pieces the papers' CA variants share: the
+decision of
 mode CA (weights, the controller's cost estimates, the reason), the fallback without an alive
 path, relative offsets and the parameter metadata taken from the weight-based policy."""
 

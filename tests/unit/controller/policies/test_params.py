@@ -1,4 +1,5 @@
-"""controller/policies/params.py: a policy's parameters from a (partial) mapping, checked
+"""src/mpsched/controller/policies/params.py: a policy's parameters from a (partial) mapping,
+checked
 against their declared bounds and choices with errors naming the field, and their schema."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/policies/registry.py: every policy registered under its name, lookups of unknown
+"""src/mpsched/controller/policies/registry.py: every policy registered under its name, lookups of
+unknown
 names, a name registered twice."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/scheduling/class_checks.py: the field checks of traffic classes (each error names
+"""src/mpsched/controller/scheduling/class_checks.py: the field checks of traffic classes (each
+error names
 the field), the frozen parameters' equality and hashing, and thawing them back to JSON types."""
 
 from __future__ import annotations

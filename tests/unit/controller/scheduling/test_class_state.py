@@ -1,5 +1,5 @@
 """Per (switch, class) state: LM3's blocking events, learned state carried over, the decision
-log's entries (controller/scheduling/class_state.py)."""
+log's entries (src/mpsched/controller/scheduling/class_state.py)."""
 
 from __future__ import annotations
 

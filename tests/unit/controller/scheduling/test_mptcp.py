@@ -1,4 +1,5 @@
-"""controller/scheduling/mptcp.py, MPTCP-aware mode's tracker: connections from reports, pins,
+"""src/mpsched/controller/scheduling/mptcp.py, MPTCP-aware mode's tracker: connections from reports,
+pins,
 unpinning (the tokens and digests: test_mptcp_digest.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""controller/scheduling/mptcp_digest.py: the MPTCP token of a key (RFC 8684) and the
+"""src/mpsched/controller/scheduling/mptcp_digest.py: the MPTCP token of a key (RFC 8684) and the
 switch's digest values as a report."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""controller/scheduling/mptcp_placement.py: subflow placement on its own: `assign`, the path
+"""src/mpsched/controller/scheduling/mptcp_placement.py: subflow placement on its own: `assign`, the
+path
 order, expected costs, the choice of a path and of a replacement (the tracker over time:
 test_mptcp.py)."""
 

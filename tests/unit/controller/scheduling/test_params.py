@@ -1,4 +1,5 @@
-"""controller/scheduling/params.py: the global parameters (their dictionary, schema and checked
+"""src/mpsched/controller/scheduling/params.py: the global parameters (their dictionary, schema and
+checked
 updates) and a class's policy made with the class's parameters over the global ones."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""controller/scheduling/params_changes.py: the model of a partial update of the global
+"""src/mpsched/controller/scheduling/params_changes.py: the model of a partial update of the global
 parameters (``PUT /params``): what it accepts, the errors naming the field, and the JSON schema
 the REST description serves from it. (Changes applied to a running scheduler:
 test_scheduler.py.)"""

@@ -1,5 +1,5 @@
 """A decision becomes one class's table contents on one switch
-(controller/scheduling/placement.py)."""
+(src/mpsched/controller/scheduling/placement.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The control loop's decisions (controller/scheduling/scheduler.py): placements, writes only
+"""The control loop's decisions (src/mpsched/controller/scheduling/scheduler.py): placements, writes
+only
 on change, admin state, FD-MVQS parameters, LM3, per-switch state, the automatic flowlet gap
 (class and parameter changes: test_scheduler_changes.py)."""
 

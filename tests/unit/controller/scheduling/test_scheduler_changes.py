@@ -1,4 +1,5 @@
-"""The scheduler's class and parameter changes (controller/scheduling/scheduler.py): classes
+"""The scheduler's class and parameter changes (src/mpsched/controller/scheduling/scheduler.py):
+classes
 replaced, a class's policy changed, global and per-class parameters, each checked whole before
 anything changes."""
 

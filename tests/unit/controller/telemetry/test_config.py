@@ -1,4 +1,5 @@
-"""controller/telemetry/config.py: when the sender counts as busy, and where a probe is needed."""
+"""src/mpsched/controller/telemetry/config.py: when the sender counts as busy, and where a probe is
+needed."""
 
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def test_the_probe_cap_stretches_interval_and_dead_after_in_proportion():
 
 
 def test_packet_out_backlog_fits_a_second_of_probes_and_two_rounds():
-    """A switch's PacketOut backlog (mpsched/p4rt/backlog.py): a second of its probes at its
+    """A switch's PacketOut backlog (src/mpsched/p4rt/backlog.py): a second of its probes at its
     rate, capped by probe_max_pps, at least two rounds and PACKET_OUT_BACKLOG."""
     from mpsched.controller.telemetry.config import TelemetryConfig
     from mpsched.p4rt.backlog import PACKET_OUT_BACKLOG

@@ -1,4 +1,5 @@
-"""controller/telemetry/estimators.py: per-path estimates against hand-computed values (the
+"""src/mpsched/controller/telemetry/estimators.py: per-path estimates against hand-computed values
+(the
 windows they read: test_windows.py; the settings: test_config.py)."""
 
 from __future__ import annotations

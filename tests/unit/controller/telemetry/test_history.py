@@ -1,4 +1,5 @@
-"""controller/telemetry/history.py: a path's snapshots packed and read back, trimmed to a
+"""src/mpsched/controller/telemetry/history.py: a path's snapshots packed and read back, trimmed to
+a
 share of the budget, and the intake's recorder dividing that budget over the paths."""
 
 from __future__ import annotations

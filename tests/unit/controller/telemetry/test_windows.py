@@ -1,4 +1,5 @@
-"""controller/telemetry/windows.py: RFC 6298 smoothing, the windows forgetting old samples,
+"""src/mpsched/controller/telemetry/windows.py: RFC 6298 smoothing, the windows forgetting old
+samples,
 wrapped counters, a restarted egress switch, retransmissions and bytes in flight, a path seen
 busy from the far edge's reports."""
 
