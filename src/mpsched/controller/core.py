@@ -316,6 +316,9 @@ class Controller:
     def probe_wanted(self, switch: str, dst_edge: int, path_id: int) -> bool:
         return self.intake.probe_wanted(switch, dst_edge, path_id, time.time())
 
+    def probe_tick_s(self, switch: str) -> float:
+        return self.intake.probe_tick_s(switch)
+
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         return self.intake.probe_installed(switch, dst_edge, path_id)
 

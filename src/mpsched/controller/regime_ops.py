@@ -78,6 +78,7 @@ class RegimeKeeper:
                                            probe_slow=change.probe_slow), (), now)
             self.intake.set_probing(change.probe_fast, fast=True)
             self.intake.set_probing(change.probe_slow, fast=False)
+            self._poke(change.probe_fast)
             futures = self._submit(change)
         written = self._acknowledged(change.writes, futures)
         with self.lock:
@@ -87,6 +88,16 @@ class RegimeKeeper:
                  _names(change.probe_fast), _names(change.probe_slow),
                  _names(change.live_fast & written), _names(change.live_slow & written))
         return change
+
+    def _poke(self, pairs: frozenset[EdgePair]) -> None:
+        """A round of probes now on both edges of each pair that turned fast: their probers may
+        be ticking at the idle interval (TelemetryIntake.probe_tick_s), and the fast probes must
+        run for settle_s before the fast dead_after is written."""
+        net = self.routes.net
+        edges = {e for pair in pairs for e in pair}
+        for agent in self.agents:
+            if net.is_edge(agent.sw) and net.edge_id(agent.sw) in edges:
+                agent.poke_prober()
 
     def _submit(self, change: Transition) -> dict[str, Future]:
         """One job per switch with entries to write (under the lock)."""

@@ -27,6 +27,10 @@ class Agent:
         self.status = SimpleNamespace(state=state)
         self.writes: list[list[TableEntry]] = []
         self.fail = False
+        self.pokes = 0
+
+    def poke_prober(self) -> None:
+        self.pokes += 1
 
     def modify(self, *entries: TableEntry) -> None:
         self.writes.append(list(entries))
@@ -61,6 +65,8 @@ def test_a_pair_goes_active_with_traffic_and_idle_without():
     change = k.update(NOW + 0.1)
     assert change.probe_fast == {(1, 3)} and not change.writes
     assert regimes.regime(1, 3) == "active" and regimes.regime(1, 2) == "idle"
+    # both edges' probers, ticking at the idle interval, probe fast at once
+    assert {n: a.pokes for n, a in agents.items() if a.pokes} == {"leaf1": 1, "leaf3": 1}
     assert all(a.writes == [] for a in agents.values())  # the fast dead_after waits
     change = k.update(NOW + 0.2)  # the fast probes ran for the fast dead_after (50 ms)
     assert change.live_fast == {(1, 3)}

@@ -100,6 +100,11 @@ class AgentHost(ReportHost, Protocol):
         with `probe_idle_only` or a fabric's probe regimes)?"""
         ...
 
+    def probe_tick_s(self, switch: str) -> float:
+        """How long `switch`'s prober waits between two rounds now (asked only with a
+        fabric's probe regimes)."""
+        ...
+
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Has `switch` its path `path_id` towards edge `dst_edge` installed now (a fabric's
         current or watched path, src/mpsched/controller/routes.py)?"""
@@ -244,6 +249,20 @@ class SwitchAgent(threading.Thread):
         wanted, name = self.host.probe_wanted, self.sw.name
         return lambda dst_edge, path_id: wanted(name, dst_edge, path_id)
 
+    def _probe_tick(self) -> Callable[[], float] | None:
+        """Asks the host how long the prober waits between rounds: a fabric's switch whose
+        pairs are all idle ticks at their idle interval (None: the probe interval always)."""
+        if not self.telemetry.regimes(self.net.topology is not None):
+            return None
+        tick, name = self.host.probe_tick_s, self.sw.name
+        return lambda: tick(name)
+
+    def poke_prober(self) -> None:
+        """A round of probes now (a pair of this switch became active), if probing."""
+        prober = self.prober
+        if prober is not None:
+            prober.poke()
+
     def _probe_installed(self) -> Callable[[int, int], bool] | None:
         if self.net.topology is None:
             return None
@@ -357,6 +376,7 @@ class SwitchAgent(threading.Thread):
                         iface=self.sw.probe_iface,
                         wanted=self._probe_wanted(),
                         installed=self._probe_installed(),
+                        tick=self._probe_tick(),
                     )
                     prober.start()
                     self.prober = prober

@@ -37,7 +37,8 @@ def open_probe_socket(iface: str) -> socket.socket:
 
 
 class Prober(threading.Thread):
-    """Sends one probe per (destination edge, path) of `targets` every `interval` seconds.
+    """Sends one probe per (destination edge, path) of `targets` every `interval` seconds (or
+    every `tick()`, and at once when poked), each only if `installed` and `wanted` say so.
 
     Through the switch's probe port when `iface` names the controller's end of the veth to it
     and the program has one (`Pipeline.probe_port`): one socket write per probe (under 40 us of
@@ -55,6 +56,7 @@ class Prober(threading.Thread):
         iface: str | None = None,
         wanted: Callable[[int, int], bool] | None = None,
         installed: Callable[[int, int], bool] | None = None,
+        tick: Callable[[], float] | None = None,
     ) -> None:
         super().__init__(name=f"probe-{client.device_id}", daemon=True)
         self.client = client
@@ -63,6 +65,9 @@ class Prober(threading.Thread):
         # (dst edge, path id) -> is the path installed now? (None: always; a target that is
         # not is passed over, and not counted as skipped)
         self.installed = installed
+        # the time to the next round, asked after each (None: `interval` always): a fabric's
+        # switch whose pairs are all idle has nothing due more often than their idle interval
+        self.tick = tick
         self.sent = 0
         self.skipped = 0
         self.via = "packet_out"
@@ -85,9 +90,16 @@ class Prober(threading.Thread):
             else [((e, p), client.build_packet_out(*pipeline.probe(p, e))) for e, p in targets]
         )
         self._halt = threading.Event()
+        self._wake = threading.Event()  # a round now (`poke`), or stop
+
+    def poke(self) -> None:
+        """Start a round now instead of at the next tick: a pair just became active, and its
+        fast probes must start before its fast dead_after (controller/regime_ops.py)."""
+        self._wake.set()
 
     def stop(self) -> None:
         self._halt.set()
+        self._wake.set()
         if self.is_alive():
             self.join(timeout=1)
         if self.sock is not None and not self.is_alive():
@@ -125,9 +137,11 @@ class Prober(threading.Thread):
             except P4RuntimeError as error:  # session closed under us
                 log.debug("probing stopped: %s", error)
                 return
-            next_at += self.interval
+            next_at += self.interval if self.tick is None else self.tick()
             delay = next_at - time.monotonic()
             if delay < 0:  # fell behind (e.g. a paused process): do not burst
                 next_at = time.monotonic()
                 delay = 0
-            self._halt.wait(delay)
+            if self._wake.wait(delay):
+                self._wake.clear()
+                next_at = time.monotonic()

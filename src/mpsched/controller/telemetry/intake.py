@@ -30,6 +30,7 @@ from mpsched.controller.policies.base import PathCounters, PathState
 from mpsched.controller.routes import PAIR_JOIN, Routes, Unit, pair_key
 from mpsched.controller.scheduling.scheduler import SwitchView
 from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.telemetry.config import IDLE_PROBE_INTERVAL_S
 from mpsched.controller.telemetry.estimators import (
     EstimatorSettings,
     PathEstimator,
@@ -257,7 +258,7 @@ class TelemetryIntake:
         controller's lock (a race only costs a probe)."""
         cfg = self.switch_telemetry[switch]
         if self.regimes.enabled:
-            idle_s, tick_s = cfg.idle_interval_s, cfg.probe_interval_s
+            idle_s, tick_s = cfg.idle_interval_s, self.probe_tick_s(switch)
             if idle_s is not None and tick_s is not None:
                 due = self.regimes.idle_probe_wanted(switch, self.routes.edge_of[switch],
                                                      dst_edge, path_id, now, idle_s, tick_s)
@@ -274,6 +275,23 @@ class TelemetryIntake:
         except IndexError:  # the window emptied under us
             return True
         return probe_needed(now, est.busy_at, rtt_min, cfg)
+
+    def probe_tick_s(self, switch: str) -> float:
+        """How long `switch`'s prober waits between rounds now: its probe interval while any
+        pair of its edge is probed fast, else the idle interval (nothing is due more often;
+        a pair that turns active pokes the prober, controller/regime_ops.py). Called from the
+        probers' threads without the controller's lock (the regimes' state is replaced whole,
+        never changed in place)."""
+        cfg = self.switch_telemetry[switch]
+        fast_s, idle_s = cfg.probe_interval_s, cfg.idle_interval_s
+        if fast_s is None:  # no probes: no prober asks
+            return IDLE_PROBE_INTERVAL_S
+        if not self.regimes.enabled or idle_s is None:
+            return fast_s
+        edge = self.routes.edge_of[switch]
+        if any(edge in pair for pair in self.regimes.state.probed_fast):
+            return fast_s
+        return idle_s
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Whether `switch` has its path `path_id` towards edge `dst_edge` installed now: one

@@ -66,3 +66,27 @@ def test_paths_not_installed_are_passed_over_not_skipped():
     prober._send()
     assert (prober.sent, prober.skipped) == (1, 1)
     assert {dict(meta)["path_id"] for _, meta in client.sent} == {1}
+
+
+def wait_for(condition, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return condition()
+
+
+def test_a_long_tick_waits_between_rounds_and_a_poke_starts_one_at_once():
+    """A switch whose pairs are all idle ticks at their idle interval; a pair turning active
+    pokes its prober, which probes at once instead of at the next tick."""
+    client = Client()
+    prober = Prober(client, pipeline(), [(2, 1)], 0.001, tick=lambda: 60.0)
+    prober.start()
+    try:
+        assert wait_for(lambda: prober.sent == 1)
+        time.sleep(0.05)
+        assert prober.sent == 1  # the next round is a minute away
+        prober.poke()
+        assert wait_for(lambda: prober.sent == 2)
+    finally:
+        prober.stop()
+    assert not prober.is_alive()

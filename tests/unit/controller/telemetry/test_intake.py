@@ -175,11 +175,17 @@ def test_an_idle_pairs_paths_are_probed_every_idle_interval():
     from mpsched.controller.telemetry.regimes import Transition
 
     i = fabric_intake()
-    ticks = [NOW + k * 0.01 for k in range(41)]
-    assert [t for t in ticks if i.probe_wanted("leaf1", 2, 1, t)] == pytest.approx(
-        [NOW, NOW + 0.2, NOW + 0.4])
-    # active: every tick (no busy path), and the busy judgement of today otherwise
+    # every pair idle: the prober ticks at the idle interval, each tick (a few ms late or
+    # early) a round, and nothing is due between two
+    assert i.probe_tick_s("leaf1") == pytest.approx(0.2)
+    assert all(i.probe_wanted("leaf1", 2, 1, t) for t in (NOW, NOW + 0.198, NOW + 0.401))
+    assert not i.probe_wanted("leaf1", 2, 1, NOW + 0.45)
+    # active: the tick is the probe interval, every tick a round (no busy path), and the
+    # busy judgement of today otherwise
     i.regimes.update(Transition(probe_fast=frozenset({(1, 2)})), (), NOW)
+    assert i.probe_tick_s("leaf1") == pytest.approx(0.01)
+    assert i.probe_tick_s("leaf3") == pytest.approx(0.2)
+    ticks = [NOW + k * 0.01 for k in range(41)]
     assert all(i.probe_wanted("leaf1", 2, 1, t) for t in ticks)
     assert i.probe_wanted("leaf1", 3, 1, NOW + 0.3)  # (1, 3) still idle: its first probe
     assert not i.probe_wanted("leaf1", 3, 1, NOW + 0.41)
