@@ -74,7 +74,8 @@ class TelemetryIntake:
         # its estimators judge busy paths (telemetry/verdicts.py)
         self.settings = verdict_settings(estimators, telemetry, self.switch_telemetry,
                                          self.regimes.enabled)
-        self._sender_settings = sender_settings(self.settings, self.switch_telemetry)
+        self._sender_settings = sender_settings(self.settings, self.switch_telemetry,
+                                                self.regimes.enabled)
         # per direction (ingress edge, egress edge) of a fabric with regimes, when a report
         # last showed one of its paths busy: which pairs are active (regimes.active_pairs)
         self.busy_at: dict[tuple[int, int], float] = {}
@@ -248,7 +249,8 @@ class TelemetryIntake:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? An idle
         pair's path only once its last probe is an idle interval old (regimes.py); an active
         pair's not while its own traffic on the path keeps the far edge measured
-        (`probe_needed`, with `probe_idle_only`). Whether a fabric pair has the path id
+        (`probe_needed`, with `probe_idle_only`, for the pair's report interval in force,
+        telemetry/report_rates.py). Whether a fabric pair has the path id
         installed now is `probe_installed`'s, which the prober asks first
         (controller/southbound/prober.py). Called from the probers' threads without the
         controller's lock (a race only costs a probe)."""
@@ -270,7 +272,8 @@ class TelemetryIntake:
             rtt_min = est.rtt_min_ms()
         except IndexError:  # the window emptied under us
             return True
-        return probe_needed(now, est.busy_at, rtt_min, cfg)
+        pair = self.routes.reports.intervals(cfg, self.routes.edge_of[switch], dst_edge)
+        return probe_needed(now, est.busy_at, rtt_min, cfg, pair.report_us)
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Whether `switch` has its path `path_id` towards edge `dst_edge` installed now: one
