@@ -42,7 +42,7 @@ def test_an_active_pair_reports_fast_and_slow_again_once_idle():
     assert rates.fast == frozenset()
     assert intervals(agents["leaf3"].writes) == {(1, 1): IDLE_REPORT_INTERVAL_US,
                                                  (1, 2): IDLE_REPORT_INTERVAL_US}
-    # the idle pair's estimators bear its slow reports before they slow down
+    # the idle pair's estimators bear its slow reports (4 idle intervals)
     est = k.intake.estimator(1, "leaf3->leaf1")
     assert est.settings.dead_after_s == 4 * IDLE_REPORT_INTERVAL_US / 1e6
 
