@@ -10,6 +10,8 @@ Run: make ptf    (or: python -m mpsched.ptfrun fabric.TransitTest)
 
 from __future__ import annotations
 
+import time
+
 import ptf.testutils as testutils
 from base import (
     HOST_IP,
@@ -79,7 +81,8 @@ class TransitTest(FabricTest):
     def runTest(self) -> None:
         p = self.pipeline
         self.client.insert(p.transit_nexthop(THIRD_EDGE, FOURTH_EDGE, 2, PATH_PORTS[3]),
-                           *[p.report_config(pid, 0) for pid in PATH_PORTS])
+                           *[p.report_config(e, pid, 0) for e in (PEER_EDGE, THIRD_EDGE)
+                             for pid in PATH_PORTS])
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         self.set_weights({2: 1}, insert=True)
         for seq in (100, 101, 103):
@@ -185,7 +188,7 @@ class PerDestinationStateTest(FabricTest):
         self.client.insert(p.route_to_paths(THIRD_NET, THIRD_EDGE),
                            p.path_nexthop(THIRD_EDGE, 1, PATH_PORTS[3]),
                            p.weights(THIRD_EDGE, 0, {1: 1}),
-                           p.report_config(1, 0))
+                           p.report_config(PEER_EDGE, 1, 0), p.report_config(THIRD_EDGE, 1, 0))
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         self.set_weights({1: 1}, insert=True)
         got = []
@@ -219,6 +222,42 @@ class PerDestinationStateTest(FabricTest):
             "src_edge": 3, "seq": 0, "rx_packets": 1, "lost": 0, "reordered": 0}
         assert arrive(PEER_EDGE, "10.0.2.2", 5) == {
             "src_edge": 2, "seq": 5, "rx_packets": 6, "lost": 0, "reordered": 0}
+
+
+class ReportIntervalPerPeerTest(FabricTest):
+    """The report interval is per (source edge, path): path 1 from edge 2 at interval 0 is
+    reported for every packet, path 1 from edge 3 at 1 s once for a burst, path 1 from edge 4
+    (no entry) never; all three are measured (each report counts its own packets)."""
+
+    INTERVAL_US = 1_000_000
+    BURST = 4
+
+    def runTest(self) -> None:
+        p = self.pipeline
+        self.client.insert(p.report_config(PEER_EDGE, 1, 0),
+                           p.report_config(THIRD_EDGE, 1, self.INTERVAL_US))
+        self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
+        time.sleep(self.INTERVAL_US / 1e6)  # a whole interval since the pipeline push
+        start = time.monotonic()
+        for seq in range(self.BURST):
+            for src_edge, src_ip in ((PEER_EDGE, "10.0.2.2"), (THIRD_EDGE, THIRD_IP),
+                                     (FOURTH_EDGE, "10.0.8.1")):
+                pkt = (Ether(src=SWITCH_MAC, dst=SWITCH_MAC)
+                       / IP(src=src_ip, dst=HOST_IP, ttl=63) / UDP(sport=7, dport=8)
+                       / Raw(b"i" * 20))
+                testutils.send_packet(self, PATH_PORTS[1], tag(pkt, 1, seq=seq,
+                                                               src_edge=src_edge))
+                testutils.verify_packet(self, delivered(pkt), HOST_PORT)
+        elapsed = time.monotonic() - start
+        got: dict[int, list[tuple[int, int]]] = {}
+        while (digest := self.client.read_digest_list(NO_DIGEST_WAIT)) is not None:
+            for r in self.client.decode_digest_list(DIGEST_PATH_REPORT, digest):
+                got.setdefault(r["src_edge"], []).append((r["seq"], r["rx_packets"]))
+        assert got[PEER_EDGE] == [(i, i + 1) for i in range(self.BURST)], got
+        # one on an idle machine (the burst takes ms), more only if it spanned intervals
+        assert got[THIRD_EDGE][0] == (0, 1), got
+        assert len(got[THIRD_EDGE]) <= 1 + int(elapsed * 1e6 // self.INTERVAL_US), got
+        assert FOURTH_EDGE not in got, got
 
 
 class FeedbackPerDestinationTest(FabricTest):
@@ -260,7 +299,8 @@ class ArrivalsKeyedByTagTest(FabricTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(*[p.report_config(pid, 0) for pid in PATH_PORTS])
+        self.client.insert(*[p.report_config(e, pid, 0) for e in (PEER_EDGE, THIRD_EDGE)
+                             for pid in PATH_PORTS])
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         arrivals = [(PEER_EDGE, 3, 0), (THIRD_EDGE, 2, 0), (PEER_EDGE, 3, 1),
                     (PEER_EDGE, 2, 0), (THIRD_EDGE, 2, 1), (PEER_EDGE, 3, 2)]

@@ -29,6 +29,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -168,7 +169,7 @@ class TcpDataOffsetNoRttSampleTest(RobustnessTest):
     rtt_report digest, while the same exchange with a well-formed segment does."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         self.client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
         rtt_id = self.client.p4info.digest_id(DIGEST_RTT_REPORT)
 

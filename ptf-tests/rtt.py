@@ -15,6 +15,7 @@ from base import (
     HOST_MAC,
     HOST_PORT,
     PATH_PORTS,
+    PEER_EDGE,
     REMOTE_IP,
     SWITCH_MAC,
     EdgeSwitchTest,
@@ -93,7 +94,7 @@ class RttSampleTest(RttTest):
 
     def runTest(self) -> None:
         self.set_weights({2: 1})
-        self.client.insert(self.pipeline.rtt_config(1, 0), self.pipeline.rtt_config(2, 0))
+        self.client.insert(*[self.pipeline.rtt_config(PEER_EDGE, pid, 0) for pid in (1, 2)])
         self.out(data_segment(1000, 100), path_id=2)
         time.sleep(0.05)
         self.back(ack_segment(1100), path_id=1)
@@ -112,7 +113,7 @@ class UncoveredAckTest(RttTest):
     flight. The next segment likewise: no report for its partial ACK, one for the full."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         self.out(data_segment(1000, 100))
         self.back(ack_segment(1050))
         self.back(ack_segment(1100, sport=40001))
@@ -132,7 +133,7 @@ class RetransmissionTest(RttTest):
     an RTT sample (Karn); a partly new segment is not one."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         self.out(data_segment(0, 100))
         self.out(data_segment(100, 100))
         self.out(data_segment(0, 100))  # retransmission 1
@@ -160,7 +161,7 @@ class InflightTest(RttTest):
     and its ACK -> 0. Two flows add up on the path."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         for k in range(3):
             self.out(data_segment(k * 1000, 1000))
         self.back(ack_segment(1000))
@@ -187,7 +188,7 @@ class InflightFlowMoveTest(RttTest):
     unacknowledged there; once they are acknowledged, 0."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0), self.pipeline.rtt_config(2, 0))
+        self.client.insert(*[self.pipeline.rtt_config(PEER_EDGE, pid, 0) for pid in (1, 2)])
         for k in range(3):
             self.out(data_segment(k * 1000, 1000), path_id=1)
         self.set_weights({2: 1})
@@ -220,7 +221,7 @@ class RttIntervalTest(RttTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(p.rtt_config(1, self.INTERVAL_US))
+        self.client.insert(p.rtt_config(PEER_EDGE, 1, self.INTERVAL_US))
         self.set_weights({2: 1})
         for k in range(3):
             self.sample(41000 + k, path_id=2)  # path 2: no entry, no reports
@@ -237,7 +238,7 @@ class RttIntervalTest(RttTest):
         time.sleep(self.INTERVAL_US / 1e6)
         self.sample(43000)
         assert len(self.reports()) == 1
-        self.client.modify(p.rtt_config(1, 0))
+        self.client.modify(p.rtt_config(PEER_EDGE, 1, 0))
         for k in range(3):
             self.sample(44000 + k)
         assert [r["path_id"] for r in self.reports()] == [1, 1, 1]
@@ -248,7 +249,7 @@ class NoSampleTest(RttTest):
     segment with data offset < 5 followed by an ACK covering them give no report."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         udp = Ether(bytes(Ether(src=HOST_MAC, dst=SWITCH_MAC) / IP(src=HOST_IP, dst=REMOTE_IP)
                           / UDP(sport=40010, dport=DPORT) / Raw(b"u" * 100)))
         self.out(udp)
@@ -270,7 +271,7 @@ class IPOptionsPayloadTest(RttTest):
     covered by ACK seq + 100, not before."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         pkt = (Ether(src=HOST_MAC, dst=SWITCH_MAC)
                / IP(src=HOST_IP, dst=REMOTE_IP, options=b"\x94\x04\x00\x00")
                / TCP(sport=40020, dport=DPORT, flags="PA", seq=7000, ack=1,

@@ -97,7 +97,7 @@ class CopyArrivalTest(FabricTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(*[p.report_config(pid, 0) for pid in PATH_PORTS])
+        self.client.insert(*[p.report_config(PEER_EDGE, pid, 0) for pid in PATH_PORTS])
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
         pkt = remote_packet()
         copy = tag(pkt, 2, seq=7, tx_ts=900)

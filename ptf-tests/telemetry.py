@@ -127,7 +127,7 @@ class LossCountTest(TelemetryTest):
     arrival time, and the path's cumulative packets and bytes."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.report_config(1, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 1, 0))
         expect = {0: (0, 0), 1: (0, 0), 2: (0, 0), 5: (2, 0), 6: (2, 0), 3: (1, 1),
                   4: (0, 2)}
         nbytes, last_rx = 0, 0
@@ -147,7 +147,7 @@ class SequenceWrapTest(TelemetryTest):
     (0), and a late 0 afterwards is a reordering, not 4 billion losses."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.report_config(3, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 3, 0))
         got = []
         for seq in (2**32 - 2, 2**32 - 1, 1, 0):
             self.send_tagged(3, seq)
@@ -163,7 +163,7 @@ class IngressRestartTest(TelemetryTest):
     later gap (3 after 1) still counts as a loss."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.report_config(1, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 1, 0))
         got = []
         for seq, tx_ts in ((100_000, 10_000_000), (100_001, 10_000_100), (100_002, 10_000_200),
                            (0, 1000), (1, 1100), (3, 1300)):
@@ -190,7 +190,7 @@ class ReportIntervalTest(TelemetryTest):
 
     def runTest(self) -> None:
         p = self.pipeline
-        self.client.insert(p.report_config(1, self.INTERVAL_US))
+        self.client.insert(p.report_config(PEER_EDGE, 1, self.INTERVAL_US))
         # Path 2 has no entry: measured, never reported.
         for seq in range(self.BURST):
             self.send_tagged(2, seq)
@@ -212,7 +212,7 @@ class ReportIntervalTest(TelemetryTest):
         reports = self.reports()
         assert [(r["seq"], r["rx_packets"]) for r in reports] == [(self.BURST, self.BURST + 1)]
         # Interval 0 at run time: every packet.
-        self.client.modify(p.report_config(1, 0))
+        self.client.modify(p.report_config(PEER_EDGE, 1, 0))
         for seq in range(self.BURST + 1, self.BURST + 4):
             self.send_tagged(1, seq)
         assert [r["seq"] for r in self.reports()] == list(range(self.BURST + 1, self.BURST + 4))
@@ -223,7 +223,7 @@ class UntaggedFromPathTest(TelemetryTest):
     working) but not measured: no report even with interval 0."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.report_config(1, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 1, 0))
         pkt = remote_packet()
         testutils.send_packet(self, PATH_PORTS[1], pkt)
         testutils.verify_packet(self, delivered(pkt), HOST_PORT)
@@ -237,7 +237,7 @@ class BadTagDropTest(TelemetryTest):
 
     def runTest(self) -> None:
         self.set_weights({1: 1}, insert=True)
-        self.client.insert(self.pipeline.report_config(1, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 1, 0))
         good = tag(remote_packet(), 1, seq=0)
         cases = {
             "truncated tag": bytes(good)[:14 + 6],

@@ -283,7 +283,7 @@ class TtlExpiredAckNoRttTest(ValidationTest):
     it completes no RTT sample (no rtt_report); the same ACK with TTL 64 then does."""
 
     def runTest(self) -> None:
-        self.client.insert(self.pipeline.rtt_config(1, 0))
+        self.client.insert(self.pipeline.rtt_config(PEER_EDGE, 1, 0))
         self.client.insert_digest(DIGEST_RTT_REPORT, max_timeout_ns=0, max_list_size=1)
         data = bytes(IP(src=HOST_IP, dst=REMOTE_IP) / TCP(sport=40000, dport=5201, flags="PA",
                                                           seq=1000) / Raw(b"d" * 100))
@@ -411,7 +411,7 @@ class InvalidNoStateTest(ValidationTest):
         for name in DIGESTS_MPTCP:
             self.client.insert_digest(name, max_timeout_ns=0, max_list_size=1)
         self.client.insert_digest(DIGEST_PATH_REPORT, max_timeout_ns=0, max_list_size=1)
-        self.client.insert(self.pipeline.report_config(1, 0))
+        self.client.insert(self.pipeline.report_config(PEER_EDGE, 1, 0))
         opts = mp_capable(0x1122334455667788)
         seg = bytes(IP(src=HOST_IP, dst=REMOTE_IP) / TCP(
             sport=40000, dport=5201, flags="SA", dataofs=5 + len(opts) // 4) / Raw(opts))[20:]

@@ -176,7 +176,7 @@ def _tables(b: _Builder) -> None:
     b.table(pl.TABLE_PATH_INGRESS, 64, [("ingress_port", 9, _EXACT)], [pl.ACTION_FABRIC_PORT])
     for table, act in ((pl.TABLE_REPORT_CONFIG, pl.ACTION_SET_REPORT_INTERVAL),
                        (pl.TABLE_RTT_CONFIG, pl.ACTION_SET_RTT_INTERVAL)):
-        b.table(table, 64, [("path_id", 8, _EXACT)], [act])
+        b.table(table, MAX_EDGES * MAX_PATHS, [(k, 8, _EXACT) for k in pl.REPORT_KEYS], [act])
     b.table(pl.TABLE_LIVENESS_CONFIG, MAX_EDGES * MAX_PATHS,
             [(k, 8, _EXACT) for k in pl.LIVENESS_KEYS], [pl.ACTION_SET_DEAD_AFTER])
     b.table(pl.TABLE_TRAFFIC_CLASS, 256,

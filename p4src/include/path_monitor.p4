@@ -108,23 +108,26 @@ control PathMonitor(inout headers_t hdr,
     register<timestamp_t, bit<32>>(FLOW_ORDER_SLOTS) order_ts;
 #endif
 
-    // Report this path at most once per interval_us µs.
+    // Report this (source edge, path) at most once per interval_us µs.
     action set_report_interval(timestamp_t interval_us) {
         v.report_interval = interval_us;
         v.reporting = true;
     }
 
-    // No reports for this path.
+    // No reports for this (source edge, path).
     action no_reports() {
         v.report_interval = 0;
         v.reporting = false;
     }
 
-    // Purpose: the report interval of each path (by path id), settable at
-    // run time.
+    // Purpose: the report interval of each path of each source edge (the
+    // tag's src_edge and path_id), settable at run time: the controller
+    // sets each pair of edges' paths apart, an idle pair's seldom
+    // (docs/fabric.md, "Report intervals").
     // Miss: no_reports, the path is measured but never reported.
     table report_config {
         key = {
+            hdr.path_tag.src_edge: exact @name("peer_edge");
             hdr.path_tag.path_id: exact @name("path_id");
         }
         actions = {

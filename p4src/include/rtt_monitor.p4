@@ -55,7 +55,7 @@ const bit<32> DIGEST_RTT_REPORT = 2;
 const timestamp_t RTT_SAMPLE_TIMEOUT_US = 1000000;
 
 // One RTT sample of the ingress edge, sent at most once per (peer edge,
-// path) per the path id's rtt_config interval. retrans and inflight_bytes
+// path) per that cell's rtt_config interval. retrans and inflight_bytes
 // are the (peer edge, path)'s state at the time of the report (retrans
 // cumulative since the pipeline push, wraps).
 struct rtt_report_t {
@@ -95,8 +95,7 @@ header rtt_monitor_vars_t {
     bit<16>      hdr_len;
     edge_path_t  fpath;        // the slot's flow's cell (EDGE_PATH)
     edge_path_t  scell;        // the pending sample's cell
-    edge_id_t    sedge;        // the pending sample's destination edge
-    bool         rtt_reporting;  // rtt_config: this path's RTT is reported
+    bool         rtt_reporting;  // rtt_config: this cell's RTT is reported
     bool         retrans;        // the data segment is a retransmission
     bit<6>       pad;            // BMv2 wants headers of whole bytes
 }
@@ -126,23 +125,26 @@ control RttMonitor(inout headers_t hdr,
     register<bit<32>, edge_path_t>(EDGE_PATH_REGISTER_SIZE) path_acked;
     register<timestamp_t, edge_path_t>(EDGE_PATH_REGISTER_SIZE) rtt_last_report_ts;
 
-    // Report RTT samples of this path at most once per interval_us µs.
+    // Report RTT samples of this (destination edge, path) at most once per
+    // interval_us µs.
     action set_rtt_interval(timestamp_t interval_us) {
         v.rtt_interval = interval_us;
         v.rtt_reporting = true;
     }
 
-    // No reports for this path.
+    // No reports for this (destination edge, path).
     action no_reports() {
         v.rtt_interval = 0;
         v.rtt_reporting = false;
     }
 
-    // Purpose: the RTT report interval of each path (by path id, for every
-    // destination edge).
-    // Miss: no_reports, the path's samples are taken but never reported.
+    // Purpose: the RTT report interval of each path towards each destination
+    // edge (the pending sample's), settable at run time: the controller sets
+    // each pair of edges' paths apart (docs/fabric.md, "Report intervals").
+    // Miss: no_reports, the cell's samples are taken but never reported.
     table rtt_config {
         key = {
+            meta.rtt_peer_edge: exact @name("peer_edge");
             meta.rtt_path_id: exact @name("path_id");
         }
         actions = {
@@ -252,12 +254,12 @@ control RttMonitor(inout headers_t hdr,
             if (v.ts != 0 && v.e[31:31] == 0) {
                 sample_ts.write(v.slot, 0);
                 sample_path.read(meta.rtt_path_id, v.slot);
+                sample_edge.read(meta.rtt_peer_edge, v.slot);
                 rtt_config.apply();
                 if (v.rtt_reporting) {
                     sample_cell.read(v.scell, v.slot);
                     rtt_last_report_ts.read(v.last, v.scell);
                     if (v.now - v.last >= v.rtt_interval) {
-                        sample_edge.read(v.sedge, v.slot);
                         rtt_last_report_ts.write(v.scell, v.now);
                         path_retrans.read(v.n_retrans, v.scell);
                         path_sent.read(v.sent, v.scell);
@@ -267,7 +269,7 @@ control RttMonitor(inout headers_t hdr,
                             v.inflight = 0;
                         }
                         digest<rtt_report_t>(DIGEST_RTT_REPORT, {
-                            meta.rtt_path_id, v.sedge, (bit<32>)(v.now - v.ts), v.n_retrans,
+                            meta.rtt_path_id, meta.rtt_peer_edge, (bit<32>)(v.now - v.ts), v.n_retrans,
                             v.inflight });
                     }
                 }

@@ -56,10 +56,11 @@ typedef bit<16> edge_path_t;
 // switch (edge_config.p4).
 #define TRANSIT_NEXTHOP_TABLE_SIZE (MAX_EDGES * MAX_EDGES * MAX_PATHS)
 #define PATH_INGRESS_TABLE_SIZE 64
-#define REPORT_CONFIG_TABLE_SIZE MAX_PATHS
+// Report intervals per (peer edge, path): report_config (path_monitor.p4), rtt_config.
+#define REPORT_CONFIG_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
 // RTT/retransmission flow slots of the ingress edge (rtt_monitor.p4).
 #define RTT_SLOTS 4096
-#define RTT_CONFIG_TABLE_SIZE MAX_PATHS
+#define RTT_CONFIG_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
 // Liveness's dead-after interval per (peer edge, path) (liveness.p4).
 #define LIVENESS_CONFIG_TABLE_SIZE (MAX_EDGES * MAX_PATHS)
 // Traffic classifier entries (classify.p4).

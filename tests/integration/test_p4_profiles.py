@@ -72,12 +72,12 @@ def test_profile_binds_with_its_features(profile):
 def test_profile_without_rtt_monitor(profile):
     _, pipeline = profile
     if FEATURE_RTT_MONITOR in pipeline.features:
-        assert pipeline.rtt_config(1, 0).table == TABLE_RTT_CONFIG
+        assert pipeline.rtt_config(1, 1, 0).table == TABLE_RTT_CONFIG
         assert pipeline.rtt_report_digest()[1]
         return
     assert TABLE_RTT_CONFIG not in pipeline.tables
     with pytest.raises(FeatureAbsentError, match="NO_RTT_MONITOR"):
-        pipeline.rtt_config(1, 0)
+        pipeline.rtt_config(1, 1, 0)
     with pytest.raises(FeatureAbsentError, match="NO_RTT_MONITOR"):
         pipeline.rtt_report_digest()
 

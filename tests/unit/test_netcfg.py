@@ -111,7 +111,8 @@ def test_every_path_gets_a_report_interval():
     sw = net.switches[0]
     entries = forwarding_entries(pipeline, net, sw)
     reports = [e for e in entries if e.action == ACTION_SET_REPORT_INTERVAL]
-    assert sorted(next(iter(e.match.values())) for e in reports) == sorted(p.id for p in sw.paths)
+    assert sorted(e.match["path_id"] for e in reports) == sorted(p.id for p in sw.paths)
+    assert {e.match["peer_edge"] for e in reports} == {net.peer_edge(sw)}
     assert {e.params["interval_us"] for e in reports} == {REPORT_INTERVAL_US} == {10_000}
 
 

@@ -7,9 +7,11 @@ MAX_EDGES 64, p4src/include/sizes.p4), and the real controller (the same `Contro
 os-ken app hosts, in this process) programs them from empty. A feeder
 (src/mpsched/bench/scale_feed.py) hands over synthetic telemetry for every path of every ordered
 pair of leaves as the leaves would send it: a path report as the far leaf sends it and an RTT
-report as the near one does, each once per the leaf's report interval (stretched by the report
-cap, `--report-max-pps`, and each leaf's share of the budget of all of them,
-`--report-budget-pps`), spread over time, with values that change every time; the policy is
+report as the near one does, each once per the interval the controller set for the pair
+(src/mpsched/controller/telemetry/report_rates.py: an active pair's, an idle pair's, or the leaf's
+own when the report cap, `--report-max-pps`, and each leaf's share of the budget of all of them,
+`--report-budget-pps`, stretch it further), spread over time, with values that change every
+time (every pair carries data, so every pair turns active); the policy is
 LLHD with LM3 (as in bench-control), so every pair is active and its weights change with its
 reports (the loop steps the pairs whose inputs changed, most overdue first within its time
 budget, src/mpsched/controller/scheduling/due.py).
@@ -238,8 +240,9 @@ def measure_loop(ctl: Controller, feeder: Feeder, res: SizeResult, counter: Writ
     res.rss_mb = rss_mb()
     steps, skips = st.pair_steps - steps0, st.pair_skips - skips0
     iters = max(1, ctl.loop.iterations - iters0)
-    print(f"  reports: every {feeder.report_s * 1000:.0f} ms per cell (path and RTT), "
-          f"{feeder.offered_per_s:.0f}/s offered, {res.reports_per_s:.0f}/s handed over "
+    every = ", ".join(f"{cells} every {ms} ms" for ms, cells in feeder.intervals_ms().items())
+    print(f"  reports: cells (path and RTT) at the end {every}, "
+          f"{feeder.offered_per_s():.0f}/s offered, {res.reports_per_s:.0f}/s handed over "
           f"({(feeder.skipped - skipped0) / wall:.0f}/s skipped: the feeder behind); the "
           f"feeder made them at {res.feeder_cpu_pct:.0f} % of a core (not counted), the "
           f"controller took them at {cpu_pct(feeder.ingest_s - ingest0, wall):.0f} (counted)",

@@ -114,15 +114,17 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         "--report-interval-ms",
         type=float,
         default=REPORT_INTERVAL_US / 1000,
-        help="at most one path report per path and interval from each egress edge "
-        "(default: %(default)s)",
+        help="at most one path report per path and interval from each egress edge; on a "
+        "fabric a pair's paths report at its own rate instead, an active pair's every 250 ms, "
+        "an idle pair's every second, never more often than this (docs/fabric.md, 'Report "
+        "intervals'; default: %(default)s)",
     )
     parser.add_argument(
         "--rtt-interval-ms",
         type=float,
         default=RTT_REPORT_INTERVAL_US / 1000,
-        help="at most one RTT report per path and interval from each ingress edge "
-        "(default: %(default)s)",
+        help="at most one RTT report per path and interval from each ingress edge; on a "
+        "fabric the pair's rate as for --report-interval-ms (default: %(default)s)",
     )
     parser.add_argument(
         "--probe-interval-ms",

@@ -11,7 +11,8 @@ one write per switch for all of them, through the same write path as a re-route'
 (southbound/writes.py `upsert_forwarding`, a job of each switch's agent). Once both edges of
 a pair acknowledged, its new dead_after is the state that a (re)programmed switch gets
 (`Routes.forwarding`); a pair whose write failed is planned again at the next update. Only
-the primary controller updates, and only edges whose agents are ready are written.
+the primary controller updates, and only edges whose agents are ready are written. After
+each update the pairs' report intervals follow their probes (report_ops.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from concurrent.futures import Future, wait
 from contextlib import AbstractContextManager
 from typing import Any
 
+from mpsched.controller.report_ops import ReportKeeper
 from mpsched.controller.routes import Routes
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.forwarding import regime_entries
@@ -57,6 +59,8 @@ class RegimeKeeper:
         # longest fast dead_after of any edge (each its own under the probe cap)
         self.settle_s = max((c.dead_after_us for c in intake.switch_telemetry.values()),
                             default=0) / 1e6
+        self.reports = ReportKeeper(lock, routes, intake.telemetry, pipeline, agents,
+                                    write_timeout)
 
     def _ready_edges(self) -> frozenset[int]:
         net = self.routes.net
@@ -64,7 +68,13 @@ class RegimeKeeper:
                          if a.status.state == "ready" and net.is_edge(a.sw))
 
     def update(self, now: float) -> Transition:
-        """One update at `now` (the estimators' clock): the changes it planned."""
+        """One update at `now` (the estimators' clock): the changes it planned; then the
+        report intervals' (`ReportKeeper.sync`)."""
+        change = self._update(now)
+        self.reports.sync(self._ready_edges())
+        return change
+
+    def _update(self, now: float) -> Transition:
         if not self.regimes.enabled:
             return Transition()
         with self.lock:

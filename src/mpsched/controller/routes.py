@@ -36,6 +36,7 @@ from mpsched.controller.southbound.forwarding import (
 )
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.controller.telemetry.regimes import ProbeRegimes
+from mpsched.controller.telemetry.report_rates import ReportRates
 from mpsched.controller.tomography import watch_paths
 from mpsched.fabric.paths import Failures, Pair, Path, Routing, bottleneck_mbps, reroute, route
 from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
@@ -101,6 +102,8 @@ class Routes:
         self.net = net
         self.regimes = regimes or ProbeRegimes()
         self.fabric = net.topology
+        # which pairs report at the active interval (telemetry/report_rates.py)
+        self.reports = ReportRates(self.fabric is not None, self.regimes.enabled)
         self.routing: Routing | None = None
         # every switch's ports (they depend on the fabric only): computed once
         self.ports = port_map(self.fabric) if self.fabric is not None else {}
@@ -256,11 +259,15 @@ class Routes:
         hops = self.hops[sw.name] if hops is None else hops
         return fabric_entries(pipeline, self.net, sw, hops, ports, telemetry,
                               path_ids if path_ids is not None else self.installed_ids(),
-                              self._idle_peers(sw))
+                              self._idle_peers(sw), self._slow_peers(sw))
 
     def _idle_peers(self, sw: SwitchCfg) -> frozenset[int]:
         """The peers of an edge whose pair with it holds the idle dead_after now."""
         return self.regimes.idle_peers(self.edge_of[sw.name], self.net.peer_edges(sw))
+
+    def _slow_peers(self, sw: SwitchCfg) -> frozenset[int]:
+        """The peers of an edge whose pair with it reports at the idle intervals now."""
+        return self.reports.slow_peers(self.edge_of[sw.name], self.net.peer_edges(sw))
 
     # -- links -----------------------------------------------------------------
 
@@ -372,8 +379,10 @@ class Routes:
                 tel = (telemetry or TelemetryConfig()).for_targets(
                     len(self.net.probe_targets(sw)))
                 peers, idle = self.net.peer_edges(sw), self._idle_peers(sw)
-                more, less = entry_changes(telemetry_entries(pipeline, old_ids, peers, tel, idle),
-                                           telemetry_entries(pipeline, new_ids, peers, tel, idle))
+                slow = self._slow_peers(sw)
+                more, less = entry_changes(
+                    telemetry_entries(pipeline, old_ids, peers, tel, idle, True, slow),
+                    telemetry_entries(pipeline, new_ids, peers, tel, idle, True, slow))
                 write, gone = write + more, gone + less
             if write or gone:
                 out[sw.name] = (write, gone)

@@ -51,6 +51,7 @@ COUNTER_TX = "MpIngress.path_select.path_tx"
 COUNTER_RX = "MpIngress.path_ingress.path_rx"
 # Path telemetry (path tag push at the ingress edge, measurement at the egress edge).
 TABLE_REPORT_CONFIG = "MpIngress.path_monitor.report_config"
+REPORT_KEYS = ("peer_edge", "path_id")  # report_config and rtt_config: per (peer edge, path)
 ACTION_SET_REPORT_INTERVAL = "MpIngress.path_monitor.set_report_interval"
 # In MpIngress: the tag push writes it, the probe gate reads it (p4src/include/ingress.p4, State).
 REGISTER_TX_SEQ = "MpIngress.tx_seq"
@@ -157,8 +158,6 @@ PROBE_FRAME = bytes(6) + bytes.fromhex("00000a0000fe") + b"\x00\x00" + b"mpsP"
 TABLES = (
     TABLE_ROUTE,
     TABLE_PATH_INGRESS,
-    TABLE_REPORT_CONFIG,
-    TABLE_RTT_CONFIG,
 )
 # Every table the controller writes (TABLES have a single match field).
 ALL_TABLES = (
@@ -170,6 +169,8 @@ ALL_TABLES = (
     TABLE_MVQS,
     TABLE_CA,
     *TABLES,
+    TABLE_REPORT_CONFIG,
+    TABLE_RTT_CONFIG,
     TABLE_TRAFFIC_CLASS,
     TABLE_SUBFLOW_PIN,
 )
@@ -309,10 +310,12 @@ class Pipeline:
             if name not in out_fields:
                 raise P4InfoError(f"controller header {PACKET_OUT} has no {name}")
         keyed = [(TABLE_TRANSIT, TRANSIT_KEYS), (TABLE_NEXTHOP, NEXTHOP_KEYS),
-                 (TABLE_LIVENESS_CONFIG, LIVENESS_KEYS),
+                 (TABLE_LIVENESS_CONFIG, LIVENESS_KEYS), (TABLE_REPORT_CONFIG, REPORT_KEYS),
                  (TABLE_WEIGHTS, CLASS_TABLE_KEYS), (TABLE_MVQS, CLASS_TABLE_KEYS)]
         if self.has_congestion:
             keyed.append((TABLE_CA, CLASS_TABLE_KEYS))
+        if self.has_rtt_monitor:
+            keyed.append((TABLE_RTT_CONFIG, REPORT_KEYS))
         for table, keys in keyed:
             have = tuple(f.name for f in p4info.match_fields(table))
             if have != keys:
@@ -667,32 +670,28 @@ class Pipeline:
             out[name] = value
         return TableEntry(TABLE_CA, key, ACTION_SET_CA, out)
 
-    def report_config(self, path_id: int, interval_us: int) -> TableEntry:
-        """Report path path_id at most once per interval_us µs (path_report_t digests)."""
+    def report_config(self, peer_edge: int, path_id: int, interval_us: int) -> TableEntry:
+        """Report path path_id from edge peer_edge at most once per interval_us µs
+        (path_report_t digests of this switch as the egress edge)."""
+        return self._report_entry(TABLE_REPORT_CONFIG, ACTION_SET_REPORT_INTERVAL, peer_edge,
+                                  path_id, interval_us)
+
+    def rtt_config(self, peer_edge: int, path_id: int, interval_us: int) -> TableEntry:
+        """Report the RTT samples of path path_id towards edge peer_edge at most once per
+        interval_us µs (rtt_report_t)."""
+        self._require(FEATURE_RTT_MONITOR, TABLE_RTT_CONFIG)
+        return self._report_entry(TABLE_RTT_CONFIG, ACTION_SET_RTT_INTERVAL, peer_edge,
+                                  path_id, interval_us)
+
+    def _report_entry(self, table: str, action: str, peer_edge: int, path_id: int,
+                      interval_us: int) -> TableEntry:
         if not 1 <= path_id <= self.max_paths:
             raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
         if interval_us < 0:
             raise ValueError(f"report interval {interval_us} < 0")
-        return TableEntry(
-            TABLE_REPORT_CONFIG,
-            {self._key[TABLE_REPORT_CONFIG]: path_id},
-            ACTION_SET_REPORT_INTERVAL,
-            {"interval_us": interval_us},
-        )
-
-    def rtt_config(self, path_id: int, interval_us: int) -> TableEntry:
-        """Report path path_id's RTT samples at most once per interval_us µs (rtt_report_t)."""
-        self._require(FEATURE_RTT_MONITOR, TABLE_RTT_CONFIG)
-        if not 1 <= path_id <= self.max_paths:
-            raise ValueError(f"path id {path_id} outside 1..{self.max_paths}")
-        if interval_us < 0:
-            raise ValueError(f"RTT report interval {interval_us} < 0")
-        return TableEntry(
-            TABLE_RTT_CONFIG,
-            {self._key[TABLE_RTT_CONFIG]: path_id},
-            ACTION_SET_RTT_INTERVAL,
-            {"interval_us": interval_us},
-        )
+        peer_key, path_key = REPORT_KEYS
+        return TableEntry(table, {peer_key: self._edge(peer_edge), path_key: path_id}, action,
+                          {"interval_us": interval_us})
 
     def liveness_config(self, peer_edge: int, path_id: int, dead_after_us: int) -> TableEntry:
         """Declare path path_id towards edge peer_edge dead dead_after_us µs after its last

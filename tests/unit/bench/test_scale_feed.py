@@ -1,28 +1,41 @@
-"""src/mpsched/bench/scale_feed.py: the feeder's share of the reports per tick."""
+"""src/mpsched/bench/scale_feed.py: the feeder's reports at the intervals the controller sets."""
 
 from __future__ import annotations
 
 import pytest
 
 
-def test_each_tick_hands_over_its_share_of_the_cells_carrying_the_fraction():
-    from mpsched.bench.scale_feed import quota
+def test_a_report_late_by_less_than_an_interval_goes_and_beyond_it_the_missed_are_skipped():
+    from mpsched.bench.scale_feed import catch_up
 
-    # 252 cells every 252 ms: one report per ms, 10 per 10 ms tick
-    assert quota(0.0, 252, 0.010, 0.252) == (10, pytest.approx(0.0))
-    # 30 cells every 100 ms over 10 ms ticks: 3 per tick; 7 cells: 0.7, then 1.4
-    n, credit = quota(0.0, 7, 0.010, 0.100)
-    assert (n, credit) == (0, pytest.approx(0.7))
-    n, credit = quota(credit, 7, 0.010, 0.100)
-    assert (n, credit) == (1, pytest.approx(0.4))
-    # a late tick (the feeder was behind) owes the whole elapsed time's reports
-    assert quota(0.0, 100, 0.050, 0.100)[0] == 50
-    # over one interval every cell falls due once
-    total, credit = 0, 0.0
-    for _ in range(25):
-        n, credit = quota(credit, 63, 0.010, 0.250)
-        total += n
-    assert total == 63
+    assert catch_up(10.0, 10.0, 0.25) == (0, pytest.approx(10.25))
+    assert catch_up(10.0, 10.2, 0.25) == (0, pytest.approx(10.25))  # late: the next on time
+    assert catch_up(10.0, 10.6, 0.25) == (2, pytest.approx(10.75))  # two missed, skipped
+
+
+def test_each_cell_follows_the_interval_the_controller_sets_for_its_pair():
+    from types import SimpleNamespace
+
+    from mpsched.bench.scale_feed import PATH, RTT, Feeder
+    from mpsched.controller.telemetry.config import TelemetryConfig
+    from mpsched.controller.telemetry.report_rates import (
+        ACTIVE_REPORT_INTERVAL_US,
+        IDLE_REPORT_INTERVAL_US,
+        ReportRates,
+        Sync,
+    )
+
+    rates = ReportRates(fabric=True, regimes=True)
+    tel = {f"leaf{i}": TelemetryConfig() for i in (1, 2, 3)}
+    ctl = SimpleNamespace(net=SimpleNamespace(path_ids=lambda: [1, 2]),
+                          intake=SimpleNamespace(switch_telemetry=tel),
+                          routes=SimpleNamespace(reports=rates))
+    feeder = Feeder(ctl, 3)  # type: ignore[arg-type]
+    assert feeder.interval_s(PATH, (1, 2, 1)) == IDLE_REPORT_INTERVAL_US / 1e6
+    assert feeder.offered_per_s() == pytest.approx(12 * 2 / (IDLE_REPORT_INTERVAL_US / 1e6))
+    rates.written(Sync(to_fast=frozenset({(1, 2)})), [(1, 2)])
+    assert feeder.interval_s(RTT, (2, 1, 2)) == ACTIVE_REPORT_INTERVAL_US / 1e6
+    assert feeder.intervals_ms() == {250: 4, 1000: 8}
 
 
 def test_the_controllers_handling_of_the_reports_is_counted_apart_from_the_feeders():
@@ -39,9 +52,14 @@ def test_the_controllers_handling_of_the_reports_is_counted_apart_from_the_feede
             pass
         handled.append(report)
 
-    tel = SimpleNamespace(report_interval_us=20_000, rtt_interval_us=20_000)
+    from mpsched.controller.telemetry.config import TelemetryConfig
+    from mpsched.controller.telemetry.report_rates import ReportRates
+
+    tel = TelemetryConfig(report_interval_us=20_000, rtt_interval_us=20_000)
     ctl = SimpleNamespace(net=SimpleNamespace(path_ids=lambda: [1, 2]),
-                          intake=SimpleNamespace(switch_telemetry={"leaf1": tel}),
+                          intake=SimpleNamespace(switch_telemetry={f"leaf{i}": tel
+                                                                   for i in (1, 2, 3)}),
+                          routes=SimpleNamespace(reports=ReportRates()),
                           on_report=take, on_rtt=take)
     feeder = Feeder(ctl, 3)  # type: ignore[arg-type]
     feeder.start()

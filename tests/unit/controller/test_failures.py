@@ -22,6 +22,7 @@ from mpsched.controller.scheduling.scheduler import Scheduler
 from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.controller.telemetry.report_rates import ACTIVE_REPORT_INTERVAL_US
 from mpsched.fabric.paths import route
 from tests.unit.controller.fakes import FakeAgent, fabric
 from tests.unit.controller.helpers import pipeline
@@ -92,7 +93,8 @@ def test_a_failed_link_is_inferred_routed_around_watched_and_readmitted(tmp_path
     sea = {a.sw.name: a for a in w.agents}["sea"]
     written = [e for op, *entries in sea.client.calls if op == "modify" for e in entries]
     assert pl.path_nexthop(3, 4, w.routes.ports["sea"].neighbours["den"]) in written
-    assert pl.report_config(4, TelemetryConfig().report_interval_us) in written
+    # reported as an active pair's path (no probe regimes here: every pair active)
+    assert pl.report_config(3, 4, ACTIVE_REPORT_INTERVAL_US) in written
     # the replacement's estimator held the cut path's last report: no evidence against it
     w.run(3.0)
     assert w.routes.links_failed == {"den-kc"}

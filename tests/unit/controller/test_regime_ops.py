@@ -1,5 +1,6 @@
 """regime_ops.py: a fabric's probe regimes change with the traffic, and each change's
-liveness entries go to both edges of the pair, one write per switch."""
+liveness entries go to both edges of the pair, one write per switch (the report intervals
+that follow the regimes: test_report_ops.py)."""
 
 from __future__ import annotations
 
@@ -52,9 +53,14 @@ def keeper(enabled: bool = True) -> tuple[RegimeKeeper, dict[str, Agent]]:
     return RegimeKeeper(threading.Lock(), routes, intake, pl, list(agents.values()), 1.0), agents
 
 
+def liveness(writes: list[list[TableEntry]]) -> list[list[TableEntry]]:
+    """The writes of liveness entries (the report intervals' are written apart)."""
+    return [batch for batch in writes if any("dead_after_us" in e.params for e in batch)]
+
+
 def dead_after(writes: list[list[TableEntry]]) -> dict[tuple[int, int], int]:
     return {(e.match["peer_edge"], e.match["path_id"]): e.params["dead_after_us"]
-            for batch in writes for e in batch}
+            for batch in liveness(writes) for e in batch}
 
 
 def test_a_pair_goes_active_with_traffic_and_idle_without():
@@ -67,17 +73,18 @@ def test_a_pair_goes_active_with_traffic_and_idle_without():
     assert regimes.regime(1, 3) == "active" and regimes.regime(1, 2) == "idle"
     # both edges' probers, ticking at the idle interval, probe fast at once
     assert {n: a.pokes for n, a in agents.items() if a.pokes} == {"leaf1": 1, "leaf3": 1}
-    assert all(a.writes == [] for a in agents.values())  # the fast dead_after waits
+    assert all(liveness(a.writes) == [] for a in agents.values())  # the fast dead_after waits
     change = k.update(NOW + 0.2)  # the fast probes ran for the fast dead_after (50 ms)
     assert change.live_fast == {(1, 3)}
     assert [dead_after(agents[n].writes) for n in ("leaf1", "leaf3")] == [
         {(3, 1): 50_000, (3, 2): 50_000}, {(1, 1): 50_000, (1, 2): 50_000}]
-    assert len(agents["leaf1"].writes) == 1 and agents["leaf2"].writes == []
+    assert len(liveness(agents["leaf1"].writes)) == 1 and agents["leaf2"].writes == []
     assert regimes.idle_peers(1, [2, 3]) == {2}
     # 2 s without traffic: the slow dead_after first, the slow probes at the next update
     change = k.update(NOW + 2.2)
     assert change.live_slow == {(1, 3)} and regimes.regime(1, 3) == "active"
-    assert dead_after(agents["leaf3"].writes[1:]) == {(1, 1): 1_000_000, (1, 2): 1_000_000}
+    assert dead_after(liveness(agents["leaf3"].writes)[1:]) == {(1, 1): 1_000_000,
+                                                               (1, 2): 1_000_000}
     change = k.update(NOW + 2.3)
     assert change.probe_slow == {(1, 3)} and regimes.regime(1, 3) == "idle"
     assert not k.update(NOW + 2.4)
@@ -101,7 +108,7 @@ def test_only_ready_edges_are_written():
     k.intake.busy_at[(1, 2)] = NOW
     k.update(NOW)
     assert k.update(NOW + 0.1).live_fast == frozenset()  # leaf2 not ready: later
-    assert all(a.writes == [] for a in agents.values())
+    assert all(a.writes == [] for a in agents.values())  # nor its report intervals
 
 
 def test_without_regimes_nothing_changes():

@@ -53,11 +53,14 @@ def test_path_report_digest_from_compiled_p4info(artifacts):
     assert digest_id == p4info.digest_id(DIGEST_PATH_REPORT)
     assert p4info.digest_members(DIGEST_PATH_REPORT) == PATH_REPORT_MEMBERS
     assert names == [name for name, _ in PATH_REPORT_MEMBERS]
-    entry = pipeline.report_config(2, 10_000)
+    entry = pipeline.report_config(3, 2, 10_000)
     assert (entry.table, entry.action) == (TABLE_REPORT_CONFIG, ACTION_SET_REPORT_INTERVAL)
+    assert entry.match == {"peer_edge": 3, "path_id": 2}
     assert entry.params == {"interval_us": 10_000}
-    with pytest.raises(ValueError, match="outside"):
-        pipeline.report_config(pipeline.max_paths + 1, 10_000)
+    with pytest.raises(ValueError, match="path id"):
+        pipeline.report_config(1, pipeline.max_paths + 1, 10_000)
+    with pytest.raises(ValueError, match="edge id"):
+        pipeline.report_config(pipeline.max_edges + 1, 1, 10_000)
 
 
 def test_unknown_name_fails_loudly(artifacts):

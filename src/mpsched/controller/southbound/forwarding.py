@@ -10,7 +10,9 @@ arrival
 ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a WAN
 an edge may be a transit hop); a transit switch gets only those (`fabric_entries`). Its
 paths' liveness towards each peer edge carries the dead_after of that pair's probe regime
-(`liveness_entries`; a change of regime rewrites them: `regime_entries`).
+(`liveness_entries`; a change of regime rewrites them: `regime_entries`), and its report
+intervals towards each peer edge those of the pair's report rate (`report_entries`,
+src/mpsched/controller/telemetry/report_rates.py; rewritten by `report_sync_entries`).
 
 The agent (southbound/agent.py) writes these with the scheduler's entries on every
 (re)programming, and with them the clone sessions of its path next hops (`copy_sessions`:
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from mpsched.controller.telemetry.estimators import TelemetryConfig
+from mpsched.controller.telemetry.report_rates import pair_intervals
 from mpsched.fabric.ports import HopKey
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import CloneSession, TableEntry
@@ -55,14 +58,49 @@ def copy_sessions(pipeline: Pipeline, entries: Sequence[TableEntry]) -> list[Clo
 def telemetry_entries(
     pipeline: Pipeline, path_ids: Sequence[int], peers: Sequence[int],
     telemetry: TelemetryConfig | None = None, idle_peers: Collection[int] = (),
+    fabric: bool = False, slow_peers: Collection[int] = (),
 ) -> list[TableEntry]:
-    """The telemetry settings per path id (report and RTT report intervals) and the
-    liveness of each path id towards each of `peers` (`liveness_entries`)."""
+    """The report and RTT report intervals (`report_entries`) and the liveness
+    (`liveness_entries`) of each path id towards each of `peers`."""
     tc = telemetry or TelemetryConfig()
-    entries = [pipeline.report_config(p, tc.report_interval_us) for p in path_ids]
-    if pipeline.has_rtt_monitor:
-        entries += [pipeline.rtt_config(p, tc.rtt_interval_us) for p in path_ids]
-    return entries + liveness_entries(pipeline, path_ids, peers, tc, idle_peers)
+    return (report_entries(pipeline, path_ids, peers, tc, fabric, slow_peers)
+            + liveness_entries(pipeline, path_ids, peers, tc, idle_peers))
+
+
+def report_entries(
+    pipeline: Pipeline, path_ids: Sequence[int], peers: Sequence[int],
+    telemetry: TelemetryConfig, fabric: bool = False, slow_peers: Collection[int] = (),
+) -> list[TableEntry]:
+    """The report_config and rtt_config entries of every (peer, path id): the intervals of
+    the pair's report rate (report_rates.pair_intervals: two edges the configured ones; on a
+    fabric the active pair's, towards one of `slow_peers` the idle pair's)."""
+    entries = []
+    for e in peers:
+        iv = pair_intervals(telemetry, fabric, e in slow_peers)
+        entries += [pipeline.report_config(e, p, iv.report_us) for p in path_ids]
+        if pipeline.has_rtt_monitor:
+            entries += [pipeline.rtt_config(e, p, iv.rtt_us) for p in path_ids]
+    return entries
+
+
+def report_sync_entries(
+    pipeline: Pipeline, net: NetCfg, path_ids: Sequence[int], telemetry: TelemetryConfig,
+    fast: Iterable[tuple[int, int]], slow: Iterable[tuple[int, int]],
+) -> dict[str, list[TableEntry]]:
+    """Per edge switch, the report entries that a change of the pairs' report rates
+    (src/mpsched/controller/report_ops.py) MODIFYs: for each pair of edges (a, e) in `fast`, a's
+    entries of every path id towards e and e's towards a at the active pair's intervals, for each in
+    `slow` at the idle pair's (each edge's own settings under the report cap,
+    `TelemetryConfig.for_targets`)."""
+    out: dict[str, list[TableEntry]] = {}
+    for pairs, is_slow in ((fast, False), (slow, True)):
+        for a, e in sorted(pairs):
+            for me, peer in ((a, e), (e, a)):
+                sw = net.edge_switch(me)
+                own = telemetry.for_targets(len(net.probe_targets(sw)))
+                out.setdefault(sw.name, []).extend(report_entries(
+                    pipeline, path_ids, [peer], own, True, [peer] if is_slow else []))
+    return out
 
 
 def liveness_entries(
@@ -138,6 +176,7 @@ def fabric_entries(
     telemetry: TelemetryConfig | None = None,
     path_ids: Sequence[int] | None = None,
     idle_peers: Collection[int] = (),
+    slow_peers: Collection[int] = (),
 ) -> list[TableEntry]:
     """The forwarding state of a fabric's switch: `hops` are its next hops {(source edge,
     destination edge, path id): port} (mpsched.fabric.ports.next_hops), `fabric_ports` an
@@ -148,9 +187,9 @@ def fabric_entries(
     it lies on another pair's path, path_ingress for its fabric ports and the telemetry
     settings of every path id (`path_ids`, by default the fabric's 1..k; the routing adds
     the ids of watched paths, src/mpsched/controller/routes.py), their liveness towards every peer
-    edge
-    by its pair's probe regime (`idle_peers`: the peers of idle pairs); a transit switch its
-    transit_nexthop entries only."""
+    edge by its pair's probe regime (`idle_peers`: the peers of idle pairs) and their report
+    intervals by its pair's report rate (`slow_peers`: the peers reported at the idle pair's
+    intervals); a transit switch its transit_nexthop entries only."""
     me = net.edge_id(sw)
     nexthops = hop_entries(pipeline, me, hops)
     if me == 0:
@@ -165,7 +204,8 @@ def fabric_entries(
     entries += nexthops
     entries += [pipeline.path_ingress(port) for port in fabric_ports]
     ids = list(path_ids) if path_ids is not None else net.path_ids()
-    return entries + telemetry_entries(pipeline, ids, net.peer_edges(sw), telemetry, idle_peers)
+    return entries + telemetry_entries(pipeline, ids, net.peer_edges(sw), telemetry, idle_peers,
+                                       True, slow_peers)
 
 
 def hop_entry(pipeline: Pipeline, me: int, key: HopKey, port: int) -> TableEntry:

@@ -237,11 +237,14 @@ def sender_busy(tagged: int, elapsed_s: float, probe_interval_s: float | None) -
 
 
 def probe_needed(
-    now: float, busy_at: float | None, rtt_min_ms: float | None, cfg: TelemetryConfig
+    now: float, busy_at: float | None, rtt_min_ms: float | None, cfg: TelemetryConfig,
+    report_interval_us: int | None = None,
 ) -> bool:
     """Whether a switch should probe a path now, given when its own traffic on the path was
     last seen busy at the far edge (`busy_at`, from the far edge's reports; the same clock
-    as `now`) and the path's least RTT.
+    as `now`), the path's least RTT, and the interval of those reports in force for the pair
+    (`report_interval_us`; None: cfg's, as with two edges; on a fabric the pair's report
+    rate, src/mpsched/controller/telemetry/report_rates.py).
 
     A probe is skipped only while that traffic keeps the far edge's liveness fresh, and only
     where, should the traffic stop right after, the far edge cannot go silent for dead_after
@@ -256,14 +259,27 @@ def probe_needed(
     stream, the agent's queue, a controller behind): what dead_after leaves spare beyond that
     worst silence, at most one more report interval. Without it every busy path whose report
     arrived a little late was probed (at 64 leaves, reports every 2 s with 2 s to spare: most
-    of a leaf's probes, docs/results/scale.md); at two edges' defaults the spare is 1 ms."""
+    of a leaf's probes, docs/results/scale.md); at two edges' defaults the spare is 1 ms.
+
+    Reports further apart than dead_after allows (a fabric's active pair reporting every
+    250 ms under a 50 ms dead_after) hold for what is safe only (`safe_hold_s`): the probes
+    resume until the next busy report, and the switch's probe gate drops those the traffic
+    made needless. Without that cap any report interval too long for dead_after sent every
+    busy path's probes (reports every 50 ms under a 50 ms dead_after skipped none)."""
     if busy_at is None or rtt_min_ms is None or cfg.probe_interval_s is None:
         return True
-    hold_s = cfg.report_interval_us / 1e6
-    worst_silence_s = (
-        cfg.report_batch_us / 1e6 + hold_s + 3 * cfg.probe_interval_s + rtt_min_ms / 1000
-    )
-    spare_s = cfg.dead_after_us / 1e6 - worst_silence_s
-    if spare_s < 0:
+    hold_s = (cfg.report_interval_us if report_interval_us is None else report_interval_us) / 1e6
+    safe_s = safe_hold_s(cfg, rtt_min_ms)
+    if safe_s <= 0:
         return True
-    return now - busy_at > hold_s + min(spare_s, hold_s)
+    return now - busy_at > min(safe_s, 2 * hold_s)
+
+
+def safe_hold_s(cfg: TelemetryConfig, rtt_min_ms: float) -> float:
+    """How long after a busy report a switch may skip its probes onto the path without the
+    far edge going silent for dead_after, should the traffic stop right after the report:
+    dead_after less the report's batch, three probe intervals and the RTT (`probe_needed`;
+    <= 0: not at all). `probe_needed`'s hold of one report interval plus the spare beyond it,
+    at most one more interval, is hold + min(safe - hold, hold) = min(safe, 2 hold)."""
+    probe_s = cfg.probe_interval_s or 0.0
+    return (cfg.dead_after_us - cfg.report_batch_us) / 1e6 - 3 * probe_s - rtt_min_ms / 1000

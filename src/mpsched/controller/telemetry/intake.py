@@ -77,7 +77,8 @@ class TelemetryIntake:
         # its estimators judge busy paths (telemetry/verdicts.py)
         self.settings = verdict_settings(estimators, telemetry, self.switch_telemetry,
                                          self.regimes.enabled)
-        self._sender_settings = sender_settings(self.settings, self.switch_telemetry)
+        self._sender_settings = sender_settings(self.settings, self.switch_telemetry,
+                                                self.regimes.enabled)
         # per direction (ingress edge, egress edge) of a fabric with regimes, when a report
         # last showed one of its paths busy: which pairs are active (regimes.active_pairs)
         self.busy_at: dict[tuple[int, int], float] = {}
@@ -252,7 +253,8 @@ class TelemetryIntake:
         """Should `switch` probe its path `path_id` towards edge `dst_edge` now? An idle
         pair's path only once its last probe is an idle interval old (regimes.py); an active
         pair's not while its own traffic on the path keeps the far edge measured
-        (`probe_needed`, with `probe_idle_only`). Whether a fabric pair has the path id
+        (`probe_needed`, with `probe_idle_only`, for the pair's report interval in force,
+        telemetry/report_rates.py). Whether a fabric pair has the path id
         installed now is `probe_installed`'s, which the prober asks first
         (src/mpsched/controller/southbound/prober.py). Called from the probers' threads without the
         controller's lock (a race only costs a probe)."""
@@ -274,14 +276,15 @@ class TelemetryIntake:
             rtt_min = est.rtt_min_ms()
         except IndexError:  # the window emptied under us
             return True
-        return probe_needed(now, est.busy_at, rtt_min, cfg)
+        pair = self.routes.reports.intervals(cfg, self.routes.edge_of[switch], dst_edge)
+        return probe_needed(now, est.busy_at, rtt_min, cfg, pair.report_us)
 
     def probe_tick_s(self, switch: str) -> float:
         """How long `switch`'s prober waits between rounds now: its probe interval while any
         pair of its edge is probed fast, else the idle interval (nothing is due more often;
-        a pair that turns active pokes the prober, controller/regime_ops.py). Called from the
-        probers' threads without the controller's lock (the regimes' state is replaced whole,
-        never changed in place)."""
+        a pair that turns active pokes the prober, src/mpsched/controller/regime_ops.py). Called
+        from the probers' threads without the controller's lock (the regimes' state is replaced
+        whole, never changed in place)."""
         cfg = self.switch_telemetry[switch]
         fast_s, idle_s = cfg.probe_interval_s, cfg.idle_interval_s
         if fast_s is None:  # no probes: no prober asks

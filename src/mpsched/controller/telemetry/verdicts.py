@@ -12,7 +12,9 @@ An estimator judges busy paths by its sender's own probe interval for the pair: 
 under the probe cap (at 64 leaves a leaf probes each cell every 2 s, and judged by the
 unstretched 10 ms no path carrying fewer than 200 packets per report was busy, so every one
 was probed, docs/results/scale.md), and an idle pair's idle interval (light traffic on an
-idle pair, judged by the fast interval, would never be busy, nor the pair active).
+idle pair, judged by the fast interval, would never be busy, nor the pair active). An idle
+pair also reports seldom (telemetry/report_rates.py): its estimators' verdicts wait for
+REPORTS_PER_VERDICT of its report intervals too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from mpsched.controller.telemetry.config import TelemetryConfig
+from mpsched.controller.telemetry.report_rates import pair_intervals
 from mpsched.controller.telemetry.windows import EstimatorSettings
 
 REPORTS_PER_VERDICT = 4
@@ -50,13 +53,22 @@ def verdict_settings(estimators: EstimatorSettings, telemetry: TelemetryConfig,
     )
 
 
-def sender_settings(settings: EstimatorSettings, switches: Mapping[str, TelemetryConfig]
-                    ) -> dict[tuple[str, bool], EstimatorSettings]:
+def sender_settings(settings: EstimatorSettings, switches: Mapping[str, TelemetryConfig],
+                    regimes: bool = False) -> dict[tuple[str, bool], EstimatorSettings]:
     """Per (sender switch, its pair probed fast), the settings of the estimators of its
-    traffic: `settings` with the sender's own probe interval for the pair (module
-    docstring)."""
-    return {
-        (name, fast): dataclasses.replace(
-            settings, probe_interval_s=own.probe_interval_s if fast else own.idle_interval_s)
-        for name, own in switches.items() for fast in (True, False)
-    }
+    traffic: `settings` with the sender's own probe interval for the pair, and with
+    `regimes` an idle pair's dead_after_s and stale_after_s stretched to REPORTS_PER_VERDICT
+    of its report intervals (module docstring)."""
+    out = {}
+    for name, own in switches.items():
+        for fast in (True, False):
+            cfg = dataclasses.replace(
+                settings, probe_interval_s=own.probe_interval_s if fast else own.idle_interval_s)
+            if regimes and not fast:
+                idle = pair_intervals(own, True, slow=True)
+                cfg = dataclasses.replace(
+                    cfg,
+                    dead_after_s=max(cfg.dead_after_s, REPORTS_PER_VERDICT * idle.report_us / 1e6),
+                    stale_after_s=max(cfg.stale_after_s, REPORTS_PER_VERDICT * idle.rtt_us / 1e6))
+            out[(name, fast)] = cfg
+    return out

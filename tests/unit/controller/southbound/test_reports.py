@@ -91,7 +91,10 @@ def test_the_compiled_program_carries_every_rtt_member(artifacts):
     assert digest_id == p4info.digest_id(DIGEST_RTT_REPORT)
     assert p4info.digest_members(DIGEST_RTT_REPORT) == RTT_REPORT_MEMBERS
     check_rtt_members(members)
-    entry = Pipeline(p4info).rtt_config(1, 10_000)
+    entry = Pipeline(p4info).rtt_config(2, 1, 10_000)
+    assert entry.match == {"peer_edge": 2, "path_id": 1}
     assert entry.params == {"interval_us": 10_000}
-    with pytest.raises(ValueError, match="outside"):
-        Pipeline(p4info).rtt_config(0, 10_000)
+    with pytest.raises(ValueError, match="path id"):
+        Pipeline(p4info).rtt_config(2, 0, 10_000)
+    with pytest.raises(ValueError, match="edge id"):
+        Pipeline(p4info).rtt_config(0, 1, 10_000)

@@ -168,7 +168,7 @@ def test_a_reroutes_next_hops_move_their_clone_sessions(fake, p4info):
     (edge, path) with its port; other entries have no session."""
     client, servicer = fake
     pipeline = Pipeline(p4info)
-    upsert_forwarding(client, [*_nexthops(p4info, {1: 2, 2: 3}), pipeline.report_config(1, 0)],
+    upsert_forwarding(client, [*_nexthops(p4info, {1: 2, 2: 3}), pipeline.report_config(2, 1, 0)],
                       pipeline=pipeline)
     upsert_forwarding(client, _nexthops(p4info, {2: 7}), pipeline=pipeline)
     assert _held(client) == {1: 2, 2: 7}

@@ -3,6 +3,8 @@ needed."""
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_sender_busy_counts_packets_beyond_the_probes():
     from mpsched.controller.telemetry.config import BUSY_EXTRA_PACKETS, sender_busy
@@ -16,23 +18,43 @@ def test_sender_busy_counts_packets_beyond_the_probes():
 
 def test_probe_needed_only_where_the_far_edge_cannot_go_silent():
     """A probe is skipped while the sender's traffic was seen busy within the hold (one report
-    interval and a grace), and only on paths whose least RTT leaves the far edge no chance to
-    go silent for dead_after before the probes resume."""
-    from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
+    interval and a grace), never longer than the far edge can stay without news: dead_after
+    less the batch, three probe intervals and the RTT."""
+    from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed, safe_hold_s
 
     cfg = TelemetryConfig()  # reports every 10 ms, batched 5 ms, probes 10 ms, dead 50 ms
     assert not probe_needed(100.004, 100.0, 4.0, cfg)  # busy 4 ms ago, RTT 4 ms
     assert probe_needed(100.012, 100.0, 4.0, cfg)  # the hold (10 ms, 1 ms grace) is over
     assert probe_needed(100.004, None, 4.0, cfg)  # never busy
     assert probe_needed(100.004, 100.0, None, cfg)  # RTT unknown
-    # 5 + 10 + 3 x 10 + RTT must stay within 50 ms (the third probe interval: the switch's
-    # probe gate skips the first probe after its traffic stopped): RTT 5 ms is the limit
-    assert not probe_needed(100.004, 100.0, 5.0, cfg)
-    assert probe_needed(100.004, 100.0, 5.5, cfg)
-    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 10 + 30 + RTT <= 100: RTT 55 ms
-    assert not probe_needed(100.004, 100.0, 55.0, slow)
-    assert probe_needed(100.004, 100.0, 55.5, slow)
+    # 5 + 3 x 10 + RTT + the hold must stay within 50 ms (the third probe interval: the
+    # switch's probe gate skips the first probe after its traffic stopped)
+    assert safe_hold_s(cfg, 5.0) == pytest.approx(0.010)
+    assert not probe_needed(100.0099, 100.0, 5.0, cfg)
+    assert probe_needed(100.0101, 100.0, 5.0, cfg)
+    assert not probe_needed(100.009, 100.0, 5.5, cfg)  # 9.5 ms: shorter than an interval
+    assert probe_needed(100.0096, 100.0, 5.5, cfg)
+    assert probe_needed(100.0001, 100.0, 15.0, cfg)  # nothing to spare: always probed
+    slow = TelemetryConfig(dead_after_us=100_000)  # 5 + 30 + RTT + hold <= 100
+    assert not probe_needed(100.004, 100.0, 55.5, slow)
+    assert probe_needed(100.0096, 100.0, 55.5, slow)
+    assert probe_needed(100.0001, 100.0, 65.0, slow)
     assert probe_needed(100.004, 100.0, 4.0, TelemetryConfig(probe_interval_s=None))
+
+
+def test_a_pair_reporting_seldom_still_skips_what_is_safe():
+    """The hold follows the report interval in force for the pair: a fabric's pair reporting
+    every 250 ms under a 50 ms dead_after skips its busy paths' probes for what the far edge
+    can bear after each busy report (11 ms at RTT 4 ms), not for 250 ms, and not never."""
+    from mpsched.controller.telemetry.config import TelemetryConfig, probe_needed
+
+    cfg = TelemetryConfig()
+    assert not probe_needed(100.0105, 100.0, 4.0, cfg, report_interval_us=250_000)
+    assert probe_needed(100.0115, 100.0, 4.0, cfg, report_interval_us=250_000)
+    roomy = TelemetryConfig(dead_after_us=1_000_000)  # 961 ms safe: the hold is 2 intervals
+    assert not probe_needed(100.49, 100.0, 4.0, roomy, report_interval_us=250_000)
+    assert probe_needed(100.51, 100.0, 4.0, roomy, report_interval_us=250_000)
+    assert probe_needed(100.021, 100.0, 4.0, roomy)  # cfg's own 10 ms: 20 ms
 
 
 def test_a_late_busy_report_gets_the_spare_silence_as_grace():
