@@ -206,7 +206,7 @@ ptf: p4-if-present ## PTF data-plane tests on BMv2 over P4Runtime; TEST=module.C
 
 test: ensure-setup ensure-toolchain lint unit integration ptf ## everything: lint, unit, integration and PTF tests (each prints its own summary)
 
-demo: ensure-setup ensure-toolchain p4 $(if $(FABRIC),linkem) ## two-path demo on Mininet+BMv2: weights 1:0 then 1:1 over REST; FABRIC=1: a 4x2 leaf-spine under all-to-all flows, per-pair goodput
+demo: ensure-setup ensure-toolchain p4 linkem ## two-path demo on Mininet+BMv2 (links emulated by linkem): weights 1:0 then 1:1 over REST; FABRIC=1: a 4x2 leaf-spine under all-to-all flows, per-pair goodput; both regenerate the dashboard's screenshots in docs/ (1400 and 1024 px)
 	$(PY) -m mpsched.demo $(if $(FABRIC),--fabric)
 
 cleanup: ## remove processes, links, nftables tables, P4Runtime TLS directories and CPU-limit cgroups left behind by killed runs

@@ -28,12 +28,14 @@ from mpsched.emu.segment import MAX_PATHS
 from mpsched.proc import labtls, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.controller import start_controller, stop_controller
-from mpsched.proc.layout import build_dir, p4_artifacts
+from mpsched.proc.layout import REPO_ROOT, p4_artifacts
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")
 
-SCREENSHOT = build_dir() / "ui" / "demo.png"
+# the dashboard's screenshots in the docs (also at 1024 px: dashboard-1024.png): `make demo`
+# regenerates them
+SCREENSHOT = REPO_ROOT / "docs" / "dashboard.png"
 MAX_STREAMS = 128  # iperf3's most parallel streams (-P)
 
 
@@ -137,9 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--screenshot",
         default=None,
-        help="a screenshot of the dashboard during the last phase (with --fabric: halfway "
-        "through the run, the fabric view) goes here, if headless Chromium is installed; '' "
-        f"for none (default: {SCREENSHOT}; with --fabric: {demo_fabric.SCREENSHOT})",
+        help="screenshots of the dashboard during the last phase (with --fabric: halfway "
+        "through the run, the fabric view) go here, at 1400 px wide, and at 1024 px beside it "
+        "(NAME-1024.png), if headless Chromium is installed; '' for none (default: the "
+        f"docs' {SCREENSHOT.name}; with --fabric: {demo_fabric.SCREENSHOT.name})",
     )
     return parser
 

@@ -6,9 +6,10 @@ through the experiment runner (src/mpsched/lab/runner.py): the controller drives
 each host sends open-loop web-search flows to the others. The dashboard's URL is printed as
 soon as the controller answers; at the end, per ordered pair of leaves, goodput, flows and
 mean FCT of the short ones (src/mpsched/lab/fabric_analysis.py). With headless Chromium installed,
-a screenshot of the dashboard's fabric view (its first pair picked) is taken halfway through
-the traffic (`--screenshot`, default SCREENSHOT). Everything is torn down, also on Ctrl-C or
-a switch crash; the run's files stay in build/results/demo-fabric/.
+screenshots of the dashboard's fabric view (its first pair picked) are taken halfway through
+the traffic, at 1400 and 1024 px (`--screenshot`, default SCREENSHOT: the docs' own).
+Everything is torn down, also on Ctrl-C or a switch crash; the run's files stay in
+build/results/demo-fabric/.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ log = logging.getLogger("mpsched.demo")
 
 SCENARIO = REPO_ROOT / "scenarios" / "fabric-leaf-spine.yaml"
 SECONDS = 40.0  # the run's time: arrivals stop 10 s before its end (the scenario's drain_s)
-SCREENSHOT = build_dir() / "ui" / "demo-fabric.png"
+SCREENSHOT = REPO_ROOT / "docs" / "dashboard-fabric.png"  # and dashboard-fabric-1024.png
 COLUMNS = (("goodput_mbps", "goodput Mbit/s", "{:.2f}"), ("flows", "flows", "{:.0f}"),
            ("fct_lt100k_mean_s", "FCT < 100 kB, s", "{:.3f}"))
 

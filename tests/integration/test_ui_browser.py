@@ -4,8 +4,13 @@ console errors, shows both paths with live numbers that change while frames go t
 switch, and its writes go through the REST API: a policy change shows up in GET /classes, an
 admin-down shows the path as down, refused writes (no token, a bad value) show the API's
 error, the last path down shows the answer's warning, a weight (which replaces the default
-class's policy) is asked for first. One browser and one controller for the whole scenario
-keep it short."""
+class's policy) is asked for first; at 1400 and 1024 px no panel clips its text. One browser
+and one controller for the whole scenario keep it short.
+
+Then, against the controller in-process on one BMv2 with its telemetry fed (bench/ui_feed.py's,
+llhd deciding all the time): the charts' time axis fits the history (no chart leaves 80 % of
+it empty), every figure names its unit, nothing is clipped at either width, and a decision's
+reason is in words, its coefficients behind a details element that stays open across polls."""
 
 from __future__ import annotations
 
@@ -132,6 +137,56 @@ def click_apply(driver, class_id: int, name: str, gap: str = "") -> None:
     row.find_element("css selector", "button.apply").click()
 
 
+def assert_readable(driver, when: str, charts: bool = False) -> None:
+    """At each of the dashboard's widths: no panel element clips its text (scrollWidth >
+    clientWidth); `charts`: every chart has data and covers at least 20 % of its time axis."""
+    from mpsched.bench.browser import WIDTHS, chart_cover, clipped, set_width
+
+    try:
+        for width in WIDTHS:
+            set_width(driver, width, settle_s=1.2)  # a poll redraws the page at that width
+            assert clipped(driver) == [], f"{when}, at {width} px"
+            if charts:
+                cover = chart_cover(driver)
+                assert cover and None not in cover.values(), f"{when}, at {width} px: {cover}"
+                assert min(cover.values()) >= 0.2, f"{when}, at {width} px: {cover}"
+    finally:
+        set_width(driver, WIDTHS[0])
+
+
+# The newest decision's row: its key, policy, reason in words, coefficients (open or not).
+NEWEST_DECISION_JS = """
+const row = arguments[0] ? document.querySelector(`#decisions tr[data-key="${arguments[0]}"]`)
+  : document.querySelector('#decisions tbody tr');
+if (!row) return null;
+const cell = row.querySelector('td.reason'), details = cell.querySelector('details');
+return {key: row.dataset.key, policy: row.cells[3].textContent, open: details.open,
+        words: [...cell.children].filter((e) => e !== details).map((e) => e.textContent)
+          .join(' '),
+        raw: details.querySelector('.raw').textContent};
+"""
+
+
+def check_reason_in_words(driver, base: str) -> None:
+    """The newest llhd decision: words without coefficients; its details hold the policy's
+    reason and stay open across a poll."""
+    row = wait_for("an llhd decision on the page", lambda: (
+        r := driver.execute_script(NEWEST_DECISION_JS, None)) and r["policy"] == "llhd" and r,
+        driver=driver)
+    t, switch, class_id = row["key"].split("|")
+    logged = [d for d in requests.get(base + "/decisions?limit=1000", timeout=5).json()[
+        "decisions"] if (str(d["t"]), d["switch"], str(d["class_id"])) == (t, switch, class_id)]
+    assert [d["reason"] for d in logged] == [row["raw"]]
+    assert "gamma" in row["raw"] and "gamma" not in row["words"], row
+    assert row["words"].startswith(("all flowlets on path", "flowlets spread")), row
+    assert not row["open"]
+    driver.execute_script("document.querySelector(`#decisions tr[data-key=\"${arguments[0]}\"] "
+                          "summary`).click()", row["key"])
+    time.sleep(1.5)  # a poll or more: the rows are drawn again
+    again = driver.execute_script(NEWEST_DECISION_JS, row["key"])
+    assert again is not None and again["open"], again
+
+
 def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts):
     """Load, live numbers under traffic, refused writes, policy change, admin down."""
     base, pairs = controller
@@ -159,6 +214,7 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
             v > 0 for v in m.values()) and m)
         second = wait_for("the numbers to change", lambda: (m := mbps(driver)) != first and m)
         assert all(v > 0 for v in second.values()), second
+        assert_readable(driver, "under traffic")
     finally:
         traffic.halt.set()
         traffic.join()
@@ -196,6 +252,7 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
             "css selector", '#classes tbody tr[data-key="0"]').text)
         placement = requests.get(base + "/classes/0", timeout=5).json()["placement"]["s1"]
         assert placement["mode"] == "ca" and placement["ca"]["epsilon_us"] == 2000.0
+        assert_readable(driver, "with the ca cost in the classes panel")
 
     # admin down on the page: the API has it, the page shows the path as down
     driver.find_element("css selector", '#paths tbody tr[data-key="2"] button.admin').click()
@@ -223,4 +280,63 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
     driver.switch_to.alert.accept()
     wait_for("wcmp", lambda: requests.get(base + "/classes/0/policy", timeout=5).json()["name"]
              == "wcmp", driver=driver)
+    assert_readable(driver, "at the end, a warning shown")
     assert console_errors(driver, allow=REFUSALS) == []
+
+
+@pytest.fixture
+def fed(tmp_path):
+    """The controller in-process on one BMv2 (4 paths, llhd; the far edge never answers), its
+    telemetry fed as the switches' reports would be, its REST API and page served: the base
+    URL."""
+    require("root", "simple_switch_grpc")
+    from mpsched.bench.ui_feed import N_PATHS, Feeder, start_controller
+    from mpsched.controller.northbound.rest import RestApi
+    from mpsched.controller.northbound.server import RestServer
+    from mpsched.proc.bmv2 import free_port
+    from mpsched.proc.cleanup import Registry
+
+    registry = Registry()
+    sw, ctl = start_controller(tmp_path, registry)
+    feeder = Feeder(ctl, N_PATHS, seed=1)
+    server = RestServer(RestApi(ctl), "127.0.0.1", free_port())
+    try:
+        s1 = next(a for a in ctl.agents if a.sw.name == "s1")
+        assert s1.wait_ready(60), s1.status
+        feeder.start()
+        server.start()
+        yield "http://{}:{}".format(*server.address)
+    finally:
+        feeder.halt.set()
+        server.stop()
+        ctl.stop()
+        sw.stop()
+        registry.close()
+
+
+CHARTS_JS = """
+return [...document.querySelectorAll('svg.chart')].map((svg) => ({metric: svg.dataset.metric,
+  span: Number(svg.dataset.spanS), unit: svg.dataset.unit,
+  title: svg.querySelector('text').textContent}));
+"""
+
+
+def test_charts_fit_their_history_figures_have_units_reasons_are_words(fed, browser):
+    from mpsched.bench.browser import console_errors, wait_rendered
+
+    driver = browser
+    driver.get(fed + "/ui/")
+    wait_rendered(driver)
+    time.sleep(12)  # more history than the axis' shortest span, far less than the window
+    charts = driver.execute_script(CHARTS_JS)
+    assert [c["metric"] for c in charts] == ["goodput_mbps", "srtt_ms", "owd_ms", "loss",
+                                             "inflight_bytes"]
+    assert all(10 <= c["span"] < 300 for c in charts), charts  # not the 5 min window
+    assert [c["unit"] for c in charts][:4] == ["Mbit/s", "ms", "ms", "%"]
+    assert charts[4]["unit"] in ("B", "kB", "MB")
+    assert all(c["title"].endswith(", " + c["unit"]) for c in charts), charts
+    heads = [th.text for th in driver.find_elements("css selector", "#paths thead th")]
+    assert {"goodput Mbit/s", "srtt ms", "loss %", "in flight kB"} <= set(heads), heads
+    assert_readable(driver, "fed telemetry", charts=True)
+    check_reason_in_words(driver, fed)
+    assert console_errors(driver) == []

@@ -8,7 +8,8 @@ decisions; no console errors. A screenshot of the view goes to build/ui/fabric.p
 Then, against the controller in-process on such a fabric (bench/ui_fabric.py's, its telemetry
 fed), a synthetic MPTCP connection leaf1 -> leaf3 of two subflows (the switches' reports, fed
 as the southbound would): picking the pair lists it with each subflow's path, and hovering or
-clicking it marks exactly those paths' links on the drawing."""
+clicking it marks exactly those paths' links on the drawing; at 1400 and 1024 px no panel
+clips its text and the pair's charts fit their history."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from tests.integration.test_controller_fabric import (  # noqa: F401 (fixture)
     fabric_switches,
     start,
 )
+from tests.integration.test_ui_browser import assert_readable
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("machine_load")]
 
@@ -251,4 +253,5 @@ def test_the_fabric_view_shows_a_pairs_mptcp_connection_on_its_paths(fed_fabric,
     ActionChains(driver).move_to_element(away).perform()
     time.sleep(2.5)
     assert sorted((m["path"], m["link"]) for m in drawn(driver, ".mptcp-path")) == want
+    assert_readable(driver, "the fabric view, a pair picked", charts=True)
     assert console_errors(driver) == []

@@ -4,18 +4,19 @@ Between periods a class keeps its policy and LM3 instances (their histories), th
 last written (`last`) and the flow_ooo totals LM3's blocking events are counted from. A
 policy or parameter change makes new instances; what a learning policy learned goes with it
 (`carry`). Every written placement, and a new policy's first decision, is logged with the
-policy's reason (`log_entry`).
+policy's reason and the measurements it decided on (`log_entry`; the dashboard words the
+reason from them).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mpsched.controller.errors import FieldError
-from mpsched.controller.policies.base import Decision, Policy
+from mpsched.controller.policies.base import Decision, PathState, Policy
 from mpsched.controller.policies.ca import fmt_ca
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.classes import TrafficClass
@@ -61,10 +62,32 @@ def blocking(st: ClassState, totals: Mapping[int, int]) -> int:
     return st.lm3.blocking_events(delta) if st.lm3 is not None else 0
 
 
+# What a decision's `inputs` give per path (PathState field -> the entry's key): what an
+# operator compares paths by; the rest of a PathState stays in GET /telemetry.
+INPUT_FIELDS = (("srtt_ms", "srtt_ms"), ("owd_ms", "owd_ms"), ("loss_rate", "loss"),
+                ("goodput_mbps", "goodput_mbps"), ("capacity_mbps", "capacity_mbps"))
+
+
+def path_inputs(paths: Sequence[PathState]) -> dict[str, dict[str, Any]]:
+    """Per path (id as a string): `alive` and the measurements of INPUT_FIELDS it has, rounded
+    to 4 decimals (unmeasured ones are left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in paths:
+        entry: dict[str, Any] = {"alive": p.alive}
+        for attr, key in INPUT_FIELDS:
+            value = getattr(p, attr)
+            if value is not None:
+                entry[key] = round(value, 4)
+        out[str(p.path_id)] = entry
+    return out
+
+
 def log_entry(
-    now: float, switch: str, st: ClassState, d: Decision, pl: Placement
+    now: float, switch: str, st: ClassState, d: Decision, pl: Placement,
+    paths: Sequence[PathState] = (),
 ) -> dict[str, Any]:
-    """The decision log's entry of one (switch, class) decision and its placement."""
+    """The decision log's entry of one (switch, class) decision and its placement; `paths`:
+    what the policy decided on (the entry's `inputs`)."""
     return {
         "t": round(now, 3),
         "switch": switch,
@@ -76,4 +99,5 @@ def log_entry(
         "scores": {str(p): round(s, 6) for p, s in sorted(d.scores.items())},
         "reason": d.reason + (f" | ca: {fmt_ca(pl.ca)}" if pl.ca is not None else ""),
         **({"ca": ca_dict(pl.ca)} if pl.ca is not None else {}),
+        "inputs": path_inputs(paths),
     }

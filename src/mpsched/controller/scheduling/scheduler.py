@@ -275,7 +275,7 @@ class Scheduler:
                 decision = st.lm3.apply(paths, decision, events, now)
             placement = place(st.cls, decision, paths, self.path_ids, self.admin_down)
             if placement != st.last or not st.logged:
-                self.log.append(log_entry(now, view.switch, st, decision, placement))
+                self.log.append(log_entry(now, view.switch, st, decision, placement, paths))
                 st.logged = True
             if placement != st.last:
                 changes.append(Change(view.switch, class_id, placement, st.last))

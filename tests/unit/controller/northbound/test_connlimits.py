@@ -250,9 +250,12 @@ def test_ui_csp_has_no_inline_allowance_and_the_ui_no_inline_code():
     ui = resources.files("mpsched.controller.northbound").joinpath("ui")
     html = ui.joinpath("index.html").read_text()
     assert "<script>" not in html and "<style" not in html and " style=" not in html
-    for name in ("app.js", "fabric.js"):
+    scripts = sorted(e.name for e in ui.iterdir() if e.name.endswith(".js"))
+    assert {"app.js", "fabric.js", "charts.js", "reasons.js"} <= set(scripts)
+    for name in scripts:
         code = ui.joinpath(name).read_text()
         assert "innerHTML" not in code and 'setAttribute("style"' not in code
+        assert f'<script src="{name}"></script>' in html  # each one loaded as a file
 
 
 def test_the_http_servers_own_errors_carry_the_headers(serve):

@@ -98,3 +98,23 @@ def test_log_entry_names_the_policy_its_active_paths_and_the_cost():
     assert entry["ca"]["paths"] == {"2": {"offset_us": 500.0, "capacity_mbps": 10.0}}
     plain = log_entry(0.0, "s1", state(lm3=False), d, Placement(((2, 255),), "hash", 0))
     assert plain["policy"] == "ecmp" and "ca" not in plain and plain["reason"] == "least cost"
+
+
+def test_log_entry_keeps_the_measurements_the_policy_decided_on():
+    """What the dashboard words a reason from: per path alive and its measurements, rounded;
+    unmeasured ones left out."""
+    from mpsched.controller.policies.base import PathState
+
+    d = Decision({1: 1.0, 2: 0.0}, Mode.FLOWLET, {}, "lower delay")
+    paths = [PathState(1, True, srtt_ms=12.345678, owd_ms=2.0, loss_rate=0.00012,
+                       goodput_mbps=9.5, capacity_mbps=10.0),
+             PathState(2, False)]
+    entry = log_entry(0.0, "s1", state(lm3=False), d, Placement(((1, 255), (2, 0)), "flowlet", 0),
+                      paths)
+    assert entry["inputs"] == {
+        "1": {"alive": True, "srtt_ms": 12.3457, "owd_ms": 2.0, "loss": 0.0001,
+              "goodput_mbps": 9.5, "capacity_mbps": 10.0},
+        "2": {"alive": False},
+    }
+    assert log_entry(0.0, "s1", state(lm3=False), d, Placement(((1, 255),), "hash", 0))[
+        "inputs"] == {}

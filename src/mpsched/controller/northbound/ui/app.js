@@ -16,13 +16,6 @@ const MAX_DECISIONS = 500;
 const SHOWN_DECISIONS = 40;
 const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
   "#17becf"];
-const METRICS = [
-  ["goodput_mbps", "goodput, Mbit/s"],
-  ["srtt_ms", "srtt, ms"],
-  ["owd_ms", "one-way delay above minimum, ms"],
-  ["loss", "loss"],
-  ["inflight_bytes", "in flight, bytes"],
-];
 const SVG_NS = "http://www.w3.org/2000/svg";
 const SVG_TAGS = new Set(["svg", "g", "path", "line", "rect", "text", "title"]);
 
@@ -37,6 +30,7 @@ const state = {
   // a pick by clicks started at
   links: [], pairs: [], pairDecisions: null, pickFrom: null,
   connHover: null, connPick: null,  // the MPTCP connection (id) hovered, clicked
+  openReasons: new Set(),  // the decisions whose coefficients are shown (decisionKey)
   seriesOf: null,  // in a fabric: the pair `series` holds (only its direction is fetched)
 };
 // What tests and `make bench-ui` read: when the first full render happened (ms since navigation).
@@ -65,6 +59,16 @@ function fmt(v, digits = 2) {
   if (typeof v !== "number" || Number.isInteger(v)) return String(v);
   return Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(digits);
 }
+
+// A fraction 0..1 in percent ("0.012"), "–" when unknown.
+function percent(v) {
+  if (typeof v !== "number") return "–";
+  const pct = 100 * v;
+  return pct === 0 ? "0" : pct.toFixed(Math.abs(pct) >= 1 ? 1 : 3);
+}
+
+// Bytes in kB (1000 bytes, one decimal), "–" when unknown.
+function kilo(v) { return typeof v === "number" ? (v / 1000).toFixed(1) : "–"; }
 
 function clock(t) { return new Date(t * 1000).toLocaleTimeString([], { hour12: false }); }
 
@@ -325,8 +329,8 @@ function renderPaths() {
     const rate = p.configured_rate_mbps ? `${p.configured_rate_mbps} Mbit/s` : "–";
     const alive = t.alive === undefined ? "–" : t.alive ? "alive" : "dead";
     setCells(row, [String(p.id), rate, p.admin, alive,
-      fmt((p.rate_bps || 0) / 1e6), fmt(t.goodput_mbps), fmt(t.srtt_ms), fmt(t.loss, 4),
-      fmt(t.inflight_bytes, 0)]);
+      fmt((p.rate_bps || 0) / 1e6), fmt(t.goodput_mbps), fmt(t.srtt_ms), percent(t.loss),
+      kilo(t.inflight_bytes)]);
     row.cells[2].className = p.admin;
     row.cells[3].className = t.alive ? "alive" : "dead";
     // on a fabric path N is a different route for every pair: links are taken down instead
@@ -335,98 +339,6 @@ function renderPaths() {
     button.dataset.next = p.admin === "down" ? "up" : "down";
     button.textContent = p.admin === "down" ? "set up" : "set down";
   });
-}
-
-function chart(key, title, now, span) {
-  const W = 300, H = 110, L = 44, B = 16;
-  const lines = [];
-  let max = 0;
-  for (const [pid, dirs] of Object.entries(state.series)) {
-    const pts = (dirs[direction()] || []).filter((s) => s.t >= now - span);
-    for (const s of pts) if (typeof s[key] === "number") max = Math.max(max, s[key]);
-    lines.push([pid, pts]);
-  }
-  max = max > 0 ? max * 1.1 : 1;
-  const x = (t) => L + (W - L - 4) * (t - (now - span)) / span;
-  const y = (v) => 4 + (H - B - 8) * (1 - v / max);
-  const paths = lines.map(([pid, pts]) => {
-    let d = "", pen = "M";
-    for (const s of pts) {
-      if (typeof s[key] !== "number") { pen = "M"; continue; }
-      d += `${pen}${x(s.t).toFixed(1)},${y(s[key]).toFixed(1)}`;
-      pen = "L";
-    }
-    return el("path", { d: d || "M0,0", fill: "none", stroke: pathColor(pid), "stroke-width": 1.5,
-      "data-path": pid });
-  });
-  return el("svg", { class: "chart", "data-metric": key, viewBox: `0 0 ${W} ${H}` },
-    el("text", { x: L, y: 10, text: title }),
-    el("line", { x1: L, x2: L, y1: 4, y2: H - B, stroke: "#999" }),
-    el("line", { x1: L, x2: W - 4, y1: H - B, y2: H - B, stroke: "#999" }),
-    el("text", { x: L - 3, y: 12, "text-anchor": "end", text: fmt(max, max < 1 ? 3 : 1) }),
-    el("text", { x: L - 3, y: H - B, "text-anchor": "end", text: "0" }),
-    el("text", { x: L, y: H - 3, text: `-${span / 60} min` }),
-    el("text", { x: W - 4, y: H - 3, "text-anchor": "end", text: "now" }),
-    ...paths);
-}
-
-function renderCharts() {
-  const now = state.lastT || Date.now() / 1000;
-  const span = windowS();
-  $("charts").replaceChildren(...METRICS.map(([key, title]) => chart(key, title, now, span)));
-  $("legend").replaceChildren(...Object.keys(state.series).map((pid) =>
-    el("span", { style: { color: pathColor(pid) }, text: `━ path ${pid}` })));
-}
-
-function policyText(p) {
-  const params = Object.entries(p.params || {}).map(([k, v]) => `${k}=${v}`).join(" ");
-  const gap = p.flowlet_gap_us ? `${p.flowlet_gap_us} µs` : "auto";
-  return `${p.name}${p.lm3 ? "+lm3" : ""} gap ${gap}` + (params ? ` (${params})` : "");
-}
-
-// Mode ca: the cost the switch computes (coefficients, per-path offset µs / capacity Mbit/s).
-function caText(ca) {
-  const paths = Object.entries(ca.paths || {}).map(([p, v]) =>
-    `${p}:+${fmt(v.offset_us, 0)}µs/${fmt(v.capacity_mbps, 3)}Mb`);
-  return `\n  cost: qdelay×${ca.qdelay_coef} loss ${ca.loss_coef_us} µs/% util `
-    + `${ca.util_coef_us} µs eps ${ca.epsilon_us} µs age ${ca.max_age_ms} ms; ${paths.join(" ")}`;
-}
-
-function placementText(c) {
-  return Object.entries(c.placement || {}).map(([sw, pl]) => !pl ? `${sw}: –`
-    : `${sw}: ${pl.mode} ` + Object.entries(pl.weights).map(([p, w]) => `${p}:${w}`).join(" ")
-      + ` gap ${pl.flowlet_gap_us} µs` + (pl.syn_copy ? " SYN copies" : "")
-      + (pl.ca ? caText(pl.ca) : "")).join("\n");
-}
-
-function policyForm(id) {
-  const name = el("select", { class: "policy-name" },
-    ...state.policies.map((n) => el("option", { value: n, text: n })));
-  const params = el("input", { class: "params", placeholder: "params as JSON: {\"beta\": 0.01}" });
-  const lm3 = el("input", { type: "checkbox", class: "lm3" });
-  const gap = el("input", { type: "number", class: "gap", min: 0, placeholder: "gap µs" });
-  const apply = el("button", { class: "apply", text: "apply", onclick: () => {
-    const body = { name: name.value, lm3: lm3.checked };
-    if (gap.value !== "") body.flowlet_gap_us = Number(gap.value);
-    if (params.value.trim()) {
-      try { body.params = JSON.parse(params.value); } catch (e) {
-        showMessage(`params: not JSON: ${e.message}`, true);
-        return;
-      }
-    }
-    put(`/classes/${id}/policy`, body);
-  } });
-  const cls = state.classes.find((c) => String(c.id) === id);
-  if (cls) { name.value = cls.policy.name; lm3.checked = cls.policy.lm3; }
-  return el("td", {}, name, " lm3 ", lm3, " ", gap, " ", params, " ", apply);
-}
-
-function renderClasses() {
-  const rows = syncRows($("classes").tBodies[0], state.classes.map((c) => String(c.id)), (id) =>
-    el("tr", {}, el("td", {}), el("td", {}),
-      el("td", { class: "pre" }), policyForm(id)));
-  state.classes.forEach((c, i) => setCells(rows[i], [`${c.id} ${c.name}`, policyText(c.policy),
-    placementText(c)]));
 }
 
 function renderDecisions() {
@@ -441,16 +353,39 @@ function renderDecisions() {
   const shown = fabricPair ? state.pairDecisions.decisions.slice().reverse()
     : state.decisions.slice(-SHOWN_DECISIONS).reverse();
   const kv = (o) => Object.entries(o || {}).map(([k, v]) => `${k}:${fmt(v, 3)}`).join(" ");
-  $("decisions").tBodies[0].replaceChildren(...shown.map((d) => el("tr", {},
-    ...[clock(d.t), d.switch, d.class_id, d.policy, kv(d.weights), d.mode, d.reason, kv(d.scores)]
-      .map((v) => el("td", { text: String(v) })))));
+  const keys = new Set(shown.map(decisionKey));
+  state.openReasons = new Set([...state.openReasons].filter((k) => keys.has(k)));
+  $("decisions").tBodies[0].replaceChildren(...shown.map((d) => el("tr",
+    { "data-key": decisionKey(d) },
+    ...[clock(d.t), d.switch, d.class_id, d.policy, kv(d.weights), d.mode]
+      .map((v) => el("td", { text: String(v) })), reasonCell(d, kv))));
+}
+
+function decisionKey(d) { return `${d.t}|${d.switch}|${d.class_id}`; }
+
+// The reason in words (reasons.js), the policy's own line and scores on demand: a details
+// element that stays open across polls (the rows are redrawn every poll).
+function reasonCell(d, kv) {
+  const words = reasonWords(d);
+  const key = decisionKey(d);
+  const details = el("details", { class: "coefficients", open: state.openReasons.has(key)
+    ? "" : null, ontoggle: (e) => {
+    if (e.target.open) state.openReasons.add(key); else state.openReasons.delete(key);
+  } },
+  el("summary", { text: "coefficients" }),
+  el("div", { class: "raw", text: d.reason }),
+  el("div", { class: "raw", text: `scores: ${kv(d.scores) || "–"}` }));
+  return el("td", { class: "reason" }, el("div", { class: "summary", text: words.summary }),
+    ...(words.lines.length ? [el("ul", {}, ...words.lines.map((l) => el("li", { text: l })))]
+      : []),
+    details);
 }
 
 function renderSwitches() {
   $("switches").tBodies[0].replaceChildren(...state.switches.map((s) => {
     const prog = s.programmed ? `${s.programmed.how} (${s.programmed.detail})` : "–";
     const drops = Object.entries(s.drops || {}).filter(([, v]) => v)
-      .map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
+      .map(([k, v]) => `${k}: ${v} packets`).join(", ") || "none";
     return el("tr", { "data-switch": s.name },
       ...[s.name, s.state + (s.error ? `: ${s.error}` : ""), prog, drops]
         .map((v) => el("td", { text: v })));

@@ -76,7 +76,7 @@ function utilColor(u) {
 
 function loadText(d) {
   if (d.mbps === null || d.mbps === undefined) return "–";
-  return d.utilisation === null || d.utilisation === undefined ? `${fmt(d.mbps, 1)} Mb/s`
+  return d.utilisation === null || d.utilisation === undefined ? `${fmt(d.mbps, 1)} Mbit/s`
     : `${(100 * d.utilisation).toFixed(0)}%`;
 }
 
