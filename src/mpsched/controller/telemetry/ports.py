@@ -1,5 +1,5 @@
 """Per-port transmit rates from the data plane's port counters, and a fabric link's load per
-direction from them (GET /links; docs/fabric.md, "The controller").
+direction from them (GET /links; docs/fabric-controller.md, "The controller").
 
 The egress pipeline counts every packet leaving a port (p4src/include/port_counters.p4,
 `port_tx`). Each switch's agent reads the counter with its poll and keeps a `PortMeter`: the
