@@ -1,7 +1,7 @@
 """The network context of the `adaptive` policy, discretised with Gaussian memberships (the
 QoS-MPTCP paper, docs/scheduling.md "Papers").
 
-Paper (seeds/002_b828b35c2276cd7d.txt, section 4.2.2, Algorithm 1 and eqs. 5-6): a continuous
+Paper (QoS-MPTCP, Section 4.2.2, Algorithm 1 and eqs. 5-6): a continuous
 context value x is discretised by membership functions
 
     g_i(x) = k_i · exp(-((x - mu_i) / sigma_i)²)                                           (eq. 6)
