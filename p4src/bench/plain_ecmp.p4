@@ -1,6 +1,6 @@
 // A plain-forwarding reference on the fabric: what an ECMP router does and no
 // more, so that a fabric run under it (`mpsched run SCENARIO --program
-// plain-ecmp`, docs/fabric.md "A plain-forwarding reference") says what the
+// plain-ecmp`, docs/fabric-lab.md "A plain-forwarding reference") says what the
 // scheduler's program costs over forwarding. It is a measuring stick, not a
 // policy: no path tags, no registers, no digests, no controller at run time;
 // the lab writes its entries once at start (src/mpsched/fabric/plain_ecmp.py).

@@ -1,4 +1,4 @@
-// FD-MVQS multipath virtual queues in the data plane (DESIGN.md §5,
+// FD-MVQS multipath virtual queues in the data plane (docs/scheduling.md "FD-MVQS",
 // src/mpsched/controller/policies/fdmvqs.py), for traffic classes in mode VQ.
 //
 // Each path p keeps a virtual queue VQ_p: the bytes of VQ-mode packets placed

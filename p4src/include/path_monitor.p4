@@ -123,7 +123,7 @@ control PathMonitor(inout headers_t hdr,
     // Purpose: the report interval of each path of each source edge (the
     // tag's src_edge and path_id), settable at run time: the controller
     // sets each pair of edges' paths apart, an idle pair's seldom
-    // (docs/fabric.md, "Report intervals").
+    // (docs/fabric-dataplane.md, "Report intervals").
     // Miss: no_reports, the path is measured but never reported.
     table report_config {
         key = {

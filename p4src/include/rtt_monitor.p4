@@ -140,7 +140,7 @@ control RttMonitor(inout headers_t hdr,
 
     // Purpose: the RTT report interval of each path towards each destination
     // edge (the pending sample's), settable at run time: the controller sets
-    // each pair of edges' paths apart (docs/fabric.md, "Report intervals").
+    // each pair of edges' paths apart (docs/fabric-dataplane.md, "Report intervals").
     // Miss: no_reports, the cell's samples are taken but never reported.
     table rtt_config {
         key = {

@@ -288,3 +288,20 @@ def test_broken_links_are_found():
 def test_every_relative_link_resolves(name):
     broken = broken_links(name, doc(name))
     assert not broken, f"{name} links to files or headings that do not exist: {broken}"
+
+
+# -- the operator's example files ------------------------------------------------
+
+
+def test_the_example_classes_file_is_a_valid_class_table():
+    """docs/operator.md applies examples/classes.yaml with `mpsched ctl classes set`: it must
+    load as ctl loads it, pass the controller's class checks and name registered policies."""
+    from mpsched.client.ctl import load_classes
+    from mpsched.controller.scheduling.classes import check_table, classes_from_list
+
+    classes = classes_from_list(load_classes(str(REPO_ROOT / "examples/classes.yaml")))
+    check_table(classes)
+    assert classes[0].id == 0 and len(classes) > 1
+    unknown = [c.policy.name for c in classes if c.policy.name not in REGISTRY]
+    assert not unknown, f"examples/classes.yaml names unknown policies {unknown}"
+    assert "examples/classes.yaml" in doc("docs/operator.md")

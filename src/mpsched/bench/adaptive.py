@@ -128,7 +128,7 @@ def to_extend(records: Sequence[Record], scenario: str) -> list[str]:
     """The policies of `scenario` whose runs are too few to tell them from the leader: the
     best fixed policy (by mean goodput fraction) and every policy, `adaptive` included, whose
     95 % interval overlaps the best's. [] when the best's interval overlaps none (or the
-    scenario has no runs). Issue 20 asks for 10 runs of these."""
+    scenario has no runs). These get 10 runs, so that their intervals can separate."""
     runs = by_seed(records, scenario)
     fixed = {p: v for p, v in runs.items() if p != ADAPTIVE and v}
     if not fixed:

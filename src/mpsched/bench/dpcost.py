@@ -114,7 +114,8 @@ def table(title: str, costs: dict[str, Cost]) -> list[str]:
 
 # What the full program costs per packet in each role, as key=value lines: an edge switch
 # receiving a tagged packet from a path (its egress edge's work: measurement, tag removal,
-# routing) and a transit switch forwarding a tag of another pair of edges (docs/fabric.md).
+# routing) and a transit switch forwarding a tag of another pair of edges
+# (docs/fabric-dataplane.md).
 ROLES = {"edge": "tagged", "transit": "transit"}
 # Traffic measured without --traffic: UDP (every program) and each role's.
 DEFAULT_TRAFFIC = ("udp", *ROLES.values())

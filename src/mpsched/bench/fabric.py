@@ -37,7 +37,7 @@ It ends with
                                         less the same with the plain program          [<= 10]
 
 (the first three: ratios of the means over the runs; NaN where runs are missing). The plain
-ECMP program (p4src/bench/plain_ecmp.p4, no controller: docs/fabric.md, "A plain-forwarding
+ECMP program (p4src/bench/plain_ecmp.p4, no controller: docs/fabric-lab.md, "A plain-forwarding
 reference") runs the FCT phase's seeds too, as policy `plain-ecmp`, and a quiet phase
 (src/mpsched/bench/fabric_quiet.py) brings the fabric up without traffic under each; `--no-plain`
 leaves both out. Under `--cpu-limit P` (CPU_LIMIT=P) idle and busy are of the limit. The best

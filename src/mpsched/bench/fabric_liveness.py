@@ -1,6 +1,6 @@
 """An edge's path liveness, rebuilt from what it received: for explaining a failover run.
 
-An edge a judges its path p towards edge e by e's feedback (docs/fabric.md, "Liveness";
+An edge a judges its path p towards edge e by e's feedback (docs/fabric-dataplane.md, "Liveness";
 p4src/include/liveness.p4): a tag from e with `fb_path` p, arriving at t with age `fb_age`,
 says p delivered at t - fb_age; the path is dead while the latest such sign is more than
 `dead_after` old. A capture of what a's ports towards the fabric receive (`tcpdump -Q in`,

@@ -6,14 +6,14 @@ each packet it receives and gives it back when the packet leaves; the pool never
 therefore grows to the most packets it ever held at once, in steps when a burst queues more
 than any before, and stays there: a high-water mark bounded by its queues (an input buffer of
 1024 packets, 64 per egress queue), not a leak, but over an hour's soak it reads as one
-(docs/fabric.md, "The soak on a fabric"). So before the soak's first sample (the two-edge
+(docs/results/fabric-soak.md). So before the soak's first sample (the two-edge
 soak's and the fabric's), and after the restarted switch is programmed again, every switch
 gets bursts of `frames` frames written faster than it takes them onto the far end of one of
 its links (the link emulator's interface, which linkem does not read its own transmissions
 from, csrc/linkem.c), until FLAT_BURSTS bursts in a row add less than FLAT_KB each to its RSS
 (at most MAX_BURSTS): how far each burst takes it depends on the machine, so the RSS says
 when it stops growing (one or two flat bursts were not enough: in the hours' soaks leaves
-stepped up 13.1 and 27 MB twenty and thirty minutes in, docs/fabric.md).
+stepped up 13.1 and 27 MB twenty and thirty minutes in, docs/results/fabric-soak.md).
 The frames carry an EtherType that is neither IPv4 nor the path tag, so the ingress counts
 and drops them (p4src/include/ingress.p4): nothing is forwarded, no controller state
 changes. `--warm-frames 0` soaks without it.
@@ -31,7 +31,7 @@ MAX_BURSTS = 24  # a switch grew for up to sixteen such bursts in the hours' soa
 FLAT_KB = 1024  # FLAT_BURSTS bursts in a row that add less to the RSS: the pool is full
 # Growth comes in steps of 5-35 MB with flat bursts between them: after two flat bursts a
 # leaf stepped up 27 MB half an hour into the second hour's soak, and a lone switch stepped
-# +21.1 and +10.4 MB after flat bursts (docs/fabric.md, "The hour, warmed again").
+# +21.1 and +10.4 MB after flat bursts (docs/results/fabric-soak.md, "The hour, warmed again").
 FLAT_BURSTS = 3
 WARM_PAUSE_S = 1.0  # between bursts: the switch drains its buffer
 

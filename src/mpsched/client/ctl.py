@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 import requests
 
 from mpsched import safeload
-from mpsched.client.rest import ControllerError, RestClient
+from mpsched.client.rest import ControllerError, RestClient, unreachable_text
 from mpsched.controller.northbound.auth import default_read_token_path, default_token_path
 from mpsched.proc import rundir
 from mpsched.validation import InputError
@@ -400,7 +400,7 @@ def execute(args: argparse.Namespace) -> int:
                   f"${TOKEN_ENV}", file=sys.stderr)
         return 1
     except requests.RequestException as error:
-        print(f"error: cannot reach the controller at {args.url}: {error}", file=sys.stderr)
+        print(f"error: {unreachable_text(args.url, error, args.timeout)}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=2))
     return 0

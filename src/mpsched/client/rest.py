@@ -10,6 +10,8 @@ from typing import Any
 
 import requests
 
+START_HINT = "start one with `mpsched controller --netcfg FILE` (docs/operator.md)"
+
 
 class ControllerError(RuntimeError):
     """The controller did not start, or refused a request: then `status` is the HTTP
@@ -88,3 +90,38 @@ class RestClient:
 
     def set_weight(self, path_id: int, weight: int) -> dict:
         return self.put(f"/paths/{path_id}/weight", {"weight": weight})
+
+
+def unreachable_text(url: str, error: requests.RequestException, timeout: float) -> str:
+    """One line saying why no answer came from the controller at `url`, and what to do:
+    nothing listens (connection refused, unknown host, no route: how to start one), TLS
+    failed, or a controller took the connection but did not answer within `timeout` s.
+    urllib3's retry text ("Max retries exceeded ... NewConnectionError(...)") is left out."""
+    if isinstance(error, requests.ReadTimeout):
+        return f"the controller at {url} did not answer within {timeout:g} s (--timeout)"
+    if isinstance(error, requests.exceptions.SSLError):
+        return f"TLS with {url} failed: {_os_reason(error) or 'certificate or protocol'}"
+    if isinstance(error, requests.ConnectionError):
+        reason = _os_reason(error) or ("timed out" if isinstance(error, requests.Timeout)
+                                       else "cannot connect")
+        return f"no controller answers at {url} ({reason}); {START_HINT}, or give its URL " \
+            "with --url"
+    return f"cannot reach the controller at {url}: {type(error).__name__}"
+
+
+def _os_reason(error: BaseException) -> str | None:
+    """The operating system's words for the innermost socket error under a requests error
+    (requests -> urllib3's MaxRetryError -> its reason -> the OSError it was caused by)."""
+    seen: set[int] = set()
+    todo: list[object] = [error]
+    while todo:
+        item = todo.pop(0)
+        if not isinstance(item, BaseException) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        if type(item).__module__ in ("builtins", "socket", "ssl") and isinstance(item, OSError):
+            text = item.strerror or (str(item.args[-1]) if item.args else "")
+            if text:
+                return text[0].lower() + text[1:]
+        todo.extend([*item.args, getattr(item, "reason", None), item.__cause__, item.__context__])
+    return None

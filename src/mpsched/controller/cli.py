@@ -161,7 +161,7 @@ def add_telemetry_options(parser: argparse.ArgumentParser) -> None:
         help="at most this many path and RTT reports per second from one switch together: "
         "where a switch has more (peer edge, path) cells than the cap allows at "
         "--report-interval-ms and --rtt-interval-ms, both stretch in proportion (a fabric of "
-        "many edges; docs/fabric.md); 0 = no cap (default: %(default)s)",
+        "many edges; docs/fabric-controller.md); 0 = no cap (default: %(default)s)",
     )
     parser.add_argument(
         "--report-batch-ms",

@@ -1,5 +1,5 @@
 """Failed links and switches the controller infers, and its re-routing around them
-(docs/fabric.md, "Inferred failures").
+(docs/fabric-controller.md, "Inferred failures").
 
 Every FAILURE_CHECK_S the control loop asks `FailureWatch.check`: the liveness of every
 installed path of every pair (a pair's current paths and its watched ones, routes.py; a path

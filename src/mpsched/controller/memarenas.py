@@ -6,7 +6,7 @@ in it for later allocations in it and grows when none fits. The controller runs 
 threads (an agent and a prober per switch, gRPC's, the REST workers, the loop), which on the
 fabric soak's 2-core machine spread over up to 16 arenas: with the memory in use flat, the free
 space the arenas kept and the memory they took from the system grew with the churn of
-allocations (docs/fabric.md, "The soak on a fabric"). With fewer arenas a chunk freed by one
+allocations (docs/results/fabric-soak.md). With fewer arenas a chunk freed by one
 thread serves the next allocation of another. The GIL serialises most of the threads, so the
 arenas' locks are seldom contended.
 

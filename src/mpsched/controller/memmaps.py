@@ -17,8 +17,8 @@ resident kB (the `Rss:` line) of every mapping into one of these kinds:
   and the libraries' own);
 - `file`: mappings of files (shared libraries, their data), `other`: the rest ([vdso], ...).
 
-A sample of these beside RSS tells which kind grows. docs/fabric.md, "The soak on a
-fabric", tells what the fabric soak found with it.
+A sample of these beside RSS tells which kind grows; docs/results/fabric-soak.md tells what
+the fabric soak found with it.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ the other figures only, at no cost to the Python heap (tracemalloc's snapshots t
 leave the allocator tens of MB it keeps, `malloc_free_kb`: a run to measure RSS uses 0).
 `MPSCHED_MEMTRACE_TYPES` sets how many object types and containers (default 8; 0: no walk
 of the objects).
-docs/fabric.md, "The soak on a fabric", tells what the fabric soak found with it.
+docs/results/fabric-soak.md tells what the fabric soak found with it.
 
 Off, it costs one look-up of the environment at start; on, tracemalloc slows every Python
 allocation (about 2x) and each sample takes a snapshot: a diagnostic, not for production.

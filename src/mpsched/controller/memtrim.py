@@ -8,7 +8,7 @@ REST workers and loop) keeps free holes resident. `malloc_trim(0)` (glibc >= 2.8
 every arena and returns the free whole pages inside them (madvise), not only the top; a call
 takes a few milliseconds and holds each arena's lock briefly, hence a thread of its own, off
 the control loop. On the fabric soak it gave back 0.3 to 0.8 MB a minute but left the
-controller's RSS slope where it was (docs/fabric.md, "The soak on a fabric"): a lever to tell
+controller's RSS slope where it was (docs/results/fabric-soak.md): a lever to tell
 the allocator's free space from memory in use, not a fix, hence off unless asked for. What
 levelled the slope is fewer arenas (`--malloc-arenas`, src/mpsched/controller/memarenas.py).
 

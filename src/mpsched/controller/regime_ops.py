@@ -1,6 +1,6 @@
 """The updates of a fabric's probe regimes (src/mpsched/controller/telemetry/regimes.py;
-docs/fabric.md,
-"Liveness").
+docs/fabric-controller.md,
+"Probe regimes").
 
 Every REGIME_CHECK_S a thread of the controller asks `RegimeKeeper.update`: under the lock,
 which pairs of edges are active now (`active_pairs`, from the estimators' busy_at) and what

@@ -1,5 +1,5 @@
 """The updates of a fabric's report intervals per pair of edges (src/mpsched/controller/telemetry/
-report_rates.py; docs/fabric.md, "Report intervals").
+report_rates.py; docs/fabric-dataplane.md, "Report intervals").
 
 After each update of the probe regimes (src/mpsched/controller/regime_ops.py) `ReportKeeper.sync`
 moves the data plane's report_config and rtt_config entries towards the regimes: a pair probed fast

@@ -5,8 +5,9 @@ The control loop keeps the latency of its last 10 000 writing steps for the REST
 and the benchmarks. In a `deque(maxlen=N)` of floats each sample is a float object and the
 deque's blocks grow until it holds N: at two edges, a few writing steps a second, that takes
 over half an hour, and a soak's memory slope reads the filling as growth (the two-edge soak,
-docs/fabric.md). Here the N doubles are one `array('d')` from the start: the memory is the
-same from the first sample to the last, and nothing in it is an object the collector walks.
+docs/results/fabric-soak.md). Here the N doubles are one `array('d')` from the start: the
+memory is the same from the first sample to the last, and nothing in it is an object the
+collector walks.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ links crossed), bottleneck rate and switches. With --fail or --at the paths are
 recomputed with those links or switches down and numbered from the intact
 fabric's: a surviving path keeps its id, a new path takes the lowest free one.
 `mpsched topo --scenario FILE` brings the fabric up, `mpsched run FILE` runs it
-with its workload (docs/fabric.md, "Lab" and "Workloads").
+with its workload (docs/fabric-lab.md, "Lab" and "Workloads").
 """
 
 

@@ -1,5 +1,5 @@
 """Plain ECMP on a fabric: every switch's groups and the plain ECMP program's entries
-(p4src/bench/plain_ecmp.p4; docs/fabric.md, "A plain-forwarding reference").
+(p4src/bench/plain_ecmp.p4; docs/fabric-lab.md, "A plain-forwarding reference").
 
 Groups: a switch's group towards edge e holds its neighbours on the equal-cost shortest
 paths (fewest hops, as routers with unit link costs compute them) from it to e, by name

@@ -41,7 +41,7 @@ machine; those runs have their metrics only (no time series for the plots),
 and rows this call does not run again stay in the table. A fabric scenario
 (`fabric:`, docs/fabric.md) runs on the fabric testbed (a BMv2 switch per
 fabric switch, one emulated link per fabric link; cpu.csv by switch and link
-name, links.json by link name) with its own workload kinds (docs/fabric.md,
+name, links.json by link name) with its own workload kinds (docs/fabric-lab.md,
 "Workloads"); results per pair of edges in summary.md. With --program
 plain-ecmp a fabric scenario runs on plain ECMP forwarding instead (policy
 column plain-ecmp, OUT/<scenario>/plain-ecmp/run<k>/, drops.json per run): the
@@ -82,7 +82,7 @@ def build_parser(compare: bool = False) -> argparse.ArgumentParser:
         help=f"the switches' P4 program (default: %(default)s, the scheduler's, under the "
         f"controller); {PLAIN_ECMP}: a fabric scenario's switches run plain ECMP "
         f"(p4src/bench/plain_ecmp.p4, entries written once, no controller), the forwarding "
-        f"reference of docs/fabric.md; its runs' policy is {PLAIN_ECMP} (no --policy)",
+        f"reference of docs/fabric-lab.md; its runs' policy is {PLAIN_ECMP} (no --policy)",
     )
     p.add_argument("--runs", type=int, default=3, help="runs per policy (default: %(default)s)")
     p.add_argument("--seed", type=int, default=None, help="base seed (default: the scenario's)")

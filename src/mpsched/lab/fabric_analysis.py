@@ -1,4 +1,4 @@
-"""A fabric run's metrics, overall and per ordered pair of edges (docs/fabric.md, "Workloads").
+"""A fabric run's metrics, overall and per ordered pair of edges (docs/fabric-lab.md, "Workloads").
 
 The same metrics as a two-edge run (src/mpsched/lab/analysis.py; every formula in metrics.py),
 over the flows of the fabric's workloads (src/mpsched/lab/fabric_workload.py), and the same

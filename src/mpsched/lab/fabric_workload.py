@@ -1,6 +1,6 @@
 """A fabric's flow schedule: scenario + hosts + seed -> what every source host sends, when.
 
-Pure and seeded (docs/fabric.md, "Workloads"): the same scenario, hosts and seed give the same
+Pure and seeded (docs/fabric-lab.md, "Workloads"): the same scenario, hosts and seed give the same
 schedule, so runs under different policies see the same flows. Per source host and workload
 one `SenderPlan`: the arrivals (time after the workload's start, destination address, size)
 of a `poisson` or `incast` workload, run by one traffic-generator process (`plan` role of

@@ -1,5 +1,5 @@
 """`mpsched run --program plain-ecmp`: a fabric's runs on the plain ECMP program instead of
-the scheduler's (docs/fabric.md, "A plain-forwarding reference").
+the scheduler's (docs/fabric-lab.md, "A plain-forwarding reference").
 
 Every switch of the fabric testbed gets p4src/bench/plain_ecmp.p4 and its entries
 (src/mpsched/fabric/ecmp.py) over P4Runtime once, when the testbed is up; no controller runs,

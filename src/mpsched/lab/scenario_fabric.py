@@ -4,7 +4,7 @@ A fabric scenario's `workload[i]` validates into `FabricWorkload` (pydantic, nam
 key, src/mpsched/validation.py); which keys a source takes depends on its `kind`
 (`FABRIC_WORKLOAD_KEYS`). Names of edges and hosts are checked against the fabric by
 `check_against`, called by the scenario (src/mpsched/lab/scenario.py). The schedule the kinds
-describe is computed by src/mpsched/lab/fabric_workload.py; docs/fabric.md ("Workloads") and
+describe is computed by src/mpsched/lab/fabric_workload.py; docs/fabric-lab.md ("Workloads") and
 scenarios/README.md are the reference.
 
 Endpoints are named as the testbed names them: a host ``h<e>_<k>`` (host k behind edge id e,

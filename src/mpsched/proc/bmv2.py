@@ -32,10 +32,11 @@ class Bmv2Error(RuntimeError):
 # glibc's malloc arenas a switch's threads share (MALLOC_ARENA_MAX, mallopt(3)); glibc's own
 # default is 8 per core. A BMv2 process held some 15 arenas, nearly all its heap in them, and
 # its memory grew in one or two of them; with two, a leaf's growth over 12 minutes of the
-# fabric soak fell from 30-40 % to 10-23 %, at the same CPU per packet (docs/fabric.md, "The
-# switches' arenas"; what is left is its pool of packet header vectors, which the soak fills
-# first, src/mpsched/bench/soak_warm.py). The controller limits its own likewise
-# (src/mpsched/controller/memarenas.py). A MALLOC_ARENA_MAX already in the environment is kept.
+# fabric soak fell from 30-40 % to 10-23 %, at the same CPU per packet
+# (docs/results/fabric-soak.md, "The switches' arenas"; what is left is its pool of packet
+# header vectors, which the soak fills first, src/mpsched/bench/soak_warm.py). The controller
+# limits its own likewise (src/mpsched/controller/memarenas.py). A MALLOC_ARENA_MAX already in
+# the environment is kept.
 SWITCH_MALLOC_ARENAS = 2
 
 

@@ -37,7 +37,7 @@ def p4_artifacts() -> P4Artifacts:
 
 def plain_ecmp_artifacts() -> P4Artifacts:
     """The outputs of `make p4` for p4src/bench/plain_ecmp.p4: the fabric's plain-forwarding
-    reference (`mpsched run --program plain-ecmp`, docs/fabric.md)."""
+    reference (`mpsched run --program plain-ecmp`, docs/fabric-lab.md)."""
     base = build_dir() / "p4-plain-ecmp"
     return P4Artifacts(bmv2_json=base / "plain_ecmp.json", p4info=base / "plain_ecmp.p4info.txt")
 

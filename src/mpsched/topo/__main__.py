@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Start h1 - s1 =(paths)= s2 - h2 with BMv2 switches and emulated paths "
         "(rates only, or a scenario's topology and link parameters), or a fabric scenario's "
         "fabric (a BMv2 switch per fabric switch, hosts h<e>_<k> behind every edge, one "
-        "emulated link per fabric link; docs/fabric.md), over several servers when it has a "
+        "emulated link per fabric link; docs/fabric-lab.md), over several servers when it has a "
         "cluster section (docs/scaling.md), write the network description for "
         "the controller, and wait; Ctrl-C tears it down. Schedules and workloads of a "
         "scenario are not started (use `mpsched run` for those). The switches serve "

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 OFFLOADS = ["rx", "tx", "sg", "tso", "gso", "gro"]
 
 # MTU of every interface on the links between switches (switch ports, linkem node ports,
-# core bridges and their ports): the path tag (24 bytes, docs/fabric.md) is added to the
+# core bridges and their ports): the path tag (24 bytes, docs/fabric-dataplane.md) is added to the
 # hosts' 1500-byte MTU frames, and a veth drops frames above its MTU (+ Ethernet header).
 # Host links keep 1500.
 PATH_MTU = 1600

@@ -1,4 +1,4 @@
-"""The Mininet layout of a fabric (docs/fabric.md, "Lab"): pure, so that it is tested
+"""The Mininet layout of a fabric (docs/fabric-lab.md, "Lab"): pure, so that it is tested
 without root; src/mpsched/topo/fabric_testbed.py builds it.
 
 - **switches**: one BMv2 node per fabric switch, named as in the fabric, with the device id

@@ -1,5 +1,5 @@
 """The fabric testbed: one BMv2 switch per fabric switch, hosts behind every edge, one
-emulated link per fabric link (docs/fabric.md, "Lab").
+emulated link per fabric link (docs/fabric-lab.md, "Lab").
 
 The layout is `fabric_plan.plan` (names, device ids, ports, hosts); each link's emulator
 (src/mpsched/topo/emulink.py: linkem on kernels without netem, netem elsewhere) gets the rate,

@@ -5,9 +5,10 @@ import json
 import socket
 
 import pytest
+import requests
 
 from mpsched import cli
-from mpsched.client import ctl
+from mpsched.client import ctl, rest
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.rest import RestApi
 from tests.unit.controller.northbound.test_rest import FakeBackend
@@ -221,11 +222,39 @@ def test_unknown_resource_has_no_field(capsys, open_server):
 
 
 def test_unreachable_controller(capsys):
+    """Nothing listens: one line naming the URL, that no controller answers and how to start
+    one; none of urllib3's retry text."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    assert ctl.main(["--url", f"http://127.0.0.1:{port}", "--timeout", "2", "paths"]) == 1
-    assert "cannot reach the controller" in capsys.readouterr().err
+    url = f"http://127.0.0.1:{port}"
+    assert ctl.main(["--url", url, "--timeout", "2", "paths"]) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: no controller answers at {url} (connection refused); start one with "
+        "`mpsched controller --netcfg FILE` (docs/operator.md), or give its URL with --url\n"
+    )
+
+
+def test_a_controller_that_does_not_answer(capsys):
+    """Something takes the connection but never answers: say so, with the timeout."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        assert ctl.main(["--url", url, "--timeout", "0.3", "paths"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"error: the controller at {url} did not answer within 0.3 s (--timeout)\n"
+
+
+def test_os_reason_is_the_innermost_socket_error():
+    refused = ConnectionRefusedError(111, "Connection refused")
+    wrapper = RuntimeError("pool: Max retries exceeded")
+    wrapper.__cause__ = refused
+    error = requests.ConnectionError(wrapper)
+    assert rest.unreachable_text("http://h:1", error, 1.0).startswith(
+        "no controller answers at http://h:1 (connection refused); start one with")
+    assert "(cannot connect)" in rest.unreachable_text("http://h:1", requests.ConnectionError(), 1)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Context-adaptive policy selection, `adaptive` (QoS-MPTCP, section 4.2;
-docs/scheduling.md, "Adaptive policy selection").
+docs/adaptive-policy.md, "Adaptive policy selection").
 
 No single policy wins everywhere; the QoS-MPTCP paper discretises the network context and learns a
 Bayesian mapping from context to the QoS each scheduling choice achieved, to pick the choice

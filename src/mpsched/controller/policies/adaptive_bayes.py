@@ -1,6 +1,6 @@
 """The `adaptive` policy's mapping from context to QoS: Beta posteriors and the choice of arm.
 
-Paper (seeds/002_b828b35c2276cd7d.txt, section 4.2.3): a Bayesian network learns, in real
+Paper (QoS-MPTCP, docs/scheduling.md "Papers", Section 4.2.3): a Bayesian network learns, in real
 time, the causal relation between the discretised context and the QoS metrics, so that the
 choice expected to meet the QoS can be made. Here the network is the smallest one that
 answers the question the policy asks, P(QoS met | context, choice): one Bernoulli node "met"

@@ -1,7 +1,7 @@
 """The network context of the `adaptive` policy, discretised with Gaussian memberships (the
 QoS-MPTCP paper, docs/scheduling.md "Papers").
 
-Paper (seeds/002_b828b35c2276cd7d.txt, section 4.2.2, Algorithm 1 and eqs. 5-6): a continuous
+Paper (QoS-MPTCP, Section 4.2.2, Algorithm 1 and eqs. 5-6): a continuous
 context value x is discretised by membership functions
 
     g_i(x) = k_i · exp(-((x - mu_i) / sigma_i)²)                                           (eq. 6)
@@ -10,7 +10,7 @@ one per discrete value DC_i, with k_i normalised by the largest k; the discrete 
 sample is the one of largest membership (Algorithm 1, line 4: dv_s = max f_v(s)). The paper
 fits mu_i, sigma_i and k_i to a kernel density of the samples (MEMFUNC_ACQ) and gives no values;
 here they are parameters (`Level`), with defaults reconstructed for this testbed (documented
-in docs/scheduling.md, "Adaptive policy selection"): three levels low / mid / high per
+in docs/adaptive-policy.md, "Adaptive policy selection"): three levels low / mid / high per
 feature. The argmax is taken over ln g_i = ln k_i - ((x - mu_i)/sigma_i)², so a value far from
 every centre still gets the nearest level (no underflow to an all-zero tie).
 

@@ -2,9 +2,9 @@
 
 It knows no implementation: they register themselves in `registry` (see the package).
 
-A policy turns the estimators' view of the paths (`PathState`, DESIGN.md §4) into a `Decision`
-once per control period: a weight per path, the data plane's path-choice `Mode`, the policy's
-per-path scores and a one-line reason for the decision log.
+A policy turns the estimators' view of the paths (`PathState`, docs/control-loop.md, "The loop
+around a policy") into a `Decision` once per control period: a weight per path, the data
+plane's path-choice `Mode`, the policy's per-path scores and a one-line reason for the decision log.
 
 Rules every policy follows (implemented here, used by all):
 - a dead path (`alive` False: liveness and operator admin state combined) gets weight 0;

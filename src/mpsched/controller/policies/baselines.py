@@ -1,4 +1,4 @@
-"""Baseline policies every comparison needs (DESIGN.md §5, "Baselines").
+"""Baseline policies every comparison needs (docs/scheduling.md, "Baselines").
 
 - ``ecmp``: per flow (Mode.HASH), equal weights over the alive paths: the 5-tuple hash.
 - ``rr``: per packet (Mode.RR), round robin over the alive paths.

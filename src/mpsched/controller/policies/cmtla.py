@@ -1,13 +1,14 @@
 """CMT-LA: loss-aware concurrent multipath transfer (CMT-LA), in-network form.
 
-Paper (seeds/001_6c7406378a4334ba.txt; the equations were lost in the text extraction,
-DESIGN.md §5 restates them):
-- line 41: the Mathis model GP = C · MSS / (RTT · √p), so p̂ = (C · MSS / (RTT · GP))²,
+Paper (Liu, Ke, Liu, Zeng, "Loss-Aware CMT-Based Multipathing Scheme", Int. J. Digital
+Multimedia Broadcasting 2019, doi:10.1155/2019/9474057; Section 3, its equations reconstructed
+in docs/scheduling.md, "CMT-LA"):
+- the Mathis model GP = C · MSS / (RTT · √p), so p̂ = (C · MSS / (RTT · GP))²,
   C = √(3/2), MSS = 1500 bytes in the paper's simulations;
-- lines 45-49: the jitter indicator J_p = (x_now - x_avg) / (x_max - x_min) over the last m
+- the jitter indicator J_p = (x_now - x_avg) / (x_max - x_min) over the last m
   observations of p̂_p; a path is unreliable when J_p > 0 and J_p rises between consecutive
   observations;
-- line 66 and Algorithm 2 (lines 70-89): order the ACTIVE paths by p̂ ascending, ties by the
+- Algorithm 2: order the ACTIVE paths by p̂ ascending, ties by the
   smaller RTT; take the first; if its cwnd is full, take the next one.
 
 In-network reading (Mode.FLOWLET), once per control period:

@@ -1,7 +1,8 @@
 """FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (FD-MVQS).
 
-The paper's equations (TFE, CTADP, MVQS), their reconstruction (DESIGN.md §5) and the pure
-functions computing them are in `fdmvqs_math`; this module is the policy that feeds them.
+The paper's equations (TFE, CTADP, MVQS), their reconstruction (docs/scheduling.md, "FD-MVQS")
+and the pure functions computing them are in `fdmvqs_math`; this module is the policy that
+feeds them.
 
 In-network reading (Mode.VQ, once per control period):
 - R_p: srtt_ms now / srtt_ms at the previous period (1.0 before two readings).
@@ -18,7 +19,7 @@ In-network reading (Mode.VQ, once per control period):
 - x_p (reconstructed; the paper's combination is lost): x_p = R_p · W_p + loss_gain · p̂_p.
   A steady path (R = 1) at its usual peak window (W = 1) without loss has x = 1 = a by
   default, i.e. F = 0.5; a rising RTT near the window peak or loss push F towards 1 (the
-  paper's a, b, k values at line 158 are lost; the defaults here are chosen so).
+  paper's a, b, k values (Section 5.1) are lost; the defaults here are chosen so).
 - CTADP runs on `owd_series_ms` (one-way delay from the tag time stamps). Those compare two
   switches' clocks, so every path's series carries the same unknown offset (and may be <= 0):
   before the log, all series are shifted by one common constant so that the smallest sample

@@ -1,26 +1,28 @@
 """FD-MVQS's equations as pure functions: TFE, CTADP and the MVQS time factor.
 
 From FD-MVQS: failure-aware, delay-predicted multipath virtual-queue scheduling (FD-MVQS).
-The paper's equations were lost in the text extraction (seeds/000_c8b3b8babc6a9e82.txt);
-what survives, and DESIGN.md §5's reconstruction, is:
+Paper: Qin, Wang, Gao, Zhong, "Failure-Aware and Delay-Predicted Multipath Virtual Queue
+Scheduling for Multimedia Transmission in Edge IoT", Mobile Information Systems 2020,
+doi:10.1155/2020/6673134. Its equations are reconstructed from the text (docs/scheduling.md,
+"FD-MVQS"):
 
-TFE, transmission failure estimation (lines 49-67, Algorithm 1 at lines 69-91):
+TFE, transmission failure estimation (Section 4.1, Algorithm 1):
     F_p = 1 / (1 + exp(-b · (x_p - a)))                         (eq. 1: "a" offset, "b" sensitivity)
-  x_p combines the RTT parameter R_p = SRTT_now / SRTT_last (eq. 2-3, line 51), the swnd
-  parameter W_p = swnd_p / mean of the top-k swnd values reached before a drop (eq. 4-5,
-  line 53) and the loss rate p̂_p, estimated by maximum likelihood from loss-interval samples
-  n_1..n_K (segments delivered between two losses, geometric: P(n) = (1-p)^n · p, lines
-  55-65), whose maximiser is p̂ = K / (K + Σ n_k).
-CTADP, chaos-theory arrival-delay prediction (lines 94-102): the log arrival-delay series
+  x_p combines the RTT parameter R_p = SRTT_now / SRTT_last (eq. 2-3), the swnd parameter
+  W_p = swnd_p / mean of the top-k swnd values reached before a drop (eq. 4-5) and the loss
+  rate p̂_p, estimated by maximum likelihood from loss-interval samples n_1..n_K (segments
+  delivered between two losses, geometric: P(n) = (1-p)^n · p), whose maximiser is
+  p̂ = K / (K + Σ n_k).
+CTADP, chaos-theory arrival-delay prediction (Section 4.2): the log arrival-delay series
   y_t = ln(AD_t) is embedded in phase space Y_i = (y_i, y_{i+τ}, ..., y_{i+(m-1)τ}); the k
   nearest neighbours Y_i of the latest phase point (distance d_i, minimum d_min) get weights
   w_i = exp(-λ (d_i - d_min)) / Σ_j exp(-λ (d_j - d_min)); a weighted first-order fit
   Y_{i+1} ≈ a·e + b·Y_i (least squares) predicts the next phase point, whose last component
   is the predicted log delay; PAD = exp of it.
-MVQS, multipath virtual-queue scheduling (lines 104-120): time factor
+MVQS, multipath virtual-queue scheduling (Section 4.3, Algorithm 2): time factor
   T_p = PAD_p when VQ_p <= bdp_p, else ceil(VQ_p / (w_p · bdp_p)) · srtt_p + PAD_p, with the
-  window factor w_p = 1 - F_p · (1 - β_md), β_md = 0.5 (lines 110-114); a segment goes to
-  argmin T_p (line 116).
+  window factor w_p = 1 - F_p · (1 - β_md), β_md = 0.5; a segment goes to
+  argmin T_p.
 
 The data plane's MVQS (mvqs.p4) computes a continuous stand-in for the time factor,
     T_p = pad_us                                          if VQ_p <= bdp_p

@@ -1,27 +1,28 @@
 """LLHD: low latency and high data rate scheduling (LLHD, Sensors 2022), in-network form.
 
-Paper (seeds/003_5013e52659220c9d.txt, lines 72-78 and Algorithm 1 at lines 79-103):
+Paper (Lubna, Mahmud, Cho, "LLHD Scheduler", Sensors 2022, doi:10.3390/s22249869; Section 3
+and Algorithm 1):
     gamma = GP_N + β · 1 / RTT_N,  GP_N = GP / GP_max,  RTT_N = RTT / RTT_max
 i.e. gamma_p = GP_p / GP_max + β · RTT_max / RTT_p over the subflows that are neither backup nor
-(temporarily) unavailable, with β = 0.001 (line 83); the subflow with the largest gamma and an
-available cwnd sends the next packet; goodput = throughput less losses (line 72).
+(temporarily) unavailable, with β = 0.001; the subflow with the largest gamma and an
+available cwnd sends the next packet; goodput = throughput less losses.
 
-In-network reading (DESIGN.md §5): GP_p = the goodput the path could deliver, its
+In-network reading (docs/scheduling.md, "LLHD"): GP_p = the goodput the path could deliver, its
 availability (`availability.availability_mbps`: the delivered goodput while the path holds a
 standing queue, else capacity · (1 - loss), or a neutral prior), RTT_p = `srtt_ms`, over the
 alive paths; the decision is made once per control period for flowlets (Mode.FLOWLET) instead
 of per ACK for packets. In MPTCP a subflow's goodput is what its window lets it deliver; in
 the network it is what the scheduler sent there, so the delivered goodput alone starved a
-lightly used path and, with traffic paused, ranked probe-sized noise (docs/scheduling.md,
+lightly used path and, with traffic paused, ranked probe-sized noise (docs/control-loop.md,
 "Idle paths: demand is not ability"):
 - ``weighted`` True (default): weights ∝ gamma_p, so the next flowlets spread by utility;
 - ``weighted`` False: winner takes all, the paper's rule (all weight on the best gamma).
 
 Deviations and reconstructions:
-- Algorithm 1 line 100 assigns ``gamma_curr = gamma_max`` where it means
+- Algorithm 1 assigns ``gamma_curr = gamma_max`` where it means
   ``gamma_max = gamma_curr``: as printed, gamma_max stays 0 and the *last* available subflow
   wins. The intent is implemented: the best is the maximum gamma (ties: the lowest path id).
-- The cwnd-available test (line 99) is not applied: the weights hold for a whole control
+- Algorithm 1's cwnd-available test is not applied: the weights hold for a whole control
   period, in which a path's window fills and drains many times; skipping a path on one
   in-flight reading would make the weights flap.
 - Neutral treatment of missing estimates: a path without goodput, capacity or delay gets

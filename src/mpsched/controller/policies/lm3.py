@@ -1,15 +1,16 @@
 """MPTCP-LM3: lightweight path management (MPTCP-LM3) on top of any policy, in-network form.
 
-Paper (seeds/004_9baa050e4f795def.txt):
-- lines 84-88: R_p = sigma · cwnd_p + ε · RTT_p, sigma + ε = 1, sigma = ε = 1/2 by default, with
+Paper (Cao et al., "Towards Adaptive Multipath Managing: A Lightweight Path Management
+Mechanism", Applied Sciences 2020, doi:10.3390/app10010380; Section 3):
+- R_p = sigma · cwnd_p + ε · RTT_p, sigma + ε = 1, sigma = ε = 1/2 by default, with
   cwnd_p = (cwnd - H_min) / (H_max - H_min) and RTT_p = (Π_max - RTT) / (Π_max - Π_min);
-- lines 78-82, 95-104 and Algorithm 1 (lines 110-140): a receiver buffer-blocking event
+- Algorithm 1: a receiver buffer-blocking event
   increments buf_bloc_count; at 1 or 2 the number of active paths is halved (the better
   half by R is kept); at 3 only the best path is kept and the count is reset to 0;
-- lines 106-108, Algorithm 1 lines 15-22: every period (per RTT) a removed path is moved
+- Algorithm 1 lines 15-22: every period (per RTT) a removed path is moved
   back into the active list when R_p >= the mean R of the active paths.
 
-In-network reading (DESIGN.md §5):
+In-network reading (docs/scheduling.md, "LM3 path activation"):
 - `Lm3.apply` runs once per control period (≈ the largest RTT) after the policy's
   `decide`, and zeroes the weights of the paths outside the active set.
 - Buffer-blocking event: the egress sees arrivals out of order; `blocking_threshold`

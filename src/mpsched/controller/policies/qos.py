@@ -1,16 +1,18 @@
 """QoS score of the context-adaptive, QoS-guaranteed MPTCP scheduler (QoS-MPTCP),
 in-network.
 
-Paper (seeds/002_b828b35c2276cd7d.txt, lines 92-117):
+Paper (Liu et al., "Context-adaptive and QoS-guaranteed flow scheduling optimization in
+multipath multimedia transmission over MPTCP", Wireless Networks 2025,
+doi:10.1007/s11276-024-03854-7; Section 4.1.2):
     S_i(t) = (num_send_imi_i(t) / cwnd_i(t)) / delay_i(t)                         (eq. 1)
     delay_i(t) ≈ ⌊queuing_i / cwnd_i⌋ · [lr_i · t_timeout + (1 - lr_i) · sRTT_i]
                  + [lr_i · t_timeout + (1 - lr_i) · ppgn_delay_i],  ppgn_delay = sRTT / 2   (eq. 2)
     J_i(t) = (rtt_curr - rtt_avg) / (rtt_max - rtt_min) over the last m RTTs     (eq. 3)
     d_i(t) = d_i(t-1) + d_i(t-1) · J_i(t): the loss observation window           (eq. 4)
   lr_i = lost / total packets within the last d_i(t); the largest score gets the next
-  cwnd-sized burst (line 117).
+  cwnd-sized burst.
 
-In-network reading (DESIGN.md §5; Mode.FLOWLET, once per control period):
+In-network reading (docs/scheduling.md, "QoS score"; Mode.FLOWLET, once per control period):
 - cwnd_p -> bdp_p = `PathState.bdp_bytes()` (capacity · srtt); num_send_imi_p -> the
   headroom max(0, bdp_p - inflight_p); queuing_p -> the bytes in flight beyond the pipe,
   max(0, inflight_p - bdp_p) (data the path already holds in its queues).

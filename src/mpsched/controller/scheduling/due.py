@@ -31,7 +31,7 @@ share of the control period, the parameter `step_budget_pct` of GET/PUT /params,
 So a step never outlasts its period and the loop's CPU is bounded, whatever the number of
 active pairs; the price is the pairs' refresh time (from an input change to the step that
 sees it), which the stepper keeps (`Stepper.refresh_ms`). A small fabric's due pairs all fit:
-each is stepped in the period its input came, as before (docs/fabric.md, "Scheduling per
+each is stepped in the period its input came, as before (docs/fabric-controller.md, "Scheduling per
 pair").
 
 Each pair stepped brings its ingress switch's other due pairs after it (its group's, most

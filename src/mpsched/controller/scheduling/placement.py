@@ -112,7 +112,7 @@ def withdrawn(pl: Placement, keep: Container[int], admin_down: Container[int]) -
     """`pl` without weight on the paths not in `keep` (a re-route took them away), the
     others' weights as they were (quantised again), or equal over the kept paths not
     administratively down when none of them had any; None: `pl` weights no path outside
-    `keep`. The pair's next step decides anew (docs/fabric.md, "Re-routing")."""
+    `keep`. The pair's next step decides anew (docs/fabric-controller.md, "Re-routing")."""
     old = dict(pl.weights)
     if all(w == 0 for p, w in old.items() if p not in keep):
         return None

@@ -25,9 +25,10 @@ PROBE_INTERVAL_S = 0.010
 DEAD_AFTER_US = 50_000
 # A fabric's pair of edges without traffic for IDLE_AFTER_S is idle: its paths are probed
 # every IDLE_PROBE_INTERVAL_S only, and their dead_after stretches in proportion (5 of these
-# intervals, 1 s: an idle pair's failed path is found within about a second; docs/fabric.md,
-# "Liveness"). 200 ms is close to the 256 ms at which BMv2 implementations of HULA (Katta et
-# al., "HULA: Scalable Load Balancing Using Programmable Data Planes", SOSR 2016) probe, keeps
+# intervals, 1 s: an idle pair's failed path is found within about a second;
+# docs/fabric-dataplane.md, "Liveness"). 200 ms is close to the 256 ms at which BMv2
+# implementations of HULA (Katta et al., "HULA: Scalable Load Balancing Using Programmable
+# Data Planes", SOSR 2016) probe, keeps
 # each idle path reported 5 times per the estimators' 1 s dead_after_s (EstimatorSettings:
 # a lost probe does not make it look dead) and probes often enough for the failure
 # inference (src/mpsched/controller/failures.py: at least twice per settle time); and it is 20 times
@@ -81,8 +82,8 @@ class TelemetryConfig:
       measured (probe_needed); False: every path every interval.
     probe_max_pps: at most this many probes per second from one switch (None: no cap). A
       fabric's edge probes every (destination edge, path): 4 leaves of 2 paths each probe 6,
-      and every probe crosses three switches (docs/fabric.md). `for_targets` gives a switch's
-      own settings under the cap.
+      and every probe crosses three switches (docs/fabric-controller.md). `for_targets`
+      gives a switch's own settings under the cap.
     report_max_pps: at most this many path and RTT reports per second from one switch
       together (None: no cap). An edge of a fabric exports both per (peer edge, path) cell;
       `for_targets` stretches a switch's report_interval_us and rtt_interval_us in proportion

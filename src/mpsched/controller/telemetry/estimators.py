@@ -6,7 +6,8 @@ reordering counters, 32-bit, wrapping) and the ingress edge's RTT reports (RTT s
 cumulative TCP retransmissions, bytes in flight). `windows.PathWindows` keeps them in
 sliding windows; `PathEstimator` reads the estimates from those windows.
 
-Estimators (DESIGN.md §4), each with the time of its last update:
+Estimators (docs/control-loop.md, "The loop around a policy"), each with the time of its last
+update:
 - srtt / rttvar: RFC 6298 §2 (alpha = 1/8, beta = 1/4; first sample R:
   srtt = R, rttvar = R/2); rtt_min / rtt_max over a sliding window.
 - loss: lost / (received + lost) over the window, from counter differences.

@@ -1,4 +1,4 @@
-"""Probe regimes of a fabric's pairs of edges (docs/fabric.md, "Liveness").
+"""Probe regimes of a fabric's pairs of edges (docs/fabric-controller.md, "Probe regimes").
 
 A pair of edges {a, e} is unordered: a's liveness of its paths to e is refreshed by e's
 feedback in the tags e sends to a (p4src/include/liveness.p4), and e's of its paths to a by

@@ -1,6 +1,6 @@
 """How often each pair of edges reports (pure): the report and RTT report intervals the
 controller sets per (peer edge, path) in the data plane (report_config, rtt_config;
-docs/fabric.md, "Report intervals").
+docs/fabric-dataplane.md, "Report intervals").
 
 Two edges keep the configured intervals (`TelemetryConfig.report_interval_us`,
 `rtt_interval_us`: 10 ms by default). On a fabric a pair of edges reports at the rate the

@@ -1,5 +1,5 @@
 """What a fabric path can carry for one pair where other pairs' paths share its links
-(docs/scheduling.md, "Shared links: one pair's capacity is not another's").
+(docs/control-loop.md, "Shared links: one pair's capacity is not another's").
 
 Every fabric link is one queue per direction, shared by every path crossing it in that
 direction (docs/fabric.md, "The model"). A pair's path estimates measure its own traffic: a

@@ -6,7 +6,8 @@ A path goes silent for no longer than REPORTS_PER_VERDICT of the slowest switch'
 the report cap: TelemetryConfig.for_targets) report intervals, nor of an idle pair's probe
 intervals (src/mpsched/controller/telemetry/regimes.py), before it counts as dead or its RTT as
 stale: its
-reports would otherwise come too seldom for it to stay alive (docs/fabric.md).
+reports would otherwise come too seldom for it to stay alive (docs/fabric-controller.md, "The
+report cap").
 
 An estimator judges busy paths by its sender's own probe interval for the pair: stretched
 under the probe cap (at 64 leaves a leaf probes each cell every 2 s, and judged by the

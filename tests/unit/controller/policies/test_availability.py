@@ -1,6 +1,6 @@
 """src/mpsched/controller/policies/availability.py: a path's availability is its capacity until it
 is queued,
-with a neutral prior for an unmeasured path (docs/scheduling.md, "Idle paths: demand is not
+with a neutral prior for an unmeasured path (docs/control-loop.md, "Idle paths: demand is not
 ability")."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def test_no_path_alive_passes_through():
 
 
 def test_a_path_that_dies_and_returns_is_active_again():
-    """Issue 18 item 3 (flowlets): a path LM3 had active when it died comes back with its
+    """Flowlets: a path LM3 had active when it died comes back with its
     weight when it returns, even if its R is below the active paths' mean (path 3, R 0):
     liveness removed it, not LM3's halving."""
     lm3 = Lm3()

@@ -137,7 +137,7 @@ def test_each_pair_favours_the_path_that_is_good_for_it(case):
     assert preferred(name, got[B]) == 2
 
 
-# Shared links (docs/scheduling.md, "Shared links"): A's two paths carry 1 Mbit/s each, alike;
+# Shared links (docs/control-loop.md, "Shared links"): A's two paths carry 1 Mbit/s each, alike;
 # B fills its path 1 (8 of spine1 -> leaf3's 10 Mbit/s, which A's path 1 crosses too) without a
 # standing queue or loss yet, so only the other pair's load tells the paths apart for A.
 SHARED = {A: {1: 1.0, 2: 1.0}, B: {1: 8.0, 2: 0.02}}

@@ -179,7 +179,7 @@ def paths(t: MptcpTracker) -> dict[Flow, int | None]:
 
 
 def test_the_fastest_path_fails_and_returns_and_gets_its_subflow_back():
-    """Issue 18 item 3: 4 paths, 3 subflows; the fastest path (1) fails: its subflow goes to
+    """4 paths, 3 subflows; the fastest path (1) fails: its subflow goes to
     the free path (4); when 1 returns the subflow on the costliest path goes back to it
     within min_dwell_s, and nothing flaps afterwards."""
     t = MptcpTracker()
