@@ -1,6 +1,6 @@
-"""The `adaptive` policy on a live testbed (docs/adaptive-policy.md, "Adaptive policy selection"): BMv2
-edges, linkem paths, UDP flows from h1 to h2; path 2 turns lossy mid-run and the class switches from
-the loss-blind arm to the loss-aware one, in the new context, for the reason the learned table
+"""The `adaptive` policy on a live testbed (docs/adaptive-policy.md, "Adaptive policy selection"):
+BMv2 edges, linkem paths, UDP flows from h1 to h2; path 2 turns lossy mid-run and the class switches
+from the loss-blind arm to the loss-aware one, in the new context, for the reason the learned table
 shows."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 primary.
 
 P4Runtime arbitration elects one primary client per switch, the highest election id
-(docs/design.md, "A primary and a backup controller"). An agent that finds another controller primary
-holds its stream as a backup; this controller is then a backup and refuses the operator's
+(docs/design.md, "A primary and a backup controller"). An agent that finds another controller
+primary holds its stream as a backup; this controller is then a backup and refuses the operator's
 writes (`require_primary`, REST 409 naming the primary). When the primary goes, the agent
 is promoted and, before it programs its switch, `on_promoted` takes over the intent the old
 primary kept in the shared state file.

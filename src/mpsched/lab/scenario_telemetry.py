@@ -10,8 +10,8 @@ runner gives them to the controller of every run of the scenario (`controller_ar
 
 What it is for: a probe crosses every switch of its path, and a fabric's edges probe every
 (destination edge, path) they do not keep busy with traffic, so on a testbed of software
-switches the probes can cost more CPU than the traffic does (docs/results/fabric-cost.md, "Rates on two
-cores"). A scenario can cap them (`probe_max_pps`) and say so in its file, instead of the
+switches the probes can cost more CPU than the traffic does (docs/results/fabric-cost.md, "Rates on
+two cores"). A scenario can cap them (`probe_max_pps`) and say so in its file, instead of the
 machine marking its runs CPU-bound. `poll_interval` is left out: the runner sets it.
 """
 

@@ -5,10 +5,10 @@ congestion-aware variants.
 
 In the network the scheduler decides how much traffic a path gets, so a path's measured goodput is
 its *demand* until the path is loaded. Ranking by it is self-reinforcing: a path that got little
-keeps a small goodput, a small score and so little traffic (docs/control-loop.md, "Idle paths: demand
-is not ability": with three 10 Mbit/s paths and one of 2.5 Mbit/s, LLHD left one 10 Mbit/s path at
-0.03 Mbit/s); and once traffic pauses, every goodput is probe-sized and their ratio is noise (the
-2.5 Mbit/s path ranked best, score 1 against 0.01-0.2).
+keeps a small goodput, a small score and so little traffic (docs/control-loop.md, "Idle paths:
+demand is not ability": with three 10 Mbit/s paths and one of 2.5 Mbit/s, LLHD left one 10 Mbit/s
+path at 0.03 Mbit/s); and once traffic pauses, every goodput is probe-sized and their ratio is noise
+(the 2.5 Mbit/s path ranked best, score 1 against 0.01-0.2).
 
 The rule (`availability_mbps`), per alive path:
 - a standing queue (`queued`: `owd_ms` >= BUSY_QDELAY_MS) and a goodput: the path delivers

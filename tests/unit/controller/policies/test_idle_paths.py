@@ -1,7 +1,7 @@
-"""Idle-path honesty (docs/control-loop.md, "Idle paths: demand is not ability"): a path's goodput is
-demand, not ability, until it is loaded, and estimates without fresh samples age towards a neutral
-prior. The two reported failures, as PathState sequences: three 10 Mbit/s paths and one of 2.5
-Mbit/s under web-search flows, with `llhd` starving a 10 Mbit/s path, and ranking the 2.5 Mbit/s
+"""Idle-path honesty (docs/control-loop.md, "Idle paths: demand is not ability"): a path's goodput
+is demand, not ability, until it is loaded, and estimates without fresh samples age towards a
+neutral prior. The two reported failures, as PathState sequences: three 10 Mbit/s paths and one of
+2.5 Mbit/s under web-search flows, with `llhd` starving a 10 Mbit/s path, and ranking the 2.5 Mbit/s
 path best once traffic paused."""
 
 from __future__ import annotations
