@@ -18,7 +18,7 @@ def test_controller_writes_ca_params_to_bmv2(switch, artifacts):
     """On the compiled program in BMv2: policy ca puts the class's ca_params entry (the
     placement's fixed-point cost) and path_weights in mode CA on the switch; a removed CA
     class's entry is deleted."""
-    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.app.core import Controller, ControllerSettings
     from mpsched.controller.scheduling.classes import (
         DEFAULT_CLASS_ID,
         ClassPolicy,

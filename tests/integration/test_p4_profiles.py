@@ -112,7 +112,7 @@ def test_the_controller_programs_the_profile_on_bmv2(profile, switch):
     stages the profile has, their digests) and writes weights to it."""
     import time
 
-    from mpsched.controller.core import Controller, ControllerSettings
+    from mpsched.controller.app.core import Controller, ControllerSettings
     from mpsched.controller.telemetry.estimators import TelemetryConfig
     from mpsched.netcfg import NetCfg
     from tests.integration.test_controller_bmv2 import s1_config

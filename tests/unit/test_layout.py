@@ -56,4 +56,4 @@ def test_the_mapping():
     assert mirror_of(CODE / "scheduling" / "params.py") == (
         TESTS / "scheduling" / "test_params.py"
     )
-    assert mirror_of(CODE / "app.py") == TESTS / "test_app.py"
+    assert mirror_of(CODE / "app" / "app.py") == TESTS / "app" / "test_app.py"

@@ -160,7 +160,7 @@ def test_a_command_exits_2_naming_the_file_and_the_field(tmp_path, capsys):
 
 
 def test_the_projects_input_errors_share_the_shape():
-    from mpsched.controller.errors import FieldError
+    from mpsched.controller.model.errors import FieldError
     from mpsched.emu.params import ParamError
     from mpsched.lab.report import RunResultError
     from mpsched.lab.scenario import ScenarioError

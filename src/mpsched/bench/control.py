@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.app.core import Controller, ControllerSettings
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
 from mpsched.netcfg import NetCfg, PathCfg, plan_edges

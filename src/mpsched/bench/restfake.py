@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from mpsched.controller.errors import NotFoundError
+from mpsched.controller.model.errors import NotFoundError
 from mpsched.controller.scheduling.classes import class_to_dict, policy_to_dict
 from mpsched.controller.scheduling.scheduler import Scheduler
 

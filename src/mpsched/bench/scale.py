@@ -71,15 +71,15 @@ from mpsched.bench.scale_switches import (
     stop_switches,
     switch_rss_mb,
 )
-from mpsched.controller.cli import (
+from mpsched.controller.app.cli import (
     add_measurement_options,
     add_step_budget_option,
     cpu_budget_pct,
     step_budget_pct,
     telemetry_config,
 )
-from mpsched.controller.core import Controller, ControllerSettings, UnavailableError
-from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS
+from mpsched.controller.app.core import Controller, ControllerSettings, UnavailableError
+from mpsched.controller.runtime.gcfreeze import FREEZE_MIN_PATHS
 from mpsched.controller.telemetry.history import history_keep
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from mpsched.controller.core import Controller
+from mpsched.controller.app.core import Controller
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.estimators import PathReport
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.controller.loop import Phases
+from mpsched.controller.scheduling.loop import Phases
 from mpsched.controller.southbound.agent import JobTime
 from mpsched.lab import cpu
 from mpsched.stats import percentile
@@ -55,7 +55,7 @@ class SizeResult:
     reroute_ms: float | None = None
     refresh_p99_ms: float | None = None  # a due pair's wait: input change to its step
     # the share of the period (%) a step could spend on the pairs at the end: step_budget_pct,
-    # lowered under the CPU budget (src/mpsched/controller/governor.py)
+    # lowered under the CPU budget (src/mpsched/controller/runtime/governor.py)
     step_share_pct: float | None = None
     reports_per_s: float | None = None  # path and RTT reports handed over, all leaves
     # the feeder's thread making up reports (not in cpu_pct; the hand-over to the controller is)

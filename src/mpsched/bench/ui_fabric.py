@@ -81,7 +81,7 @@ def start_fabric(workdir: Path, registry: Any, leaves: int, spines: int
     """A BMv2 per switch of the leaf-spine and the controller on them: (switches, controller),
     all started."""
     from mpsched.bench.control import artifacts_for
-    from mpsched.controller.core import Controller
+    from mpsched.controller.app.core import Controller
     from mpsched.fabric.files import parse_fabric
     from mpsched.fabric.netdesc import describe
     from mpsched.p4rt.p4info import P4Info

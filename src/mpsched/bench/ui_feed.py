@@ -69,7 +69,7 @@ def backfill(ctl: Any, seconds: int, seed: int) -> int:
 def bench_settings() -> Any:
     """The controller's settings in the UI benches: llhd, no probes (telemetry is fed),
     HISTORY_S of history per path."""
-    from mpsched.controller.core import ControllerSettings
+    from mpsched.controller.app.core import ControllerSettings
     from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 
     return ControllerSettings(
@@ -84,7 +84,7 @@ def start_controller(workdir: Path, registry: Any) -> tuple[Any, Any]:
     """A BMv2 switch and the controller on it (N_PATHS paths, llhd, no probes): (switch,
     controller), both started."""
     from mpsched.bench.control import artifacts_for, netcfg
-    from mpsched.controller.core import Controller
+    from mpsched.controller.app.core import Controller
     from mpsched.p4rt.p4info import P4Info
     from mpsched.p4rt.pipeline import Pipeline
     from mpsched.proc.bmv2 import Bmv2Switch

@@ -10,24 +10,24 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from mpsched.controller import memarenas, memtrace, memtrim
-from mpsched.controller.cli import (
+from mpsched.controller.app.cli import (
     build_parser,
     cpu_budget_pct,
     step_budget_pct,
     telemetry_config,
 )
-from mpsched.controller.core import Controller, ControllerSettings
-from mpsched.controller.northbound.rest import MAX_REST_THREADS
-from mpsched.controller.runfiles import RunFileError, RunFiles
-from mpsched.controller.scheduling.scheduler import MAX_CONTROL_PERIOD_MS, MIN_CONTROL_PERIOD_MS
-from mpsched.controller.security import (
+from mpsched.controller.app.core import Controller, ControllerSettings
+from mpsched.controller.app.runfiles import RunFileError, RunFiles
+from mpsched.controller.app.security import (
     ExposureError,
     RestTls,
     check_rest_exposure,
     rest_tls,
     with_tls_default,
 )
+from mpsched.controller.northbound.rest import MAX_REST_THREADS
+from mpsched.controller.runtime import memarenas, memtrace, memtrim
+from mpsched.controller.scheduling.scheduler import MAX_CONTROL_PERIOD_MS, MIN_CONTROL_PERIOD_MS
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 
 
@@ -166,7 +166,7 @@ def read_token(args: argparse.Namespace) -> tuple[Path, str] | None:
 def build_controller(args: argparse.Namespace, telemetry: TelemetryConfig) -> Controller:
     """The controller of the command line, its intent restored from the state file (read
     only: nothing is written here)."""
-    from mpsched.controller.state import StateError, StateStore
+    from mpsched.controller.intent.state import StateError, StateStore
     from mpsched.netcfg import ConfigError, NetCfg
     from mpsched.p4rt.p4info import P4Info, P4InfoError
     from mpsched.p4rt.pipeline import Pipeline
@@ -224,7 +224,7 @@ def serve(args: argparse.Namespace, controller: Controller, token: str,
     from os_ken.base import app_manager
     from os_ken.lib import hub
 
-    from mpsched.controller.app import MultipathApp
+    from mpsched.controller.app.app import MultipathApp
 
     stopping = hub.Event()
 
@@ -288,7 +288,7 @@ def execute(args: argparse.Namespace) -> int:
         log.error("%s", error)
         return 2
     log_start(controller, files.token_path, reads)
-    # off unless MPSCHED_MEMTRACE_S is set (src/mpsched/controller/memtrace.py)
+    # off unless MPSCHED_MEMTRACE_S is set (src/mpsched/controller/runtime/memtrace.py)
     memtrace.start_from_env()
     memtrim.start(args.malloc_trim_s)
     return serve(args, controller, token, tls, reads)

@@ -37,7 +37,7 @@ from pydantic import (
 )
 
 from mpsched import safeload
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.emu.segment import MAX_PATHS
 from mpsched.fabric.files import FabricFile

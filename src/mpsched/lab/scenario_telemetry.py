@@ -2,7 +2,7 @@
 
 The keys are the controller's own command-line options of how often the switches probe,
 report and are read, and when a silent path is dead (`mpsched controller --help`: the
-telemetry, budget and liveness groups of src/mpsched/controller/cli.py), spelt with underscores
+telemetry, budget and liveness groups of src/mpsched/controller/app/cli.py), spelt with underscores
 (`probe_max_pps: 250` is `--probe-max-pps 250`). They are read from the controller's parser,
 so a new option there is a new key here, and checked by the controller's own checks
 (`telemetry_config`), so a bad value fails before a testbed starts, naming the key. The
@@ -21,7 +21,7 @@ import argparse
 from functools import cache
 from typing import Any
 
-from mpsched.controller.cli import add_measurement_options, telemetry_config
+from mpsched.controller.app.cli import add_measurement_options, telemetry_config
 from mpsched.validation import MAX_MAGNITUDE, fail, finite, shown
 
 RUNNER_OWNED = frozenset({"poll_interval"})  # lab/runner.py sets it for every run

@@ -22,7 +22,7 @@ from mpsched.bench.scale_model import (
     spine_links,
     status_rss_mb,
 )
-from mpsched.controller.loop import Phases
+from mpsched.controller.scheduling.loop import Phases
 from mpsched.controller.southbound.agent import JobTime
 from mpsched.controller.telemetry.config import TelemetryConfig
 from mpsched.fabric.files import parse_fabric

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.bench.ui_fabric import FabricFeeder, parse_shape, section
-from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.app.core import Controller, ControllerSettings
 from tests.unit.controller.fakes import fabric
 from tests.unit.controller.helpers import pipeline
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import copy
 
 from mpsched import addressing as ap
-from mpsched.controller.scheduling.classes import classes_from_list
-from mpsched.controller.scheduling.scheduler import GlobalParams
-from mpsched.controller.state import (
+from mpsched.controller.intent.state import (
     Intent,
     PathIntent,
 )
+from mpsched.controller.scheduling.classes import classes_from_list
+from mpsched.controller.scheduling.scheduler import GlobalParams
 
 CLASSES = [
     {"id": 0, "name": "default"},

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mpsched.controller.__main__ import StartError, build_controller, build_parser, check_args
-from mpsched.controller.cli import cpu_budget_pct
-from mpsched.controller.governor import CPU_BUDGET_PCT
+from mpsched.controller.app.cli import cpu_budget_pct
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT
 
 
 def args(*extra: str):
@@ -104,7 +104,7 @@ def test_the_step_budget_option_seeds_the_parameter(tmp_path):
 def test_a_saved_step_budget_replaces_the_option_at_start(tmp_path, caplog):
     """As the control period: the intent saved in the state file wins over the command line,
     and the difference is logged."""
-    from mpsched.controller.state import load, save_atomic
+    from mpsched.controller.intent.state import load, save_atomic
 
     state = tmp_path / "state.json"
     first = start_from(tmp_path, "--state", str(state), "--step-budget-pct", "7")

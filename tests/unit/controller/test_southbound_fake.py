@@ -8,7 +8,12 @@ import time
 import pytest
 
 from mpsched import addressing as ap
-from mpsched.controller.core import Controller, ControllerSettings, NotFoundError, UnavailableError
+from mpsched.controller.app.core import (
+    Controller,
+    ControllerSettings,
+    NotFoundError,
+    UnavailableError,
+)
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import CounterValue, P4RuntimeClient, P4RuntimeError, param_value
 from mpsched.p4rt.pipeline import (

@@ -8,7 +8,7 @@ import argparse
 import pytest
 import yaml
 
-from mpsched.controller.cli import add_measurement_options
+from mpsched.controller.app.cli import add_measurement_options
 from mpsched.lab.scenario import ScenarioError, parse
 from tests.unit.lab.test_scenario import MINIMAL
 

@@ -247,8 +247,8 @@ def test_controller_writes_and_cleans_ca_params(server, p4info, tmp_path):
 def test_controller_without_congestion_refuses_mode_ca(server, tmp_path):
     """On a program without the feature, policy ca is refused naming the field, and the
     controller neither writes nor reconciles ca_params."""
-    from mpsched.controller.core import Controller, ControllerSettings
-    from mpsched.controller.errors import FieldError
+    from mpsched.controller.app.core import Controller, ControllerSettings
+    from mpsched.controller.model.errors import FieldError
     from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
     from tests.unit.controller.test_southbound_fake import _net
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from os_ken.base import app_manager
 
-from mpsched.controller.core import Controller
+from mpsched.controller.app.core import Controller
 from mpsched.controller.northbound.guard import HostCheck
 from mpsched.controller.northbound.rest import REST_THREADS, RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer, RestTls

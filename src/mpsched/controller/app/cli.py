@@ -1,7 +1,7 @@
 """The controller's command line (``python -m mpsched.controller``,
 src/mpsched/controller/__main__.py):
 its options by group (switches, telemetry, liveness, state, control; security's in
-src/mpsched/controller/security.py) and the telemetry settings they give (`telemetry_config`, whose
+src/mpsched/controller/app/security.py) and the telemetry settings they give (`telemetry_config`, whose
 errors
 name the option)."""
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from mpsched.controller import gcfreeze, memarenas, memtrim
-from mpsched.controller.core import DEFAULT_POLICY
-from mpsched.controller.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT, MIN_STEP_SHARE
+from mpsched.controller.app.core import DEFAULT_POLICY
+from mpsched.controller.app.security import add_security_options
 from mpsched.controller.northbound.rest import MAX_REST_THREADS, REST_THREADS
+from mpsched.controller.runtime import gcfreeze, memarenas, memtrim
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT, MIN_STEP_SHARE
 from mpsched.controller.scheduling.scheduler import (
     CONTROL_PERIOD_MS,
     MAX_CONTROL_PERIOD_MS,
@@ -21,7 +22,6 @@ from mpsched.controller.scheduling.scheduler import (
     REGISTRY,
     STEP_BUDGET,
 )
-from mpsched.controller.security import add_security_options
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.telemetry.config import (
     IDLE_PROBE_INTERVAL_S,
@@ -288,14 +288,14 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=memtrim.MALLOC_TRIM_S,
         help="every this many seconds give the memory malloc keeps free back to the system "
-        "(glibc's malloc_trim, src/mpsched/controller/memtrim.py); 0: never (default: %(default)s)",
+        "(glibc's malloc_trim, src/mpsched/controller/runtime/memtrim.py); 0: never (default: %(default)s)",
     )
     parser.add_argument(
         "--malloc-arenas",
         type=int,
         default=memarenas.MALLOC_ARENAS,
         help="at most this many malloc arenas for the controller's threads (glibc's "
-        "M_ARENA_MAX, src/mpsched/controller/memarenas.py: fewer arenas keep less free "
+        "M_ARENA_MAX, src/mpsched/controller/runtime/memarenas.py: fewer arenas keep less free "
         "memory resident); "
         "0: glibc's default, 8 per core (default: %(default)s)",
     )
@@ -306,7 +306,7 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         help="once this many paths have estimates, freeze the long-lived state out of the "
         "garbage collector's full collections, and again each time they grew by half, "
         "and from then on collect in full ten times less often "
-        "(src/mpsched/controller/gcfreeze.py: "
+        "(src/mpsched/controller/runtime/gcfreeze.py: "
         "short and rare pauses on a large fabric); 0: never (default: "
         "%(default)s)",
     )
@@ -342,7 +342,7 @@ def add_step_budget_option(parser: argparse.ArgumentParser) -> None:
         "%% of one core, that its control steps keep within, by spending less than "
         "--step-budget-pct of a period on a fabric's pairs while the process is over it, "
         f"down to {MIN_STEP_SHARE * 100:g} %%, at the price of the pairs' refresh time "
-        "(src/mpsched/controller/governor.py, "
+        "(src/mpsched/controller/runtime/governor.py, "
         "docs/results/scale.md; 0: no budget; default: %(default)s)",
     )
 

@@ -29,34 +29,34 @@ import time
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
 
-from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
-from mpsched.controller.fabric_ops import FabricOps
-from mpsched.controller.failures import FailureWatch
-from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, Freezer
-from mpsched.controller.governor import CPU_BUDGET_PCT, CpuGovernor
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.loop import ControlLoop, every
-from mpsched.controller.mastership import Mastership
+from mpsched.controller.app.fabric_ops import FabricOps
+from mpsched.controller.fabric.failures import FailureWatch
+from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.mastership import Mastership
+from mpsched.controller.intent.operator import Operator
+from mpsched.controller.intent.state import Intent, StateError, StateStore
+from mpsched.controller.model.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.northbound import answers, views
-from mpsched.controller.operator import Operator
-from mpsched.controller.regime_ops import REGIME_CHECK_S, RegimeKeeper
-from mpsched.controller.routes import Routes
+from mpsched.controller.runtime.gcfreeze import FREEZE_MIN_PATHS, Freezer
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT, CpuGovernor
+from mpsched.controller.runtime.steplock import StepFirstLock
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     MAX_CLASSES,
     ClassPolicy,
     TrafficClass,
 )
+from mpsched.controller.scheduling.loop import ControlLoop, every
 from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import STEP_BUDGET, GlobalParams, Scheduler
+from mpsched.controller.scheduling.stepper import Stepper
 from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
+from mpsched.controller.southbound.regime_ops import REGIME_CHECK_S, RegimeKeeper
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.southbound.writes import await_all
-from mpsched.controller.state import Intent, StateError, StateStore
-from mpsched.controller.steplock import StepFirstLock
-from mpsched.controller.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.inbox import Inbox
 from mpsched.controller.telemetry.intake import TelemetryIntake
@@ -98,12 +98,12 @@ class ControllerSettings:
     # overdue first; the rest wait for the next step (src/mpsched/controller/scheduling/due.py)
     step_budget_pct: float = STEP_BUDGET * 100
     # the start value of `params.cpu_budget_pct`: the process's CPU, % of one core, its
-    # control steps keep within (src/mpsched/controller/governor.py; None: no budget)
+    # control steps keep within (src/mpsched/controller/runtime/governor.py; None: no budget)
     cpu_budget_pct: float | None = CPU_BUDGET_PCT
     election_id: int = 1  # P4Runtime arbitration: the highest id is primary (backup: lower)
     peer: str | None = None  # the other controller's REST URL, named when refusing writes
     # paths with an estimator before the long-lived state is frozen out of the garbage
-    # collector's full collections (src/mpsched/controller/gcfreeze.py; 0: never)
+    # collector's full collections (src/mpsched/controller/runtime/gcfreeze.py; 0: never)
     gc_freeze_min_paths: int = FREEZE_MIN_PATHS
 
 
@@ -330,7 +330,7 @@ class Controller:
     def step_budget_s(self) -> float:
         """How long this step may spend stepping a fabric's pairs: the current parameter
         `step_budget_pct` (PUT /params) of the current control period, lowered while the
-        process is over its CPU budget (`cpu_budget_pct`, src/mpsched/controller/governor.py)."""
+        process is over its CPU budget (`cpu_budget_pct`, src/mpsched/controller/runtime/governor.py)."""
         params = self.scheduler.params
         cpu = params.cpu_budget_pct
         share = self.governor.step_share(params.step_budget_pct / 100,

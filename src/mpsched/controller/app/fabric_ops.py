@@ -1,4 +1,4 @@
-"""The operator's side of the routing (src/mpsched/controller/routes.py): the fabric's links and the
+"""The operator's side of the routing (src/mpsched/controller/fabric/routes.py): the fabric's links and the
 scheduler's pairs as REST views, and a link's administrative state.
 
 A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-from mpsched.controller.errors import NotFoundError
-from mpsched.controller.intent import IntentKeeper
+from mpsched.controller.fabric.routes import Routes, Unit
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.operator import Operator
+from mpsched.controller.model.errors import NotFoundError
 from mpsched.controller.northbound import answers, views
-from mpsched.controller.operator import Operator
-from mpsched.controller.routes import Routes, Unit
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import DirectionLoad, PortRate, link_loads
 from mpsched.controller.telemetry.regimes import IDLE

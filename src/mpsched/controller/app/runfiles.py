@@ -4,7 +4,7 @@ directory ($MPSCHED_RUN_DIR, else /run/mpsched; docs/security.md).
 `RunFiles.check` reads only: the run directory (if a file is in it) must be the user's own
 or root's and writable by nobody else, and an existing token file must be a regular file of
 the user's or root's (src/mpsched/proc/rundir.py; the state file is checked so where it is read,
-src/mpsched/controller/state.py), else the start is refused. It runs with
+src/mpsched/controller/intent/state.py), else the start is refused. It runs with
 the other checks of the command line, so that nothing is written before they all pass.
 `RunFiles.token` then makes the run directory private (created 0700, or tightened to it) and
 reads the token, or creates it there (mode 0600).
@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from mpsched.controller.intent.state import default_state_path
 from mpsched.controller.northbound.auth import (
     DEFAULT_RUN_DIR,
     RUN_DIR_ENV,
@@ -24,7 +25,6 @@ from mpsched.controller.northbound.auth import (
     default_token_path,
     load_or_create_token,
 )
-from mpsched.controller.state import default_state_path
 from mpsched.proc import rundir
 
 

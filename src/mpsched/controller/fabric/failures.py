@@ -30,10 +30,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from mpsched.controller.operator import Operator
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.fabric.tomography import Hop, Observation, infer, path_hops
+from mpsched.controller.intent.operator import Operator
 from mpsched.controller.telemetry.intake import TelemetryIntake
-from mpsched.controller.tomography import Hop, Observation, infer, path_hops
 from mpsched.fabric.paths import Path
 
 log = logging.getLogger(__name__)

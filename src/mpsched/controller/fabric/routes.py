@@ -6,7 +6,7 @@ the scheduler's unit of a switch is the switch's name (its placements towards th
 edge), as before fabrics. A fabric (docs/fabric.md): the paths of every ordered pair of
 edges from `mpsched.fabric.paths.route` on the intact fabric, re-routed by `paths.reroute`
 when the operator takes a link administratively down or up (ids of unaffected paths stay)
-or the controller infers that a link failed or returned (src/mpsched/controller/failures.py): the
+or the controller infers that a link failed or returned (src/mpsched/controller/fabric/failures.py): the
 routing avoids both kinds of down link, kept apart (`links_down`, the operator's;
 `links_failed`, inferred). While links are held failed, the paths they cut stay installed
 but unweighted, only to be probed (`watch`, tomography.watch_paths), so that their return
@@ -27,6 +27,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from mpsched.controller.fabric.tomography import watch_paths
 from mpsched.controller.scheduling.mptcp_placement import path_overlaps
 from mpsched.controller.southbound.forwarding import (
     fabric_entries,
@@ -37,7 +38,6 @@ from mpsched.controller.southbound.forwarding import (
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.controller.telemetry.regimes import ProbeRegimes
 from mpsched.controller.telemetry.report_rates import ReportRates
-from mpsched.controller.tomography import watch_paths
 from mpsched.fabric.paths import Failures, Pair, Path, Routing, bottleneck_mbps, reroute, route
 from mpsched.fabric.ports import HopKey, Ports, next_hops, port_map
 from mpsched.netcfg import NetCfg, SwitchCfg
@@ -109,7 +109,7 @@ class Routes:
         self.ports = port_map(self.fabric) if self.fabric is not None else {}
         self.hops: dict[str, dict[HopKey, int]] = {}
         self.links_down: set[str] = set()  # the operator's (PUT /links/{name}/admin)
-        # inferred (src/mpsched/controller/failures.py)
+        # inferred (src/mpsched/controller/fabric/failures.py)
         self.links_failed: frozenset[str] = frozenset()
         # the paths cut by inferred failures, installed only to be probed, and the ids the
         # program has for them

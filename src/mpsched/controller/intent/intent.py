@@ -1,8 +1,8 @@
 """The operator's intent: the scheduler (traffic classes, their policies, the global
 parameters, admin states, what learning policies learned), the static path weights and a
-fabric's links taken down (src/mpsched/controller/routes.py), and their persistence in the state
+fabric's links taken down (src/mpsched/controller/fabric/routes.py), and their persistence in the state
 file
-(src/mpsched/controller/state.py).
+(src/mpsched/controller/intent/state.py).
 
 `IntentKeeper` holds them; `snapshot` reads them as an `Intent`, `apply` replaces them by
 one (at start from the state file, or when taking over as primary), `persist` saves them
@@ -17,11 +17,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from mpsched.controller.errors import FieldError
-from mpsched.controller.routes import Routes
-from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
-from mpsched.controller.scheduling.scheduler import Scheduler
-from mpsched.controller.state import (
+from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.intent.state import (
     Intent,
     PathIntent,
     StateError,
@@ -29,6 +26,9 @@ from mpsched.controller.state import (
     copy_params,
     no_state_view,
 )
+from mpsched.controller.model.errors import FieldError
+from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
+from mpsched.controller.scheduling.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The state file's document (src/mpsched/controller/state.py) as a pydantic model.
+"""The state file's document (src/mpsched/controller/intent/state.py) as a pydantic model.
 
 `IntentFile` declares the file: ``version`` (1 or 2), ``classes`` (as ``PUT /classes``),
 ``params`` (as ``PUT /params``: checked and merged over the defaults by
@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidator, model_validator
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.scheduling.classes import TrafficClass, classes_from_list
 from mpsched.controller.scheduling.scheduler import GlobalParams, make_class_policy
 from mpsched.p4rt.weights import MAX_WEIGHT

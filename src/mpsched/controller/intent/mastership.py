@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from mpsched.controller.errors import NotPrimaryError
-from mpsched.controller.intent import IntentKeeper
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.state import Intent, StateError
+from mpsched.controller.model.errors import NotPrimaryError
 from mpsched.controller.southbound.agent import SwitchAgent
-from mpsched.controller.state import Intent, StateError
 
 log = logging.getLogger(__name__)
 

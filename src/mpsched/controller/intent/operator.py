@@ -4,7 +4,7 @@ A write is refused while this controller is a backup (NotPrimaryError). Under th
 controller's lock it changes the intent and steps the scheduler for every switch, then waits
 for every switch to acknowledge (UnavailableError names those that did not: the intended
 state stays, and a switch that comes back is reprogrammed with it, but it is not saved), then
-saves the intent (src/mpsched/controller/state.py) and logs the change.
+saves the intent (src/mpsched/controller/intent/state.py) and logs the change.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any
 
-from mpsched.controller.errors import NotFoundError, NotHereError
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.mastership import Mastership
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.mastership import Mastership
+from mpsched.controller.intent.state import Intent
+from mpsched.controller.model.errors import NotFoundError, NotHereError
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.scheduler import Scheduler
+from mpsched.controller.scheduling.stepper import Extra, Stepper
 from mpsched.controller.southbound.writes import await_all, delete_all, upsert_forwarding
-from mpsched.controller.state import Intent
-from mpsched.controller.stepper import Extra, Stepper
 from mpsched.p4rt.weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ class Operator:
 
     def set_links_failed(self, names: frozenset[str]) -> None:
         """Exactly the links `names` held failed, as the controller inferred them
-        (src/mpsched/controller/failures.py; the operator's admin states stay as they are): re-route
+        (src/mpsched/controller/fabric/failures.py; the operator's admin states stay as they are): re-route
         and rewrite as `set_links_admin`."""
         routes = self.stepper.routes
 

@@ -21,7 +21,7 @@ atomically (`save_atomic`)::
      "learned": {"<class id>": {"<switch>": {...}}},
      "links": {"leaf1-spine2": {"admin": "down"}}}   (a fabric's, only when some link is down)
 
-`Intent.from_json` checks it against its model, `IntentFile` (src/mpsched/controller/intent_file.py:
+`Intent.from_json` checks it against its model, `IntentFile` (src/mpsched/controller/intent/intent_file.py:
 classes as for ``PUT /classes``, every class's policy and params against the policy registry,
 params as for ``PUT /params``) and raises `StateError` naming the field, e.g.
 ``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None if there
@@ -46,13 +46,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from mpsched import safeload
-from mpsched.controller.errors import adapter
-from mpsched.controller.intent_file import (  # noqa: F401 (re-exported)
+from mpsched.controller.intent.intent_file import (  # noqa: F401 (re-exported)
     MAX_PATH_ID,
     READ_VERSIONS,
     VERSION,
     IntentFile,
 )
+from mpsched.controller.model.errors import adapter
 from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
 from mpsched.controller.scheduling.classes import TrafficClass, class_to_dict
 from mpsched.controller.scheduling.scheduler import GlobalParams

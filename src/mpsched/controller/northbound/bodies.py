@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from mpsched.controller.errors import FieldError, checked
+from mpsched.controller.model.errors import FieldError, checked
 from mpsched.controller.scheduling.classes import (
     MAX_CLASSES,
     PolicyChanges,

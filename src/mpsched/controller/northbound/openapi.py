@@ -21,7 +21,7 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic.json_schema import JsonSchemaMode
 
-from mpsched.controller.errors import adapter
+from mpsched.controller.model.errors import adapter
 from mpsched.controller.northbound.routing import READ_METHODS, ROUTES, Endpoint, Resource
 
 BASE = "openapi-base.yaml"

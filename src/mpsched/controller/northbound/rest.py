@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from webob import Request, Response
 
-from mpsched.controller.errors import (
+from mpsched.controller.model.errors import (
     FieldError,
     NotFoundError,
     NotHereError,
@@ -83,7 +83,7 @@ ENDPOINT_KEY = "mpsched.endpoint"  # the request's Endpoint (routing.py), in its
 
 
 class Backend(Protocol):
-    """What the API serves (src/mpsched/controller/core.py `Controller`): typed views
+    """What the API serves (src/mpsched/controller/app/core.py `Controller`): typed views
     (northbound/views.py), serialised by `json_response`."""
 
     def paths(self) -> list[views.PathView]: ...

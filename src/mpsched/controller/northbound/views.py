@@ -167,7 +167,7 @@ class LinkDirectionView(View):
 class LinkView(View):
     """GET /links: a fabric's link (docs/fabric.md), its administrative state (the
     operator's), its inferred state (`inferred`: down while the controller holds it failed
-    from the paths' liveness, src/mpsched/controller/failures.py), whether the routing uses it
+    from the paths' liveness, src/mpsched/controller/fabric/failures.py), whether the routing uses it
     (`alive`:
     up in both, and some pair's path crosses it; `paths`: how many) and its load per
     direction (`forward` a -> b, `reverse` b -> a)."""
@@ -232,7 +232,7 @@ class LoopStats(View):
     latency_ms_p99: float | None
     control_period_ms: Number
     # the share of the period (%) a step may spend on a fabric's pairs now: step_budget_pct,
-    # lowered while the process is over cpu_budget_pct (src/mpsched/controller/governor.py)
+    # lowered while the process is over cpu_budget_pct (src/mpsched/controller/runtime/governor.py)
     step_budget_pct_now: Number | None = None
     cpu_pct: Number | None = None  # the process's CPU over the last 2 s, % of one core
 
@@ -286,7 +286,7 @@ class AdaptiveView(View):
 
 
 class StateView(View):
-    """GET /state (src/mpsched/controller/state.py)."""
+    """GET /state (src/mpsched/controller/intent/state.py)."""
 
     path: str | None
     persistent: bool

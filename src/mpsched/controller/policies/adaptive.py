@@ -55,7 +55,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.adaptive_arms import DEFAULT_ARMS, Arm, parse_arms
 from mpsched.controller.policies.adaptive_bayes import BetaTable, Choice, choose
 from mpsched.controller.policies.adaptive_context import (

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.base import Policy, params_from_dict
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.policies.registry import REGISTRY

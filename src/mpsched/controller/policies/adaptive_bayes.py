@@ -58,7 +58,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.validation import MAX_MAGNITUDE, finite, shown
 
 EXPLORATIONS = ("epsilon", "thompson")

@@ -44,7 +44,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.base import PathState
 
 FEATURES = ("loss", "delay", "jitter", "load")

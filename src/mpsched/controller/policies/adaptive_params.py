@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.adaptive_arms import DEFAULT_ARMS, parse_arms
 from mpsched.controller.policies.adaptive_bayes import EXPLORATIONS, PRIORS
 from mpsched.controller.policies.adaptive_context import (

@@ -50,7 +50,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.base import Decision, PathState, fmt_scores
 
 log = logging.getLogger(__name__)

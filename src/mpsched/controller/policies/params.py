@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 from pydantic import model_validator as _model_validator
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.validation import MAX_MAGNITUDE, fail, finite, input_error, shown
 
 

@@ -2,7 +2,7 @@
 
 Off unless the environment sets `MPSCHED_MEMTRACE_S` (seconds between samples, > 0): then
 `start_from_env` starts tracemalloc and a daemon thread that logs, every that many seconds,
-one line (logger `mpsched.controller.memtrace`, level INFO)::
+one line (logger `mpsched.controller.runtime.memtrace`, level INFO)::
 
     memtrace rss_kb=... traced_kb=... tracemalloc_kb=... malloc_used_kb=... malloc_free_kb=...
              mmap_kb=... arena_kb=... malloc_arenas=... threads=... smaps_heap_kb=...
@@ -14,15 +14,15 @@ then the allocation sites (file:line) whose traced size grew most since the firs
 then `memtrace gc_objects=N` (the objects the collector tracks, gc.get_objects()), the
 object types whose count grew most since the first sample (`memtrace type NAME +N (M)`) and
 the containers whose length grew most since first seen (`memtrace container TYPE
-Class.attribute len=N +D`; src/mpsched/controller/memobjects.py).
+Class.attribute len=N +D`; src/mpsched/controller/runtime/memobjects.py).
 The figures tell a growth of the Python heap (traced_kb rises with rss_kb) from native growth
 (malloc_used_kb rises, traced_kb does not: gRPC's C core, protobuf's C++ messages) and from
 the allocator keeping freed memory (malloc_free_kb rises: fragmentation, more arenas);
 tracemalloc_kb is tracemalloc's own bookkeeping (in malloc_used_kb, not in
 traced_kb); malloc's figures are glibc's mallinfo2, summed over every arena (absent elsewhere),
-malloc_arenas how many arenas there are (malloc_info, src/mpsched/controller/memarenas.py).
+malloc_arenas how many arenas there are (malloc_info, src/mpsched/controller/runtime/memarenas.py).
 The smaps_*_kb figures are the resident kB of /proc/self/smaps by kind of mapping
-(src/mpsched/controller/memmaps.py: the brk heap, malloc's thread arenas, thread stacks, anonymous
+(src/mpsched/controller/runtime/memmaps.py: the brk heap, malloc's thread arenas, thread stacks, anonymous
 mappings of whole MiBs such as CPython's object arenas, other anonymous ones, files); the
 py_* ones CPython's small-object allocator's (sys.getallocatedblocks; from
 sys._debugmallocstats: its 1 MiB arenas now and ever allocated, kB in blocks in use and in
@@ -58,9 +58,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.controller import memarenas, memmaps, memobjects
+from mpsched.controller.runtime import memarenas, memmaps, memobjects
 
-log = logging.getLogger("mpsched.controller.memtrace")
+log = logging.getLogger("mpsched.controller.runtime.memtrace")
 
 ENV_PERIOD = "MPSCHED_MEMTRACE_S"
 ENV_TOP = "MPSCHED_MEMTRACE_TOP"

@@ -10,7 +10,7 @@ takes a few milliseconds and holds each arena's lock briefly, hence a thread of 
 the control loop. On the fabric soak it gave back 0.3 to 0.8 MB a minute but left the
 controller's RSS slope where it was (docs/results/fabric-soak.md): a lever to tell
 the allocator's free space from memory in use, not a fix, hence off unless asked for. What
-levelled the slope is fewer arenas (`--malloc-arenas`, src/mpsched/controller/memarenas.py).
+levelled the slope is fewer arenas (`--malloc-arenas`, src/mpsched/controller/runtime/memarenas.py).
 
 Elsewhere than glibc (no `malloc_trim`) the trimmer does nothing.
 """

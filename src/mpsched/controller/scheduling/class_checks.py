@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.validation import finite
 
 PROTOCOLS = {"icmp": 1, "tcp": 6, "udp": 17}

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.base import Decision, PathState, Policy
 from mpsched.controller.policies.ca import fmt_ca
 from mpsched.controller.policies.lm3 import Lm3

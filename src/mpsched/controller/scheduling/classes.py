@@ -34,7 +34,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
-from mpsched.controller.errors import FieldError, adapter, checked, join_field
+from mpsched.controller.model.errors import FieldError, adapter, checked, join_field
 from mpsched.controller.policies.base import QosTarget
 from mpsched.controller.scheduling.class_checks import (
     PROTOCOLS,

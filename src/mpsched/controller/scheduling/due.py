@@ -1,6 +1,6 @@
 """Which pairs a control step must visit: those whose inputs changed since their last step.
 
-A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/routes.py), and a step over every
+A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/fabric/routes.py), and a step over every
 one
 of them every control period costs the controller a core from a few dozen edges on
 (docs/results/scale.md). A pair's step is a function of its view (its paths' estimates,

@@ -6,7 +6,7 @@ control period are global (`params.lm3`, `params.mptcp`, `params.control_period_
 are the share of each period a control step may spend stepping a fabric's pairs
 (`params.step_budget_pct`, src/mpsched/controller/scheduling/due.py) and the process's CPU budget
 that
-lowers that share (`params.cpu_budget_pct`, src/mpsched/controller/governor.py).
+lowers that share (`params.cpu_budget_pct`, src/mpsched/controller/runtime/governor.py).
 `GlobalParams.updated` applies a partial change, naming the offending key on error.
 """
 
@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mpsched.controller.errors import FieldError, checked
-from mpsched.controller.governor import CPU_BUDGET_PCT
+from mpsched.controller.model.errors import FieldError, checked
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.base import (
     Policy,
@@ -26,6 +25,7 @@ from mpsched.controller.policies.base import (
     params_to_dict,
 )
 from mpsched.controller.policies.lm3 import Lm3
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT
 from mpsched.controller.scheduling.classes import ClassPolicy
 from mpsched.controller.scheduling.mptcp_placement import MptcpParams
 from mpsched.controller.scheduling.params_changes import (
@@ -40,7 +40,7 @@ class GlobalParams:
     control_period_ms: float = CONTROL_PERIOD_MS
     # of each control period, in percent: the pair steps of one loop step (due.py)
     step_budget_pct: float = STEP_BUDGET * 100
-    # the process's CPU, % of one core, the steps keep within (src/mpsched/controller/governor.py;
+    # the process's CPU, % of one core, the steps keep within (src/mpsched/controller/runtime/governor.py;
     # None: no budget)
     cpu_budget_pct: float | None = CPU_BUDGET_PCT
     lm3: Any = field(default_factory=lambda: Lm3.Params())

@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
 
-from mpsched.controller.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.policies.params import params_model
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT, MAX_CPU_BUDGET_PCT
 from mpsched.controller.scheduling.mptcp import MptcpParams
 from mpsched.validation import fail, finite
 

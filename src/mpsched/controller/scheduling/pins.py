@@ -2,7 +2,7 @@
 
 The tracker (scheduling/mptcp.py) follows the connections the switches' digests report and
 plans a path per subflow by live cost (`costs_for`) among the paths of the subflow's unit
-(src/mpsched/controller/routes.py: its initiator's edge switch with two edges; in a fabric the pair
+(src/mpsched/controller/fabric/routes.py: its initiator's edge switch with two edges; in a fabric the pair
 of
 its two edges). `desired` turns the plan into the subflow_pin entries of the edge switches
 (with two edges both directions of each subflow on both; in a fabric each direction on the
@@ -18,9 +18,9 @@ import ipaddress
 import logging
 from collections.abc import Callable, Iterable
 
+from mpsched.controller.fabric.routes import Routes, pair_key
 from mpsched.controller.policies.base import PathState
 from mpsched.controller.policies.ca import live_cost
-from mpsched.controller.routes import Routes, pair_key
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.mptcp import (
     Flow,

@@ -29,7 +29,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.base import Mode, PathState, Policy
 from mpsched.controller.policies.lm3 import Lm3

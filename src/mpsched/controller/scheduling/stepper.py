@@ -1,6 +1,6 @@
 """One scheduler step per unit, and the writes that bring the switches along.
 
-A unit (src/mpsched/controller/routes.py) is a two-edge switch's traffic, or a fabric's ordered pair
+A unit (src/mpsched/controller/fabric/routes.py) is a two-edge switch's traffic, or a fabric's ordered pair
 of
 edges; its placements live on its ingress switch, keyed by its destination edge. A step reads
 the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the changed
@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
-from mpsched.controller.routes import Unit
-from mpsched.controller.samples import Samples
+from mpsched.controller.fabric.routes import Unit
+from mpsched.controller.runtime.samples import Samples
 from mpsched.controller.scheduling.due import (
     AGE_STEP_S,
     DueQueue,

@@ -24,10 +24,10 @@ from concurrent.futures import Future, wait
 from contextlib import AbstractContextManager
 from typing import Any
 
-from mpsched.controller.report_ops import ReportKeeper
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.forwarding import regime_entries
+from mpsched.controller.southbound.report_ops import ReportKeeper
 from mpsched.controller.southbound.writes import upsert_forwarding
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.regimes import EdgePair, Transition, active_pairs, plan

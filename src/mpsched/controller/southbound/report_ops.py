@@ -1,7 +1,7 @@
 """The updates of a fabric's report intervals per pair of edges (src/mpsched/controller/telemetry/
 report_rates.py; docs/fabric-dataplane.md, "Report intervals").
 
-After each update of the probe regimes (src/mpsched/controller/regime_ops.py) `ReportKeeper.sync`
+After each update of the probe regimes (src/mpsched/controller/southbound/regime_ops.py) `ReportKeeper.sync`
 moves the data plane's report_config and rtt_config entries towards the regimes: a pair probed fast
 reports at the active pair's intervals, the others at the idle pair's. Under the lock it plans
 (`plan_sync`: also the pairs whose earlier write failed), counts the pairs going slow as slow
@@ -22,7 +22,7 @@ from concurrent.futures import Future, wait
 from contextlib import AbstractContextManager
 from typing import Any
 
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.forwarding import report_sync_entries
 from mpsched.controller.southbound.writes import upsert_forwarding

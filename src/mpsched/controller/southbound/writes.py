@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 from typing import TypeVar
 
-from mpsched.controller.errors import UnavailableError
+from mpsched.controller.model.errors import UnavailableError
 from mpsched.controller.southbound.forwarding import copy_sessions
 from mpsched.p4rt.client import CloneSession, P4RuntimeClient, P4RuntimeError, TableEntry
 from mpsched.p4rt.pipeline import Pipeline

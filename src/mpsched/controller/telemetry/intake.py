@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
+from mpsched.controller.fabric.routes import PAIR_JOIN, Routes, Unit, pair_key
 from mpsched.controller.policies.base import PathCounters, PathState
-from mpsched.controller.routes import PAIR_JOIN, Routes, Unit, pair_key
 from mpsched.controller.scheduling.scheduler import SwitchView
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.config import IDLE_PROBE_INTERVAL_S

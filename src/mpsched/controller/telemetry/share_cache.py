@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.telemetry.estimators import PathEstimator
 from mpsched.controller.telemetry.ports import PortRate, link_loads
 from mpsched.controller.telemetry.sharing import LinkDir, LinkShare, PathKey, link_shares

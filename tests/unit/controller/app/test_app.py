@@ -1,10 +1,10 @@
-"""src/mpsched/controller/app.py: the os-ken application's settings from its arguments, and
+"""src/mpsched/controller/app/app.py: the os-ken application's settings from its arguments, and
 stopping. (Starting it serves REST; that life cycle is tested with a server, in
 northbound/test_rest_abuse.py, test_app_rest_listens_only_on_loopback_by_default.)"""
 
 from __future__ import annotations
 
-from mpsched.controller.app import MultipathApp
+from mpsched.controller.app.app import MultipathApp
 
 
 class FakeController:

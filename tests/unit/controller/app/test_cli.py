@@ -1,11 +1,11 @@
-"""src/mpsched/controller/cli.py: the controller's options give the telemetry settings, and their
+"""src/mpsched/controller/app/cli.py: the controller's options give the telemetry settings, and their
 errors name the option."""
 
 from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.cli import build_parser, telemetry_config
+from mpsched.controller.app.cli import build_parser, telemetry_config
 from mpsched.controller.telemetry.estimators import TelemetryConfig
 
 

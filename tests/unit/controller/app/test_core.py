@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.core import Controller, ControllerSettings
-from mpsched.controller.governor import CpuGovernor
+from mpsched.controller.app.core import Controller, ControllerSettings
 from mpsched.controller.northbound import views
+from mpsched.controller.runtime.governor import CpuGovernor
 from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.p4rt.p4info import P4InfoError
@@ -156,7 +156,7 @@ def test_put_params_refuses_a_step_budget_out_of_range_naming_it(monkeypatch, va
 
 def test_a_process_over_its_cpu_budget_steps_in_a_smaller_share(monkeypatch):
     """The step's share falls while the process uses more than `cpu_budget_pct` of a core
-    (src/mpsched/controller/governor.py), GET /decisions shows it and the CPU, and `cpu_budget_pct`
+    (src/mpsched/controller/runtime/governor.py), GET /decisions shows it and the CPU, and `cpu_budget_pct`
     null (PUT /params) gives the parameter's share back at once."""
     from mpsched.controller.northbound.rest import RestApi
     from tests.unit.controller.northbound.test_rest import call

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.core import Controller, ControllerSettings
-from mpsched.controller.errors import NotFoundError
+from mpsched.controller.app.core import Controller, ControllerSettings
+from mpsched.controller.model.errors import NotFoundError
 from mpsched.controller.telemetry.estimators import PathReport
 from mpsched.p4rt.client import CounterValue
 from tests.unit.controller.fakes import fabric, two_edges

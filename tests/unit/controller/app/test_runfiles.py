@@ -1,4 +1,4 @@
-"""The controller's token and state files (src/mpsched/controller/runfiles.py,
+"""The controller's token and state files (src/mpsched/controller/app/runfiles.py,
 src/mpsched/controller/__main__.py):
 nothing is written before every check passed, the run directory is kept 0700, and a token or
 state file another user could have planted is refused at start (exit status 2)."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mpsched.controller.__main__ import StartError, build_parser, execute, run_files
-from mpsched.controller.runfiles import RunFiles
-from mpsched.controller.state import StateError, load
+from mpsched.controller.app.runfiles import RunFiles
+from mpsched.controller.intent.state import StateError, load
 from mpsched.proc import rundir
 
 OTHER_UID = 4242

@@ -1,4 +1,4 @@
-"""src/mpsched/controller/security.py: REST is refused off loopback without HTTPS (unless
+"""src/mpsched/controller/app/security.py: REST is refused off loopback without HTTPS (unless
 --insecure),
 the command line's TLS default for the switches."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from mpsched.controller import __main__ as main_module
 from mpsched.controller.__main__ import build_parser
-from mpsched.controller.security import (
+from mpsched.controller.app.security import (
     ExposureError,
     check_rest_exposure,
     is_loopback,
@@ -104,7 +104,7 @@ def test_rest_host_names_and_the_read_token_options(tmp_path, monkeypatch):
 
 def test_the_app_checks_host_against_its_names():
     from mpsched.bench.restfake import FakeBackend
-    from mpsched.controller.app import MultipathApp
+    from mpsched.controller.app.app import MultipathApp
 
     app = MultipathApp(controller=FakeBackend(), rest_host="ctl.lab", rest_port=0,
                        rest_host_names=("dash.lab",), read_token="r")

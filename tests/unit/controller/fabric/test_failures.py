@@ -10,16 +10,16 @@ import threading
 
 import pytest
 
-from mpsched.controller.failures import FailureWatch
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.mastership import Mastership
-from mpsched.controller.operator import Operator
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.failures import FailureWatch
+from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.mastership import Mastership
+from mpsched.controller.intent.operator import Operator
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.params import GlobalParams
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import Scheduler
-from mpsched.controller.stepper import Stepper
+from mpsched.controller.scheduling.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.report_rates import ACTIVE_REPORT_INTERVAL_US

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from mpsched.controller.routes import Routes, entry_changes, fabric_ports, pair_key
+from mpsched.controller.fabric.routes import Routes, entry_changes, fabric_ports, pair_key
 from mpsched.controller.southbound.forwarding import forwarding_entries
 from mpsched.p4rt.pipeline import (
     TABLE_LIVENESS_CONFIG,

@@ -1,11 +1,11 @@
 """Failed links and switches inferred from the paths' liveness
-(src/mpsched/controller/tomography.py)."""
+(src/mpsched/controller/fabric/tomography.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.tomography import (
+from mpsched.controller.fabric.tomography import (
     Observation,
     failed_hops,
     infer,

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.state import PathIntent, StateError, StateStore, load
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.state import PathIntent, StateError, StateStore, load
 from tests.unit.controller.helpers import scheduler
 
 
@@ -85,7 +85,7 @@ def test_learned_state_is_saved_only_when_it_changed(tmp_path):
 
 
 def test_a_fabrics_links_taken_down_are_intent():
-    from mpsched.controller.routes import Routes
+    from mpsched.controller.fabric.routes import Routes
     from tests.unit.controller.fakes import fabric
 
     routes = Routes(fabric())

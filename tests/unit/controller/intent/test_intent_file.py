@@ -1,4 +1,4 @@
-"""src/mpsched/controller/intent_file.py: the state file's model checks every field and names it
+"""src/mpsched/controller/intent/intent_file.py: the state file's model checks every field and names it
 (through
 `Intent.from_json`, which reads the file with it), and refuses what is not an object."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mpsched import addressing as ap
-from mpsched.controller.intent_file import VERSION, IntentFile, PathEntry, loc
-from mpsched.controller.state import (
+from mpsched.controller.intent.intent_file import VERSION, IntentFile, PathEntry, loc
+from mpsched.controller.intent.state import (
     Intent,
     StateError,
 )

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import NotPrimaryError
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.mastership import Mastership
-from mpsched.controller.state import StateStore
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.mastership import Mastership
+from mpsched.controller.intent.state import StateStore
+from mpsched.controller.model.errors import NotPrimaryError
 from tests.unit.controller.fakes import FakeAgent, two_edges
 from tests.unit.controller.helpers import scheduler
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.core import Controller, ControllerSettings, NotPrimaryError
+from mpsched.controller.app.core import Controller, ControllerSettings, NotPrimaryError
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.southbound.agent import AgentStatus
 from mpsched.netcfg import NetCfg

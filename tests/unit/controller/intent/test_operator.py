@@ -7,19 +7,19 @@ import threading
 
 import pytest
 
-from mpsched.controller.core import Controller, ControllerSettings
-from mpsched.controller.errors import NotFoundError, NotPrimaryError, UnavailableError
-from mpsched.controller.intent import IntentKeeper
-from mpsched.controller.mastership import Mastership
-from mpsched.controller.operator import Operator
+from mpsched.controller.app.core import Controller, ControllerSettings
+from mpsched.controller.intent.intent import IntentKeeper
+from mpsched.controller.intent.mastership import Mastership
+from mpsched.controller.intent.operator import Operator
+from mpsched.controller.intent.state import StateStore, load
+from mpsched.controller.model.errors import NotFoundError, NotPrimaryError, UnavailableError
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     Match,
     TrafficClass,
 )
 from mpsched.controller.scheduling.pins import PinManager
-from mpsched.controller.state import StateStore, load
-from mpsched.controller.stepper import Stepper
+from mpsched.controller.scheduling.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from tests.unit.controller.fakes import FakeAgent, fabric, two_edges
@@ -42,7 +42,7 @@ def saves(op: Operator) -> int:
 
 def test_an_acknowledged_write_is_saved_and_logged(tmp_path, caplog):
     op = operator(tmp_path)
-    caplog.set_level("INFO", logger="mpsched.controller.operator")
+    caplog.set_level("INFO", logger="mpsched.controller.intent.operator")
     op.write(lambda sched: sched.admin_down.add(2), "path 2 admin -> down")
     assert saves(op) == 1 and load(tmp_path / "state.json").paths[2].up is False
     assert all(a.jobs == 1 for a in op.stepper.agents)

@@ -5,7 +5,7 @@ path says so (`warnings`)."""
 
 from __future__ import annotations
 
-from mpsched.controller.core import Controller, ControllerSettings
+from mpsched.controller.app.core import Controller, ControllerSettings
 from mpsched.controller.northbound.rest import RestApi
 from tests.unit.controller.fakes import FakeAgent, fabric, two_edges
 from tests.unit.controller.helpers import pipeline

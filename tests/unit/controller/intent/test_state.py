@@ -1,4 +1,4 @@
-"""The persisted intent (src/mpsched/controller/state.py): its file format and atomic writes (pure;
+"""The persisted intent (src/mpsched/controller/intent/state.py): its file format and atomic writes (pure;
 the
 file's field checks: test_intent_file.py), and the controller restoring it, against fake
 P4Runtime switches."""
@@ -17,15 +17,13 @@ from webob import Request
 
 from mpsched.client import ctl
 from mpsched.controller.__main__ import command as controller_command
-from mpsched.controller.core import (
+from mpsched.controller.app.core import (
     Controller,
     ControllerSettings,
     NotFoundError,
     UnavailableError,
 )
-from mpsched.controller.northbound.rest import RestApi
-from mpsched.controller.scheduling.classes import classes_from_list
-from mpsched.controller.state import (
+from mpsched.controller.intent.state import (
     VERSION,
     Intent,
     StateError,
@@ -35,6 +33,8 @@ from mpsched.controller.state import (
     load,
     save_atomic,
 )
+from mpsched.controller.northbound.rest import RestApi
+from mpsched.controller.scheduling.classes import classes_from_list
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.client import param_value
 from mpsched.p4rt.p4info import decode_uint

@@ -1,4 +1,4 @@
-"""src/mpsched/controller/errors.py: field names joined below a prefix, and `checked` validating a
+"""src/mpsched/controller/model/errors.py: field names joined below a prefix, and `checked` validating a
 model
 with the first error as a FieldError naming the (nested) field."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from mpsched.controller.errors import FieldError, adapter, checked, join_field
+from mpsched.controller.model.errors import FieldError, adapter, checked, join_field
 from mpsched.validation import InputError
 
 

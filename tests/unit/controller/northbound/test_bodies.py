@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.northbound.bodies import (
     DEFAULT_DECISIONS,
     MAX_DECISIONS,

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from webob import Request
 
-from mpsched.controller.errors import FieldError, adapter
+from mpsched.controller.model.errors import FieldError, adapter
 from mpsched.controller.northbound import openapi
 from mpsched.controller.northbound.bodies import parse
 from mpsched.controller.northbound.rest import RestApi

@@ -8,8 +8,8 @@ import yaml
 from webob import Request
 
 from mpsched import addressing as ap
-from mpsched.controller.core import NotFoundError, UnavailableError
-from mpsched.controller.errors import FieldError
+from mpsched.controller.app.core import NotFoundError, UnavailableError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.scheduling.classes import (
     TrafficClass,

@@ -22,7 +22,7 @@ from mpsched.bench import restabuse
 from mpsched.bench.restabuse import CASES, Write, concurrent_writes, possible_last, run_cases
 from mpsched.bench.restfake import FakeBackend
 from mpsched.controller.__main__ import build_parser
-from mpsched.controller.app import MultipathApp
+from mpsched.controller.app.app import MultipathApp
 from mpsched.controller.northbound.jsonbody import MAX_BODY
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer

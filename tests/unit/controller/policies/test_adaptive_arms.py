@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.adaptive_arms import (
     parse_arms,

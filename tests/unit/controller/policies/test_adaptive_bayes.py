@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies.adaptive_bayes import BetaTable, choose
 from tests.unit.controller.policies.helpers import Rigged
 

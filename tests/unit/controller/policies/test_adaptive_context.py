@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.adaptive_context import (
     Level,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.baselines import parse_weights

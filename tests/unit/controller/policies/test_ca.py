@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import CaCost, CaPath, Mode, PathState
 from mpsched.controller.policies.ca import (

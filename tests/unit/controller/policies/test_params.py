@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import REGISTRY, make_policy
 from mpsched.controller.policies.baselines import WcmpParams
 from mpsched.controller.policies.llhd import LlhdParams

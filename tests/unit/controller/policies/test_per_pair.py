@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.policies.base import Decision, Mode
 from mpsched.controller.policies.lm3 import Lm3, Lm3Params, quality
-from mpsched.controller.routes import Routes
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
 from mpsched.controller.southbound.reports import RttReport

@@ -1,4 +1,4 @@
-"""src/mpsched/controller/gcfreeze.py: when the controller freezes its long-lived state out of the
+"""src/mpsched/controller/runtime/gcfreeze.py: when the controller freezes its long-lived state out of the
 garbage
 collector's full collections, and that it unfreezes it again."""
 
@@ -8,7 +8,12 @@ import gc
 
 import pytest
 
-from mpsched.controller.gcfreeze import FREEZE_MIN_PATHS, FROZEN_FULL_EVERY, Freezer, freeze_due
+from mpsched.controller.runtime.gcfreeze import (
+    FREEZE_MIN_PATHS,
+    FROZEN_FULL_EVERY,
+    Freezer,
+    freeze_due,
+)
 
 
 def test_freezes_at_the_minimum_then_when_grown_by_half():

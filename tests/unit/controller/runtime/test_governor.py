@@ -1,11 +1,11 @@
-"""src/mpsched/controller/governor.py: the step's share of the period under the process's CPU
+"""src/mpsched/controller/runtime/governor.py: the step's share of the period under the process's CPU
 budget."""
 
 from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.governor import AIM, GAIN, MIN_STEP_SHARE, CpuGovernor, next_share
+from mpsched.controller.runtime.governor import AIM, GAIN, MIN_STEP_SHARE, CpuGovernor, next_share
 from tests.unit.controller.fakes import Clocks
 
 

@@ -1,4 +1,4 @@
-"""How many malloc arenas the controller's threads share (src/mpsched/controller/memarenas.py)."""
+"""How many malloc arenas the controller's threads share (src/mpsched/controller/runtime/memarenas.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
-from mpsched.controller import memarenas
+from mpsched.controller.runtime import memarenas
 
 glibc = pytest.mark.skipif(memarenas.malloc_info() is None, reason="no malloc_info (not glibc)")
 
 # eight threads that malloc at once (bytearrays beyond pymalloc's 512 bytes), then the arenas
 THREADS = """
 import sys, threading
-from mpsched.controller import memarenas
+from mpsched.controller.runtime import memarenas
 memarenas.limit(int(sys.argv[1]))
 both = threading.Barrier(9)
 def work():

@@ -1,11 +1,11 @@
-"""Resident memory by kind of mapping (src/mpsched/controller/memmaps.py)."""
+"""Resident memory by kind of mapping (src/mpsched/controller/runtime/memmaps.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mpsched.controller import memmaps
-from mpsched.controller.memtrace import proc_status
+from mpsched.controller.runtime import memmaps
+from mpsched.controller.runtime.memtrace import proc_status
 
 HEAP = 0x7F0000000000  # 64 MiB-aligned
 SMAPS = f"""\

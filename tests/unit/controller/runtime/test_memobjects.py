@@ -1,10 +1,10 @@
-"""Which Python objects grow (src/mpsched/controller/memobjects.py)."""
+"""Which Python objects grow (src/mpsched/controller/runtime/memobjects.py)."""
 
 from __future__ import annotations
 
 from collections import Counter, deque
 
-from mpsched.controller import memobjects
+from mpsched.controller.runtime import memobjects
 
 
 class Keeper:

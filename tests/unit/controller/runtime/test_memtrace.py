@@ -1,4 +1,4 @@
-"""The opt-in memory diagnostic (src/mpsched/controller/memtrace.py)."""
+"""The opt-in memory diagnostic (src/mpsched/controller/runtime/memtrace.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from mpsched.controller import memtrace
+from mpsched.controller.runtime import memtrace
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Giving malloc's free memory back (src/mpsched/controller/memtrim.py)."""
+"""Giving malloc's free memory back (src/mpsched/controller/runtime/memtrim.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from mpsched.controller import memtrim
-from mpsched.controller.memtrace import proc_status
+from mpsched.controller.runtime import memtrim
+from mpsched.controller.runtime.memtrace import proc_status
 
 glibc = pytest.mark.skipif(not memtrim.available(), reason="no malloc_trim (not glibc)")
 

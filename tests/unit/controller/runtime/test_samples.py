@@ -1,4 +1,4 @@
-"""src/mpsched/controller/samples.py: the latest N floats in memory allocated once."""
+"""src/mpsched/controller/runtime/samples.py: the latest N floats in memory allocated once."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections import deque
 
 import pytest
 
-from mpsched.controller.samples import Samples
+from mpsched.controller.runtime.samples import Samples
 
 
 def test_it_keeps_the_latest_like_a_bounded_deque():

@@ -1,4 +1,4 @@
-"""src/mpsched/controller/steplock.py: a mutex whose control step goes before the streams of short
+"""src/mpsched/controller/runtime/steplock.py: a mutex whose control step goes before the streams of short
 holds."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mpsched.controller.steplock import StepFirstLock
+from mpsched.controller.runtime.steplock import StepFirstLock
 
 WAIT_S = 5.0
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.scheduling.class_checks import (
     FrozenParams,
     check_bool,

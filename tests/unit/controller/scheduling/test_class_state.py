@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.base import CaCost, CaPath, Decision, Mode
 from mpsched.controller.policies.lm3 import Lm3

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from mpsched import addressing as ap
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.northbound import auth
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,

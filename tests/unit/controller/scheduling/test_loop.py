@@ -10,8 +10,8 @@ from concurrent.futures import Future
 
 import pytest
 
-from mpsched.controller.errors import UnavailableError
-from mpsched.controller.loop import ControlLoop, every
+from mpsched.controller.model.errors import UnavailableError
+from mpsched.controller.scheduling.loop import ControlLoop, every
 from mpsched.stats import percentile
 
 

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from mpsched.controller.errors import FieldError
-from mpsched.controller.governor import CPU_BUDGET_PCT
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.policies.lm3 import Lm3Params
+from mpsched.controller.runtime.governor import CPU_BUDGET_PCT
 from mpsched.controller.scheduling.classes import ClassPolicy
 from mpsched.controller.scheduling.params import (
     GlobalParams,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.errors import FieldError, checked
+from mpsched.controller.model.errors import FieldError, checked
 from mpsched.controller.policies import REGISTRY
 from mpsched.controller.scheduling.params_changes import (
     MAX_CONTROL_PERIOD_MS,

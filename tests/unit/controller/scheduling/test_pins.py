@@ -93,7 +93,7 @@ def test_a_subflow_whose_count_does_not_move_is_dropped_after_the_idle_timeout()
 def test_a_fabric_pins_each_direction_on_the_edge_that_sends_it():
     """leaf1's host opens a subflow to leaf3's: leaf1 pins the forward direction, leaf3 the
     reverse, each towards its pair's path of that id; nothing on leaf2 or the spines."""
-    from mpsched.controller.routes import Routes
+    from mpsched.controller.fabric.routes import Routes
     from tests.unit.controller.fakes import fabric
 
     net = fabric()
@@ -121,7 +121,7 @@ def test_a_fabric_pins_each_direction_on_the_edge_that_sends_it():
 def test_in_a_fabric_a_join_avoids_the_path_sharing_a_link_with_its_connection():
     """Pair a->c of fakes.SHARED: paths 2 and 3 share link a-x. The initial subflow takes
     path 2 (cheapest); the join takes path 1, disjoint, though path 3 costs less."""
-    from mpsched.controller.routes import Routes
+    from mpsched.controller.fabric.routes import Routes
     from tests.unit.controller.fakes import SHARED, fabric
     from tests.unit.controller.scheduling.helpers import SERVER_KEY, SERVER_TOKEN
 

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from mpsched.controller.errors import FieldError
+from mpsched.controller.model.errors import FieldError
 from mpsched.controller.scheduling.classes import ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.scheduler import Placement
 from tests.unit.controller.scheduling.sched_helpers import (

@@ -12,7 +12,7 @@ from mpsched.controller.scheduling.classes import (
 )
 from mpsched.controller.scheduling.mptcp import Flow, MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
-from mpsched.controller.stepper import Stepper
+from mpsched.controller.scheduling.stepper import Stepper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.p4rt.pipeline import TABLE_SUBFLOW_PIN, TABLE_TRAFFIC_CLASS, TABLE_WEIGHTS

@@ -8,8 +8,8 @@ import threading
 from concurrent.futures import Future
 from types import SimpleNamespace
 
-from mpsched.controller.regime_ops import RegimeKeeper
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.southbound.regime_ops import RegimeKeeper
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.regimes import ProbeRegimes

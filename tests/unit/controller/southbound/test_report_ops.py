@@ -9,7 +9,7 @@ from mpsched.controller.telemetry.report_rates import (
 )
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import TABLE_REPORT_CONFIG, TABLE_RTT_CONFIG
-from tests.unit.controller.test_regime_ops import NOW, keeper
+from tests.unit.controller.southbound.test_regime_ops import NOW, keeper
 
 
 def intervals(writes: list[list[TableEntry]], table: str = TABLE_REPORT_CONFIG

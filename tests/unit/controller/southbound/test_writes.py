@@ -7,7 +7,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from mpsched.controller.errors import UnavailableError
+from mpsched.controller.model.errors import UnavailableError
 from mpsched.controller.southbound.writes import (
     await_all,
     delete_all,

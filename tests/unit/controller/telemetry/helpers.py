@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.windows import PathReport

@@ -85,7 +85,7 @@ def two_edge_controller(controller_cls, tmp_path):
 def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
     import time
 
-    from mpsched.controller.core import Controller, NotFoundError
+    from mpsched.controller.app.core import Controller, NotFoundError
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
     ctl.on_report(report(1.0, 0, 0, at=now))
@@ -113,7 +113,7 @@ def test_controller_keeps_estimates_per_path_and_direction(tmp_path):
 def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     import time
 
-    from mpsched.controller.core import Controller
+    from mpsched.controller.app.core import Controller
     from mpsched.controller.southbound.reports import RttReport
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()

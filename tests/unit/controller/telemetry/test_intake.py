@@ -102,7 +102,7 @@ def test_switch_view_reads_its_outgoing_direction_only():
 def test_a_fabric_pairs_view_reads_its_own_directions_estimators_only():
     """Each direction's estimators are indexed (by_direction): a pair's view reads those of
     its direction, not those of the other pairs towards the same edge."""
-    from mpsched.controller.routes import pair_key
+    from mpsched.controller.fabric.routes import pair_key
     from tests.unit.controller.fakes import fabric
 
     i = TelemetryIntake(fabric(), EstimatorSettings(), TelemetryConfig())
@@ -141,7 +141,7 @@ def test_history_since_keeps_only_newer_snapshots():
 def test_a_fabrics_rtt_report_towards_no_peer_edge_is_ignored_after_any_question():
     """The directions a fabric's reports name are kept per (switch, edge); only a peer edge's:
     a report towards the switch's own edge is ignored even after its direction was asked."""
-    from mpsched.controller.routes import Routes
+    from mpsched.controller.fabric.routes import Routes
     from tests.unit.controller.fakes import fabric
 
     net = fabric()
@@ -156,7 +156,7 @@ def test_a_fabrics_rtt_report_towards_no_peer_edge_is_ignored_after_any_question
 
 def fabric_intake(telemetry: TelemetryConfig | None = None) -> TelemetryIntake:
     """A fabric's intake with probe regimes (every pair idle at start)."""
-    from mpsched.controller.routes import Routes
+    from mpsched.controller.fabric.routes import Routes
     from mpsched.controller.telemetry.regimes import ProbeRegimes
     from tests.unit.controller.fakes import fabric
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.routes import Routes
+from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.telemetry import share_cache
 from mpsched.controller.telemetry.ports import PortRate
 from mpsched.controller.telemetry.share_cache import LinkShareCache
