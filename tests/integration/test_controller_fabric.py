@@ -1,8 +1,8 @@
 """The controller programs a fabric on real BMv2 switches: 3 leaves x 2 spines, each a
 simple_switch_grpc of its own (no links between them: the tables are read back, traffic is
 the Mininet fabric testbed's to show). Every switch gets the program and its forwarding from
-the fabric's routing (src/mpsched/controller/fabric/routes.py); each leaf a placement per destination edge;
-a
+the fabric's routing (src/mpsched/controller/fabric/routes.py); each leaf a placement per
+destination edge; a
 link taken administratively down re-routes and rewrites only the changed entries."""
 
 from __future__ import annotations

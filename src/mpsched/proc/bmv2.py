@@ -35,8 +35,8 @@ class Bmv2Error(RuntimeError):
 # fabric soak fell from 30-40 % to 10-23 %, at the same CPU per packet
 # (docs/results/fabric-soak.md, "The switches' arenas"; what is left is its pool of packet
 # header vectors, which the soak fills first, src/mpsched/bench/soak_warm.py). The controller
-# limits its own likewise (src/mpsched/controller/runtime/memarenas.py). A MALLOC_ARENA_MAX already in
-# the environment is kept.
+# limits its own likewise (src/mpsched/controller/runtime/memarenas.py). A MALLOC_ARENA_MAX already
+# in the environment is kept.
 SWITCH_MALLOC_ARENAS = 2
 
 

@@ -129,7 +129,8 @@ def fabric(section: dict | None = None) -> NetCfg:
 
 
 class Clocks:
-    """A wall clock and a process CPU clock the test moves (src/mpsched/controller/runtime/governor.py)."""
+    """A wall clock and a process CPU clock the test moves
+    (src/mpsched/controller/runtime/governor.py)."""
 
     def __init__(self) -> None:
         self.wall = self.cpu = 0.0

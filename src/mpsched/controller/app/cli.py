@@ -1,8 +1,8 @@
 """The controller's command line (``python -m mpsched.controller``,
 src/mpsched/controller/__main__.py):
 its options by group (switches, telemetry, liveness, state, control; security's in
-src/mpsched/controller/app/security.py) and the telemetry settings they give (`telemetry_config`, whose
-errors
+src/mpsched/controller/app/security.py) and the telemetry settings they give (`telemetry_config`,
+whose errors
 name the option)."""
 
 from __future__ import annotations
@@ -288,7 +288,8 @@ def add_control_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=memtrim.MALLOC_TRIM_S,
         help="every this many seconds give the memory malloc keeps free back to the system "
-        "(glibc's malloc_trim, src/mpsched/controller/runtime/memtrim.py); 0: never (default: %(default)s)",
+        "(glibc's malloc_trim, src/mpsched/controller/runtime/memtrim.py); "
+        "0: never (default: %(default)s)",
     )
     parser.add_argument(
         "--malloc-arenas",

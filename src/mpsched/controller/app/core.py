@@ -330,7 +330,8 @@ class Controller:
     def step_budget_s(self) -> float:
         """How long this step may spend stepping a fabric's pairs: the current parameter
         `step_budget_pct` (PUT /params) of the current control period, lowered while the
-        process is over its CPU budget (`cpu_budget_pct`, src/mpsched/controller/runtime/governor.py)."""
+        process is over its CPU budget (`cpu_budget_pct`,
+        src/mpsched/controller/runtime/governor.py)."""
         params = self.scheduler.params
         cpu = params.cpu_budget_pct
         share = self.governor.step_share(params.step_budget_pct / 100,

@@ -1,5 +1,5 @@
-"""The operator's side of the routing (src/mpsched/controller/fabric/routes.py): the fabric's links and the
-scheduler's pairs as REST views, and a link's administrative state.
+"""The operator's side of the routing (src/mpsched/controller/fabric/routes.py): the fabric's links
+and the scheduler's pairs as REST views, and a link's administrative state.
 
 A pair is one unit of the scheduler: an ordered pair of a fabric's edges, keyed
 ``"<ingress>-><egress>"`` (e.g. ``"leaf1->leaf3"``), or, with two edges, a switch's traffic

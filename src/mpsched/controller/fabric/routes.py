@@ -6,8 +6,8 @@ the scheduler's unit of a switch is the switch's name (its placements towards th
 edge), as before fabrics. A fabric (docs/fabric.md): the paths of every ordered pair of
 edges from `mpsched.fabric.paths.route` on the intact fabric, re-routed by `paths.reroute`
 when the operator takes a link administratively down or up (ids of unaffected paths stay)
-or the controller infers that a link failed or returned (src/mpsched/controller/fabric/failures.py): the
-routing avoids both kinds of down link, kept apart (`links_down`, the operator's;
+or the controller infers that a link failed or returned (src/mpsched/controller/fabric/failures.py):
+the routing avoids both kinds of down link, kept apart (`links_down`, the operator's;
 `links_failed`, inferred). While links are held failed, the paths they cut stay installed
 but unweighted, only to be probed (`watch`, tomography.watch_paths), so that their return
 is seen;

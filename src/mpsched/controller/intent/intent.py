@@ -1,7 +1,7 @@
 """The operator's intent: the scheduler (traffic classes, their policies, the global
 parameters, admin states, what learning policies learned), the static path weights and a
-fabric's links taken down (src/mpsched/controller/fabric/routes.py), and their persistence in the state
-file
+fabric's links taken down (src/mpsched/controller/fabric/routes.py), and their persistence in the
+state file
 (src/mpsched/controller/intent/state.py).
 
 `IntentKeeper` holds them; `snapshot` reads them as an `Intent`, `apply` replaces them by

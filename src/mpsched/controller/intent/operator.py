@@ -180,7 +180,8 @@ class Operator:
 
     def set_links_failed(self, names: frozenset[str]) -> None:
         """Exactly the links `names` held failed, as the controller inferred them
-        (src/mpsched/controller/fabric/failures.py; the operator's admin states stay as they are): re-route
+        (src/mpsched/controller/fabric/failures.py; the operator's admin states stay as they are):
+        re-route
         and rewrite as `set_links_admin`."""
         routes = self.stepper.routes
 

@@ -21,11 +21,11 @@ atomically (`save_atomic`)::
      "learned": {"<class id>": {"<switch>": {...}}},
      "links": {"leaf1-spine2": {"admin": "down"}}}   (a fabric's, only when some link is down)
 
-`Intent.from_json` checks it against its model, `IntentFile` (src/mpsched/controller/intent/intent_file.py:
-classes as for ``PUT /classes``, every class's policy and params against the policy registry,
-params as for ``PUT /params``) and raises `StateError` naming the field, e.g.
-``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None if there
-is none) and never changes it. `StateStore` is the running controller's side: where
+`Intent.from_json` checks it against its model, `IntentFile`
+(src/mpsched/controller/intent/intent_file.py: classes as for ``PUT /classes``, every class's policy
+and params against the policy registry, params as for ``PUT /params``) and raises `StateError`
+naming the field, e.g. ``classes[1].policy.name`` or ``paths.2.weight``; `load` reads a file (None
+if there is none) and never changes it. `StateStore` is the running controller's side: where
 the file is, what it last saved, when, and the last error.
 """
 

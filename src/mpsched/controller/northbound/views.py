@@ -167,8 +167,8 @@ class LinkDirectionView(View):
 class LinkView(View):
     """GET /links: a fabric's link (docs/fabric.md), its administrative state (the
     operator's), its inferred state (`inferred`: down while the controller holds it failed
-    from the paths' liveness, src/mpsched/controller/fabric/failures.py), whether the routing uses it
-    (`alive`:
+    from the paths' liveness, src/mpsched/controller/fabric/failures.py), whether the routing uses
+    it (`alive`:
     up in both, and some pair's path crosses it; `paths`: how many) and its load per
     direction (`forward` a -> b, `reverse` b -> a)."""
 

@@ -6,7 +6,8 @@ container whose length rises (its entries ints, floats, strings or bytes, which 
 does not track, so that no type count moves). `ObjectWatch.sample` does both over
 gc.get_objects(): the type counts against the first sample's, and the lengths of the largest
 containers (lists, dicts, sets, deques) against their lengths when first seen, each named by
-where it is held (`Class.attribute`, a dict's key). src/mpsched/controller/runtime/memtrace.py logs them.
+where it is held (`Class.attribute`, a dict's key). src/mpsched/controller/runtime/memtrace.py logs
+them.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ tracemalloc_kb is tracemalloc's own bookkeeping (in malloc_used_kb, not in
 traced_kb); malloc's figures are glibc's mallinfo2, summed over every arena (absent elsewhere),
 malloc_arenas how many arenas there are (malloc_info, src/mpsched/controller/runtime/memarenas.py).
 The smaps_*_kb figures are the resident kB of /proc/self/smaps by kind of mapping
-(src/mpsched/controller/runtime/memmaps.py: the brk heap, malloc's thread arenas, thread stacks, anonymous
-mappings of whole MiBs such as CPython's object arenas, other anonymous ones, files); the
+(src/mpsched/controller/runtime/memmaps.py: the brk heap, malloc's thread arenas, thread stacks,
+anonymous mappings of whole MiBs such as CPython's object arenas, other anonymous ones, files); the
 py_* ones CPython's small-object allocator's (sys.getallocatedblocks; from
 sys._debugmallocstats: its 1 MiB arenas now and ever allocated, kB in blocks in use and in
 free blocks of its pools; absent while tracemalloc runs, which stands in for the

@@ -1,7 +1,7 @@
 """Which pairs a control step must visit: those whose inputs changed since their last step.
 
-A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/fabric/routes.py), and a step over every
-one
+A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/fabric/routes.py), and a step over
+every one
 of them every control period costs the controller a core from a few dozen edges on
 (docs/results/scale.md). A pair's step is a function of its view (its paths' estimates,
 src/mpsched/controller/telemetry/intake.py), of the scheduler's configuration (classes, policies,

@@ -6,8 +6,8 @@ latency of each step that wrote something (from the step's start, reading the es
 every switch's acknowledgement of its writes), reads the MPTCP pins' counters every
 IDLE_CHECK_S before a step and saves what learning policies learned every LEARNED_SAVE_S
 after one. A fabric's paths are checked for failed links every FAILURE_CHECK_S
-(src/mpsched/controller/fabric/failures.py) on a thread of the loop's own, so that the inference over every
-installed path of every pair does not hold back the steps. What a step does
+(src/mpsched/controller/fabric/failures.py) on a thread of the loop's own, so that the inference
+over every installed path of every pair does not hold back the steps. What a step does
 is the host's (`LoopHost`, the controller); this module only keeps time, and where a writing
 step's latency went (`Phases`: waiting for the controller's lock, until its writes were
 submitted, until they were acknowledged). `every` runs the failure check and the telemetry

@@ -40,8 +40,8 @@ class GlobalParams:
     control_period_ms: float = CONTROL_PERIOD_MS
     # of each control period, in percent: the pair steps of one loop step (due.py)
     step_budget_pct: float = STEP_BUDGET * 100
-    # the process's CPU, % of one core, the steps keep within (src/mpsched/controller/runtime/governor.py;
-    # None: no budget)
+    # the process's CPU, % of one core, the steps keep within
+    # (src/mpsched/controller/runtime/governor.py; None: no budget)
     cpu_budget_pct: float | None = CPU_BUDGET_PCT
     lm3: Any = field(default_factory=lambda: Lm3.Params())
     policies: dict[str, Any] = field(

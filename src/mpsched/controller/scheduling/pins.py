@@ -2,8 +2,8 @@
 
 The tracker (scheduling/mptcp.py) follows the connections the switches' digests report and
 plans a path per subflow by live cost (`costs_for`) among the paths of the subflow's unit
-(src/mpsched/controller/fabric/routes.py: its initiator's edge switch with two edges; in a fabric the pair
-of
+(src/mpsched/controller/fabric/routes.py: its initiator's edge switch with two edges; in a fabric
+the pair of
 its two edges). `desired` turns the plan into the subflow_pin entries of the edge switches
 (with two edges both directions of each subflow on both; in a fabric each direction on the
 edge that sends it, where that direction's pair has the path id: a pin's path id is the

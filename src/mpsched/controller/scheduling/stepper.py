@@ -1,7 +1,7 @@
 """One scheduler step per unit, and the writes that bring the switches along.
 
-A unit (src/mpsched/controller/fabric/routes.py) is a two-edge switch's traffic, or a fabric's ordered pair
-of
+A unit (src/mpsched/controller/fabric/routes.py) is a two-edge switch's traffic, or a fabric's
+ordered pair of
 edges; its placements live on its ingress switch, keyed by its destination edge. A step reads
 the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the changed
 placements into table entries (southbound/entries.py); the MPTCP subflow pins

@@ -1,11 +1,11 @@
 """The updates of a fabric's report intervals per pair of edges (src/mpsched/controller/telemetry/
 report_rates.py; docs/fabric-dataplane.md, "Report intervals").
 
-After each update of the probe regimes (src/mpsched/controller/southbound/regime_ops.py) `ReportKeeper.sync`
-moves the data plane's report_config and rtt_config entries towards the regimes: a pair probed fast
-reports at the active pair's intervals, the others at the idle pair's. Under the lock it plans
-(`plan_sync`: also the pairs whose earlier write failed), counts the pairs going slow as slow
-at once, and submits one job per switch through the same write path as the liveness entries
+After each update of the probe regimes (src/mpsched/controller/southbound/regime_ops.py)
+`ReportKeeper.sync` moves the data plane's report_config and rtt_config entries towards the regimes:
+a pair probed fast reports at the active pair's intervals, the others at the idle pair's. Under the
+lock it plans (`plan_sync`: also the pairs whose earlier write failed), counts the pairs going slow
+as slow at once, and submits one job per switch through the same write path as the liveness entries
 (southbound/writes.py `upsert_forwarding`); once both edges of a pair acknowledged, the pair's
 new interval is in force (the state a (re)programmed switch gets, `Routes.forwarding`, and
 the one `config.probe_needed` holds a busy path's probes for). The regimes switch a pair's

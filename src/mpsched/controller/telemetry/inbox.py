@@ -6,8 +6,8 @@ one made every report handler queue on it while a control step held it, and made
 wait for the lock behind a stream of short holders. Here the thread that finds no one taking
 reports in becomes the taker: it takes the lock and its own report in, then the reports the
 other threads queued meanwhile (at most `BATCH` per hold, and none while a control step waits
-for the lock: src/mpsched/controller/runtime/steplock.py) until the queue is empty, while the other threads
-append theirs to the queue and return at once (flat combining). A report is taken in by the
+for the lock: src/mpsched/controller/runtime/steplock.py) until the queue is empty, while the other
+threads append theirs to the queue and return at once (flat combining). A report is taken in by the
 thread that handed it over or by the taker of the moment, in the order handed over; a report
 handed over with no taker at work is taken in before `put` returns, as before.
 """

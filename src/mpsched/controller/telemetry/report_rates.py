@@ -23,8 +23,8 @@ controller consumes, which is far below one report per 10 ms:
 A switch whose report cap stretches its own intervals beyond these (`for_targets`, a large
 fabric) keeps its own. `ReportRates` holds which pairs' reports run at the active interval
 in the data plane now (`fast`): those acknowledged by both edges. The pairs follow their probe
-regime (src/mpsched/controller/southbound/report_ops.py): a pair probed fast reports fast once both its edges
-acknowledged the write; one that turned idle counts as slow from the moment its write is
+regime (src/mpsched/controller/southbound/report_ops.py): a pair probed fast reports fast once both
+its edges acknowledged the write; one that turned idle counts as slow from the moment its write is
 sent, so that nothing reads a faster interval than the data plane may have
 (`config.probe_needed` holds a busy path's probes for the interval in force).
 """

@@ -1,4 +1,5 @@
-"""src/mpsched/controller/app/cli.py: the controller's options give the telemetry settings, and their
+"""src/mpsched/controller/app/cli.py: the controller's options give the telemetry settings, and
+their
 errors name the option."""
 
 from __future__ import annotations

@@ -156,7 +156,8 @@ def test_put_params_refuses_a_step_budget_out_of_range_naming_it(monkeypatch, va
 
 def test_a_process_over_its_cpu_budget_steps_in_a_smaller_share(monkeypatch):
     """The step's share falls while the process uses more than `cpu_budget_pct` of a core
-    (src/mpsched/controller/runtime/governor.py), GET /decisions shows it and the CPU, and `cpu_budget_pct`
+    (src/mpsched/controller/runtime/governor.py), GET /decisions shows it and the CPU, and
+    `cpu_budget_pct`
     null (PUT /params) gives the parameter's share back at once."""
     from mpsched.controller.northbound.rest import RestApi
     from tests.unit.controller.northbound.test_rest import call

@@ -1,5 +1,5 @@
-"""src/mpsched/controller/intent/intent_file.py: the state file's model checks every field and names it
-(through
+"""src/mpsched/controller/intent/intent_file.py: the state file's model checks every field and names
+it (through
 `Intent.from_json`, which reads the file with it), and refuses what is not an object."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The persisted intent (src/mpsched/controller/intent/state.py): its file format and atomic writes (pure;
-the
+"""The persisted intent (src/mpsched/controller/intent/state.py): its file format and atomic writes
+(pure; the
 file's field checks: test_intent_file.py), and the controller restoring it, against fake
 P4Runtime switches."""
 

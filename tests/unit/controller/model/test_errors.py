@@ -1,5 +1,5 @@
-"""src/mpsched/controller/model/errors.py: field names joined below a prefix, and `checked` validating a
-model
+"""src/mpsched/controller/model/errors.py: field names joined below a prefix, and `checked`
+validating a model
 with the first error as a FieldError naming the (nested) field."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""src/mpsched/controller/runtime/gcfreeze.py: when the controller freezes its long-lived state out of the
-garbage
+"""src/mpsched/controller/runtime/gcfreeze.py: when the controller freezes its long-lived state out
+of the garbage
 collector's full collections, and that it unfreezes it again."""
 
 from __future__ import annotations

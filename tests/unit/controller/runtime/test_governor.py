@@ -1,4 +1,5 @@
-"""src/mpsched/controller/runtime/governor.py: the step's share of the period under the process's CPU
+"""src/mpsched/controller/runtime/governor.py: the step's share of the period under the process's
+CPU
 budget."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""How many malloc arenas the controller's threads share (src/mpsched/controller/runtime/memarenas.py)."""
+"""How many malloc arenas the controller's threads share
+(src/mpsched/controller/runtime/memarenas.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""src/mpsched/controller/runtime/steplock.py: a mutex whose control step goes before the streams of short
+"""src/mpsched/controller/runtime/steplock.py: a mutex whose control step goes before the streams of
+short
 holds."""
 
 from __future__ import annotations
