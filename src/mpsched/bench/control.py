@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from mpsched.controller.app.core import Controller, ControllerSettings
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import PathReport, TelemetryConfig
+from mpsched.controller.model.reports import PathReport, RttReport
+from mpsched.controller.telemetry.estimators import TelemetryConfig
 from mpsched.netcfg import NetCfg, PathCfg, plan_edges
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline

@@ -25,8 +25,7 @@ import time
 from collections.abc import Callable
 
 from mpsched.controller.app.core import Controller
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.controller.model.reports import PathReport, RttReport
 
 TICK_S = 0.010  # the feeder hands over the reports fallen due every tick
 Cell = tuple[int, int, int]  # (source edge, destination edge, path id)

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mpsched.bench.ui_feed import N_PATHS, Feeder, bench_settings
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.controller.model.reports import PathReport, RttReport
 
 FEED_INTERVAL_S = 0.1  # every pair's every path this often (ui.py's two edges: 10 ms)
 MARKED = ("leaf1", "leaf2")  # the pair the lag is measured on: the page's first pair

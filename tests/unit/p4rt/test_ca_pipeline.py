@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.policies.base import CaCost, CaPath
+from mpsched.controller.model.decision import CaCost, CaPath
 from mpsched.controller.policies.ca import ca_fixed_point
 from mpsched.p4rt import pipeline as pl
 from mpsched.p4rt.p4info import P4Info, P4InfoError

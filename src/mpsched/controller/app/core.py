@@ -37,6 +37,8 @@ from mpsched.controller.intent.mastership import Mastership
 from mpsched.controller.intent.operator import Operator
 from mpsched.controller.intent.state import Intent, StateError, StateStore
 from mpsched.controller.model.errors import NotFoundError, NotPrimaryError, UnavailableError
+from mpsched.controller.model.loop import LoopStats
+from mpsched.controller.model.reports import PathReport, RttReport
 from mpsched.controller.northbound import answers, views
 from mpsched.controller.runtime.gcfreeze import FREEZE_MIN_PATHS, Freezer
 from mpsched.controller.runtime.governor import CPU_BUDGET_PCT, CpuGovernor
@@ -55,9 +57,8 @@ from mpsched.controller.scheduling.stepper import Stepper
 from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.regime_ops import REGIME_CHECK_S, RegimeKeeper
-from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.southbound.writes import await_all
-from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.inbox import Inbox
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.ports import PortRate
@@ -473,7 +474,7 @@ class Controller:
         with self._lock:
             return views.params_view(self.scheduler.params)
 
-    def control_stats(self) -> views.LoopStats:
+    def control_stats(self) -> LoopStats:
         """The loop's figures, with the step's share now and the process's CPU."""
         used = self.governor.cpu_share
         share = self.governor.share_now(self.scheduler.params.step_budget_pct / 100)

@@ -14,8 +14,11 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from mpsched.controller.model.loop import LoopStats
+from mpsched.controller.model.placement import Placement
+from mpsched.controller.model.view import Number, View
 from mpsched.controller.scheduling.classes import (
     ClassPolicy,
     TrafficClass,
@@ -23,16 +26,11 @@ from mpsched.controller.scheduling.classes import (
     policy_to_dict,
 )
 from mpsched.controller.scheduling.mptcp import Connection, Flow, connection_to_dict
-from mpsched.controller.scheduling.scheduler import GlobalParams, Placement, Scheduler, ca_dict
+from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler, ca_dict
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.telemetry.stats import PathStats
 
-Number = int | float  # an int stays an int (the JSON stays as it was)
 FreeForm = dict[str, Any]
-
-
-class View(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 def to_json(value: Any) -> Any:
@@ -223,18 +221,6 @@ class ParamsView(View):
     policies: dict[str, FreeForm]
     mptcp: FreeForm
     params_schema: FreeForm = Field(alias="schema")
-
-
-class LoopStats(View):
-    iterations: int
-    writes: int
-    latency_ms_p50: float | None
-    latency_ms_p99: float | None
-    control_period_ms: Number
-    # the share of the period (%) a step may spend on a fabric's pairs now: step_budget_pct,
-    # lowered while the process is over cpu_budget_pct (src/mpsched/controller/runtime/governor.py)
-    step_budget_pct_now: Number | None = None
-    cpu_pct: Number | None = None  # the process's CPU over the last 2 s, % of one core
 
 
 class DecisionsView(View):

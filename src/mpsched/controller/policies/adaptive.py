@@ -55,7 +55,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mpsched.controller.model.decision import Decision
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathCounters, PathState
 from mpsched.controller.policies.adaptive_arms import DEFAULT_ARMS, Arm, parse_arms
 from mpsched.controller.policies.adaptive_bayes import BetaTable, Choice, choose
 from mpsched.controller.policies.adaptive_context import (
@@ -68,13 +70,7 @@ from mpsched.controller.policies.adaptive_context import (
 from mpsched.controller.policies.adaptive_outcome import Measured, PathTally, score, summarise
 from mpsched.controller.policies.adaptive_params import EXPLORE_WHEN, OUTCOMES, AdaptiveParams
 from mpsched.controller.policies.adaptive_view import dwell_view, table_view
-from mpsched.controller.policies.base import (
-    Decision,
-    PathCounters,
-    PathState,
-    Policy,
-    QosTarget,
-)
+from mpsched.controller.policies.base import Policy, QosTarget
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.policies.registry import register
 

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mpsched.controller.model.errors import FieldError
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.model.paths import PathState
 
 FEATURES = ("loss", "delay", "jitter", "load")
 CONTEXT_MODES = ("set", "paths")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.model.paths import PathState
 
 # One-way queueing delay above the path's window minimum that counts as a standing queue
 # (above the jitter of the emulated paths' one-way-delay samples, below the queue a saturated

@@ -26,11 +26,12 @@ import logging
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
+from mpsched.controller.model.decision import Decision, Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.params import (  # noqa: F401 (re-exported)
     params_from_dict,
     params_schema,
@@ -39,19 +40,6 @@ from mpsched.controller.policies.params import (  # noqa: F401 (re-exported)
 from mpsched.p4rt.weights import MAX_WEIGHT
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PathCounters:
-    """A path's cumulative counters at the egress edge, unwrapped since the estimator's first
-    report (they restart at 0 when the egress switch restarts: a difference < 0 means that).
-    `t_s` is the egress clock of the latest report (seconds)."""
-
-    t_s: float
-    packets: int  # delivered (data and probes)
-    bytes: int
-    lost: int  # sequence gaps, net of late arrivals
-    flow_ooo: int  # packets overtaken within their flow (reordering)
 
 
 @dataclass(frozen=True)
@@ -66,116 +54,6 @@ class QosTarget:
 
     def is_empty(self) -> bool:
         return self == QosTarget()
-
-
-@dataclass(frozen=True)
-class PathState:
-    """One path's state at decision time (from the estimators; None = not measured yet)."""
-
-    path_id: int
-    alive: bool  # liveness and operator admin state combined
-    srtt_ms: float | None = None
-    rttvar_ms: float | None = None
-    rtt_min_ms: float | None = None
-    rtt_max_ms: float | None = None
-    loss_rate: float | None = None  # fraction 0..1 from per-path sequence gaps
-    goodput_mbps: float | None = None  # delivered at the egress
-    capacity_mbps: float | None = None  # estimate, or the configured rate when known
-    inflight_bytes: int | None = None  # in-network stand-in for the cwnd
-    owd_ms: float | None = None  # one-way delay above the window minimum (queueing)
-    owd_series_ms: tuple[float, ...] = ()  # recent one-way-delay samples, oldest first
-    retrans: int | None = None  # TCP retransmissions seen in the window
-    reordered: int | None = None
-    rto_ms: float | None = None  # RFC 6298 srtt + 4*rttvar (>= 200 ms floor is the caller's)
-    # latest raw one-way delay (egress clock - ingress clock): the two edges' clock offset is
-    # the same for every path between them, so differences between paths are real delays
-    owd_raw_ms: float | None = None
-    # the egress edge's cumulative counters (what a policy measures its own outcome with)
-    counters: PathCounters | None = None
-    # a fabric path's configured bottleneck rate; its capacity_mbps is then what the other
-    # pairs' load leaves of it (src/mpsched/controller/telemetry/sharing.py). None: capacity is the
-    # rate
-    bottleneck_mbps: float | None = None
-
-    def bdp_bytes(self) -> float | None:
-        """capacity * srtt in bytes (1 Mbit/s * 1 ms = 125 bytes); None when either is None."""
-        if self.capacity_mbps is None or self.srtt_ms is None:
-            return None
-        return self.capacity_mbps * self.srtt_ms * 125.0
-
-
-class Mode(str, Enum):
-    HASH = "hash"  # per flow: 5-tuple hash over the weights (ECMP/WCMP), no flowlets
-    FLOWLET = "flowlet"  # per flowlet: a new flowlet draws a path by the weights
-    RR = "rr"  # per packet: round robin over the paths with nonzero weight
-    VQ = "vq"  # per flowlet: argmin of the data plane's MVQS time factor (FD-MVQS)
-    CA = "ca"  # per flowlet: least live cost in the switch (congestion-aware, `CaCost`)
-
-
-@dataclass(frozen=True)
-class VqPathParams:
-    """FD-MVQS parameters the data plane needs per path (mode VQ)."""
-
-    pad_us: int  # predicted arrival delay PAD_p
-    bdp_bytes: int
-    us_per_kbyte: int  # srtt_p / (w_p * bdp_p) in µs per 1024 bytes of VQ above bdp
-    drain_bytes_per_ms: int  # cap_p
-
-
-@dataclass(frozen=True)
-class CaPath:
-    """What the congestion-aware data plane (mode CA) needs per path from the controller."""
-
-    offset_us: float  # per-path cost offset (>= 0), µs-equivalent: added to the live cost
-    capacity_mbps: float | None  # for the utilisation term; None: no util term on this path
-
-
-@dataclass(frozen=True)
-class CaCost:
-    """The cost a mode-CA switch computes per path for each new flowlet, in µs-equivalent:
-
-        cost = offset + qdelay_coef * qdelay_us + loss_coef_us * loss_% + util_coef_us * util
-
-    with the switch's own live measurements (queueing delay above the path's minimum one-way
-    delay, loss fraction, delivered rate / capacity), counted only while younger than
-    `max_age_ms`. A new flowlet draws uniformly among the alive weighted paths whose cost is
-    within `epsilon_us` of the least. `controller.policies.ca.ca_fixed_point` turns this into
-    the set_ca action parameters; `ca.live_cost` is the controller's estimate of the same cost.
-
-    Defaults, chosen so the three terms weigh comparably for TCP traffic:
-    - qdelay_coef 1: queueing delay is the unit of cost (1 µs per µs): it is what a flowlet
-      actually waits on the path.
-    - loss_coef_us 20000 (20 ms per 1 % loss): a loss costs a TCP sender about a retransmission
-      and a halved window; at 1 % the goodput loss of a typical 10-100 ms RTT flow is worth
-      tens of ms of extra delay, so 1 % loss weighs as much as a 20 ms standing queue.
-    - util_coef_us 10000 (10 ms at 100 % utilisation): a full path will build a queue soon, so
-      utilisation steers flowlets away before the queue shows; at 50 % it adds 5 ms, less than
-      the queue a saturated path of a few Mbit/s builds, so measured delay still dominates.
-    - epsilon_us 2000: paths within 2 ms of the least cost are equivalent; the random draw
-      among them spreads the flowlets (LetFlow-like) instead of herding them onto one path
-      between two feedback rounds, and 2 ms is above the jitter of the one-way-delay samples.
-    - max_age_ms 500: feedback arrives with reverse traffic (data or probes, each few ms);
-      metrics older than half a second describe a path no flowlet has used lately, so they
-      count 0 and the path gets tried (and measured) again rather than shunned forever.
-    """
-
-    qdelay_coef: float = 1.0  # µs of cost per µs of queueing delay
-    loss_coef_us: float = 20000.0  # µs of cost per 1 % of loss
-    util_coef_us: float = 10000.0  # µs of cost at 100 % utilisation
-    epsilon_us: float = 2000.0  # candidates within best + epsilon
-    max_age_ms: float = 500.0  # live metrics older than this count 0
-    paths: dict[int, CaPath] = field(default_factory=dict)  # path id -> offset, capacity
-
-
-@dataclass(frozen=True)
-class Decision:
-    weights: dict[int, float]  # path id -> weight >= 0 (0: not used); the caller quantises
-    mode: Mode
-    scores: dict[int, float]  # the policy's per-path score (for the decision log)
-    reason: str  # one human-readable line: why these weights
-    vq: dict[int, VqPathParams] = field(default_factory=dict)  # mode VQ only
-    ca: CaCost | None = None  # mode CA only (None in mode CA: the switch's all-zero no_ca)
-    syn_copy: bool = False  # a TCP SYN also goes, as a copy, onto another usable path
 
 
 @dataclass(frozen=True)

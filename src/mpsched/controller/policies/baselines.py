@@ -30,12 +30,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mpsched.controller.model.decision import Decision, Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.base import (
-    Decision,
-    Mode,
     NoParams,
-    PathState,
     Policy,
     alive_ids,
     equal_weights,

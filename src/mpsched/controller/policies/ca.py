@@ -29,16 +29,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
-    Policy,
-    fmt_scores,
-    no_alive_decision,
-)
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.policies.base import Policy, fmt_scores, no_alive_decision
 from mpsched.controller.policies.registry import register
 from mpsched.p4rt.pipeline import CA_COEFFICIENTS, CA_COST_UNITS, CA_PATH_PARAMS
 

@@ -67,18 +67,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.availability import loaded
-from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
-    Policy,
-    fmt_scores,
-    jitter_indicator,
-    no_alive_decision,
-)
+from mpsched.controller.policies.base import Policy, fmt_scores, jitter_indicator, no_alive_decision
 from mpsched.controller.policies.paper_ca import (
     EPSILON_META,
     MAX_AGE_META,

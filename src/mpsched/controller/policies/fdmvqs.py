@@ -66,19 +66,10 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode, VqPathParams
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.availability import availability_mbps
-from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
-    Policy,
-    VqPathParams,
-    equal_weights,
-    fmt_scores,
-    no_alive_decision,
-)
+from mpsched.controller.policies.base import Policy, equal_weights, fmt_scores, no_alive_decision
 from mpsched.controller.policies.fdmvqs_math import (
     ctadp_predict,
     ewma,

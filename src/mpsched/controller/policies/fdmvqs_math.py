@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from mpsched.controller.policies.base import VqPathParams
+from mpsched.controller.model.decision import VqPathParams
 
 # -- TFE ------------------------------------------------------------------------
 

@@ -53,18 +53,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.availability import availability_mbps
-from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
-    Policy,
-    equal_weights,
-    fmt_scores,
-    no_alive_decision,
-)
+from mpsched.controller.policies.base import Policy, equal_weights, fmt_scores, no_alive_decision
 from mpsched.controller.policies.paper_ca import (
     EPSILON_META,
     MAX_AGE_META,

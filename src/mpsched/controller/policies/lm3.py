@@ -50,8 +50,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from mpsched.controller.model.decision import Decision
 from mpsched.controller.model.errors import FieldError
-from mpsched.controller.policies.base import Decision, PathState, fmt_scores
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.policies.base import fmt_scores
 
 log = logging.getLogger(__name__)
 

@@ -17,14 +17,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mpsched.controller.policies.base import (
-    CaCost,
-    Decision,
-    Mode,
-    PathState,
-    fmt_scores,
-    no_alive_decision,
-)
+from mpsched.controller.model.decision import CaCost, Decision, Mode
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.policies.base import fmt_scores, no_alive_decision
 from mpsched.controller.policies.ca import fmt_ca, live_cost
 
 

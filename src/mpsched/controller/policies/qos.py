@@ -63,14 +63,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.availability import availability_mbps
 from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
     Policy,
     equal_weights,
     fmt_scores,

@@ -15,12 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mpsched.controller.model.decision import Decision
 from mpsched.controller.model.errors import FieldError
-from mpsched.controller.policies.base import Decision, PathState, Policy
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.placement import Placement
+from mpsched.controller.policies.base import Policy
 from mpsched.controller.policies.ca import fmt_ca
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.classes import TrafficClass
-from mpsched.controller.scheduling.placement import Placement, ca_dict
+from mpsched.controller.scheduling.placement import ca_dict
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from typing import NamedTuple, Protocol
 
 from mpsched.controller.fabric.failures import FAILURE_CHECK_S
 from mpsched.controller.model.errors import UnavailableError
-from mpsched.controller.northbound.views import LoopStats
+from mpsched.controller.model.loop import LoopStats
 from mpsched.controller.runtime.samples import Samples
 from mpsched.stats import percentile
 

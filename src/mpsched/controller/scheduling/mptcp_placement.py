@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from mpsched.controller.policies.base import CaCost
+from mpsched.controller.model.decision import CaCost
 from mpsched.controller.scheduling.mptcp_digest import Flow
 
 

@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable, Iterable
 
 from mpsched.controller.fabric.routes import Routes, pair_key
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.ca import live_cost
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
 from mpsched.controller.scheduling.mptcp import (

@@ -12,44 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Container, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from mpsched.controller.policies.base import CaCost, Decision, Mode, PathState, quantise
+from mpsched.controller.model.decision import CaCost, Decision, Mode
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.placement import Placement
+from mpsched.controller.policies.base import quantise
 from mpsched.controller.policies.ca import quantise_ca
 from mpsched.controller.scheduling.classes import TrafficClass
-
-
-@dataclass(frozen=True)
-class Placement:
-    """What one class's path_weights (and mvqs_params or ca_params) entry says on one switch.
-
-    `ca` (mode ca only) is the policy's CaCost with offsets and capacities quantised
-    (`quantise_ca`), so estimator noise does not rewrite the switch every period; the writer
-    turns it into set_ca's parameters with the program's units (`ca_fixed_point`)."""
-
-    weights: tuple[tuple[int, int], ...]  # (path id, weight 0..255), by path id
-    mode: str
-    flowlet_gap_us: int
-    vq: tuple[tuple[int, tuple[int, int, int, int]], ...] = ()  # mode vq: path -> params
-    ca: CaCost | None = None  # mode ca: the cost the switch computes
-    syn_copy: bool = False  # a SYN's copy onto another usable path (Decision.syn_copy)
-
-    def weight_map(self) -> dict[int, int]:
-        return dict(self.weights)
-
-    def vq_map(self) -> dict[int, tuple[int, int, int, int]]:
-        return dict(self.vq)
-
-
-@dataclass(frozen=True)
-class Change:
-    switch: str
-    class_id: int
-    placement: Placement
-    previous: Placement | None = None  # what the switch had (None: nothing, or unknown)
-
-
 
 AUTO_GAP_MIN_US = 500
 AUTO_GAP_STEP_US = 1000

@@ -26,12 +26,16 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from mpsched.controller.model.decision import Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.placement import Change, Placement
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.policies import REGISTRY
-from mpsched.controller.policies.base import Mode, PathState, Policy
+from mpsched.controller.policies.base import Policy
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.class_state import ClassState, blocking, carry, log_entry
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
@@ -51,8 +55,6 @@ from mpsched.controller.scheduling.params_changes import (
 from mpsched.controller.scheduling.placement import (
     AUTO_GAP_MIN_US,
     AUTO_GAP_STEP_US,
-    Change,
-    Placement,
     auto_gap_us,
     ca_dict,
     place,
@@ -71,11 +73,8 @@ __all__ = [
     "REGISTRY",
     "STEP_BUDGET",
     "TOP_KEYS",
-    "Change",
     "GlobalParams",
-    "Placement",
     "Scheduler",
-    "SwitchView",
     "auto_gap_us",
     "ca_dict",
     "make_class_policy",
@@ -85,15 +84,6 @@ log = logging.getLogger(__name__)
 
 DECISION_LOG = 2000
 _INSTANCES = itertools.count(1)
-
-
-@dataclass(frozen=True)
-class SwitchView:
-    """The inputs of one ingress edge switch for one period."""
-
-    switch: str
-    paths: Sequence[PathState]  # its paths, by path id, as seen for its outgoing traffic
-    flow_ooo: Mapping[int, int]  # path -> cumulative flow_ooo at the far egress edge
 
 
 class Scheduler:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from mpsched.controller.fabric.routes import Unit
+from mpsched.controller.model.placement import Change
 from mpsched.controller.runtime.samples import Samples
 from mpsched.controller.scheduling.due import (
     AGE_STEP_S,
@@ -32,7 +33,7 @@ from mpsched.controller.scheduling.due import (
     within_budget,
 )
 from mpsched.controller.scheduling.pins import PathStates, PinManager
-from mpsched.controller.scheduling.scheduler import Change, Scheduler
+from mpsched.controller.scheduling.scheduler import Scheduler
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.entries import (
     change_entries,

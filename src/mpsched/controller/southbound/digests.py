@@ -14,9 +14,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from mpsched.controller.model.reports import PathReport, RttReport
 from mpsched.controller.scheduling.mptcp import MptcpReport, mptcp_report
-from mpsched.controller.southbound.reports import RttReport, path_report, reports_from, rtt_report
-from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.controller.southbound.reports import path_report, reports_from, rtt_report
 from mpsched.p4rt.client import P4RuntimeClient, P4RuntimeError
 from mpsched.p4rt.pipeline import DIGEST_PATH_REPORT, DIGEST_RTT_REPORT, Pipeline
 

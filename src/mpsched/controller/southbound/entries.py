@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from mpsched.controller.model.placement import Change
 from mpsched.controller.policies.ca import ca_fixed_point
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, TrafficClass
-from mpsched.controller.scheduling.scheduler import Change
 from mpsched.p4rt.client import TableEntry
 from mpsched.p4rt.pipeline import Pipeline
 

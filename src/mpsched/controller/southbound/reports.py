@@ -11,9 +11,9 @@ still carries all of them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
-from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.controller.model.reports import PathReport, RttReport
 
 CONTEXT_FIELDS = ("switch", "received_at")
 # path_report_t's member naming the edge the reported path comes from (the tag's src_edge,
@@ -22,20 +22,6 @@ CONTEXT_FIELDS = ("switch", "received_at")
 SRC_EDGE_MEMBER = "src_edge"
 # rtt_report_t's member naming the edge the measured traffic went to, once the program has
 # it (the RTT monitor per (peer edge, path)); without it an RTT report is its one peer's.
-
-
-@dataclass(frozen=True)
-class RttReport:
-    """One `rtt_report_t` digest of an ingress edge switch; the data fields are named like
-    the P4 struct's members."""
-
-    switch: str  # the ingress edge that measured (its traffic towards the other edge)
-    path_id: int  # path the sampled data segment was placed on
-    peer_edge: int  # the edge it was placed towards (path ids are per pair of edges)
-    rtt_us: int  # data segment -> the ACK covering it (µs, the switch's clock)
-    retrans: int  # retransmitted data segments seen on the path, cumulative, wraps at 2^32
-    inflight_bytes: int  # bytes sent and not yet acknowledged on the path (approximation)
-    received_at: float  # controller's clock
 
 
 def _data_fields(cls: type) -> tuple[str, ...]:

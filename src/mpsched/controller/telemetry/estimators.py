@@ -75,7 +75,6 @@ from mpsched.controller.telemetry.windows import (
     SRTT_ALPHA,
     WRAP32,
     EstimatorSettings,
-    PathReport,
     PathWindows,
     wrap_delta,
 )
@@ -95,7 +94,6 @@ __all__ = [
     "WRAP32",
     "EstimatorSettings",
     "PathEstimator",
-    "PathReport",
     "PathWindows",
     "TelemetryConfig",
     "probe_needed",

@@ -27,14 +27,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from mpsched.controller.fabric.routes import PAIR_JOIN, Routes, Unit, pair_key
-from mpsched.controller.policies.base import PathCounters, PathState
-from mpsched.controller.scheduling.scheduler import SwitchView
-from mpsched.controller.southbound.reports import RttReport
+from mpsched.controller.model.paths import PathCounters, PathState
+from mpsched.controller.model.reports import PathReport, RttReport
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.telemetry.config import IDLE_PROBE_INTERVAL_S
 from mpsched.controller.telemetry.estimators import (
     EstimatorSettings,
     PathEstimator,
-    PathReport,
     TelemetryConfig,
     probe_needed,
 )

@@ -27,29 +27,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
+from mpsched.controller.model.reports import PathReport
 from mpsched.controller.telemetry.config import PROBE_INTERVAL_S, sender_busy
 
 WRAP32 = 1 << 32
 SRTT_ALPHA = 1 / 8
 RTTVAR_BETA = 1 / 4
-
-
-@dataclass(frozen=True)
-class PathReport:
-    """One `path_report_t` digest; the data fields are named like the P4 struct's members."""
-
-    switch: str
-    path_id: int
-    seq: int
-    tx_ts: int  # µs, the ingress edge's clock (when it tagged the packet)
-    rx_ts: int  # µs, the egress edge's clock (when it received the packet)
-    rx_packets: int
-    rx_bytes: int
-    lost: int
-    reordered: int
-    flow_ooo: int  # packets of this path overtaken within their flow (cumulative, wraps)
-    received_at: float  # controller's monotonic clock
-    src_edge: int = 0  # the ingress edge of the path (the tag's; 0: not known, the peer)
 
 
 @dataclass(frozen=True)

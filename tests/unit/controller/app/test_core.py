@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from mpsched.controller.app.core import Controller, ControllerSettings
+from mpsched.controller.model.reports import RttReport
 from mpsched.controller.northbound import views
 from mpsched.controller.runtime.governor import CpuGovernor
-from mpsched.controller.southbound.reports import RttReport
 from mpsched.controller.telemetry.stats import Sample
 from mpsched.p4rt.p4info import P4InfoError
 from mpsched.p4rt.pipeline import TABLE_WEIGHTS
@@ -80,7 +80,7 @@ def test_a_fabric_beyond_the_program_is_refused_naming_the_field():
 
 
 def test_a_fabric_is_driven_per_pair_of_edges():
-    from mpsched.controller.telemetry.estimators import PathReport
+    from mpsched.controller.model.reports import PathReport
     from tests.unit.controller.fakes import fabric
 
     net = fabric()

@@ -7,7 +7,7 @@ import pytest
 
 from mpsched.controller.app.core import Controller, ControllerSettings
 from mpsched.controller.model.errors import NotFoundError
-from mpsched.controller.telemetry.estimators import PathReport
+from mpsched.controller.model.reports import PathReport
 from mpsched.p4rt.client import CounterValue
 from tests.unit.controller.fakes import fabric, two_edges
 from tests.unit.controller.helpers import pipeline

@@ -15,12 +15,13 @@ from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.intent.intent import IntentKeeper
 from mpsched.controller.intent.mastership import Mastership
 from mpsched.controller.intent.operator import Operator
+from mpsched.controller.model.reports import PathReport
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.params import GlobalParams
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import Scheduler
 from mpsched.controller.scheduling.stepper import Stepper
-from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.report_rates import ACTIVE_REPORT_INTERVAL_US
 from mpsched.fabric.paths import route

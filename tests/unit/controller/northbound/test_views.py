@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from mpsched.controller.model.decision import CaCost
+from mpsched.controller.model.placement import Placement
 from mpsched.controller.northbound import views
-from mpsched.controller.policies.base import CaCost
 from mpsched.controller.scheduling.classes import ClassPolicy, Match, TrafficClass
-from mpsched.controller.scheduling.scheduler import GlobalParams, Placement
+from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.controller.telemetry.stats import PathStats, Sample
 from tests.unit.controller.helpers import scheduler
 

@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.decision import Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathCounters, PathState
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.adaptive import (
     Adaptive,
 )
 from mpsched.controller.policies.adaptive_bayes import BetaTable, choose
-from mpsched.controller.policies.base import Mode, PathCounters, PathState, QosTarget
+from mpsched.controller.policies.base import QosTarget
 from mpsched.controller.scheduling.classes import (
     ClassPolicy,
     TrafficClass,
     class_from_dict,
     class_to_dict,
 )
-from mpsched.controller.scheduling.scheduler import Scheduler, SwitchView
+from mpsched.controller.scheduling.scheduler import Scheduler
 from tests.unit.controller.policies.helpers import Rigged
 
 # -- the policy over periods ----------------------------------------------------------------

@@ -9,6 +9,7 @@ import math
 import pytest
 
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
 from mpsched.controller.policies.adaptive_context import (
     Level,
@@ -19,7 +20,6 @@ from mpsched.controller.policies.adaptive_context import (
 from mpsched.controller.policies.adaptive_params import (
     AdaptiveParams,
 )
-from mpsched.controller.policies.base import PathState
 
 LOSS = parse_levels("low:0:0.003,mid:0.01:0.005,high:0.05:0.03", "loss_levels")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.availability import (
     BUSY_QDELAY_MS,
     availability_mbps,
     loaded,
 )
-from mpsched.controller.policies.base import PathState
 
 
 def test_availability_is_capacity_until_the_path_is_queued():

@@ -1,18 +1,14 @@
-"""src/mpsched/controller/policies/base.py: quantise, the jitter indicator, a path's BDP and the
-rules every
+"""src/mpsched/controller/policies/base.py: quantise, the jitter indicator and the rules every
 policy keeps (parameters: test_params.py; the registry: test_registry.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.decision import Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import (
-    Mode,
-    PathState,
-    jitter_indicator,
-    quantise,
-)
+from mpsched.controller.policies.base import jitter_indicator, quantise
 from tests.unit.controller.policies.helpers import NAMES
 
 
@@ -32,12 +28,6 @@ def test_jitter_indicator():
     assert jitter_indicator([4, 2, 0]) == pytest.approx(-0.5)
     assert jitter_indicator([2, 2, 2]) == 0.0  # range 0
     assert jitter_indicator([5]) == 0.0
-
-
-def test_bdp():
-    # 10 Mbit/s * 20 ms = 1.25e6 B/s * 0.02 s = 25000 bytes
-    assert PathState(1, True, srtt_ms=20, capacity_mbps=10).bdp_bytes() == pytest.approx(25000)
-    assert PathState(1, True, srtt_ms=20).bdp_bytes() is None
 
 
 @pytest.mark.parametrize("name", sorted(NAMES))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.decision import Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.baselines import parse_weights
 
 PATHS = [

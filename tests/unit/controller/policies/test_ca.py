@@ -10,9 +10,11 @@ import math
 
 import pytest
 
+from mpsched.controller.model.decision import CaCost, CaPath, Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import CaCost, CaPath, Mode, PathState
 from mpsched.controller.policies.ca import (
     CA_OFFSET_STEP_US,
     U32_MAX,
@@ -24,7 +26,7 @@ from mpsched.controller.policies.ca import (
     quantise_ca,
 )
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
-from mpsched.controller.scheduling.scheduler import Scheduler, SwitchView
+from mpsched.controller.scheduling.scheduler import Scheduler
 from tests.fake_p4rt import CA_UNITS
 
 # -- live_cost -------------------------------------------------------------------

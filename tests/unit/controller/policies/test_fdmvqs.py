@@ -8,8 +8,9 @@ import math
 
 import pytest
 
+from mpsched.controller.model.decision import Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.fdmvqs import (
     FdMvqs,
 )

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from mpsched.controller.policies.base import VqPathParams
+from mpsched.controller.model.decision import VqPathParams
 from mpsched.controller.policies.fdmvqs_math import (
     ctadp_predict,
     ewma,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import PathState
 from mpsched.controller.policies.cmtla import estimate_loss
 from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator
 

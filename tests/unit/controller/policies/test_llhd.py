@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.decision import Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import Mode, PathState
 from mpsched.controller.policies.ca import ca_fixed_point
 from mpsched.controller.policies.llhd import best_path, gammas
 from tests.fake_p4rt import CA_UNITS

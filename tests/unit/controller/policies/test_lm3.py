@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.policies.base import Decision, Mode, PathState, VqPathParams
+from mpsched.controller.model.decision import Decision, Mode, VqPathParams
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.lm3 import Lm3, Lm3Params, quality
 
 # window stand-in bdp = capacity * srtt * 125: 12500, 25000, 10000 -> H_min 10000, H_max 25000

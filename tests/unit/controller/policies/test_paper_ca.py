@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.policies.base import CaCost, CaPath, Mode, PathState
+from mpsched.controller.model.decision import CaCost, CaPath, Mode
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.policies.llhd import LlhdParams
 from mpsched.controller.policies.paper_ca import ca_decision, meta, no_alive, relative_offsets
 

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from mpsched.controller.fabric.routes import Routes
-from mpsched.controller.policies.base import Decision, Mode
+from mpsched.controller.model.decision import Decision, Mode
+from mpsched.controller.model.reports import PathReport, RttReport
 from mpsched.controller.policies.lm3 import Lm3, Lm3Params, quality
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.scheduler import GlobalParams, Scheduler
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import EstimatorSettings, PathReport, TelemetryConfig
+from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from tests.unit.controller.fakes import fabric
 

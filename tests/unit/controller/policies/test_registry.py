@@ -43,7 +43,7 @@ def test_make_policy_names_parameters_below_the_prefix():
 
 @pytest.mark.parametrize("name", sorted(n for n, cls in REGISTRY.items() if cls.repeats))
 def test_a_policy_that_says_it_repeats_decides_alike_on_equal_paths(name):
-    from mpsched.controller.policies.base import PathState
+    from mpsched.controller.model.paths import PathState
 
     paths = [
         PathState(1, True, srtt_ms=20.0, rtt_min_ms=10.0, loss_rate=0.01, goodput_mbps=40.0,

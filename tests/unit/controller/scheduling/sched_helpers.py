@@ -3,9 +3,11 @@ switches and paths, the path states of the LM3 and LLHD cases, and small builder
 
 from __future__ import annotations
 
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.placement import Change, Placement
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
-from mpsched.controller.scheduling.scheduler import Change, Placement, Scheduler, SwitchView
+from mpsched.controller.scheduling.scheduler import Scheduler
 
 SWITCHES = ("s1", "s2")
 PATH_IDS = [1, 2, 3]

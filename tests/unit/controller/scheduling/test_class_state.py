@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.placement import Placement
 from mpsched.controller.policies import make_policy
-from mpsched.controller.policies.base import CaCost, CaPath, Decision, Mode
 from mpsched.controller.policies.lm3 import Lm3
 from mpsched.controller.scheduling.class_state import ClassState, blocking, carry, log_entry
 from mpsched.controller.scheduling.classes import ClassPolicy, TrafficClass
-from mpsched.controller.scheduling.placement import Placement
 
 CLASS = TrafficClass(3, "bulk", policy=ClassPolicy("ecmp", lm3=True))
 
@@ -103,7 +103,7 @@ def test_log_entry_names_the_policy_its_active_paths_and_the_cost():
 def test_log_entry_keeps_the_measurements_the_policy_decided_on():
     """What the dashboard words a reason from: per path alive and its measurements, rounded;
     unmeasured ones left out."""
-    from mpsched.controller.policies.base import PathState
+    from mpsched.controller.model.paths import PathState
 
     d = Decision({1: 1.0, 2: 0.0}, Mode.FLOWLET, {}, "lower delay")
     paths = [PathState(1, True, srtt_ms=12.345678, owd_ms=2.0, loss_rate=0.00012,

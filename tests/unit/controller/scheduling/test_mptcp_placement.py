@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from mpsched.controller.policies.base import CaCost
+from mpsched.controller.model.decision import CaCost
 from mpsched.controller.scheduling.mptcp_placement import (
     MptcpParams,
     assign,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from mpsched.controller.policies.base import PathState
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     Match,

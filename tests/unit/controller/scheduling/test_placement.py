@@ -3,14 +3,8 @@
 
 from __future__ import annotations
 
-from mpsched.controller.policies.base import (
-    CaCost,
-    CaPath,
-    Decision,
-    Mode,
-    PathState,
-    VqPathParams,
-)
+from mpsched.controller.model.decision import CaCost, CaPath, Decision, Mode, VqPathParams
+from mpsched.controller.model.paths import PathState
 from mpsched.controller.scheduling.classes import ClassPolicy, TrafficClass
 from mpsched.controller.scheduling.placement import AUTO_GAP_MIN_US, auto_gap_us, ca_dict, place
 
@@ -77,7 +71,8 @@ def test_ca_cost_is_quantised_so_that_noise_does_not_rewrite_the_switch():
 
 
 def test_a_reroute_withdraws_the_weight_of_the_vanished_paths_only():
-    from mpsched.controller.scheduling.placement import Placement, withdrawn
+    from mpsched.controller.model.placement import Placement
+    from mpsched.controller.scheduling.placement import withdrawn
 
     pl = Placement(((1, 255), (2, 128), (3, 64)), "flowlet", 1000)
     assert withdrawn(pl, {1, 2, 3}, ()) is None  # nothing vanished

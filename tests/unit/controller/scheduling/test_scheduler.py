@@ -7,16 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from mpsched.controller.model.paths import PathState
+from mpsched.controller.model.placement import Change, Placement
+from mpsched.controller.model.switch import SwitchView
 from mpsched.controller.policies import REGISTRY
-from mpsched.controller.policies.base import PathState
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID, ClassPolicy, TrafficClass
-from mpsched.controller.scheduling.scheduler import (
-    DECISION_LOG,
-    Change,
-    Placement,
-    Scheduler,
-    SwitchView,
-)
+from mpsched.controller.scheduling.scheduler import DECISION_LOG, Scheduler
 from tests.unit.controller.scheduling.sched_helpers import (
     ALL_255,
     ALL_UP,

@@ -11,8 +11,8 @@ import math
 import pytest
 
 from mpsched.controller.model.errors import FieldError
+from mpsched.controller.model.placement import Placement
 from mpsched.controller.scheduling.classes import ClassPolicy, TrafficClass
-from mpsched.controller.scheduling.scheduler import Placement
 from tests.unit.controller.scheduling.sched_helpers import (
     ALL_255,
     ALL_UP,

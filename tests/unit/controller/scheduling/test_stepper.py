@@ -148,7 +148,7 @@ def fabric_scheduler(st: Stepper, policy: str = "llhd"):
 
 
 def leaf1_to_leaf3_report(path_id: int, at: float):
-    from mpsched.controller.telemetry.estimators import PathReport
+    from mpsched.controller.model.reports import PathReport
 
     rx = int(at * 1e6)
     return PathReport("leaf3", path_id, 10, rx - 5_000, rx, 10, 10_000, 0, 0, 0, at, src_edge=1)

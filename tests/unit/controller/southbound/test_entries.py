@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from mpsched.controller.policies.base import CaCost
+from mpsched.controller.model.decision import CaCost
+from mpsched.controller.model.placement import Change, Placement
 from mpsched.controller.scheduling.classes import (
     DEFAULT_CLASS_ID,
     Match,
     TrafficClass,
 )
-from mpsched.controller.scheduling.scheduler import Change, Placement
 from mpsched.controller.southbound.entries import (
     change_entries,
     class_entries,

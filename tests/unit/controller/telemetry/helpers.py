@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mpsched.controller.fabric.routes import Routes
+from mpsched.controller.model.reports import PathReport
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import TelemetryIntake
-from mpsched.controller.telemetry.windows import PathReport
 from tests.unit.controller.fakes import fabric
 
 

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.telemetry.estimators import (
-    AGING_TAUS,
-    EstimatorSettings,
-    PathEstimator,
-    PathReport,
-)
+from mpsched.controller.model.reports import PathReport
+from mpsched.controller.telemetry.estimators import AGING_TAUS, EstimatorSettings, PathEstimator
 from mpsched.controller.telemetry.windows import _OWD_US
 from tests.netdesc import edge_switch
 from tests.unit.controller.telemetry.helpers import report
@@ -114,7 +110,7 @@ def test_controller_takes_rtt_reports_per_ingress_direction(tmp_path):
     import time
 
     from mpsched.controller.app.core import Controller
-    from mpsched.controller.southbound.reports import RttReport
+    from mpsched.controller.model.reports import RttReport
     ctl = two_edge_controller(Controller, tmp_path)
     now = time.time()
     ctl.on_rtt(RttReport("s2", 2, 1, 30_000, 5, 1_500, now))
@@ -159,11 +155,8 @@ def test_window_minimum_and_capacity_match_a_scan_of_the_window():
     also as points leave the window and after the egress switch restarts."""
     import random
 
-    from mpsched.controller.telemetry.estimators import (
-        EstimatorSettings,
-        PathEstimator,
-        PathReport,
-    )
+    from mpsched.controller.model.reports import PathReport
+    from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator
 
     rng = random.Random(7)
     est = PathEstimator(1, EstimatorSettings(window_s=0.5))

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mpsched.controller.southbound.reports import RttReport
-from mpsched.controller.telemetry.estimators import (
-    EstimatorSettings,
-    PathReport,
-    TelemetryConfig,
-)
+from mpsched.controller.model.reports import PathReport, RttReport
+from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
 from mpsched.controller.telemetry.intake import MIN_RTO_MS, TelemetryIntake, direction
 from mpsched.controller.telemetry.stats import Sample
 from tests.unit.controller.fakes import two_edges

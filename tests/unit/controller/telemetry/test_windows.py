@@ -9,8 +9,9 @@ import random
 
 import pytest
 
+from mpsched.controller.model.reports import PathReport
 from mpsched.controller.telemetry.estimators import PathEstimator
-from mpsched.controller.telemetry.windows import EstimatorSettings, PathReport, wrap_delta
+from mpsched.controller.telemetry.windows import EstimatorSettings, wrap_delta
 from tests.unit.controller.telemetry.helpers import report
 
 
