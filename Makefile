@@ -183,8 +183,11 @@ COMPARE_OUT ?= $(BUILD)/results/compare
 compare: p4 linkem ## every shipped scenario under every policy, RUNS=3 seeded runs each
 	$(PY) -m mpsched.cli compare scenarios/*.yaml --runs $(RUNS) --out $(COMPARE_OUT) $(CPU_LIMIT_ARG)
 
-lint: typecheck ## ruff and mypy (typecheck)
+# lint-imports: the import contracts of pyproject.toml's [tool.importlinter] (docs/architecture.md,
+# "Layers").
+lint: typecheck ## ruff, mypy (typecheck) and the import contracts between the layers (lint-imports)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 
 # mypy over the whole package, src/mpsched (the mypy_path and packages of pyproject.toml).
 typecheck: ## mypy over src/mpsched

@@ -28,6 +28,10 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+# the run directory, unless $MPSCHED_RUN_DIR names another
+DEFAULT_RUN_DIR = "/run/mpsched"
+RUN_DIR_ENV = "MPSCHED_RUN_DIR"
+
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 ROOT_UID = 0

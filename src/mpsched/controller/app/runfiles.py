@@ -19,13 +19,12 @@ from pathlib import Path
 
 from mpsched.controller.intent.state import default_state_path
 from mpsched.controller.northbound.auth import (
-    DEFAULT_RUN_DIR,
-    RUN_DIR_ENV,
     TokenFileError,
     default_token_path,
     load_or_create_token,
 )
 from mpsched.proc import rundir
+from mpsched.proc.rundir import DEFAULT_RUN_DIR, RUN_DIR_ENV
 
 
 class RunFileError(ValueError):

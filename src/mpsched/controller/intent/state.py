@@ -53,10 +53,10 @@ from mpsched.controller.intent.intent_file import (  # noqa: F401 (re-exported)
     IntentFile,
 )
 from mpsched.controller.model.errors import adapter
-from mpsched.controller.northbound.auth import DEFAULT_RUN_DIR, RUN_DIR_ENV
 from mpsched.controller.scheduling.classes import TrafficClass, class_to_dict
 from mpsched.controller.scheduling.scheduler import GlobalParams
 from mpsched.proc import rundir
+from mpsched.proc.rundir import DEFAULT_RUN_DIR, RUN_DIR_ENV
 from mpsched.validation import input_error
 
 log = logging.getLogger(__name__)

@@ -16,11 +16,9 @@ import secrets
 from pathlib import Path
 
 from mpsched import safeload
+from mpsched.proc.rundir import DEFAULT_RUN_DIR, RUN_DIR_ENV
 
 log = logging.getLogger(__name__)
-
-DEFAULT_RUN_DIR = "/run/mpsched"
-RUN_DIR_ENV = "MPSCHED_RUN_DIR"
 
 
 class AuthError(Exception):
