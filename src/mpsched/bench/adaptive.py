@@ -237,7 +237,7 @@ def plan(records: Sequence[Record], runs: int, source: Path) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.adaptive",
+        prog="mpsched bench adaptive",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -24,7 +24,7 @@ It ends with
     dataplane_pps_ratio_ipv4=       full / IPv4 forwarding, maximum forwarding rate [>= 0.4]
     switch_us_per_pkt_ratio_ipv4=   full / IPv4 forwarding, switch CPU per packet  [<= 1.3]
 
-On fewer cores: `taskset -c 0 python -m mpsched.bench.capacity --only capacity` confines every
+On fewer cores: `taskset -c 0 mpsched bench capacity --only capacity` confines every
 process of the runs to core 0 (they inherit the affinity), and idle, shares and cpu_bound are
 then measured on that core alone ("% of one core" stays a share of one core).
 
@@ -216,7 +216,7 @@ def capacity_sweep(data: dict, steps: list[float], runs: int, duration: float | 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.capacity",
+        prog="mpsched bench capacity",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -47,7 +47,7 @@ log = logging.getLogger("mpsched.bench.dataplane")
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.dataplane",
+        prog="mpsched bench dataplane",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

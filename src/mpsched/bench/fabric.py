@@ -172,7 +172,7 @@ def pair_table(results: Sequence[RunResult], policies: Sequence[str],
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric", description=__doc__,
+    p = argparse.ArgumentParser(prog="mpsched bench fabric", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", default=DEFAULT_POLICY,
                    help="the congestion-aware policy (default: %(default)s)")

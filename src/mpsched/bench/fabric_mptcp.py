@@ -161,7 +161,7 @@ def report_lines(source: Path) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric_mptcp", description=__doc__,
+    p = argparse.ArgumentParser(prog="mpsched bench fabric-mptcp", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5,
                    help="runs per variant (default: %(default)s)")

@@ -143,7 +143,7 @@ def fresh_out(out: Path | None, bench: str = "bench-fct") -> Path:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.fct",
+        prog="mpsched bench fct",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

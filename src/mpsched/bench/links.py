@@ -245,7 +245,7 @@ def print_report(rows: list[Row], fig: Figures) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.links",
+        prog="mpsched bench links",
         description=__doc__.split("\n\n")[0] + " Needs root, ethtool and `make linkem`.",
         epilog="Targets: delay err <= 0.5 ms, loss within 10 % relative, rate within 5 %.",
     )

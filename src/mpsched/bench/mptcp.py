@@ -35,7 +35,7 @@ POLICY = "ecmp"  # both scenarios run the default class under ecmp
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.mptcp",
+        prog="mpsched bench mptcp",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

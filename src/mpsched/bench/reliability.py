@@ -359,7 +359,7 @@ SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest", "scenario")
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.reliability",
+        prog="mpsched bench reliability",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

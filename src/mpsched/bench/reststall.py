@@ -10,7 +10,7 @@ held every
 new client in the listen backlog until its 30 s idle timeout.
 
 The section runs against the testbed's controller in a full run, or alone
-(``python -m mpsched.bench.reliability --only rest``) against the REST server the controller
+(``mpsched bench reliability --only rest``) against the REST server the controller
 runs (waitress `RestServer` and `RestApi`, as on the native hub) over a fake backend
 (src/mpsched/bench/restfake.py): no root, BMv2 or Mininet needed.
 """

@@ -253,7 +253,7 @@ def bench() -> tuple[list[str], dict[str, int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.scenario_fuzz",
+    p = argparse.ArgumentParser(prog="mpsched bench scenario-fuzz",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--child", nargs="+", metavar="FILE", help=argparse.SUPPRESS)

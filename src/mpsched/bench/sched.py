@@ -59,7 +59,7 @@ def figures(runs: dict[str, dict[str, list[float]]]) -> tuple[str, dict[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.sched",
+        prog="mpsched bench sched",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -181,7 +181,7 @@ def _shape(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.ui",
+        prog="mpsched bench ui",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -3,7 +3,7 @@
 validation of classes, policies and parameters (the real `Scheduler`).
 
 The abuse table and the concurrent writer are `mpsched.bench.restabuse` (also run by hand
-against a real controller: `python -m mpsched.bench.restabuse --url ...`).
+against a real controller: `mpsched bench rest-abuse --url ...`).
 """
 
 from __future__ import annotations
