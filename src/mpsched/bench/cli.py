@@ -68,7 +68,7 @@ BENCHES = (
     Bench("reliability", "controller and switch restarts, takeover, malformed input, REST abuse",
           "mpsched.bench.reliability"),
     Bench("rest-abuse", "the REST abuse table against a running controller (--url)",
-          "mpsched.bench.restabuse"),
+          "mpsched.testing.restabuse"),
     Bench("scenario-fuzz", "malformed scenario, fabric and network files through mpsched check",
           "mpsched.bench.scenario_fuzz"),
     Bench("ui", "the dashboard in headless Chromium: load time, update lag, JS heap",

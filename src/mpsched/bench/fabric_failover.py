@@ -33,11 +33,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.bench.tagcap import TagFrame, TagKey, read_tag_frames
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, reroute, route
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
+from mpsched.testing.tagcap import TagFrame, TagKey, read_tag_frames
 
 log = logging.getLogger(__name__)
 

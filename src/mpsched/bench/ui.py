@@ -28,7 +28,7 @@ telemetry the page sees change) is live.
 `--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
 of BMv2s (src/mpsched/bench/ui_fabric.py).
 
-The browser is src/mpsched/bench/browser.py's, the controller and its feeder
+The browser is src/mpsched/testing/browser.py's, the controller and its feeder
 src/mpsched/bench/ui_feed.py's.
 """
 
@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from mpsched.bench import ui_fabric
-from mpsched.bench.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
 from mpsched.bench.ui_fabric import parse_shape
 from mpsched.bench.ui_feed import HISTORY_S, N_PATHS, Feeder, backfill, start_controller
 from mpsched.proc import cpulimit, prereqs
+from mpsched.testing.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
 
 log = logging.getLogger("mpsched.bench.ui")
 

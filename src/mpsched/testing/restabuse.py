@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mpsched.bench.restabuse_cases import CASES, JSON_CT, Case, json_body
+from mpsched.testing.restabuse_cases import CASES, JSON_CT, Case, json_body
 
 __all__ = ["CASES", "Case", "CaseResult", "Write", "concurrent_writes", "possible_last",
            "run_cases"]
 
-log = logging.getLogger("mpsched.bench.restabuse")
+log = logging.getLogger("mpsched.testing.restabuse")
 
 TIMEOUT_S = 60.0
 
