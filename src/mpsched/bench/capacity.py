@@ -41,7 +41,6 @@ import logging
 import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -50,6 +49,7 @@ from pathlib import Path
 
 import yaml
 
+from mpsched import stats
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
@@ -103,7 +103,7 @@ class Step:
     @property
     def mean_frac(self) -> float:
         vals = [v for v in self.goodput_frac if math.isfinite(v)]
-        return statistics.fmean(vals) if vals else math.nan
+        return stats.mean(vals)
 
     @property
     def any_cpu_bound(self) -> bool:
@@ -126,7 +126,7 @@ class Step:
         per_run = [
             math.fsum(v for k, v in s.items() if pattern.fullmatch(k)) for s in self.shares
         ]
-        return statistics.fmean(per_run) if per_run else math.nan
+        return stats.mean(per_run)
 
 
 def capacity_mbps(steps: Sequence[Step]) -> float:
@@ -173,7 +173,7 @@ def measured_cores() -> int:
 def _describe(step: Step) -> str:
     ncpu = measured_cores()
     fracs = " ".join(f"{v:.2f}" for v in step.goodput_frac)
-    idle = statistics.fmean(step.idle_pct) if step.idle_pct else math.nan
+    idle = stats.mean(step.idle_pct)
     return (
         f"{step.summed_mbps:5.0f} Mbit/s: goodput fraction {step.mean_frac:.3f} ({fracs}); "
         f"idle {idle:.0f} %; % of one core: controller {ncpu * step.share('controller'):.1f}, "

@@ -37,13 +37,13 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from mpsched import stats
 from mpsched.bench import ui_fabric
 from mpsched.bench.ui_fabric import parse_shape
 from mpsched.bench.ui_feed import HISTORY_S, N_PATHS, Feeder, backfill, start_controller
@@ -155,9 +155,9 @@ def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, flo
         loads = measure_loads(driver, url)
         lags = measure_lags(driver, feeder, watched)
         return {
-            "load_ms": statistics.median(loads),
+            "load_ms": stats.median(loads),
             "lag_max_ms": max(lags),
-            "lag_p50_ms": statistics.median(lags),
+            "lag_p50_ms": stats.median(lags),
             **page_metrics(driver),
         }
     finally:
