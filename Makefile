@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
+# `mpsched bench NAME` (src/mpsched/bench/cli.py): every bench-* target and soak run their
+# benchmark through it
+BENCH := $(PY) -m mpsched.cli bench
 BUILD ?= build
 P4SRC := $(wildcard p4src/*.p4 p4src/include/*.p4)
 # Paths the P4 program can schedule over (p4src/include/defines.p4, MAX_PATHS:
@@ -122,61 +125,61 @@ $(BUILD)/bin/linkem: csrc/linkem.c
 linkem: $(BUILD)/bin/linkem ## build the userspace link emulator (csrc/linkem.c)
 
 bench-links: linkem ## link emulator accuracy on a veth pair (delay, loss, rate, CPU)
-	$(PY) -m mpsched.bench.links $(CPU_LIMIT_ARG)
+	$(BENCH) links $(CPU_LIMIT_ARG)
 
 bench-telemetry: p4 linkem ## data-plane path measurements vs known emulated delay/loss/rate
-	$(PY) -m mpsched.bench.telemetry $(CPU_LIMIT_ARG)
+	$(BENCH) telemetry $(CPU_LIMIT_ARG)
 
 bench-control: p4 p4-8 ## control-loop latency (telemetry -> policy -> write acked), 2/4/8 paths
-	$(PY) -m mpsched.bench.control $(CPU_LIMIT_ARG)
+	$(BENCH) control $(CPU_LIMIT_ARG)
 
 bench-scale: p4-scale ## the control plane on leaf-spine fabrics of 8/16/32/64 leaves and 4 spines (one BMv2 each): programming time, loop p50/p99, RSS, CPU, writes/s, entries, probes/s, spine-failure re-route; PROBE_MAX_PPS=N caps the probes
-	$(PY) -m mpsched.bench.scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS)) $(CPU_LIMIT_ARG)
+	$(BENCH) scale $(if $(PROBE_MAX_PPS),--probe-max-pps $(PROBE_MAX_PPS)) $(CPU_LIMIT_ARG)
 
 bench-sched: p4 linkem ## all policies, many-flow workload of LLHD #1, 3 runs each (about 20 min)
-	$(PY) -m mpsched.bench.sched $(CPU_LIMIT_ARG)
+	$(BENCH) sched $(CPU_LIMIT_ARG)
 
 bench-adaptive: p4 linkem ## adaptive vs the best fixed policy on the four docs/results scenarios and mixed (hours); REUSE=DIR evaluates an earlier comparison
-	$(PY) -m mpsched.bench.adaptive $(if $(REUSE),--reuse $(REUSE)) $(CPU_LIMIT_ARG)
+	$(BENCH) adaptive $(if $(REUSE),--reuse $(REUSE)) $(CPU_LIMIT_ARG)
 
 bench-fct: p4 linkem ## congestion-aware choice vs ecmp and letflow: asymmetric paths, web-search flows at 70 % load, 5 runs each (about 10 min)
-	$(PY) -m mpsched.bench.fct $(CPU_LIMIT_ARG)
+	$(BENCH) fct $(CPU_LIMIT_ARG)
 
 bench-fabric: p4 linkem ## congestion-aware choice per destination (ca and llhd-ca) vs ecmp and letflow on an asymmetric 4x2 leaf-spine, 5 runs each; a spine link's failover, 3 runs (about 32 min)
-	$(PY) -m mpsched.bench.fabric $(CPU_LIMIT_ARG)
+	$(BENCH) fabric $(CPU_LIMIT_ARG)
 
 bench-fabric-mptcp: p4 linkem ## MPTCP across a 4x2 leaf-spine: subflows steered onto distinct paths vs hashed, 2 bulks + short flows, a spine link failing and returning, 5 runs each (about 12 min)
-	$(PY) -m mpsched.bench.fabric_mptcp $(CPU_LIMIT_ARG)
+	$(BENCH) fabric-mptcp $(CPU_LIMIT_ARG)
 
 bench-mptcp: p4 linkem ## MPTCP subflows hashed vs steered onto their own paths, 3 runs each (about 4 min)
-	$(PY) -m mpsched.bench.mptcp $(CPU_LIMIT_ARG)
+	$(BENCH) mptcp $(CPU_LIMIT_ARG)
 
 bench-capacity: p4 linkem ## the MPTCP shape (3 paths, 3:2:1) at 12..60 Mbit/s until goodput or CPU give out; the controller's CPU at 4 paths; data plane vs IPv4 forwarding
-	$(PY) -m mpsched.bench.capacity $(CPU_LIMIT_ARG)
+	$(BENCH) capacity $(CPU_LIMIT_ARG)
 
 bench-dataplane: p4 ## maximum forwarding rate of the full program vs a minimal one on the same BMv2
-	$(PY) -m mpsched.bench.dataplane $(CPU_LIMIT_ARG)
+	$(BENCH) dataplane $(CPU_LIMIT_ARG)
 
 bench-dpcost: p4 $(if $(PROFILES),p4-profiles) ## per packet: CPU time, field writes, table applies, conditions (perf uprobes); PROFILES=1: each P4_PROFILE and each stage's cost
-	$(PY) -m mpsched.bench.dpcost $(if $(PROFILES),--profiles) $(CPU_LIMIT_ARG)
+	$(BENCH) dpcost $(if $(PROFILES),--profiles) $(CPU_LIMIT_ARG)
 
 p4-profiles: ## compile every P4_PROFILE but full, each into its own directory (build/p4-lean etc.)
 	@for p in $(P4_PROFILES_REDUCED); do \
 	  $(MAKE) --no-print-directory p4 P4_PROFILE=$$p || exit 1; done
 
 bench-ui: p4 ## the dashboard in headless Chromium: 4 paths, 10 min of history; load time, update lag, JS heap; FABRIC=8x4: a leaf-spine's fabric view
-	$(PY) -m mpsched.bench.ui $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
+	$(BENCH) ui $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
 
 # ONLY=restart,takeover,switch,fuzz,rest,scenario picks sections; rest and scenario need no root,
 # BMv2 or p4c (ONLY of those alone skips building them)
 comma := ,
 RELIABILITY_NEEDS_TESTBED := $(if $(ONLY),$(filter-out rest scenario,$(subst $(comma), ,$(ONLY))),all)
 bench-reliability: $(if $(RELIABILITY_NEEDS_TESTBED),p4 linkem) ## controller kill -9 and restart, backup takeover, switch restart, fuzz, REST abuse and stall, malformed files (ONLY=rest,scenario: those alone, no root)
-	$(PY) -m mpsched.bench.reliability $(if $(ONLY),--only $(ONLY)) $(CPU_LIMIT_ARG)
+	$(BENCH) reliability $(if $(ONLY),--only $(ONLY)) $(CPU_LIMIT_ARG)
 
 SOAK_MINUTES ?= 20
 soak: p4 linkem ## SOAK_MINUTES=20 of traffic and policy changes: RSS (growth, slope after 10 min), fds, threads, loop p99; FABRIC=4x2 (or a fabric scenario): on a leaf-spine with link flaps and a spine restart
-	$(PY) -m mpsched.bench.soak --minutes $(SOAK_MINUTES) $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
+	$(BENCH) soak --minutes $(SOAK_MINUTES) $(if $(FABRIC),--fabric $(FABRIC)) $(CPU_LIMIT_ARG)
 
 RUNS ?= 3
 COMPARE_OUT ?= $(BUILD)/results/compare

@@ -2,7 +2,7 @@
 packet is either dropped or forwarded intact (routed: TTL - 1, IPv4 checksum fixed;
 tagged onto a path, or untagged with MACs rewritten towards h1), never to a wrong
 port, and a well-formed packet sent afterwards is still forwarded correctly. FuzzTest
-throws the seeded frames of mpsched.bench.fuzz at the switch and checks every frame that
+throws the seeded frames of mpsched.testing.fuzz at the switch and checks every frame that
 leaves and the drop counters. (One drop reason per test: validation.py.)
 
 Run: make ptf    (or: python -m mpsched.ptfrun robustness.TcpDataOffsetTest)
@@ -42,8 +42,8 @@ from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.bench import fuzz
 from mpsched.p4rt.pipeline import COUNTER_DROP_REASON, DIGEST_RTT_REPORT, ETHERTYPE_PATH_TAG
+from mpsched.testing import fuzz
 
 ETH_LEN = 14
 TAG_LEN = len(PathTag())
@@ -386,7 +386,7 @@ def wait_for_switch(accounted: Callable[[], int], target: int) -> None:
 
 
 class FuzzTest(RobustnessTest):
-    """10 000 seeded frames of mpsched.bench.fuzz from h1's port, and 10 000 more, tagged,
+    """10 000 seeded frames of mpsched.testing.fuzz from h1's port, and 10 000 more, tagged,
     from the three path ports (paced at FUZZ_RATE): the switch process is still alive;
     every frame leaving any port has a valid IPv4 header (ipv4_header_valid), host frames
     leave only on path 1, path frames only to h1; every frame is forwarded or counted as a

@@ -31,7 +31,6 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from mpsched.bench.fuzz import Endpoints, checksum16, ipv4_header, ipv4_options
 from mpsched.p4rt.pipeline import (
     COUNTER_DROP_REASON,
     COUNTER_RX,
@@ -42,6 +41,7 @@ from mpsched.p4rt.pipeline import (
     ETHERTYPE_PATH_TAG,
     PATH_FLAG_PROBE,
 )
+from mpsched.testing.fuzz import Endpoints, checksum16, ipv4_header, ipv4_options
 
 OUT = Endpoints(src=HOST_IP, dst=REMOTE_IP)  # h1 towards the remote subnet
 IN = Endpoints(src=REMOTE_IP, dst=HOST_IP)  # from a path towards h1

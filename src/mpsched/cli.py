@@ -18,8 +18,8 @@ from types import ModuleType
 
 DESCRIPTION = (
     "One command for the project's tools: the controller, the BMv2 testbed, the demo, the "
-    "experiment runner, the fabric inspector, the input checker, the REST client, the cleanup "
-    "of killed runs and the lab's TLS certificates."
+    "experiment runner, the benchmarks, the fabric inspector, the input checker, the REST "
+    "client, the cleanup of killed runs and the lab's TLS certificates."
 )
 EPILOG = "`mpsched <command> --help` describes a command and its options."
 
@@ -45,6 +45,7 @@ COMMANDS = (
     Command("run", "run a scenario N times with fixed seeds", "mpsched.lab.experiment"),
     Command("compare", "run scenarios under every policy, one table", "mpsched.lab.experiment",
             {"compare": True}),
+    Command("bench", "run a benchmark by name (--list lists them)", "mpsched.bench.cli"),
     Command("fabric", "show a fabric scenario's switches, links and paths",
             "mpsched.fabric.__main__"),
     Command("check", "validate scenario, fabric and network description files",

@@ -21,7 +21,6 @@ import requests
 
 from mpsched import addressing as ap
 from mpsched import demo_fabric
-from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.client.rest import RestClient
 from mpsched.emu.params import LinkParams
 from mpsched.emu.segment import MAX_PATHS
@@ -29,6 +28,7 @@ from mpsched.proc import labtls, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.controller import start_controller, stop_controller
 from mpsched.proc.layout import REPO_ROOT, p4_artifacts
+from mpsched.testing.browser import screenshot_later, screenshot_path
 from mpsched.traffic.iperf import TrafficError, bulk_tcp
 
 log = logging.getLogger("mpsched.demo")

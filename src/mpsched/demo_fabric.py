@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mpsched.bench.browser import screenshot_later, screenshot_path
 from mpsched.lab.scenario import POLICIES
 from mpsched.proc.layout import REPO_ROOT, build_dir
+from mpsched.testing.browser import screenshot_later, screenshot_path
 
 log = logging.getLogger("mpsched.demo")
 

@@ -1,19 +1,35 @@
 """Sample statistics shared by the controller, the lab and the benchmarks (one definition).
 
-Percentile, empirical CDF, mean with its Student-t 95 % confidence interval, a summary of
-one metric over runs and a least-squares slope. Pure functions on plain Python values (no
-numpy). Conventions: an empty input gives NaN (never an exception), so that a run without
-samples reports "no value" instead of failing; invalid arguments (q outside [0, 100],
-df < 1) raise ``ValueError``.
+Mean, median and percentile, empirical CDF, mean with its Student-t 95 % confidence interval,
+a summary of one metric over runs, ratios paired by seed, a least-squares and a Theil-Sen
+slope. Pure functions on plain Python values: the controller imports this module too, and
+needs neither numpy nor scipy for it (the t quantiles are a table and an expansion, checked
+against printed tables in tests/unit/test_stats.py). Conventions: an empty input gives NaN
+(never an exception), so that a run without samples reports "no value" instead of failing;
+invalid arguments (q outside [0, 100], df < 1) raise ``ValueError``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 NAN = float("nan")
+K = TypeVar("K", bound=Hashable)
+
+
+def mean(xs: Iterable[float]) -> float:
+    """The arithmetic mean (``math.fsum``, exact rounding). Empty input → NaN."""
+    vals = [float(x) for x in xs]
+    return math.fsum(vals) / len(vals) if vals else NAN
+
+
+def median(xs: Iterable[float]) -> float:
+    """The median: the 50th `percentile` (the mean of the two middle values of an even
+    count, as ``statistics.median``). Empty input → NaN."""
+    return percentile(xs, 50)
 
 
 def percentile(xs: Iterable[float], q: float) -> float:
@@ -35,11 +51,11 @@ def percentile(xs: Iterable[float], q: float) -> float:
     return vals[lo] + (h - lo) * (vals[hi] - vals[lo])
 
 
-
 def iqr(xs: Iterable[float]) -> float:
     """The interquartile range: the 75th minus the 25th `percentile`. Empty input → NaN."""
     vals = list(xs)
     return percentile(vals, 75) - percentile(vals, 25)
+
 
 def cdf(xs: Iterable[float]) -> tuple[list[float], list[float]]:
     """Empirical CDF: sorted values and F_i = (i+1)/n, the fraction of samples <= x_i."""
@@ -119,6 +135,41 @@ def summarize(xs: Iterable[float]) -> Summary:
         return Summary(0, NAN, NAN, NAN, NAN, NAN)
     mean, h = mean_ci95(vals)
     return Summary(len(vals), mean, h, min(vals), max(vals), _std(vals, mean))
+
+
+def ratio(a: float, b: float) -> float:
+    """a / b, NaN unless both are finite and b > 0 (a ratio to a reference that is missing,
+    zero or infinite says nothing)."""
+    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else NAN
+
+
+def paired_ratios(values: Mapping[K, float], reference: Mapping[K, float]) -> list[float]:
+    """values[k] / reference[k] for every key k (a seed) in both, in the order of `values`;
+    a key whose `ratio` is NaN (a value not finite, a reference not finite and positive) is
+    left out.
+
+    Runs with the same seed see the same arrivals, sizes and link randomness, so most of the
+    run-to-run spread cancels in the ratio: its interval says whether one policy beats
+    another where the unpaired means' intervals overlap (Jain 1991, §13.4.1, paired
+    observations)."""
+    got = (ratio(v, reference[k]) for k, v in values.items() if k in reference)
+    return [r for r in got if not math.isnan(r)]
+
+
+@dataclass(frozen=True)
+class PairedRatio:
+    """The mean of ratios paired by seed, the half width of its 95 % interval (NaN for n < 2)
+    and the number of seeds n (the mean is NaN for n = 0)."""
+
+    mean: float
+    ci95: float
+    n: int
+
+
+def paired_ratio(values: Mapping[K, float], reference: Mapping[K, float]) -> PairedRatio:
+    """`paired_ratios` summed up as mean ± 95 % interval (`mean_ci95`) over the seeds."""
+    ratios = paired_ratios(values, reference)
+    return PairedRatio(*mean_ci95(ratios), len(ratios))
 
 
 def theil_sen_slope(points: Iterable[tuple[float, float]]) -> float:

@@ -1,7 +1,7 @@
 """linkem, the userspace link emulator (csrc/linkem.c), and its Python wrapper.
 
 Pure parts first (the control line, the probe analysis); then the emulator on
-real veths between two network namespaces (mpsched.bench.linkbed): each
+real veths between two network namespaces (mpsched.testing.linkbed): each
 impairment is measured end to end with ping or UDP probes whose one-way delay
 comes from payload and kernel receive timestamps. The assertions hold on a
 saturated machine and fail on a broken emulator: a delay is never shorter than
@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.bench import udpprobe as up
-from mpsched.bench.linkbed import LinkBed
 from mpsched.emu.linkem import Linkem
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc.layout import linkem_binary
 from mpsched.stats import iqr, percentile
+from mpsched.testing import udpprobe as up
+from mpsched.testing.linkbed import LinkBed
 from tests.conftest import require
 from tests.waiting import wait_until
 

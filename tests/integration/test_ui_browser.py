@@ -66,7 +66,7 @@ def controller(switch, remote, tmp_path, artifacts):
 @pytest.fixture
 def browser():
     require("chromium", "chromedriver", "selenium")
-    from mpsched.bench.browser import start_browser
+    from mpsched.testing.browser import start_browser
 
     driver = start_browser()
     yield driver
@@ -140,7 +140,7 @@ def click_apply(driver, class_id: int, name: str, gap: str = "") -> None:
 def assert_readable(driver, when: str, charts: bool = False) -> None:
     """At each of the dashboard's widths: no panel element clips its text (scrollWidth >
     clientWidth); `charts`: every chart has data and covers at least 20 % of its time axis."""
-    from mpsched.bench.browser import WIDTHS, chart_cover, clipped, set_width
+    from mpsched.testing.browser import WIDTHS, chart_cover, clipped, set_width
 
     try:
         for width in WIDTHS:
@@ -192,7 +192,7 @@ def test_dashboard_live_view_and_operator_actions(controller, browser, artifacts
     base, pairs = controller
     driver = browser
     driver.get(base + "/ui")  # the redirect to /ui/
-    from mpsched.bench.browser import console_errors, wait_rendered
+    from mpsched.testing.browser import console_errors, wait_rendered
 
     wait_rendered(driver)
     assert driver.current_url.endswith("/ui/")
@@ -322,7 +322,7 @@ return [...document.querySelectorAll('svg.chart')].map((svg) => ({metric: svg.da
 
 
 def test_charts_fit_their_history_figures_have_units_reasons_are_words(fed, browser):
-    from mpsched.bench.browser import console_errors, wait_rendered
+    from mpsched.testing.browser import console_errors, wait_rendered
 
     driver = browser
     driver.get(fed + "/ui/")

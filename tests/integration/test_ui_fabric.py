@@ -35,7 +35,7 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "build" / "ui" / "fabric.png"
 @pytest.fixture
 def browser():
     require("chromium", "chromedriver", "selenium")
-    from mpsched.bench.browser import start_browser
+    from mpsched.testing.browser import start_browser
 
     driver = start_browser(1400, 1100)
     yield driver
@@ -79,7 +79,7 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
 ):
     from selenium.webdriver.common.by import By
 
-    from mpsched.bench.browser import console_errors, wait_rendered
+    from mpsched.testing.browser import console_errors, wait_rendered
 
     ctl = start(tmp_path, artifacts, fabric_switches)
     base = ctl.base
@@ -187,9 +187,9 @@ def test_the_fabric_view_shows_a_pairs_mptcp_connection_on_its_paths(fed_fabric,
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from mpsched.bench.browser import console_errors, wait_rendered
     from mpsched.controller.scheduling.mptcp import Flow, MptcpReport
     from mpsched.controller.scheduling.mptcp_digest import token
+    from mpsched.testing.browser import console_errors, wait_rendered
 
     ctl, base = fed_fabric
     initial = Flow("10.0.1.1", 40000, "10.0.3.1", 5201)

@@ -8,9 +8,9 @@ import json
 import yaml
 
 from mpsched import check, cli
-from mpsched.bench.scenario_fuzz_cases import FABRIC, SCENARIO
-from mpsched.bench.scenario_fuzz_topology import DESCRIPTION, fabric_description
 from mpsched.proc.layout import REPO_ROOT
+from mpsched.testing.scenario_fuzz_cases import FABRIC, SCENARIO
+from mpsched.testing.scenario_fuzz_topology import DESCRIPTION, fabric_description
 
 
 def write(tmp_path, name: str, doc: object) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 from mpsched import demo
-from mpsched.bench import browser
 from mpsched.demo_fabric import SCENARIO, pair_lines
 from mpsched.lab.scenario import load
+from mpsched.testing import browser
 
 
 def test_pair_lines_sum_the_buckets_and_mark_missing_values():

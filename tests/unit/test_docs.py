@@ -132,6 +132,16 @@ def test_the_mpsched_commands_are_listed_as_help_does(capsys):
     assert documented == listed, "docs/targets.md's command list differs from --help"
 
 
+def test_the_benchmarks_are_listed_as_bench_list_does(capsys):
+    """docs/benchmarks.md lists every benchmark as `mpsched bench --list` does, in the
+    indented block after the line that names it."""
+    assert cli.main(["bench", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    text = doc("docs/benchmarks.md")
+    block = text[text.index("`mpsched bench --list` lists"):].split("\n\n", 2)[1]
+    assert [line.strip() for line in block.splitlines()] == listed
+
+
 # -- REST ----------------------------------------------------------------------
 
 

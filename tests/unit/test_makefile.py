@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from mpsched.bench.cli import BY_NAME as BENCHES
 from mpsched.proc.layout import REPO_ROOT
 
 MAKEFILE = REPO_ROOT / "Makefile"
@@ -82,6 +83,42 @@ def test_every_bench_takes_the_cpu_limit():
         assert runs and all(line.endswith("--cpu-limit 50") for line in runs), (target, runs)
     out = make("-n", "bench-links")
     assert "--cpu-limit" not in out.stdout
+
+
+def bench_targets(text: str) -> list[str]:
+    """The targets that run a benchmark: every bench-* and soak."""
+    return [t for t in phony_targets(text) if t.startswith("bench-")] + ["soak"]
+
+
+@pytest.mark.parametrize("target", bench_targets(MAKEFILE.read_text()))
+def test_every_bench_target_runs_mpsched_bench(target):
+    """`make bench-X` runs `mpsched bench X` (`make soak`: `mpsched bench soak`), a benchmark
+    `mpsched bench --list` lists, and nothing else of the package's."""
+    name = target.removeprefix("bench-")
+    assert name in BENCHES, f"{target}: no benchmark {name!r} in src/mpsched/bench/cli.py"
+    out = make("-n", target)
+    assert out.returncode == 0, out.stderr
+    runs = [line for line in out.stdout.splitlines() if " -m mpsched" in line]
+    assert len(runs) == 1 and f" -m mpsched.cli bench {name}" in runs[0], (target, runs)
+
+
+@pytest.mark.parametrize(
+    ("goal", "expected"),
+    [
+        (["bench-reliability", "ONLY=rest,scenario", "CPU_LIMIT=50"],
+         "bench reliability --only rest,scenario --cpu-limit 50"),
+        (["bench-ui", "FABRIC=8x4"], "bench ui --fabric 8x4"),
+        (["soak", "FABRIC=4x2", "SOAK_MINUTES=5"], "bench soak --minutes 5 --fabric 4x2"),
+        (["bench-scale", "PROBE_MAX_PPS=100"], "bench scale --probe-max-pps 100"),
+        (["bench-adaptive", "REUSE=d"], "bench adaptive --reuse d"),
+        (["bench-dpcost", "PROFILES=1"], "bench dpcost --profiles"),
+        (["compare", "RUNS=2"], "compare scenarios/*.yaml --runs 2 "),
+    ],
+)
+def test_the_variables_reach_the_command(goal, expected):
+    out = make("-n", "-o", "p4", "-o", "linkem", "-o", "p4-profiles", *goal)
+    assert out.returncode == 0, out.stderr
+    assert expected in out.stdout, out.stdout
 
 
 @pytest.mark.parametrize("goal", ["unit", "demo", "test"])

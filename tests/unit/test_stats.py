@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 
@@ -31,6 +32,17 @@ def test_percentile_matches_numpy_linear():
         for q in (0, 1, 10, 25, 33.3, 50, 90, 95, 99, 100):
             want = float(np.percentile(xs, q, method="linear"))
             assert stats.percentile(xs, q) == pytest.approx(want, rel=1e-12), (n, q)
+
+
+def test_mean_and_median_as_the_statistics_module_has_them():
+    rng = random.Random(2)
+    for n in (1, 2, 7, 40):
+        xs = [rng.uniform(-5, 5) for _ in range(n)]
+        assert stats.mean(xs) == pytest.approx(statistics.fmean(xs), rel=1e-12)
+        assert stats.median(xs) == pytest.approx(statistics.median(xs), rel=1e-12)
+    assert stats.mean([1, 2, 3, 4]) == 2.5 and stats.median([4, 1, 3, 2]) == 2.5
+    assert stats.mean([0.1] * 10) == 0.1  # fsum: exactly, where sum() gives 0.09999999999999999
+    assert math.isnan(stats.mean([])) and math.isnan(stats.median(iter(())))
 
 
 def test_percentile_of_nothing_is_nan():
@@ -113,3 +125,44 @@ def test_theil_sen_slope_follows_a_steady_rise_and_not_one_step() -> None:
     assert stats.theil_sen_slope([(0, 1), (2, 5), (1, 3)]) == 2.0  # in any order
     assert math.isnan(stats.theil_sen_slope([(1, 1), (1, 2)]))
     assert math.isnan(stats.theil_sen_slope([]))
+
+
+# --------------------------------------------------------------------------------------------
+# ratios paired by seed
+
+
+def test_ratio_is_nan_without_a_usable_reference():
+    assert stats.ratio(3.0, 4.0) == 0.75
+    assert stats.ratio(0.0, 2.0) == 0.0
+    for a, b in ((1.0, 0.0), (1.0, -2.0), (math.nan, 1.0), (1.0, math.inf), (math.inf, 1.0)):
+        assert math.isnan(stats.ratio(a, b)), (a, b)
+
+
+def test_paired_ratios_pair_by_key_and_leave_out_what_has_no_ratio():
+    values = {1: 0.9, 2: 0.94, 3: 0.5, 4: math.nan, 5: 0.7}
+    reference = {2: 0.8, 1: 0.6, 3: 0.0, 4: 0.5, 6: 0.9}  # 3: zero, 4: no value, 5 and 6: alone
+    assert stats.paired_ratios(values, reference) == [0.9 / 0.6, 0.94 / 0.8]
+    assert stats.paired_ratios({}, reference) == []
+
+
+def test_paired_ratio_is_the_t_interval_of_the_ratios():
+    got = stats.paired_ratio({1: 0.9, 2: 0.94}, {1: 0.6, 2: 0.8})
+    # ratios 1.5 and 1.175: s = 0.325 / sqrt(2), h = t(1) * s / sqrt(2) = 12.706205 * 0.1625
+    assert got.n == 2
+    assert got.mean == pytest.approx(1.3375)
+    assert got.ci95 == pytest.approx(2.064758, abs=1e-6)
+    one = stats.paired_ratio({"a": 2.0, "b": 1.0}, {"a": 4.0})
+    assert (one.mean, one.n) == (0.5, 1) and math.isnan(one.ci95)
+    none = stats.paired_ratio({1: 1.0}, {2: 1.0})
+    assert none.n == 0 and math.isnan(none.mean) and math.isnan(none.ci95)
+
+
+def test_pairing_narrows_the_interval_when_seeds_share_their_spread():
+    """Seeds that scale both policies alike (the load a seed draws) widen each mean's interval
+    but cancel in the ratio: what paired observations are for."""
+    load = {seed: 1.0 + seed for seed in range(6)}
+    ours = {seed: 0.8 * x * (1 + 0.01 * (seed % 2)) for seed, x in load.items()}
+    unpaired = stats.mean_ci95(ours.values())[1] / stats.mean(ours.values())
+    paired = stats.paired_ratio(ours, load)
+    assert paired.mean == pytest.approx(0.804, abs=1e-9)
+    assert paired.ci95 < 0.01 < 0.3 < unpaired

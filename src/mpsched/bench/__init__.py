@@ -1,1 +1,1 @@
-"""Benchmarks of the project's building blocks (`make bench-links`: the link emulator)."""
+"""The benchmarks: `mpsched bench NAME` (cli.py lists them) and `make bench-NAME`."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import subprocess
 import sys
 from collections import defaultdict
@@ -39,7 +38,7 @@ from mpsched.lab.report import RunResult, format_mean_ci, read_csv
 from mpsched.lab.tables import CPU_MARK
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
-from mpsched.stats import mean_ci95
+from mpsched.stats import mean, mean_ci95, paired_ratio
 
 SCENARIOS = ("llhd-1-manyflows", "cmt-la", "llhd-2", "lm3-failure", "mixed")
 ADAPTIVE = "adaptive"
@@ -80,7 +79,7 @@ def table_from_records(records: Sequence[Record]) -> Table:
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for scenario, policy, _, x in records:
         values[scenario][policy].append(x)
-    return {s: {p: statistics.fmean(v) for p, v in pols.items()} for s, pols in values.items()}
+    return {s: {p: mean(v) for p, v in pols.items()} for s, pols in values.items()}
 
 
 def table_from_csv(directory: Path, scenarios: Sequence[str]) -> Table:
@@ -105,8 +104,8 @@ def paired_ratios(records: Sequence[Record], scenario: str) -> dict[str, tuple[f
     out = {}
     for policy, theirs in runs.items():
         if policy != ADAPTIVE:
-            seeds = [k for k in sorted(set(mine) & set(theirs)) if theirs[k] > 0]
-            out[policy] = (*mean_ci95(mine[k] / theirs[k] for k in seeds), len(seeds))
+            got = paired_ratio(mine, theirs)
+            out[policy] = (got.mean, got.ci95, got.n)
     return out
 
 
@@ -133,7 +132,7 @@ def to_extend(records: Sequence[Record], scenario: str) -> list[str]:
     fixed = {p: v for p, v in runs.items() if p != ADAPTIVE and v}
     if not fixed:
         return []
-    best = max(fixed, key=lambda p: (statistics.fmean(fixed[p].values()), p))
+    best = max(fixed, key=lambda p: (mean(fixed[p].values()), p))
     lo, hi = _interval(runs[best].values())
     out = []
     for policy, values in runs.items():
@@ -164,7 +163,7 @@ def figures(
     if lacking:
         raise ValueError(f"scenario(s) {lacking} lack adaptive or any fixed policy")
     regrets = [regret(table[s])[0] for s in scenarios]
-    out = {"adaptive_regret": statistics.fmean(regrets)}
+    out = {"adaptive_regret": mean(regrets)}
     if "mixed" in scenarios:
         bounds = paired_lower_bounds(records, "mixed")
         out["adaptive_wins_mixed"] = float(
@@ -192,7 +191,7 @@ def markdown(results: Sequence[RunResult], scenarios: Sequence[str] = SCENARIOS)
             "| policy | runs | goodput_frac | adaptive / policy (paired) |",
             "| --- | ---: | ---: | ---: |",
         ]
-        order = sorted(values, key=lambda p: -statistics.fmean(values[p].values()))
+        order = sorted(values, key=lambda p: -mean(values[p].values()))
         for policy in order:
             runs = values[policy]
             k = bound[(name, policy)]
@@ -237,7 +236,7 @@ def plan(records: Sequence[Record], runs: int, source: Path) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.adaptive",
+        prog="mpsched bench adaptive",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

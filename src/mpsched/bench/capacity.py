@@ -24,7 +24,7 @@ It ends with
     dataplane_pps_ratio_ipv4=       full / IPv4 forwarding, maximum forwarding rate [>= 0.4]
     switch_us_per_pkt_ratio_ipv4=   full / IPv4 forwarding, switch CPU per packet  [<= 1.3]
 
-On fewer cores: `taskset -c 0 python -m mpsched.bench.capacity --only capacity` confines every
+On fewer cores: `taskset -c 0 mpsched bench capacity --only capacity` confines every
 process of the runs to core 0 (they inherit the affinity), and idle, shares and cpu_bound are
 then measured on that core alone ("% of one core" stays a share of one core).
 
@@ -41,7 +41,6 @@ import logging
 import math
 import os
 import re
-import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -50,6 +49,7 @@ from pathlib import Path
 
 import yaml
 
+from mpsched import stats
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
 
@@ -103,7 +103,7 @@ class Step:
     @property
     def mean_frac(self) -> float:
         vals = [v for v in self.goodput_frac if math.isfinite(v)]
-        return statistics.fmean(vals) if vals else math.nan
+        return stats.mean(vals)
 
     @property
     def any_cpu_bound(self) -> bool:
@@ -126,7 +126,7 @@ class Step:
         per_run = [
             math.fsum(v for k, v in s.items() if pattern.fullmatch(k)) for s in self.shares
         ]
-        return statistics.fmean(per_run) if per_run else math.nan
+        return stats.mean(per_run)
 
 
 def capacity_mbps(steps: Sequence[Step]) -> float:
@@ -173,7 +173,7 @@ def measured_cores() -> int:
 def _describe(step: Step) -> str:
     ncpu = measured_cores()
     fracs = " ".join(f"{v:.2f}" for v in step.goodput_frac)
-    idle = statistics.fmean(step.idle_pct) if step.idle_pct else math.nan
+    idle = stats.mean(step.idle_pct)
     return (
         f"{step.summed_mbps:5.0f} Mbit/s: goodput fraction {step.mean_frac:.3f} ({fracs}); "
         f"idle {idle:.0f} %; % of one core: controller {ncpu * step.share('controller'):.1f}, "
@@ -216,7 +216,7 @@ def capacity_sweep(data: dict, steps: list[float], runs: int, duration: float | 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.capacity",
+        prog="mpsched bench capacity",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

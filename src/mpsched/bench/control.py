@@ -144,7 +144,7 @@ def measure(
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.control",
+        prog="mpsched bench control",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

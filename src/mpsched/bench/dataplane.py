@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
+from mpsched import stats
 from mpsched.bench.dataplane_programs import PROGRAMS, missing_programs
 from mpsched.bench.dataplane_rig import cpu_plan, measure, program_rig
 from mpsched.bench.dataplane_sweep import Sweep
@@ -47,7 +47,7 @@ log = logging.getLogger("mpsched.bench.dataplane")
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.dataplane",
+        prog="mpsched bench dataplane",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -147,7 +147,7 @@ def _summary(
     programs: list[tuple[str, str]], profiles: list[str], results: dict[str, list[Sweep]]
 ) -> None:
     """The median per program and the ratios, ending with the key=value lines."""
-    medians = {k: statistics.median(s.best.delivered for s in v) for k, v in results.items()}
+    medians = {k: stats.median(s.best.delivered for s in v) for k, v in results.items()}
     for name, label in programs:
         limited = not all(s.saturated for s in results[name])
         print(

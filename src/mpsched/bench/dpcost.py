@@ -140,7 +140,7 @@ def role_lines(costs: dict[str, dict[str, Cost]]) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.dpcost",
+        prog="mpsched bench dpcost",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -59,11 +59,11 @@ from __future__ import annotations
 import argparse
 import logging
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mpsched import stats
 from mpsched.bench.fabric_cost import (
     SWITCH_COST,
     controller_core_pct,
@@ -79,7 +79,6 @@ from mpsched.bench.fct import (
     check_out_options,
     fresh_out,
     paired_table,
-    ratio,
     row_mean,
     select_results,
 )
@@ -110,12 +109,13 @@ def figures(rows: list[FctRow], policy: str, failover_ms: Sequence[float],
     ca, ecmp, letflow = by.get(policy), by.get("ecmp"), by.get("letflow")
     finite = [v for v in failover_ms if math.isfinite(v)]
     return {
-        "fabric_fct_short_ratio_vs_ecmp": ratio(row_mean(ca, "short"), row_mean(ecmp, "short")),
-        "fabric_fct_short_ratio_vs_letflow": ratio(row_mean(ca, "short"),
-                                                   row_mean(letflow, "short")),
-        "fabric_goodput_ratio_vs_letflow": ratio(row_mean(ca, "goodput"),
-                                                 row_mean(letflow, "goodput")),
-        "fabric_failover_ms": statistics.median(finite) if finite else math.nan,
+        "fabric_fct_short_ratio_vs_ecmp": stats.ratio(row_mean(ca, "short"),
+                                                      row_mean(ecmp, "short")),
+        "fabric_fct_short_ratio_vs_letflow": stats.ratio(row_mean(ca, "short"),
+                                                         row_mean(letflow, "short")),
+        "fabric_goodput_ratio_vs_letflow": stats.ratio(row_mean(ca, "goodput"),
+                                                       row_mean(letflow, "goodput")),
+        "fabric_failover_ms": stats.median(finite),
         "fabric_cpu_bound_runs": float(cpu_bound_runs),
     }
 
@@ -165,14 +165,13 @@ def pair_table(results: Sequence[RunResult], policies: Sequence[str],
     lines = [f"{metric} per pair (mean over the runs):",
              "  " + f"{'pair':14s}" + "".join(f"{p:>11s}" for p in policies)]
     for pair in sorted(values):
-        cells = [statistics.fmean(values[pair][p]) if values[pair].get(p) else math.nan
-                 for p in policies]
+        cells = [stats.mean(values[pair].get(p, ())) for p in policies]
         lines.append("  " + f"{pair:14s}" + "".join(f"{c:11.3f}" for c in cells))
     return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric", description=__doc__,
+    p = argparse.ArgumentParser(prog="mpsched bench fabric", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--policy", default=DEFAULT_POLICY,
                    help="the congestion-aware policy (default: %(default)s)")

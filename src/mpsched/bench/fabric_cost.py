@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from collections.abc import Collection, Sequence
 
+from mpsched import stats
 from mpsched.lab.report import RunResult
 
 CONTROLLER_ROLE = "controller"
@@ -39,7 +39,7 @@ def controller_core_pct(results: Sequence[RunResult], policy: str) -> float:
     got = [r.cpu_shares[CONTROLLER_ROLE] * cores_of(r) for r in results
            if r.policy == policy and CONTROLLER_ROLE in r.cpu_shares]
     got = [v for v in got if math.isfinite(v)]
-    return statistics.fmean(got) if got else math.nan
+    return stats.mean(got)
 
 
 def idle_min_pct(results: Sequence[RunResult]) -> float:

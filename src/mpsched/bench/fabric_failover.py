@@ -33,11 +33,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mpsched.bench.tagcap import TagFrame, TagKey, read_tag_frames
 from mpsched.fabric.model import Fabric
 from mpsched.fabric.paths import Failures, reroute, route
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT
+from mpsched.testing.tagcap import TagFrame, TagKey, read_tag_frames
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     from mpsched.bench.fct import add_out_options, check_out_options, fresh_out
     from mpsched.lab.scenario import load
 
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric_failover",
+    p = argparse.ArgumentParser(prog="mpsched bench fabric-failover",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=3, help="failover runs (default: %(default)s)")

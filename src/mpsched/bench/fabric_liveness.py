@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mpsched.bench.tagcap import TagFrame, TagKey
+from mpsched.testing.tagcap import TagFrame, TagKey
 
 Cell = tuple[int, int, int]  # (the judging edge, its peer edge, path id)
 

@@ -35,11 +35,11 @@ import dataclasses
 import json
 import logging
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from mpsched import stats
 from mpsched.bench.fabric_mptcp_run import SAMPLES_FILE, distinct_share
 from mpsched.bench.fct import BenchError, add_out_options, check_out_options, fresh_out
 from mpsched.lab.fct import load_results
@@ -99,19 +99,9 @@ def pair_values(runs: Sequence[RunResult], pair: str, key: str = METRIC) -> list
     return [v for r in runs if math.isfinite(v := (r.pairs.get(pair) or {}).get(key, math.nan))]
 
 
-def mean_or_nan(xs: Sequence[float]) -> float:
-    return statistics.fmean(xs) if xs else math.nan
-
-
-def paired_ratio(steered: Sequence[RunResult], hashed: Sequence[RunResult]) -> list[float]:
-    """steered / hashed fraction of the runs with the same seed."""
-    by_seed = {r.seed: r.metrics.get(METRIC, math.nan) for r in hashed}
-    out = []
-    for r in steered:
-        a, b = r.metrics.get(METRIC, math.nan), by_seed.get(r.seed, math.nan)
-        if math.isfinite(a) and math.isfinite(b) and b > 0:
-            out.append(a / b)
-    return out
+def by_seed(runs: Sequence[RunResult], key: str = METRIC) -> dict[int, float]:
+    """seed -> the run's `key`."""
+    return {r.seed: r.metrics.get(key, math.nan) for r in runs}
 
 
 def distinct_line(source: Path, runs: Sequence[RunResult]) -> str:
@@ -141,9 +131,9 @@ def report_lines(source: Path) -> list[str]:
                  format_mean_ci(*mean_ci95(values(rs, "mptcp_goodput_of_paths"))),
                  *(format_mean_ci(*mean_ci95(pair_values(rs, p))) for p in pairs)]
         lines.append("| " + " | ".join(cells) + " |")
-    ratio = paired_ratio(runs["steered"], runs["hashed"])
-    lines.append(f"steered / hashed, paired by seed: {format_mean_ci(*mean_ci95(ratio))} "
-                 f"({len(ratio)} pairs)")
+    ratio = stats.paired_ratio(by_seed(runs["steered"]), by_seed(runs["hashed"]))
+    lines.append(f"steered / hashed, paired by seed: {format_mean_ci(ratio.mean, ratio.ci95)} "
+                 f"({ratio.n} pairs)")
     lines.append(distinct_line(source, runs["steered"]))
     lines.append("runs (mptcp_goodput_frac per pair; * cpu_bound):")
     for variant, rs in runs.items():
@@ -156,12 +146,12 @@ def report_lines(source: Path) -> list[str]:
     cpu_bound = sum(1 for rs in runs.values() for r in rs if r.cpu_bound is True)
     lines.append(f"fabric_mptcp_cpu_bound_runs={cpu_bound}")
     for variant, rs in runs.items():
-        lines.append(f"fabric_mptcp_goodput_frac_{variant}={mean_or_nan(values(rs, METRIC)):.3f}")
+        lines.append(f"fabric_mptcp_goodput_frac_{variant}={stats.mean(values(rs, METRIC)):.3f}")
     return lines
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.fabric_mptcp", description=__doc__,
+    p = argparse.ArgumentParser(prog="mpsched bench fabric-mptcp", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5,
                    help="runs per variant (default: %(default)s)")

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mpsched.bench.tagcap import edge_uplinks, start_captures
 from mpsched.lab.runner import Run
+from mpsched.testing.tagcap import edge_uplinks, start_captures
 
 
 class CapturingRun(Run):

@@ -36,6 +36,7 @@ from mpsched.lab.fct import FctRow, fct_rows, fct_table, load_results, paired_ra
 from mpsched.lab.report import RunResult
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
+from mpsched.stats import ratio
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +55,6 @@ def row_mean(row: FctRow | None, what: str) -> float:
     if what == "p99":
         return row.fct_p99_s[0]
     return row.buckets.get("lt100k", {}).get("fct_mean_s", (math.nan, math.nan))[0]
-
-
-def ratio(a: float, b: float) -> float:
-    return a / b if math.isfinite(a) and math.isfinite(b) and b > 0 else math.nan
 
 
 def figures(rows: list[FctRow], policy: str) -> dict[str, float]:
@@ -143,7 +140,7 @@ def fresh_out(out: Path | None, bench: str = "bench-fct") -> Path:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.fct",
+        prog="mpsched bench fct",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -23,7 +23,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mpsched.bench.fuzz import ETH_LEN, frames
+from mpsched.testing.fuzz import ETH_LEN, frames
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4

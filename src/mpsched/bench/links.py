@@ -1,6 +1,6 @@
 """Accuracy of linkem on a veth pair: delay, loss, rate, CPU (`make bench-links`).
 
-ns1 -> linkem -> ns2 (mpsched.bench.linkbed); UDP probes (mpsched.bench.udpprobe)
+ns1 -> linkem -> ns2 (mpsched.testing.linkbed); UDP probes (mpsched.testing.udpprobe)
 timestamp each datagram at send (payload) and at the kernel's receive
 (SO_TIMESTAMPNS): both namespaces share one clock, so one-way delay is measured
 directly. Prints a table of configured vs measured, then exactly four lines:
@@ -36,9 +36,8 @@ from pathlib import Path
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc import cpulimit, prereqs
 from mpsched.stats import iqr, percentile
-
-from . import udpprobe as up
-from .linkbed import LinkBed, ProbeResult
+from mpsched.testing import udpprobe as up
+from mpsched.testing.linkbed import LinkBed, ProbeResult
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +244,7 @@ def print_report(rows: list[Row], fig: Figures) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.links",
+        prog="mpsched bench links",
         description=__doc__.split("\n\n")[0] + " Needs root, ethtool and `make linkem`.",
         epilog="Targets: delay err <= 0.5 ms, loss within 10 % relative, rate within 5 %.",
     )

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from mpsched import stats
 from mpsched.bench.sched import read_runs
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
@@ -35,7 +35,7 @@ POLICY = "ecmp"  # both scenarios run the default class under ecmp
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.mptcp",
+        prog="mpsched bench mptcp",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench-mptcp: {runs_csv} is missing", file=sys.stderr)
             return 2
         frac = read_runs(runs_csv).get(POLICY, {}).get("goodput_frac", [])
-        figures[variant] = statistics.fmean(frac) if frac else math.nan
+        figures[variant] = stats.mean(frac)
         low, high = (min(frac), max(frac)) if frac else (math.nan, math.nan)
         print(f"{variant:8s} {len(frac):4d} {figures[variant]:12.3f} {low:6.3f} {high:6.3f}")
     for variant in SCENARIOS:

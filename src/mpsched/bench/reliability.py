@@ -14,12 +14,12 @@ On h1 - s1 =(two 10 Mbit/s paths)= s2 - h2, in this order:
    backup's first acknowledged write (a write every 10 ms, refused with 409 until then).
 3. Switch restart: s1's BMv2 is killed and started again on the same ports while the flow
    runs. `switch_restart_recover_ms=`: from the kill until h2 receives the flow again.
-4. Malformed frames (`mpsched.bench.fuzz`): seeded frames sent from h1 into s1; everything
+4. Malformed frames (`mpsched.testing.fuzz`): seeded frames sent from h1 into s1; everything
    arriving at h2 is checked. `fuzz_frames=`, `fuzz_malformed_forwarded=` (frames with an
    invalid IPv4 header that reached h2), `fuzz_switch_deaths=` (BMv2 processes that died).
-5. REST abuse (`mpsched.bench.restabuse`) against the running controller: `rest_abuse_cases=`,
+5. REST abuse (`mpsched.testing.restabuse`) against the running controller: `rest_abuse_cases=`,
    `rest_abuse_failures=`, `rest_concurrent_failed=` (of 200 writes from 50 clients), and
-   `rest_stall_ms=` (src/mpsched/bench/reststall.py): the longest a GET on a fresh connection
+   `rest_stall_ms=` (src/mpsched/testing/reststall.py): the longest a GET on a fresh connection
    waits while 300 idle connections are held open. `--only rest` runs this section alone,
    without root or BMv2: against the controller's REST server over a fake backend.
 6. Malformed input files (`mpsched.bench.scenario_fuzz`; no root: `--only scenario` runs it
@@ -256,8 +256,8 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
     """The fuzz generator's frames from h1 into s1 (its host port), everything arriving at
     h2 captured and checked; the BMv2 processes must survive, and h1 still reach h2."""
     from mpsched.bench.framecap import read_frames
-    from mpsched.bench.fuzz import ETHERTYPE_IPV4, ipv4_header_valid
     from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
+    from mpsched.testing.fuzz import ETHERTYPE_IPV4, ipv4_header_valid
 
     cap = [sys.executable, "-m", "mpsched.bench.framecap"]
     got, sent_report = out_dir / "fuzz-h2.bin", out_dir / "fuzz-sent.json"
@@ -293,8 +293,8 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
 
 
 def rest_abuse(base_url: str, token: str | None, figures: Figures) -> None:
-    """The REST section (src/mpsched/bench/reststall.py) against the server at `base_url`."""
-    from mpsched.bench.reststall import rest_figures
+    """The REST section (src/mpsched/testing/reststall.py) against the server at `base_url`."""
+    from mpsched.testing.reststall import rest_figures
 
     values, notes = rest_figures(base_url, token)
     figures.values.update(values)
@@ -303,7 +303,7 @@ def rest_abuse(base_url: str, token: str | None, figures: Figures) -> None:
 
 def rest_alone() -> Figures:
     """The REST section by itself: the controller's REST server over a fake backend."""
-    from mpsched.bench.reststall import fake_server
+    from mpsched.testing.reststall import fake_server
 
     figures = Figures()
     with fake_server() as (url, token):
@@ -359,7 +359,7 @@ SECTIONS = ("restart", "takeover", "switch", "fuzz", "rest", "scenario")
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.reliability",
+        prog="mpsched bench reliability",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

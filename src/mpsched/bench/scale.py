@@ -367,7 +367,7 @@ def report(results: list[SizeResult]) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.scale", description=__doc__,
+    p = argparse.ArgumentParser(prog="mpsched bench scale", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), metavar="LEAVES",
                    help=f"leaf counts, in order (default: {' '.join(map(str, SIZES))}; at "

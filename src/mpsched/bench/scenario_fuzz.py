@@ -1,20 +1,20 @@
 """The malformed-input corpus through `mpsched check`, in bounded subprocesses.
 
-`run(directory)` writes every case of the corpus (`all_cases`: scenario_fuzz_cases.py and
-scenario_fuzz_topology.py, each group documented there) under `directory` and has a child
-process (``python -m mpsched.bench.scenario_fuzz --child FILE...``) check them one after
-another, as ``mpsched check FILE`` would (`mpsched.check.main`), each reported on a line of
-JSON. The child's address space is limited to `MEMORY_LIMIT` (RLIMIT_AS): a loader without a
-bound meets a MemoryError there. A file the child takes more than `TIMEOUT_S` over is a
-timeout: the child is killed and a new one goes on with the files after it; so is a child
-that dies.
+`run(directory)` writes every case of the corpus (`all_cases`: the groups of
+src/mpsched/testing/scenario_fuzz_cases.py and scenario_fuzz_topology.py, documented there)
+under `directory` and has a child process (``python -m mpsched.bench.scenario_fuzz --child
+FILE...``) check them one after another, as ``mpsched check FILE`` would
+(`mpsched.check.main`), each reported on a line of JSON. The child's address space is
+limited to `MEMORY_LIMIT` (RLIMIT_AS): a loader without a bound meets a MemoryError there.
+A file the child takes more than `TIMEOUT_S` over is a timeout: the child is killed and a new
+one goes on with the files after it; so is a child that dies.
 
 A case fails (`Outcome.problem`) unless the command exited 2 with a message that starts
 with the file's name and contains the case's `expect` (its field), without a traceback and
 without the loaders' last net (`safeload.INTERNAL`: a validator let an exception through).
 `make bench-reliability`'s section `scenario` prints ``scenario_fuzz_cases=`` and
-``scenario_fuzz_failures=`` (src/mpsched/bench/reliability.py); tests/unit/lab/
-test_scenario_fuzz.py runs the same corpus.
+``scenario_fuzz_failures=`` (src/mpsched/bench/reliability.py);
+tests/unit/bench/test_scenario_fuzz.py runs the same corpus.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from mpsched.bench.scenario_fuzz_cases import (
+from mpsched.testing.scenario_fuzz_cases import (
     Case,
     number_cases,
     read_cases,
     scenario_cases,
     yaml_cases,
 )
-from mpsched.bench.scenario_fuzz_topology import (
+from mpsched.testing.scenario_fuzz_topology import (
     description_cases,
     fabric_cases,
     section_cases,
@@ -253,7 +253,7 @@ def bench() -> tuple[list[str], dict[str, int]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mpsched.bench.scenario_fuzz",
+    p = argparse.ArgumentParser(prog="mpsched bench scenario-fuzz",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--child", nargs="+", metavar="FILE", help=argparse.SUPPRESS)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
 
+from mpsched import stats
 from mpsched.lab.report import read_csv
 from mpsched.proc import cpulimit
 from mpsched.proc.layout import REPO_ROOT, build_dir
@@ -42,7 +42,7 @@ def read_runs(path: Path) -> dict[str, dict[str, list[float]]]:
 
 def mean(runs: dict[str, dict[str, list[float]]], policy: str, metric: str) -> float:
     values = runs.get(policy, {}).get(metric, [])
-    return statistics.fmean(values) if values else math.nan
+    return stats.mean(values)
 
 
 def figures(runs: dict[str, dict[str, list[float]]]) -> tuple[str, dict[str, float]]:
@@ -59,7 +59,7 @@ def figures(runs: dict[str, dict[str, list[float]]]) -> tuple[str, dict[str, flo
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.sched",
+        prog="mpsched bench sched",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

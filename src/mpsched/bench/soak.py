@@ -137,7 +137,7 @@ def run(out_dir: Path, minutes: float, change_s: float, sample_s: float, warmup_
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.soak",
+        prog="mpsched bench soak",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,4 +1,4 @@
-"""`make soak FABRIC=...`: the soak on a fabric (`python -m mpsched.bench.soak --fabric`).
+"""`make soak FABRIC=...`: the soak on a fabric (`mpsched bench soak --fabric`).
 
 The fabric is a fabric scenario file (`scenarios/fabric-*.yaml`; `1`:
 scenarios/fabric-leaf-spine.yaml) or a leaf-spine shape `LxS` (that file with L leaves and S

@@ -76,7 +76,7 @@ def rel_err(measured: float | None, expected: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.telemetry",
+        prog="mpsched bench telemetry",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

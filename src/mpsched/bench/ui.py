@@ -28,7 +28,7 @@ telemetry the page sees change) is live.
 `--fabric LxS` (`make bench-ui FABRIC=8x4`) measures the fabric view instead, on a leaf-spine
 of BMv2s (src/mpsched/bench/ui_fabric.py).
 
-The browser is src/mpsched/bench/browser.py's, the controller and its feeder
+The browser is src/mpsched/testing/browser.py's, the controller and its feeder
 src/mpsched/bench/ui_feed.py's.
 """
 
@@ -37,18 +37,18 @@ from __future__ import annotations
 import argparse
 import logging
 import random
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from mpsched import stats
 from mpsched.bench import ui_fabric
-from mpsched.bench.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
 from mpsched.bench.ui_fabric import parse_shape
 from mpsched.bench.ui_feed import HISTORY_S, N_PATHS, Feeder, backfill, start_controller
 from mpsched.proc import cpulimit, prereqs
+from mpsched.testing.browser import BROWSER_PREREQS, console_errors, start_browser, wait_rendered
 
 log = logging.getLogger("mpsched.bench.ui")
 
@@ -155,9 +155,9 @@ def run(args: argparse.Namespace, workdir: Path, registry: Any) -> dict[str, flo
         loads = measure_loads(driver, url)
         lags = measure_lags(driver, feeder, watched)
         return {
-            "load_ms": statistics.median(loads),
+            "load_ms": stats.median(loads),
             "lag_max_ms": max(lags),
-            "lag_p50_ms": statistics.median(lags),
+            "lag_p50_ms": stats.median(lags),
             **page_metrics(driver),
         }
     finally:
@@ -181,7 +181,7 @@ def _shape(text: str) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.ui",
+        prog="mpsched bench ui",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

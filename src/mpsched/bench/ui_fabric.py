@@ -1,4 +1,4 @@
-"""`make bench-ui FABRIC=8x4` (`python -m mpsched.bench.ui --fabric 8x4`): the dashboard's
+"""`make bench-ui FABRIC=8x4` (`mpsched bench ui --fabric 8x4`): the dashboard's
 fabric view under the same measurements as the two-edge one (src/mpsched/bench/ui.py).
 
 What runs: one BMv2 `simple_switch_grpc` per switch of a leaf-spine of L leaves and S spines

@@ -44,6 +44,7 @@ from mpsched.lab.fabric_workload import SenderPlan
 from mpsched.lab.pcap import PcapPacket
 from mpsched.lab.run_window import interp
 from mpsched.p4rt.bmv2json import path_tag
+from mpsched.stats import mean
 
 NAN = float("nan")
 STEP_S = 0.1  # the grid of the paths' capacity over time
@@ -181,8 +182,8 @@ def run_metrics(figures: Sequence[ConnectionFigures]) -> dict[str, float]:
     return {
         "mptcp_goodput_mbps": math.fsum(f.goodput_mbps for f in figures),
         "mptcp_capacity_mbps": math.fsum(f.capacity_mbps for f in figures),
-        "mptcp_goodput_frac": math.fsum(fracs) / len(fracs) if fracs else NAN,
-        "mptcp_goodput_of_paths": math.fsum(plain) / len(plain) if plain else NAN,
+        "mptcp_goodput_frac": mean(fracs),
+        "mptcp_goodput_of_paths": mean(plain),
     }
 
 

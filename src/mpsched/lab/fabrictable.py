@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mpsched import stats
 from mpsched.lab.fct import load_results
 from mpsched.lab.metrics import size_bucket
 from mpsched.lab.report import RunResult
@@ -50,9 +51,8 @@ def waits(results: Sequence[RunResult], policy: str) -> tuple[int, float, int, f
     slow = [t for t in fcts if t > TIMEOUT_S]
     rest = [t for t in fcts if t <= TIMEOUT_S]
     total = math.fsum(fcts)
-    return (len(fcts), total / len(fcts) if fcts else math.nan, len(slow),
-            math.fsum(slow) / total if total else math.nan,
-            math.fsum(rest) / len(rest) if rest else math.nan)
+    return (len(fcts), stats.mean(fcts), len(slow),
+            math.fsum(slow) / total if total else math.nan, stats.mean(rest))
 
 
 @dataclass

@@ -31,7 +31,7 @@ from mpsched import validation
 from mpsched.lab import metrics
 from mpsched.lab.report import JsonFloat, RunResult, read_run
 from mpsched.lab.scenario import POLICIES, ScenarioError, load
-from mpsched.stats import mean_ci95
+from mpsched.stats import mean_ci95, paired_ratio
 
 log = logging.getLogger(__name__)
 
@@ -121,20 +121,17 @@ def paired_ratios(
     Runs with the same seed see the same arrivals, sizes and link randomness, so most of the
     run-to-run spread (the offered load a seed happens to draw) cancels in the ratio: the
     paired interval says whether a policy beats the reference where the unpaired means'
-    intervals overlap. Seeds without a finite, positive reference value are left out."""
-    ref: dict[tuple[str, int], float] = {}
+    intervals overlap (`mpsched.stats.paired_ratio`). Seeds without a finite, positive
+    reference value are left out; so are (scenario, policy) without a seed left."""
+    by_seed: dict[tuple[str, str], dict[int, float]] = {}
     for r in results:
-        v = r.metrics.get(metric, math.nan)
-        if r.policy == reference and math.isfinite(v) and v > 0:
-            ref[(r.scenario, r.seed)] = v
-    ratios: dict[tuple[str, str], list[float]] = {}
-    for r in results:
-        v = r.metrics.get(metric, math.nan)
-        base = ref.get((r.scenario, r.seed))
-        if base is None or not math.isfinite(v):
-            continue
-        ratios.setdefault((r.scenario, r.policy), []).append(v / base)
-    return {key: (mean_ci95(v), len(v)) for key, v in ratios.items()}
+        by_seed.setdefault((r.scenario, r.policy), {})[r.seed] = r.metrics.get(metric, math.nan)
+    out = {}
+    for (scenario, policy), values in by_seed.items():
+        got = paired_ratio(values, by_seed.get((scenario, reference), {}))
+        if got.n:
+            out[(scenario, policy)] = ((got.mean, got.ci95), got.n)
+    return out
 
 
 def load_results(out: str | Path) -> list[RunResult]:

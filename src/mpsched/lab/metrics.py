@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
-from mpsched.stats import percentile
+from mpsched.stats import mean, percentile
 
 log = logging.getLogger(__name__)
 
@@ -303,9 +303,9 @@ def bucket_stats(
         out[name] = BucketStats(
             started=started[name],
             completed=completed.get(name, 0),
-            fct_mean=math.fsum(f) / len(f) if f else NAN,
+            fct_mean=mean(f),
             fct_p99=percentile(f, 99),
-            slowdown_mean=math.fsum(sd) / len(sd) if sd else NAN,
+            slowdown_mean=mean(sd),
             slowdown_p99=percentile(sd, 99),
         )
     return out

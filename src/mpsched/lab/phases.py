@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
-import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ from mpsched.emu.schedule import Ramp, Step
 from mpsched.lab.fct import load_results
 from mpsched.lab.report import RunResult, format_mean_ci
 from mpsched.lab.scenario import Scenario, ScenarioError, load
-from mpsched.stats import mean_ci95
+from mpsched.stats import mean, mean_ci95
 from mpsched.validation import cli_error
 
 
@@ -62,7 +61,7 @@ def phase_rates(result: RunResult, edges: Sequence[float]) -> list[float]:
         total = 0.0
         for pts in paths:
             inside = [v for t, v in pts if a <= t < b]
-            total += statistics.fmean(inside) if inside else math.nan
+            total += mean(inside)
         out.append(total if paths else math.nan)
     return out
 

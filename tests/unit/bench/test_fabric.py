@@ -1,5 +1,6 @@
 """`make bench-fabric` without a testbed: its figures (src/mpsched/bench/fabric.py) and the failover
-measurement from captured frames (src/mpsched/bench/fabric_failover.py, tagcap.py)."""
+measurement from captured frames (src/mpsched/bench/fabric_failover.py, the captures'
+parser src/mpsched/testing/tagcap.py)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import pytest
 
 from mpsched.bench import fabric as bench
 from mpsched.bench import fabric_failover as fo
-from mpsched.bench import tagcap
 from mpsched.lab.fct import fct_rows
 from mpsched.lab.report import RunResult, write_run
 from mpsched.lab.scenario import load
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, PATH_FLAG_PROBE
 from mpsched.proc.layout import REPO_ROOT
+from mpsched.testing import tagcap
 
 SWITCHES = ("leaf1", "leaf2", "leaf3", "leaf4", "spine1", "spine2")
 

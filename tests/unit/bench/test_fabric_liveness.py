@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpsched.bench import fabric_liveness as fl
-from mpsched.bench.tagcap import TagFrame
+from mpsched.testing.tagcap import TagFrame
 
 
 def fb(t: float, src: int, dst: int, carrier: int, fb_path: int, age_s: float = 0.0

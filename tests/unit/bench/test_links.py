@@ -6,8 +6,8 @@ from __future__ import annotations
 from array import array
 
 from mpsched.bench import links
-from mpsched.bench.linkbed import ProbeResult
-from mpsched.bench.udpprobe import Records
+from mpsched.testing.linkbed import ProbeResult
+from mpsched.testing.udpprobe import Records
 
 
 class FakeEm:

@@ -1,7 +1,7 @@
 """linkem, the userspace link emulator (csrc/linkem.c), and its Python wrapper.
 
 Pure parts first (the control line, the probe analysis); then the emulator on
-real veths between two network namespaces (mpsched.bench.linkbed): each
+real veths between two network namespaces (mpsched.testing.linkbed): each
 impairment is measured end to end with ping or UDP probes whose one-way delay
 comes from payload and kernel receive timestamps. Tolerances are loose enough
 for a busy 2-core machine and tight enough to fail on a broken emulator.
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.bench import udpprobe as up
-from mpsched.bench.udpprobe import Records
 from mpsched.emu.linkem import Linkem, LinkemError, command_line, set_command
 from mpsched.emu.params import GilbertElliott, LinkParams
 from mpsched.proc.cleanup import Registry
+from mpsched.testing import udpprobe as up
+from mpsched.testing.udpprobe import Records
 from tests.conftest import require
 
 # ------------------------------------------------------------------ pure: control line

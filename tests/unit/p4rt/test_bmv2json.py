@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.bench import fuzz, tagcap
 from mpsched.lab.fabric_mptcp import frame_bytes
 from mpsched.lab.pcap import PcapPacket
 from mpsched.p4rt import bmv2json
 from mpsched.p4rt.bmv2json import Bmv2JsonError, HeaderLayout, header_layout, path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, HEADER_PATH_TAG
+from mpsched.testing import fuzz, tagcap
 
 TAG_FIELDS = [["path_id", 8, False], ["flags", 8, False], ["src_edge", 8, False],
               ["dst_edge", 8, False], ["seq", 32, False], ["tx_ts", 48, False],

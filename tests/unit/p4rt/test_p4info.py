@@ -73,7 +73,7 @@ def test_drop_reasons_from_compiled_p4info(artifacts):
     """The drop_reason counter and its reasons come from the P4Info, and are exactly the
     DROP_REASONS list of p4src/include/defines.p4 (the one place they are defined)."""
     from mpsched.p4rt.client import CounterValue
-    from tests.unit.bench.test_fuzz import p4_drop_reasons
+    from tests.unit.testing.test_fuzz import p4_drop_reasons
 
     p4info = P4Info.from_file(artifacts.p4info)
     pipeline = Pipeline(p4info)

@@ -103,8 +103,8 @@ def test_rest_host_names_and_the_read_token_options(tmp_path, monkeypatch):
 
 
 def test_the_app_checks_host_against_its_names():
-    from mpsched.bench.restfake import FakeBackend
     from mpsched.controller.app.app import MultipathApp
+    from mpsched.testing.restfake import FakeBackend
 
     app = MultipathApp(controller=FakeBackend(), rest_host="ctl.lab", rest_port=0,
                        rest_host_names=("dash.lab",), read_token="r")

@@ -13,8 +13,6 @@ import time
 
 import pytest
 
-from mpsched.bench import restabuse, reststall
-from mpsched.bench.restfake import FakeBackend
 from mpsched.controller.northbound.connlimits import (
     ConnPolicy,
     ConnView,
@@ -24,6 +22,8 @@ from mpsched.controller.northbound.connlimits import (
 from mpsched.controller.northbound.guard import API_CSP, UI_CSP, HostCheck
 from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer
+from mpsched.testing import restabuse, reststall
+from mpsched.testing.restfake import FakeBackend
 from tests.conftest import TOKEN
 
 READ = "read-token"

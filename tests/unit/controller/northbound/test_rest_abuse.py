@@ -2,8 +2,8 @@
 127.0.0.1 under abuse and load, with a fake backend: no switch, but the controller's own
 validation of classes, policies and parameters (the real `Scheduler`).
 
-The abuse table and the concurrent writer are `mpsched.bench.restabuse` (also run by hand
-against a real controller: `python -m mpsched.bench.restabuse --url ...`).
+The abuse table and the concurrent writer are `mpsched.testing.restabuse` (also run by hand
+against a real controller: `mpsched bench rest-abuse --url ...`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from mpsched.bench import restabuse
-from mpsched.bench.restabuse import CASES, Write, concurrent_writes, possible_last, run_cases
-from mpsched.bench.restfake import FakeBackend
 from mpsched.controller.__main__ import build_parser
 from mpsched.controller.app.app import MultipathApp
 from mpsched.controller.northbound.jsonbody import MAX_BODY
@@ -28,6 +25,9 @@ from mpsched.controller.northbound.rest import RestApi
 from mpsched.controller.northbound.server import RestLimits, RestServer
 from mpsched.controller.scheduling.classes import DEFAULT_CLASS_ID
 from mpsched.proc.bmv2 import free_port
+from mpsched.testing import restabuse
+from mpsched.testing.restabuse import CASES, Write, concurrent_writes, possible_last, run_cases
+from mpsched.testing.restfake import FakeBackend
 from tests.conftest import TOKEN
 
 

@@ -1,8 +1,8 @@
 """A REST backend without switches for the REST benchmarks and tests: the controller's
 REST-facing methods over plain state, serialised by one lock like the controller's; classes,
 policies and parameters go through the real `Scheduler`, so the controller's own validation
-applies. What `mpsched.bench.reliability --only rest` serves when run without the testbed
-(src/mpsched/bench/reststall.py), and the REST tests' backend."""
+applies. What `mpsched bench reliability --only rest` serves when run without the testbed
+(src/mpsched/testing/reststall.py), and the REST tests' backend."""
 
 from __future__ import annotations
 

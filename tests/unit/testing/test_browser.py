@@ -1,4 +1,4 @@
-"""The dashboard screenshots' parts that need no browser (src/mpsched/bench/browser.py)."""
+"""The dashboard screenshots' parts that need no browser (src/mpsched/testing/browser.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from mpsched.bench import browser
+from mpsched.testing import browser
 
 
 def test_the_first_width_keeps_the_name_the_others_carry_their_width(tmp_path):

@@ -2,8 +2,8 @@
 
 Run inside a network namespace:
 
-    python -m mpsched.bench.udpprobe recv --port 5001 --out FILE
-    python -m mpsched.bench.udpprobe send --dst 10.200.0.2 --port 5001 --pps 2000 --count 5000
+    python -m mpsched.testing.udpprobe recv --port 5001 --out FILE
+    python -m mpsched.testing.udpprobe send --dst 10.200.0.2 --port 5001 --pps 2000 --count 5000
 
 Each datagram carries its sequence number and the sender's CLOCK_REALTIME
 (ns) at send time; the receiver takes the kernel's receive time
@@ -265,7 +265,7 @@ class Receiver:
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.udpprobe", description=__doc__.split("\n\n")[0]
+        prog="python -m mpsched.testing.udpprobe", description=__doc__.split("\n\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("send", help="paced UDP sender")

@@ -1,5 +1,5 @@
 """The corpus's fabric, trace, network description and fabric section cases
-(src/mpsched/bench/scenario_fuzz_cases.py describes every group)."""
+(src/mpsched/testing/scenario_fuzz_cases.py describes every group)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mpsched import addressing as ap
-from mpsched.bench.scenario_fuzz_cases import (
+from mpsched.testing.scenario_fuzz_cases import (
     FABRIC,
     MIB,
     SCENARIO,

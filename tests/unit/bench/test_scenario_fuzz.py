@@ -7,8 +7,8 @@ import sys
 from collections import Counter
 
 from mpsched.bench import scenario_fuzz
-from mpsched.bench.scenario_fuzz_cases import FABRIC, SCENARIO, Case, dump
-from mpsched.bench.scenario_fuzz_topology import DESCRIPTION, fabric_description
+from mpsched.testing.scenario_fuzz_cases import FABRIC, SCENARIO, Case, dump
+from mpsched.testing.scenario_fuzz_topology import DESCRIPTION, fabric_description
 
 GROUPS = {"read", "yaml", "numbers", "scenario", "fabric", "trace", "description", "section"}
 

@@ -11,12 +11,12 @@ carries a path tag after it, as frames arriving from a path do.
 `ipv4_header_valid(frame)` checks what leaves a switch port: an IPv4 header (after the path
 tag, if any) that a router may forward. Its reasons are the names of the data plane's drop
 reasons (`p4src/include/defines.p4`, DROP_REASONS, lower case;
-tests/unit/bench/test_fuzz.py checks them against the P4 source), and `KIND_REASON` says which
+tests/unit/testing/test_fuzz.py checks them against the P4 source), and `KIND_REASON` says which
 drop reason each single-defect kind must be counted under.
 
 Pure functions (no I/O); used by the PTF tests (ptf-tests/robustness.py FuzzTest, whose frames
 these are, and ptf-tests/validation.py, which builds headers with ipv4_header) and tested in
-tests/unit/bench/test_fuzz.py.
+tests/unit/testing/test_fuzz.py.
 """
 
 from __future__ import annotations

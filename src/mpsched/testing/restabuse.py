@@ -16,7 +16,7 @@ of paths are read from ``GET /paths``, the first path is used for writes). Again
 controller the weight writes make the default class run ``wcmp`` (as any weight write
 does); the weights are put back afterwards.
 
-    python -m mpsched.bench.restabuse --url http://127.0.0.1:8080 [--token-file F]
+    mpsched bench rest-abuse --url http://127.0.0.1:8080 [--token-file F]
 
 ends with ``rest_abuse_cases=`` (cases run, the state check included),
 ``rest_abuse_failures=`` (cases not answered as expected) and ``rest_concurrent_failed=``
@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mpsched.bench.restabuse_cases import CASES, JSON_CT, Case, json_body
+from mpsched.testing.restabuse_cases import CASES, JSON_CT, Case, json_body
 
 __all__ = ["CASES", "Case", "CaseResult", "Write", "concurrent_writes", "possible_last",
            "run_cases"]
 
-log = logging.getLogger("mpsched.bench.restabuse")
+log = logging.getLogger("mpsched.testing.restabuse")
 
 TIMEOUT_S = 60.0
 
@@ -287,7 +287,7 @@ def concurrent_writes(
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m mpsched.bench.restabuse",
+        prog="mpsched bench rest-abuse",
         description=__doc__.split("\n\n")[0],
     )
     p.add_argument("--url", default="http://127.0.0.1:8080",

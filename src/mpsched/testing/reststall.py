@@ -1,4 +1,4 @@
-"""The REST section of `make bench-reliability`: the abuse suite (mpsched.bench.restabuse) and
+"""The REST section of `make bench-reliability`: the abuse suite (mpsched.testing.restabuse) and
 how long a GET waits while idle connections are held open.
 
 `stall_ms`: `IDLE` connections from loopback that send nothing are held open (any the server
@@ -10,9 +10,9 @@ held every
 new client in the listen backlog until its 30 s idle timeout.
 
 The section runs against the testbed's controller in a full run, or alone
-(``python -m mpsched.bench.reliability --only rest``) against the REST server the controller
+(``mpsched bench reliability --only rest``) against the REST server the controller
 runs (waitress `RestServer` and `RestApi`, as on the native hub) over a fake backend
-(src/mpsched/bench/restfake.py): no root, BMv2 or Mininet needed.
+(src/mpsched/testing/restfake.py): no root, BMv2 or Mininet needed.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from mpsched.bench.restabuse import _split, concurrent_writes, run_cases
+from mpsched.testing.restabuse import _split, concurrent_writes, run_cases
 
-log = logging.getLogger("mpsched.bench.reststall")
+log = logging.getLogger("mpsched.testing.reststall")
 
 IDLE = 300  # idle connections held open
 EVERY_S = 0.1  # one GET on a fresh connection this often
@@ -128,9 +128,9 @@ def rest_figures(base_url: str, token: str | None) -> tuple[dict[str, float | in
 @contextlib.contextmanager
 def fake_server() -> Iterator[tuple[str, str]]:
     """The controller's REST server over a fake backend on 127.0.0.1: (its URL, its token)."""
-    from mpsched.bench.restfake import FakeBackend
     from mpsched.controller.northbound.rest import RestApi
     from mpsched.controller.northbound.server import RestServer
+    from mpsched.testing.restfake import FakeBackend
 
     token = secrets.token_urlsafe(24)
     server: Any = RestServer(RestApi(FakeBackend(), token=token), "127.0.0.1", 0)

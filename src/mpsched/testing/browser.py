@@ -17,7 +17,7 @@ from typing import Any
 from mpsched.client.rest import RestClient
 from mpsched.proc import prereqs
 
-log = logging.getLogger("mpsched.bench.browser")
+log = logging.getLogger("mpsched.testing.browser")
 
 BROWSER_PREREQS = ("chromium", "chromedriver", "selenium")
 

@@ -34,8 +34,7 @@ from pathlib import Path
 from mpsched.emu.linkem import Linkem
 from mpsched.emu.params import LinkParams
 from mpsched.proc.cleanup import Registry, alive, sweep
-
-from .udpprobe import Records
+from mpsched.testing.udpprobe import Records
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +245,7 @@ class LinkBed:
         """Send `count` UDP datagrams from ns1 to ns2 at `pps`; wait `drain_s` after the
         last one; return what arrived."""
         out = Path(self._tmp.name) / f"rec-{port}-{time.monotonic_ns()}.bin"
-        python = [sys.executable, "-m", "mpsched.bench.udpprobe"]
+        python = [sys.executable, "-m", "mpsched.testing.udpprobe"]
         recv = subprocess.Popen(
             ns_argv(self.names.ns2, [*python, "recv", "--port", str(port), "--out", str(out)]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

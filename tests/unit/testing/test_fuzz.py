@@ -1,4 +1,4 @@
-"""The seeded frame generator and the IPv4 header check (src/mpsched/bench/fuzz.py): pure, no
+"""The seeded frame generator and the IPv4 header check (src/mpsched/testing/fuzz.py): pure, no
 switch. (The frames against the real program: ptf-tests/robustness.py, FuzzTest.)"""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from mpsched import addressing as ap
-from mpsched.bench import fuzz
 from mpsched.p4rt.bmv2json import path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 from mpsched.proc.layout import REPO_ROOT, p4_artifacts
+from mpsched.testing import fuzz
 
 SEED = 7
 COUNT = 10_000

@@ -7,8 +7,8 @@ each frame's time, its tag's (source edge, destination edge, path id), whether i
 (`PATH_FLAG_PROBE`) and the feedback it carries, with the tag laid out as the compiled
 program has it (`mpsched.p4rt.bmv2json.path_tag`) and the feedback's age in the unit of its
 P4Info (`fb_age_unit_s`). Used by the failover figure
-(fabric_failover.py), the liveness replay (fabric_liveness.py) and the capturing run
-(fabric_run.py).
+(src/mpsched/bench/fabric_failover.py), the liveness replay (fabric_liveness.py there) and the
+capturing run (fabric_run.py there).
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def start_captures(ifaces: Iterable[str], out_dir: Path, registry: Any, inbound:
                    ) -> list[tuple[str, subprocess.Popen]]:
     """A `tcpdump -Q out` of the path-tagged frames on each interface (root namespace), into
     `tags-<iface>.pcap`; with `inbound` also a `-Q in` into `in-<iface>.pcap` (what the edges
-    receive: the feedback their liveness judges by, fabric_liveness.py)."""
+    receive: the feedback their liveness judges by, src/mpsched/bench/fabric_liveness.py)."""
     procs = []
     for iface in ifaces:
         for direction, prefix in (("out", "tags"), ("in", "in"))[:2 if inbound else 1]:
