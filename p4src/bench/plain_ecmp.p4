@@ -3,7 +3,7 @@
 // plain-ecmp`, docs/fabric-lab.md "A plain-forwarding reference") says what the
 // scheduler's program costs over forwarding. It is a measuring stick, not a
 // policy: no path tags, no registers, no digests, no controller at run time;
-// the lab writes its entries once at start (src/mpsched/fabric/plain_ecmp.py).
+// the lab writes its entries once at start (src/mpsched/lab/plain_ecmp.py).
 //
 // Per packet: parse Ethernet and IPv4 (options kept), and of the first
 // fragment the TCP or UDP ports; validate the header as RFC 1812 5.2.2 asks of
@@ -50,7 +50,7 @@ const bit<8>  IP_PROTO_UDP = 17;
 // Why a packet was dropped: the index of the drop_reason counter. This list
 // is the one place the codes are defined: it makes the constants DROP_<NAME>
 // and the counter's structured annotation @drop_reasons[NAME = code, ...],
-// from which src/mpsched/fabric/plain_ecmp.py reads names and codes (P4Info).
+// from which src/mpsched/p4rt/plain_ecmp.py reads names and codes (P4Info).
 // Codes are 1..DROP_REASON_COUNT; index 0 is never counted. A packet counts
 // once, for the first reason that applies in this order:
 //   IPV4_VERSION   RFC 1812 5.2.2: version is not 4
@@ -227,7 +227,7 @@ control PlainIngress(inout headers_t hdr, inout metadata_t meta,
     // The destination is behind edge switch dst_edge: the flow's hash
     // modulo group_size picks a member of this switch's group towards it.
     // group_size must be at least 1 (BMv2 divides by it): the writer of the
-    // entries checks it (src/mpsched/fabric/plain_ecmp.py).
+    // entries checks it (src/mpsched/lab/plain_ecmp.py).
     action route_to_edge(edge_id_t dst_edge, member_t group_size) {
         decrement_ttl();
         meta.dst_edge = dst_edge;

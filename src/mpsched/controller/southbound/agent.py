@@ -107,7 +107,7 @@ class AgentHost(ReportHost, Protocol):
 
     def probe_installed(self, switch: str, dst_edge: int, path_id: int) -> bool:
         """Has `switch` its path `path_id` towards edge `dst_edge` installed now (a fabric's
-        current or watched path, src/mpsched/controller/routes.py)?"""
+        current or watched path, src/mpsched/controller/fabric/routes.py)?"""
         ...
 
 
@@ -272,7 +272,7 @@ class SwitchAgent(threading.Thread):
     def probe_targets(self) -> list[tuple[int, int]]:
         """Every (destination edge, path id) this switch may probe: a fabric's edge every id
         the program has (`probe_installed` tells which are installed now: a watched path may
-        take an id above the pair's, src/mpsched/controller/routes.py)."""
+        take an id above the pair's, src/mpsched/controller/fabric/routes.py)."""
         if self.net.topology is not None and self.peers:
             return [(e, p) for e in self.peers for p in range(1, self.pipeline.max_paths + 1)]
         return [(e, p) for e in self.peers for p in self.path_ids]

@@ -5,11 +5,10 @@ weighted paths, to the peer edge), pinned prefixes, path next hops (per destinat
 arrival ports, and the per-path telemetry settings (`forwarding_entries`).
 
 A fabric (docs/fabric.md): the same for an edge switch, towards every other edge, from the
-routing of mpsched.fabric (src/mpsched/controller/routes.py hands over the switch's next hops and
-arrival
-ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a WAN
-an edge may be a transit hop); a transit switch gets only those (`fabric_entries`). Its
-paths' liveness towards each peer edge carries the dead_after of that pair's probe regime
+routing of mpsched.fabric (src/mpsched/controller/fabric/routes.py hands over the switch's next hops
+and arrival ports), plus the `transit_nexthop` entries of the other pairs' paths that cross it (in a
+WAN an edge may be a transit hop); a transit switch gets only those (`fabric_entries`). Its paths'
+liveness towards each peer edge carries the dead_after of that pair's probe regime
 (`liveness_entries`; a change of regime rewrites them: `regime_entries`), and its report
 intervals towards each peer edge those of the pair's report rate (`report_entries`,
 src/mpsched/controller/telemetry/report_rates.py; rewritten by `report_sync_entries`).
@@ -88,9 +87,9 @@ def report_sync_entries(
     fast: Iterable[tuple[int, int]], slow: Iterable[tuple[int, int]],
 ) -> dict[str, list[TableEntry]]:
     """Per edge switch, the report entries that a change of the pairs' report rates
-    (src/mpsched/controller/report_ops.py) MODIFYs: for each pair of edges (a, e) in `fast`, a's
-    entries of every path id towards e and e's towards a at the active pair's intervals, for each in
-    `slow` at the idle pair's (each edge's own settings under the report cap,
+    (src/mpsched/controller/southbound/report_ops.py) MODIFYs: for each pair of edges (a, e) in
+    `fast`, a's entries of every path id towards e and e's towards a at the active pair's intervals,
+    for each in `slow` at the idle pair's (each edge's own settings under the report cap,
     `TelemetryConfig.for_targets`)."""
     out: dict[str, list[TableEntry]] = {}
     for pairs, is_slow in ((fast, False), (slow, True)):
@@ -186,8 +185,8 @@ def fabric_entries(
     other edge's subnets, path_nexthop for each path of its own pairs, transit_nexthop where
     it lies on another pair's path, path_ingress for its fabric ports and the telemetry
     settings of every path id (`path_ids`, by default the fabric's 1..k; the routing adds
-    the ids of watched paths, src/mpsched/controller/routes.py), their liveness towards every peer
-    edge by its pair's probe regime (`idle_peers`: the peers of idle pairs) and their report
+    the ids of watched paths, src/mpsched/controller/fabric/routes.py), their liveness towards every
+    peer edge by its pair's probe regime (`idle_peers`: the peers of idle pairs) and their report
     intervals by its pair's report rate (`slow_peers`: the peers reported at the idle pair's
     intervals); a transit switch its transit_nexthop entries only."""
     me = net.edge_id(sw)

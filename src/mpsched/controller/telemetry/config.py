@@ -31,8 +31,8 @@ DEAD_AFTER_US = 50_000
 # Data Planes", SOSR 2016) probe, keeps
 # each idle path reported 5 times per the estimators' 1 s dead_after_s (EstimatorSettings:
 # a lost probe does not make it look dead) and probes often enough for the failure
-# inference (src/mpsched/controller/failures.py: at least twice per settle time); and it is 20 times
-# fewer probes than every 10 ms.
+# inference (src/mpsched/controller/fabric/failures.py: at least twice per settle time); and it is
+# 20 times fewer probes than every 10 ms.
 IDLE_PROBE_INTERVAL_S = 0.200
 IDLE_AFTER_S = 2.0
 # Path and RTT reports are batched by the switch: one DigestList per REPORT_BATCH_US carries

@@ -8,7 +8,7 @@ traffic has
 one direction; in a fabric every ordered pair of edges is one (a path report names its
 ingress, `src_edge`; an RTT report its egress, `peer_edge`). The counters each switch's agent
 polls go to the path's `PathStats`. `unit_view` gives the scheduler the paths of one unit
-(src/mpsched/controller/routes.py: a switch's traffic, or a fabric pair's) as seen for its
+(src/mpsched/controller/fabric/routes.py: a switch's traffic, or a fabric pair's) as seen for its
 direction; a
 fabric pair's path ids that it does not have now (re-routed away) are out of service there,
 and its paths' capacity is what the other pairs leave of their links (telemetry/sharing.py).
@@ -281,9 +281,9 @@ class TelemetryIntake:
     def probe_tick_s(self, switch: str) -> float:
         """How long `switch`'s prober waits between rounds now: its probe interval while any
         pair of its edge is probed fast, else the idle interval (nothing is due more often;
-        a pair that turns active pokes the prober, src/mpsched/controller/regime_ops.py). Called
-        from the probers' threads without the controller's lock (the regimes' state is replaced
-        whole, never changed in place)."""
+        a pair that turns active pokes the prober, src/mpsched/controller/southbound/regime_ops.py).
+        Called from the probers' threads without the controller's lock (the regimes' state is
+        replaced whole, never changed in place)."""
         cfg = self.switch_telemetry[switch]
         fast_s, idle_s = cfg.probe_interval_s, cfg.idle_interval_s
         if fast_s is None:  # no probes: no prober asks

@@ -116,9 +116,8 @@ def applied(state: RegimeState, change: Transition, written: Collection[EdgePair
 class ProbeRegimes:
     """The regimes of a network's pairs of edges, read by the routing (each switch's liveness
     entries), the telemetry intake (which probes go, the estimators' busy judgement) and the
-    views; changed by the controller's updates (src/mpsched/controller/regime_ops.py). `enabled`
-    False
-    (two edges, no idle interval): every pair active, for good."""
+    views; changed by the controller's updates (src/mpsched/controller/southbound/regime_ops.py).
+    `enabled` False (two edges, no idle interval): every pair active, for good."""
 
     def __init__(self, enabled: bool = False) -> None:
         self.enabled = enabled
