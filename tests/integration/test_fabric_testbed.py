@@ -20,7 +20,7 @@ from mpsched import addressing as ap
 from mpsched.netcfg import NetCfg
 from tests.conftest import require
 from tests.integration.test_testbed import links, running, swept
-from tests.waiting import wait_until
+from tests.waiting import netcfg_line, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -215,8 +215,8 @@ def test_killed_owner_of_a_fabric_is_swept(prerequisites, tmp_path):
         [sys.executable, "-m", "mpsched.topo", "--scenario", str(scenario), "--backend",
          "linkem"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        line = proc.stdout.readline()
-        assert line.startswith("netcfg:"), line + proc.stdout.read()
+        seen = netcfg_line(proc)
+        assert seen[-1].startswith("netcfg:"), "".join(seen)
         made = links() - before
         assert {"leaf3-prb", "lk6-eth2", "spine2-eth3"} <= made
         state = json.loads((STATE_DIR / f"{proc.pid}.json").read_text())

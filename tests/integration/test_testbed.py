@@ -14,7 +14,7 @@ import pytest
 
 from mpsched import addressing as ap
 from tests.conftest import require
-from tests.waiting import WaitTimeoutError, wait_until
+from tests.waiting import WaitTimeoutError, netcfg_line, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -118,8 +118,8 @@ def test_killed_owner_is_swept(prerequisites, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "mpsched.topo"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        line = proc.stdout.readline()
-        assert line.startswith("netcfg:"), line + proc.stdout.read()
+        seen = netcfg_line(proc)
+        assert seen[-1].startswith("netcfg:"), "".join(seen)
         made = links() - before
         assert made
         state = json.loads((STATE_DIR / f"{proc.pid}.json").read_text())

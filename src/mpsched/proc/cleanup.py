@@ -254,6 +254,8 @@ def _own_states(base: Path, me: int) -> list[tuple[Path, dict, bool]]:
     regular files of user `me` (others are ignored, logged)."""
     out = []
     for path in sorted(base.glob("*.json")):
+        if not path.stem.isdigit():  # not a registry's (<pid>.json): e.g. a controller's
+            continue                 # state file, /run/mpsched/state-<port>.json
         try:
             if path.lstat().st_uid != me or not path.is_file() or path.is_symlink():
                 log.warning("ignoring state file %s: not a file of this user (uid %d)", path, me)

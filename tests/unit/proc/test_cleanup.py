@@ -100,6 +100,17 @@ def test_sweep_ignores_state_files_of_another_user(tmp_path, monkeypatch, caplog
         child.wait()
 
 
+def test_the_sweep_passes_over_files_that_are_not_a_registrys_in_silence(tmp_path, caplog):
+    """The run directory also holds a controller's state file (state-<port>.json, by default
+    there): the sweep reads only registries (<pid>.json) and says nothing of the others, so a
+    command that sweeps at start (`mpsched topo`) prints no warning before its own output."""
+    (tmp_path / "state-8080.json").write_text('{"version": 1, "classes": {}}')
+    tmp_path.chmod(0o700)
+    assert sweep(tmp_path) == []
+    assert caplog.text == ""
+    assert (tmp_path / "state-8080.json").exists()
+
+
 # ---- directories (a testbed's P4Runtime CA and keys) ---------------------------------------
 
 
