@@ -29,6 +29,26 @@ def counting(monkeypatch) -> list[int]:
     return computed
 
 
+class SteadyClock:
+    """share_cache's `time`, whose perf_counter advances `step` s per call: a computation of
+    the shares costs exactly `step`, however busy the machine running the test is."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.t = 0.0
+
+    def perf_counter(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+@pytest.fixture(autouse=True)
+def steady_cost(monkeypatch):
+    """Every computation costs 1 us: the cache's reuse window (SHARES_COST_FACTOR times the
+    cost) is 20 us, not whatever the machine took."""
+    monkeypatch.setattr(share_cache, "time", SteadyClock(1e-6))
+
+
 def test_two_edges_have_no_shares_and_nothing_to_refresh():
     cache = LinkShareCache(Routes(two_edges()), {})
     assert cache.get(NOW) == {}
