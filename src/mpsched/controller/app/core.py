@@ -18,7 +18,7 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - backend.py (`RestBackend`): what the REST API serves, the typed views of
   northbound/views.py and the operator's writes.
 
-`Controller` is each agent's `AgentHost` (southbound/agent.py) and the loop's `LoopHost`.
+`Controller` is each agent's `AgentHost` (southbound/agent_model.py) and the loop's `LoopHost`.
 Its methods block the calling native thread (a REST worker's, the control loop's).
 """
 
@@ -54,7 +54,8 @@ from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import STEP_BUDGET, GlobalParams, Scheduler
 from mpsched.controller.scheduling.stepper import Stepper
-from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.agent import SwitchAgent
+from mpsched.controller.southbound.agent_model import AgentSettings
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.regime_ops import REGIME_CHECK_S, RegimeKeeper
 from mpsched.controller.southbound.writes import await_all
@@ -84,7 +85,7 @@ DEFAULT_POLICY = "ecmp"
 @dataclass(frozen=True)
 class ControllerSettings:
     poll_interval: float = 1.0
-    # per-path counter cells all the agents read per second at most (southbound/agent.py)
+    # per-path counter cells all the agents read per second at most (southbound/counters.py)
     counter_budget_cps: float | None = COUNTER_BUDGET_CPS
     write_timeout: float = 5.0
     default_weight: int = 1
