@@ -52,7 +52,7 @@ typedef bit<32> path_seq_t;   // per-path sequence number; wraps
 //                   its feedback fields, always 0; the P4Info then has no
 //                   ca_params table; a class in mode CA draws by the
 //                   weights as in FLOWLET.
-// src/mpsched/p4rt/pipeline.py binds either way and tells which are present
+// src/mpsched/p4rt/pipeline/binding.py binds either way and tells which are present
 // (Pipeline.features).
 
 // Congestion metrics and their feedback (congestion.p4, path_tag_t.fb_*).
@@ -89,7 +89,7 @@ enum bit<8> policy_mode_t {
 // (validate.p4), which a controller reads over P4Runtime. This list is the
 // one place the codes are defined: it makes the constants DROP_<NAME> below
 // and the counter's structured annotation @drop_reasons[NAME = code, ...],
-// from which src/mpsched/p4rt/pipeline.py reads names and codes (P4Info). Codes
+// from which src/mpsched/p4rt/pipeline/binding.py reads names and codes (P4Info). Codes
 // are 1..DROP_REASON_COUNT; index 0 is never counted.
 //   TRUNCATED             the frame ends inside a header the parser reads
 //                         (Ethernet, path tag, IPv4, IPv4 options, TCP and

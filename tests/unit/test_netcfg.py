@@ -3,7 +3,7 @@ import copy
 import pytest
 
 from mpsched import addressing as ap
-from mpsched.controller.southbound.agent import forwarding_entries
+from mpsched.controller.southbound.forwarding import forwarding_entries
 from mpsched.controller.telemetry.estimators import (
     DEAD_AFTER_US,
     PROBE_INTERVAL_S,

@@ -2,7 +2,7 @@
 its P4Info.
 
 The only place that names that program's tables, actions and counter, as
-src/mpsched/p4rt/pipeline.py is for the scheduler's program. Binding checks every name, key and
+src/mpsched/p4rt/pipeline/ is for the scheduler's program. Binding checks every name, key and
 parameter against the P4Info and reads the widths and sizes from it, so an entry that the
 program cannot hold fails here, with its field named, not at the switch.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 
-from mpsched.controller.southbound.agent import AgentStatus
+from mpsched.controller.southbound.agent_model import AgentStatus
 from mpsched.netcfg import NetCfg, SwitchCfg
 from mpsched.p4rt.client import P4RuntimeError
 

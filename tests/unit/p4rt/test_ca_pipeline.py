@@ -1,4 +1,4 @@
-"""The congestion-aware mode CA in the pipeline binding (src/mpsched/p4rt/pipeline.py): the
+"""The congestion-aware mode CA in the pipeline binding (src/mpsched/p4rt/pipeline/): the
 ca_params table, its @ca_units annotation, the "congestion" feature and mode "ca" — on a
 synthetic P4Info with the real program's shape, and on the compiled program when it has
 the table."""

@@ -1,5 +1,6 @@
-"""The path tag's flags as the controller and the tests name them (src/mpsched/p4rt/pipeline.py)
-are the program's (p4src/include/defines.p4): P4 constants the P4Info does not carry."""
+"""The path tag's flags as the controller and the tests name them
+(src/mpsched/p4rt/pipeline/names.py) are the program's (p4src/include/defines.p4): P4 constants
+the P4Info does not carry."""
 
 from __future__ import annotations
 

@@ -15,9 +15,10 @@ under a thin `Controller` that composes them and holds the one lock they share.
 - stepper.py (`Stepper`): a scheduler step per switch and its writes
   (southbound/entries.py, southbound/writes.py);
 - loop.py (`ControlLoop`): the control loop's fixed schedule and its statistics;
-- northbound/views.py: the typed views the REST API returns.
+- backend.py (`RestBackend`): what the REST API serves, the typed views of
+  northbound/views.py and the operator's writes.
 
-`Controller` is each agent's `AgentHost` (southbound/agent.py) and the loop's `LoopHost`.
+`Controller` is each agent's `AgentHost` (southbound/agent_model.py) and the loop's `LoopHost`.
 Its methods block the calling native thread (a REST worker's, the control loop's).
 """
 
@@ -29,6 +30,7 @@ import time
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field, replace
 
+from mpsched.controller.app.backend import RestBackend
 from mpsched.controller.app.fabric_ops import FabricOps
 from mpsched.controller.fabric.failures import FailureWatch
 from mpsched.controller.fabric.routes import Routes
@@ -37,9 +39,7 @@ from mpsched.controller.intent.mastership import Mastership
 from mpsched.controller.intent.operator import Operator
 from mpsched.controller.intent.state import Intent, StateError, StateStore
 from mpsched.controller.model.errors import NotFoundError, NotPrimaryError, UnavailableError
-from mpsched.controller.model.loop import LoopStats
 from mpsched.controller.model.reports import PathReport, RttReport
-from mpsched.controller.northbound import answers, views
 from mpsched.controller.runtime.gcfreeze import FREEZE_MIN_PATHS, Freezer
 from mpsched.controller.runtime.governor import CPU_BUDGET_PCT, CpuGovernor
 from mpsched.controller.runtime.steplock import StepFirstLock
@@ -54,7 +54,8 @@ from mpsched.controller.scheduling.mptcp import MptcpReport
 from mpsched.controller.scheduling.pins import PinManager
 from mpsched.controller.scheduling.scheduler import STEP_BUDGET, GlobalParams, Scheduler
 from mpsched.controller.scheduling.stepper import Stepper
-from mpsched.controller.southbound.agent import AgentSettings, SwitchAgent
+from mpsched.controller.southbound.agent import SwitchAgent
+from mpsched.controller.southbound.agent_model import AgentSettings
 from mpsched.controller.southbound.counters import COUNTER_BUDGET_CPS
 from mpsched.controller.southbound.regime_ops import REGIME_CHECK_S, RegimeKeeper
 from mpsched.controller.southbound.writes import await_all
@@ -84,7 +85,7 @@ DEFAULT_POLICY = "ecmp"
 @dataclass(frozen=True)
 class ControllerSettings:
     poll_interval: float = 1.0
-    # per-path counter cells all the agents read per second at most (southbound/agent.py)
+    # per-path counter cells all the agents read per second at most (southbound/counters.py)
     counter_budget_cps: float | None = COUNTER_BUDGET_CPS
     write_timeout: float = 5.0
     default_weight: int = 1
@@ -108,7 +109,11 @@ class ControllerSettings:
     gc_freeze_min_paths: int = FREEZE_MIN_PATHS
 
 
-class Controller:
+class Controller(RestBackend):
+    """The application: the managers, wired to each other under one lock, started and
+    stopped together; the REST API's views and writes come from `RestBackend` (backend.py).
+    """
+
     def __init__(
         self,
         net: NetCfg,
@@ -210,10 +215,6 @@ class Controller:
         )
 
     @property
-    def scheduler(self) -> Scheduler:
-        return self.keeper.scheduler
-
-    @property
     def store(self) -> StateStore | None:
         return self.keeper.store
 
@@ -265,17 +266,6 @@ class Controller:
         scheduler = self.keeper.build(intent)
         with self._lock:
             self.keeper.install(intent, scheduler)
-
-    def state(self) -> views.StateView:
-        return views.StateView(**self.keeper.view())
-
-    def weights(self) -> dict[int, int]:
-        """The operator's static path weights (PUT /paths/{id}/weight)."""
-        with self._lock:
-            return dict(self.keeper.weights)
-
-    def path_ids(self) -> list[int]:
-        return sorted(self.keeper.weights)
 
     # -- AgentHost: what the switches' agents call -----------------------------
 
@@ -391,143 +381,3 @@ class Controller:
         self.intake.record(time.time(), self._lock.after_step)
         if not self._stop.is_set():  # stop() unfreezes
             self._freezer.maybe(len(self.intake.estimators))
-
-    # -- views (GET) -----------------------------------------------------------
-
-    def _check_path(self, path_id: int) -> None:
-        if path_id not in self.keeper.weights:
-            raise NotFoundError(f"no path {path_id}")
-
-    def _class(self, class_id: int) -> TrafficClass:
-        c = self.scheduler.classes.get(class_id)
-        if c is None:
-            raise NotFoundError(f"no class {class_id}")
-        return c
-
-    def path(self, path_id: int) -> views.PathView:
-        with self._lock:
-            self._check_path(path_id)
-            return views.path_view(
-                path_id,
-                self.keeper.weights[path_id],
-                path_id not in self.scheduler.admin_down,
-                self.intake.rates.get(path_id),
-                self.intake.stats[path_id],
-                self.intake.snapshots(path_id, time.time()),
-            )
-
-    def paths(self) -> list[views.PathView]:
-        return [self.path(p) for p in self.path_ids()]
-
-    def telemetry(self, path_id: int) -> views.PathTelemetryView:
-        """Current estimates and the short history of one path, per direction."""
-        now = time.time()
-        with self._lock:
-            self._check_path(path_id)
-            current = self.intake.snapshots(path_id, now)
-            history = self.intake.histories(path_id)
-        directions = {
-            d: views.DirectionTelemetry(current=snap, history=history[d])
-            for d, snap in current.items()
-        }
-        return views.PathTelemetryView(id=path_id, directions=directions)
-
-    def telemetry_since(self, since: float, direction: str | None = None
-                        ) -> views.TelemetrySinceView:
-        """History snapshots newer than `since` (seconds since the epoch), for polling; of
-        `direction` only if given."""
-        with self._lock:
-            paths = self.intake.history_since(since, direction)
-        return views.TelemetrySinceView(now=round(time.time(), 3), paths=paths)
-
-    def switches(self) -> list[views.SwitchStatusView]:
-        return [views.switch_view(a) for a in self.agents]
-
-    def _class_view(self, c: TrafficClass) -> views.ClassView:
-        sched = self.scheduler
-        return views.class_view(c, {sw: sched.placement_of(sw, c.id) for sw in sched.switches})
-
-    def classes(self) -> list[views.ClassView]:
-        with self._lock:
-            return [self._class_view(c) for _, c in sorted(self.scheduler.classes.items())]
-
-    def traffic_class(self, class_id: int) -> views.ClassView:
-        with self._lock:
-            return self._class_view(self._class(class_id))
-
-    def class_policy(self, class_id: int) -> views.PolicyView:
-        with self._lock:
-            return views.policy_view(self._class(class_id).policy)
-
-    def adaptive(self, class_id: int) -> views.AdaptiveView:
-        """GET /classes/{id}/adaptive: per switch the `adaptive` policy's context, current
-        arm, dwell, learned table and recent dwells."""
-        with self._lock:
-            c = self._class(class_id)
-            if c.policy.name != "adaptive":
-                raise NotFoundError(
-                    f"class {class_id} runs {c.policy.name!r}, not the adaptive policy"
-                )
-            return views.adaptive_view(c, self.scheduler)
-
-    def params(self) -> views.ParamsView:
-        with self._lock:
-            return views.params_view(self.scheduler.params)
-
-    def control_stats(self) -> LoopStats:
-        """The loop's figures, with the step's share now and the process's CPU."""
-        used = self.governor.cpu_share
-        share = self.governor.share_now(self.scheduler.params.step_budget_pct / 100)
-        return self.loop.stats().model_copy(update={
-            "step_budget_pct_now": round(share * 100, 2),
-            "cpu_pct": None if used is None else round(used * 100, 1),
-        })
-
-    def decisions(self, since: float, limit: int, pair: str | None = None) -> views.DecisionsView:
-        """The latest `limit` decisions after `since`, of one pair (a unit's key) if given."""
-        with self._lock:
-            log = [e for e in self.scheduler.log if pair is None or e["switch"] == pair]
-            entries = [e for e in log if e["t"] > since][-limit:]
-            return views.DecisionsView(
-                now=round(time.time(), 3), decisions=entries, loop=self.control_stats()
-            )
-
-    def mptcp_connections(self) -> views.ConnectionsView:
-        with self._lock:
-            steering = self.scheduler.params.mptcp.steering
-            return views.connections_view(self.pins.tracker.connections, steering, time.time(),
-                                          self.pins.unit_of)
-
-    def mptcp_connection(self, conn_id: int) -> views.ConnectionView:
-        with self._lock:
-            conn = self.pins.tracker.connections.get(conn_id)
-            if conn is None:
-                raise NotFoundError(f"no MPTCP connection {conn_id}")
-            return views.connection_view(conn, time.time(), self.pins.unit_of)
-
-    # -- the operator's writes (PUT): operator.py --------------------------------
-
-    def set_weight(self, path_id: int, weight: int) -> views.PathView:
-        """Set one path's static weight (the default class then runs `wcmp`); returns the
-        path once every switch acknowledged."""
-        self.operator.set_weight(path_id, weight)
-        return self.path(path_id)
-
-    def set_admin(self, path_id: int, up: bool) -> answers.PathChangeView:
-        """The path after the change, with a warning per pair it leaves without a path."""
-        self.operator.set_admin(path_id, up)
-        return answers.PathChangeView(**self.path(path_id).model_dump(),
-                                    warnings=self.fabric.cut_off())
-
-    def set_classes(self, classes: list[TrafficClass]) -> list[views.ClassView]:
-        self.operator.set_classes(classes)
-        return self.classes()
-
-    def set_class_policy(self, class_id: int, changes: dict) -> answers.PolicyChangeView:
-        dropped = self.operator.set_class_policy(class_id, changes)
-        view = self.class_policy(class_id)
-        return answers.PolicyChangeView(**view.model_dump(), dropped_params=dropped)
-
-    def set_params(self, changes: dict) -> views.ParamsView:
-        self.operator.set_params(changes)
-        return self.params()

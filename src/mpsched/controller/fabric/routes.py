@@ -13,7 +13,7 @@ but unweighted, only to be probed (`watch`, tomography.watch_paths), so that the
 is seen;
 the scheduler's unit is an ordered pair of edges, keyed ``"<ingress>-><egress>"`` by
 switch names (e.g. ``"leaf1->leaf3"``), which is also the telemetry's direction of the
-pair's traffic (telemetry/intake.py).
+pair's traffic (telemetry/intake_base.py).
 
 Not thread-safe: the controller calls it under its lock (the agents' `forwarding` too); only
 the probers' `probe_wanted` reads a pair's paths without it, which is safe because a routing

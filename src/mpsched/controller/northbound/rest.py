@@ -83,8 +83,9 @@ ENDPOINT_KEY = "mpsched.endpoint"  # the request's Endpoint (routing.py), in its
 
 
 class Backend(Protocol):
-    """What the API serves (src/mpsched/controller/app/core.py `Controller`): typed views
-    (northbound/views.py), serialised by `json_response`."""
+    """What the API serves (src/mpsched/controller/app/backend.py `RestBackend`, a part of
+    core.py's `Controller`): typed views (northbound/views.py), serialised by
+    `json_response`."""
 
     def paths(self) -> list[views.PathView]: ...
     def path(self, path_id: int) -> views.PathView: ...

@@ -1,12 +1,12 @@
 """Which pairs a control step must visit: those whose inputs changed since their last step.
 
-A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/fabric/routes.py), and a step over
-every one
-of them every control period costs the controller a core from a few dozen edges on
-(docs/results/scale.md). A pair's step is a function of its view (its paths' estimates,
-src/mpsched/controller/telemetry/intake.py), of the scheduler's configuration (classes, policies,
-parameters, administrative states) and of the routing, and, for a policy whose decision
-repeats on equal inputs (`Policy.repeats`), of nothing else. So a pair is due when
+A fabric of E edges has E · (E - 1) pairs (src/mpsched/controller/fabric/routes.py), and a
+step over every one of them every control period costs the controller a core from a few
+dozen edges on (docs/results/scale.md). A pair's step is a function of its view (its paths'
+estimates, src/mpsched/controller/telemetry/intake_views.py), of the scheduler's
+configuration (classes, policies, parameters, administrative states) and of the routing,
+and, for a policy whose decision repeats on equal inputs (`Policy.repeats`), of nothing
+else. So a pair is due when
 
 - it has not been stepped yet, or its policy does not repeat;
 - its direction was handed a report or an RTT sample since its last step (`inputs`);

@@ -3,7 +3,7 @@
 A unit (src/mpsched/controller/fabric/routes.py) is a two-edge switch's traffic, or a fabric's
 ordered pair of
 edges; its placements live on its ingress switch, keyed by its destination edge. A step reads
-the unit's paths (telemetry/intake.py), lets the scheduler decide, and turns the changed
+the unit's paths (telemetry/intake_views.py), lets the scheduler decide, and turns the changed
 placements into table entries (southbound/entries.py); the MPTCP subflow pins
 follow the new placements (scheduling/pins.py). Each switch's writes go as one job of its
 agent, in the order of the decisions. In a fabric the control loop steps only the pairs

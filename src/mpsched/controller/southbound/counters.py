@@ -1,5 +1,5 @@
 """What an agent's counter poll reads of an edge's per-(peer edge, path) counters, and how
-often (southbound/agent.py).
+often (southbound/agent_telemetry.py).
 
 An edge's `path_tx`, `path_rx` and `probe_skipped` (`PATH_COUNTERS`) are indexed by
 `EDGE_PATH(edge, path)` (p4src/include/sizes.p4) and read whole, every cell of each, so a

@@ -28,7 +28,7 @@ its links (`available_mbps`), the least over the path (`path_available_mbps`):
 The value is rounded to steps of ACTIVE_SHARE of rate_d (at least one step), so that the
 noise of the loads does not rewrite the switches' placements every period. A path no other
 pair loads keeps its configured bottleneck: an idle path's estimate is what it was. Pure, no
-I/O; telemetry/intake.py applies it to a fabric pair's path states once per control step.
+I/O; telemetry/intake_views.py applies it to a fabric pair's path states once per control step.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """core.py: the thin application composes the managers; its AgentHost and LoopHost calls
-reach them and its views are typed."""
+reach them (its REST views and writes: test_backend.py)."""
 
 from __future__ import annotations
 
@@ -49,16 +49,6 @@ def test_what_agents_hand_over_reaches_the_views():
     assert isinstance(path, views.PathView) and path.packets == 4
     assert set(ctl.telemetry(2).directions) == {"s1->s2"}
     assert [e.table for e in ctl.sched_entries("s1")] == [TABLE_WEIGHTS]
-
-
-def test_views_are_typed_and_the_default_state_is_served():
-    ctl = controller()
-    assert [c.name for c in ctl.classes()] == ["default"]
-    assert ctl.class_policy(0).name == "ecmp" and ctl.params().control_period_ms == 100.0
-    assert [s.state for s in ctl.switches()] == ["connecting", "connecting"]
-    assert ctl.decisions(0, 10).loop.latency_ms_p50 is None
-    assert ctl.mptcp_connections().connections == [] and ctl.state().persistent is False
-    assert ctl.role() == "primary" and ctl.weights() == {1: 1, 2: 1}
 
 
 def test_restore_is_refused_once_started():

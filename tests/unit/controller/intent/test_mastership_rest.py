@@ -8,7 +8,7 @@ import pytest
 
 from mpsched.controller.app.core import Controller, ControllerSettings, NotPrimaryError
 from mpsched.controller.northbound.rest import RestApi
-from mpsched.controller.southbound.agent import AgentStatus
+from mpsched.controller.southbound.agent_model import AgentStatus
 from mpsched.netcfg import NetCfg
 from mpsched.p4rt.p4info import P4Info
 from mpsched.p4rt.pipeline import Pipeline

@@ -1,5 +1,6 @@
-"""telemetry/intake.py: reports and counters go to the right path and direction; path
-states and switch views for the scheduler."""
+"""telemetry/intake.py: reports and counters go to the right path and direction, and
+recorded into the histories (the directions: test_intake_base.py; the probe decisions:
+test_probe_decisions.py; the path states and views: test_intake_views.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import pytest
 
 from mpsched.controller.model.reports import PathReport, RttReport
 from mpsched.controller.telemetry.estimators import EstimatorSettings, TelemetryConfig
-from mpsched.controller.telemetry.intake import MIN_RTO_MS, TelemetryIntake, direction
+from mpsched.controller.telemetry.intake import TelemetryIntake
+from mpsched.controller.telemetry.intake_base import direction
+from mpsched.controller.telemetry.intake_views import MIN_RTO_MS
 from mpsched.controller.telemetry.stats import Sample
 from tests.unit.controller.fakes import two_edges
 
@@ -23,17 +26,6 @@ def intake(probe_interval_s: float | None = 0.05) -> TelemetryIntake:
 def path_report(switch: str, path_id: int, seq: int, at: float) -> PathReport:
     rx = int(at * 1e6)
     return PathReport(switch, path_id, seq, rx - 10_000, rx, seq, seq * 1500, 0, 0, 0, at)
-
-
-def test_directions_name_ingress_then_egress():
-    i = intake()
-    assert direction("s1", "s2") == "s1->s2"
-    assert (i.other("s1"), i.outgoing("s2")) == ("s2", "s2->s1")
-
-
-def test_estimators_take_the_probe_interval_of_the_switches():
-    assert intake(0.05).settings.probe_interval_s == 0.05
-    assert intake(None).settings.probe_interval_s is None
 
 
 def test_a_senders_probes_are_counted_at_its_own_stretched_interval():
@@ -79,59 +71,11 @@ def test_an_rtt_report_goes_to_the_direction_away_from_its_ingress_edge():
     assert state.rto_ms == pytest.approx(max(MIN_RTO_MS, 30.0 + 4 * 15.0))
 
 
-def test_path_states_without_telemetry_are_alive_with_the_configured_rate():
-    states = intake().path_states("s1", NOW)
-    assert [(s.path_id, s.alive, s.capacity_mbps, s.srtt_ms) for s in states] == [
-        (1, True, 10, None),
-        (2, True, None, None),
-    ]
-
-
-def test_switch_view_reads_its_outgoing_direction_only():
-    i = intake()
-    i.ingest_report(path_report("s2", 1, 1, NOW))  # s1 -> s2 traffic
-    view = i.switch_view("s1", NOW)
-    assert view.switch == "s1" and set(view.flow_ooo) == {1}
-    assert i.switch_view("s2", NOW).flow_ooo == {}
-
-
-def test_a_fabric_pairs_view_reads_its_own_directions_estimators_only():
-    """Each direction's estimators are indexed (by_direction): a pair's view reads those of
-    its direction, not those of the other pairs towards the same edge."""
-    from mpsched.controller.fabric.routes import pair_key
-    from tests.unit.controller.fakes import fabric
-
-    i = TelemetryIntake(fabric(), EstimatorSettings(), TelemetryConfig())
-    rx = int(NOW * 1e6)
-    i.ingest_report(PathReport("leaf2", 1, 1, rx - 10_000, rx, 1, 1500, 0, 0, 3, NOW, 1))
-    i.ingest_report(PathReport("leaf2", 2, 1, rx - 10_000, rx, 1, 1500, 0, 0, 5, NOW, 3))
-    assert {d: set(e) for d, e in i.by_direction.items()} == {
-        "leaf1->leaf2": {1}, "leaf3->leaf2": {2}}
-    view = i.unit_view(i.routes.unit(pair_key("leaf1", "leaf2")), NOW)
-    assert set(view.flow_ooo) == {1}
-    assert set(i.unit_view(i.routes.unit(pair_key("leaf3", "leaf2")), NOW).flow_ooo) == {2}
-    assert i.unit_view(i.routes.unit(pair_key("leaf1", "leaf3")), NOW).flow_ooo == {}
-
-
 def test_samples_feed_the_path_counters_per_switch():
     i = intake()
     i.on_sample("s1", {1: Sample(NOW, 10, 1000, 0, 0)})
     i.on_sample("s1", {1: Sample(NOW + 1, 20, 3000, 0, 0)})
     assert i.stats[1].totals() == {"packets": 20, "bytes": 3000, "rate_bps": 16000.0}
-
-
-def test_probes_are_wanted_on_a_path_without_estimates():
-    assert intake().probe_wanted("s1", 2, 1, NOW) is True
-
-
-def test_history_since_keeps_only_newer_snapshots():
-    i = intake()
-    i.ingest_report(path_report("s2", 1, 1, NOW))
-    i.record(NOW)
-    i.record(NOW + 1)
-    assert [s["t"] for s in i.history_since(NOW)["1"]["s1->s2"]] == [NOW + 1]
-    assert [s["t"] for s in i.histories(1)["s1->s2"]] == [NOW, NOW + 1]
-    assert set(i.snapshots(1, NOW)) == {"s1->s2"} and i.snapshots(2, NOW) == {}
 
 
 def test_a_fabrics_rtt_report_towards_no_peer_edge_is_ignored_after_any_question():
@@ -167,29 +111,6 @@ def fabric_report(src_edge: int, seq: int, at: float) -> PathReport:
     return PathReport("leaf2", 1, seq, rx - 10_000, rx, seq, seq * 1500, 0, 0, 0, at, src_edge)
 
 
-def test_an_idle_pairs_paths_are_probed_every_idle_interval():
-    from mpsched.controller.telemetry.regimes import Transition
-
-    i = fabric_intake()
-    # every pair idle: the prober ticks at the idle interval, each tick (a few ms late or
-    # early) a round, and nothing is due between two
-    assert i.probe_tick_s("leaf1") == pytest.approx(0.2)
-    assert all(i.probe_wanted("leaf1", 2, 1, t) for t in (NOW, NOW + 0.198, NOW + 0.401))
-    assert not i.probe_wanted("leaf1", 2, 1, NOW + 0.45)
-    # active: the tick is the probe interval, every tick a round (no busy path), and the
-    # busy judgement of today otherwise
-    i.regimes.update(Transition(probe_fast=frozenset({(1, 2)})), (), NOW)
-    assert i.probe_tick_s("leaf1") == pytest.approx(0.01)
-    assert i.probe_tick_s("leaf3") == pytest.approx(0.2)
-    ticks = [NOW + k * 0.01 for k in range(41)]
-    assert all(i.probe_wanted("leaf1", 2, 1, t) for t in ticks)
-    assert i.probe_wanted("leaf1", 3, 1, NOW + 0.3)  # (1, 3) still idle: its first probe
-    assert not i.probe_wanted("leaf1", 3, 1, NOW + 0.41)
-    every = fabric_intake(TelemetryConfig(probe_idle_only=False))
-    assert every.probe_wanted("leaf1", 2, 1, NOW) and not every.probe_wanted("leaf1", 2, 1,
-                                                                             NOW + 0.01)
-
-
 def test_busy_reports_mark_their_direction_for_the_pairs_activity():
     i = fabric_intake()
     i.ingest_report(fabric_report(1, 1, NOW))
@@ -203,23 +124,3 @@ def test_busy_reports_mark_their_direction_for_the_pairs_activity():
     assert two.estimators[(1, "s1->s2")].busy_at is not None and two.busy_at == {}
 
 
-def test_an_idle_pairs_light_traffic_is_busy_by_the_idle_interval():
-    """Between two reports 200 ms apart 6 packets: busy for an idle pair (one probe in 200
-    ms), not for an active one (up to 21 probes at 10 ms)."""
-    from mpsched.controller.telemetry.regimes import Transition
-
-    i = fabric_intake()
-    i.ingest_report(fabric_report(1, 1, NOW))
-    i.ingest_report(fabric_report(1, 7, NOW + 0.2))
-    est = i.estimators[(1, direction("leaf1", "leaf2"))]
-    assert est.settings.probe_interval_s == 0.2 and est.busy_at == NOW + 0.2
-    # the pair turns active: both directions' estimators judge by 10 ms from now on
-    back = i.estimator(1, direction("leaf2", "leaf1"))
-    i.regimes.update(Transition(probe_fast=frozenset({(1, 2)})), (), NOW)
-    i.set_probing([(1, 2)], fast=True)
-    assert est.settings.probe_interval_s == back.settings.probe_interval_s == 0.01
-    i.ingest_report(fabric_report(1, 13, NOW + 0.4))
-    assert est.busy_at == NOW + 0.2
-    # a new estimator of an active pair starts with the fast interval
-    assert i.estimator(2, direction("leaf2", "leaf1")).settings.probe_interval_s == 0.01
-    assert i.estimator(2, direction("leaf1", "leaf3")).settings.probe_interval_s == 0.2
