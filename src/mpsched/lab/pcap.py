@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from .metrics import ReorderStats, reordering
+from .reorder import ReorderStats, reordering
 
 log = logging.getLogger(__name__)
 
