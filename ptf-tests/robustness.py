@@ -43,7 +43,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from mpsched.p4rt.pipeline import COUNTER_DROP_REASON, DIGEST_RTT_REPORT, ETHERTYPE_PATH_TAG
-from mpsched.testing import fuzz
+from mpsched.testing import fuzz, ipv4frames
 
 ETH_LEN = 14
 TAG_LEN = len(PathTag())
@@ -59,7 +59,7 @@ def routed_ip(ip: bytes) -> bytes:
     out = bytearray(ip)
     out[8] -= 1
     out[10:12] = b"\x00\x00"
-    out[10:12] = struct.pack("!H", fuzz.checksum16(bytes(out[:ihl])))
+    out[10:12] = struct.pack("!H", ipv4frames.checksum16(bytes(out[:ihl])))
     return bytes(out)
 
 
@@ -434,14 +434,14 @@ class FuzzTest(RobustnessTest):
             socks = []
             for port, frames in batches:
                 # a frame shorter than Ethernet cannot leave a veth: not sent
-                frames = [(kind, f) for kind, f in frames if len(f) >= fuzz.ETH_LEN]
+                frames = [(kind, f) for kind, f in frames if len(f) >= ipv4frames.ETH_LEN]
                 sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
                 sock.bind((ifaces[port], 0))
                 socks.append((sock, [f for _, f in frames]))
                 for kind, frame in frames:
                     sent[kind] += 1
                     tagged_cuts += phase == "paths" and kind == "mptcp_frame_cut"
-                    ok, reason = fuzz.ipv4_header_valid(frame, min_ttl=2)
+                    ok, reason = ipv4frames.ipv4_header_valid(frame, min_ttl=2)
                     header_reasons[reason] += not ok
             n = paced_send(
                 socks, FUZZ_RATE, lambda s=sniffer: len(s.frames) + sum(self.drops().values())
@@ -453,7 +453,7 @@ class FuzzTest(RobustnessTest):
             left[phase] = Counter(port for port, _ in captured)
             print(f"{phase}: {n} frames sent, left by port {dict(left[phase])}")
             for port, frame in captured:
-                ok, reason = fuzz.ipv4_header_valid(frame)
+                ok, reason = ipv4frames.ipv4_header_valid(frame)
                 assert ok, f"{phase}: invalid IPv4 ({reason}) left on port {port}: {frame.hex()}"
             allowed = {PATH_PORTS[1]} if phase == "host" else {HOST_PORT}
             assert set(left[phase]) <= allowed, f"{phase}: left on {set(left[phase])}"

@@ -41,7 +41,7 @@ from mpsched.p4rt.pipeline import (
     ETHERTYPE_PATH_TAG,
     PATH_FLAG_PROBE,
 )
-from mpsched.testing.fuzz import Endpoints, checksum16, ipv4_header, ipv4_options
+from mpsched.testing.ipv4frames import Endpoints, checksum16, ipv4_header, ipv4_options
 
 OUT = Endpoints(src=HOST_IP, dst=REMOTE_IP)  # h1 towards the remote subnet
 IN = Endpoints(src=REMOTE_IP, dst=HOST_IP)  # from a path towards h1

@@ -198,7 +198,7 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
     h2 captured and checked; the BMv2 processes must survive, and h1 still reach h2."""
     from mpsched.bench.framecap import read_frames
     from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
-    from mpsched.testing.fuzz import ETHERTYPE_IPV4, ipv4_header_valid
+    from mpsched.testing.ipv4frames import ETHERTYPE_IPV4, ipv4_header_valid
 
     cap = [sys.executable, "-m", "mpsched.bench.framecap"]
     got, sent_report = out_dir / "fuzz-h2.bin", out_dir / "fuzz-sent.json"
