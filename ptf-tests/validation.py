@@ -2,7 +2,7 @@
 router must discard is dropped and counted in the drop_reason counter under its reason, and
 changes no scheduling state; valid but unusual frames (IPv4 options, fragments, padding) are
 forwarded; the other drops (tag from a host, TTL, no route, path bounce, no path) are counted
-too. One drop reason per test class. (The seeded fuzz run: robustness.FuzzTest.)
+too. One drop reason per test class. (The seeded fuzz run: fuzzing.FuzzTest.)
 
 Run: make ptf    (or: python -m mpsched.ptfrun validation.ChecksumDropTest)
 """

@@ -11,7 +11,7 @@ leaves a switch port is checked (RFC 1812 §5.2.2), by src/mpsched/testing/ipv4f
 `KIND_REASON` says which of its drop reasons each single-defect kind must be counted under
 (tests/unit/testing/test_fuzz.py checks them against the P4 source).
 
-Pure functions (no I/O); used by the PTF tests (ptf-tests/robustness.py FuzzTest, whose frames
+Pure functions (no I/O); used by the PTF tests (ptf-tests/fuzzing.py FuzzTest, whose frames
 these are) and tested in tests/unit/testing/test_fuzz.py.
 """
 

@@ -1,6 +1,6 @@
 """The seeded frame generator (src/mpsched/testing/fuzz.py) against the IPv4 header check
 (src/mpsched/testing/ipv4frames.py): pure, no switch. (The frames against the real program:
-ptf-tests/robustness.py, FuzzTest.)"""
+ptf-tests/fuzzing.py, FuzzTest.)"""
 
 from __future__ import annotations
 
