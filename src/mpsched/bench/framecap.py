@@ -23,7 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from mpsched.testing.fuzz import ETH_LEN, frames
+from mpsched.testing.fuzz import frames
+from mpsched.testing.ipv4frames import ETH_LEN
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4

@@ -44,7 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from mpsched import addressing as ap
-from mpsched.client.rest import ControllerError, RestClient
+from mpsched.bench.reliability_intent import (
+    differences,
+    intent_view,
+    set_intent,
+    write_until_accepted,
+)
+from mpsched.client.rest import RestClient
 from mpsched.proc import cpulimit, prereqs
 from mpsched.proc.cleanup import interrupt_on_signals
 from mpsched.proc.layout import build_dir, p4_artifacts
@@ -54,24 +60,8 @@ log = logging.getLogger("mpsched.bench.reliability")
 FLOW_PORT = 7001
 FLOW_MBPS = 2.0
 PAYLOAD = 1000
-WRITE_EVERY_S = 0.01
 TAKEOVER_LIMIT_S = 10.0
 RECOVER_LIMIT_S = 15.0
-
-# What the operator writes before the controller restart (each a kind of intent).
-INTENT_CLASSES = {
-    "classes": [
-        {"id": 0, "name": "default"},
-        {
-            "id": 1,
-            "name": "voice",
-            "priority": 10,
-            "match": {"dscp": 46},
-            "policy": {"name": "llhd", "params": {"beta": 0.01}, "lm3": True},
-        },
-    ]
-}
-INTENT_PARAMS = {"control_period_ms": 50, "policies": {"cmtla": {"mss_bytes": 1400}}}
 
 
 @dataclass
@@ -83,55 +73,6 @@ class Figures:
 
     def lines(self) -> list[str]:
         return [f"{key}={value}" for key, value in self.values.items()]
-
-
-def intent_view(rest: RestClient) -> dict[str, Any]:
-    """What an operator wrote, as the REST API shows it: classes with their policies (not
-    their placements), parameters (not their schema), admin states and weights."""
-    classes = [
-        {k: v for k, v in c.items() if k != "placement"} for c in rest.get("/classes")
-    ]
-    params = {k: v for k, v in rest.get("/params").items() if k != "schema"}
-    paths = {p["id"]: {"admin": p["admin"], "weight": p["weight"]} for p in rest.get("/paths")}
-    return {"classes": classes, "params": params, "paths": paths}
-
-
-def differences(before: Any, after: Any, where: str = "") -> list[str]:
-    """Where two JSON values differ (dotted paths), empty when equal."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        out = []
-        for key in sorted(set(before) | set(after), key=str):
-            out += differences(before.get(key), after.get(key), f"{where}.{key}".lstrip("."))
-        return out
-    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [d for i, (a, b) in enumerate(zip(before, after, strict=True))
-                for d in differences(a, b, f"{where}[{i}]")]  # fmt: skip
-    return [] if before == after else [f"{where}: {before!r} -> {after!r}"]
-
-
-def set_intent(rest: RestClient) -> None:
-    rest.put("/paths/2/weight", {"weight": 3})
-    rest.put("/classes", INTENT_CLASSES)
-    rest.put("/params", INTENT_PARAMS)
-    rest.put("/paths/3/admin", {"state": "down"})
-
-
-def write_until_accepted(rest: RestClient, limit_s: float) -> float | None:
-    """Seconds until a harmless write (the default class's policy, unchanged) is
-    acknowledged, trying every WRITE_EVERY_S; None if not within `limit_s`."""
-    start = time.monotonic()
-    body = {"name": rest.get("/classes/0/policy")["name"]}
-    while time.monotonic() - start < limit_s:
-        try:
-            rest.put("/classes/0/policy", body)
-            return time.monotonic() - start
-        except ControllerError as error:
-            if error.status not in (409, 503, None):
-                raise
-        except OSError:
-            pass
-        time.sleep(WRITE_EVERY_S)
-    return None
 
 
 class Flow:
@@ -257,7 +198,7 @@ def fuzz(bed: Any, out_dir: Path, figures: Figures, count: int, rate: float) -> 
     h2 captured and checked; the BMv2 processes must survive, and h1 still reach h2."""
     from mpsched.bench.framecap import read_frames
     from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
-    from mpsched.testing.fuzz import ETHERTYPE_IPV4, ipv4_header_valid
+    from mpsched.testing.ipv4frames import ETHERTYPE_IPV4, ipv4_header_valid
 
     cap = [sys.executable, "-m", "mpsched.bench.framecap"]
     got, sent_report = out_dir / "fuzz-h2.bin", out_dir / "fuzz-sent.json"

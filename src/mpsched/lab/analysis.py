@@ -4,7 +4,7 @@ A fabric scenario's run goes to `fabric_analysis.py` (the same metrics over its 
 per ordered pair of edges). Which traffic counts: the scenario's main workloads (bulk, files,
 flows: h1 -> h2) are measured; cross traffic (vbr, cross_bulk) only loads the paths. The
 measurement window is [warmup_s, duration_s] after traffic start. Every metric
-formula lives in `metrics.py`; this module only selects the data:
+formula lives in `metrics.py` (reordering: `reorder.py`); this module only selects the data:
 
 - goodput_mbps: bytes the h2 sinks received in the window (`metrics.goodput_mbps`).
 - goodput_frac: goodput / time-averaged capacity, where capacity at a time is
@@ -52,7 +52,7 @@ from typing import Any
 
 from mpsched import addressing as ap
 from mpsched.emu.schedule import Step
-from mpsched.lab import fabric_analysis, metrics, pcap
+from mpsched.lab import fabric_analysis, metrics, pcap, reorder
 from mpsched.lab.report import RunResult
 from mpsched.lab.run_window import censored_fct_s, cpu_load, interp
 from mpsched.lab.runner import RunRaw
@@ -292,7 +292,7 @@ def reordering(raw: RunRaw, m: dict[str, float]) -> list[int]:
             p for p in packets
             if ap.in_subnet(p.src, ap.SENDER_EDGE) and ap.in_subnet(p.dst, ap.RECEIVER_EDGE)
         )
-        pooled = metrics.merge_reorder_stats(per_flow.values())
+        pooled = reorder.merge_reorder_stats(per_flow.values())
         m["ooo_packets"] = float(pooled.reordered)
         m["reorder_ratio"] = pooled.ratio
         m["reorder_degree"] = pooled.degree

@@ -1,8 +1,8 @@
 """A fabric run's metrics, overall and per ordered pair of edges (docs/fabric-lab.md, "Workloads").
 
-The same metrics as a two-edge run (src/mpsched/lab/analysis.py; every formula in metrics.py),
-over the flows of the fabric's workloads (src/mpsched/lab/fabric_workload.py), and the same
-metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
+The same metrics as a two-edge run (src/mpsched/lab/analysis.py; every formula in metrics.py
+and reorder.py), over the flows of the fabric's workloads (src/mpsched/lab/fabric_workload.py),
+and the same metrics per ordered pair of edges ``<src edge>-><dst edge>`` (switch names) in
 `RunResult.pairs`:
 
 - goodput_mbps: bytes the sinks received in the window from the pair's source hosts (the
@@ -36,7 +36,7 @@ from typing import Any
 
 from mpsched.fabric import paths as fpaths
 from mpsched.fabric.model import Fabric
-from mpsched.lab import fabric_mptcp, metrics, pcap
+from mpsched.lab import fabric_mptcp, metrics, pcap, reorder
 from mpsched.lab.fabric_workload import (
     SenderPlan,
     edge_capacity_mbps,
@@ -175,14 +175,14 @@ def bucket_stats(flows: Sequence[FlowRecord], ideal: Ideal) -> dict[str, metrics
                                    slow[b].fct_mean, slow[b].fct_p99) for b, st in fct.items()}
 
 
-def reorder_metrics(stats: Iterable[metrics.ReorderStats]) -> dict[str, float]:
-    pooled = metrics.merge_reorder_stats(stats)
+def reorder_metrics(stats: Iterable[reorder.ReorderStats]) -> dict[str, float]:
+    pooled = reorder.merge_reorder_stats(stats)
     return {"ooo_packets": float(pooled.reordered), "reorder_ratio": pooled.ratio,
             "reorder_degree": pooled.degree}
 
 
 def pair_metrics(flows: Sequence[FlowRecord], received: Mapping[Pair, float],
-                 reorder: Mapping[Pair, Sequence[metrics.ReorderStats]], seconds: float,
+                 reorder: Mapping[Pair, Sequence[reorder.ReorderStats]], seconds: float,
                  ideal: Ideal) -> dict[Pair, dict[str, float]]:
     """Per pair with flows, bytes or captured packets: goodput over `seconds`, the FCT
     figures and the reordering."""
@@ -284,8 +284,8 @@ def _read_captures(captures: Mapping[str, Any]) -> dict[str, list[pcap.PcapPacke
 
 
 def _reordering(captures: Mapping[str, Sequence[pcap.PcapPacket]], edges: Mapping[str, int]
-                ) -> dict[Pair, list[metrics.ReorderStats]]:
-    out: dict[Pair, list[metrics.ReorderStats]] = {}
+                ) -> dict[Pair, list[reorder.ReorderStats]]:
+    out: dict[Pair, list[reorder.ReorderStats]] = {}
     for packets in captures.values():
         for flow, stats in pcap.pcap_reordering(
                 p for p in packets if p.src in edges and p.dst in edges).items():

@@ -1,6 +1,6 @@
 """A minimal classic-pcap reader for receiver-side captures, and per-flow reordering from it.
 
-Reordering itself (RFC 4737) is defined in ``metrics.reordering``; this module only extracts
+Reordering itself (RFC 4737) is defined in ``reorder.reordering``; this module only extracts
 the per-flow IPv4 ID sequences from a capture.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from .metrics import ReorderStats, reordering
+from .reorder import ReorderStats, reordering
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ the fabric testbed, `testbeds.make_testbed`), the controller running the policy 
 /classes/0/policy; its decision log is saved) or, for the policy `plain-ecmp` on a fabric,
 no controller but the plain ECMP program on every switch (plain_ecmp.py), the scenario's
 workloads started at their times in the hosts, link schedules driven in real time, the
-switches' per-path counters polled over REST (a fabric's links' delivered bytes instead), a
-receiver-side capture of h2's TCP traffic (a fabric's workloads and captures:
+switches' per-path counters polled over REST (a fabric's links' delivered bytes instead;
+run_polls.py), a receiver-side capture of h2's TCP traffic (a fabric's workloads and captures:
 fabric_launch.py, on the testbed's hosts), and everything torn down again (also on Ctrl-C or
 a crash: the testbed's registry owns every process and link). A `CpuSampler` thread
 (cpu_sampler.py) records the machine's CPU idle and each testbed process's CPU time during
@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from mpsched import addressing as ap
 from mpsched.client.rest import RestClient
 from mpsched.lab import cpu, ready
@@ -48,8 +46,9 @@ from mpsched.lab.fabric_launch import FabricTraffic, hosts_from_names
 from mpsched.lab.fabric_workload import mptcp_initiators, mptcp_subflows
 from mpsched.lab.plain_ecmp import PlainEcmpSwitches
 from mpsched.lab.programs import PLAIN_ECMP
+from mpsched.lab.run_polls import poll, save_controller_views
 from mpsched.lab.scenario import Scenario, Workload
-from mpsched.lab.testbeds import delivered_bytes, make_testbed
+from mpsched.lab.testbeds import make_testbed
 from mpsched.proc.controller import start_controller
 
 log = logging.getLogger(__name__)
@@ -254,7 +253,7 @@ class Run:
         self._cancel_timers()
         self._poll_counters(rest)
         if rest is not None:
-            self._save_decisions(rest)
+            save_controller_views(rest, self.raw.dir, self.policy)
         if self.plain is not None:
             self.plain.save_drops(self.raw.dir / "drops.json")
         self._finish_senders(timeout=15)
@@ -285,32 +284,6 @@ class Run:
                 progress(f"t={now - t0:4.0f}s/{sc.duration_s:g}s")
                 next_progress = now + 10
             time.sleep(POLL_S)
-
-    def _save_decisions(self, rest: RestClient) -> None:
-        """The controller's decision log of the run (decisions.json in the run's directory),
-        the switches' sessions, drop counts and probes (GET /switches, switches.json) and,
-        for `adaptive`, what it learned and its latest dwells (GET /classes/0/adaptive,
-        adaptive.json)."""
-        try:
-            log_ = rest.get("/decisions", {"since": 0, "limit": 1000})
-        except requests.RequestException as exc:
-            log.debug("decision log: %s", exc)
-            return
-        (self.raw.dir / "decisions.json").write_text(json.dumps(log_, indent=1))
-        try:
-            switches = rest.get("/switches")
-        except requests.RequestException as exc:
-            log.debug("switches: %s", exc)
-        else:
-            (self.raw.dir / "switches.json").write_text(json.dumps(switches, indent=1))
-        if self.policy != "adaptive":
-            return
-        try:
-            view = rest.get("/classes/0/adaptive")
-        except requests.RequestException as exc:
-            log.debug("adaptive view: %s", exc)
-            return
-        (self.raw.dir / "adaptive.json").write_text(json.dumps(view, indent=1))
 
     def _schedule_workload(self, index: int, w: Workload, t0: float) -> threading.Timer:
         sc = self.scenario
@@ -347,44 +320,9 @@ class Run:
             timer.cancel()
 
     def _poll_counters(self, rest: RestClient | None) -> None:
-        if self.scenario.fabric is not None:
-            self._poll_fabric(rest)
-            return
-        if rest is None:  # two edges always run under the controller (plain_ecmp.py)
-            return
-        try:
-            paths = rest.get("/paths")
-        except requests.RequestException as exc:
-            self._fail(f"controller REST: {exc}")
-            return
-        counters = {}
-        for p in paths:
-            s1 = p.get("by_switch", {}).get("s1") or {}
-            counters[int(p["id"])] = int(s1.get("tx_bytes", 0))
-        self.raw.path_counters.append((time.time(), counters))
-        try:
-            stats = self.bed.link_stats()
-        except Exception as exc:  # an emulator that died is caught by dead_switches()
-            log.debug("link stats: %s", exc)
-            return
-        delivered = {i: int(s.get("ab", {}).get("tx_bytes", 0)) for i, s in stats.items()}
-        self.raw.link_tx.append((time.time(), delivered))
-
-    def _poll_fabric(self, rest: RestClient | None) -> None:
-        """A fabric's run: the controller answering (if there is one), each link's
-        delivered bytes."""
-        try:
-            if rest is not None:
-                rest.get("/switches")
-        except requests.RequestException as exc:
-            self._fail(f"controller REST: {exc}")
-            return
-        try:
-            stats = self.bed.link_stats()
-        except Exception as exc:  # an emulator that died is caught by dead_switches()
-            log.debug("link stats: %s", exc)
-            return
-        self.raw.link_bytes.append((time.time(), delivered_bytes(stats)))
+        failure = poll(self.raw, self.bed, rest)
+        if failure is not None:
+            self._fail(failure)
 
     def _finish_senders(self, timeout: float) -> None:
         """Senders end by themselves at their --seconds; then sinks and capture get SIGTERM."""

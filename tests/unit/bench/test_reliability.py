@@ -1,27 +1,15 @@
-"""The pure parts of `make bench-reliability` and `make soak`: comparing intent views, the
-capture file format, the soak's policy cycle and growth figure."""
+"""The pure parts of `make bench-reliability` and `make soak`: the figures, the capture file
+format, the soak's policy cycle and growth figure."""
 
 from __future__ import annotations
 
 import itertools
 
 from mpsched.bench.framecap import RECORD, read_frames
-from mpsched.bench.reliability import Figures, differences
+from mpsched.bench.reliability import Figures
 from mpsched.bench.soak_plan import policy_changes
 from mpsched.bench.soak_series import growth_pct, proc_sample
 from mpsched.controller.policies import REGISTRY
-
-
-def test_differences_names_every_changed_field():
-    before = {"classes": [{"id": 0, "policy": {"name": "ecmp"}}], "paths": {1: {"weight": 3}}}
-    assert differences(before, before) == []
-    after = {"classes": [{"id": 0, "policy": {"name": "wcmp"}}], "paths": {1: {"weight": 1}}}
-    assert differences(before, after) == [
-        "classes[0].policy.name: 'ecmp' -> 'wcmp'",
-        "paths.1.weight: 3 -> 1",
-    ]
-    assert differences({"a": [1, 2]}, {"a": [1]}) == ["a: [1, 2] -> [1]"]
-    assert differences({"a": 1}, {}) == ["a: 1 -> None"]
 
 
 def test_figures_print_one_key_value_line_each_in_order():

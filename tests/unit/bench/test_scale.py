@@ -126,39 +126,6 @@ def test_a_threads_stat_gives_its_cpu_and_its_name_its_group():
     assert thread_group("p4rt-stream-7") == "p4rt"
 
 
-def test_histories_filled_to_the_recorders_steady_state():
-    """fill_histories: each path holds its share of the budget, a period apart, newest last."""
-    import threading
-    from types import SimpleNamespace
-
-    from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator
-
-    settings = EstimatorSettings(history=120, history_budget=40)
-    ests = {(p, "a->b"): PathEstimator(p, settings) for p in (1, 2)}
-    ests[(1, "a->b")].record(1000.0)  # one already recorded
-    ctl = SimpleNamespace(intake=SimpleNamespace(estimators=ests, settings=settings),
-                          settings=SimpleNamespace(telemetry_period=1.0), _lock=threading.Lock())
-    assert scale.fill_histories(ctl, 2) == (20, 40)
-    times = [s["t"] for s in ests[(2, "a->b")].history]
-    assert len(times) == 20 and times == sorted(times) and times[1] - times[0] == pytest.approx(1)
-    times = [s["t"] for s in ests[(1, "a->b")].history]
-    assert times[-2:] == [999.0, 1000.0] and times == sorted(times)
-
-
-def test_histories_filled_to_the_share_of_every_path():
-    """Two of four paths reported so far: each gets a quarter of the budget, not a half."""
-    import threading
-    from types import SimpleNamespace
-
-    from mpsched.controller.telemetry.estimators import EstimatorSettings, PathEstimator
-
-    settings = EstimatorSettings(history=120, history_budget=40)
-    ests = {(p, "a->b"): PathEstimator(p, settings) for p in (1, 2)}
-    ctl = SimpleNamespace(intake=SimpleNamespace(estimators=ests, settings=settings),
-                          settings=SimpleNamespace(telemetry_period=1.0), _lock=threading.Lock())
-    assert scale.fill_histories(ctl, 4) == (10, 20)
-
-
 def test_the_machine_marks_a_size_cpu_bound():
     """/proc/stat samples 0.5 s apart: idle below 10 % for 3 of 4 intervals marks the size
     cpu_bound (the lab's rule); its idle share is over the whole measurement."""

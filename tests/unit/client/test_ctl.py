@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from mpsched import cli
-from mpsched.client import ctl, rest
+from mpsched.client import ctl, ctl_cmdline, rest
 from mpsched.client.rest import ControllerError, RestClient
 from mpsched.controller.northbound.rest import RestApi
 from tests.unit.controller.northbound.test_rest import FakeBackend
@@ -434,5 +434,6 @@ def test_a_classes_file_is_read_within_bounds(tmp_path, monkeypatch):
     assert ctl.load_classes("-") == [{"id": 0, "name": "d"}]
     token = tmp_path / "token"
     token.write_bytes(b"x" * 5000)
+    args = ctl_cmdline.build_parser().parse_args(["--token-file", str(token), "paths"])
     with pytest.raises(ctl.UsageError, match="larger than 4096 bytes"):
-        ctl.resolve_token(ctl.build_parser().parse_args(["--token-file", str(token), "paths"]))
+        ctl.resolve_token(args)

@@ -10,6 +10,7 @@ import pytest
 from mpsched.lab import fabric_analysis as fa
 from mpsched.lab import metrics
 from mpsched.lab.fabric_workload import host_edges, plan_hosts, sender_plans
+from mpsched.lab.reorder import ReorderStats
 from mpsched.lab.report import RunResult
 from mpsched.lab.runner import RunRaw
 from mpsched.lab.scenario import parse
@@ -51,8 +52,8 @@ def test_pair_metrics_per_bucket_goodput_and_reordering():
     flows = [fa.FlowRecord((1, 2), 10_000, 0.2), fa.FlowRecord((1, 2), 20_000, 0.4),
              fa.FlowRecord((1, 2), 500_000, None), fa.FlowRecord((1, 2), 2_000_000, 3.0, True),
              fa.FlowRecord((3, 2), 50_000, 1.0)]
-    reorder = {(1, 2): [metrics.ReorderStats(100, 0, 5, [1, 1, 2, 2, 4]),
-                        metrics.ReorderStats(100, 0, 0)]}
+    reorder = {(1, 2): [ReorderStats(100, 0, 5, [1, 1, 2, 2, 4]),
+                        ReorderStats(100, 0, 0)]}
     got = fa.pair_metrics(flows, {(1, 2): 1_000_000, (2, 3): 500_000}, reorder, 10, flat)
     assert list(got) == [(1, 2), (2, 3), (3, 2)]
     a = got[(1, 2)]

@@ -94,54 +94,6 @@ def test_fct_summary():
 
 
 # --------------------------------------------------------------------------------------------
-# reordering (RFC 4737)
-
-
-def test_in_order_and_loss_are_not_reordering():
-    assert m.reordering([1, 2, 3, 4]) == m.ReorderStats(4, 0, 0, [])
-    assert m.reordered_count([1, 2, 5, 9]) == 0
-
-
-def test_rfc4737_examples():
-    r = m.reordering([1, 2, 4, 3, 5])
-    assert (r.reordered, r.extents) == (1, [1])
-    r = m.reordering([1, 3, 4, 5, 2])
-    assert (r.reordered, r.extents) == (1, [3])
-    assert r.ratio == 0.2 and r.degree == 3.0 and r.max_extent == 3
-    # 4, 5, 6 arrive after 7, 8, 9: all three reordered, extents 3, 4, 5
-    r = m.reordering([1, 2, 3, 7, 8, 9, 4, 5, 6, 10])
-    assert (r.reordered, r.extents, r.degree) == (3, [3, 4, 5], 4.0)
-    assert m.reorder_extents([2, 1]) == [1] and m.reordering_degree([]) == 0.0
-
-
-def test_duplicates_are_not_reordered():
-    r = m.reordering([1, 2, 2, 3])
-    assert (r.packets, r.duplicates, r.reordered) == (3, 1, 0)
-    r = m.reordering([1, 2, 3, 1])  # a late copy of an old packet
-    assert (r.duplicates, r.reordered) == (1, 0)
-    # the copy does not shift arrival positions: 1, 3, 2 → extent 1
-    r = m.reordering([1, 3, 3, 2])
-    assert (r.duplicates, r.reordered, r.extents) == (1, 1, [1])
-
-
-def test_wraparound_16_bit():
-    seqs = [65534, 65535, 1, 0, 2]
-    r = m.reordering(seqs, modulus=65536)
-    assert (r.reordered, r.extents) == (1, [1])
-    assert m.reordered_count(seqs) == 3  # without unwrapping 1, 0 and 2 look late
-    assert m.unwrap([65535, 0, 65534, 1]) == [65535, 65536, 65534, 65537]
-    # a late packet from before the wrap
-    assert m.reordering([65533, 65535, 0, 65534], modulus=65536).extents == [2]
-
-
-def test_merge_reorder_stats():
-    a, b = m.reordering([1, 3, 2]), m.reordering([5, 6, 4, 4])
-    merged = m.merge_reorder_stats([a, b])
-    assert (merged.packets, merged.duplicates, merged.reordered) == (6, 1, 2)
-    assert merged.extents == [1, 2] and merged.degree == 1.5
-
-
-# --------------------------------------------------------------------------------------------
 # ss -tin (iproute2 6.1) and struct tcp_info
 
 # Captured with `ss -tin` (iproute2 6.1.0) during an iperf3 transfer through a 10 Mbit/s HTB

@@ -1,5 +1,5 @@
 """`mpsched compare --resume`: which runs an earlier call left are kept
-(src/mpsched/lab/experiment.py
+(src/mpsched/lab/resume.py
 kept_run), and that kept runs are not run again while the missing ones are."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from mpsched.lab import analysis, experiment, report, runner
+from mpsched.lab import analysis, experiment, report, resume, runner
 from mpsched.lab.report import RunResult
 from mpsched.lab.scenario import load
 from mpsched.proc.layout import REPO_ROOT
@@ -30,7 +30,7 @@ def written(tmp_path, policy="ca", k=1, seed=None, duration=None, cpu_bound=Fals
 
 
 def test_the_same_run_is_kept(tmp_path):
-    kept = experiment.kept_run(written(tmp_path), SCENARIO, "ca", 1)
+    kept = resume.kept_run(written(tmp_path), SCENARIO, "ca", 1)
     assert kept is not None and kept.metrics["goodput_mbps"] == 7.0
 
 
@@ -40,22 +40,22 @@ def test_the_same_run_is_kept(tmp_path):
     ids=["other-seed", "other-duration", "other-policy"],
 )
 def test_another_run_is_not_kept(tmp_path, changes):
-    assert experiment.kept_run(written(tmp_path, **changes), SCENARIO, "ca", 1) is None
+    assert resume.kept_run(written(tmp_path, **changes), SCENARIO, "ca", 1) is None
 
 
 def test_no_result_or_a_broken_one_is_run_again(tmp_path):
     empty = tmp_path / "x" / "run0"
     empty.mkdir(parents=True)
-    assert experiment.kept_run(empty, SCENARIO, "ca", 0) is None
+    assert resume.kept_run(empty, SCENARIO, "ca", 0) is None
     run_dir = written(tmp_path)
     next(run_dir.glob("*__run*.json")).write_text("{not json")
-    assert experiment.kept_run(run_dir, SCENARIO, "ca", 1) is None
+    assert resume.kept_run(run_dir, SCENARIO, "ca", 1) is None
 
 
 def test_cpu_bound_runs_only_kept_unless_asked(tmp_path):
     run_dir = written(tmp_path, cpu_bound=True)
-    assert experiment.kept_run(run_dir, SCENARIO, "ca", 1) is not None
-    assert experiment.kept_run(run_dir, SCENARIO, "ca", 1, rerun_cpu_bound=True) is None
+    assert resume.kept_run(run_dir, SCENARIO, "ca", 1) is not None
+    assert resume.kept_run(run_dir, SCENARIO, "ca", 1, rerun_cpu_bound=True) is None
 
 
 def test_resume_runs_only_what_is_missing(tmp_path, monkeypatch):
@@ -99,28 +99,28 @@ def carried_csv(tmp_path, rows):
         r.cpu_bound = bound
         results.append(r)
     report.write_csv(tmp_path / SCENARIO.name, results)
-    return experiment.carried_runs(tmp_path, SCENARIO)
+    return resume.carried_runs(tmp_path, SCENARIO)
 
 
 def test_a_row_of_runs_csv_is_kept_where_no_json_is(tmp_path):
     carried = carried_csv(tmp_path, [("ca", 1, 6.5, False)])
     empty = tmp_path / SCENARIO.name / "ca" / "run1"
-    kept = experiment.kept_run(empty, SCENARIO, "ca", 1, carried=carried)
+    kept = resume.kept_run(empty, SCENARIO, "ca", 1, carried=carried)
     assert kept is not None and kept.metrics["goodput_mbps"] == 6.5
-    assert experiment.kept_run(empty, SCENARIO, "ca", 2, carried=carried) is None
+    assert resume.kept_run(empty, SCENARIO, "ca", 2, carried=carried) is None
 
 
 def test_the_json_wins_over_the_row(tmp_path):
     carried = carried_csv(tmp_path, [("ca", 1, 6.5, False)])
-    kept = experiment.kept_run(written(tmp_path), SCENARIO, "ca", 1, carried=carried)
+    kept = resume.kept_run(written(tmp_path), SCENARIO, "ca", 1, carried=carried)
     assert kept is not None and kept.metrics["goodput_mbps"] == 7.0
 
 
 def test_a_cpu_bound_row_is_run_again_when_asked(tmp_path):
     carried = carried_csv(tmp_path, [("ca", 1, 6.5, True)])
     empty = tmp_path / "none"
-    assert experiment.kept_run(empty, SCENARIO, "ca", 1, carried=carried) is not None
-    assert experiment.kept_run(empty, SCENARIO, "ca", 1, True, carried) is None
+    assert resume.kept_run(empty, SCENARIO, "ca", 1, carried=carried) is not None
+    assert resume.kept_run(empty, SCENARIO, "ca", 1, True, carried) is None
 
 
 def test_resume_from_a_table_runs_the_rest_and_loses_no_row(tmp_path, monkeypatch):
@@ -161,5 +161,5 @@ def test_a_malformed_table_to_resume_from_is_named(tmp_path):
     sdir = tmp_path / SCENARIO.name
     sdir.mkdir()
     (sdir / "runs.csv").write_text("scenario,policy\nx,y\n")
-    with pytest.raises(experiment.ResumeError, match="runs.csv"):
-        experiment.carried_runs(tmp_path, SCENARIO)
+    with pytest.raises(resume.ResumeError, match="runs.csv"):
+        resume.carried_runs(tmp_path, SCENARIO)

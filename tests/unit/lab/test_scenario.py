@@ -261,24 +261,6 @@ def test_scenario_policies_are_the_controllers():
 POISSON = {"kind": "poisson", "sizes": "datamining", "load_pct": 70}
 
 
-def test_poisson_workload_offers_its_share_of_the_summed_capacity():
-    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
-    doc["workload"] = [{**POISSON, "max_kb": 1000, "scale": 0.5, "max_concurrent": 8}]
-    sc = parse(doc)
-    (w,) = sc.workload
-    assert (w.kind, w.sizes, w.load_pct, w.max_kb, w.scale, w.max_concurrent, w.drain_s) == (
-        "poisson", "datamining", 70, 1000, 0.5, 8, 5.0)
-    assert sc.offered_mbps(w) == pytest.approx(0.7 * 15)
-
-
-def test_path_baselines_sum_the_segments_delays_both_ways():
-    doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
-    doc["paths"][0].update(reverse={"delay_ms": 7}, core={"rate_mbps": 4, "delay_ms": 30})
-    del doc["paths"][1]["rate_mbps"]
-    doc["paths"][1]["rate_mbps"] = None
-    assert parse(doc).path_baselines() == [(4, 5 + 7 + 30 + 30), (None, 0)]
-
-
 def test_files_are_open_loop_unless_a_concurrency_is_given():
     doc = yaml.safe_load(yaml.safe_dump(MINIMAL))
     doc["workload"] = [{"kind": "files", "sizes_kb": [10], "count": 3}]

@@ -14,7 +14,7 @@ from mpsched.lab.pcap import PcapPacket
 from mpsched.p4rt import bmv2json
 from mpsched.p4rt.bmv2json import Bmv2JsonError, HeaderLayout, header_layout, path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG, HEADER_PATH_TAG
-from mpsched.testing import fuzz, tagcap
+from mpsched.testing import fuzz, ipv4frames, tagcap
 
 TAG_FIELDS = [["path_id", 8, False], ["flags", 8, False], ["src_edge", 8, False],
               ["dst_edge", 8, False], ["seq", 32, False], ["tx_ts", 48, False],
@@ -89,8 +89,8 @@ def test_python_follows_a_changed_tag(grown_build):
     assert grown_build.size == 28 and bmv2json.path_tag() is grown_build
     frames = fuzz.frames(3, 1500, path_id=2)
     valid = [f for kind, f in frames if kind == "valid"]
-    assert valid and all(fuzz.ipv4_header_valid(f) == (True, "ok") for f in valid)
-    assert all(f[fuzz.ETH_LEN + 28] >> 4 == 4 for f in valid)  # IPv4 after 28 tag bytes
+    assert valid and all(ipv4frames.ipv4_header_valid(f) == (True, "ok") for f in valid)
+    assert all(f[ipv4frames.ETH_LEN + 28] >> 4 == 4 for f in valid)  # IPv4 after 28 tag bytes
     tag = grown_build.pack({"path_id": 2, "src_edge": 4, "dst_edge": 1, "fb_path": 1,
                             "fb_age": 5})
     frame = bytes(12) + ETHERTYPE_PATH_TAG.to_bytes(2, "big") + tag

@@ -1,5 +1,6 @@
-"""The seeded frame generator and the IPv4 header check (src/mpsched/testing/fuzz.py): pure, no
-switch. (The frames against the real program: ptf-tests/robustness.py, FuzzTest.)"""
+"""The seeded frame generator (src/mpsched/testing/fuzz.py) against the IPv4 header check
+(src/mpsched/testing/ipv4frames.py): pure, no switch. (The frames against the real program:
+ptf-tests/fuzzing.py, FuzzTest.)"""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from mpsched import addressing as ap
 from mpsched.p4rt.bmv2json import path_tag
 from mpsched.p4rt.pipeline import ETHERTYPE_PATH_TAG
 from mpsched.proc.layout import REPO_ROOT, p4_artifacts
-from mpsched.testing import fuzz
+from mpsched.testing import fuzz, ipv4frames
 
 SEED = 7
 COUNT = 10_000
@@ -49,7 +50,7 @@ def p4_drop_reasons() -> dict[str, int]:
 
 
 def ip_of(frame: bytes) -> bytes:
-    return frame[fuzz.frame_ip_offset(frame):]
+    return frame[ipv4frames.frame_ip_offset(frame):]
 
 
 def tcp_options(frame: bytes) -> bytes:
@@ -101,7 +102,7 @@ def test_mptcp_options_cut_at_every_byte(frames):
     kinds = Counter(kind for kind, _ in frames)
     need = sum(fuzz.MPTCP_OPTION_LENGTHS.values())
     assert kinds["mptcp_frame_cut"] >= need and kinds["mptcp_option_cut"] >= need
-    ep = fuzz.Endpoints()
+    ep = ipv4frames.Endpoints()
     for name, length in fuzz.MPTCP_OPTION_LENGTHS.items():
         for cut in range(length):
             option, _ = fuzz.mptcp_options(random.Random(cut))[name]
@@ -126,7 +127,7 @@ def test_ihl_total_length_ttl_and_truncations_covered(frames):
             eth_cuts.add(len(frame))
             continue
         if kind == "truncated_tag":
-            tag_cuts.add(len(frame) - fuzz.ETH_LEN)
+            tag_cuts.add(len(frame) - ipv4frames.ETH_LEN)
             continue
         if kind == "truncated_ipv4":
             ip_cuts.add(len(ip_of(frame)))
@@ -147,9 +148,9 @@ def test_ihl_total_length_ttl_and_truncations_covered(frames):
             frag_later += flags_frag & 0x1FFF != 0
     assert ihls == set(range(16))
     assert {0, 1} <= ttls
-    assert eth_cuts == set(range(fuzz.ETH_LEN))
+    assert eth_cuts == set(range(ipv4frames.ETH_LEN))
     assert tag_cuts == set(range(path_tag().size))
-    assert ip_cuts == set(range(fuzz.IPV4_LEN))
+    assert ip_cuts == set(range(ipv4frames.IPV4_LEN))
     assert short > 100 and long > 100 and frag_first > 100 and frag_later > 100
     assert len(ether_types) >= 40 and not ether_types & {0x0800, ETHERTYPE_PATH_TAG}
 
@@ -158,7 +159,7 @@ def test_kinds_agree_with_the_header_check(frames, tagged):
     """Every single-defect frame fails for its kind's reason, every well-formed one passes
     (as a frame arriving at a router: TTL at least 2)."""
     for kind, frame in frames + tagged:
-        ok, reason = fuzz.ipv4_header_valid(frame, min_ttl=2)
+        ok, reason = ipv4frames.ipv4_header_valid(frame, min_ttl=2)
         if kind in fuzz.KIND_REASON:
             assert (ok, reason) == (False, fuzz.KIND_REASON[kind]), (kind, frame.hex())
         if kind in fuzz.WELL_FORMED_KINDS:
@@ -170,7 +171,7 @@ def test_well_formed_frames_parse_with_their_endpoints(frames):
         if kind == "valid":
             pkt = Ether(frame)
             assert (pkt[IP].src, pkt[IP].dst) == (ap.H1_IP, ap.H2_IP)
-            assert pkt[IP].ttl >= 2 and pkt[IP].len == len(frame) - fuzz.ETH_LEN
+            assert pkt[IP].ttl >= 2 and pkt[IP].len == len(frame) - ipv4frames.ETH_LEN
             if TCP in pkt or UDP in pkt:
                 l4 = pkt[TCP] if TCP in pkt else pkt[UDP]
                 assert l4.dport in (80, 443, 5201, 53, 4789)
@@ -181,52 +182,16 @@ def test_tagged_frames_carry_the_path_id(tagged):
         if kind in ("random_bytes", "truncated_ethernet"):
             continue
         assert struct.unpack_from("!H", frame, 12)[0] == ETHERTYPE_PATH_TAG, kind
-        if len(frame) >= fuzz.ETH_LEN + path_tag().size:
-            assert frame[fuzz.ETH_LEN] == 2
-            assert frame[fuzz.ETH_LEN + 1] == 0  # flags: never a probe
-
-
-def test_header_check_vectors():
-    base = Ether(src=ap.H1_MAC, dst=ap.S1_MAC) / IP(
-        src=ap.H1_IP, dst=ap.H2_IP, ttl=1) / UDP() / (b"x" * 8)
-    frame = bytes(base)
-    assert fuzz.ipv4_header_valid(frame) == (True, "ok")
-    assert fuzz.ipv4_header_valid(frame, min_ttl=2) == (False, "ttl_expired")
-    bad = bytearray(frame)
-    bad[fuzz.ETH_LEN + 10] ^= 0xFF
-    assert fuzz.ipv4_header_valid(bytes(bad)) == (False, "ipv4_checksum")
-    assert fuzz.ipv4_header_valid(frame[:10]) == (False, "truncated")
-    assert fuzz.ipv4_header_valid(frame[:fuzz.ETH_LEN + 19]) == (False, "truncated")
-    # total length one above the frame, checksum right
-    ip = bytearray(frame[fuzz.ETH_LEN:fuzz.ETH_LEN + 20])
-    ip[2:4] = struct.pack("!H", len(frame) - fuzz.ETH_LEN + 1)
-    ip[10:12] = b"\x00\x00"
-    ip[10:12] = struct.pack("!H", fuzz.checksum16(bytes(ip)))
-    longer = frame[:fuzz.ETH_LEN] + bytes(ip) + frame[fuzz.ETH_LEN + 20:]
-    assert fuzz.ipv4_header_valid(longer) == (False, "ipv4_total_len_long")
-    # options: IHL 6 with a right checksum over them; then one option byte flipped
-    opts = fuzz.ipv4_header(fuzz.Endpoints(), 17, 8, ihl=6, options=b"\x01\x01\x01\x00")
-    with_opts = frame[:fuzz.ETH_LEN] + opts + bytes(8)
-    assert fuzz.ipv4_header_valid(with_opts) == (True, "ok")
-    flipped = bytearray(with_opts)
-    flipped[fuzz.ETH_LEN + 21] ^= 1
-    assert fuzz.ipv4_header_valid(bytes(flipped)) == (False, "ipv4_checksum")
-    # a tag: IPv4 after it is checked; a tag carrying IPv6 is not IPv4
-    layout = path_tag()
-    tag = layout.pack({"path_id": 1, "src_edge": 2, "dst_edge": 1, "seq": 5,
-                       "next_type": 0x0800})
-    eth_tag = frame[:12] + struct.pack("!H", ETHERTYPE_PATH_TAG)
-    assert fuzz.ipv4_header_valid(eth_tag + tag + frame[fuzz.ETH_LEN:]) == (True, "ok")
-    ipv6 = layout.pack({**layout.unpack(tag), "next_type": 0x86DD})
-    assert fuzz.ipv4_header_valid(eth_tag + ipv6 + frame[14:]) == (False, "not_ipv4")
-    assert fuzz.ipv4_header_valid(eth_tag + tag[:5]) == (False, "truncated")
+        if len(frame) >= ipv4frames.ETH_LEN + path_tag().size:
+            assert frame[ipv4frames.ETH_LEN] == 2
+            assert frame[ipv4frames.ETH_LEN + 1] == 0  # flags: never a probe
 
 
 def test_reasons_are_the_data_planes():
     """Every reason the check returns and every kind's reason is a drop reason of the P4
     source (defines.p4), whose codes are distinct and numbered 1..N."""
     reasons = p4_drop_reasons()
-    assert set(fuzz.REASONS) <= set(reasons)
+    assert set(ipv4frames.REASONS) <= set(reasons)
     assert set(fuzz.KIND_REASON.values()) <= set(reasons)
     assert sorted(reasons.values()) == list(range(1, len(reasons) + 1))
 
@@ -238,6 +203,6 @@ def test_tags_are_laid_out_as_the_programs(artifacts, tagged):
     valid = [frame for kind, frame in tagged if kind == "valid"]
     assert valid
     for frame in valid:
-        tag = layout.unpack(frame[fuzz.ETH_LEN:])
+        tag = layout.unpack(frame[ipv4frames.ETH_LEN:])
         assert (tag["path_id"], tag["flags"], tag["next_type"]) == (2, 0, 0x0800)
-        assert frame[fuzz.ETH_LEN + layout.size] >> 4 == 4  # IPv4 version
+        assert frame[ipv4frames.ETH_LEN + layout.size] >> 4 == 4  # IPv4 version
