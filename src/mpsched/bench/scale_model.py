@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mpsched.controller.scheduling.loop import Phases
-from mpsched.controller.southbound.agent import JobTime
+from mpsched.controller.southbound.agent_model import JobTime
 from mpsched.lab import cpu
 from mpsched.stats import percentile
 
@@ -179,7 +179,7 @@ def phases_line(phases: list[Phases]) -> str:
 
 def jobs_line(times: list[JobTime]) -> str:
     """The agents' jobs (the steps' writes among them): their wait in the agent's queue and
-    their run, p50 / p99 (southbound/agent.py `JobTime`)."""
+    their run, p50 / p99 (southbound/agent_model.py `JobTime`)."""
     if not times:
         return "agents' jobs: none"
     waited = [t.waited_s * 1000 for t in times]

@@ -23,7 +23,7 @@ from mpsched.bench.scale_model import (
     status_rss_mb,
 )
 from mpsched.controller.scheduling.loop import Phases
-from mpsched.controller.southbound.agent import JobTime
+from mpsched.controller.southbound.agent_model import JobTime
 from mpsched.controller.telemetry.config import TelemetryConfig
 from mpsched.fabric.files import parse_fabric
 from mpsched.fabric.model import ANY_BUILD_MAX_EDGES
