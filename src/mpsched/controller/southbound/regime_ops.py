@@ -17,18 +17,17 @@ each update the pairs' report intervals follow their probes (report_ops.py).
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from typing import Any
 
 from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.forwarding import regime_entries
+from mpsched.controller.southbound.pair_writes import acknowledged, pair_names, submit_entries
 from mpsched.controller.southbound.report_ops import ReportKeeper
-from mpsched.controller.southbound.writes import upsert_forwarding
 from mpsched.controller.telemetry.intake import TelemetryIntake
 from mpsched.controller.telemetry.regimes import EdgePair, Transition, active_pairs, plan
 from mpsched.p4rt.pipeline import Pipeline
@@ -90,13 +89,14 @@ class RegimeKeeper:
             self.intake.set_probing(change.probe_slow, fast=False)
             self._poke(change.probe_fast)
             futures = self._submit(change)
-        written = self._acknowledged(change.writes, futures)
+        written = acknowledged(self.routes.net, change.writes, futures, self.write_timeout,
+                               "probe regimes: liveness")
         with self.lock:
             self.regimes.update(Transition(live_fast=change.live_fast,
                                            live_slow=change.live_slow), written, now)
         log.info("probe regimes: active %s, idle %s; dead_after fast %s, idle %s",
-                 _names(change.probe_fast), _names(change.probe_slow),
-                 _names(change.live_fast & written), _names(change.live_slow & written))
+                 pair_names(change.probe_fast), pair_names(change.probe_slow),
+                 pair_names(change.live_fast & written), pair_names(change.live_slow & written))
         return change
 
     def _poke(self, pairs: frozenset[EdgePair]) -> None:
@@ -115,27 +115,8 @@ class RegimeKeeper:
             return {}
         entries = regime_entries(self.pipeline, self.routes.net, self.routes.installed_ids(),
                                  self.intake.telemetry, change.live_fast, change.live_slow)
-        write = functools.partial(upsert_forwarding, pipeline=self.pipeline)
-        return {a.sw.name: a.submit(functools.partial(write, entries=entries[a.sw.name]))
-                for a in self.agents if entries.get(a.sw.name)}
+        return submit_entries(self.agents, self.pipeline, entries)
 
-    def _acknowledged(self, pairs: frozenset[EdgePair],
-                      futures: dict[str, Future]) -> frozenset[EdgePair]:
-        """The pairs neither of whose edges failed to acknowledge its write (an edge with
-        nothing to write has none: regime_entries)."""
-        done, _ = wait(futures.values(), timeout=self.write_timeout)
-        failed = sorted(name for name, f in futures.items()
-                        if f not in done or f.exception() is not None)
-        if failed:
-            log.warning("probe regimes: liveness not written on %s (again at the next update)",
-                        ", ".join(failed))
-        net = self.routes.net
-        return frozenset(p for p in pairs
-                         if not any(net.edge_switch(e).name in failed for e in p))
-
-
-def _names(pairs: frozenset[EdgePair]) -> str:
-    return ",".join(f"{a}-{b}" for a, b in sorted(pairs)) or "-"
 
 
 __all__ = ["REGIME_CHECK_S", "RegimeKeeper"]

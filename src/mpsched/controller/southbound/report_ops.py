@@ -15,19 +15,16 @@ that an idle pair's estimators tolerate its slow reports before they slow down.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
-from concurrent.futures import Future, wait
 from contextlib import AbstractContextManager
 from typing import Any
 
 from mpsched.controller.fabric.routes import Routes
 from mpsched.controller.southbound.agent import SwitchAgent
 from mpsched.controller.southbound.forwarding import report_sync_entries
-from mpsched.controller.southbound.writes import upsert_forwarding
+from mpsched.controller.southbound.pair_writes import acknowledged, pair_names, submit_entries
 from mpsched.controller.telemetry.config import TelemetryConfig
-from mpsched.controller.telemetry.regimes import EdgePair
 from mpsched.controller.telemetry.report_rates import Sync, plan_sync
 from mpsched.p4rt.pipeline import Pipeline
 
@@ -65,32 +62,15 @@ class ReportKeeper:
             entries = report_sync_entries(self.pipeline, self.routes.net,
                                           self.routes.installed_ids(), self.telemetry,
                                           sync.to_fast, sync.to_slow)
-            write = functools.partial(upsert_forwarding, pipeline=self.pipeline)
-            futures = {a.sw.name: a.submit(functools.partial(write, entries=entries[a.sw.name]))
-                       for a in self.agents if entries.get(a.sw.name)}
-        done = self._acknowledged(sync.to_fast | sync.to_slow, futures)
+            futures = submit_entries(self.agents, self.pipeline, entries)
+        done = acknowledged(self.routes.net, sync.to_fast | sync.to_slow, futures,
+                            self.write_timeout, "report intervals")
         with self.lock:
             rates.written(sync, done)
-        log.info("report intervals: active %s, idle %s", _names(sync.to_fast & done),
-                 _names(sync.to_slow & done))
+        log.info("report intervals: active %s, idle %s", pair_names(sync.to_fast & done),
+                 pair_names(sync.to_slow & done))
         return sync
 
-    def _acknowledged(self, pairs: frozenset[EdgePair],
-                      futures: dict[str, Future]) -> frozenset[EdgePair]:
-        """The pairs neither of whose edges failed to acknowledge its write."""
-        finished, _ = wait(futures.values(), timeout=self.write_timeout)
-        failed = {name for name, f in futures.items()
-                  if f not in finished or f.exception() is not None}
-        if failed:
-            log.warning("report intervals not written on %s (again at the next update)",
-                        ", ".join(sorted(failed)))
-        net = self.routes.net
-        return frozenset(p for p in pairs if not any(net.edge_switch(e).name in failed
-                                                     for e in p))
-
-
-def _names(pairs: frozenset[EdgePair]) -> str:
-    return ",".join(f"{a}-{b}" for a, b in sorted(pairs)) or "-"
 
 
 __all__ = ["ReportKeeper"]
