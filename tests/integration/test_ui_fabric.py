@@ -59,19 +59,23 @@ def drawn(driver, selector: str) -> list[dict[str, str]]:
         " y: String(e.getBBox ? e.getBBox().y : 0)}))", f"#topology {selector}")
 
 
-def click_link(driver, name: str) -> None:
-    """Click a link's line; the drawing is replaced every poll, so a line found just before
-    it was may be gone: found again then."""
+def click_drawn(driver, selector: str) -> None:
+    """Click an element of the topology; the drawing is replaced every poll, so an element
+    found just before it was may be gone: found again then."""
     from selenium.common.exceptions import StaleElementReferenceException
 
     for _ in range(20):
         try:
-            driver.find_element(
-                "css selector", f'#topology g.link[data-link="{name}"] .link-hit').click()
+            driver.find_element("css selector", f"#topology {selector}").click()
             return
         except StaleElementReferenceException:
             time.sleep(0.05)
-    pytest.fail(f"could not click link {name}")
+    pytest.fail(f"could not click {selector}")
+
+
+def click_link(driver, name: str) -> None:
+    """Click a link's line."""
+    click_drawn(driver, f'g.link[data-link="{name}"] .link-hit')
 
 
 def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
@@ -109,8 +113,7 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
             for link in requests.get(base + "/links", timeout=5).json()), timeout=15)
 
         # a click on a link takes it administratively down
-        driver.find_element(By.CSS_SELECTOR,
-                            '#topology g.link[data-link="leaf1-spine2"] .link-hit').click()
+        click_link(driver, "leaf1-spine2")
         wait_for("GET /links: leaf1-spine2 down", lambda: any(
             link["name"] == "leaf1-spine2" and link["admin"] == "down"
             for link in requests.get(base + "/links", timeout=5).json()))
@@ -132,8 +135,8 @@ def test_the_fabric_view_draws_takes_a_link_down_and_shows_a_pair(
             g["admin"] for g in drawn(driver, 'g.link[data-link="leaf1-spine1"]')] == ["up"])
 
         # two edge clicks pick the pair leaf2 -> leaf3: its paths, highlighted
-        driver.find_element(By.CSS_SELECTOR, '#topology g.switch[data-switch="leaf2"]').click()
-        driver.find_element(By.CSS_SELECTOR, '#topology g.switch[data-switch="leaf3"]').click()
+        click_drawn(driver, 'g.switch[data-switch="leaf2"]')
+        click_drawn(driver, 'g.switch[data-switch="leaf3"]')
         pair = requests.get(base + "/pairs/leaf2-%3Eleaf3", timeout=5).json()
         want = sorted((str(p["id"]), name) for p in pair["paths"] for name in p["links"])
         assert want, pair
