@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from mpsched.emu.linkem import LinkemError
 from mpsched.proc import labtls
 
 
@@ -103,7 +105,12 @@ def execute(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"topo: {exc}", file=sys.stderr)
         return 2
-    with bed:
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(bed)
+        except LinkemError as exc:  # e.g. not built: a message, not a traceback
+            print(f"topo: {exc}", file=sys.stderr)
+            return 2
         print(f"netcfg: {bed.netcfg_path}", flush=True)
         print(transport_line(bed.tls), flush=True)
         print(f"run: mpsched controller --netcfg {bed.netcfg_path}", flush=True)
