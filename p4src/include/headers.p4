@@ -207,7 +207,6 @@ struct local_metadata_t {
                              // tagged arrival's path is the tag's (src_edge, path_id)
     bool       on_path;      // path_select found the chosen path's port: push a tag
     path_id_t  rtt_path_id;  // rtt_monitor: path of a completed RTT sample
-    edge_id_t  rtt_peer_edge; // rtt_monitor: the edge that sample's data went towards
     bit<8>     tcp_opt_left; // parser: option bytes of the TCP header not yet walked
     bit<8>     tcp_opt_count; // parser: options kept in hdr.tcp_options so far
     bool       subflow_pinned; // mptcp.p4: a subflow pin chose path_id

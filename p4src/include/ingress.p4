@@ -202,7 +202,6 @@ control MpIngress(inout headers_t hdr,
         if (hdr.tcp.isValid() && !meta.tag_copy &&
                 (meta.on_path || (meta.from_fabric && !meta.to_paths))) {
             meta.rtt_path_id = 0;
-            meta.rtt_peer_edge = 0;
             rtt_monitor.apply(hdr, meta, std_meta);
         }
 #endif

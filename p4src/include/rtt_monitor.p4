@@ -95,6 +95,7 @@ header rtt_monitor_vars_t {
     bit<16>      hdr_len;
     edge_path_t  fpath;        // the slot's flow's cell (EDGE_PATH)
     edge_path_t  scell;        // the pending sample's cell
+    edge_id_t    sedge;        // the pending sample's destination edge (rtt_config's key)
     bool         rtt_reporting;  // rtt_config: this cell's RTT is reported
     bool         retrans;        // the data segment is a retransmission
     bit<6>       pad;            // BMv2 wants headers of whole bytes
@@ -144,7 +145,7 @@ control RttMonitor(inout headers_t hdr,
     // Miss: no_reports, the cell's samples are taken but never reported.
     table rtt_config {
         key = {
-            meta.rtt_peer_edge: exact @name("peer_edge");
+            v.sedge: exact @name("peer_edge");
             meta.rtt_path_id: exact @name("path_id");
         }
         actions = {
@@ -254,7 +255,7 @@ control RttMonitor(inout headers_t hdr,
             if (v.ts != 0 && v.e[31:31] == 0) {
                 sample_ts.write(v.slot, 0);
                 sample_path.read(meta.rtt_path_id, v.slot);
-                sample_edge.read(meta.rtt_peer_edge, v.slot);
+                sample_edge.read(v.sedge, v.slot);
                 rtt_config.apply();
                 if (v.rtt_reporting) {
                     sample_cell.read(v.scell, v.slot);
@@ -269,7 +270,7 @@ control RttMonitor(inout headers_t hdr,
                             v.inflight = 0;
                         }
                         digest<rtt_report_t>(DIGEST_RTT_REPORT, {
-                            meta.rtt_path_id, meta.rtt_peer_edge, (bit<32>)(v.now - v.ts), v.n_retrans,
+                            meta.rtt_path_id, v.sedge, (bit<32>)(v.now - v.ts), v.n_retrans,
                             v.inflight });
                     }
                 }
